@@ -1,0 +1,458 @@
+/* libpoprt: a CPU inference engine for ONNX models.
+ *
+ * Stable C ABI. Conventions that hold for every function below unless its
+ * comment says otherwise:
+ *  - A fallible call returns poprt_status (POPRT_OK == 0) and writes its
+ *    results through out-parameters, which are left untouched on failure.
+ *  - On failure, poprt_last_error() returns a message for the calling thread
+ *    that names the file, node, tensor or option at fault.
+ *  - Handles are opaque. Every *_create / *_load has a *_free that accepts NULL.
+ *  - Strings and arrays returned by the library live as long as the handle
+ *    that returned them, unless the comment says otherwise.
+ *  - The library never prints, never exits, and never takes ownership of the
+ *    caller's buffers unless a comment says so.
+ *  - Thread safety: distinct handles may be used from distinct threads freely.
+ *    One handle may be used from several threads only where the comment says.
+ */
+#ifndef POPRT_POPRT_H
+#define POPRT_POPRT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(POPRT_BUILDING_LIBRARY) && defined(__GNUC__)
+#define POPRT_API __attribute__((visibility("default")))
+#else
+#define POPRT_API
+#endif
+
+/* ---------------------------------------------------------------- version */
+
+#define POPRT_VERSION_MAJOR 0
+#define POPRT_VERSION_MINOR 1
+#define POPRT_VERSION_PATCH 0
+#define POPRT_VERSION_NUM \
+    ((POPRT_VERSION_MAJOR << 16) | (POPRT_VERSION_MINOR << 8) | POPRT_VERSION_PATCH)
+
+/* The library's version as "MAJOR.MINOR.PATCH" (static string, never NULL).
+ * Compare with POPRT_VERSION_* to detect a header/library mismatch.
+ * Thread safe. */
+POPRT_API const char *poprt_version(void);
+
+/* The library's version as POPRT_VERSION_NUM computes it. Thread safe. */
+POPRT_API unsigned poprt_version_num(void);
+
+/* ----------------------------------------------------------------- status */
+
+/* Status numbers are pinned: never renumbered, never reused. */
+#define POPRT_STATUS_MAP(XX)                                                    \
+    XX(OK, 0, "success")                                                         \
+    XX(INVALID_ARGUMENT, 1, "invalid argument")                                  \
+    XX(OUT_OF_MEMORY, 2, "out of memory")                                        \
+    XX(IO_ERROR, 3, "file input/output error")                                   \
+    XX(PARSE_ERROR, 4, "malformed model or tensor file")                         \
+    XX(INVALID_MODEL, 5, "invalid model")                                        \
+    XX(UNSUPPORTED, 6, "unsupported operator, type or feature")                  \
+    XX(NOT_FOUND, 7, "name not found")                                           \
+    XX(SHAPE_MISMATCH, 8, "shape or type mismatch")                              \
+    XX(RUNTIME_ERROR, 9, "error while running the model")                        \
+    XX(INVALID_OPTION, 10, "unknown option or invalid option value")             \
+    XX(PASS_FAILED, 11, "pass failed")                                           \
+    XX(INTERNAL, 12, "internal error")                                           \
+    XX(CANCELLED, 13, "cancelled by a callback")
+
+typedef enum poprt_status {
+#define POPRT__STATUS_ENUM(name, num, text) POPRT_STATUS_##name = num,
+    POPRT_STATUS_MAP(POPRT__STATUS_ENUM)
+#undef POPRT__STATUS_ENUM
+    POPRT_OK = 0
+} poprt_status;
+
+/* A static, never-NULL description of a status ("unknown status" for numbers
+ * outside the list). Thread safe. */
+POPRT_API const char *poprt_status_string(poprt_status status);
+
+/* The calling thread's detail message for the last failed call: never NULL,
+ * "" when no call has failed on this thread. Valid until the next libpoprt
+ * call on this thread. Thread safe (the message is thread-local). */
+POPRT_API const char *poprt_last_error(void);
+
+/* ---------------------------------------------------------------- logging */
+
+typedef enum poprt_log_level {
+    POPRT_LOG_DEBUG = 10,
+    POPRT_LOG_INFO = 20,
+    POPRT_LOG_WARNING = 30,
+    POPRT_LOG_ERROR = 40,
+    POPRT_LOG_CRITICAL = 50,
+    POPRT_LOG_OFF = 100
+} poprt_log_level;
+
+typedef void (*poprt_log_fn)(poprt_log_level level, const char *message, void *user);
+
+/* Installs the process-wide log callback (NULL removes it) and the lowest
+ * level passed to it (default POPRT_LOG_WARNING). Without a callback the
+ * library logs nothing. The callback may be called from any thread that is
+ * inside a libpoprt call; it must not call back into libpoprt.
+ * Thread safe, but messages in flight may still reach the previous callback. */
+POPRT_API void poprt_set_log_callback(poprt_log_fn fn, void *user, poprt_log_level min_level);
+
+/* Parses "DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL" (case-insensitive).
+ * Returns POPRT_STATUS_INVALID_ARGUMENT for anything else. Thread safe. */
+POPRT_API poprt_status poprt_log_level_parse(const char *name, poprt_log_level *level_out);
+
+/* ------------------------------------------------------------- data types */
+
+/* Element types, numbered as ONNX's TensorProto.DataType. */
+typedef enum poprt_dtype {
+    POPRT_DTYPE_UNDEFINED = 0,
+    POPRT_DTYPE_FLOAT = 1,
+    POPRT_DTYPE_UINT8 = 2,
+    POPRT_DTYPE_INT8 = 3,
+    POPRT_DTYPE_UINT16 = 4,
+    POPRT_DTYPE_INT16 = 5,
+    POPRT_DTYPE_INT32 = 6,
+    POPRT_DTYPE_INT64 = 7,
+    POPRT_DTYPE_STRING = 8,
+    POPRT_DTYPE_BOOL = 9,
+    POPRT_DTYPE_FLOAT16 = 10,
+    POPRT_DTYPE_DOUBLE = 11,
+    POPRT_DTYPE_UINT32 = 12,
+    POPRT_DTYPE_UINT64 = 13,
+    POPRT_DTYPE_COMPLEX64 = 14,
+    POPRT_DTYPE_COMPLEX128 = 15,
+    POPRT_DTYPE_BFLOAT16 = 16,
+    POPRT_DTYPE_FLOAT8E4M3FN = 17,
+    POPRT_DTYPE_FLOAT8E4M3FNUZ = 18,
+    POPRT_DTYPE_FLOAT8E5M2 = 19,
+    POPRT_DTYPE_FLOAT8E5M2FNUZ = 20,
+    POPRT_DTYPE_UINT4 = 21,
+    POPRT_DTYPE_INT4 = 22,
+    POPRT_DTYPE_FLOAT4E2M1 = 23,
+    POPRT_DTYPE_FLOAT8E8M0 = 24,
+    POPRT_DTYPE_UINT2 = 25,
+    POPRT_DTYPE_INT2 = 26
+} poprt_dtype;
+
+/* ONNX's name of a dtype ("float", "int64", "float8e4m3fn", ...); "undefined"
+ * for unknown numbers. Static string. Thread safe. */
+POPRT_API const char *poprt_dtype_name(poprt_dtype dtype);
+
+/* Bytes one element occupies in buffers exchanged with the library: the
+ * natural size for byte-sized and larger types; 1 for the sub-byte types
+ * (int4, uint4, int2, uint2, float4e2m1 are exchanged one element per byte,
+ * sign-extended for the signed ones); sizeof(char *) for strings (a buffer
+ * of NUL-terminated string pointers); 0 for unknown numbers. Thread safe. */
+POPRT_API size_t poprt_dtype_size(poprt_dtype dtype);
+
+/* What a value in a graph is: a tensor, a sequence of tensors, or an
+ * optional tensor or sequence. */
+typedef enum poprt_value_kind {
+    POPRT_VALUE_UNKNOWN = 0,
+    POPRT_VALUE_TENSOR = 1,
+    POPRT_VALUE_SEQUENCE = 2,
+    POPRT_VALUE_OPTIONAL = 3
+} poprt_value_kind;
+
+/* Description of a graph input or output. The struct carries its own size:
+ * set .size = sizeof(poprt_value_info) before passing it in, so later
+ * versions can grow it without breaking the ABI.
+ * dims[i] >= 0 is a fixed dimension; -1 is unknown, and dim_params[i] then
+ * names it when the model gives a symbolic name (else NULL). rank is -1 when
+ * unknown. For sequences and optionals, dtype/rank/dims describe the element
+ * tensor. Pointers live as long as the model handle and are invalidated by
+ * passes run on the model. */
+typedef struct poprt_value_info {
+    size_t size;
+    const char *name;
+    poprt_value_kind kind;
+    poprt_dtype dtype;
+    int rank;
+    const int64_t *dims;
+    const char *const *dim_params;
+} poprt_value_info;
+
+/* ------------------------------------------------------------------ model */
+
+typedef struct poprt_model poprt_model;
+
+/* Loads an ONNX model (ModelProto) from a file. The file is mapped, not read:
+ * weights stay in the mapping and are not copied. External data is resolved
+ * relative to the model's folder; absolute paths and paths that leave the
+ * folder are rejected. The model is checked (graph structure, operator
+ * schemas, shape and type inference) before it is returned.
+ * Returns INVALID_ARGUMENT (NULL arguments), IO_ERROR (cannot open or map),
+ * PARSE_ERROR (not a valid ModelProto), INVALID_MODEL (graph errors, bad
+ * external data), UNSUPPORTED (unknown operator or domain), OUT_OF_MEMORY.
+ * The caller frees *model_out with poprt_model_free. Thread safe. */
+POPRT_API poprt_status poprt_model_load(const char *path, poprt_model **model_out);
+
+/* As poprt_model_load, from a serialized ModelProto in memory. The bytes are
+ * copied; the caller may free them when the call returns. base_dir resolves
+ * external data (NULL: external data is an error). Thread safe. */
+POPRT_API poprt_status poprt_model_load_from_memory(const void *data, size_t size,
+                                                    const char *base_dir,
+                                                    poprt_model **model_out);
+
+/* Saves the model as an ONNX file (all weights inside the file). Returns
+ * INVALID_ARGUMENT, IO_ERROR, OUT_OF_MEMORY. The model must not be modified
+ * concurrently; several threads may save the same model at once. */
+POPRT_API poprt_status poprt_model_save(const poprt_model *model, const char *path);
+
+/* Serializes the model into a buffer the library allocates; free it with
+ * poprt_buffer_free. Thread safety as poprt_model_save. */
+POPRT_API poprt_status poprt_model_serialize(const poprt_model *model, void **data_out,
+                                             size_t *size_out);
+
+/* Frees a buffer returned by the library. Accepts NULL. */
+POPRT_API void poprt_buffer_free(void *data);
+
+/* Deep copy of a model (weights are shared read-only, not copied). */
+POPRT_API poprt_status poprt_model_clone(const poprt_model *model, poprt_model **model_out);
+
+/* Frees a model. Sessions created from it stay valid. Accepts NULL. */
+POPRT_API void poprt_model_free(poprt_model *model);
+
+/* Number of graph inputs (initializers excluded) and outputs. */
+POPRT_API size_t poprt_model_num_inputs(const poprt_model *model);
+POPRT_API size_t poprt_model_num_outputs(const poprt_model *model);
+
+/* Describes input / output `index`. info->size must be set by the caller.
+ * Returns INVALID_ARGUMENT for a NULL argument, a bad index or a wrong size. */
+POPRT_API poprt_status poprt_model_input(const poprt_model *model, size_t index,
+                                         poprt_value_info *info);
+POPRT_API poprt_status poprt_model_output(const poprt_model *model, size_t index,
+                                          poprt_value_info *info);
+
+/* All tensor ids of the main graph (inputs, initializers, node outputs) in a
+ * stable order; *count_out gets their number. The array lives as long as the
+ * model and is invalidated by passes. */
+POPRT_API poprt_status poprt_model_tensor_ids(const poprt_model *model,
+                                              const char *const **ids_out,
+                                              size_t *count_out);
+
+/* Describes any tensor of the main graph by id, as inferred (NOT_FOUND if
+ * no such tensor). */
+POPRT_API poprt_status poprt_model_tensor_info(const poprt_model *model, const char *id,
+                                               poprt_value_info *info);
+
+/* Number of nodes in the main graph (subgraphs not counted), and the highest
+ * opset imported for the default ONNX domain. */
+POPRT_API size_t poprt_model_num_nodes(const poprt_model *model);
+POPRT_API int64_t poprt_model_opset(const poprt_model *model);
+
+/* Fixes the shape of an input: dims of length rank, each >= 0 (symbolic
+ * dims become fixed), then re-runs shape inference. Returns NOT_FOUND,
+ * SHAPE_MISMATCH (rank or a fixed dim disagrees), INVALID_ARGUMENT. Not
+ * thread safe for one model. */
+POPRT_API poprt_status poprt_model_set_input_shape(poprt_model *model, const char *name,
+                                                   const int64_t *dims, int rank);
+
+/* ---------------------------------------------------------------- options */
+
+typedef struct poprt_options poprt_options;
+
+/* Options are string key/value pairs; unknown keys are rejected by the call
+ * that consumes the options (and by poprt_options_set for known consumers),
+ * never ignored. Session keys:
+ *   "threads"            worker threads for one run (default: 1)
+ *   "batches_per_step"   batches run per poprt_session_run (default: 1)
+ *   "anchor.<output>"    return type of one output: "All", "Final",
+ *                        "EveryN:<n>" or "Sum" (default "All")
+ *   "anchors"            return type for every output not named above
+ *   "input_shape.<input>" comma-separated dims fixing a symbolic input shape
+ */
+POPRT_API poprt_status poprt_options_create(poprt_options **options_out);
+POPRT_API void poprt_options_free(poprt_options *options);
+
+/* Sets key to value (both copied). Returns INVALID_OPTION for an unknown key
+ * or a malformed value, naming both. Not thread safe for one handle. */
+POPRT_API poprt_status poprt_options_set(poprt_options *options, const char *key,
+                                         const char *value);
+
+/* The value of key, or NULL when unset. Lives until the key is set again. */
+POPRT_API const char *poprt_options_get(const poprt_options *options, const char *key);
+
+/* ----------------------------------------------------------------- passes */
+
+typedef struct poprt_pass_manager poprt_pass_manager;
+
+/* Names of all registered passes (built-in and user-registered), sorted.
+ * The array is owned by the library and valid until the next registration. */
+POPRT_API poprt_status poprt_pass_list(const char *const **names_out, size_t *count_out);
+
+/* One-line description of a registered pass (NOT_FOUND otherwise). */
+POPRT_API poprt_status poprt_pass_describe(const char *name, const char **text_out);
+
+/* A user pass: transforms the model in place through the public API.
+ * Returns POPRT_OK or a status that fails the pass run. */
+typedef poprt_status (*poprt_pass_fn)(poprt_model *model, const char *args, void *user);
+
+/* Registers a user pass under a new name (INVALID_ARGUMENT if the name is
+ * taken). user is passed back unchanged. Thread safe. */
+POPRT_API poprt_status poprt_pass_register(const char *name, const char *description,
+                                           poprt_pass_fn fn, void *user);
+
+POPRT_API poprt_status poprt_pass_manager_create(poprt_pass_manager **pm_out);
+POPRT_API void poprt_pass_manager_free(poprt_pass_manager *pm);
+
+/* Appends pass `name` with its arguments ("key=value,key=value" or NULL).
+ * Returns NOT_FOUND for an unknown pass, INVALID_OPTION for bad arguments. */
+POPRT_API poprt_status poprt_pass_manager_add(poprt_pass_manager *pm, const char *name,
+                                              const char *args);
+
+/* Passes named here are skipped when the manager runs. */
+POPRT_API poprt_status poprt_pass_manager_skip(poprt_pass_manager *pm, const char *name);
+
+/* Runs the added passes in order on the model, then re-checks the model.
+ * On failure (PASS_FAILED, naming the pass) the model is left as it was
+ * before the run. Not thread safe for one model. */
+POPRT_API poprt_status poprt_pass_manager_run(poprt_pass_manager *pm, poprt_model *model);
+
+/* Number of passes that changed the model in the last run. */
+POPRT_API size_t poprt_pass_manager_changed(const poprt_pass_manager *pm);
+
+/* ---------------------------------------------------------------- session */
+
+typedef struct poprt_session poprt_session;
+typedef struct poprt_stepio poprt_stepio;
+
+/* How an output is returned when batches_per_step > 1 (PopART's
+ * AnchorReturnType): ALL returns every batch ([batches_per_step, ...]);
+ * FINAL the last batch; EVERY_N every N-th batch ([batches_per_step/N, ...]);
+ * SUM the element-wise sum over the batches. */
+typedef enum poprt_anchor {
+    POPRT_ANCHOR_ALL = 0,
+    POPRT_ANCHOR_FINAL = 1,
+    POPRT_ANCHOR_EVERY_N = 2,
+    POPRT_ANCHOR_SUM = 3
+} poprt_anchor;
+
+/* Creates a session: checks the model, infers all shapes for the bound input
+ * shapes, chooses kernels and plans every buffer once. The session keeps
+ * what it needs; the model may be freed afterwards. options may be NULL.
+ * Returns INVALID_OPTION, INVALID_MODEL, UNSUPPORTED, SHAPE_MISMATCH,
+ * OUT_OF_MEMORY. Thread safe for distinct sessions. */
+POPRT_API poprt_status poprt_session_create(const poprt_model *model,
+                                            const poprt_options *options,
+                                            poprt_session **session_out);
+POPRT_API void poprt_session_free(poprt_session *session);
+
+/* Inputs and outputs as the session sees them (shapes fixed by options). */
+POPRT_API size_t poprt_session_num_inputs(const poprt_session *session);
+POPRT_API size_t poprt_session_num_outputs(const poprt_session *session);
+POPRT_API poprt_status poprt_session_input(const poprt_session *session, size_t index,
+                                           poprt_value_info *info);
+POPRT_API poprt_status poprt_session_output(const poprt_session *session, size_t index,
+                                            poprt_value_info *info);
+
+/* batches_per_step, the anchor of an output, and the bytes of activation
+ * memory one concurrent run uses (the memory plan's arena size). */
+POPRT_API int64_t poprt_session_batches_per_step(const poprt_session *session);
+POPRT_API poprt_status poprt_session_anchor(const poprt_session *session, const char *output,
+                                            poprt_anchor *anchor_out, int64_t *every_n_out);
+POPRT_API size_t poprt_session_arena_bytes(const poprt_session *session);
+
+/* Runs batches_per_step batches, reading inputs from and writing outputs to
+ * the stepio. Input buffers of a step hold batches_per_step batches back to
+ * back (shape [batches_per_step, ...] when batches_per_step > 1); output
+ * buffers hold what the output's anchor returns.
+ * Thread safe: several threads may run one session at once, each with its
+ * own stepio. Returns INVALID_ARGUMENT, NOT_FOUND (a missing input),
+ * SHAPE_MISMATCH (buffer too small or wrong shape/type), RUNTIME_ERROR,
+ * CANCELLED (a callback stepio returned NULL). */
+POPRT_API poprt_status poprt_session_run(poprt_session *session, poprt_stepio *stepio);
+
+/* ----------------------------------------------------------------- stepio */
+
+/* A stepio over buffers the caller owns: the library reads and writes them
+ * in place, never copies them at bind time, never frees them. Buffers must
+ * stay valid until the runs that use them return. Not thread safe for one
+ * stepio; use one stepio per concurrent run. */
+POPRT_API poprt_status poprt_stepio_create(poprt_stepio **stepio_out);
+POPRT_API void poprt_stepio_free(poprt_stepio *stepio);
+
+/* Binds the buffer for input `name`: dtype, shape (rank dims) and size in
+ * bytes. The shape is the shape of one step (with the leading
+ * batches_per_step dimension when batches_per_step > 1). For string
+ * tensors the buffer holds `const char *` pointers. */
+POPRT_API poprt_status poprt_stepio_set_input(poprt_stepio *stepio, const char *name,
+                                              poprt_dtype dtype, const int64_t *dims,
+                                              int rank, const void *data, size_t nbytes);
+
+/* Binds the buffer for output `name`; nbytes is its capacity. After a run,
+ * poprt_stepio_output_shape tells what was written. String outputs are
+ * written as pointers owned by the stepio (valid until the next run with it
+ * or its free). */
+POPRT_API poprt_status poprt_stepio_set_output(poprt_stepio *stepio, const char *name,
+                                               void *data, size_t nbytes);
+
+/* Asks the library to allocate the output buffer itself for outputs whose
+ * size is only known at run time. The data stays owned by the stepio. */
+POPRT_API poprt_status poprt_stepio_set_output_alloc(poprt_stepio *stepio, const char *name);
+
+/* After a run: the dtype and shape written to output `name` (*dims_out
+ * points to rank dims owned by the stepio), the buffer (*data_out; the
+ * caller's own buffer or the one allocated by the stepio) and the bytes
+ * written. Any out-parameter may be NULL. NOT_FOUND before the first run. */
+POPRT_API poprt_status poprt_stepio_output(const poprt_stepio *stepio, const char *name,
+                                           poprt_dtype *dtype_out, int *rank_out,
+                                           const int64_t **dims_out, const void **data_out,
+                                           size_t *nbytes_out);
+
+/* Sequence and optional values in a stepio. A sequence input is bound as
+ * `count` tensors (count may be 0, with the element dtype given); an
+ * optional input with no value is bound with present = 0. Outputs of these
+ * kinds are always allocated by the stepio; read them with
+ * poprt_stepio_output_kind and poprt_stepio_output_item. */
+POPRT_API poprt_status poprt_stepio_set_input_sequence(poprt_stepio *stepio, const char *name,
+                                                       poprt_dtype dtype, size_t count,
+                                                       const int64_t *const *dims,
+                                                       const int *ranks,
+                                                       const void *const *data,
+                                                       const size_t *nbytes);
+POPRT_API poprt_status poprt_stepio_set_input_optional(poprt_stepio *stepio, const char *name,
+                                                       int present, poprt_value_kind inner,
+                                                       poprt_dtype dtype, const int64_t *dims,
+                                                       int rank, const void *data,
+                                                       size_t nbytes);
+/* kind_out: TENSOR, SEQUENCE or OPTIONAL; count_out: number of tensors
+ * (sequence length; 0 or 1 for an optional tensor; for an optional
+ * sequence, the sequence length and *present_out tells presence). */
+POPRT_API poprt_status poprt_stepio_output_kind(const poprt_stepio *stepio, const char *name,
+                                                poprt_value_kind *kind_out,
+                                                int *present_out, size_t *count_out);
+POPRT_API poprt_status poprt_stepio_output_item(const poprt_stepio *stepio, const char *name,
+                                                size_t index, poprt_dtype *dtype_out,
+                                                int *rank_out, const int64_t **dims_out,
+                                                const void **data_out, size_t *nbytes_out);
+
+/* A stepio driven by callbacks, like PopART's PyStepIOCallback: for each
+ * batch, `in` is asked for the buffer of each input (prefetch is 0 here: the
+ * CPU has no prefetch stage), `in_complete` is told when the library is done
+ * reading it; `out` is asked for the buffer to write each output into, and
+ * `out_complete` when it is written. Buffers must hold exactly one batch
+ * (one return of the anchor). A NULL from `in` or `out` cancels the run
+ * (CANCELLED). Callbacks run on the thread that called poprt_session_run. */
+typedef struct poprt_stepio_callbacks {
+    size_t size; /* sizeof(poprt_stepio_callbacks) */
+    const void *(*in)(void *user, const char *name, poprt_dtype dtype, const int64_t *dims,
+                      int rank, int prefetch);
+    void (*in_complete)(void *user, const char *name);
+    void *(*out)(void *user, const char *name, poprt_dtype dtype, const int64_t *dims, int rank);
+    void (*out_complete)(void *user, const char *name);
+    void *user;
+} poprt_stepio_callbacks;
+
+POPRT_API poprt_status poprt_stepio_create_callback(const poprt_stepio_callbacks *callbacks,
+                                                    poprt_stepio **stepio_out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

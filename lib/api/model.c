@@ -1,0 +1,282 @@
+/* Public model API: loading, saving, describing, fixing input shapes. */
+#include <string.h>
+#include <libgen.h>
+#include "runtime/runtime.h"
+#include "onnx/onnx.h"
+
+#define CHECK_ARG(c, fn)                                                                   \
+    do {                                                                                   \
+        if (!(c))                                                                          \
+            return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "%s: NULL or invalid argument", fn); \
+    } while (0)
+
+poprt_status poprt__user_inputs(const poprt__graph *g, poprt__vec *out)
+{
+    for (size_t i = 0; i < g->inputs.len; i++) {
+        poprt__tensor *t = g->inputs.items[i];
+        if (!t->is_initializer && !t->data && poprt__vec_push(out, t))
+            return POPRT_STATUS_OUT_OF_MEMORY;
+    }
+    return POPRT_OK;
+}
+
+void poprt__model_touch(poprt_model *model) { model->gen++; }
+
+static poprt_status refresh(poprt_model *model)
+{
+    if (model->cache_gen == model->gen && model->ids)
+        return POPRT_OK;
+    model->user_inputs.len = 0;
+    if (poprt__user_inputs(model->m->graph, &model->user_inputs))
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    poprt__graph *g = model->m->graph;
+    model->ids = poprt__arena_array(&model->m->arena, g->tensors.len + 1, sizeof(char *));
+    if (!model->ids)
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    size_t n = 0;
+    for (size_t i = 0; i < g->tensors.len; i++) {
+        const poprt__tensor *t = g->tensors.items[i];
+        if (t->name[0] && (t->producer || t->is_input || t->is_initializer || t->data))
+            model->ids[n++] = t->name;
+    }
+    model->n_ids = n;
+    model->cache_gen = model->gen;
+    return POPRT_OK;
+}
+
+static poprt_status wrap(poprt__model *m, poprt_model **out)
+{
+    poprt_model *model = poprt__calloc(1, sizeof *model);
+    if (!model) {
+        poprt__model_free(m);
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    }
+    model->m = m;
+    model->gen = 1;
+    *out = model;
+    return POPRT_OK;
+}
+
+/* Checks a freshly decoded model and wraps it. */
+static poprt_status finish_load(poprt__model *m, const char *what, poprt_model **out)
+{
+    poprt_status st = poprt__model_inline_functions(m);
+    if (!st)
+        st = poprt__model_check(m);
+    if (st) {
+        poprt__model_free(m);
+        return poprt__err_prefix(st, "model '%s': ", what);
+    }
+    return wrap(m, out);
+}
+
+poprt_status poprt_model_load(const char *path, poprt_model **model_out)
+{
+    CHECK_ARG(path && model_out, "poprt_model_load");
+    poprt__model *m;
+    poprt_status st = poprt__onnx_load_file(path, &m);
+    if (st)
+        return st;
+    return finish_load(m, path, model_out);
+}
+
+poprt_status poprt_model_load_from_memory(const void *data, size_t size, const char *base_dir,
+                                          poprt_model **model_out)
+{
+    CHECK_ARG(data && model_out, "poprt_model_load_from_memory");
+    void *copy = poprt__malloc(size);
+    if (!copy)
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory copying %zu bytes", size);
+    memcpy(copy, data, size);
+    poprt__blob *b = poprt__blob_wrap(copy, size);
+    if (!b) {
+        poprt__free(copy);
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    }
+    poprt__model *m;
+    poprt_status st = poprt__onnx_load_blob(b, NULL, base_dir, &m);
+    poprt__blob_unref(b);
+    if (st)
+        return st;
+    return finish_load(m, "<memory>", model_out);
+}
+
+poprt_status poprt_model_serialize(const poprt_model *model, void **data_out, size_t *size_out)
+{
+    CHECK_ARG(model && data_out && size_out, "poprt_model_serialize");
+    return poprt__onnx_save(model->m, data_out, size_out);
+}
+
+void poprt_buffer_free(void *data) { poprt__free(data); }
+
+poprt_status poprt_model_save(const poprt_model *model, const char *path)
+{
+    CHECK_ARG(model && path, "poprt_model_save");
+    void *data;
+    size_t size;
+    poprt_status st = poprt__onnx_save(model->m, &data, &size);
+    if (st)
+        return st;
+    st = poprt__write_file(path, data, size);
+    poprt__free(data);
+    return st;
+}
+
+poprt_status poprt_model_clone(const poprt_model *model, poprt_model **model_out)
+{
+    CHECK_ARG(model && model_out, "poprt_model_clone");
+    poprt__model *m;
+    poprt_status st = poprt__model_clone(model->m, &m);
+    if (st)
+        return st;
+    return wrap(m, model_out);
+}
+
+void poprt_model_free(poprt_model *model)
+{
+    if (!model)
+        return;
+    poprt__vec_free(&model->user_inputs);
+    poprt__model_free(model->m);
+    poprt__free(model);
+}
+
+size_t poprt_model_num_inputs(const poprt_model *model)
+{
+    if (!model || refresh((poprt_model *)model))
+        return 0;
+    return model->user_inputs.len;
+}
+
+size_t poprt_model_num_outputs(const poprt_model *model)
+{
+    return model ? model->m->graph->outputs.len : 0;
+}
+
+poprt_status poprt__fill_info(poprt__arena *a, const poprt__tensor *t, poprt_value_info *info)
+{
+    const poprt__type *ty = &t->type;
+    info->name = t->name;
+    info->kind = (poprt_value_kind)(ty->kind <= POPRT__KIND_OPTIONAL ? ty->kind : POPRT__KIND_UNKNOWN);
+    while (ty->kind != POPRT__KIND_TENSOR && ty->inner)
+        ty = ty->inner;
+    info->dtype = (poprt_dtype)ty->elem;
+    info->rank = ty->kind == POPRT__KIND_TENSOR ? ty->rank : -1;
+    info->dims = NULL;
+    info->dim_params = NULL;
+    if (info->rank > 0) {
+        int64_t *dims = poprt__arena_array(a, (size_t)info->rank, sizeof *dims);
+        const char **params = poprt__arena_array(a, (size_t)info->rank, sizeof *params);
+        if (!dims || !params)
+            return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+        for (int i = 0; i < info->rank; i++) {
+            dims[i] = ty->dims[i].value >= 0 ? ty->dims[i].value : -1;
+            params[i] = ty->dims[i].value >= 0 ? NULL : ty->dims[i].param;
+        }
+        info->dims = dims;
+        info->dim_params = params;
+    }
+    return POPRT_OK;
+}
+
+static poprt_status info_check(const void *h, poprt_value_info *info, const char *fn)
+{
+    if (!h || !info)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "%s: NULL argument", fn);
+    if (info->size < sizeof *info)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT,
+                          "%s: info->size is %zu, expected at least %zu", fn, info->size,
+                          sizeof *info);
+    return POPRT_OK;
+}
+
+poprt_status poprt_model_input(const poprt_model *model, size_t index, poprt_value_info *info)
+{
+    poprt_status st = info_check(model, info, "poprt_model_input");
+    if (st || (st = refresh((poprt_model *)model)))
+        return st;
+    if (index >= model->user_inputs.len)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "input index %zu out of range (%zu inputs)",
+                          index, model->user_inputs.len);
+    return poprt__fill_info(&model->m->arena, model->user_inputs.items[index], info);
+}
+
+poprt_status poprt_model_output(const poprt_model *model, size_t index, poprt_value_info *info)
+{
+    poprt_status st = info_check(model, info, "poprt_model_output");
+    if (st)
+        return st;
+    const poprt__graph *g = model->m->graph;
+    if (index >= g->outputs.len)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "output index %zu out of range (%zu outputs)",
+                          index, g->outputs.len);
+    return poprt__fill_info(&model->m->arena, g->outputs.items[index], info);
+}
+
+poprt_status poprt_model_tensor_ids(const poprt_model *model, const char *const **ids_out,
+                                    size_t *count_out)
+{
+    CHECK_ARG(model && ids_out && count_out, "poprt_model_tensor_ids");
+    poprt_status st = refresh((poprt_model *)model);
+    if (st)
+        return st;
+    *ids_out = model->ids;
+    *count_out = model->n_ids;
+    return POPRT_OK;
+}
+
+poprt_status poprt_model_tensor_info(const poprt_model *model, const char *id,
+                                     poprt_value_info *info)
+{
+    poprt_status st = info_check(model, info, "poprt_model_tensor_info");
+    if (st)
+        return st;
+    CHECK_ARG(id, "poprt_model_tensor_info");
+    const poprt__tensor *t = poprt__map_get(&model->m->graph->by_name, id);
+    if (!t)
+        return poprt__err(POPRT_STATUS_NOT_FOUND, "tensor '%s' not found in the main graph", id);
+    return poprt__fill_info(&model->m->arena, t, info);
+}
+
+size_t poprt_model_num_nodes(const poprt_model *model) { return model ? model->m->graph->nodes.len : 0; }
+
+int64_t poprt_model_opset(const poprt_model *model)
+{
+    return model ? poprt__model_opset(model->m, "") : 0;
+}
+
+poprt_status poprt__set_input_shape(poprt__model *m, const char *name, const int64_t *dims, int rank)
+{
+    poprt__tensor *t = poprt__map_get(&m->graph->by_name, name);
+    if (!t || !t->is_input || t->is_initializer)
+        return poprt__err(POPRT_STATUS_NOT_FOUND, "input '%s' not found", name);
+    if (rank < 0 || rank > POPRT__MAX_RANK)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "input '%s': rank %d out of range", name, rank);
+    if (t->type.kind != POPRT__KIND_TENSOR && t->type.kind != POPRT__KIND_UNKNOWN)
+        return poprt__err(POPRT_STATUS_SHAPE_MISMATCH, "input '%s' is not a tensor", name);
+    if (t->type.rank >= 0 && t->type.rank != rank)
+        return poprt__err(POPRT_STATUS_SHAPE_MISMATCH, "input '%s' has rank %d, not %d", name,
+                          t->type.rank, rank);
+    for (int i = 0; i < rank; i++) {
+        if (dims[i] < 0)
+            return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "input '%s': dim %d is negative", name, i);
+        if (t->type.rank >= 0 && t->type.dims[i].value >= 0 && t->type.dims[i].value != dims[i])
+            return poprt__err(POPRT_STATUS_SHAPE_MISMATCH,
+                              "input '%s': dim %d is fixed to %lld, cannot set %lld", name, i,
+                              (long long)t->type.dims[i].value, (long long)dims[i]);
+    }
+    int32_t elem = t->type.elem;
+    poprt__type_set_tensor(&m->arena, &t->type, elem, rank, dims);
+    return POPRT_OK;
+}
+
+poprt_status poprt_model_set_input_shape(poprt_model *model, const char *name, const int64_t *dims,
+                                         int rank)
+{
+    CHECK_ARG(model && name && (dims || rank == 0), "poprt_model_set_input_shape");
+    poprt_status st = poprt__set_input_shape(model->m, name, dims, rank);
+    if (!st)
+        st = poprt__graph_infer(model->m->graph, NULL);
+    poprt__model_touch(model);
+    return st;
+}

@@ -1,0 +1,109 @@
+#include <stdio.h>
+#include <string.h>
+#include "core/core.h"
+
+struct poprt__arena_block {
+    poprt__arena_block *next;
+    size_t size, used;
+    /* data follows, 64-byte aligned */
+};
+
+#define HDR 64
+#define BLOCK 65536
+
+void poprt__arena_init(poprt__arena *a) { memset(a, 0, sizeof *a); }
+
+void poprt__arena_free(poprt__arena *a)
+{
+    poprt__arena_block *b = a->head;
+    while (b) {
+        poprt__arena_block *n = b->next;
+        poprt__aligned_free(b);
+        b = n;
+    }
+    a->head = NULL;
+    a->total = 0;
+}
+
+void *poprt__arena_alloc(poprt__arena *a, size_t n)
+{
+    size_t align = n >= 4096 ? 64 : 16;
+    poprt__arena_block *b = a->head;
+    if (n > SIZE_MAX / 2)
+        return NULL;
+    if (b) {
+        size_t off = (b->used + align - 1) & ~(align - 1);
+        if (off + n <= b->size) {
+            b->used = off + n;
+            void *p = (char *)b + HDR + off;
+            memset(p, 0, n);
+            return p;
+        }
+    }
+    size_t size = n > BLOCK / 4 ? n : BLOCK;
+    poprt__arena_block *nb = poprt__aligned_alloc(HDR + size);
+    if (!nb)
+        return NULL;
+    nb->size = size;
+    nb->used = n;
+    if (n > BLOCK / 4 && b) {
+        /* large request: own block behind the current one, keep filling head */
+        nb->next = b->next;
+        b->next = nb;
+    } else {
+        nb->next = b;
+        a->head = nb;
+    }
+    a->total += size;
+    void *p = (char *)nb + HDR;
+    memset(p, 0, n);
+    return p;
+}
+
+void *poprt__arena_array(poprt__arena *a, size_t count, size_t size)
+{
+    size_t n;
+    if (!poprt__mul_size(count, size, &n))
+        return NULL;
+    return poprt__arena_alloc(a, n);
+}
+
+char *poprt__arena_strndup(poprt__arena *a, const char *s, size_t n)
+{
+    char *d = poprt__arena_alloc(a, n + 1);
+    if (d) {
+        memcpy(d, s, n);
+        d[n] = 0;
+    }
+    return d;
+}
+
+char *poprt__arena_strdup(poprt__arena *a, const char *s)
+{
+    return s ? poprt__arena_strndup(a, s, strlen(s)) : NULL;
+}
+
+char *poprt__arena_printf(poprt__arena *a, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return NULL;
+    char *d = poprt__arena_alloc(a, (size_t)n + 1);
+    if (!d)
+        return NULL;
+    va_start(ap, fmt);
+    vsnprintf(d, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return d;
+}
+
+void *poprt__arena_memdup(poprt__arena *a, const void *p, size_t n)
+{
+    void *d = poprt__arena_alloc(a, n);
+    if (d && n)
+        memcpy(d, p, n);
+    return d;
+}

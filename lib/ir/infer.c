@@ -1,0 +1,142 @@
+/* The inference driver: walks a graph in topological order, calls each
+ * operator's inference function and merges the result with what the file
+ * declared; optionally folds constant nodes through the runtime. */
+#include <string.h>
+#include "ir/op.h"
+
+/* Keep declared information where inference knows less (symbolic names,
+ * dims the operator could not compute). */
+static void merge_type(poprt__arena *a, poprt__type *decl, const poprt__type *inf)
+{
+    if (inf->kind == POPRT__KIND_UNKNOWN)
+        return;
+    if (decl->kind == POPRT__KIND_UNKNOWN || decl->kind != inf->kind) {
+        if (poprt__type_copy(a, decl, inf) != POPRT_OK)
+            decl->kind = POPRT__KIND_UNKNOWN;
+        return;
+    }
+    if (inf->kind != POPRT__KIND_TENSOR) {
+        if (inf->inner) {
+            if (!decl->inner) {
+                decl->inner = poprt__arena_alloc(a, sizeof *decl->inner);
+                if (!decl->inner)
+                    return;
+                decl->inner->rank = -1;
+            }
+            merge_type(a, decl->inner, inf->inner);
+        }
+        return;
+    }
+    if (inf->elem)
+        decl->elem = inf->elem;
+    if (inf->rank < 0)
+        return;
+    if (decl->rank != inf->rank) {
+        poprt__type keep = *decl;
+        if (poprt__type_copy(a, decl, inf) != POPRT_OK)
+            *decl = keep;
+        return;
+    }
+    for (int i = 0; i < inf->rank; i++) {
+        if (inf->dims[i].value >= 0)
+            decl->dims[i] = inf->dims[i];
+        else if (inf->dims[i].param && decl->dims[i].value < 0)
+            decl->dims[i].param = inf->dims[i].param;
+    }
+}
+
+static int foldable(const poprt__node *n, const poprt__folder *f)
+{
+    if (!f || !n->op->kernel || (n->op->flags & (POPRT__OP_NO_FOLD | POPRT__OP_CONTROL)))
+        return 0;
+    int shape_only = n->domain[0] == 0 &&
+                     (strcmp(n->op_type, "Shape") == 0 || strcmp(n->op_type, "Size") == 0);
+    for (int i = 0; i < n->n_inputs; i++) {
+        const poprt__tensor *t = n->inputs[i];
+        if (!t)
+            continue;
+        if (t->type.kind != POPRT__KIND_TENSOR)
+            return 0;
+        if (shape_only ? !poprt__type_is_static(&t->type) : !t->data)
+            return 0;
+    }
+    for (int j = 0; j < n->n_outputs; j++) {
+        const poprt__tensor *t = n->outputs[j];
+        if (!t)
+            continue;
+        int64_t numel = poprt__type_numel(&t->type);
+        if (numel < 0 || t->type.elem == POPRT_DTYPE_STRING)
+            return 0;
+        if ((uint64_t)numel * poprt_dtype_size((poprt_dtype)t->type.elem) > f->max_bytes)
+            return 0;
+    }
+    return 1;
+}
+
+static poprt_status infer_node(poprt__node *n, const poprt__folder *folder)
+{
+    poprt__model *m = n->graph->model;
+    poprt__ival in_stack[16];
+    poprt__type out_stack[8];
+    poprt__ival *in = n->n_inputs <= 16 ? in_stack : poprt__calloc((size_t)n->n_inputs, sizeof *in);
+    poprt__type *out = n->n_outputs <= 8 ? out_stack : poprt__calloc((size_t)n->n_outputs, sizeof *out);
+    poprt_status st = POPRT_OK;
+    if (!in || !out) {
+        st = poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory inferring node '%s'", n->name);
+        goto done;
+    }
+    /* subgraphs first: control-flow inference reads their output types */
+    for (int a = 0; a < n->n_attrs && !st; a++) {
+        poprt__attr *at = &n->attrs[a];
+        if (at->type == POPRT__ATTR_GRAPH && at->g)
+            st = poprt__graph_infer(at->g, folder);
+        for (int64_t k = 0; !st && at->type == POPRT__ATTR_GRAPHS && k < at->n; k++)
+            if (at->graphs[k])
+                st = poprt__graph_infer(at->graphs[k], folder);
+    }
+    if (st)
+        goto done;
+    for (int i = 0; i < n->n_inputs; i++) {
+        poprt__tensor *t = n->inputs[i];
+        in[i].type = t ? &t->type : NULL;
+        in[i].data = t ? t->data : NULL;
+        in[i].nbytes = t ? t->nbytes : 0;
+    }
+    memset(out, 0, (size_t)n->n_outputs * sizeof *out);
+    for (int j = 0; j < n->n_outputs; j++)
+        out[j].rank = -1;
+    poprt__infer_ctx c = {.node = n, .opset = n->opset, .n_in = n->n_inputs, .in = in,
+                          .n_out = n->n_outputs, .out = out, .arena = &m->arena};
+    if (n->op && n->op->infer) {
+        st = n->op->infer(&c);
+        if (st)
+            goto done;
+    }
+    for (int j = 0; j < n->n_outputs; j++)
+        if (n->outputs[j])
+            merge_type(&m->arena, &n->outputs[j]->type, &out[j]);
+    if (foldable(n, folder)) {
+        st = folder->fn(n, folder->ctx);
+        if (st)
+            st = poprt__err_prefix(st, "constant folding: ");
+    }
+done:
+    if (in != in_stack)
+        poprt__free(in);
+    if (out != out_stack)
+        poprt__free(out);
+    return st;
+}
+
+poprt_status poprt__graph_infer(poprt__graph *g, const poprt__folder *folder)
+{
+    for (size_t i = 0; i < g->nodes.len; i++) {
+        poprt__node *n = g->nodes.items[i];
+        if (!n->op)
+            return POPRT__NODE_ERR(n, POPRT_STATUS_INTERNAL, "schema not resolved");
+        poprt_status st = infer_node(n, folder);
+        if (st)
+            return st;
+    }
+    return POPRT_OK;
+}

@@ -1,0 +1,175 @@
+/* Operator family 'elementwise': schemas and shape/type inference. */
+#include "ir/op.h"
+#include "ir/dtype.h"
+#include "kernels/ref/elementwise.h"
+
+/* INVALID_MODEL when two inputs of [first, first+count) have known,
+ * different element types. Returns the common type (0 if unknown). */
+static poprt_status same_elem(poprt__infer_ctx *c, int first, int count, int32_t *elem)
+{
+    *elem = 0;
+    for (int i = first; i < first + count && i < c->n_in; i++) {
+        int32_t e = poprt__infer_elem(c, i);
+        if (!e)
+            continue;
+        if (*elem && e != *elem)
+            return POPRT__NODE_ERR(c->node, POPRT_STATUS_INVALID_MODEL,
+                                   "input %d is %s, expected %s like input %d", i,
+                                   poprt_dtype_name((poprt_dtype)e),
+                                   poprt_dtype_name((poprt_dtype)*elem), first);
+        *elem = e;
+    }
+    return POPRT_OK;
+}
+
+static poprt_status inf_same(poprt__infer_ctx *c)
+{
+    poprt__infer_same(c, 0, 0);
+    return POPRT_OK;
+}
+
+static poprt_status inf_bool(poprt__infer_ctx *c)
+{
+    poprt__infer_same(c, 0, 0);
+    c->out[0].kind = POPRT__KIND_TENSOR;
+    c->out[0].elem = POPRT_DTYPE_BOOL;
+    return POPRT_OK;
+}
+
+/* Binary/variadic ops whose inputs share one type. */
+static poprt_status inf_bcast(poprt__infer_ctx *c)
+{
+    int32_t e;
+    poprt_status st = same_elem(c, 0, c->n_in, &e);
+    if (st)
+        return st;
+    return poprt__infer_broadcast(c, 0, 0, c->n_in, e);
+}
+
+static poprt_status inf_cmp(poprt__infer_ctx *c)
+{
+    int32_t e;
+    poprt_status st = same_elem(c, 0, c->n_in, &e);
+    if (st)
+        return st;
+    return poprt__infer_broadcast(c, 0, 0, c->n_in, POPRT_DTYPE_BOOL);
+}
+
+/* Pow: base and exponent types may differ; the output has the base's. */
+static poprt_status inf_pow(poprt__infer_ctx *c)
+{
+    return poprt__infer_broadcast(c, 0, 0, 2, poprt__infer_elem(c, 0));
+}
+
+static poprt_status inf_where(poprt__infer_ctx *c)
+{
+    int32_t e;
+    int32_t ce = poprt__infer_elem(c, 0);
+    if (ce && ce != POPRT_DTYPE_BOOL)
+        return POPRT__NODE_ERR(c->node, POPRT_STATUS_INVALID_MODEL, "condition must be bool, not %s",
+                               poprt_dtype_name((poprt_dtype)ce));
+    poprt_status st = same_elem(c, 1, 2, &e);
+    if (st)
+        return st;
+    return poprt__infer_broadcast(c, 0, 0, 3, e);
+}
+
+static poprt_status inf_clip(poprt__infer_ctx *c)
+{
+    int32_t e;
+    poprt_status st = same_elem(c, 0, c->n_in, &e);
+    if (st)
+        return st;
+    poprt__infer_same(c, 0, 0);
+    return POPRT_OK;
+}
+
+#define OP(var, nm, since, mini, maxi, fn, kern)                                              \
+    static const poprt__op var = {nm, "", since, mini, maxi, 1, 1, 0, fn, kern};
+
+/* unary math */
+OP(op_abs, "Abs", 1, 1, 1, inf_same, poprt__ref_abs)
+OP(op_neg, "Neg", 1, 1, 1, inf_same, poprt__ref_neg)
+OP(op_sqrt, "Sqrt", 1, 1, 1, inf_same, poprt__ref_sqrt)
+OP(op_exp, "Exp", 1, 1, 1, inf_same, poprt__ref_exp)
+OP(op_log, "Log", 1, 1, 1, inf_same, poprt__ref_log)
+OP(op_sin, "Sin", 7, 1, 1, inf_same, poprt__ref_sin)
+OP(op_cos, "Cos", 7, 1, 1, inf_same, poprt__ref_cos)
+OP(op_tan, "Tan", 7, 1, 1, inf_same, poprt__ref_tan)
+OP(op_asin, "Asin", 7, 1, 1, inf_same, poprt__ref_asin)
+OP(op_acos, "Acos", 7, 1, 1, inf_same, poprt__ref_acos)
+OP(op_atan, "Atan", 7, 1, 1, inf_same, poprt__ref_atan)
+OP(op_sinh, "Sinh", 9, 1, 1, inf_same, poprt__ref_sinh)
+OP(op_cosh, "Cosh", 9, 1, 1, inf_same, poprt__ref_cosh)
+OP(op_asinh, "Asinh", 9, 1, 1, inf_same, poprt__ref_asinh)
+OP(op_acosh, "Acosh", 9, 1, 1, inf_same, poprt__ref_acosh)
+OP(op_atanh, "Atanh", 9, 1, 1, inf_same, poprt__ref_atanh)
+OP(op_erf, "Erf", 9, 1, 1, inf_same, poprt__ref_erf)
+OP(op_sign, "Sign", 9, 1, 1, inf_same, poprt__ref_sign)
+OP(op_round, "Round", 11, 1, 1, inf_same, poprt__ref_round)
+OP(op_floor, "Floor", 1, 1, 1, inf_same, poprt__ref_floor)
+OP(op_ceil, "Ceil", 1, 1, 1, inf_same, poprt__ref_ceil)
+OP(op_reciprocal, "Reciprocal", 1, 1, 1, inf_same, poprt__ref_reciprocal)
+OP(op_isnan, "IsNaN", 9, 1, 1, inf_bool, poprt__ref_isnan)
+OP(op_isinf, "IsInf", 10, 1, 1, inf_bool, poprt__ref_isinf)
+OP(op_not, "Not", 1, 1, 1, inf_same, poprt__ref_not)
+OP(op_bitwise_not, "BitwiseNot", 18, 1, 1, inf_same, poprt__ref_bitwise_not)
+/* activations */
+OP(op_relu, "Relu", 1, 1, 1, inf_same, poprt__ref_relu)
+OP(op_leaky_relu, "LeakyRelu", 1, 1, 1, inf_same, poprt__ref_leaky_relu)
+OP(op_prelu, "PRelu", 1, 2, 2, inf_bcast, poprt__ref_prelu)
+OP(op_elu, "Elu", 1, 1, 1, inf_same, poprt__ref_elu)
+OP(op_selu, "Selu", 1, 1, 1, inf_same, poprt__ref_selu)
+OP(op_celu, "Celu", 12, 1, 1, inf_same, poprt__ref_celu)
+OP(op_sigmoid, "Sigmoid", 1, 1, 1, inf_same, poprt__ref_sigmoid)
+OP(op_hard_sigmoid, "HardSigmoid", 1, 1, 1, inf_same, poprt__ref_hard_sigmoid)
+OP(op_hard_swish, "HardSwish", 14, 1, 1, inf_same, poprt__ref_hard_swish)
+OP(op_softplus, "Softplus", 1, 1, 1, inf_same, poprt__ref_softplus)
+OP(op_softsign, "Softsign", 1, 1, 1, inf_same, poprt__ref_softsign)
+OP(op_tanh, "Tanh", 1, 1, 1, inf_same, poprt__ref_tanh)
+OP(op_gelu, "Gelu", 20, 1, 1, inf_same, poprt__ref_gelu)
+OP(op_mish, "Mish", 18, 1, 1, inf_same, poprt__ref_mish)
+OP(op_thresholded_relu, "ThresholdedRelu", 10, 1, 1, inf_same, poprt__ref_thresholded_relu)
+OP(op_shrink, "Shrink", 9, 1, 1, inf_same, poprt__ref_shrink)
+OP(op_swish, "Swish", 1, 1, 1, inf_same, poprt__ref_swish)
+/* binary */
+OP(op_add, "Add", 1, 2, 2, inf_bcast, poprt__ref_add)
+OP(op_sub, "Sub", 1, 2, 2, inf_bcast, poprt__ref_sub)
+OP(op_mul, "Mul", 1, 2, 2, inf_bcast, poprt__ref_mul)
+OP(op_div, "Div", 1, 2, 2, inf_bcast, poprt__ref_div)
+OP(op_pow, "Pow", 1, 2, 2, inf_pow, poprt__ref_pow)
+OP(op_mod, "Mod", 10, 2, 2, inf_bcast, poprt__ref_mod)
+OP(op_bitshift, "BitShift", 11, 2, 2, inf_bcast, poprt__ref_bitshift)
+OP(op_and, "And", 1, 2, 2, inf_bcast, poprt__ref_and)
+OP(op_or, "Or", 1, 2, 2, inf_bcast, poprt__ref_or)
+OP(op_xor, "Xor", 1, 2, 2, inf_bcast, poprt__ref_xor)
+OP(op_bitwise_and, "BitwiseAnd", 18, 2, 2, inf_bcast, poprt__ref_bitwise_and)
+OP(op_bitwise_or, "BitwiseOr", 18, 2, 2, inf_bcast, poprt__ref_bitwise_or)
+OP(op_bitwise_xor, "BitwiseXor", 18, 2, 2, inf_bcast, poprt__ref_bitwise_xor)
+OP(op_equal, "Equal", 1, 2, 2, inf_cmp, poprt__ref_equal)
+OP(op_less, "Less", 1, 2, 2, inf_cmp, poprt__ref_less)
+OP(op_greater, "Greater", 1, 2, 2, inf_cmp, poprt__ref_greater)
+OP(op_less_or_equal, "LessOrEqual", 12, 2, 2, inf_cmp, poprt__ref_less_or_equal)
+OP(op_greater_or_equal, "GreaterOrEqual", 12, 2, 2, inf_cmp, poprt__ref_greater_or_equal)
+/* variadic, Where, Clip */
+OP(op_sum, "Sum", 1, 1, -1, inf_bcast, poprt__ref_sum)
+OP(op_mean, "Mean", 1, 1, -1, inf_bcast, poprt__ref_mean)
+OP(op_max, "Max", 1, 1, -1, inf_bcast, poprt__ref_max)
+OP(op_min, "Min", 1, 1, -1, inf_bcast, poprt__ref_min)
+OP(op_where, "Where", 9, 3, 3, inf_where, poprt__ref_where)
+OP(op_clip, "Clip", 1, 1, 3, inf_clip, poprt__ref_clip)
+
+const poprt__op *const poprt__ops_elementwise[] = {
+    &op_abs, &op_neg, &op_sqrt, &op_exp, &op_log, &op_sin, &op_cos, &op_tan, &op_asin,
+    &op_acos, &op_atan, &op_sinh, &op_cosh, &op_asinh, &op_acosh, &op_atanh, &op_erf,
+    &op_sign, &op_round, &op_floor, &op_ceil, &op_reciprocal, &op_isnan, &op_isinf, &op_not,
+    &op_bitwise_not,
+    &op_relu, &op_leaky_relu, &op_prelu, &op_elu, &op_selu, &op_celu, &op_sigmoid,
+    &op_hard_sigmoid, &op_hard_swish, &op_softplus, &op_softsign, &op_tanh, &op_gelu,
+    &op_mish, &op_thresholded_relu, &op_shrink, &op_swish,
+    &op_add, &op_sub, &op_mul, &op_div, &op_pow, &op_mod, &op_bitshift, &op_and, &op_or,
+    &op_xor, &op_bitwise_and, &op_bitwise_or, &op_bitwise_xor, &op_equal, &op_less,
+    &op_greater, &op_less_or_equal, &op_greater_or_equal,
+    &op_sum, &op_mean, &op_max, &op_min, &op_where, &op_clip,
+    NULL,
+};

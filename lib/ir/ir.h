@@ -1,0 +1,263 @@
+/* The in-memory IR: models, graphs (with nested subgraphs), tensors, nodes,
+ * attributes. Every object of a model lives in the model's arena and is
+ * freed with the model; removed nodes and tensors just become unreachable.
+ *
+ * Constant data (initializers, Constant values after folding) is stored in
+ * the runtime layout that kernels read (see lib/ir/dtype.h):
+ *   - dense, row-major, little-endian, aligned to the element size;
+ *   - sub-byte types (int4, uint4, int2, uint2, float4e2m1) one element per
+ *     byte (sign-extended for the signed ones);
+ *   - strings as an array of NUL-terminated `char *`.
+ * data may point into the mapped model file (zero copy); the blob keeps the
+ * mapping alive. */
+#ifndef POPRT_IR_H
+#define POPRT_IR_H
+
+#include "core/core.h"
+
+#define POPRT__MAX_RANK 12
+
+typedef struct poprt__graph poprt__graph;
+typedef struct poprt__node poprt__node;
+typedef struct poprt__model poprt__model;
+typedef struct poprt__op poprt__op;
+
+/* One dimension: value >= 0 is known; value < 0 is unknown, and param names
+ * it when the model gives a symbolic name. */
+typedef struct poprt__dim {
+    int64_t value;
+    const char *param;
+} poprt__dim;
+
+typedef enum poprt__kind {
+    POPRT__KIND_UNKNOWN = 0,
+    POPRT__KIND_TENSOR = 1,
+    POPRT__KIND_SEQUENCE = 2,
+    POPRT__KIND_OPTIONAL = 3,
+    POPRT__KIND_MAP = 4,
+    POPRT__KIND_SPARSE = 5
+} poprt__kind;
+
+/* The type of a value. For TENSOR: elem and rank (-1: unknown rank) and
+ * dims. For SEQUENCE and OPTIONAL: inner describes the element. */
+typedef struct poprt__type {
+    poprt__kind kind;
+    int32_t elem; /* poprt_dtype; 0 = unknown */
+    int rank;     /* -1 = unknown */
+    poprt__dim *dims;
+    struct poprt__type *inner;
+} poprt__type;
+
+/* A named value of a graph: a graph input, an initializer, a node output. */
+typedef struct poprt__tensor {
+    const char *name;
+    poprt__type type;
+    poprt__graph *graph;  /* graph that owns the name */
+    poprt__node *producer; /* NULL for inputs and initializers */
+    int producer_slot;
+    /* Constant value (initializer, or folded), else NULL. nbytes covers
+     * numel * poprt_dtype_size(type.elem). */
+    const void *data;
+    size_t nbytes;
+    unsigned is_input : 1;       /* listed in graph inputs */
+    unsigned is_output : 1;      /* listed in graph outputs */
+    unsigned is_initializer : 1; /* listed in graph initializers */
+    const char *doc;
+    int id; /* position in graph->tensors */
+} poprt__tensor;
+
+/* ONNX AttributeProto.AttributeType numbers. */
+typedef enum poprt__attr_type {
+    POPRT__ATTR_UNDEFINED = 0,
+    POPRT__ATTR_FLOAT = 1,
+    POPRT__ATTR_INT = 2,
+    POPRT__ATTR_STRING = 3,
+    POPRT__ATTR_TENSOR = 4,
+    POPRT__ATTR_GRAPH = 5,
+    POPRT__ATTR_FLOATS = 6,
+    POPRT__ATTR_INTS = 7,
+    POPRT__ATTR_STRINGS = 8,
+    POPRT__ATTR_TENSORS = 9,
+    POPRT__ATTR_GRAPHS = 10,
+    POPRT__ATTR_SPARSE_TENSOR = 11,
+    POPRT__ATTR_SPARSE_TENSORS = 12,
+    POPRT__ATTR_TYPE_PROTO = 13,
+    POPRT__ATTR_TYPE_PROTOS = 14
+} poprt__attr_type;
+
+typedef struct poprt__attr {
+    const char *name;
+    poprt__attr_type type;
+    const char *ref_attr_name; /* inside function bodies: refers to the caller's attribute */
+    const char *doc;
+    float f;
+    int64_t i;
+    const char *s; /* bytes, NUL-terminated for convenience; s_len excludes the NUL */
+    size_t s_len;
+    poprt__tensor *t; /* TENSOR / SPARSE_TENSOR (dense form); name may be "" */
+    poprt__graph *g;
+    poprt__type *tp;
+    /* list kinds */
+    int64_t n;
+    float *floats;
+    int64_t *ints;
+    const char **strings;
+    size_t *string_lens;
+    poprt__tensor **tensors;
+    poprt__graph **graphs;
+    poprt__type **tps;
+} poprt__attr;
+
+struct poprt__node {
+    const char *name; /* never NULL; may be "" in a file, the loader names it */
+    const char *op_type;
+    const char *domain; /* "" for ai.onnx */
+    const char *overload;
+    const char *doc;
+    int n_inputs;
+    poprt__tensor **inputs; /* NULL entry: omitted optional input */
+    int n_outputs;
+    poprt__tensor **outputs; /* NULL entry: omitted optional output */
+    int n_attrs;
+    poprt__attr *attrs;
+    poprt__graph *graph;
+    const poprt__op *op; /* schema, resolved by poprt__graph_resolve */
+    int opset;           /* version of node->domain in force */
+    int id;              /* scratch index, set by poprt__graph_toposort */
+    /* metadata_props as key/value pairs (used for shard/pipeline annotations) */
+    int n_meta;
+    const char **meta_keys;
+    const char **meta_vals;
+};
+
+struct poprt__graph {
+    const char *name;
+    const char *doc;
+    poprt__model *model;
+    poprt__graph *parent;       /* enclosing graph of a subgraph, else NULL */
+    poprt__node *parent_node;   /* node whose attribute holds this graph */
+    poprt__vec nodes;           /* poprt__node *, topological after toposort */
+    poprt__vec tensors;         /* poprt__tensor * owned by this graph */
+    poprt__vec inputs;          /* poprt__tensor *, in order (initializers excluded
+                                   unless the file also lists them as inputs) */
+    poprt__vec outputs;         /* poprt__tensor *, in order */
+    poprt__vec initializers;    /* poprt__tensor *, in file order */
+    poprt__map by_name;         /* name -> poprt__tensor * (this graph only) */
+};
+
+typedef struct poprt__opset {
+    const char *domain;
+    int64_t version;
+} poprt__opset;
+
+/* A model-local function (FunctionProto). Its body is a graph whose inputs
+ * and outputs are the formal parameters. */
+typedef struct poprt__function {
+    const char *name;
+    const char *domain;
+    const char *overload;
+    int n_attr_names;
+    const char **attr_names;
+    int n_attr_defaults;
+    poprt__attr *attr_defaults;
+    int n_opsets;
+    poprt__opset *opsets;
+    poprt__graph *body;
+} poprt__function;
+
+struct poprt__model {
+    poprt__arena arena;
+    poprt__vec blobs; /* poprt__blob * kept alive (file mapping, external data) */
+    poprt__vec graphs_all; /* every poprt__graph made for this model */
+    int64_t ir_version;
+    const char *producer_name, *producer_version, *domain, *doc;
+    int64_t model_version;
+    int n_opsets;
+    poprt__opset *opsets;
+    int n_meta;
+    const char **meta_keys;
+    const char **meta_vals;
+    int n_functions;
+    poprt__function *functions;
+    poprt__graph *graph;
+    const char *path;    /* file it was loaded from, or NULL */
+    const char *dir;     /* folder for external data, or NULL */
+    int uid_counter;     /* for unique names made by passes */
+};
+
+/* ---- construction --------------------------------------------------------- */
+poprt_status poprt__model_new(poprt__model **out);
+void poprt__model_free(poprt__model *m);
+poprt_status poprt__model_clone(const poprt__model *m, poprt__model **out);
+poprt__graph *poprt__graph_new(poprt__model *m, poprt__graph *parent, const char *name);
+/* Tensor by name in g or an enclosing graph, else NULL. */
+poprt__tensor *poprt__graph_find(const poprt__graph *g, const char *name);
+/* The tensor named `name` in g (found or created with unknown type). */
+poprt__tensor *poprt__graph_tensor(poprt__graph *g, const char *name);
+/* A new tensor with a name unique in the model, derived from base. */
+poprt__tensor *poprt__graph_new_tensor(poprt__graph *g, const char *base);
+poprt__node *poprt__graph_add_node(poprt__graph *g, const char *op_type, const char *domain,
+                                   const char *name, int n_inputs, int n_outputs);
+void poprt__graph_remove_node(poprt__graph *g, poprt__node *n);
+poprt__attr *poprt__node_add_attr(poprt__node *n, const char *name, poprt__attr_type type);
+/* Opset version imported for domain ("" and "ai.onnx" are the same), or 0. */
+int64_t poprt__model_opset(const poprt__model *m, const char *domain);
+const char *poprt__model_unique_name(poprt__model *m, const char *base);
+
+/* ---- attribute access (defaults when absent) -------------------------------- */
+const poprt__attr *poprt__node_attr(const poprt__node *n, const char *name);
+int64_t poprt__attr_i(const poprt__node *n, const char *name, int64_t dflt);
+float poprt__attr_f(const poprt__node *n, const char *name, float dflt);
+const char *poprt__attr_s(const poprt__node *n, const char *name, const char *dflt);
+/* INTS attribute: *count_out = n and returns the array, or NULL (count 0). */
+const int64_t *poprt__attr_ints(const poprt__node *n, const char *name, int64_t *count_out);
+const float *poprt__attr_floats(const poprt__node *n, const char *name, int64_t *count_out);
+
+/* Input i if present (n_inputs > i and not omitted), else NULL. */
+static inline poprt__tensor *poprt__node_in(const poprt__node *n, int i)
+{
+    return (i < n->n_inputs) ? n->inputs[i] : NULL;
+}
+static inline poprt__tensor *poprt__node_out(const poprt__node *n, int i)
+{
+    return (i < n->n_outputs) ? n->outputs[i] : NULL;
+}
+
+/* ---- types ------------------------------------------------------------------ */
+/* Number of elements if every dim is known, else -1. rank 0 -> 1. */
+int64_t poprt__type_numel(const poprt__type *t);
+int poprt__type_is_static(const poprt__type *t);
+void poprt__type_set_tensor(poprt__arena *a, poprt__type *t, int32_t elem, int rank,
+                            const int64_t *dims);
+poprt_status poprt__type_copy(poprt__arena *a, poprt__type *dst, const poprt__type *src);
+/* "float[1,3,N,224]" for messages; arena-allocated. */
+const char *poprt__type_str(poprt__arena *a, const poprt__type *t);
+
+/* ---- analysis --------------------------------------------------------------- */
+/* Resolves each node's schema (op + opset), recursing into subgraphs.
+ * UNSUPPORTED naming node and op for unknown ops or domains. */
+poprt_status poprt__graph_resolve(poprt__graph *g);
+/* Topologically sorts g->nodes (stable for already ordered graphs);
+ * INVALID_MODEL naming a node on a cycle or a tensor without producer. */
+poprt_status poprt__graph_toposort(poprt__graph *g);
+/* Structural validation: unique producers, defined inputs, arity, attribute
+ * kinds, then type/shape inference (poprt__graph_infer). */
+poprt_status poprt__model_check(poprt__model *m);
+/* Shape and type inference over g and its subgraphs, in topological order.
+ * With a folder, nodes whose inputs are all constant (Shape/Size: whose
+ * input shape is static) and whose outputs are at most folder->max_bytes
+ * are evaluated (the runtime supplies fn: it runs the reference kernel and
+ * stores the result as the outputs' constant data). */
+typedef struct poprt__folder {
+    poprt_status (*fn)(poprt__node *n, void *ctx);
+    void *ctx;
+    size_t max_bytes;
+} poprt__folder;
+poprt_status poprt__graph_infer(poprt__graph *g, const poprt__folder *folder);
+/* Nodes of g's subgraphs (recursively) read these tensors of g or of graphs
+ * enclosing g: collected into out (no duplicates). */
+poprt_status poprt__node_implicit_inputs(const poprt__node *n, poprt__vec *out);
+/* Inlines calls to model-local functions into the graphs. */
+poprt_status poprt__model_inline_functions(poprt__model *m);
+
+#endif

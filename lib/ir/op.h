@@ -1,0 +1,104 @@
+/* Operator schemas: one poprt__op per (domain, op_type), holding the arity,
+ * the type/shape inference function and the reference kernel.
+ *
+ * One inference function serves both the IR (types with symbolic dims,
+ * constant inputs only) and the runtime (concrete shapes and the actual
+ * input data), so it must:
+ *   - handle unknown rank (-1) and unknown dims (value < 0) by producing
+ *     unknown dims, never failing for lack of information;
+ *   - use in[i].data when it needs an input's value (Reshape's shape,
+ *     Slice's starts, ...) and produce unknown dims when it is NULL;
+ *   - fail with SHAPE_MISMATCH / INVALID_MODEL and a message naming the node
+ *     (use POPRT__NODE_ERR) when inputs are inconsistent.
+ * Data seen through poprt__ival is in the runtime layout (lib/ir/ir.h). */
+#ifndef POPRT_OP_H
+#define POPRT_OP_H
+
+#include "ir/ir.h"
+
+typedef struct poprt__kctx poprt__kctx;
+
+typedef struct poprt__ival {
+    const poprt__type *type; /* NULL: input omitted */
+    const void *data;        /* value when known, else NULL */
+    size_t nbytes;
+} poprt__ival;
+
+typedef struct poprt__infer_ctx {
+    const poprt__node *node;
+    int opset; /* version of the node's domain in force */
+    int n_in;
+    const poprt__ival *in;
+    int n_out;
+    poprt__type *out; /* zeroed on entry (kind UNKNOWN); fill kind, elem, rank, dims */
+    poprt__arena *arena; /* allocate dims arrays here */
+} poprt__infer_ctx;
+
+typedef poprt_status (*poprt__infer_fn)(poprt__infer_ctx *c);
+typedef poprt_status (*poprt__kernel_fn)(poprt__kctx *k);
+
+enum {
+    /* Output shapes depend on input values in ways inference does not compute
+     * (NonZero, Unique, ...): the runtime does not pre-allocate outputs; the
+     * kernel calls poprt__kctx_alloc_output for each. */
+    POPRT__OP_DYNAMIC = 1u << 0,
+    /* Never constant-fold (random ops). */
+    POPRT__OP_NO_FOLD = 1u << 1,
+    /* Has graph attributes (If, Loop, Scan): outputs may be dynamic. */
+    POPRT__OP_CONTROL = 1u << 2
+};
+
+struct poprt__op {
+    const char *name;
+    const char *domain; /* "" for ai.onnx, "ai.onnx.ml", "ai.poprt", ... */
+    int since_version;  /* earliest opset this schema (and kernel) supports */
+    int min_inputs, max_inputs;   /* max -1: variadic */
+    int min_outputs, max_outputs; /* max -1: variadic */
+    unsigned flags;
+    poprt__infer_fn infer;
+    poprt__kernel_fn kernel; /* NULL: inference only, no kernel yet */
+};
+
+/* Registry lookup: the schema for (domain, op_type) valid at `opset`, or NULL. */
+const poprt__op *poprt__op_find(const char *domain, const char *op_type, int64_t opset);
+/* All registered schemas (for listing); *count_out gets their number. */
+const poprt__op *const *poprt__op_all(size_t *count_out);
+
+/* Each family file defines one NULL-terminated table, listed in
+ * lib/ir/op_registry.c. */
+extern const poprt__op *const poprt__ops_elementwise[];
+extern const poprt__op *const poprt__ops_cast[];
+extern const poprt__op *const poprt__ops_tensor[];
+extern const poprt__op *const poprt__ops_nn[];
+extern const poprt__op *const poprt__ops_reduce[];
+extern const poprt__op *const poprt__ops_control[];
+extern const poprt__op *const poprt__ops_sequence[];
+extern const poprt__op *const poprt__ops_quant[];
+extern const poprt__op *const poprt__ops_misc[];
+
+/* ---- helpers for inference functions --------------------------------------- */
+
+/* Records an error naming the node ("node 'name' (OpType): ...") and returns st. */
+poprt_status poprt__node_err(const poprt__node *n, poprt_status st, const char *fmt, ...)
+    POPRT__PRINTF(3, 4);
+#define POPRT__NODE_ERR(node, st, ...) poprt__node_err((node), (st), __VA_ARGS__)
+
+/* out = tensor of elem with rank/dims (dims copied into the arena). */
+void poprt__infer_set(poprt__infer_ctx *c, int j, int32_t elem, int rank, const poprt__dim *dims);
+void poprt__infer_set_i64(poprt__infer_ctx *c, int j, int32_t elem, int rank, const int64_t *dims);
+/* out j = same type as input i (elementwise ops). */
+void poprt__infer_same(poprt__infer_ctx *c, int j, int i);
+/* out j = elem with unknown rank. */
+void poprt__infer_unknown(poprt__infer_ctx *c, int j, int32_t elem);
+/* Multidirectional (numpy) broadcast of inputs [first, first+count) into
+ * out j with element type elem. SHAPE_MISMATCH when known dims disagree. */
+poprt_status poprt__infer_broadcast(poprt__infer_ctx *c, int j, int first, int count, int32_t elem);
+/* Reads integer input i (int32 or int64) when its value is known: returns 1
+ * and fills vals (allocated in c->arena) and *n, else 0. */
+int poprt__infer_input_ints(poprt__infer_ctx *c, int i, int64_t **vals, int64_t *n);
+/* Elem type of input i (0 if omitted or unknown). */
+int32_t poprt__infer_elem(const poprt__infer_ctx *c, int i);
+/* Normalises axis in [-rank, rank) to [0, rank); returns 0 when out of range. */
+int poprt__norm_axis(int64_t axis, int rank, int64_t *out);
+
+#endif

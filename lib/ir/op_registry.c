@@ -1,0 +1,49 @@
+#include <string.h>
+#include "ir/op.h"
+
+static const poprt__op *const *const families[] = {
+    poprt__ops_elementwise, poprt__ops_cast,     poprt__ops_tensor,
+    poprt__ops_nn,          poprt__ops_reduce,   poprt__ops_control,
+    poprt__ops_sequence,    poprt__ops_quant,    poprt__ops_misc,
+};
+
+static int same_domain(const char *a, const char *b)
+{
+    if (!a || strcmp(a, "ai.onnx") == 0)
+        a = "";
+    if (!b || strcmp(b, "ai.onnx") == 0)
+        b = "";
+    return strcmp(a, b) == 0;
+}
+
+const poprt__op *poprt__op_find(const char *domain, const char *op_type, int64_t opset)
+{
+    const poprt__op *best = NULL;
+    for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
+        for (const poprt__op *const *p = families[f]; *p; p++) {
+            const poprt__op *op = *p;
+            if (strcmp(op->name, op_type) != 0 || !same_domain(op->domain, domain))
+                continue;
+            if (opset > 0 && op->since_version > opset)
+                continue;
+            /* several schemas of one op: the newest that applies */
+            if (!best || op->since_version > best->since_version)
+                best = op;
+        }
+    return best;
+}
+
+const poprt__op *const *poprt__op_all(size_t *count_out)
+{
+    static const poprt__op *all[2048];
+    static size_t n;
+    if (!n) {
+        size_t k = 0;
+        for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
+            for (const poprt__op *const *p = families[f]; *p && k < 2048; p++)
+                all[k++] = *p;
+        n = k;
+    }
+    *count_out = n;
+    return all;
+}

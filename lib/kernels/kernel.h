@@ -1,0 +1,113 @@
+/* What kernels see at run time: values (tensors, sequences, optionals) and
+ * the kernel context with the runtime's services. Kernels never allocate
+ * with malloc: outputs are planned by the runtime (or allocated through
+ * poprt__kctx_alloc_output for POPRT__OP_DYNAMIC ops), temporary memory
+ * comes from poprt__kctx_scratch. */
+#ifndef POPRT_KERNEL_H
+#define POPRT_KERNEL_H
+
+#include "ir/op.h"
+#include "ir/dtype.h"
+
+/* A tensor at run time. data holds numel elements in the runtime layout
+ * (lib/ir/ir.h). data may be NULL when numel == 0. */
+typedef struct poprt__tval {
+    int32_t dtype;
+    int rank;
+    int64_t dims[POPRT__MAX_RANK];
+    int64_t numel;
+    size_t nbytes;
+    void *data;
+} poprt__tval;
+
+/* A value at run time. */
+typedef struct poprt__value {
+    poprt__kind kind;   /* TENSOR, SEQUENCE or OPTIONAL */
+    poprt__kind inner;  /* OPTIONAL: TENSOR or SEQUENCE */
+    int present;        /* OPTIONAL: has a value */
+    poprt__tval t;      /* TENSOR, or OPTIONAL of a tensor */
+    int32_t seq_elem;   /* SEQUENCE (or OPTIONAL of one): element dtype */
+    int64_t n_items;    /* SEQUENCE: number of tensors */
+    poprt__tval *items;
+} poprt__value;
+
+struct poprt__exec; /* runtime internals */
+
+struct poprt__kctx {
+    const poprt__node *node;
+    int opset;
+    int n_in;
+    poprt__value *const *in; /* in[i] NULL: omitted */
+    int n_out;
+    poprt__value **out;      /* out[j] NULL: omitted. Tensor outputs of
+                                non-dynamic ops arrive allocated with the
+                                inferred dtype and shape. */
+    struct poprt__exec *exec;
+};
+
+/* Tensor input i, or NULL when omitted / not a tensor. */
+static inline const poprt__tval *poprt__kin(const poprt__kctx *k, int i)
+{
+    if (i >= k->n_in || !k->in[i])
+        return NULL;
+    const poprt__value *v = k->in[i];
+    if (v->kind == POPRT__KIND_TENSOR || (v->kind == POPRT__KIND_OPTIONAL && v->present &&
+                                          v->inner == POPRT__KIND_TENSOR))
+        return &v->t;
+    return NULL;
+}
+/* Tensor output j, or NULL when omitted. */
+static inline poprt__tval *poprt__kout(const poprt__kctx *k, int j)
+{
+    return (j < k->n_out && k->out[j]) ? &k->out[j]->t : NULL;
+}
+
+/* Allocates tensor output j with the given type and shape (for dynamic ops,
+ * or to replace an output's planned shape). Memory lives until the value is
+ * dead. Writes the value's kind as TENSOR. */
+poprt_status poprt__kctx_alloc_output(poprt__kctx *k, int j, int32_t dtype, int rank,
+                                      const int64_t *dims);
+/* Makes output j a sequence of n tensors of element type elem; the items'
+ * tval are zeroed; allocate each with poprt__kctx_alloc_item. */
+poprt_status poprt__kctx_alloc_sequence(poprt__kctx *k, int j, int32_t elem, int64_t n);
+poprt_status poprt__kctx_alloc_item(poprt__kctx *k, int j, int64_t idx, int32_t dtype,
+                                    int rank, const int64_t *dims);
+/* Copies a whole value (tensor, sequence, optional) into output j. */
+poprt_status poprt__kctx_set_value(poprt__kctx *k, int j, const poprt__value *v);
+/* Temporary memory (64-byte aligned), released after the kernel returns. */
+void *poprt__kctx_scratch(poprt__kctx *k, size_t n);
+/* A copy of a string that lives as long as the run's values. */
+char *poprt__kctx_strdup(poprt__kctx *k, const char *s, size_t len);
+/* Runs subgraph g (an attribute of k->node) with the given inputs bound to
+ * g's inputs in order (not copied: they must stay valid during the call);
+ * writes g's outputs to outs[0..n_outs) as heap copies the kernel owns and
+ * must release with poprt__kctx_release_value (or hand to
+ * poprt__kctx_set_value first). Outer-scope names resolve to the values of
+ * the enclosing frames. */
+poprt_status poprt__kctx_run_graph(poprt__kctx *k, const poprt__graph *g, int n_ins,
+                                   const poprt__value *const *ins, int n_outs,
+                                   poprt__value *outs);
+void poprt__kctx_release_value(poprt__kctx *k, poprt__value *v);
+/* Parallel loop over [0, n): fn(ctx, begin, end) on the session's worker
+ * threads (or inline with one thread). Ranges are split deterministically. */
+void poprt__kctx_parallel_for(poprt__kctx *k, int64_t n, int64_t grain,
+                              void (*fn)(void *ctx, int64_t begin, int64_t end), void *ctx);
+/* A seeded random stream for ops that draw random numbers (per node, per run). */
+uint64_t poprt__kctx_random_seed(poprt__kctx *k);
+
+/* ---- tensor helpers ---------------------------------------------------- */
+static inline int64_t poprt__tval_numel(const poprt__tval *t)
+{
+    int64_t n = 1;
+    for (int i = 0; i < t->rank; i++)
+        n *= t->dims[i];
+    return n;
+}
+/* Row-major strides in elements. */
+void poprt__strides(int rank, const int64_t *dims, int64_t *strides);
+/* Strides of `from` broadcast to the shape (rank, dims): 0 where from has 1
+ * or is missing (right-aligned). */
+void poprt__bcast_strides(const poprt__tval *from, int rank, const int64_t *dims,
+                          int64_t *strides);
+
+#endif

@@ -1,0 +1,2 @@
+/* Reference kernels of the 'control' family. */
+#include "kernels/ref/control.h"

@@ -1,0 +1,2 @@
+/* Reference kernels of the 'misc' family. */
+#include "kernels/ref/misc.h"

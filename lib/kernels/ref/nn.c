@@ -1,0 +1,2153 @@
+/* Reference kernels of the 'nn' family.
+ *
+ * float32 is the hot path: Conv lowers to im2col (or a direct loop for
+ * depthwise) plus the blocked GEMM below, as do ConvTranspose (GEMM +
+ * col2im), Gemm and MatMul. float16/bfloat16 are computed in float32 through
+ * scratch copies; double runs its own (simple) GEMM. Work is split over
+ * output rows/channels so each output element is produced by one thread with
+ * a fixed summation order: results do not depend on the thread count. */
+#include <math.h>
+#include <string.h>
+#include <float.h>
+#include "kernels/ref/nn.h"
+
+/* ======================================================================
+ * small helpers
+ * ==================================================================== */
+
+static int64_t prod64(const int64_t *d, int n)
+{
+    int64_t p = 1;
+    for (int i = 0; i < n; i++)
+        p *= d[i];
+    return p;
+}
+
+static poprt_status oom(const poprt__kctx *k)
+{
+    return POPRT__NODE_ERR(k->node, POPRT_STATUS_OUT_OF_MEMORY, "out of scratch memory");
+}
+
+static int is_half(int32_t dt)
+{
+    return dt == POPRT_DTYPE_FLOAT16 || dt == POPRT_DTYPE_BFLOAT16;
+}
+
+/* A float32 view of t: t's own data when float32, else a converted scratch
+ * copy (float16, bfloat16, double, small ints). NULL when out of memory. */
+static const float *as_f32(poprt__kctx *k, const poprt__tval *t)
+{
+    if (t->dtype == POPRT_DTYPE_FLOAT)
+        return (const float *)t->data;
+    float *f = poprt__kctx_scratch(k, (size_t)(t->numel > 0 ? t->numel : 1) * sizeof(float));
+    if (!f)
+        return NULL;
+    if (t->dtype == POPRT_DTYPE_FLOAT16) {
+        const uint16_t *h = t->data;
+        for (int64_t i = 0; i < t->numel; i++)
+            f[i] = poprt__half_to_float(h[i]);
+    } else if (t->dtype == POPRT_DTYPE_BFLOAT16) {
+        const uint16_t *h = t->data;
+        for (int64_t i = 0; i < t->numel; i++)
+            f[i] = poprt__bf16_to_float(h[i]);
+    } else {
+        for (int64_t i = 0; i < t->numel; i++)
+            f[i] = (float)poprt__load_f64(t->data, t->dtype, i);
+    }
+    return f;
+}
+
+/* Where to compute an output in float32: its own buffer when float32, else
+ * scratch that store_f32 converts back. */
+static float *out_f32(poprt__kctx *k, poprt__tval *t)
+{
+    if (t->dtype == POPRT_DTYPE_FLOAT)
+        return (float *)t->data;
+    return poprt__kctx_scratch(k, (size_t)(t->numel > 0 ? t->numel : 1) * sizeof(float));
+}
+
+static void store_f32(poprt__tval *t, const float *f)
+{
+    if (t->dtype == POPRT_DTYPE_FLOAT)
+        return;
+    if (t->dtype == POPRT_DTYPE_FLOAT16) {
+        uint16_t *h = t->data;
+        for (int64_t i = 0; i < t->numel; i++)
+            h[i] = poprt__float_to_half(f[i]);
+    } else if (t->dtype == POPRT_DTYPE_BFLOAT16) {
+        uint16_t *h = t->data;
+        for (int64_t i = 0; i < t->numel; i++)
+            h[i] = poprt__float_to_bf16(f[i]);
+    } else {
+        for (int64_t i = 0; i < t->numel; i++)
+            poprt__store_f64(t->data, t->dtype, i, f[i]);
+    }
+}
+
+/* ======================================================================
+ * GEMM
+ * ==================================================================== */
+
+/* Register block MR x NR, k blocked by KC so a packed B panel (KC x NR
+ * floats, 16 KiB) stays in L1 while every row block of A streams past it. */
+#define SG_MR 4
+#define SG_NR 16
+#define SG_KC 256
+
+/* acc = ap (kc x MR, interleaved) times bp (kc x NR). Fixed-size inner
+ * loops so GCC vectorises them at -O2. */
+static void sgemm_micro(int64_t kc, const float *restrict ap, const float *restrict bp,
+                        float *restrict acc)
+{
+    float c0[SG_NR], c1[SG_NR], c2[SG_NR], c3[SG_NR];
+    for (int j = 0; j < SG_NR; j++)
+        c0[j] = c1[j] = c2[j] = c3[j] = 0.0f;
+    for (int64_t p = 0; p < kc; p++) {
+        const float *restrict b = bp + p * SG_NR;
+        const float a0 = ap[p * SG_MR + 0], a1 = ap[p * SG_MR + 1];
+        const float a2 = ap[p * SG_MR + 2], a3 = ap[p * SG_MR + 3];
+        for (int j = 0; j < SG_NR; j++) {
+            c0[j] += a0 * b[j];
+            c1[j] += a1 * b[j];
+            c2[j] += a2 * b[j];
+            c3[j] += a3 * b[j];
+        }
+    }
+    for (int j = 0; j < SG_NR; j++) {
+        acc[0 * SG_NR + j] = c0[j];
+        acc[1 * SG_NR + j] = c1[j];
+        acc[2 * SG_NR + j] = c2[j];
+        acc[3 * SG_NR + j] = c3[j];
+    }
+}
+
+void poprt__ref_sgemm(int transA, int transB, int64_t M, int64_t N, int64_t K, float alpha,
+                      const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
+                      float *C, int64_t ldc)
+{
+    if (M <= 0 || N <= 0)
+        return;
+    if (K <= 0 || alpha == 0.0f) {
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++)
+                C[i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[i * ldc + j];
+        return;
+    }
+    float bp[SG_KC * SG_NR] __attribute__((aligned(64)));
+    float ap[SG_KC * SG_MR] __attribute__((aligned(64)));
+    float acc[SG_MR * SG_NR] __attribute__((aligned(64)));
+    for (int64_t pc = 0; pc < K; pc += SG_KC) {
+        const int64_t kc = K - pc < SG_KC ? K - pc : SG_KC;
+        const int first = pc == 0;
+        for (int64_t jc = 0; jc < N; jc += SG_NR) {
+            const int64_t nr = N - jc < SG_NR ? N - jc : SG_NR;
+            /* pack B[pc:pc+kc, jc:jc+nr], zero-padded to NR columns */
+            for (int64_t p = 0; p < kc; p++) {
+                float *dst = bp + p * SG_NR;
+                if (!transB) {
+                    const float *src = B + (pc + p) * ldb + jc;
+                    if (nr == SG_NR) {
+                        memcpy(dst, src, sizeof(float) * SG_NR);
+                        continue;
+                    }
+                    for (int64_t j = 0; j < nr; j++)
+                        dst[j] = src[j];
+                } else {
+                    const float *src = B + jc * ldb + (pc + p);
+                    for (int64_t j = 0; j < nr; j++)
+                        dst[j] = src[j * ldb];
+                }
+                for (int64_t j = nr; j < SG_NR; j++)
+                    dst[j] = 0.0f;
+            }
+            for (int64_t ic = 0; ic < M; ic += SG_MR) {
+                const int64_t mr = M - ic < SG_MR ? M - ic : SG_MR;
+                /* pack A[ic:ic+mr, pc:pc+kc] interleaved by k */
+                for (int64_t r = 0; r < SG_MR; r++) {
+                    if (r >= mr) {
+                        for (int64_t p = 0; p < kc; p++)
+                            ap[p * SG_MR + r] = 0.0f;
+                    } else if (!transA) {
+                        const float *src = A + (ic + r) * lda + pc;
+                        for (int64_t p = 0; p < kc; p++)
+                            ap[p * SG_MR + r] = src[p];
+                    } else {
+                        const float *src = A + pc * lda + (ic + r);
+                        for (int64_t p = 0; p < kc; p++)
+                            ap[p * SG_MR + r] = src[p * lda];
+                    }
+                }
+                sgemm_micro(kc, ap, bp, acc);
+                for (int64_t r = 0; r < mr; r++) {
+                    float *c = C + (ic + r) * ldc + jc;
+                    const float *a = acc + r * SG_NR;
+                    if (first && beta == 0.0f) {
+                        for (int64_t j = 0; j < nr; j++)
+                            c[j] = alpha * a[j];
+                    } else if (first && beta != 1.0f) {
+                        for (int64_t j = 0; j < nr; j++)
+                            c[j] = beta * c[j] + alpha * a[j];
+                    } else {
+                        for (int64_t j = 0; j < nr; j++)
+                            c[j] += alpha * a[j];
+                    }
+                }
+            }
+        }
+    }
+}
+
+void poprt__ref_dgemm(int transA, int transB, int64_t M, int64_t N, int64_t K, double alpha,
+                      const double *A, int64_t lda, const double *B, int64_t ldb, double beta,
+                      double *C, int64_t ldc)
+{
+    for (int64_t i = 0; i < M; i++) {
+        double *c = C + i * ldc;
+        for (int64_t j = 0; j < N; j++)
+            c[j] = beta == 0.0 ? 0.0 : beta * c[j];
+        for (int64_t p = 0; p < K; p++) {
+            const double a = alpha * (transA ? A[p * lda + i] : A[i * lda + p]);
+            if (!transB) {
+                const double *b = B + p * ldb;
+                for (int64_t j = 0; j < N; j++)
+                    c[j] += a * b[j];
+            } else {
+                for (int64_t j = 0; j < N; j++)
+                    c[j] += a * B[j * ldb + p];
+            }
+        }
+    }
+}
+
+typedef struct sgemm_task {
+    int transA, transB, by_rows;
+    int64_t M, N, K, lda, ldb, ldc, block;
+    float alpha, beta;
+    const float *A, *B;
+    float *C;
+} sgemm_task;
+
+static void sgemm_task_fn(void *ctx, int64_t begin, int64_t end)
+{
+    const sgemm_task *t = ctx;
+    int64_t lo = begin * t->block, hi = end * t->block;
+    if (t->by_rows) {
+        if (hi > t->M)
+            hi = t->M;
+        const float *A = t->transA ? t->A + lo : t->A + lo * t->lda;
+        poprt__ref_sgemm(t->transA, t->transB, hi - lo, t->N, t->K, t->alpha, A, t->lda, t->B,
+                         t->ldb, t->beta, t->C + lo * t->ldc, t->ldc);
+    } else {
+        if (hi > t->N)
+            hi = t->N;
+        const float *B = t->transB ? t->B + lo * t->ldb : t->B + lo;
+        poprt__ref_sgemm(t->transA, t->transB, t->M, hi - lo, t->K, t->alpha, t->A, t->lda, B,
+                         t->ldb, t->beta, t->C + lo, t->ldc);
+    }
+}
+
+/* Units of work per parallel chunk so that a chunk is worth a wake-up. */
+static int64_t grain_for(int64_t unit_cost, int64_t min_cost)
+{
+    if (unit_cost <= 0)
+        return 1;
+    int64_t g = min_cost / unit_cost;
+    return g < 1 ? 1 : g;
+}
+
+void poprt__ref_sgemm_mt(poprt__kctx *k, int transA, int transB, int64_t M, int64_t N,
+                         int64_t K, float alpha, const float *A, int64_t lda, const float *B,
+                         int64_t ldb, float beta, float *C, int64_t ldc)
+{
+    sgemm_task t = {transA, transB, 1, M, N, K, lda, ldb, ldc, SG_MR, alpha, beta, A, B, C};
+    /* split the larger dimension: rows by MR, columns by NR panels */
+    t.by_rows = M >= N || N < 2 * SG_NR;
+    t.block = t.by_rows ? SG_MR : SG_NR;
+    int64_t units = ((t.by_rows ? M : N) + t.block - 1) / t.block;
+    int64_t unit_cost = t.block * (t.by_rows ? N : M) * (K > 0 ? K : 1);
+    int64_t grain = grain_for(unit_cost, 1 << 16);
+    if (!k || units <= grain) {
+        sgemm_task_fn(&t, 0, units);
+        return;
+    }
+    poprt__kctx_parallel_for(k, units, grain, sgemm_task_fn, &t);
+}
+
+/* ======================================================================
+ * sliding-window geometry (shared with inference)
+ * ==================================================================== */
+
+static int64_t ceil_div(int64_t a, int64_t b)
+{
+    return a >= 0 ? (a + b - 1) / b : -((-a) / b);
+}
+
+static int64_t floor_div(int64_t a, int64_t b)
+{
+    return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+typedef enum { PAD_NOTSET, PAD_SAME_UPPER, PAD_SAME_LOWER, PAD_VALID } auto_pad_kind;
+
+static poprt_status read_auto_pad(const poprt__node *n, auto_pad_kind *out)
+{
+    const char *s = poprt__attr_s(n, "auto_pad", "NOTSET");
+    if (!strcmp(s, "NOTSET") || !*s)
+        *out = PAD_NOTSET;
+    else if (!strcmp(s, "SAME_UPPER"))
+        *out = PAD_SAME_UPPER;
+    else if (!strcmp(s, "SAME_LOWER"))
+        *out = PAD_SAME_LOWER;
+    else if (!strcmp(s, "VALID"))
+        *out = PAD_VALID;
+    else
+        return POPRT__NODE_ERR(n, POPRT_STATUS_INVALID_MODEL, "unknown auto_pad '%s'", s);
+    return POPRT_OK;
+}
+
+/* Reads an INTS attribute of nsp values (or 2*nsp for pads) with a default. */
+static poprt_status read_ints(const poprt__node *n, const char *name, int count, int64_t dflt,
+                              int64_t *out)
+{
+    int64_t cnt = 0;
+    const int64_t *v = poprt__attr_ints(n, name, &cnt);
+    if (!v) {
+        for (int i = 0; i < count; i++)
+            out[i] = dflt;
+        return POPRT_OK;
+    }
+    if (cnt != count)
+        return POPRT__NODE_ERR(n, POPRT_STATUS_INVALID_MODEL,
+                               "attribute '%s' has %lld values, expected %d", name,
+                               (long long)cnt, count);
+    for (int i = 0; i < count; i++)
+        out[i] = v[i];
+    return POPRT_OK;
+}
+
+static poprt_status read_window_attrs(const poprt__node *n, int nsp, const int64_t *kernel,
+                                      poprt__nn_geom *g)
+{
+    poprt_status st;
+    if (nsp < 0 || nsp > POPRT__MAX_RANK - 2)
+        return POPRT__NODE_ERR(n, POPRT_STATUS_INVALID_MODEL, "bad spatial rank %d", nsp);
+    g->nsp = nsp;
+    if (poprt__node_attr(n, "kernel_shape")) {
+        if ((st = read_ints(n, "kernel_shape", nsp, 1, g->k)))
+            return st;
+    } else if (kernel) {
+        for (int i = 0; i < nsp; i++)
+            g->k[i] = kernel[i];
+    } else {
+        return POPRT__NODE_ERR(n, POPRT_STATUS_INVALID_MODEL, "attribute 'kernel_shape' missing");
+    }
+    if ((st = read_ints(n, "strides", nsp, 1, g->s)) ||
+        (st = read_ints(n, "dilations", nsp, 1, g->d)))
+        return st;
+    int64_t pads[2 * POPRT__MAX_RANK];
+    if ((st = read_ints(n, "pads", 2 * nsp, 0, pads)))
+        return st;
+    for (int i = 0; i < nsp; i++) {
+        g->pb[i] = pads[i];
+        g->pe[i] = pads[nsp + i];
+        if (g->s[i] < 1 || g->d[i] < 1 || (g->k[i] < 1 && g->k[i] != -1) || g->pb[i] < 0 ||
+            g->pe[i] < 0)
+            return POPRT__NODE_ERR(n, POPRT_STATUS_INVALID_MODEL,
+                                   "invalid kernel/stride/dilation/pad on axis %d", i);
+    }
+    return POPRT_OK;
+}
+
+poprt_status poprt__nn_window_geom(const poprt__node *n, int nsp, const int64_t *in_sp,
+                                   const int64_t *kernel, int allow_ceil, poprt__nn_geom *g)
+{
+    poprt_status st = read_window_attrs(n, nsp, kernel, g);
+    if (st)
+        return st;
+    auto_pad_kind ap;
+    if ((st = read_auto_pad(n, &ap)))
+        return st;
+    const int ceil_mode = allow_ceil ? (int)poprt__attr_i(n, "ceil_mode", 0) : 0;
+    for (int i = 0; i < nsp; i++) {
+        const int64_t in = in_sp[i], kk = g->k[i], s = g->s[i];
+        g->in[i] = in;
+        if (in < 0 || kk < 0) {
+            g->out[i] = -1;
+            if (ap != PAD_NOTSET)
+                g->pb[i] = g->pe[i] = 0;
+            continue;
+        }
+        const int64_t dk = (kk - 1) * g->d[i] + 1;
+        switch (ap) {
+        case PAD_NOTSET: {
+            int64_t span = in + g->pb[i] + g->pe[i] - dk;
+            if (span < 0)
+                return POPRT__NODE_ERR(n, POPRT_STATUS_SHAPE_MISMATCH,
+                                       "kernel extent %lld exceeds padded input %lld on axis %d",
+                                       (long long)dk, (long long)(in + g->pb[i] + g->pe[i]), i);
+            int64_t o = ceil_mode ? ceil_div(span, s) + 1 : span / s + 1;
+            /* the last window must start inside the input or left padding */
+            if (ceil_mode && (o - 1) * s >= in + g->pb[i])
+                o--;
+            g->out[i] = o;
+            break;
+        }
+        case PAD_VALID:
+            g->pb[i] = g->pe[i] = 0;
+            if (in < dk)
+                return POPRT__NODE_ERR(n, POPRT_STATUS_SHAPE_MISMATCH,
+                                       "kernel extent %lld exceeds input %lld on axis %d",
+                                       (long long)dk, (long long)in, i);
+            g->out[i] = ceil_mode ? ceil_div(in - dk, s) + 1 : (in - dk) / s + 1;
+            break;
+        default: {
+            int64_t o = ceil_div(in, s);
+            int64_t total = (o - 1) * s + dk - in;
+            if (total < 0)
+                total = 0;
+            if (ap == PAD_SAME_UPPER) {
+                g->pb[i] = total / 2;
+                g->pe[i] = total - total / 2;
+            } else {
+                g->pe[i] = total / 2;
+                g->pb[i] = total - total / 2;
+            }
+            g->out[i] = o;
+            break;
+        }
+        }
+    }
+    return POPRT_OK;
+}
+
+poprt_status poprt__nn_convtranspose_geom(const poprt__node *n, int nsp, const int64_t *in_sp,
+                                          const int64_t *kernel, poprt__nn_geom *g)
+{
+    poprt_status st = read_window_attrs(n, nsp, kernel, g);
+    if (st)
+        return st;
+    auto_pad_kind ap;
+    if ((st = read_auto_pad(n, &ap)))
+        return st;
+    int64_t opad[POPRT__MAX_RANK];
+    if ((st = read_ints(n, "output_padding", nsp, 0, opad)))
+        return st;
+    int64_t n_os = 0;
+    const int64_t *os = poprt__attr_ints(n, "output_shape", &n_os);
+    if (os && n_os != nsp && n_os != nsp + 2)
+        return POPRT__NODE_ERR(n, POPRT_STATUS_INVALID_MODEL,
+                               "output_shape has %lld values for %d spatial axes",
+                               (long long)n_os, nsp);
+    if (os)
+        os += n_os - nsp; /* older exporters give the full N, C, ... shape */
+    for (int i = 0; i < nsp; i++) {
+        const int64_t in = in_sp[i], kk = g->k[i], s = g->s[i];
+        g->in[i] = in;
+        if (in < 0 || kk < 0) {
+            g->out[i] = os ? os[i] : -1;
+            continue;
+        }
+        const int64_t full = s * (in - 1) + opad[i] + (kk - 1) * g->d[i] + 1;
+        if (os || ap == PAD_SAME_UPPER || ap == PAD_SAME_LOWER) {
+            int64_t o = os ? os[i] : in * s;
+            int64_t total = full - o;
+            if (total < 0)
+                total = 0;
+            if (ap == PAD_SAME_UPPER) {
+                g->pb[i] = total / 2;
+            } else {
+                g->pb[i] = total - total / 2;
+            }
+            g->pe[i] = full - g->pb[i] - o; /* < 0: trailing rows get only the bias */
+            g->out[i] = o;
+        } else {
+            if (ap == PAD_VALID)
+                g->pb[i] = g->pe[i] = 0;
+            g->out[i] = full - g->pb[i] - g->pe[i];
+            if (g->out[i] < 0)
+                return POPRT__NODE_ERR(n, POPRT_STATUS_SHAPE_MISMATCH,
+                                       "negative output size on axis %d", i);
+        }
+    }
+    return POPRT_OK;
+}
+
+/* The kernels lift 1-D and 2-D windows to 3-D with leading unit axes so one
+ * loop nest serves all. */
+typedef struct geom3 {
+    int64_t in[3], out[3], k[3], s[3], d[3], pb[3], pe[3];
+    int64_t in_sz, out_sz, k_sz;
+} geom3;
+
+static int lift3(const poprt__nn_geom *g, geom3 *o)
+{
+    if (g->nsp > 3)
+        return 0;
+    int off = 3 - g->nsp;
+    for (int i = 0; i < 3; i++) {
+        int j = i - off;
+        o->in[i] = j < 0 ? 1 : g->in[j];
+        o->out[i] = j < 0 ? 1 : g->out[j];
+        o->k[i] = j < 0 ? 1 : g->k[j];
+        o->s[i] = j < 0 ? 1 : g->s[j];
+        o->d[i] = j < 0 ? 1 : g->d[j];
+        o->pb[i] = j < 0 ? 0 : g->pb[j];
+        o->pe[i] = j < 0 ? 0 : g->pe[j];
+    }
+    o->in_sz = o->in[0] * o->in[1] * o->in[2];
+    o->out_sz = o->out[0] * o->out[1] * o->out[2];
+    o->k_sz = o->k[0] * o->k[1] * o->k[2];
+    return 1;
+}
+
+/* Range [lo, hi) of output positions o along one axis for which the input
+ * position o*s - pb + off lies in [0, in). */
+static void valid_range(int64_t out, int64_t s, int64_t pb, int64_t off, int64_t in, int64_t *lo,
+                        int64_t *hi)
+{
+    int64_t base = off - pb; /* input pos = o*s + base */
+    int64_t l = base >= 0 ? 0 : ceil_div(-base, s);
+    int64_t h = floor_div(in - 1 - base, s) + 1;
+    if (l > out)
+        l = out;
+    if (h > out)
+        h = out;
+    if (h < l)
+        h = l;
+    *lo = l;
+    *hi = h;
+}
+
+/* ======================================================================
+ * Conv
+ * ==================================================================== */
+
+/* im2col rows [r0, r1) of one group: row r = (c, kd, kh, kw), column =
+ * output position. Pure copies, so the same template serves every type. */
+#define DEF_IM2COL(NAME, T)                                                                    \
+    static void NAME(const T *x, const geom3 *g, int64_t r0, int64_t r1, T *col)               \
+    {                                                                                          \
+        const int64_t k12 = g->k[1] * g->k[2];                                                 \
+        for (int64_t r = r0; r < r1; r++) {                                                    \
+            const int64_t c = r / g->k_sz, rem = r % g->k_sz;                                  \
+            const int64_t kd = rem / k12, kh = (rem / g->k[2]) % g->k[1], kw = rem % g->k[2];  \
+            const T *xp = x + c * g->in_sz;                                                    \
+            T *dst = col + r * g->out_sz;                                                      \
+            int64_t d0, d1, h0, h1, w0, w1;                                                    \
+            valid_range(g->out[0], g->s[0], g->pb[0], kd * g->d[0], g->in[0], &d0, &d1);       \
+            valid_range(g->out[1], g->s[1], g->pb[1], kh * g->d[1], g->in[1], &h0, &h1);       \
+            valid_range(g->out[2], g->s[2], g->pb[2], kw * g->d[2], g->in[2], &w0, &w1);       \
+            const int64_t woff = kw * g->d[2] - g->pb[2];                                      \
+            for (int64_t od = 0; od < g->out[0]; od++) {                                       \
+                for (int64_t oh = 0; oh < g->out[1]; oh++) {                                   \
+                    T *o = dst + (od * g->out[1] + oh) * g->out[2];                            \
+                    if (od < d0 || od >= d1 || oh < h0 || oh >= h1) {                          \
+                        memset(o, 0, sizeof(T) * (size_t)g->out[2]);                           \
+                        continue;                                                              \
+                    }                                                                          \
+                    const int64_t id = od * g->s[0] - g->pb[0] + kd * g->d[0];                 \
+                    const int64_t ih = oh * g->s[1] - g->pb[1] + kh * g->d[1];                 \
+                    const T *row = xp + (id * g->in[1] + ih) * g->in[2] + woff;                \
+                    for (int64_t ow = 0; ow < w0; ow++)                                        \
+                        o[ow] = 0;                                                             \
+                    if (g->s[2] == 1) {                                                        \
+                        memcpy(o + w0, row + w0, sizeof(T) * (size_t)(w1 - w0));               \
+                    } else {                                                                   \
+                        const int64_t s2 = g->s[2];                                            \
+                        for (int64_t ow = w0; ow < w1; ow++)                                   \
+                            o[ow] = row[ow * s2];                                              \
+                    }                                                                          \
+                    for (int64_t ow = w1; ow < g->out[2]; ow++)                                \
+                        o[ow] = 0;                                                             \
+                }                                                                              \
+            }                                                                                  \
+        }                                                                                      \
+    }
+DEF_IM2COL(im2col_f32, float)
+DEF_IM2COL(im2col_f64, double)
+
+/* col2im for channels [m0, m1) of one group (ConvTranspose): y[m] gets the
+ * sum over taps of the column rows, scattered to o = i*s - pb + t*d. */
+#define DEF_COL2IM(NAME, T)                                                                    \
+    static void NAME(const T *col, const geom3 *g, int64_t m0, int64_t m1, T *y)               \
+    {                                                                                          \
+        const int64_t k12 = g->k[1] * g->k[2];                                                 \
+        for (int64_t m = m0; m < m1; m++) {                                                    \
+            T *yp = y + m * g->out_sz;                                                         \
+            for (int64_t t = 0; t < g->k_sz; t++) {                                            \
+                const int64_t kd = t / k12, kh = (t / g->k[2]) % g->k[1], kw = t % g->k[2];    \
+                const T *row = col + (m * g->k_sz + t) * g->in_sz;                             \
+                int64_t d0, d1, h0, h1, w0, w1;                                                \
+                valid_range(g->in[0], g->s[0], g->pb[0], kd * g->d[0], g->out[0], &d0, &d1);   \
+                valid_range(g->in[1], g->s[1], g->pb[1], kh * g->d[1], g->out[1], &h0, &h1);   \
+                valid_range(g->in[2], g->s[2], g->pb[2], kw * g->d[2], g->out[2], &w0, &w1);   \
+                for (int64_t id = d0; id < d1; id++) {                                         \
+                    const int64_t od = id * g->s[0] - g->pb[0] + kd * g->d[0];                 \
+                    for (int64_t ih = h0; ih < h1; ih++) {                                     \
+                        const int64_t oh = ih * g->s[1] - g->pb[1] + kh * g->d[1];             \
+                        const T *r = row + (id * g->in[1] + ih) * g->in[2];                    \
+                        T *o = yp + (od * g->out[1] + oh) * g->out[2] - g->pb[2] +             \
+                               kw * g->d[2];                                                   \
+                        const int64_t s2 = g->s[2];                                            \
+                        for (int64_t iw = w0; iw < w1; iw++)                                   \
+                            o[iw * s2] += r[iw];                                               \
+                    }                                                                          \
+                }                                                                              \
+            }                                                                                  \
+        }                                                                                      \
+    }
+DEF_COL2IM(col2im_f32, float)
+DEF_COL2IM(col2im_f64, double)
+
+typedef struct conv_plan {
+    geom3 g;
+    int64_t N, C, M, G, Cg, Mg, Kc;
+} conv_plan;
+
+/* Checks X/W/B and computes the geometry. transposed: ConvTranspose
+ * (W is [C, M/group, k...]). */
+static poprt_status conv_setup(poprt__kctx *k, int transposed, conv_plan *p)
+{
+    const poprt__tval *x = poprt__kin(k, 0), *w = poprt__kin(k, 1), *b = poprt__kin(k, 2);
+    const poprt__tval *y = poprt__kout(k, 0);
+    if (!x || !w || !y)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_INVALID_MODEL, "missing X, W or Y");
+    if (x->rank < 3 || w->rank != x->rank)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
+                               "X rank %d and W rank %d do not fit", x->rank, w->rank);
+    const int nsp = x->rank - 2;
+    poprt__nn_geom gg;
+    poprt_status st =
+        transposed ? poprt__nn_convtranspose_geom(k->node, nsp, x->dims + 2, w->dims + 2, &gg)
+                   : poprt__nn_window_geom(k->node, nsp, x->dims + 2, w->dims + 2, 0, &gg);
+    if (st)
+        return st;
+    for (int i = 0; i < nsp; i++)
+        if (gg.k[i] != w->dims[2 + i])
+            return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
+                                   "kernel_shape does not match W on axis %d", i);
+    if (!lift3(&gg, &p->g))
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_UNSUPPORTED,
+                               "more than 3 spatial axes are not supported");
+    p->N = x->dims[0];
+    p->C = x->dims[1];
+    p->G = poprt__attr_i(k->node, "group", 1);
+    if (p->G < 1 || p->C % p->G)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
+                               "%lld channels do not split into %lld groups", (long long)p->C,
+                               (long long)p->G);
+    p->Cg = p->C / p->G;
+    if (!transposed) {
+        p->M = w->dims[0];
+        p->Mg = p->M / p->G;
+        if (w->dims[1] != p->Cg || p->M % p->G)
+            return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
+                                   "W has %lld input channels, X gives %lld per group",
+                                   (long long)w->dims[1], (long long)p->Cg);
+    } else {
+        if (w->dims[0] != p->C)
+            return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
+                                   "W has %lld input channels, X has %lld", (long long)w->dims[0],
+                                   (long long)p->C);
+        p->Mg = w->dims[1];
+        p->M = p->Mg * p->G;
+    }
+    p->Kc = p->Cg * p->g.k_sz;
+    if (b && b->numel != p->M)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
+                               "B has %lld values for %lld output channels", (long long)b->numel,
+                               (long long)p->M);
+    if (y->rank != x->rank || y->dims[0] != p->N || y->dims[1] != p->M)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH, "output shape mismatch");
+    for (int i = 0; i < nsp; i++)
+        if (y->dims[2 + i] != gg.out[i])
+            return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
+                                   "output shape mismatch on axis %d", 2 + i);
+    return POPRT_OK;
+}
+
+typedef struct im2col_task {
+    const float *x;
+    const geom3 *g;
+    float *col;
+} im2col_task;
+
+static void im2col_task_fn(void *ctx, int64_t r0, int64_t r1)
+{
+    const im2col_task *t = ctx;
+    im2col_f32(t->x, t->g, r0, r1, t->col);
+}
+
+typedef struct dw_task {
+    const conv_plan *p;
+    const float *x, *w, *b;
+    float *y;
+} dw_task;
+
+/* Direct convolution for one input channel per group (depthwise): output
+ * planes [q0, q1) of the N*M planes; taps accumulate in a fixed order. */
+static void dwconv_task_fn(void *ctx, int64_t q0, int64_t q1)
+{
+    const dw_task *t = ctx;
+    const conv_plan *p = t->p;
+    const geom3 *g = &p->g;
+    const int64_t k12 = g->k[1] * g->k[2];
+    for (int64_t q = q0; q < q1; q++) {
+        const int64_t n = q / p->M, m = q % p->M, c = m / p->Mg;
+        const float *xp = t->x + (n * p->C + c) * g->in_sz;
+        const float *wp = t->w + m * g->k_sz;
+        float *yp = t->y + q * g->out_sz;
+        const float bias = t->b ? t->b[m] : 0.0f;
+        for (int64_t i = 0; i < g->out_sz; i++)
+            yp[i] = bias;
+        for (int64_t tap = 0; tap < g->k_sz; tap++) {
+            const int64_t kd = tap / k12, kh = (tap / g->k[2]) % g->k[1], kw = tap % g->k[2];
+            const float wv = wp[tap];
+            int64_t d0, d1, h0, h1, w0, w1;
+            valid_range(g->out[0], g->s[0], g->pb[0], kd * g->d[0], g->in[0], &d0, &d1);
+            valid_range(g->out[1], g->s[1], g->pb[1], kh * g->d[1], g->in[1], &h0, &h1);
+            valid_range(g->out[2], g->s[2], g->pb[2], kw * g->d[2], g->in[2], &w0, &w1);
+            const int64_t s2 = g->s[2];
+            for (int64_t od = d0; od < d1; od++) {
+                const int64_t id = od * g->s[0] - g->pb[0] + kd * g->d[0];
+                for (int64_t oh = h0; oh < h1; oh++) {
+                    const int64_t ih = oh * g->s[1] - g->pb[1] + kh * g->d[1];
+                    float *restrict o = yp + (od * g->out[1] + oh) * g->out[2];
+                    const float *restrict r =
+                        xp + (id * g->in[1] + ih) * g->in[2] + kw * g->d[2] - g->pb[2];
+                    if (s2 == 1) {
+                        for (int64_t ow = w0; ow < w1; ow++)
+                            o[ow] += wv * r[ow];
+                    } else {
+                        for (int64_t ow = w0; ow < w1; ow++)
+                            o[ow] += wv * r[ow * s2];
+                    }
+                }
+            }
+        }
+    }
+}
+
+static poprt_status conv_f32(poprt__kctx *k, const conv_plan *p, const float *x, const float *w,
+                             const float *b, float *y)
+{
+    const geom3 *g = &p->g;
+    if (p->Cg == 1 && p->G > 1) {
+        dw_task t = {p, x, w, b, y};
+        int64_t planes = p->N * p->M;
+        poprt__kctx_parallel_for(k, planes, grain_for(g->out_sz * g->k_sz, 1 << 15),
+                                 dwconv_task_fn, &t);
+        return POPRT_OK;
+    }
+    const int pointwise = g->k_sz == 1 && g->s[0] == 1 && g->s[1] == 1 && g->s[2] == 1 &&
+                          g->pb[0] == 0 && g->pb[1] == 0 && g->pb[2] == 0 && g->pe[0] == 0 &&
+                          g->pe[1] == 0 && g->pe[2] == 0;
+    float *col = NULL;
+    if (!pointwise) {
+        size_t n;
+        if (!poprt__mul_size((size_t)p->Kc, (size_t)g->out_sz, &n) ||
+            !poprt__mul_size(n, sizeof(float), &n))
+            return oom(k);
+        col = poprt__kctx_scratch(k, n ? n : 1);
+        if (!col)
+            return oom(k);
+    }
+    for (int64_t n = 0; n < p->N; n++) {
+        for (int64_t gi = 0; gi < p->G; gi++) {
+            const float *xg = x + (n * p->C + gi * p->Cg) * g->in_sz;
+            const float *wg = w + gi * p->Mg * p->Kc;
+            float *yg = y + (n * p->M + gi * p->Mg) * g->out_sz;
+            const float *B = xg;
+            if (!pointwise) {
+                im2col_task t = {xg, g, col};
+                poprt__kctx_parallel_for(k, p->Kc, grain_for(g->out_sz, 1 << 14),
+                                         im2col_task_fn, &t);
+                B = col;
+            }
+            float beta = 0.0f;
+            if (b) {
+                for (int64_t m = 0; m < p->Mg; m++) {
+                    float *row = yg + m * g->out_sz;
+                    const float bv = b[gi * p->Mg + m];
+                    for (int64_t i = 0; i < g->out_sz; i++)
+                        row[i] = bv;
+                }
+                beta = 1.0f;
+            }
+            poprt__ref_sgemm_mt(k, 0, 0, p->Mg, g->out_sz, p->Kc, 1.0f, wg, p->Kc, B, g->out_sz,
+                                beta, yg, g->out_sz);
+        }
+    }
+    return POPRT_OK;
+}
+
+static poprt_status conv_f64(poprt__kctx *k, const conv_plan *p, const double *x,
+                             const double *w, const double *b, double *y)
+{
+    const geom3 *g = &p->g;
+    double *col = poprt__kctx_scratch(k, (size_t)(p->Kc * g->out_sz + 1) * sizeof(double));
+    if (!col)
+        return oom(k);
+    for (int64_t n = 0; n < p->N; n++)
+        for (int64_t gi = 0; gi < p->G; gi++) {
+            im2col_f64(x + (n * p->C + gi * p->Cg) * g->in_sz, g, 0, p->Kc, col);
+            double *yg = y + (n * p->M + gi * p->Mg) * g->out_sz;
+            for (int64_t m = 0; m < p->Mg; m++)
+                for (int64_t i = 0; i < g->out_sz; i++)
+                    yg[m * g->out_sz + i] = b ? b[gi * p->Mg + m] : 0.0;
+            poprt__ref_dgemm(0, 0, p->Mg, g->out_sz, p->Kc, 1.0, w + gi * p->Mg * p->Kc, p->Kc,
+                             col, g->out_sz, 1.0, yg, g->out_sz);
+        }
+    return POPRT_OK;
+}
+
+poprt_status poprt__ref_conv(poprt__kctx *k)
+{
+    conv_plan p;
+    poprt_status st = conv_setup(k, 0, &p);
+    if (st)
+        return st;
+    const poprt__tval *x = poprt__kin(k, 0), *w = poprt__kin(k, 1), *b = poprt__kin(k, 2);
+    poprt__tval *y = poprt__kout(k, 0);
+    if (y->numel == 0)
+        return POPRT_OK;
+    if (x->dtype == POPRT_DTYPE_DOUBLE)
+        return conv_f64(k, &p, x->data, w->data, b ? b->data : NULL, y->data);
+    const float *xf = as_f32(k, x), *wf = as_f32(k, w), *bf = b ? as_f32(k, b) : NULL;
+    float *yf = out_f32(k, y);
+    if (!xf || !wf || (b && !bf) || !yf)
+        return oom(k);
+    if ((st = conv_f32(k, &p, xf, wf, bf, yf)))
+        return st;
+    store_f32(y, yf);
+    return POPRT_OK;
+}
+
+/* ======================================================================
+ * ConvTranspose: col = W_g^T X_g (GEMM), then col2im into Y
+ * ==================================================================== */
+
+typedef struct col2im_task {
+    const float *col;
+    const geom3 *g;
+    float *y;
+} col2im_task;
+
+static void col2im_task_fn(void *ctx, int64_t m0, int64_t m1)
+{
+    const col2im_task *t = ctx;
+    col2im_f32(t->col, t->g, m0, m1, t->y);
+}
+
+poprt_status poprt__ref_conv_transpose(poprt__kctx *k)
+{
+    conv_plan p;
+    poprt_status st = conv_setup(k, 1, &p);
+    if (st)
+        return st;
+    const poprt__tval *x = poprt__kin(k, 0), *w = poprt__kin(k, 1), *b = poprt__kin(k, 2);
+    poprt__tval *y = poprt__kout(k, 0);
+    if (y->numel == 0)
+        return POPRT_OK;
+    const geom3 *g = &p.g;
+    const int64_t rows = p.Mg * g->k_sz; /* col is rows x in_sz */
+    const int dbl = x->dtype == POPRT_DTYPE_DOUBLE;
+    const size_t esz = dbl ? sizeof(double) : sizeof(float);
+    void *col = poprt__kctx_scratch(k, (size_t)(rows * g->in_sz + 1) * esz);
+    if (!col)
+        return oom(k);
+    if (dbl) {
+        const double *xd = x->data, *wd = w->data, *bd = b ? b->data : NULL;
+        double *yd = y->data;
+        for (int64_t n = 0; n < p.N; n++)
+            for (int64_t gi = 0; gi < p.G; gi++) {
+                poprt__ref_dgemm(1, 0, rows, g->in_sz, p.Cg, 1.0, wd + gi * p.Cg * rows, rows,
+                                 xd + (n * p.C + gi * p.Cg) * g->in_sz, g->in_sz, 0.0, col,
+                                 g->in_sz);
+                double *yg = yd + (n * p.M + gi * p.Mg) * g->out_sz;
+                for (int64_t m = 0; m < p.Mg; m++)
+                    for (int64_t i = 0; i < g->out_sz; i++)
+                        yg[m * g->out_sz + i] = bd ? bd[gi * p.Mg + m] : 0.0;
+                col2im_f64(col, g, 0, p.Mg, yg);
+            }
+        return POPRT_OK;
+    }
+    const float *xf = as_f32(k, x), *wf = as_f32(k, w), *bf = b ? as_f32(k, b) : NULL;
+    float *yf = out_f32(k, y);
+    if (!xf || !wf || (b && !bf) || !yf)
+        return oom(k);
+    for (int64_t n = 0; n < p.N; n++)
+        for (int64_t gi = 0; gi < p.G; gi++) {
+            poprt__ref_sgemm_mt(k, 1, 0, rows, g->in_sz, p.Cg, 1.0f, wf + gi * p.Cg * rows, rows,
+                                xf + (n * p.C + gi * p.Cg) * g->in_sz, g->in_sz, 0.0f, col,
+                                g->in_sz);
+            float *yg = yf + (n * p.M + gi * p.Mg) * g->out_sz;
+            for (int64_t m = 0; m < p.Mg; m++) {
+                const float bv = bf ? bf[gi * p.Mg + m] : 0.0f;
+                for (int64_t i = 0; i < g->out_sz; i++)
+                    yg[m * g->out_sz + i] = bv;
+            }
+            col2im_task t = {col, g, yg};
+            poprt__kctx_parallel_for(k, p.Mg, grain_for(g->k_sz * g->in_sz, 1 << 14),
+                                     col2im_task_fn, &t);
+        }
+    store_f32(y, yf);
+    return POPRT_OK;
+}
+
+/* ======================================================================
+ * Pools
+ * ==================================================================== */
+
+enum { POOL_MAX, POOL_AVG, POOL_LP };
+
+typedef struct pool_task {
+    geom3 g;
+    int kind, count_include_pad, storage_order;
+    float p;
+    const float *x;
+    float *y;
+    int64_t *ind;
+} pool_task;
+
+static void pool_task_fn(void *ctx, int64_t q0, int64_t q1)
+{
+    const pool_task *t = ctx;
+    const geom3 *g = &t->g;
+    const int lp2 = t->kind == POOL_LP && t->p == 2.0f;
+    for (int64_t q = q0; q < q1; q++) {
+        const float *xp = t->x + q * g->in_sz;
+        float *yp = t->y + q * g->out_sz;
+        int64_t *ip = t->ind ? t->ind + q * g->out_sz : NULL;
+        for (int64_t od = 0; od < g->out[0]; od++)
+            for (int64_t oh = 0; oh < g->out[1]; oh++)
+                for (int64_t ow = 0; ow < g->out[2]; ow++) {
+                    const int64_t sd = od * g->s[0] - g->pb[0], sh = oh * g->s[1] - g->pb[1],
+                                  sw = ow * g->s[2] - g->pb[2];
+                    float best = -INFINITY;
+                    int64_t best_i = -1;
+                    double sum = 0.0;
+                    int64_t cnt = 0, cnt_pad = 1;
+                    if (t->kind == POOL_AVG && t->count_include_pad) {
+                        /* taps inside the padded extent [-pb, in + pe) */
+                        const int64_t st[3] = {sd, sh, sw};
+                        for (int a = 0; a < 3; a++) {
+                            int64_t c = 0;
+                            for (int64_t kk = 0; kk < g->k[a]; kk++) {
+                                int64_t pos = st[a] + kk * g->d[a];
+                                c += pos >= -g->pb[a] && pos < g->in[a] + g->pe[a];
+                            }
+                            cnt_pad *= c;
+                        }
+                    }
+                    for (int64_t kd = 0; kd < g->k[0]; kd++) {
+                        const int64_t id = sd + kd * g->d[0];
+                        if (id < 0 || id >= g->in[0])
+                            continue;
+                        for (int64_t kh = 0; kh < g->k[1]; kh++) {
+                            const int64_t ih = sh + kh * g->d[1];
+                            if (ih < 0 || ih >= g->in[1])
+                                continue;
+                            const float *row = xp + (id * g->in[1] + ih) * g->in[2];
+                            for (int64_t kw = 0; kw < g->k[2]; kw++) {
+                                const int64_t iw = sw + kw * g->d[2];
+                                if (iw < 0 || iw >= g->in[2])
+                                    continue;
+                                const float v = row[iw];
+                                if (t->kind == POOL_MAX) {
+                                    if (v > best || best_i < 0) {
+                                        best = v;
+                                        best_i = t->storage_order
+                                                     ? id + (ih + iw * g->in[1]) * g->in[0]
+                                                     : (id * g->in[1] + ih) * g->in[2] + iw;
+                                    }
+                                } else if (t->kind == POOL_AVG) {
+                                    sum += v;
+                                    cnt++;
+                                } else {
+                                    const double a = fabs((double)v);
+                                    sum += lp2 ? a * a : pow(a, t->p);
+                                }
+                            }
+                        }
+                    }
+                    const int64_t o = (od * g->out[1] + oh) * g->out[2] + ow;
+                    if (t->kind == POOL_MAX) {
+                        yp[o] = best;
+                        if (ip)
+                            ip[o] = best_i < 0 ? -1 : q * g->in_sz + best_i;
+                    } else if (t->kind == POOL_AVG) {
+                        int64_t div = t->count_include_pad ? cnt_pad : cnt;
+                        yp[o] = div > 0 ? (float)(sum / (double)div) : 0.0f;
+                    } else {
+                        yp[o] = (float)(lp2 ? sqrt(sum) : pow(sum, 1.0 / t->p));
+                    }
+                }
+    }
+}
+
+static poprt_status pool_run(poprt__kctx *k, int kind)
+{
+    const poprt__tval *x = poprt__kin(k, 0);
+    poprt__tval *y = poprt__kout(k, 0), *ind = poprt__kout(k, 1);
+    if (!x || !y)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_INVALID_MODEL, "missing X or Y");
+    if (x->rank < 3)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
+                               "X must have rank >= 3, has %d", x->rank);
+    const int nsp = x->rank - 2;
+    poprt__nn_geom gg;
+    /* ceil_mode exists for MaxPool/AveragePool >= 10 and LpPool >= 18 */
+    int allow_ceil = kind == POOL_LP ? k->opset >= 18 : k->opset >= 10;
+    poprt_status st = poprt__nn_window_geom(k->node, nsp, x->dims + 2, NULL, allow_ceil, &gg);
+    if (st)
+        return st;
+    pool_task t;
+    memset(&t, 0, sizeof t);
+    if (!lift3(&gg, &t.g))
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_UNSUPPORTED,
+                               "more than 3 spatial axes are not supported");
+    for (int i = 0; i < nsp; i++)
+        if (y->dims[2 + i] != gg.out[i])
+            return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
+                                   "output shape mismatch on axis %d", 2 + i);
+    t.kind = kind;
+    t.count_include_pad = (int)poprt__attr_i(k->node, "count_include_pad", 0);
+    t.storage_order = (int)poprt__attr_i(k->node, "storage_order", 0);
+    if (kind == POOL_LP) {
+        /* p was a float attribute in LpPool-1, an int since 2 */
+        const poprt__attr *pa = poprt__node_attr(k->node, "p");
+        t.p = !pa ? 2.0f : pa->type == POPRT__ATTR_FLOAT ? pa->f : (float)pa->i;
+    }
+    if (y->numel == 0)
+        return POPRT_OK;
+    t.x = as_f32(k, x);
+    t.y = out_f32(k, y);
+    if (!t.x || !t.y)
+        return oom(k);
+    if (ind) {
+        if (ind->dtype != POPRT_DTYPE_INT64)
+            return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
+                                   "Indices must be int64");
+        t.ind = ind->data;
+    }
+    const int64_t planes = x->dims[0] * x->dims[1];
+    poprt__kctx_parallel_for(k, planes, grain_for(t.g.out_sz * t.g.k_sz, 1 << 14), pool_task_fn,
+                             &t);
+    store_f32(y, t.y);
+    return POPRT_OK;
+}
+
+poprt_status poprt__ref_maxpool(poprt__kctx *k) { return pool_run(k, POOL_MAX); }
+poprt_status poprt__ref_averagepool(poprt__kctx *k) { return pool_run(k, POOL_AVG); }
+poprt_status poprt__ref_lppool(poprt__kctx *k) { return pool_run(k, POOL_LP); }
+
+typedef struct gpool_task {
+    int kind;
+    float p;
+    int64_t sp;
+    const float *x;
+    float *y;
+} gpool_task;
+
+static void gpool_task_fn(void *ctx, int64_t q0, int64_t q1)
+{
+    const gpool_task *t = ctx;
+    for (int64_t q = q0; q < q1; q++) {
+        const float *xp = t->x + q * t->sp;
+        if (t->kind == POOL_MAX) {
+            float m = t->sp > 0 ? xp[0] : -INFINITY;
+            for (int64_t i = 1; i < t->sp; i++)
+                m = xp[i] > m ? xp[i] : m;
+            t->y[q] = m;
+        } else if (t->kind == POOL_AVG) {
+            /* float lanes of partial sums keep this vectorised; the order
+             * is fixed, so results stay deterministic */
+            float part[8] = {0};
+            int64_t i = 0;
+            for (; i + 8 <= t->sp; i += 8)
+                for (int j = 0; j < 8; j++)
+                    part[j] += xp[i + j];
+            double s = 0.0;
+            for (int j = 0; j < 8; j++)
+                s += part[j];
+            for (; i < t->sp; i++)
+                s += xp[i];
+            t->y[q] = t->sp > 0 ? (float)(s / (double)t->sp) : 0.0f;
+        } else {
+            double s = 0.0;
+            for (int64_t i = 0; i < t->sp; i++) {
+                double a = fabs((double)xp[i]);
+                s += t->p == 2.0f ? a * a : pow(a, t->p);
+            }
+            t->y[q] = (float)(t->p == 2.0f ? sqrt(s) : pow(s, 1.0 / t->p));
+        }
+    }
+}
+
+static poprt_status gpool_run(poprt__kctx *k, int kind)
+{
+    const poprt__tval *x = poprt__kin(k, 0);
+    poprt__tval *y = poprt__kout(k, 0);
+    if (!x || !y || x->rank < 2)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH, "X must have rank >= 2");
+    gpool_task t = {kind, 2.0f, prod64(x->dims + 2, x->rank - 2), NULL, NULL};
+    if (kind == POOL_LP) {
+        const poprt__attr *pa = poprt__node_attr(k->node, "p");
+        t.p = !pa ? 2.0f : pa->type == POPRT__ATTR_FLOAT ? pa->f : (float)pa->i;
+    }
+    if (y->numel == 0)
+        return POPRT_OK;
+    t.x = as_f32(k, x);
+    t.y = out_f32(k, y);
+    if (!t.x || !t.y)
+        return oom(k);
+    poprt__kctx_parallel_for(k, x->dims[0] * x->dims[1], grain_for(t.sp, 1 << 14),
+                             gpool_task_fn, &t);
+    store_f32(y, t.y);
+    return POPRT_OK;
+}
+
+poprt_status poprt__ref_global_averagepool(poprt__kctx *k) { return gpool_run(k, POOL_AVG); }
+poprt_status poprt__ref_global_maxpool(poprt__kctx *k) { return gpool_run(k, POOL_MAX); }
+poprt_status poprt__ref_global_lppool(poprt__kctx *k) { return gpool_run(k, POOL_LP); }
+
+poprt_status poprt__ref_maxunpool(poprt__kctx *k)
+{
+    const poprt__tval *x = poprt__kin(k, 0), *ind = poprt__kin(k, 1);
+    poprt__tval *y = poprt__kout(k, 0);
+    if (!x || !ind || !y)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_INVALID_MODEL, "missing X, I or Y");
+    if (ind->numel != x->numel)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
+                               "I has %lld elements, X has %lld", (long long)ind->numel,
+                               (long long)x->numel);
+    const size_t esz = poprt_dtype_size((poprt_dtype)y->dtype);
+    memset(y->data, 0, y->nbytes);
+    for (int64_t i = 0; i < x->numel; i++) {
+        int64_t j = poprt__load_i64(ind->data, ind->dtype, i);
+        if (j < 0 || j >= y->numel)
+            return POPRT__NODE_ERR(k->node, POPRT_STATUS_RUNTIME_ERROR,
+                                   "index %lld out of range [0, %lld)", (long long)j,
+                                   (long long)y->numel);
+        memcpy((char *)y->data + (size_t)j * esz, (const char *)x->data + (size_t)i * esz, esz);
+    }
+    return POPRT_OK;
+}
+
+/* ======================================================================
+ * Gemm
+ * ==================================================================== */
+
+poprt_status poprt__ref_gemm(poprt__kctx *k)
+{
+    const poprt__tval *a = poprt__kin(k, 0), *b = poprt__kin(k, 1), *c = poprt__kin(k, 2);
+    poprt__tval *y = poprt__kout(k, 0);
+    if (!a || !b || !y)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_INVALID_MODEL, "missing A, B or Y");
+    if (a->rank != 2 || b->rank != 2)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH, "A and B must be 2-D");
+    const int ta = poprt__attr_i(k->node, "transA", 0) != 0;
+    const int tb = poprt__attr_i(k->node, "transB", 0) != 0;
+    const float alpha = poprt__attr_f(k->node, "alpha", 1.0f);
+    float beta = poprt__attr_f(k->node, "beta", 1.0f);
+    const int64_t M = ta ? a->dims[1] : a->dims[0], K = ta ? a->dims[0] : a->dims[1];
+    const int64_t N = tb ? b->dims[0] : b->dims[1], Kb = tb ? b->dims[1] : b->dims[0];
+    if (K != Kb || y->rank != 2 || y->dims[0] != M || y->dims[1] != N)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
+                               "A is %lldx%lld, B is %lldx%lld after transposition",
+                               (long long)M, (long long)K, (long long)Kb, (long long)N);
+    /* C broadcasts (right-aligned) to M x N */
+    int64_t cs0 = 0, cs1 = 0;
+    if (c) {
+        if (c->rank > 2)
+            return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH, "C has rank %d",
+                                   c->rank);
+        int64_t c0 = c->rank == 2 ? c->dims[0] : 1, c1 = c->rank >= 1 ? c->dims[c->rank - 1] : 1;
+        if ((c0 != 1 && c0 != M) || (c1 != 1 && c1 != N))
+            return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
+                                   "C does not broadcast to %lldx%lld", (long long)M,
+                                   (long long)N);
+        cs0 = c0 == 1 ? 0 : c1;
+        cs1 = c1 == 1 ? 0 : 1;
+    } else {
+        beta = 0.0f;
+    }
+    if (y->numel == 0)
+        return POPRT_OK;
+    if (y->dtype == POPRT_DTYPE_FLOAT || is_half(y->dtype)) {
+        const float *af = as_f32(k, a), *bf = as_f32(k, b), *cf = c ? as_f32(k, c) : NULL;
+        float *yf = out_f32(k, y);
+        if (!af || !bf || (c && !cf) || !yf)
+            return oom(k);
+        if (c && beta != 0.0f)
+            for (int64_t i = 0; i < M; i++)
+                for (int64_t j = 0; j < N; j++)
+                    yf[i * N + j] = cf[i * cs0 + j * cs1];
+        poprt__ref_sgemm_mt(k, ta, tb, M, N, K, alpha, af, a->dims[1], bf, b->dims[1], beta, yf,
+                            N);
+        store_f32(y, yf);
+        return POPRT_OK;
+    }
+    if (y->dtype == POPRT_DTYPE_DOUBLE) {
+        double *yd = y->data;
+        if (c && beta != 0.0f)
+            for (int64_t i = 0; i < M; i++)
+                for (int64_t j = 0; j < N; j++)
+                    yd[i * N + j] = ((const double *)c->data)[i * cs0 + j * cs1];
+        poprt__ref_dgemm(ta, tb, M, N, K, alpha, a->data, a->dims[1], b->data, b->dims[1], beta,
+                         yd, N);
+        return POPRT_OK;
+    }
+    /* integer types: exact products in int64 (wrapping), alpha/beta applied
+     * when they are not 1 */
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+            uint64_t s = 0;
+            for (int64_t p = 0; p < K; p++) {
+                int64_t av = poprt__load_i64(a->data, a->dtype, ta ? p * M + i : i * K + p);
+                int64_t bv = poprt__load_i64(b->data, b->dtype, tb ? j * K + p : p * N + j);
+                s += (uint64_t)av * (uint64_t)bv;
+            }
+            int64_t v = (int64_t)s;
+            if (alpha != 1.0f)
+                v = (int64_t)((double)v * alpha);
+            if (c && beta != 0.0f) {
+                int64_t cv = poprt__load_i64(c->data, c->dtype, i * cs0 + j * cs1);
+                v = (int64_t)((uint64_t)v + (uint64_t)(beta == 1.0f ? cv : (int64_t)(cv * beta)));
+            }
+            poprt__store_i64(y->data, y->dtype, i * N + j, v);
+        }
+    return POPRT_OK;
+}
+
+/* ======================================================================
+ * MatMul (numpy semantics: batched broadcasting, 1-D operands)
+ * ==================================================================== */
+
+typedef struct matmul_plan {
+    int64_t M, N, K, batch;
+    int nb;                       /* batch rank */
+    int64_t bdims[POPRT__MAX_RANK];
+    int64_t astr[POPRT__MAX_RANK]; /* batch strides in matrices (0: broadcast) */
+    int64_t bstr[POPRT__MAX_RANK];
+} matmul_plan;
+
+static void matmul_offsets(const matmul_plan *p, int64_t bi, int64_t *ao, int64_t *bo)
+{
+    int64_t a = 0, b = 0;
+    for (int i = p->nb - 1; i >= 0; i--) {
+        int64_t idx = bi % p->bdims[i];
+        bi /= p->bdims[i];
+        a += idx * p->astr[i];
+        b += idx * p->bstr[i];
+    }
+    *ao = a * p->M * p->K;
+    *bo = b * p->K * p->N;
+}
+
+typedef struct matmul_task {
+    const matmul_plan *p;
+    const float *a, *b;
+    float *y;
+} matmul_task;
+
+static void matmul_task_fn(void *ctx, int64_t b0, int64_t b1)
+{
+    const matmul_task *t = ctx;
+    const matmul_plan *p = t->p;
+    for (int64_t bi = b0; bi < b1; bi++) {
+        int64_t ao, bo;
+        matmul_offsets(p, bi, &ao, &bo);
+        poprt__ref_sgemm(0, 0, p->M, p->N, p->K, 1.0f, t->a + ao, p->K, t->b + bo, p->N, 0.0f,
+                         t->y + bi * p->M * p->N, p->N);
+    }
+}
+
+#define DEF_MATMUL_INT(NAME, T)                                                                \
+    static void NAME(const matmul_plan *p, const T *a, const T *b, T *y)                       \
+    {                                                                                          \
+        for (int64_t bi = 0; bi < p->batch; bi++) {                                            \
+            int64_t ao, bo;                                                                    \
+            matmul_offsets(p, bi, &ao, &bo);                                                   \
+            for (int64_t i = 0; i < p->M; i++) {                                               \
+                T *yr = y + (bi * p->M + i) * p->N;                                            \
+                for (int64_t j = 0; j < p->N; j++)                                             \
+                    yr[j] = 0;                                                                 \
+                for (int64_t q = 0; q < p->K; q++) {                                           \
+                    const uint64_t av = (uint64_t)a[ao + i * p->K + q];                        \
+                    const T *br = b + bo + q * p->N;                                           \
+                    for (int64_t j = 0; j < p->N; j++) /* wraps like the hardware */           \
+                        yr[j] = (T)((uint64_t)yr[j] + av * (uint64_t)br[j]);                   \
+                }                                                                              \
+            }                                                                                  \
+        }                                                                                      \
+    }
+DEF_MATMUL_INT(matmul_i32, int32_t)
+DEF_MATMUL_INT(matmul_i64, int64_t)
+DEF_MATMUL_INT(matmul_u32, uint32_t)
+DEF_MATMUL_INT(matmul_u64, uint64_t)
+
+poprt_status poprt__ref_matmul(poprt__kctx *k)
+{
+    const poprt__tval *a = poprt__kin(k, 0), *b = poprt__kin(k, 1);
+    poprt__tval *y = poprt__kout(k, 0);
+    if (!a || !b || !y)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_INVALID_MODEL, "missing A, B or Y");
+    if (a->rank < 1 || b->rank < 1)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
+                               "MatMul operands must have rank >= 1");
+    matmul_plan p;
+    memset(&p, 0, sizeof p);
+    p.M = a->rank == 1 ? 1 : a->dims[a->rank - 2];
+    p.K = a->dims[a->rank - 1];
+    const int64_t Kb = b->rank == 1 ? b->dims[0] : b->dims[b->rank - 2];
+    p.N = b->rank == 1 ? 1 : b->dims[b->rank - 1];
+    if (p.K != Kb)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
+                               "inner dimensions differ: %lld and %lld", (long long)p.K,
+                               (long long)Kb);
+    const int na = a->rank > 2 ? a->rank - 2 : 0, nbb = b->rank > 2 ? b->rank - 2 : 0;
+    p.nb = na > nbb ? na : nbb;
+    p.batch = 1;
+    int64_t sa = 1, sb = 1;
+    for (int i = p.nb - 1; i >= 0; i--) {
+        int ia = i - (p.nb - na), ib = i - (p.nb - nbb);
+        int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
+        if (da != db && da != 1 && db != 1)
+            return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
+                                   "batch dimensions %lld and %lld do not broadcast",
+                                   (long long)da, (long long)db);
+        p.bdims[i] = da > db ? da : db;
+        if (da == 0 || db == 0)
+            p.bdims[i] = 0;
+        p.astr[i] = da == 1 ? 0 : sa;
+        p.bstr[i] = db == 1 ? 0 : sb;
+        sa *= da;
+        sb *= db;
+        p.batch *= p.bdims[i];
+    }
+    if (y->numel != p.batch * p.M * p.N)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH, "output size mismatch");
+    if (y->numel == 0)
+        return POPRT_OK;
+    /* B shared by every batch and A dense: one tall GEMM */
+    if (sb == 1 && sa == p.batch) {
+        p.M *= p.batch;
+        p.batch = 1;
+        p.nb = 0;
+    }
+    switch (y->dtype) {
+    case POPRT_DTYPE_INT32: matmul_i32(&p, a->data, b->data, y->data); return POPRT_OK;
+    case POPRT_DTYPE_INT64: matmul_i64(&p, a->data, b->data, y->data); return POPRT_OK;
+    case POPRT_DTYPE_UINT32: matmul_u32(&p, a->data, b->data, y->data); return POPRT_OK;
+    case POPRT_DTYPE_UINT64: matmul_u64(&p, a->data, b->data, y->data); return POPRT_OK;
+    case POPRT_DTYPE_DOUBLE:
+        for (int64_t bi = 0; bi < p.batch; bi++) {
+            int64_t ao, bo;
+            matmul_offsets(&p, bi, &ao, &bo);
+            poprt__ref_dgemm(0, 0, p.M, p.N, p.K, 1.0, (const double *)a->data + ao, p.K,
+                             (const double *)b->data + bo, p.N, 0.0,
+                             (double *)y->data + bi * p.M * p.N, p.N);
+        }
+        return POPRT_OK;
+    default: break;
+    }
+    if (y->dtype != POPRT_DTYPE_FLOAT && !is_half(y->dtype))
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_UNSUPPORTED, "MatMul of %s",
+                               poprt_dtype_name((poprt_dtype)y->dtype));
+    const float *af = as_f32(k, a), *bf = as_f32(k, b);
+    float *yf = out_f32(k, y);
+    if (!af || !bf || !yf)
+        return oom(k);
+    if (p.batch == 1) {
+        poprt__ref_sgemm_mt(k, 0, 0, p.M, p.N, p.K, 1.0f, af, p.K, bf, p.N, 0.0f, yf, p.N);
+    } else if (p.batch >= 4 || p.M * p.N * p.K < (1 << 16)) {
+        matmul_task t = {&p, af, bf, yf};
+        poprt__kctx_parallel_for(k, p.batch, grain_for(p.M * p.N * p.K, 1 << 16),
+                                 matmul_task_fn, &t);
+    } else {
+        for (int64_t bi = 0; bi < p.batch; bi++) {
+            int64_t ao, bo;
+            matmul_offsets(&p, bi, &ao, &bo);
+            poprt__ref_sgemm_mt(k, 0, 0, p.M, p.N, p.K, 1.0f, af + ao, p.K, bf + bo, p.N, 0.0f,
+                                yf + bi * p.M * p.N, p.N);
+        }
+    }
+    store_f32(y, yf);
+    return POPRT_OK;
+}
+
+/* ======================================================================
+ * Normalisations
+ * ==================================================================== */
+
+/* Mean and population variance of n floats, two passes in double. */
+static void row_stats(const float *x, int64_t n, double *mean, double *var)
+{
+    double s = 0.0;
+    for (int64_t i = 0; i < n; i++)
+        s += x[i];
+    double m = n > 0 ? s / (double)n : 0.0, v = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        double d = x[i] - m;
+        v += d * d;
+    }
+    *mean = m;
+    *var = n > 0 ? v / (double)n : 0.0;
+}
+
+/* y[i] = x[i] * a + b over a plane: the hot loop of BatchNormalization. */
+typedef struct affine_task {
+    const float *x;
+    float *y;
+    const float *a, *b; /* per channel (stride 0 within a plane) or per element */
+    int64_t C, inner;
+    int per_elem;
+} affine_task;
+
+static void affine_task_fn(void *ctx, int64_t q0, int64_t q1)
+{
+    const affine_task *t = ctx;
+    for (int64_t q = q0; q < q1; q++) {
+        const int64_t c = q % t->C;
+        const float *restrict x = t->x + q * t->inner;
+        float *restrict y = t->y + q * t->inner;
+        if (t->per_elem) {
+            const float *a = t->a + c * t->inner, *b = t->b + c * t->inner;
+            for (int64_t i = 0; i < t->inner; i++)
+                y[i] = x[i] * a[i] + b[i];
+        } else {
+            const float a = t->a[c], b = t->b[c];
+            for (int64_t i = 0; i < t->inner; i++)
+                y[i] = x[i] * a + b;
+        }
+    }
+}
+
+poprt_status poprt__ref_batchnorm(poprt__kctx *k)
+{
+    const poprt__tval *x = poprt__kin(k, 0);
+    const poprt__tval *ts = poprt__kin(k, 1), *tb = poprt__kin(k, 2), *tm = poprt__kin(k, 3),
+                      *tv = poprt__kin(k, 4);
+    poprt__tval *y = poprt__kout(k, 0);
+    if (!x || !ts || !tb || !tm || !tv || !y)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_INVALID_MODEL, "missing input or output");
+    const int64_t N = x->rank >= 1 ? x->dims[0] : 1, C = x->rank >= 2 ? x->dims[1] : 1;
+    const int64_t inner = x->rank > 2 ? prod64(x->dims + 2, x->rank - 2) : 1;
+    const int64_t np = ts->numel;
+    const int per_elem = np != C && np == C * inner;
+    if ((np != C && !per_elem) || tb->numel != np || tm->numel != np || tv->numel != np)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
+                               "scale/B/mean/var need %lld values", (long long)C);
+    const double eps = poprt__attr_f(k->node, "epsilon", 1e-5f);
+    const double momentum = poprt__attr_f(k->node, "momentum", 0.9f);
+    const int training = k->opset >= 14 && poprt__attr_i(k->node, "training_mode", 0) != 0;
+    if (x->numel == 0)
+        return POPRT_OK;
+    const float *xf = as_f32(k, x), *sf = as_f32(k, ts), *bf = as_f32(k, tb),
+                *mf = as_f32(k, tm), *vf = as_f32(k, tv);
+    float *yf = out_f32(k, y);
+    float *a = poprt__kctx_scratch(k, (size_t)np * sizeof(float));
+    float *b = poprt__kctx_scratch(k, (size_t)np * sizeof(float));
+    double *bm = poprt__kctx_scratch(k, (size_t)np * 2 * sizeof(double));
+    if (!xf || !sf || !bf || !mf || !vf || !yf || !a || !b || !bm)
+        return oom(k);
+    double *bv = bm + np;
+    if (training) {
+        /* batch statistics over every axis but 1 */
+        const int64_t cnt = N * (per_elem ? 1 : inner);
+        for (int64_t i = 0; i < np; i++)
+            bm[i] = bv[i] = 0.0;
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t c = 0; c < C; c++) {
+                const float *p = xf + (n * C + c) * inner;
+                for (int64_t i = 0; i < inner; i++)
+                    bm[per_elem ? c * inner + i : c] += p[i];
+            }
+        for (int64_t i = 0; i < np; i++)
+            bm[i] /= (double)cnt;
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t c = 0; c < C; c++) {
+                const float *p = xf + (n * C + c) * inner;
+                for (int64_t i = 0; i < inner; i++) {
+                    int64_t j = per_elem ? c * inner + i : c;
+                    double d = p[i] - bm[j];
+                    bv[j] += d * d;
+                }
+            }
+        for (int64_t i = 0; i < np; i++)
+            bv[i] /= (double)cnt;
+    } else {
+        for (int64_t i = 0; i < np; i++) {
+            bm[i] = mf[i];
+            bv[i] = vf[i];
+        }
+    }
+    for (int64_t i = 0; i < np; i++) {
+        double s = sf[i] / sqrt(bv[i] + eps);
+        a[i] = (float)s;
+        b[i] = (float)(bf[i] - bm[i] * s);
+    }
+    affine_task t = {xf, yf, a, b, C, inner, per_elem};
+    poprt__kctx_parallel_for(k, N * C, grain_for(inner, 1 << 14), affine_task_fn, &t);
+    store_f32(y, yf);
+    /* running statistics (training) or pass-through of the inputs */
+    for (int j = 1; j <= 2; j++) {
+        poprt__tval *o = poprt__kout(k, j);
+        if (!o)
+            continue;
+        if (o->numel != np)
+            return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
+                                   "output %d has %lld values, expected %lld", j,
+                                   (long long)o->numel, (long long)np);
+        const float *in = j == 1 ? mf : vf;
+        const double *cur = j == 1 ? bm : bv;
+        for (int64_t i = 0; i < np; i++)
+            poprt__store_f64(o->data, o->dtype, i,
+                             training ? in[i] * momentum + cur[i] * (1.0 - momentum) : in[i]);
+    }
+    /* BatchNormalization-7/9 saved_mean / saved_var */
+    for (int j = 3; j <= 4; j++) {
+        poprt__tval *o = poprt__kout(k, j);
+        if (o && o->numel == np)
+            for (int64_t i = 0; i < np; i++)
+                poprt__store_f64(o->data, o->dtype, i, j == 3 ? bm[i] : bv[i]);
+    }
+    return POPRT_OK;
+}
+
+typedef struct inorm_task {
+    const float *x, *scale, *bias;
+    float *y;
+    int64_t C, inner;
+    double eps;
+} inorm_task;
+
+static void inorm_task_fn(void *ctx, int64_t q0, int64_t q1)
+{
+    const inorm_task *t = ctx;
+    for (int64_t q = q0; q < q1; q++) {
+        const int64_t c = q % t->C;
+        const float *x = t->x + q * t->inner;
+        float *y = t->y + q * t->inner;
+        double m, v;
+        row_stats(x, t->inner, &m, &v);
+        const float a = (float)(t->scale[c] / sqrt(v + t->eps));
+        const float b = (float)(t->bias[c] - m * (t->scale[c] / sqrt(v + t->eps)));
+        for (int64_t i = 0; i < t->inner; i++)
+            y[i] = x[i] * a + b;
+    }
+}
+
+poprt_status poprt__ref_instancenorm(poprt__kctx *k)
+{
+    const poprt__tval *x = poprt__kin(k, 0), *s = poprt__kin(k, 1), *b = poprt__kin(k, 2);
+    poprt__tval *y = poprt__kout(k, 0);
+    if (!x || !s || !b || !y || x->rank < 2)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_INVALID_MODEL,
+                               "needs input, scale, B and X of rank >= 2");
+    const int64_t C = x->dims[1], inner = prod64(x->dims + 2, x->rank - 2);
+    if (s->numel != C || b->numel != C)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
+                               "scale and B need %lld values", (long long)C);
+    if (x->numel == 0)
+        return POPRT_OK;
+    inorm_task t = {as_f32(k, x), as_f32(k, s), as_f32(k, b), out_f32(k, y), C, inner,
+                    poprt__attr_f(k->node, "epsilon", 1e-5f)};
+    if (!t.x || !t.scale || !t.bias || !t.y)
+        return oom(k);
+    poprt__kctx_parallel_for(k, x->dims[0] * C, grain_for(inner * 3, 1 << 14), inorm_task_fn,
+                             &t);
+    store_f32(y, t.y);
+    return POPRT_OK;
+}
+
+/* Scale/bias operand of LayerNormalization/RMSNormalization: it broadcasts
+ * to X; the common cases (the normalised shape, or all of X) are indexed
+ * directly, anything else is expanded to X's size once. */
+static poprt_status norm_operand(poprt__kctx *k, const poprt__tval *t, const poprt__tval *x,
+                                 int64_t inner, const float **out, int *full)
+{
+    *out = NULL;
+    *full = 0;
+    if (!t)
+        return POPRT_OK;
+    const float *f = as_f32(k, t);
+    if (!f)
+        return oom(k);
+    if (t->numel == inner) {
+        *out = f;
+        return POPRT_OK;
+    }
+    if (t->rank > x->rank)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
+                               "scale/bias rank %d exceeds X rank %d", t->rank, x->rank);
+    for (int i = 0; i < t->rank; i++) {
+        int64_t dt = t->dims[i], dx = x->dims[x->rank - t->rank + i];
+        if (dt != dx && dt != 1)
+            return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
+                                   "scale/bias does not broadcast to X");
+    }
+    float *e = poprt__kctx_scratch(k, (size_t)x->numel * sizeof(float));
+    if (!e)
+        return oom(k);
+    int64_t str[POPRT__MAX_RANK], idx[POPRT__MAX_RANK] = {0};
+    poprt__bcast_strides(t, x->rank, x->dims, str);
+    for (int64_t i = 0; i < x->numel; i++) {
+        int64_t off = 0;
+        for (int d = 0; d < x->rank; d++)
+            off += idx[d] * str[d];
+        e[i] = f[off];
+        for (int d = x->rank - 1; d >= 0; d--) {
+            if (++idx[d] < x->dims[d])
+                break;
+            idx[d] = 0;
+        }
+    }
+    *out = e;
+    *full = 1;
+    return POPRT_OK;
+}
+
+typedef struct lnorm_task {
+    const float *x, *scale, *bias;
+    float *y, *mean, *inv;
+    int64_t inner;
+    int sfull, bfull, rms;
+    double eps;
+} lnorm_task;
+
+static void lnorm_task_fn(void *ctx, int64_t r0, int64_t r1)
+{
+    const lnorm_task *t = ctx;
+    for (int64_t r = r0; r < r1; r++) {
+        const float *x = t->x + r * t->inner;
+        float *y = t->y + r * t->inner;
+        double m = 0.0, v;
+        if (t->rms) {
+            double s = 0.0;
+            for (int64_t i = 0; i < t->inner; i++)
+                s += (double)x[i] * x[i];
+            v = t->inner > 0 ? s / (double)t->inner : 0.0;
+        } else {
+            row_stats(x, t->inner, &m, &v);
+        }
+        const double inv = 1.0 / sqrt(v + t->eps);
+        const float mf = (float)m, invf = (float)inv;
+        const float *sc = t->scale ? t->scale + (t->sfull ? r * t->inner : 0) : NULL;
+        const float *bi = t->bias ? t->bias + (t->bfull ? r * t->inner : 0) : NULL;
+        for (int64_t i = 0; i < t->inner; i++) {
+            float n = (x[i] - mf) * invf;
+            if (sc)
+                n *= sc[i];
+            if (bi)
+                n += bi[i];
+            y[i] = n;
+        }
+        if (t->mean)
+            t->mean[r] = mf;
+        if (t->inv)
+            t->inv[r] = invf;
+    }
+}
+
+static poprt_status lnorm_run(poprt__kctx *k, int rms)
+{
+    const poprt__tval *x = poprt__kin(k, 0), *s = poprt__kin(k, 1),
+                      *b = rms ? NULL : poprt__kin(k, 2);
+    poprt__tval *y = poprt__kout(k, 0);
+    poprt__tval *om = rms ? NULL : poprt__kout(k, 1), *oi = rms ? NULL : poprt__kout(k, 2);
+    if (!x || !s || !y)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_INVALID_MODEL, "missing X, scale or Y");
+    int64_t axis;
+    if (!poprt__norm_axis(poprt__attr_i(k->node, "axis", -1), x->rank, &axis))
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_INVALID_MODEL, "axis out of range");
+    const int64_t outer = prod64(x->dims, (int)axis);
+    const int64_t inner = prod64(x->dims + axis, x->rank - (int)axis);
+    lnorm_task t;
+    memset(&t, 0, sizeof t);
+    t.inner = inner;
+    t.rms = rms;
+    t.eps = poprt__attr_f(k->node, "epsilon", 1e-5f);
+    poprt_status st;
+    if ((st = norm_operand(k, s, x, inner, &t.scale, &t.sfull)) ||
+        (st = norm_operand(k, b, x, inner, &t.bias, &t.bfull)))
+        return st;
+    t.x = as_f32(k, x);
+    t.y = out_f32(k, y);
+    if (!t.x || !t.y)
+        return oom(k);
+    if (om) {
+        if (om->numel != outer)
+            return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH, "Mean size mismatch");
+        t.mean = out_f32(k, om);
+    }
+    if (oi) {
+        if (oi->numel != outer)
+            return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
+                                   "InvStdDev size mismatch");
+        t.inv = out_f32(k, oi);
+    }
+    if ((om && !t.mean) || (oi && !t.inv))
+        return oom(k);
+    poprt__kctx_parallel_for(k, outer, grain_for(inner * 3, 1 << 14), lnorm_task_fn, &t);
+    store_f32(y, t.y);
+    if (om)
+        store_f32(om, t.mean);
+    if (oi)
+        store_f32(oi, t.inv);
+    return POPRT_OK;
+}
+
+poprt_status poprt__ref_layernorm(poprt__kctx *k) { return lnorm_run(k, 0); }
+poprt_status poprt__ref_rmsnorm(poprt__kctx *k) { return lnorm_run(k, 1); }
+
+typedef struct gnorm_task {
+    const float *x, *scale, *bias;
+    float *y;
+    int64_t C, G, Cg, inner;
+    int per_channel;
+    double eps;
+} gnorm_task;
+
+static void gnorm_task_fn(void *ctx, int64_t q0, int64_t q1)
+{
+    const gnorm_task *t = ctx;
+    for (int64_t q = q0; q < q1; q++) { /* q = n * G + g */
+        const int64_t g = q % t->G;
+        const float *x = t->x + q * t->Cg * t->inner;
+        float *y = t->y + q * t->Cg * t->inner;
+        double m, v;
+        row_stats(x, t->Cg * t->inner, &m, &v);
+        const double inv = 1.0 / sqrt(v + t->eps);
+        for (int64_t cc = 0; cc < t->Cg; cc++) {
+            const int64_t pi = t->per_channel ? g * t->Cg + cc : g;
+            const float a = (float)(t->scale[pi] * inv);
+            const float b = (float)(t->bias[pi] - m * t->scale[pi] * inv);
+            const float *xr = x + cc * t->inner;
+            float *yr = y + cc * t->inner;
+            for (int64_t i = 0; i < t->inner; i++)
+                yr[i] = xr[i] * a + b;
+        }
+    }
+}
+
+poprt_status poprt__ref_groupnorm(poprt__kctx *k)
+{
+    const poprt__tval *x = poprt__kin(k, 0), *s = poprt__kin(k, 1), *b = poprt__kin(k, 2);
+    poprt__tval *y = poprt__kout(k, 0);
+    if (!x || !s || !b || !y || x->rank < 2)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_INVALID_MODEL,
+                               "needs X of rank >= 2, scale and bias");
+    gnorm_task t;
+    memset(&t, 0, sizeof t);
+    t.C = x->dims[1];
+    t.G = poprt__attr_i(k->node, "num_groups", 0);
+    if (t.G < 1 || t.C % t.G)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_INVALID_MODEL,
+                               "num_groups %lld does not divide %lld channels", (long long)t.G,
+                               (long long)t.C);
+    t.Cg = t.C / t.G;
+    t.inner = prod64(x->dims + 2, x->rank - 2);
+    /* GroupNormalization-18 scales per group, -21 per channel */
+    t.per_channel = s->numel == t.C; /* when G == C the two readings agree */
+    int64_t want = t.per_channel ? t.C : t.G;
+    if (s->numel != want || b->numel != want)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
+                               "scale and bias need %lld values", (long long)want);
+    t.eps = poprt__attr_f(k->node, "epsilon", 1e-5f);
+    if (x->numel == 0)
+        return POPRT_OK;
+    t.x = as_f32(k, x);
+    t.scale = as_f32(k, s);
+    t.bias = as_f32(k, b);
+    t.y = out_f32(k, y);
+    if (!t.x || !t.scale || !t.bias || !t.y)
+        return oom(k);
+    poprt__kctx_parallel_for(k, x->dims[0] * t.G, grain_for(t.Cg * t.inner * 3, 1 << 14),
+                             gnorm_task_fn, &t);
+    store_f32(y, t.y);
+    return POPRT_OK;
+}
+
+typedef struct lrn_task {
+    const float *x;
+    float *y;
+    int64_t C, inner, size;
+    double alpha, beta, bias;
+} lrn_task;
+
+static void lrn_task_fn(void *ctx, int64_t q0, int64_t q1)
+{
+    const lrn_task *t = ctx;
+    const int64_t lo_off = (t->size - 1) / 2, hi_off = t->size - 1 - lo_off;
+    for (int64_t q = q0; q < q1; q++) {
+        const int64_t n = q / t->C, c = q % t->C;
+        const int64_t c0 = c - lo_off < 0 ? 0 : c - lo_off;
+        const int64_t c1 = c + hi_off >= t->C ? t->C - 1 : c + hi_off;
+        const float *xp = t->x + q * t->inner;
+        float *yp = t->y + q * t->inner;
+        for (int64_t i = 0; i < t->inner; i++) {
+            double s = 0.0;
+            for (int64_t cc = c0; cc <= c1; cc++) {
+                double v = t->x[(n * t->C + cc) * t->inner + i];
+                s += v * v;
+            }
+            yp[i] = (float)(xp[i] / pow(t->bias + t->alpha / (double)t->size * s, t->beta));
+        }
+    }
+}
+
+poprt_status poprt__ref_lrn(poprt__kctx *k)
+{
+    const poprt__tval *x = poprt__kin(k, 0);
+    poprt__tval *y = poprt__kout(k, 0);
+    if (!x || !y || x->rank < 2)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_INVALID_MODEL, "needs X of rank >= 2");
+    lrn_task t = {NULL, NULL, x->dims[1], prod64(x->dims + 2, x->rank - 2),
+                  poprt__attr_i(k->node, "size", 0), poprt__attr_f(k->node, "alpha", 1e-4f),
+                  poprt__attr_f(k->node, "beta", 0.75f), poprt__attr_f(k->node, "bias", 1.0f)};
+    if (t.size < 1)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_INVALID_MODEL, "size must be >= 1");
+    if (x->numel == 0)
+        return POPRT_OK;
+    t.x = as_f32(k, x);
+    t.y = out_f32(k, y);
+    if (!t.x || !t.y)
+        return oom(k);
+    poprt__kctx_parallel_for(k, x->dims[0] * t.C, grain_for(t.inner * t.size, 1 << 14),
+                             lrn_task_fn, &t);
+    store_f32(y, t.y);
+    return POPRT_OK;
+}
+
+poprt_status poprt__ref_mvn(poprt__kctx *k)
+{
+    const poprt__tval *x = poprt__kin(k, 0);
+    poprt__tval *y = poprt__kout(k, 0);
+    if (!x || !y)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_INVALID_MODEL, "missing X or Y");
+    int reduce[POPRT__MAX_RANK] = {0};
+    int64_t na = 0;
+    const int64_t *axes = poprt__attr_ints(k->node, "axes", &na);
+    static const int64_t dflt[3] = {0, 2, 3};
+    if (!axes) {
+        axes = dflt;
+        na = 3;
+    }
+    for (int64_t i = 0; i < na; i++) {
+        int64_t a;
+        if (!poprt__norm_axis(axes[i], x->rank, &a))
+            return POPRT__NODE_ERR(k->node, POPRT_STATUS_INVALID_MODEL,
+                                   "axis %lld out of range for rank %d", (long long)axes[i],
+                                   x->rank);
+        reduce[a] = 1;
+    }
+    /* group index of an element: its position among the kept axes */
+    int64_t gstr[POPRT__MAX_RANK], ngroups = 1;
+    for (int d = x->rank - 1; d >= 0; d--) {
+        gstr[d] = reduce[d] ? 0 : ngroups;
+        if (!reduce[d])
+            ngroups *= x->dims[d];
+    }
+    if (x->numel == 0)
+        return POPRT_OK;
+    const float *xf = as_f32(k, x);
+    float *yf = out_f32(k, y);
+    double *acc = poprt__kctx_scratch(k, (size_t)ngroups * 2 * sizeof(double));
+    int64_t *gi = poprt__kctx_scratch(k, (size_t)x->numel * sizeof(int64_t));
+    if (!xf || !yf || !acc || !gi)
+        return oom(k);
+    double *sum = acc, *sq = acc + ngroups;
+    for (int64_t g = 0; g < 2 * ngroups; g++)
+        acc[g] = 0.0;
+    int64_t idx[POPRT__MAX_RANK] = {0};
+    for (int64_t i = 0; i < x->numel; i++) {
+        int64_t g = 0;
+        for (int d = 0; d < x->rank; d++)
+            g += idx[d] * gstr[d];
+        gi[i] = g;
+        sum[g] += xf[i];
+        sq[g] += (double)xf[i] * xf[i];
+        for (int d = x->rank - 1; d >= 0; d--) {
+            if (++idx[d] < x->dims[d])
+                break;
+            idx[d] = 0;
+        }
+    }
+    const double cnt = (double)(x->numel / (ngroups > 0 ? ngroups : 1));
+    for (int64_t g = 0; g < ngroups; g++) {
+        double m = sum[g] / cnt, var = sq[g] / cnt - m * m;
+        sum[g] = m;
+        sq[g] = sqrt(var > 0.0 ? var : 0.0) + 1e-9; /* as the function body */
+    }
+    for (int64_t i = 0; i < x->numel; i++)
+        yf[i] = (float)((xf[i] - sum[gi[i]]) / sq[gi[i]]);
+    store_f32(y, yf);
+    return POPRT_OK;
+}
+
+/* ======================================================================
+ * Einsum (generic: one loop over every label combination) and Det
+ * ==================================================================== */
+
+#define EINSUM_ELL 52 /* label ids of ellipsis dims start here */
+
+static int einsum_label(char ch)
+{
+    if (ch >= 'a' && ch <= 'z')
+        return ch - 'a';
+    if (ch >= 'A' && ch <= 'Z')
+        return 26 + ch - 'A';
+    return -1;
+}
+
+int poprt__einsum_parse(const char *eq, int n_in, const int *ranks, poprt__einsum *e)
+{
+    char buf[512];
+    size_t len = 0;
+    for (const char *p = eq; *p; p++)
+        if (*p != ' ' && len + 1 < sizeof buf)
+            buf[len++] = *p;
+    buf[len] = 0;
+    memset(e, 0, sizeof *e);
+    if (n_in < 1 || n_in > POPRT__EINSUM_MAX_IN)
+        return 0;
+    e->n_in = n_in;
+    char *arrow = strstr(buf, "->");
+    char *rhs = NULL;
+    if (arrow) {
+        *arrow = 0;
+        rhs = arrow + 2;
+    }
+    /* pass 1: letters per term and ellipsis ranks */
+    int ell_rank[POPRT__EINSUM_MAX_IN], max_ell = 0, term = 0;
+    const char *p = buf;
+    int counts[64] = {0};
+    for (;;) {
+        if (term >= n_in)
+            return 0;
+        int letters = 0, has_ell = 0;
+        const char *q = p;
+        for (; *q && *q != ','; q++) {
+            if (*q == '.') {
+                if (has_ell || strncmp(q, "...", 3))
+                    return 0;
+                has_ell = 1;
+                q += 2;
+            } else if (einsum_label(*q) >= 0) {
+                letters++;
+            } else {
+                return 0;
+            }
+        }
+        int er = has_ell ? ranks[term] - letters : 0;
+        if (er < 0 || (!has_ell && ranks[term] != letters) || er > 12)
+            return 0;
+        ell_rank[term] = er;
+        if (er > max_ell)
+            max_ell = er;
+        /* pass 2 over the term: label ids per dim */
+        int d = 0;
+        for (const char *r = p; r < q; r++) {
+            if (*r == '.') {
+                for (int i = 0; i < er; i++)
+                    e->lab[term][d++] = EINSUM_ELL + 12 - er + i; /* right-aligned */
+                r += 2;
+            } else {
+                int l = einsum_label(*r);
+                e->lab[term][d++] = l;
+                counts[l]++;
+            }
+        }
+        e->rank[term] = d;
+        term++;
+        if (!*q)
+            break;
+        p = q + 1;
+    }
+    if (term != n_in)
+        return 0;
+    e->n_labels = 64;
+    if (rhs) {
+        int seen_ell = 0;
+        for (const char *r = rhs; *r; r++) {
+            if (*r == '.') {
+                if (seen_ell || strncmp(r, "...", 3))
+                    return 0;
+                seen_ell = 1;
+                for (int i = 0; i < max_ell; i++)
+                    e->out_lab[e->out_rank++] = EINSUM_ELL + 12 - max_ell + i;
+                r += 2;
+            } else {
+                int l = einsum_label(*r);
+                if (l < 0 || counts[l] == 0 || e->out_rank >= POPRT__MAX_RANK)
+                    return 0;
+                for (int i = 0; i < e->out_rank; i++)
+                    if (e->out_lab[i] == l)
+                        return 0;
+                e->out_lab[e->out_rank++] = l;
+            }
+        }
+    } else {
+        for (int i = 0; i < max_ell; i++)
+            e->out_lab[e->out_rank++] = EINSUM_ELL + 12 - max_ell + i;
+        for (int l = 0; l < 52; l++)
+            if (counts[l] == 1) {
+                if (e->out_rank >= POPRT__MAX_RANK)
+                    return 0;
+                e->out_lab[e->out_rank++] = l;
+            }
+    }
+    (void)ell_rank;
+    return 1;
+}
+
+poprt_status poprt__ref_einsum(poprt__kctx *k)
+{
+    const int n_in = k->n_in;
+    int ranks[POPRT__EINSUM_MAX_IN];
+    const poprt__tval *in[POPRT__EINSUM_MAX_IN];
+    if (n_in < 1 || n_in > POPRT__EINSUM_MAX_IN)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_UNSUPPORTED, "%d inputs", n_in);
+    for (int i = 0; i < n_in; i++) {
+        in[i] = poprt__kin(k, i);
+        if (!in[i])
+            return POPRT__NODE_ERR(k->node, POPRT_STATUS_INVALID_MODEL, "input %d missing", i);
+        ranks[i] = in[i]->rank;
+    }
+    poprt__tval *y = poprt__kout(k, 0);
+    poprt__einsum e;
+    if (!poprt__einsum_parse(poprt__attr_s(k->node, "equation", ""), n_in, ranks, &e))
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_INVALID_MODEL, "bad equation '%s'",
+                               poprt__attr_s(k->node, "equation", ""));
+    int64_t size[64];
+    int used[64] = {0};
+    for (int l = 0; l < 64; l++)
+        size[l] = 1;
+    for (int i = 0; i < n_in; i++)
+        for (int d = 0; d < e.rank[i]; d++) {
+            int l = e.lab[i][d];
+            int64_t s = in[i]->dims[d];
+            if (used[l] && size[l] != s && s != 1 && size[l] != 1)
+                return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
+                                       "label size mismatch: %lld vs %lld", (long long)size[l],
+                                       (long long)s);
+            if (!used[l] || size[l] == 1)
+                size[l] = s;
+            used[l] = 1;
+        }
+    /* loop labels: output labels first, then the summed ones */
+    int loop[64], nl = 0, nout = e.out_rank;
+    int in_out[64] = {0};
+    for (int i = 0; i < e.out_rank; i++) {
+        loop[nl++] = e.out_lab[i];
+        in_out[e.out_lab[i]] = 1;
+    }
+    for (int l = 0; l < 64; l++)
+        if (used[l] && !in_out[l])
+            loop[nl++] = l;
+    /* per input, stride of each loop label (dims sharing a label add up:
+     * diagonals; size-1 dims broadcast with stride 0) */
+    int64_t lstr[POPRT__EINSUM_MAX_IN][64];
+    for (int i = 0; i < n_in; i++) {
+        int64_t str[POPRT__MAX_RANK];
+        poprt__strides(in[i]->rank, in[i]->dims, str);
+        for (int j = 0; j < nl; j++) {
+            lstr[i][j] = 0;
+            for (int d = 0; d < e.rank[i]; d++)
+                if (e.lab[i][d] == loop[j] && in[i]->dims[d] != 1)
+                    lstr[i][j] += str[d];
+        }
+    }
+    int64_t n_outer = 1, n_inner = 1;
+    for (int j = 0; j < nl; j++)
+        *(j < nout ? &n_outer : &n_inner) *= size[loop[j]];
+    if (y->numel != n_outer)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH, "output size mismatch");
+    const int is_int = poprt__dtype_is_int(y->dtype);
+    int64_t idx[64] = {0};
+    for (int64_t o = 0; o < n_outer; o++) {
+        double acc = 0.0;
+        int64_t iacc = 0;
+        for (int j = nout; j < nl; j++)
+            idx[j] = 0;
+        for (int64_t r = 0; r < n_inner; r++) {
+            double prod = 1.0;
+            int64_t iprod = 1;
+            for (int i = 0; i < n_in; i++) {
+                int64_t off = 0;
+                for (int j = 0; j < nl; j++)
+                    off += idx[j] * lstr[i][j];
+                if (is_int)
+                    iprod *= poprt__load_i64(in[i]->data, in[i]->dtype, off);
+                else
+                    prod *= poprt__load_f64(in[i]->data, in[i]->dtype, off);
+            }
+            acc += prod;
+            iacc += iprod;
+            for (int j = nl - 1; j >= nout; j--) {
+                if (++idx[j] < size[loop[j]])
+                    break;
+                idx[j] = 0;
+            }
+        }
+        if (is_int)
+            poprt__store_i64(y->data, y->dtype, o, iacc);
+        else
+            poprt__store_f64(y->data, y->dtype, o, acc);
+        for (int j = nout - 1; j >= 0; j--) {
+            if (++idx[j] < size[loop[j]])
+                break;
+            idx[j] = 0;
+        }
+    }
+    return POPRT_OK;
+}
+
+poprt_status poprt__ref_det(poprt__kctx *k)
+{
+    const poprt__tval *x = poprt__kin(k, 0);
+    poprt__tval *y = poprt__kout(k, 0);
+    if (!x || !y || x->rank < 2 || x->dims[x->rank - 1] != x->dims[x->rank - 2])
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
+                               "X must be [..., n, n]");
+    const int64_t n = x->dims[x->rank - 1], nn = n * n;
+    const int64_t batch = prod64(x->dims, x->rank - 2);
+    double *a = poprt__kctx_scratch(k, (size_t)(nn > 0 ? nn : 1) * sizeof(double));
+    if (!a)
+        return oom(k);
+    for (int64_t b = 0; b < batch; b++) {
+        for (int64_t i = 0; i < nn; i++)
+            a[i] = poprt__load_f64(x->data, x->dtype, b * nn + i);
+        /* LU with partial pivoting */
+        double det = 1.0;
+        for (int64_t c = 0; c < n && det != 0.0; c++) {
+            int64_t piv = c;
+            for (int64_t r = c + 1; r < n; r++)
+                if (fabs(a[r * n + c]) > fabs(a[piv * n + c]))
+                    piv = r;
+            if (a[piv * n + c] == 0.0) {
+                det = 0.0;
+                break;
+            }
+            if (piv != c) {
+                for (int64_t j = 0; j < n; j++) {
+                    double t = a[c * n + j];
+                    a[c * n + j] = a[piv * n + j];
+                    a[piv * n + j] = t;
+                }
+                det = -det;
+            }
+            det *= a[c * n + c];
+            for (int64_t r = c + 1; r < n; r++) {
+                double f = a[r * n + c] / a[c * n + c];
+                for (int64_t j = c; j < n; j++)
+                    a[r * n + j] -= f * a[c * n + j];
+            }
+        }
+        poprt__store_f64(y->data, y->dtype, b, det);
+    }
+    return POPRT_OK;
+}

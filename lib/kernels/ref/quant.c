@@ -1,0 +1,2 @@
+/* Reference kernels of the 'quant' family. */
+#include "kernels/ref/quant.h"

@@ -1,0 +1,2 @@
+/* Reference kernels of the 'sequence' family. */
+#include "kernels/ref/sequence.h"

@@ -1,0 +1,1622 @@
+/* ModelProto -> poprt__model, zero-copy over the mapped file.
+ *
+ * nanopb does the wire-format work; every string, bytes, submessage and
+ * repeated field is a callback (onnx.options). Submessage and bytes
+ * callbacks only record where the field lies in the buffer (a span) and skip
+ * it, so raw_data is never copied, and a graph can be built in the order
+ * that name resolution needs (initializers and inputs, then node outputs,
+ * then node inputs, then subgraphs) whatever order the file uses.
+ * Scratch lists live in a temporary arena freed at the end of the load. */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pb_decode.h>
+#include "onnx/onnx.h"
+#include "onnx/onnx.pb.h"
+#include "ir/dtype.h"
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the ONNX loader assumes a little-endian host (raw_data is little-endian)"
+#endif
+
+#define MAX_DEPTH 64 /* nesting of graphs, types, sequences: bounds the C stack */
+
+typedef struct span {
+    const uint8_t *p;
+    size_t n;
+} span;
+
+typedef struct lctx {
+    poprt__model *m;   /* NULL when decoding test data */
+    poprt__arena *out; /* where results live (model arena or caller's) */
+    poprt__arena tmp;  /* scratch, freed at the end */
+    const char *dir;   /* external-data folder, or NULL */
+    poprt__map files;  /* realpath -> poprt__blob * (external data) */
+    poprt__map node_names;
+    int oom;
+    int depth;
+} lctx;
+
+/* A growable list of spans or numbers in the scratch arena. */
+typedef struct list {
+    lctx *c;
+    void *v;
+    size_t len, cap;
+} list;
+
+static int list_reserve(list *l, size_t need, size_t elsz)
+{
+    if (need <= l->cap)
+        return 1;
+    size_t nc = l->cap ? l->cap : 4;
+    while (nc < need) {
+        if (nc > SIZE_MAX / 4 / elsz)
+            return 0;
+        nc *= 2;
+    }
+    void *nv = poprt__arena_array(&l->c->tmp, nc, elsz);
+    if (!nv) {
+        l->c->oom = 1;
+        return 0;
+    }
+    if (l->len)
+        memcpy(nv, l->v, l->len * elsz);
+    l->v = nv;
+    l->cap = nc;
+    return 1;
+}
+
+#define SPANS(l) ((span *)(l).v)
+#define U64S(l) ((uint64_t *)(l).v)
+#define U32S(l) ((uint32_t *)(l).v)
+
+/* ---- nanopb callbacks ------------------------------------------------------ */
+
+/* Length-delimited field: record where it is (stream->state points into the
+ * buffer for a buffer stream) and skip it. */
+static bool cb_span(pb_istream_t *s, const pb_field_t *f, void **arg)
+{
+    (void)f;
+    list *l = *arg;
+    if (!list_reserve(l, l->len + 1, sizeof(span)))
+        return false;
+    SPANS(*l)[l->len].p = s->state;
+    SPANS(*l)[l->len].n = s->bytes_left;
+    l->len++;
+    return pb_read(s, NULL, s->bytes_left);
+}
+
+/* Repeated varints, packed or not (stored as uint64). */
+static bool cb_varint(pb_istream_t *s, const pb_field_t *f, void **arg)
+{
+    (void)f;
+    list *l = *arg;
+    if (!list_reserve(l, l->len + (s->bytes_left < 10 ? 1 : s->bytes_left / 2), sizeof(uint64_t)))
+        return false;
+    while (s->bytes_left) {
+        uint64_t u;
+        if (!pb_decode_varint(s, &u))
+            return false;
+        if (!list_reserve(l, l->len + 1, sizeof(uint64_t)))
+            return false;
+        U64S(*l)[l->len++] = u;
+    }
+    return true;
+}
+
+static bool cb_fixed32(pb_istream_t *s, const pb_field_t *f, void **arg)
+{
+    (void)f;
+    list *l = *arg;
+    if (!list_reserve(l, l->len + s->bytes_left / 4, sizeof(uint32_t)))
+        return false;
+    while (s->bytes_left) {
+        uint32_t u;
+        if (!pb_decode_fixed32(s, &u))
+            return false;
+        if (!list_reserve(l, l->len + 1, sizeof(uint32_t)))
+            return false;
+        U32S(*l)[l->len++] = u;
+    }
+    return true;
+}
+
+static bool cb_fixed64(pb_istream_t *s, const pb_field_t *f, void **arg)
+{
+    (void)f;
+    list *l = *arg;
+    if (!list_reserve(l, l->len + s->bytes_left / 8, sizeof(uint64_t)))
+        return false;
+    while (s->bytes_left) {
+        uint64_t u;
+        if (!pb_decode_fixed64(s, &u))
+            return false;
+        if (!list_reserve(l, l->len + 1, sizeof(uint64_t)))
+            return false;
+        U64S(*l)[l->len++] = u;
+    }
+    return true;
+}
+
+#define ON(cbf, fn, lst) \
+    do {                 \
+        (lst).c = c;     \
+        (cbf).funcs.decode = fn; \
+        (cbf).arg = &(lst); \
+    } while (0)
+
+static poprt_status oom(void) { return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory loading ONNX"); }
+
+static poprt_status decode(lctx *c, span sp, const pb_msgdesc_t *fields, void *msg, const char *what,
+                           const char *name)
+{
+    pb_istream_t s = pb_istream_from_buffer(sp.p, sp.n);
+    if (!pb_decode_noinit(&s, fields, msg)) {
+        if (c->oom)
+            return oom();
+        if (name && *name)
+            return poprt__err(POPRT_STATUS_PARSE_ERROR, "malformed %s '%s': %s", what, name, PB_GET_ERROR(&s));
+        return poprt__err(POPRT_STATUS_PARSE_ERROR, "malformed %s: %s", what, PB_GET_ERROR(&s));
+    }
+    return POPRT_OK;
+}
+
+/* Last occurrence wins for singular fields, as protobuf says. */
+static int last(const list *l, span *out)
+{
+    if (!l->len)
+        return 0;
+    *out = SPANS(*l)[l->len - 1];
+    return 1;
+}
+
+/* Singular string field as a NUL-terminated copy in the output arena ("" if absent). */
+static const char *str_of(lctx *c, const list *l)
+{
+    span sp = {(const uint8_t *)"", 0};
+    last(l, &sp);
+    const char *s = poprt__arena_strndup(c->out, (const char *)sp.p, sp.n);
+    if (!s)
+        c->oom = 1;
+    return s;
+}
+
+/* Same, in the scratch arena (names used only during the load). */
+static const char *tmp_str(lctx *c, span sp)
+{
+    const char *s = poprt__arena_strndup(&c->tmp, (const char *)sp.p, sp.n);
+    if (!s)
+        c->oom = 1;
+    return s;
+}
+
+static const char *out_str(lctx *c, span sp)
+{
+    const char *s = poprt__arena_strndup(c->out, (const char *)sp.p, sp.n);
+    if (!s)
+        c->oom = 1;
+    return s;
+}
+
+/* StringStringEntryProto list -> key/value arrays. */
+static poprt_status decode_entries(lctx *c, const list *l, const char ***keys, const char ***vals)
+{
+    *keys = poprt__arena_array(c->out, l->len ? l->len : 1, sizeof(char *));
+    *vals = poprt__arena_array(c->out, l->len ? l->len : 1, sizeof(char *));
+    if (!*keys || !*vals)
+        return oom();
+    for (size_t i = 0; i < l->len; i++) {
+        onnx_StringStringEntryProto e;
+        memset(&e, 0, sizeof e);
+        list k = {0}, v = {0};
+        ON(e.key, cb_span, k);
+        ON(e.value, cb_span, v);
+        poprt_status st = decode(c, SPANS(*l)[i], onnx_StringStringEntryProto_fields, &e,
+                                 "StringStringEntryProto", NULL);
+        if (st)
+            return st;
+        (*keys)[i] = str_of(c, &k);
+        (*vals)[i] = str_of(c, &v);
+        if (c->oom)
+            return oom();
+    }
+    return POPRT_OK;
+}
+
+/* ---- dtypes and layouts ------------------------------------------------------ */
+
+int poprt__onnx_packed_bits(int32_t dt)
+{
+    switch (dt) {
+    case POPRT_DTYPE_INT4:
+    case POPRT_DTYPE_UINT4:
+    case POPRT_DTYPE_FLOAT4E2M1:
+        return 4;
+    case POPRT_DTYPE_INT2:
+    case POPRT_DTYPE_UINT2:
+        return 2;
+    default:
+        return 0;
+    }
+}
+
+/* ONNX packing (low bits first) -> one element per byte, sign-extended for
+ * the signed integer types. */
+static void unpack_bits(uint8_t *dst, const uint8_t *src, int64_t numel, int bits, int sign)
+{
+    int per = 8 / bits;
+    uint8_t mask = (uint8_t)((1u << bits) - 1u);
+    for (int64_t i = 0; i < numel; i++) {
+        uint8_t v = (uint8_t)((src[i / per] >> ((i % per) * bits)) & mask);
+        if (sign && (v & (1u << (bits - 1))))
+            v = (uint8_t)(v | (uint8_t)~mask);
+        dst[i] = v;
+    }
+}
+
+static int is_signed_packed(int32_t dt) { return dt == POPRT_DTYPE_INT4 || dt == POPRT_DTYPE_INT2; }
+
+static const char *dims_str(lctx *c, const poprt__type *t)
+{
+    const char *s = poprt__type_str(&c->tmp, t);
+    return s ? s : "?";
+}
+
+/* ---- external data ------------------------------------------------------------ */
+
+static int parse_u64(const char *s, int64_t *out)
+{
+    if (!*s)
+        return 0;
+    int64_t v = 0;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9' || v > (INT64_MAX - 9) / 10)
+            return 0;
+        v = v * 10 + (*s - '0');
+    }
+    *out = v;
+    return 1;
+}
+
+/* A relative path that never climbs above its start ("a/../b" is fine). */
+static int stays_inside(const char *p)
+{
+    int depth = 0;
+    while (*p) {
+        const char *e = strchr(p, '/');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        if (n == 2 && p[0] == '.' && p[1] == '.') {
+            if (--depth < 0)
+                return 0;
+        } else if (n && !(n == 1 && p[0] == '.')) {
+            depth++;
+        }
+        p += n;
+        if (*p == '/')
+            p++;
+    }
+    return 1;
+}
+
+static poprt_status external_span(lctx *c, const char *tname, const list *entries, span *out)
+{
+    const char **keys, **vals;
+    poprt_status st = decode_entries(c, entries, &keys, &vals);
+    if (st)
+        return st;
+    const char *loc = NULL;
+    int64_t off = 0, len = -1;
+    for (size_t i = 0; i < entries->len; i++) {
+        if (strcmp(keys[i], "location") == 0) {
+            loc = vals[i];
+        } else if (strcmp(keys[i], "offset") == 0) {
+            if (!parse_u64(vals[i], &off))
+                return poprt__err(POPRT_STATUS_INVALID_MODEL, "tensor '%s': invalid external data offset '%s'",
+                                  tname, vals[i]);
+        } else if (strcmp(keys[i], "length") == 0) {
+            if (!parse_u64(vals[i], &len))
+                return poprt__err(POPRT_STATUS_INVALID_MODEL, "tensor '%s': invalid external data length '%s'",
+                                  tname, vals[i]);
+        }
+    }
+    if (!loc || !*loc)
+        return poprt__err(POPRT_STATUS_INVALID_MODEL, "tensor '%s': external data without a location", tname);
+    if (!c->dir)
+        return poprt__err(POPRT_STATUS_INVALID_MODEL,
+                          "tensor '%s': external data '%s' needs the model's folder (model not loaded from a file)",
+                          tname, loc);
+    if (loc[0] == '/' || loc[0] == '\\')
+        return poprt__err(POPRT_STATUS_INVALID_MODEL, "tensor '%s': external data path '%s' is absolute", tname,
+                          loc);
+    if (!stays_inside(loc))
+        return poprt__err(POPRT_STATUS_INVALID_MODEL, "tensor '%s': external data path '%s' leaves the model folder",
+                          tname, loc);
+    char *full = poprt__arena_printf(&c->tmp, "%s/%s", c->dir, loc);
+    if (!full)
+        return oom();
+    char *root = realpath(c->dir, NULL);
+    if (!root)
+        return poprt__err(POPRT_STATUS_IO_ERROR, "tensor '%s': model folder '%s': %s", tname, c->dir,
+                          strerror(errno));
+    char *real = realpath(full, NULL);
+    if (!real) {
+        int e = errno;
+        free(root);
+        return poprt__err(POPRT_STATUS_IO_ERROR, "tensor '%s': external data file '%s': %s", tname, loc,
+                          strerror(e));
+    }
+    size_t rl = strlen(root);
+    int inside = strncmp(real, root, rl) == 0 && (real[rl] == '/' || (rl == 1 && root[0] == '/'));
+    free(root);
+    if (!inside) {
+        free(real);
+        return poprt__err(POPRT_STATUS_INVALID_MODEL,
+                          "tensor '%s': external data path '%s' resolves outside the model folder", tname, loc);
+    }
+    char *key = poprt__arena_strdup(&c->tmp, real);
+    free(real);
+    if (!key)
+        return oom();
+    poprt__blob *b = poprt__map_get(&c->files, key);
+    if (!b) {
+        st = poprt__blob_map_file(key, &b);
+        if (st)
+            return poprt__err_prefix(st, "tensor '%s': external data: ", tname);
+        if (poprt__vec_push(&c->m->blobs, b)) {
+            poprt__blob_unref(b);
+            return oom();
+        }
+        if (poprt__map_put(&c->files, key, b))
+            return oom();
+    }
+    if ((uint64_t)off > b->size)
+        return poprt__err(POPRT_STATUS_INVALID_MODEL,
+                          "tensor '%s': external data offset %lld is beyond the end of '%s' (%zu bytes)", tname,
+                          (long long)off, loc, b->size);
+    if (len < 0)
+        len = (int64_t)(b->size - (size_t)off);
+    if ((uint64_t)len > b->size - (size_t)off)
+        return poprt__err(POPRT_STATUS_INVALID_MODEL,
+                          "tensor '%s': external data offset %lld + length %lld exceeds '%s' (%zu bytes)", tname,
+                          (long long)off, (long long)len, loc, b->size);
+    out->p = (const uint8_t *)b->data + off;
+    out->n = (size_t)len;
+    return POPRT_OK;
+}
+
+/* ---- tensors ---------------------------------------------------------------- */
+
+typedef struct tensor_out {
+    const char *name;
+    const char *doc;
+    poprt__type type;
+    const void *data;
+    size_t nbytes;
+    int64_t numel;
+} tensor_out;
+
+/* Non-NULL data for empty constants (data == NULL means "not constant"). */
+static void *empty_data(lctx *c)
+{
+    void *p = poprt__arena_alloc(c->out, 16);
+    if (!p)
+        c->oom = 1;
+    return p;
+}
+
+static poprt_status from_raw(lctx *c, tensor_out *o, span raw)
+{
+    int32_t dt = o->type.elem;
+    const char *tn = o->name;
+    if (dt == POPRT_DTYPE_STRING)
+        return poprt__err(POPRT_STATUS_INVALID_MODEL, "tensor '%s': string tensors cannot use raw_data", tn);
+    int bits = poprt__onnx_packed_bits(dt);
+    size_t esz = poprt_dtype_size(dt);
+    size_t need;
+    if (bits) {
+        need = (size_t)(((uint64_t)o->numel * (uint64_t)bits + 7) / 8);
+    } else if (!poprt__mul_size((size_t)o->numel, esz, &need)) {
+        return poprt__err(POPRT_STATUS_INVALID_MODEL, "tensor '%s': shape %s is too large", tn, dims_str(c, &o->type));
+    }
+    if (raw.n != need)
+        return poprt__err(POPRT_STATUS_INVALID_MODEL,
+                          "tensor '%s': data has %zu bytes, but shape %s of %s needs %zu", tn, raw.n,
+                          dims_str(c, &o->type), poprt_dtype_name(dt), need);
+    o->nbytes = (size_t)o->numel * esz;
+    if (o->numel == 0) {
+        o->data = empty_data(c);
+        return c->oom ? oom() : POPRT_OK;
+    }
+    if (bits) {
+        uint8_t *d = poprt__arena_alloc(c->out, o->nbytes);
+        if (!d)
+            return oom();
+        unpack_bits(d, raw.p, o->numel, bits, is_signed_packed(dt));
+        o->data = d;
+        return POPRT_OK;
+    }
+    size_t align = esz > 8 ? 8 : esz;
+    if (((uintptr_t)raw.p % align) == 0) {
+        o->data = raw.p; /* zero copy: the layout already matches */
+        return POPRT_OK;
+    }
+    void *d = poprt__arena_memdup(c->out, raw.p, need);
+    if (!d)
+        return oom();
+    o->data = d;
+    return POPRT_OK;
+}
+
+typedef struct tensor_lists {
+    list dims, segment, f32, i32, strs, i64, name, raw, f64, u64, doc, ext, meta;
+} tensor_lists;
+
+static poprt_status count_mismatch(lctx *c, tensor_out *o, const char *field, size_t have, uint64_t need)
+{
+    if (have == 0 && need > 0)
+        return poprt__err(POPRT_STATUS_INVALID_MODEL, "tensor '%s': no data for shape %s of %s", o->name,
+                          dims_str(c, &o->type), poprt_dtype_name(o->type.elem));
+    return poprt__err(POPRT_STATUS_INVALID_MODEL, "tensor '%s': %s has %zu values, but shape %s of %s needs %llu",
+                      o->name, field, have, dims_str(c, &o->type), poprt_dtype_name(o->type.elem),
+                      (unsigned long long)need);
+}
+
+static poprt_status from_typed(lctx *c, tensor_out *o, tensor_lists *L)
+{
+    int32_t dt = o->type.elem;
+    size_t esz = poprt_dtype_size(dt);
+    uint64_t numel = (uint64_t)o->numel;
+    if (!poprt__mul_size((size_t)numel, esz, &o->nbytes))
+        return poprt__err(POPRT_STATUS_INVALID_MODEL, "tensor '%s': shape %s is too large", o->name,
+                          dims_str(c, &o->type));
+    void *d = numel ? poprt__arena_alloc(c->out, o->nbytes) : empty_data(c);
+    if (!d)
+        return oom();
+    o->data = d;
+    int bits = poprt__onnx_packed_bits(dt);
+    switch (dt) {
+    case POPRT_DTYPE_FLOAT:
+    case POPRT_DTYPE_COMPLEX64: {
+        uint64_t need = dt == POPRT_DTYPE_FLOAT ? numel : 2 * numel;
+        if (L->f32.len != need)
+            return count_mismatch(c, o, "float_data", L->f32.len, need);
+        if (need)
+            memcpy(d, L->f32.v, need * 4);
+        return POPRT_OK;
+    }
+    case POPRT_DTYPE_DOUBLE:
+    case POPRT_DTYPE_COMPLEX128: {
+        uint64_t need = dt == POPRT_DTYPE_DOUBLE ? numel : 2 * numel;
+        if (L->f64.len != need)
+            return count_mismatch(c, o, "double_data", L->f64.len, need);
+        if (need)
+            memcpy(d, L->f64.v, need * 8);
+        return POPRT_OK;
+    }
+    case POPRT_DTYPE_INT64:
+        if (L->i64.len != numel)
+            return count_mismatch(c, o, "int64_data", L->i64.len, numel);
+        if (numel)
+            memcpy(d, L->i64.v, numel * 8);
+        return POPRT_OK;
+    case POPRT_DTYPE_UINT64:
+        if (L->u64.len != numel)
+            return count_mismatch(c, o, "uint64_data", L->u64.len, numel);
+        if (numel)
+            memcpy(d, L->u64.v, numel * 8);
+        return POPRT_OK;
+    case POPRT_DTYPE_UINT32:
+        if (L->u64.len != numel)
+            return count_mismatch(c, o, "uint64_data", L->u64.len, numel);
+        for (uint64_t i = 0; i < numel; i++)
+            ((uint32_t *)d)[i] = (uint32_t)U64S(L->u64)[i];
+        return POPRT_OK;
+    case POPRT_DTYPE_STRING:
+        if (L->strs.len != numel)
+            return count_mismatch(c, o, "string_data", L->strs.len, numel);
+        for (uint64_t i = 0; i < numel; i++) {
+            const char *s = out_str(c, SPANS(L->strs)[i]);
+            if (!s)
+                return oom();
+            ((const char **)d)[i] = s;
+        }
+        return POPRT_OK;
+    default:
+        break;
+    }
+    if (bits) {
+        /* each int32_data value holds one byte of packed elements */
+        uint64_t need = (numel * (uint64_t)bits + 7) / 8;
+        if (L->i32.len != need)
+            return count_mismatch(c, o, "int32_data", L->i32.len, need);
+        uint8_t *packed = poprt__arena_alloc(&c->tmp, (size_t)need + 1);
+        if (!packed)
+            return oom();
+        for (uint64_t i = 0; i < need; i++)
+            packed[i] = (uint8_t)U64S(L->i32)[i];
+        unpack_bits(d, packed, o->numel, bits, is_signed_packed(dt));
+        return POPRT_OK;
+    }
+    /* int32_data carries every other type of 4 bytes or less (float16,
+     * bfloat16 and float8 as their bit patterns). */
+    if (L->i32.len != numel)
+        return count_mismatch(c, o, "int32_data", L->i32.len, numel);
+    for (uint64_t i = 0; i < numel; i++) {
+        uint64_t v = U64S(L->i32)[i];
+        switch (esz) {
+        case 1:
+            ((uint8_t *)d)[i] = dt == POPRT_DTYPE_BOOL ? (uint8_t)(v != 0) : (uint8_t)v;
+            break;
+        case 2:
+            ((uint16_t *)d)[i] = (uint16_t)v;
+            break;
+        default:
+            ((uint32_t *)d)[i] = (uint32_t)v;
+            break;
+        }
+    }
+    return POPRT_OK;
+}
+
+/* Element type number check shared by tensors and types. */
+static poprt_status check_elem(int32_t dt, const char *what, const char *name)
+{
+    if (!poprt__dtype_valid(dt))
+        return poprt__err(POPRT_STATUS_UNSUPPORTED, "%s '%s': unknown data type %d", what, name, (int)dt);
+    return POPRT_OK;
+}
+
+/* Shape from int64 dims: rejects negative dims and element counts that
+ * overflow. */
+static poprt_status set_shape(lctx *c, tensor_out *o, const uint64_t *dims, size_t rank, const char *what)
+{
+    o->type.kind = POPRT__KIND_TENSOR;
+    o->type.rank = (int)rank;
+    if (rank > (size_t)INT_MAX / 2)
+        return poprt__err(POPRT_STATUS_INVALID_MODEL, "%s '%s': rank %zu is too large", what, o->name, rank);
+    o->type.dims = poprt__arena_array(c->out, rank ? rank : 1, sizeof(poprt__dim));
+    if (!o->type.dims)
+        return oom();
+    int64_t numel = 1;
+    for (size_t i = 0; i < rank; i++) {
+        int64_t v = (int64_t)dims[i];
+        if (v < 0)
+            return poprt__err(POPRT_STATUS_INVALID_MODEL, "%s '%s': negative dimension %lld at axis %zu", what,
+                              o->name, (long long)v, i);
+        o->type.dims[i].value = v;
+        if (!poprt__mul_i64(numel, v, &numel))
+            return poprt__err(POPRT_STATUS_INVALID_MODEL, "%s '%s': the element count of its shape overflows",
+                              what, o->name);
+    }
+    size_t esz = poprt_dtype_size(o->type.elem), nbytes;
+    if ((uint64_t)numel > SIZE_MAX || !poprt__mul_size((size_t)numel, esz ? esz : 1, &nbytes))
+        return poprt__err(POPRT_STATUS_INVALID_MODEL, "%s '%s': shape is too large", what, o->name);
+    o->numel = numel;
+    return POPRT_OK;
+}
+
+static poprt_status tensor_from_proto(lctx *c, span sp, tensor_out *o)
+{
+    memset(o, 0, sizeof *o);
+    onnx_TensorProto msg;
+    memset(&msg, 0, sizeof msg);
+    tensor_lists L;
+    memset(&L, 0, sizeof L);
+    ON(msg.dims, cb_varint, L.dims);
+    ON(msg.segment, cb_span, L.segment);
+    ON(msg.float_data, cb_fixed32, L.f32);
+    ON(msg.int32_data, cb_varint, L.i32);
+    ON(msg.string_data, cb_span, L.strs);
+    ON(msg.int64_data, cb_varint, L.i64);
+    ON(msg.name, cb_span, L.name);
+    ON(msg.raw_data, cb_span, L.raw);
+    ON(msg.double_data, cb_fixed64, L.f64);
+    ON(msg.uint64_data, cb_varint, L.u64);
+    ON(msg.doc_string, cb_span, L.doc);
+    ON(msg.external_data, cb_span, L.ext);
+    poprt_status st = decode(c, sp, onnx_TensorProto_fields, &msg, "TensorProto", NULL);
+    if (st)
+        return st;
+    o->name = str_of(c, &L.name);
+    o->doc = L.doc.len ? str_of(c, &L.doc) : NULL;
+    if (c->oom)
+        return oom();
+    int32_t dt = msg.data_type;
+    if (dt == 0)
+        return poprt__err(POPRT_STATUS_INVALID_MODEL, "tensor '%s' has no data type", o->name);
+    if ((st = check_elem(dt, "tensor", o->name)))
+        return st;
+    o->type.elem = dt;
+    if ((st = set_shape(c, o, L.dims.v, L.dims.len, "tensor")))
+        return st;
+    if (L.segment.len)
+        return poprt__err(POPRT_STATUS_UNSUPPORTED, "tensor '%s': segmented tensors are not supported", o->name);
+    if (msg.data_location == 1) {
+        span ext;
+        if (!c->m)
+            return poprt__err(POPRT_STATUS_INVALID_MODEL, "tensor '%s': external data is not allowed here", o->name);
+        if ((st = external_span(c, o->name, &L.ext, &ext)))
+            return st;
+        return from_raw(c, o, ext);
+    }
+    span raw;
+    if (last(&L.raw, &raw))
+        return from_raw(c, o, raw);
+    return from_typed(c, o, &L);
+}
+
+/* SparseTensorProto -> dense tensor (zeros, "" for strings). */
+static poprt_status sparse_from_proto(lctx *c, span sp, tensor_out *o)
+{
+    onnx_SparseTensorProto msg;
+    memset(&msg, 0, sizeof msg);
+    list values = {0}, indices = {0}, dims = {0};
+    ON(msg.values, cb_span, values);
+    ON(msg.indices, cb_span, indices);
+    ON(msg.dims, cb_varint, dims);
+    poprt_status st = decode(c, sp, onnx_SparseTensorProto_fields, &msg, "SparseTensorProto", NULL);
+    if (st)
+        return st;
+    span vs, is;
+    if (!last(&values, &vs) || !last(&indices, &is))
+        return poprt__err(POPRT_STATUS_INVALID_MODEL, "sparse tensor without values or indices");
+    tensor_out v, ix;
+    if ((st = tensor_from_proto(c, vs, &v)) || (st = tensor_from_proto(c, is, &ix)))
+        return st;
+    memset(o, 0, sizeof *o);
+    o->name = v.name;
+    o->doc = v.doc;
+    o->type.elem = v.type.elem;
+    if ((st = set_shape(c, o, dims.v, dims.len, "sparse tensor")))
+        return st;
+    int64_t nnz = v.numel;
+    if (v.type.rank != 1)
+        return poprt__err(POPRT_STATUS_INVALID_MODEL, "sparse tensor '%s': values must be 1-D", o->name);
+    int r = o->type.rank;
+    int ir = ix.type.rank;
+    if (!poprt__dtype_is_int(ix.type.elem) || ix.type.elem == POPRT_DTYPE_INT4 ||
+        !((ir == 1 && ix.numel == nnz) || (ir == 2 && ix.type.dims[0].value == nnz && ix.type.dims[1].value == r)))
+        return poprt__err(POPRT_STATUS_INVALID_MODEL,
+                          "sparse tensor '%s': indices must be [NNZ] or [NNZ, rank] integers", o->name);
+    size_t esz = poprt_dtype_size(o->type.elem);
+    o->nbytes = (size_t)o->numel * esz;
+    uint8_t *d = o->numel ? poprt__arena_alloc(c->out, o->nbytes) : empty_data(c);
+    if (!d)
+        return oom();
+    if (o->type.elem == POPRT_DTYPE_STRING)
+        for (int64_t i = 0; i < o->numel; i++)
+            ((const char **)d)[i] = "";
+    for (int64_t k = 0; k < nnz; k++) {
+        int64_t lin = 0;
+        if (ir == 1) {
+            lin = poprt__load_i64(ix.data, ix.type.elem, k);
+            if (lin < 0 || lin >= o->numel)
+                return poprt__err(POPRT_STATUS_INVALID_MODEL, "sparse tensor '%s': index %lld out of range", o->name,
+                                  (long long)lin);
+        } else {
+            for (int j = 0; j < r; j++) {
+                int64_t x = poprt__load_i64(ix.data, ix.type.elem, k * r + j);
+                if (x < 0 || x >= o->type.dims[j].value)
+                    return poprt__err(POPRT_STATUS_INVALID_MODEL, "sparse tensor '%s': index %lld out of range",
+                                      o->name, (long long)x);
+                lin = lin * o->type.dims[j].value + x;
+            }
+        }
+        memcpy(d + (size_t)lin * esz, (const uint8_t *)v.data + (size_t)k * esz, esz);
+    }
+    o->data = d;
+    return POPRT_OK;
+}
+
+/* ---- types ------------------------------------------------------------------ */
+
+static poprt_status type_from_proto(lctx *c, span sp, poprt__type *t, const char *vname);
+
+static poprt_status shape_from_proto(lctx *c, span sp, poprt__type *t, const char *vname)
+{
+    onnx_TensorShapeProto msg;
+    memset(&msg, 0, sizeof msg);
+    list dim = {0};
+    ON(msg.dim, cb_span, dim);
+    poprt_status st = decode(c, sp, onnx_TensorShapeProto_fields, &msg, "shape of", vname);
+    if (st)
+        return st;
+    t->rank = (int)dim.len;
+    t->dims = poprt__arena_array(c->out, dim.len ? dim.len : 1, sizeof(poprt__dim));
+    if (!t->dims)
+        return oom();
+    for (size_t i = 0; i < dim.len; i++) {
+        onnx_TensorShapeProto_Dimension d;
+        memset(&d, 0, sizeof d);
+        list param = {0};
+        ON(d.dim_param, cb_span, param);
+        if ((st = decode(c, SPANS(dim)[i], onnx_TensorShapeProto_Dimension_fields, &d, "shape of", vname)))
+            return st;
+        if (d.has_dim_value && d.dim_value < 0)
+            return poprt__err(POPRT_STATUS_INVALID_MODEL, "value '%s': negative dimension %lld at axis %zu", vname,
+                              (long long)d.dim_value, i);
+        t->dims[i].value = d.has_dim_value ? d.dim_value : -1;
+        if (!d.has_dim_value && param.len) {
+            t->dims[i].param = str_of(c, &param);
+            if (!t->dims[i].param)
+                return oom();
+        }
+    }
+    return POPRT_OK;
+}
+
+static poprt_status inner_type(lctx *c, const list *l, poprt__type *t, const char *vname)
+{
+    t->inner = poprt__arena_alloc(c->out, sizeof *t->inner);
+    if (!t->inner)
+        return oom();
+    t->inner->rank = -1;
+    span sp;
+    return last(l, &sp) ? type_from_proto(c, sp, t->inner, vname) : POPRT_OK;
+}
+
+static poprt_status type_from_proto(lctx *c, span sp, poprt__type *t, const char *vname)
+{
+    if (c->depth >= MAX_DEPTH)
+        return poprt__err(POPRT_STATUS_INVALID_MODEL, "value '%s': types nest too deeply", vname);
+    memset(t, 0, sizeof *t);
+    t->rank = -1;
+    onnx_TypeProto msg;
+    memset(&msg, 0, sizeof msg);
+    list tensor = {0}, seq = {0}, map = {0}, sparse = {0}, opt = {0};
+    ON(msg.tensor_type, cb_span, tensor);
+    ON(msg.sequence_type, cb_span, seq);
+    ON(msg.map_type, cb_span, map);
+    ON(msg.sparse_tensor_type, cb_span, sparse);
+    ON(msg.optional_type, cb_span, opt);
+    poprt_status st = decode(c, sp, onnx_TypeProto_fields, &msg, "type of", vname);
+    if (st)
+        return st;
+    c->depth++;
+    span s;
+    if (last(&tensor, &s) || last(&sparse, &s)) {
+        int sparse_kind = !tensor.len;
+        /* Tensor and SparseTensor have the same fields and numbers. */
+        onnx_TypeProto_Tensor tt;
+        memset(&tt, 0, sizeof tt);
+        list shape = {0};
+        ON(tt.shape, cb_span, shape);
+        if (!(st = decode(c, s, onnx_TypeProto_Tensor_fields, &tt, "type of", vname))) {
+            t->kind = sparse_kind ? POPRT__KIND_SPARSE : POPRT__KIND_TENSOR;
+            t->elem = tt.elem_type;
+            if (tt.elem_type)
+                st = check_elem(tt.elem_type, "value", vname);
+            span ss;
+            if (!st && last(&shape, &ss))
+                st = shape_from_proto(c, ss, t, vname);
+        }
+    } else if (last(&seq, &s) || last(&opt, &s)) {
+        int is_seq = seq.len != 0;
+        onnx_TypeProto_Sequence sq; /* Optional has the same single field */
+        memset(&sq, 0, sizeof sq);
+        list elem = {0};
+        ON(sq.elem_type, cb_span, elem);
+        t->kind = is_seq ? POPRT__KIND_SEQUENCE : POPRT__KIND_OPTIONAL;
+        if (!(st = decode(c, s, onnx_TypeProto_Sequence_fields, &sq, "type of", vname)))
+            st = inner_type(c, &elem, t, vname);
+    } else if (last(&map, &s)) {
+        onnx_TypeProto_Map mp;
+        memset(&mp, 0, sizeof mp);
+        list val = {0};
+        ON(mp.value_type, cb_span, val);
+        t->kind = POPRT__KIND_MAP;
+        if (!(st = decode(c, s, onnx_TypeProto_Map_fields, &mp, "type of", vname))) {
+            t->elem = mp.key_type;
+            st = inner_type(c, &val, t, vname);
+        }
+    }
+    c->depth--;
+    return st;
+}
+
+typedef struct vinfo {
+    const char *name; /* scratch arena */
+    const char *doc;
+    span type;
+    int has_type;
+} vinfo;
+
+static poprt_status vinfo_from_proto(lctx *c, span sp, vinfo *vi)
+{
+    onnx_ValueInfoProto msg;
+    memset(&msg, 0, sizeof msg);
+    list name = {0}, type = {0}, doc = {0};
+    ON(msg.name, cb_span, name);
+    ON(msg.type, cb_span, type);
+    ON(msg.doc_string, cb_span, doc);
+    poprt_status st = decode(c, sp, onnx_ValueInfoProto_fields, &msg, "ValueInfoProto", NULL);
+    if (st)
+        return st;
+    span s = {(const uint8_t *)"", 0};
+    last(&name, &s);
+    vi->name = tmp_str(c, s);
+    vi->doc = doc.len ? str_of(c, &doc) : NULL;
+    vi->has_type = last(&type, &vi->type);
+    return c->oom ? oom() : POPRT_OK;
+}
+
+/* ---- graphs, nodes, attributes ----------------------------------------------- */
+
+static poprt_status build_graph(lctx *c, span sp, poprt__graph *g);
+
+static poprt__tensor *const_tensor(lctx *c, const tensor_out *o)
+{
+    poprt__tensor *t = poprt__arena_alloc(c->out, sizeof *t);
+    if (!t) {
+        c->oom = 1;
+        return NULL;
+    }
+    t->name = o->name;
+    t->doc = o->doc;
+    t->type = o->type;
+    t->data = o->data;
+    t->nbytes = o->nbytes;
+    t->id = -1;
+    return t;
+}
+
+static poprt__graph *subgraph(lctx *c, span sp, poprt__graph *parent, poprt__node *pn, poprt_status *st)
+{
+    poprt__graph *g = poprt__graph_new(c->m, parent, "");
+    if (!g) {
+        *st = oom();
+        return NULL;
+    }
+    g->parent_node = pn;
+    *st = build_graph(c, sp, g);
+    return *st ? NULL : g;
+}
+
+typedef struct attr_lists {
+    list name, s, t, g, floats, ints, strings, tensors, graphs, doc, tp, tps, ref, sparse, sparses;
+} attr_lists;
+
+/* AttributeProto -> *a. g: graph of the node (parent of subgraphs); pn: the
+ * node, or NULL for function attribute defaults. */
+static poprt_status attr_from_proto(lctx *c, span sp, poprt__graph *g, poprt__node *pn, const char *nname,
+                                    poprt__attr *a)
+{
+    onnx_AttributeProto msg;
+    memset(&msg, 0, sizeof msg);
+    attr_lists L;
+    memset(&L, 0, sizeof L);
+    ON(msg.name, cb_span, L.name);
+    ON(msg.s, cb_span, L.s);
+    ON(msg.t, cb_span, L.t);
+    ON(msg.g, cb_span, L.g);
+    ON(msg.floats, cb_fixed32, L.floats);
+    ON(msg.ints, cb_varint, L.ints);
+    ON(msg.strings, cb_span, L.strings);
+    ON(msg.tensors, cb_span, L.tensors);
+    ON(msg.graphs, cb_span, L.graphs);
+    ON(msg.doc_string, cb_span, L.doc);
+    ON(msg.tp, cb_span, L.tp);
+    ON(msg.type_protos, cb_span, L.tps);
+    ON(msg.ref_attr_name, cb_span, L.ref);
+    ON(msg.sparse_tensor, cb_span, L.sparse);
+    ON(msg.sparse_tensors, cb_span, L.sparses);
+    poprt_status st = decode(c, sp, onnx_AttributeProto_fields, &msg, "attribute of node", nname);
+    if (st)
+        return st;
+    memset(a, 0, sizeof *a);
+    a->name = str_of(c, &L.name);
+    a->doc = L.doc.len ? str_of(c, &L.doc) : NULL;
+    a->ref_attr_name = L.ref.len ? str_of(c, &L.ref) : NULL;
+    if (c->oom)
+        return oom();
+    int type = msg.type;
+    if (type == 0) { /* very old files: infer the kind from the field set */
+        type = msg.has_f ? 1 : msg.has_i ? 2 : L.s.len ? 3 : L.t.len ? 4 : L.g.len ? 5 : L.floats.len ? 6
+             : L.ints.len ? 7 : L.strings.len ? 8 : L.tensors.len ? 9 : L.graphs.len ? 10 : L.sparse.len ? 11
+             : L.sparses.len ? 12 : L.tp.len ? 13 : L.tps.len ? 14 : 0;
+        if (!type)
+            return poprt__err(POPRT_STATUS_INVALID_MODEL, "node '%s': attribute '%s' has no type and no value",
+                              nname, a->name);
+    }
+    if (type < 1 || type > 14)
+        return poprt__err(POPRT_STATUS_INVALID_MODEL, "node '%s': attribute '%s' has unknown type %d", nname,
+                          a->name, type);
+    a->type = (poprt__attr_type)type;
+    a->f = msg.f;
+    a->i = msg.i;
+    span s;
+    tensor_out o;
+    size_t n = 0;
+    switch (a->type) {
+    case POPRT__ATTR_STRING:
+        if (last(&L.s, &s)) {
+            a->s = out_str(c, s);
+            a->s_len = s.n;
+        } else {
+            a->s = "";
+        }
+        break;
+    case POPRT__ATTR_TENSOR:
+    case POPRT__ATTR_SPARSE_TENSOR:
+        if (!last(a->type == POPRT__ATTR_TENSOR ? &L.t : &L.sparse, &s))
+            break;
+        st = a->type == POPRT__ATTR_TENSOR ? tensor_from_proto(c, s, &o) : sparse_from_proto(c, s, &o);
+        if (!st)
+            a->t = const_tensor(c, &o);
+        break;
+    case POPRT__ATTR_GRAPH:
+        if (last(&L.g, &s) && c->m)
+            a->g = subgraph(c, s, g, pn, &st);
+        break;
+    case POPRT__ATTR_TYPE_PROTO:
+        if (last(&L.tp, &s)) {
+            a->tp = poprt__arena_alloc(c->out, sizeof *a->tp);
+            st = a->tp ? type_from_proto(c, s, a->tp, a->name) : oom();
+        }
+        break;
+    case POPRT__ATTR_FLOATS:
+        n = L.floats.len;
+        a->floats = poprt__arena_array(c->out, n ? n : 1, sizeof(float));
+        if (a->floats && n)
+            memcpy(a->floats, L.floats.v, n * sizeof(float));
+        c->oom |= !a->floats;
+        break;
+    case POPRT__ATTR_INTS:
+        n = L.ints.len;
+        a->ints = poprt__arena_array(c->out, n ? n : 1, sizeof(int64_t));
+        if (a->ints && n)
+            memcpy(a->ints, L.ints.v, n * sizeof(int64_t));
+        c->oom |= !a->ints;
+        break;
+    case POPRT__ATTR_STRINGS:
+        n = L.strings.len;
+        a->strings = poprt__arena_array(c->out, n ? n : 1, sizeof(char *));
+        a->string_lens = poprt__arena_array(c->out, n ? n : 1, sizeof(size_t));
+        if (!a->strings || !a->string_lens)
+            return oom();
+        for (size_t k = 0; k < n; k++) {
+            a->strings[k] = out_str(c, SPANS(L.strings)[k]);
+            a->string_lens[k] = SPANS(L.strings)[k].n;
+        }
+        break;
+    case POPRT__ATTR_TENSORS:
+    case POPRT__ATTR_SPARSE_TENSORS: {
+        list *l = a->type == POPRT__ATTR_TENSORS ? &L.tensors : &L.sparses;
+        n = l->len;
+        a->tensors = poprt__arena_array(c->out, n ? n : 1, sizeof(poprt__tensor *));
+        if (!a->tensors)
+            return oom();
+        for (size_t k = 0; k < n && !st; k++) {
+            st = a->type == POPRT__ATTR_TENSORS ? tensor_from_proto(c, SPANS(*l)[k], &o)
+                                                : sparse_from_proto(c, SPANS(*l)[k], &o);
+            if (!st && !(a->tensors[k] = const_tensor(c, &o)))
+                return oom();
+        }
+        break;
+    }
+    case POPRT__ATTR_GRAPHS:
+        n = L.graphs.len;
+        a->graphs = poprt__arena_array(c->out, n ? n : 1, sizeof(poprt__graph *));
+        if (!a->graphs)
+            return oom();
+        for (size_t k = 0; k < n && !st && c->m; k++)
+            a->graphs[k] = subgraph(c, SPANS(L.graphs)[k], g, pn, &st);
+        break;
+    case POPRT__ATTR_TYPE_PROTOS:
+        n = L.tps.len;
+        a->tps = poprt__arena_array(c->out, n ? n : 1, sizeof(poprt__type *));
+        if (!a->tps)
+            return oom();
+        for (size_t k = 0; k < n && !st; k++) {
+            a->tps[k] = poprt__arena_alloc(c->out, sizeof(poprt__type));
+            st = a->tps[k] ? type_from_proto(c, SPANS(L.tps)[k], a->tps[k], a->name) : oom();
+        }
+        break;
+    default:
+        break;
+    }
+    a->n = (int64_t)n;
+    if (st)
+        return poprt__err_prefix(st, "node '%s': attribute '%s': ", nname, a->name);
+    return c->oom ? oom() : POPRT_OK;
+}
+
+typedef struct pnode {
+    poprt__node *n;
+    list inputs, attrs;
+} pnode;
+
+static const char *node_name(lctx *c, const char *name, const char *op, size_t idx)
+{
+    if (*name) {
+        if (!poprt__map_get(&c->node_names, name) && poprt__map_put(&c->node_names, name, (void *)name))
+            c->oom = 1;
+        return name;
+    }
+    const char *gen = poprt__arena_printf(&c->tmp, "%s_%zu", op, idx);
+    for (int k = 1; gen && poprt__map_get(&c->node_names, gen); k++)
+        gen = poprt__arena_printf(&c->tmp, "%s_%zu_%d", op, idx, k);
+    if (!gen || poprt__map_put(&c->node_names, gen, (void *)gen))
+        c->oom = 1;
+    return gen;
+}
+
+/* Creates the nodes of g: first every node with its outputs (so any order
+ * of nodes in the file resolves), then inputs (local names first, then
+ * enclosing graphs), then attributes, whose subgraphs see every name of g. */
+static poprt_status build_nodes(lctx *c, poprt__graph *g, const list *nodes)
+{
+    pnode *pn = poprt__arena_array(&c->tmp, nodes->len ? nodes->len : 1, sizeof *pn);
+    if (!pn)
+        return oom();
+    poprt_status st;
+    for (size_t i = 0; i < nodes->len; i++) {
+        onnx_NodeProto msg;
+        memset(&msg, 0, sizeof msg);
+        list outputs = {0}, name = {0}, op = {0}, doc = {0}, domain = {0}, overload = {0}, meta = {0};
+        ON(msg.input, cb_span, pn[i].inputs);
+        ON(msg.output, cb_span, outputs);
+        ON(msg.name, cb_span, name);
+        ON(msg.op_type, cb_span, op);
+        ON(msg.attribute, cb_span, pn[i].attrs);
+        ON(msg.doc_string, cb_span, doc);
+        ON(msg.domain, cb_span, domain);
+        ON(msg.overload, cb_span, overload);
+        ON(msg.metadata_props, cb_span, meta);
+        if ((st = decode(c, SPANS(*nodes)[i], onnx_NodeProto_fields, &msg, "NodeProto", NULL)))
+            return poprt__err_prefix(st, "graph '%s': node %zu: ", g->name, i);
+        const char *op_type = str_of(c, &op);
+        const char *nm = str_of(c, &name);
+        if (c->oom)
+            return oom();
+        if (!*op_type)
+            return poprt__err(POPRT_STATUS_INVALID_MODEL, "graph '%s': node %zu ('%s') has no op_type", g->name, i,
+                              nm);
+        if (pn[i].inputs.len > INT_MAX / 2 || outputs.len > INT_MAX / 2)
+            return poprt__err(POPRT_STATUS_INVALID_MODEL, "node '%s': too many inputs or outputs", nm);
+        nm = node_name(c, nm, op_type, i);
+        const char *dom = str_of(c, &domain);
+        if (!nm || !dom)
+            return oom();
+        poprt__node *n = poprt__graph_add_node(g, op_type, dom, nm, (int)pn[i].inputs.len, (int)outputs.len);
+        if (!n)
+            return oom();
+        pn[i].n = n;
+        n->overload = str_of(c, &overload);
+        n->doc = doc.len ? str_of(c, &doc) : NULL;
+        if (meta.len) {
+            if ((st = decode_entries(c, &meta, &n->meta_keys, &n->meta_vals)))
+                return st;
+            n->n_meta = (int)meta.len;
+        }
+        if (c->oom)
+            return oom();
+        for (size_t k = 0; k < outputs.len; k++) {
+            span s = SPANS(outputs)[k];
+            if (!s.n)
+                continue;
+            const char *tn = tmp_str(c, s);
+            poprt__tensor *t = tn ? poprt__graph_tensor(g, tn) : NULL;
+            if (!t)
+                return oom();
+            if (t->producer || t->is_input || t->is_initializer)
+                return poprt__err(POPRT_STATUS_INVALID_MODEL, "node '%s': output '%s' is already defined in graph '%s'",
+                                  n->name, tn, g->name);
+            n->outputs[k] = t;
+            t->producer = n;
+            t->producer_slot = (int)k;
+        }
+    }
+    for (size_t i = 0; i < nodes->len; i++) {
+        for (size_t k = 0; k < pn[i].inputs.len; k++) {
+            span s = SPANS(pn[i].inputs)[k];
+            if (!s.n)
+                continue;
+            const char *tn = tmp_str(c, s);
+            if (!tn)
+                return oom();
+            poprt__tensor *t = poprt__graph_find(g, tn);
+            if (!t && !(t = poprt__graph_tensor(g, tn))) /* undefined: poprt__model_check reports it */
+                return oom();
+            pn[i].n->inputs[k] = t;
+        }
+    }
+    for (size_t i = 0; i < nodes->len; i++) {
+        poprt__node *n = pn[i].n;
+        for (size_t k = 0; k < pn[i].attrs.len; k++) {
+            poprt__attr a;
+            if ((st = attr_from_proto(c, SPANS(pn[i].attrs)[k], g, n, n->name, &a)))
+                return st;
+            poprt__attr *slot = poprt__node_add_attr(n, a.name, a.type);
+            if (!slot)
+                return oom();
+            a.name = slot->name;
+            *slot = a;
+        }
+    }
+    return POPRT_OK;
+}
+
+static poprt_status add_initializer(lctx *c, poprt__graph *g, const tensor_out *o)
+{
+    (void)c;
+    if (!*o->name)
+        return poprt__err(POPRT_STATUS_INVALID_MODEL, "graph '%s': initializer without a name", g->name);
+    if (poprt__map_get(&g->by_name, o->name))
+        return poprt__err(POPRT_STATUS_INVALID_MODEL, "graph '%s': duplicate initializer '%s'", g->name, o->name);
+    poprt__tensor *t = poprt__graph_tensor(g, o->name);
+    if (!t)
+        return oom();
+    t->type = o->type;
+    t->data = o->data;
+    t->nbytes = o->nbytes;
+    t->doc = o->doc;
+    t->is_initializer = 1;
+    return poprt__vec_push(&g->initializers, t) ? oom() : POPRT_OK;
+}
+
+static poprt_status build_graph(lctx *c, span sp, poprt__graph *g)
+{
+    if (c->depth >= MAX_DEPTH)
+        return poprt__err(POPRT_STATUS_INVALID_MODEL, "graphs nest more than %d levels", MAX_DEPTH);
+    onnx_GraphProto msg;
+    memset(&msg, 0, sizeof msg);
+    list nodes = {0}, name = {0}, inits = {0}, doc = {0}, inputs = {0}, outputs = {0}, vinfos = {0}, sparse = {0};
+    ON(msg.node, cb_span, nodes);
+    ON(msg.name, cb_span, name);
+    ON(msg.initializer, cb_span, inits);
+    ON(msg.doc_string, cb_span, doc);
+    ON(msg.input, cb_span, inputs);
+    ON(msg.output, cb_span, outputs);
+    ON(msg.value_info, cb_span, vinfos);
+    ON(msg.sparse_initializer, cb_span, sparse);
+    poprt_status st = decode(c, sp, onnx_GraphProto_fields, &msg, "GraphProto", NULL);
+    if (st)
+        return st;
+    g->name = str_of(c, &name);
+    g->doc = doc.len ? str_of(c, &doc) : NULL;
+    if (c->oom)
+        return oom();
+    c->depth++;
+    tensor_out o;
+    for (size_t i = 0; i < inits.len && !st; i++)
+        if (!(st = tensor_from_proto(c, SPANS(inits)[i], &o)))
+            st = add_initializer(c, g, &o);
+    for (size_t i = 0; i < sparse.len && !st; i++)
+        if (!(st = sparse_from_proto(c, SPANS(sparse)[i], &o)))
+            st = add_initializer(c, g, &o);
+    vinfo vi;
+    for (size_t i = 0; i < inputs.len && !st; i++) {
+        if ((st = vinfo_from_proto(c, SPANS(inputs)[i], &vi)))
+            break;
+        poprt__tensor *t = poprt__graph_tensor(g, vi.name);
+        if (!t) {
+            st = oom();
+            break;
+        }
+        if (t->is_input) {
+            st = poprt__err(POPRT_STATUS_INVALID_MODEL, "graph '%s': input '%s' is listed twice", g->name, vi.name);
+            break;
+        }
+        t->is_input = 1;
+        if (!t->doc)
+            t->doc = vi.doc;
+        /* An input that also has an initializer (pre-IR-4 files) keeps the
+         * initializer's exact type. */
+        if (vi.has_type && !t->is_initializer)
+            st = type_from_proto(c, vi.type, &t->type, vi.name);
+        if (!st && poprt__vec_push(&g->inputs, t))
+            st = oom();
+    }
+    if (!st)
+        st = build_nodes(c, g, &nodes);
+    for (size_t i = 0; i < outputs.len && !st; i++) {
+        if ((st = vinfo_from_proto(c, SPANS(outputs)[i], &vi)))
+            break;
+        poprt__tensor *t = poprt__graph_find(g, vi.name);
+        if (!t && !(t = poprt__graph_tensor(g, vi.name))) {
+            st = oom();
+            break;
+        }
+        if (t->graph == g)
+            t->is_output = 1;
+        if (vi.has_type && t->type.kind == POPRT__KIND_UNKNOWN)
+            st = type_from_proto(c, vi.type, &t->type, vi.name);
+        if (!st && poprt__vec_push(&g->outputs, t))
+            st = oom();
+    }
+    for (size_t i = 0; i < vinfos.len && !st; i++) {
+        if ((st = vinfo_from_proto(c, SPANS(vinfos)[i], &vi)))
+            break;
+        poprt__tensor *t = poprt__map_get(&g->by_name, vi.name);
+        if (t && vi.has_type && t->type.kind == POPRT__KIND_UNKNOWN)
+            st = type_from_proto(c, vi.type, &t->type, vi.name);
+    }
+    c->depth--;
+    return st;
+}
+
+/* ---- functions and the model -------------------------------------------------- */
+
+static poprt_status opsets_from(lctx *c, const list *l, int *n_out, poprt__opset **out)
+{
+    *out = poprt__arena_array(c->out, l->len ? l->len : 1, sizeof **out);
+    if (!*out)
+        return oom();
+    for (size_t i = 0; i < l->len; i++) {
+        onnx_OperatorSetIdProto msg;
+        memset(&msg, 0, sizeof msg);
+        list dom = {0};
+        ON(msg.domain, cb_span, dom);
+        poprt_status st = decode(c, SPANS(*l)[i], onnx_OperatorSetIdProto_fields, &msg, "opset import", NULL);
+        if (st)
+            return st;
+        (*out)[i].domain = str_of(c, &dom);
+        (*out)[i].version = msg.version;
+    }
+    *n_out = (int)l->len;
+    return c->oom ? oom() : POPRT_OK;
+}
+
+static poprt_status function_from_proto(lctx *c, span sp, poprt__function *f)
+{
+    onnx_FunctionProto msg;
+    memset(&msg, 0, sizeof msg);
+    list name = {0}, inputs = {0}, outputs = {0}, attrn = {0}, nodes = {0}, doc = {0}, opsets = {0}, domain = {0},
+         attrp = {0}, vinfos = {0}, overload = {0};
+    ON(msg.name, cb_span, name);
+    ON(msg.input, cb_span, inputs);
+    ON(msg.output, cb_span, outputs);
+    ON(msg.attribute, cb_span, attrn);
+    ON(msg.node, cb_span, nodes);
+    ON(msg.doc_string, cb_span, doc);
+    ON(msg.opset_import, cb_span, opsets);
+    ON(msg.domain, cb_span, domain);
+    ON(msg.attribute_proto, cb_span, attrp);
+    ON(msg.value_info, cb_span, vinfos);
+    ON(msg.overload, cb_span, overload);
+    poprt_status st = decode(c, sp, onnx_FunctionProto_fields, &msg, "FunctionProto", NULL);
+    if (st)
+        return st;
+    f->name = str_of(c, &name);
+    f->domain = str_of(c, &domain);
+    f->overload = str_of(c, &overload);
+    if (c->oom)
+        return oom();
+    f->body = poprt__graph_new(c->m, NULL, f->name);
+    if (!f->body)
+        return oom();
+    poprt__graph *g = f->body;
+    g->doc = doc.len ? str_of(c, &doc) : NULL;
+    if ((st = opsets_from(c, &opsets, &f->n_opsets, &f->opsets)))
+        return st;
+    f->attr_names = poprt__arena_array(c->out, attrn.len ? attrn.len : 1, sizeof(char *));
+    f->attr_defaults = poprt__arena_array(c->out, attrp.len ? attrp.len : 1, sizeof(poprt__attr));
+    if (!f->attr_names || !f->attr_defaults)
+        return oom();
+    for (size_t i = 0; i < attrn.len; i++)
+        f->attr_names[i] = out_str(c, SPANS(attrn)[i]);
+    f->n_attr_names = (int)attrn.len;
+    for (size_t i = 0; i < inputs.len; i++) {
+        const char *tn = tmp_str(c, SPANS(inputs)[i]);
+        poprt__tensor *t = tn ? poprt__graph_tensor(g, tn) : NULL;
+        if (!t || poprt__vec_push(&g->inputs, t))
+            return oom();
+        t->is_input = 1;
+    }
+    c->depth++;
+    st = build_nodes(c, g, &nodes);
+    c->depth--;
+    if (st)
+        return poprt__err_prefix(st, "function '%s': ", f->name);
+    for (size_t i = 0; i < outputs.len; i++) {
+        const char *tn = tmp_str(c, SPANS(outputs)[i]);
+        poprt__tensor *t = tn ? poprt__graph_tensor(g, tn) : NULL;
+        if (!t || poprt__vec_push(&g->outputs, t))
+            return oom();
+        t->is_output = 1;
+    }
+    for (size_t i = 0; i < vinfos.len; i++) {
+        vinfo vi;
+        if ((st = vinfo_from_proto(c, SPANS(vinfos)[i], &vi)))
+            return st;
+        poprt__tensor *t = poprt__map_get(&g->by_name, vi.name);
+        if (t && vi.has_type && t->type.kind == POPRT__KIND_UNKNOWN &&
+            (st = type_from_proto(c, vi.type, &t->type, vi.name)))
+            return st;
+    }
+    for (size_t i = 0; i < attrp.len; i++)
+        if ((st = attr_from_proto(c, SPANS(attrp)[i], g, NULL, f->name, &f->attr_defaults[i])))
+            return poprt__err_prefix(st, "function '%s': ", f->name);
+    f->n_attr_defaults = (int)attrp.len;
+    return c->oom ? oom() : POPRT_OK;
+}
+
+static void ctx_init(lctx *c, poprt__model *m, poprt__arena *out, const char *dir)
+{
+    memset(c, 0, sizeof *c);
+    c->m = m;
+    c->out = out;
+    c->dir = dir;
+    poprt__arena_init(&c->tmp);
+}
+
+static void ctx_free(lctx *c)
+{
+    poprt__map_free(&c->files);
+    poprt__map_free(&c->node_names);
+    poprt__arena_free(&c->tmp);
+}
+
+static poprt_status model_from_proto(lctx *c, span sp)
+{
+    poprt__model *m = c->m;
+    onnx_ModelProto msg;
+    memset(&msg, 0, sizeof msg);
+    list pname = {0}, pver = {0}, domain = {0}, doc = {0}, graph = {0}, opsets = {0}, meta = {0}, funcs = {0};
+    ON(msg.producer_name, cb_span, pname);
+    ON(msg.producer_version, cb_span, pver);
+    ON(msg.domain, cb_span, domain);
+    ON(msg.doc_string, cb_span, doc);
+    ON(msg.graph, cb_span, graph);
+    ON(msg.opset_import, cb_span, opsets);
+    ON(msg.metadata_props, cb_span, meta);
+    ON(msg.functions, cb_span, funcs);
+    if (!sp.n)
+        return poprt__err(POPRT_STATUS_PARSE_ERROR, "empty ModelProto");
+    poprt_status st = decode(c, sp, onnx_ModelProto_fields, &msg, "ModelProto", NULL);
+    if (st)
+        return st;
+    m->ir_version = msg.ir_version;
+    m->model_version = msg.model_version;
+    m->producer_name = str_of(c, &pname);
+    m->producer_version = str_of(c, &pver);
+    m->domain = str_of(c, &domain);
+    m->doc = doc.len ? str_of(c, &doc) : NULL;
+    if (c->oom)
+        return oom();
+    if ((st = opsets_from(c, &opsets, &m->n_opsets, &m->opsets)))
+        return st;
+    if (meta.len) {
+        if ((st = decode_entries(c, &meta, &m->meta_keys, &m->meta_vals)))
+            return st;
+        m->n_meta = (int)meta.len;
+    }
+    span gs;
+    if (!last(&graph, &gs))
+        return poprt__err(POPRT_STATUS_INVALID_MODEL, "the model has no graph");
+    if ((st = build_graph(c, gs, m->graph)))
+        return st;
+    m->functions = poprt__arena_array(c->out, funcs.len ? funcs.len : 1, sizeof *m->functions);
+    if (!m->functions)
+        return oom();
+    for (size_t i = 0; i < funcs.len; i++)
+        if ((st = function_from_proto(c, SPANS(funcs)[i], &m->functions[i])))
+            return st;
+    m->n_functions = (int)funcs.len;
+    return POPRT_OK;
+}
+
+poprt_status poprt__onnx_load_blob(poprt__blob *blob, const char *path, const char *dir, poprt__model **out)
+{
+    if (!blob || !out)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt__onnx_load_blob: NULL argument");
+    poprt__model *m;
+    poprt_status st = poprt__model_new(&m);
+    if (st)
+        return st;
+    /* The model keeps the mapping alive: tensors may point into it. */
+    poprt__blob_ref(blob);
+    if (poprt__vec_push(&m->blobs, blob)) {
+        poprt__blob_unref(blob);
+        poprt__model_free(m);
+        return oom();
+    }
+    m->path = path ? poprt__arena_strdup(&m->arena, path) : NULL;
+    m->dir = dir ? poprt__arena_strdup(&m->arena, dir) : NULL;
+    if ((path && !m->path) || (dir && !m->dir)) {
+        poprt__model_free(m);
+        return oom();
+    }
+    lctx c;
+    ctx_init(&c, m, &m->arena, m->dir);
+    span sp = {blob->data, blob->size};
+    st = model_from_proto(&c, sp);
+    ctx_free(&c);
+    if (st) {
+        poprt__model_free(m);
+        if (path)
+            return poprt__err_prefix(st, "file '%s': ", path);
+        return st;
+    }
+    *out = m;
+    return POPRT_OK;
+}
+
+poprt_status poprt__onnx_load_file(const char *path, poprt__model **out)
+{
+    if (!path || !out)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt__onnx_load_file: NULL argument");
+    poprt__blob *b;
+    poprt_status st = poprt__blob_map_file(path, &b);
+    if (st)
+        return st;
+    const char *slash = strrchr(path, '/');
+    char *dir;
+    if (!slash)
+        dir = poprt__strdup(".");
+    else if (slash == path)
+        dir = poprt__strdup("/");
+    else if ((dir = poprt__malloc((size_t)(slash - path) + 1))) {
+        memcpy(dir, path, (size_t)(slash - path));
+        dir[slash - path] = 0;
+    }
+    if (!dir) {
+        poprt__blob_unref(b);
+        return oom();
+    }
+    st = poprt__onnx_load_blob(b, path, dir, out);
+    poprt__free(dir);
+    poprt__blob_unref(b);
+    return st;
+}
+
+/* ---- test data ----------------------------------------------------------------- */
+
+static void to_public(const tensor_out *o, poprt__onnx_tensor *t)
+{
+    t->name = o->name;
+    t->type = o->type;
+    t->data = o->data;
+    t->nbytes = o->nbytes;
+}
+
+poprt_status poprt__onnx_decode_tensor(const void *buf, size_t size, poprt__arena *arena, poprt__onnx_tensor *out)
+{
+    if ((!buf && size) || !arena || !out)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt__onnx_decode_tensor: NULL argument");
+    lctx c;
+    ctx_init(&c, NULL, arena, NULL);
+    tensor_out o;
+    span sp = {buf ? buf : (const void *)"", size};
+    poprt_status st = tensor_from_proto(&c, sp, &o);
+    ctx_free(&c);
+    if (!st)
+        to_public(&o, out);
+    return st;
+}
+
+static poprt__kind kind_of_elem(int32_t e)
+{
+    switch (e) {
+    case 1: return POPRT__KIND_TENSOR;
+    case 2: return POPRT__KIND_SPARSE;
+    case 3: return POPRT__KIND_SEQUENCE;
+    case 4: return POPRT__KIND_MAP;
+    case 5: return POPRT__KIND_OPTIONAL;
+    default: return POPRT__KIND_UNKNOWN;
+    }
+}
+
+static poprt_status value_from_proto(lctx *c, span sp, poprt__kind kind, poprt__onnx_value *v);
+
+static poprt_status value_elems(lctx *c, poprt__onnx_value *v, const list *l, poprt__kind kind)
+{
+    size_t base = v->n;
+    for (size_t i = 0; i < l->len; i++) {
+        poprt_status st = value_from_proto(c, SPANS(*l)[i], kind, &v->elems[base + i]);
+        if (st)
+            return st;
+    }
+    v->n += l->len;
+    return POPRT_OK;
+}
+
+static poprt_status value_from_proto(lctx *c, span sp, poprt__kind kind, poprt__onnx_value *v)
+{
+    memset(v, 0, sizeof *v);
+    v->kind = kind;
+    v->name = "";
+    if (kind == POPRT__KIND_TENSOR) {
+        tensor_out o;
+        poprt_status st = tensor_from_proto(c, sp, &o);
+        if (!st) {
+            to_public(&o, &v->tensor);
+            v->name = o.name;
+            v->present = 1;
+        }
+        return st;
+    }
+    if (c->depth >= MAX_DEPTH)
+        return poprt__err(POPRT_STATUS_PARSE_ERROR, "sequences or optionals nest too deeply");
+    /* SequenceProto and OptionalProto share field numbers; optional has the
+     * singular forms. */
+    list name = {0}, tens = {0}, sparse = {0}, seqs = {0}, opts = {0}, maps = {0};
+    int32_t elem_type;
+    poprt_status st;
+    if (kind == POPRT__KIND_SEQUENCE) {
+        onnx_SequenceProto msg;
+        memset(&msg, 0, sizeof msg);
+        ON(msg.name, cb_span, name);
+        ON(msg.tensor_values, cb_span, tens);
+        ON(msg.sparse_tensor_values, cb_span, sparse);
+        ON(msg.sequence_values, cb_span, seqs);
+        ON(msg.optional_values, cb_span, opts);
+        st = decode(c, sp, onnx_SequenceProto_fields, &msg, "SequenceProto", NULL);
+        elem_type = msg.elem_type;
+    } else {
+        onnx_OptionalProto msg;
+        memset(&msg, 0, sizeof msg);
+        ON(msg.name, cb_span, name);
+        ON(msg.tensor_value, cb_span, tens);
+        ON(msg.sparse_tensor_value, cb_span, sparse);
+        ON(msg.sequence_value, cb_span, seqs);
+        ON(msg.optional_value, cb_span, opts);
+        st = decode(c, sp, onnx_OptionalProto_fields, &msg, "OptionalProto", NULL);
+        elem_type = msg.elem_type;
+    }
+    (void)maps;
+    if (st)
+        return st;
+    v->name = str_of(c, &name);
+    if (!v->name)
+        return oom();
+    v->elem_kind = kind_of_elem(elem_type);
+    if (sparse.len || elem_type == 2 || elem_type == 4)
+        return poprt__err(POPRT_STATUS_UNSUPPORTED, "'%s': sparse and map elements are not supported", v->name);
+    if (kind == POPRT__KIND_OPTIONAL) {
+        /* singular fields: keep only the last occurrence */
+        if (tens.len > 1) { SPANS(tens)[0] = SPANS(tens)[tens.len - 1]; tens.len = 1; }
+        if (seqs.len > 1) { SPANS(seqs)[0] = SPANS(seqs)[seqs.len - 1]; seqs.len = 1; }
+        if (opts.len > 1) { SPANS(opts)[0] = SPANS(opts)[opts.len - 1]; opts.len = 1; }
+    }
+    size_t total = tens.len + seqs.len + opts.len;
+    v->elems = poprt__arena_array(c->out, total ? total : 1, sizeof *v->elems);
+    if (!v->elems)
+        return oom();
+    c->depth++;
+    if (!(st = value_elems(c, v, &tens, POPRT__KIND_TENSOR)) && !(st = value_elems(c, v, &seqs, POPRT__KIND_SEQUENCE)))
+        st = value_elems(c, v, &opts, POPRT__KIND_OPTIONAL);
+    c->depth--;
+    if (st)
+        return st;
+    if (kind == POPRT__KIND_OPTIONAL) {
+        if (v->n > 1)
+            return poprt__err(POPRT_STATUS_PARSE_ERROR, "optional '%s' holds more than one value", v->name);
+        v->present = v->n == 1;
+        if (v->present && v->elem_kind == POPRT__KIND_UNKNOWN)
+            v->elem_kind = v->elems[0].kind;
+    } else {
+        v->present = 1;
+        if (v->elem_kind == POPRT__KIND_UNKNOWN && v->n)
+            v->elem_kind = v->elems[0].kind;
+    }
+    return POPRT_OK;
+}
+
+static poprt_status decode_value(const void *buf, size_t size, poprt__arena *arena, poprt__kind kind,
+                                 poprt__onnx_value *out)
+{
+    if ((!buf && size) || !arena || !out)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt__onnx_decode: NULL argument");
+    lctx c;
+    ctx_init(&c, NULL, arena, NULL);
+    span sp = {buf ? buf : (const void *)"", size};
+    poprt__onnx_value v;
+    poprt_status st = value_from_proto(&c, sp, kind, &v);
+    ctx_free(&c);
+    if (!st)
+        *out = v;
+    return st;
+}
+
+poprt_status poprt__onnx_decode_sequence(const void *buf, size_t size, poprt__arena *arena, poprt__onnx_value *out)
+{
+    return decode_value(buf, size, arena, POPRT__KIND_SEQUENCE, out);
+}
+
+poprt_status poprt__onnx_decode_optional(const void *buf, size_t size, poprt__arena *arena, poprt__onnx_value *out)
+{
+    return decode_value(buf, size, arena, POPRT__KIND_OPTIONAL, out);
+}

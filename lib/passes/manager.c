@@ -1,0 +1,123 @@
+/* The pass manager: an ordered list of (pass, arguments), a skip list, and
+ * a run that is all-or-nothing: the model is restored when a pass fails. */
+#include <string.h>
+#include "passes/passes.h"
+
+int poprt__pass_lookup(const char *name, const poprt__pass **builtin, poprt_pass_fn *fn, void **user);
+
+typedef struct {
+    char *name, *args;
+} step;
+
+struct poprt_pass_manager {
+    step *steps;
+    size_t n;
+    char **skip;
+    size_t n_skip;
+    size_t changed;
+};
+
+poprt_status poprt_pass_manager_create(poprt_pass_manager **pm_out)
+{
+    if (!pm_out)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_pass_manager_create: NULL argument");
+    *pm_out = poprt__calloc(1, sizeof **pm_out);
+    return *pm_out ? POPRT_OK : poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+}
+
+void poprt_pass_manager_free(poprt_pass_manager *pm)
+{
+    if (!pm)
+        return;
+    for (size_t i = 0; i < pm->n; i++) {
+        poprt__free(pm->steps[i].name);
+        poprt__free(pm->steps[i].args);
+    }
+    for (size_t i = 0; i < pm->n_skip; i++)
+        poprt__free(pm->skip[i]);
+    poprt__free(pm->steps);
+    poprt__free(pm->skip);
+    poprt__free(pm);
+}
+
+poprt_status poprt_pass_manager_add(poprt_pass_manager *pm, const char *name, const char *args)
+{
+    if (!pm || !name)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_pass_manager_add: NULL argument");
+    const poprt__pass *b;
+    poprt_pass_fn fn;
+    void *user;
+    if (!poprt__pass_lookup(name, &b, &fn, &user))
+        return poprt__err(POPRT_STATUS_NOT_FOUND, "no pass named '%s' (see poprt --list_all_passes)", name);
+    step *s = poprt__realloc(pm->steps, (pm->n + 1) * sizeof *s);
+    if (!s)
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    pm->steps = s;
+    s[pm->n].name = poprt__strdup(name);
+    s[pm->n].args = args ? poprt__strdup(args) : NULL;
+    if (!s[pm->n].name || (args && !s[pm->n].args)) {
+        poprt__free(s[pm->n].name);
+        poprt__free(s[pm->n].args);
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    }
+    pm->n++;
+    return POPRT_OK;
+}
+
+poprt_status poprt_pass_manager_skip(poprt_pass_manager *pm, const char *name)
+{
+    if (!pm || !name)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_pass_manager_skip: NULL argument");
+    char **s = poprt__realloc(pm->skip, (pm->n_skip + 1) * sizeof *s);
+    if (!s)
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    pm->skip = s;
+    if (!(s[pm->n_skip] = poprt__strdup(name)))
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    pm->n_skip++;
+    return POPRT_OK;
+}
+
+size_t poprt_pass_manager_changed(const poprt_pass_manager *pm) { return pm ? pm->changed : 0; }
+
+poprt_status poprt_pass_manager_run(poprt_pass_manager *pm, poprt_model *model)
+{
+    if (!pm || !model)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_pass_manager_run: NULL argument");
+    poprt__model *backup;
+    poprt_status st = poprt__model_clone(model->m, &backup);
+    if (st)
+        return st;
+    pm->changed = 0;
+    for (size_t i = 0; i < pm->n && !st; i++) {
+        const char *name = pm->steps[i].name;
+        int skipped = 0;
+        for (size_t k = 0; k < pm->n_skip && !skipped; k++)
+            skipped = strcmp(pm->skip[k], name) == 0;
+        if (skipped)
+            continue;
+        const poprt__pass *b;
+        poprt_pass_fn fn;
+        void *user;
+        if (!poprt__pass_lookup(name, &b, &fn, &user)) {
+            st = poprt__err(POPRT_STATUS_NOT_FOUND, "no pass named '%s'", name);
+            break;
+        }
+        int changed = 1;
+        st = b ? b->run(model->m, pm->steps[i].args, &changed) : fn(model, pm->steps[i].args, user);
+        if (!st)
+            st = poprt__model_check(model->m);
+        poprt__model_touch(model);
+        if (st)
+            st = poprt__err_prefix(POPRT_STATUS_PASS_FAILED, "pass '%s': ", name);
+        else
+            pm->changed += changed != 0;
+    }
+    if (st) {
+        poprt__model_free(model->m);
+        model->m = backup;
+        poprt__model_touch(model);
+    } else
+        poprt__model_free(backup);
+    return st;
+}

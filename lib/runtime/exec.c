@@ -1,0 +1,594 @@
+/* The executor: runs a graph node by node in a frame of values, and the
+ * services kernels reach through poprt__kctx. */
+#include <string.h>
+#include "runtime/runtime.h"
+
+/* ---- values ---------------------------------------------------------------- */
+
+static size_t tval_bytes(int32_t dtype, int64_t numel)
+{
+    return (size_t)numel * poprt_dtype_size((poprt_dtype)dtype);
+}
+
+static poprt_status tval_set_shape(poprt__tval *t, int32_t dtype, int rank, const int64_t *dims)
+{
+    if (rank < 0 || rank > POPRT__MAX_RANK)
+        return poprt__err(POPRT_STATUS_UNSUPPORTED, "rank %d exceeds the supported %d", rank,
+                          POPRT__MAX_RANK);
+    t->dtype = dtype;
+    t->rank = rank;
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++) {
+        if (dims[i] < 0 || !poprt__mul_i64(n, dims[i], &n))
+            return poprt__err(POPRT_STATUS_SHAPE_MISMATCH, "invalid or overflowing dimension %lld",
+                              (long long)dims[i]);
+        t->dims[i] = dims[i];
+    }
+    size_t esz = poprt_dtype_size((poprt_dtype)dtype);
+    if (esz && (uint64_t)n > SIZE_MAX / esz)
+        return poprt__err(POPRT_STATUS_SHAPE_MISMATCH, "tensor too large");
+    t->numel = n;
+    t->nbytes = tval_bytes(dtype, n);
+    return POPRT_OK;
+}
+
+static poprt_status tval_heap(poprt__tval *t, int32_t dtype, int rank, const int64_t *dims)
+{
+    poprt_status st = tval_set_shape(t, dtype, rank, dims);
+    if (st)
+        return st;
+    t->data = poprt__aligned_alloc(t->nbytes ? t->nbytes : 1);
+    if (!t->data)
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory for a %zu-byte tensor",
+                          t->nbytes);
+    memset(t->data, 0, t->nbytes);
+    return POPRT_OK;
+}
+
+void poprt__value_free_heap(poprt__value *v)
+{
+    if (!v)
+        return;
+    if (v->kind == POPRT__KIND_TENSOR || (v->kind == POPRT__KIND_OPTIONAL && v->inner == POPRT__KIND_TENSOR))
+        poprt__aligned_free(v->t.data);
+    if (v->items) {
+        for (int64_t i = 0; i < v->n_items; i++)
+            poprt__aligned_free(v->items[i].data);
+        poprt__free(v->items);
+    }
+    memset(v, 0, sizeof *v);
+}
+
+poprt_status poprt__value_copy_heap(poprt__value *dst, const poprt__value *src)
+{
+    memset(dst, 0, sizeof *dst);
+    dst->kind = src->kind;
+    dst->inner = src->inner;
+    dst->present = src->present;
+    dst->seq_elem = src->seq_elem;
+    int has_tensor = src->kind == POPRT__KIND_TENSOR ||
+                     (src->kind == POPRT__KIND_OPTIONAL && src->present && src->inner == POPRT__KIND_TENSOR);
+    if (has_tensor) {
+        poprt_status st = tval_heap(&dst->t, src->t.dtype, src->t.rank, src->t.dims);
+        if (st)
+            return st;
+        if (src->t.nbytes)
+            memcpy(dst->t.data, src->t.data, src->t.nbytes);
+    }
+    int has_seq = src->kind == POPRT__KIND_SEQUENCE ||
+                  (src->kind == POPRT__KIND_OPTIONAL && src->present && src->inner == POPRT__KIND_SEQUENCE);
+    if (has_seq) {
+        dst->items = poprt__calloc((size_t)(src->n_items ? src->n_items : 1), sizeof *dst->items);
+        if (!dst->items)
+            return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory copying a sequence");
+        dst->n_items = src->n_items;
+        for (int64_t i = 0; i < src->n_items; i++) {
+            poprt_status st = tval_heap(&dst->items[i], src->items[i].dtype, src->items[i].rank,
+                                        src->items[i].dims);
+            if (st) {
+                poprt__value_free_heap(dst);
+                return st;
+            }
+            if (src->items[i].nbytes)
+                memcpy(dst->items[i].data, src->items[i].data, src->items[i].nbytes);
+        }
+    }
+    return POPRT_OK;
+}
+
+/* ---- frames ----------------------------------------------------------------- */
+
+static void bind_const(poprt__value *v, const poprt__tensor *t)
+{
+    memset(v, 0, sizeof *v);
+    v->kind = POPRT__KIND_TENSOR;
+    v->t.dtype = t->type.elem;
+    v->t.rank = t->type.rank < 0 ? 0 : t->type.rank;
+    for (int i = 0; i < v->t.rank && i < POPRT__MAX_RANK; i++)
+        v->t.dims[i] = t->type.dims[i].value;
+    v->t.numel = poprt__type_numel(&t->type);
+    v->t.nbytes = t->nbytes;
+    v->t.data = (void *)t->data;
+}
+
+poprt_status poprt__frame_init(poprt__frame *f, const poprt__graph *g, poprt__frame *parent)
+{
+    memset(f, 0, sizeof *f);
+    f->g = g;
+    f->parent = parent;
+    size_t n = g->tensors.len ? g->tensors.len : 1;
+    f->vals = poprt__calloc(n, sizeof *f->vals);
+    f->heap = poprt__calloc(n, 1);
+    if (!f->vals || !f->heap) {
+        poprt__frame_free(f);
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory for graph '%s'", g->name);
+    }
+    for (size_t i = 0; i < g->tensors.len; i++) {
+        const poprt__tensor *t = g->tensors.items[i];
+        if (t->data && !t->producer)
+            bind_const(&f->vals[i], t);
+    }
+    return POPRT_OK;
+}
+
+void poprt__frame_release(poprt__frame *f)
+{
+    if (!f->vals)
+        return;
+    for (size_t i = 0; i < f->g->tensors.len; i++)
+        if (f->heap[i]) {
+            poprt__value_free_heap(&f->vals[i]);
+            f->heap[i] = 0;
+        }
+}
+
+void poprt__frame_free(poprt__frame *f)
+{
+    poprt__frame_release(f);
+    poprt__free(f->vals);
+    poprt__free(f->heap);
+    memset(f, 0, sizeof *f);
+}
+
+static poprt__value *find_value(poprt__frame *f, const poprt__tensor *t)
+{
+    for (; f; f = f->parent)
+        if (f->g == t->graph)
+            return &f->vals[t->id];
+    return NULL;
+}
+
+/* ---- kernel services ---------------------------------------------------------- */
+
+void *poprt__kctx_scratch(poprt__kctx *k, size_t n)
+{
+    struct poprt__exec *x = k->exec;
+    n = (n + 63) & ~(size_t)63;
+    for (poprt__scratch_chunk *c = x->scratch; c; c = c->next)
+        if (c->size - c->used >= n) {
+            void *p = (char *)c + 64 + c->used;
+            c->used += n;
+            return p;
+        }
+    size_t size = n > (1u << 20) ? n : (1u << 20);
+    poprt__scratch_chunk *c = poprt__aligned_alloc(64 + size);
+    if (!c)
+        return NULL;
+    c->size = size;
+    c->used = n;
+    c->next = x->scratch;
+    x->scratch = c;
+    return (char *)c + 64;
+}
+
+static void scratch_reset(struct poprt__exec *x)
+{
+    for (poprt__scratch_chunk *c = x->scratch; c; c = c->next)
+        c->used = 0;
+}
+
+/* Marks value v of the current frame as heap-owned (v must be in it). */
+static void own(struct poprt__exec *x, poprt__value *v)
+{
+    poprt__frame *f = x->cur;
+    if (f && v >= f->vals && v < f->vals + f->g->tensors.len)
+        f->heap[v - f->vals] = 1;
+}
+
+static int is_owned(struct poprt__exec *x, const poprt__value *v)
+{
+    poprt__frame *f = x->cur;
+    return f && v >= f->vals && v < f->vals + f->g->tensors.len && f->heap[v - f->vals];
+}
+
+poprt_status poprt__kctx_alloc_output(poprt__kctx *k, int j, int32_t dtype, int rank,
+                                      const int64_t *dims)
+{
+    if (j >= k->n_out || !k->out[j])
+        return POPRT_OK; /* omitted output: nothing to write */
+    poprt__value *v = k->out[j];
+    struct poprt__exec *x = k->exec;
+    poprt__tval nt = {0};
+    poprt_status st = tval_set_shape(&nt, dtype, rank, dims);
+    if (st)
+        return POPRT__NODE_ERR(k->node, st, "output %d: %s", j, poprt_last_error());
+    /* a planned buffer of the same size is reused */
+    if (v->kind == POPRT__KIND_TENSOR && v->t.data && v->t.nbytes == nt.nbytes && !is_owned(x, v)) {
+        nt.data = v->t.data;
+        v->t = nt;
+        return POPRT_OK;
+    }
+    if (is_owned(x, v))
+        poprt__value_free_heap(v);
+    memset(v, 0, sizeof *v);
+    v->kind = POPRT__KIND_TENSOR;
+    if (!x->cur) {
+        /* folding: memory comes from the exec's arena */
+        nt.data = poprt__arena_alloc(&x->strings, nt.nbytes ? nt.nbytes : 1);
+        if (!nt.data)
+            return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory folding");
+        v->t = nt;
+        return POPRT_OK;
+    }
+    st = tval_heap(&v->t, dtype, rank, dims);
+    if (st)
+        return POPRT__NODE_ERR(k->node, st, "output %d: %s", j, poprt_last_error());
+    own(x, v);
+    return POPRT_OK;
+}
+
+poprt_status poprt__kctx_alloc_sequence(poprt__kctx *k, int j, int32_t elem, int64_t n)
+{
+    if (j >= k->n_out || !k->out[j])
+        return POPRT_OK;
+    poprt__value *v = k->out[j];
+    if (is_owned(k->exec, v))
+        poprt__value_free_heap(v);
+    memset(v, 0, sizeof *v);
+    v->kind = POPRT__KIND_SEQUENCE;
+    v->seq_elem = elem;
+    v->items = poprt__calloc((size_t)(n > 0 ? n : 1), sizeof *v->items);
+    if (!v->items)
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory for a sequence");
+    v->n_items = n;
+    own(k->exec, v);
+    return POPRT_OK;
+}
+
+poprt_status poprt__kctx_alloc_item(poprt__kctx *k, int j, int64_t idx, int32_t dtype, int rank,
+                                    const int64_t *dims)
+{
+    if (j >= k->n_out || !k->out[j])
+        return POPRT_OK;
+    poprt__value *v = k->out[j];
+    if (!v->items || idx < 0 || idx >= v->n_items)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_INTERNAL, "sequence item %lld out of range",
+                               (long long)idx);
+    poprt__aligned_free(v->items[idx].data);
+    memset(&v->items[idx], 0, sizeof v->items[idx]);
+    return tval_heap(&v->items[idx], dtype, rank, dims);
+}
+
+poprt_status poprt__kctx_set_value(poprt__kctx *k, int j, const poprt__value *src)
+{
+    if (j >= k->n_out || !k->out[j])
+        return POPRT_OK;
+    poprt__value *v = k->out[j];
+    if (src->kind == POPRT__KIND_TENSOR) {
+        poprt_status st = poprt__kctx_alloc_output(k, j, src->t.dtype, src->t.rank, src->t.dims);
+        if (st)
+            return st;
+        if (src->t.nbytes && v->t.data != src->t.data)
+            memcpy(v->t.data, src->t.data, src->t.nbytes);
+        return POPRT_OK;
+    }
+    if (is_owned(k->exec, v))
+        poprt__value_free_heap(v);
+    poprt_status st = poprt__value_copy_heap(v, src);
+    if (st)
+        return st;
+    own(k->exec, v);
+    return POPRT_OK;
+}
+
+char *poprt__kctx_strdup(poprt__kctx *k, const char *s, size_t len)
+{
+    return poprt__arena_strndup(&k->exec->strings, s, len);
+}
+
+void poprt__kctx_release_value(poprt__kctx *k, poprt__value *v)
+{
+    (void)k;
+    poprt__value_free_heap(v);
+}
+
+poprt_status poprt__kctx_run_graph(poprt__kctx *k, const poprt__graph *g, int n_ins,
+                                   const poprt__value *const *ins, int n_outs, poprt__value *outs)
+{
+    struct poprt__exec *x = k->exec;
+    if ((size_t)n_ins > g->inputs.len)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_INVALID_MODEL,
+                               "subgraph '%s' takes %zu inputs, got %d", g->name, g->inputs.len, n_ins);
+    poprt__frame child;
+    poprt__frame *saved = x->cur;
+    poprt_status st = poprt__frame_init(&child, g, saved);
+    if (st)
+        return st;
+    for (int i = 0; i < n_ins; i++) {
+        const poprt__tensor *t = g->inputs.items[i];
+        if (ins[i])
+            child.vals[t->id] = *ins[i];
+    }
+    st = poprt__exec_graph(x, &child);
+    x->cur = saved;
+    for (int i = 0; i < n_outs && !st; i++) {
+        if ((size_t)i >= g->outputs.len) {
+            st = POPRT__NODE_ERR(k->node, POPRT_STATUS_INVALID_MODEL,
+                                 "subgraph '%s' has only %zu outputs", g->name, g->outputs.len);
+            break;
+        }
+        const poprt__tensor *t = g->outputs.items[i];
+        poprt__value *src = find_value(&child, t);
+        if (!src || src->kind == POPRT__KIND_UNKNOWN)
+            st = POPRT__NODE_ERR(k->node, POPRT_STATUS_RUNTIME_ERROR,
+                                 "subgraph '%s' output '%s' has no value", g->name, t->name);
+        else
+            st = poprt__value_copy_heap(&outs[i], src);
+    }
+    poprt__frame_free(&child);
+    return st;
+}
+
+typedef struct {
+    void (*fn)(void *, int64_t, int64_t);
+    void *ctx;
+} pf_job;
+
+void poprt__kctx_parallel_for(poprt__kctx *k, int64_t n, int64_t grain,
+                              void (*fn)(void *ctx, int64_t begin, int64_t end), void *ctx)
+{
+    if (n <= 0)
+        return;
+    struct poprt__exec *x = k->exec;
+    if (grain < 1)
+        grain = 1;
+    if (x->pool && n > grain && poprt__pool_run(x->pool, n, grain, fn, ctx))
+        return;
+    fn(ctx, 0, n);
+}
+
+uint64_t poprt__kctx_random_seed(poprt__kctx *k)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (const char *s = k->node->name; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h ^ (k->exec->run_counter * 0x9e3779b97f4a7c15ull);
+}
+
+/* ---- running nodes --------------------------------------------------------------- */
+
+static poprt_status value_type(poprt__arena *a, const poprt__value *v, poprt__type *t)
+{
+    memset(t, 0, sizeof *t);
+    t->rank = -1;
+    if (v->kind == POPRT__KIND_TENSOR) {
+        poprt__type_set_tensor(a, t, v->t.dtype, v->t.rank, v->t.dims);
+        return t->rank == v->t.rank ? POPRT_OK : POPRT_STATUS_OUT_OF_MEMORY;
+    }
+    if (v->kind == POPRT__KIND_SEQUENCE || v->kind == POPRT__KIND_OPTIONAL) {
+        t->kind = v->kind;
+        t->inner = poprt__arena_alloc(a, sizeof *t->inner);
+        if (!t->inner)
+            return POPRT_STATUS_OUT_OF_MEMORY;
+        if (v->kind == POPRT__KIND_OPTIONAL && v->inner == POPRT__KIND_TENSOR && v->present)
+            poprt__type_set_tensor(a, t->inner, v->t.dtype, v->t.rank, v->t.dims);
+        else {
+            t->inner->kind = v->kind == POPRT__KIND_OPTIONAL ? v->inner : POPRT__KIND_TENSOR;
+            t->inner->elem = v->seq_elem ? v->seq_elem : v->t.dtype;
+            t->inner->rank = -1;
+        }
+    }
+    return POPRT_OK;
+}
+
+/* Types the node's outputs with concrete shapes from its actual inputs and
+ * allocates those that come out static. */
+static poprt_status prepare_dynamic(struct poprt__exec *x, poprt__node *n, poprt__value **in,
+                                    poprt__value **out)
+{
+    poprt__ival ivs[32];
+    poprt__type its[32], ots[16];
+    if (n->n_inputs > 32 || n->n_outputs > 16)
+        return POPRT_OK; /* the kernel allocates */
+    for (int i = 0; i < n->n_inputs; i++) {
+        ivs[i].type = NULL;
+        ivs[i].data = NULL;
+        ivs[i].nbytes = 0;
+        if (!in[i] || in[i]->kind == POPRT__KIND_UNKNOWN)
+            continue;
+        if (value_type(&x->strings, in[i], &its[i]))
+            return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+        ivs[i].type = &its[i];
+        if (in[i]->kind == POPRT__KIND_TENSOR) {
+            ivs[i].data = in[i]->t.data;
+            ivs[i].nbytes = in[i]->t.nbytes;
+        }
+    }
+    memset(ots, 0, sizeof ots);
+    for (int j = 0; j < n->n_outputs; j++)
+        ots[j].rank = -1;
+    poprt__infer_ctx c = {.node = n, .opset = n->opset, .n_in = n->n_inputs, .in = ivs,
+                          .n_out = n->n_outputs, .out = ots, .arena = &x->strings};
+    poprt_status st = n->op->infer ? n->op->infer(&c) : POPRT_OK;
+    if (st)
+        return st;
+    for (int j = 0; j < n->n_outputs; j++) {
+        if (!out[j] || ots[j].kind != POPRT__KIND_TENSOR || poprt__type_numel(&ots[j]) < 0)
+            continue;
+        int64_t dims[POPRT__MAX_RANK];
+        if (ots[j].rank > POPRT__MAX_RANK)
+            return POPRT__NODE_ERR(n, POPRT_STATUS_UNSUPPORTED, "output rank %d", ots[j].rank);
+        for (int d = 0; d < ots[j].rank; d++)
+            dims[d] = ots[j].dims[d].value;
+        poprt__kctx k = {.node = n, .n_out = n->n_outputs, .out = out, .exec = x};
+        st = poprt__kctx_alloc_output(&k, j, ots[j].elem, ots[j].rank, dims);
+        if (st)
+            return st;
+    }
+    return POPRT_OK;
+}
+
+static poprt_status run_node(struct poprt__exec *x, poprt__frame *f, poprt__node *n)
+{
+    poprt__value *in_stack[32], *out_stack[16];
+    poprt__value **in = n->n_inputs <= 32 ? in_stack : poprt__calloc((size_t)n->n_inputs, sizeof *in);
+    poprt__value **out = n->n_outputs <= 16 ? out_stack : poprt__calloc((size_t)n->n_outputs, sizeof *out);
+    poprt_status st = POPRT_OK;
+    if (!in || !out) {
+        st = poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory running node '%s'", n->name);
+        goto done;
+    }
+    if (!n->op || !n->op->kernel) {
+        st = POPRT__NODE_ERR(n, POPRT_STATUS_UNSUPPORTED, "no kernel for this operator");
+        goto done;
+    }
+    for (int i = 0; i < n->n_inputs; i++) {
+        in[i] = n->inputs[i] ? find_value(f, n->inputs[i]) : NULL;
+        if (in[i] && in[i]->kind == POPRT__KIND_UNKNOWN) {
+            /* an omitted optional input has no value; anything else is a bug */
+            if (n->inputs[i]->name[0]) {
+                st = POPRT__NODE_ERR(n, POPRT_STATUS_RUNTIME_ERROR, "input '%s' has no value",
+                                     n->inputs[i]->name);
+                goto done;
+            }
+            in[i] = NULL;
+        }
+    }
+    int need_infer = 0;
+    for (int j = 0; j < n->n_outputs; j++) {
+        out[j] = n->outputs[j] ? &f->vals[n->outputs[j]->id] : NULL;
+        if (out[j] && out[j]->kind == POPRT__KIND_UNKNOWN)
+            need_infer = 1;
+    }
+    x->cur = f;
+    if (need_infer && !(n->op->flags & POPRT__OP_DYNAMIC)) {
+        st = prepare_dynamic(x, n, in, out);
+        if (st)
+            goto done;
+    }
+    poprt__kctx k = {.node = n, .opset = n->opset, .n_in = n->n_inputs, .in = in,
+                     .n_out = n->n_outputs, .out = out, .exec = x};
+    st = n->op->kernel(&k);
+    x->cur = f;
+    scratch_reset(x);
+    if (st)
+        goto done;
+    for (int j = 0; j < n->n_outputs; j++)
+        if (out[j] && out[j]->kind == POPRT__KIND_UNKNOWN) {
+            st = POPRT__NODE_ERR(n, POPRT_STATUS_INTERNAL, "kernel gave no value for output '%s'",
+                                 n->outputs[j]->name);
+            goto done;
+        }
+done:
+    if (in != in_stack)
+        poprt__free(in);
+    if (out != out_stack)
+        poprt__free(out);
+    return st;
+}
+
+poprt_status poprt__exec_graph(struct poprt__exec *x, poprt__frame *f)
+{
+    const poprt__graph *g = f->g;
+    for (size_t i = 0; i < g->nodes.len; i++) {
+        poprt_status st = run_node(x, f, g->nodes.items[i]);
+        if (st)
+            return st;
+    }
+    return POPRT_OK;
+}
+
+void poprt__exec_free(struct poprt__exec *x)
+{
+    poprt__frame_free(&x->main);
+    poprt__aligned_free(x->arena);
+    while (x->scratch) {
+        poprt__scratch_chunk *c = x->scratch->next;
+        poprt__aligned_free(x->scratch);
+        x->scratch = c;
+    }
+    poprt__arena_free(&x->strings);
+}
+
+/* ---- constant folding ------------------------------------------------------------- */
+
+poprt_status poprt__fold_node(poprt__node *n, void *ctx)
+{
+    (void)ctx;
+    poprt__model *m = n->graph->model;
+    struct poprt__exec x;
+    memset(&x, 0, sizeof x);
+    poprt__arena_init(&x.strings);
+    poprt__value in_vals[32], out_vals[16];
+    poprt__value *in[32], *out[16];
+    void *provided[16] = {0};
+    poprt_status st = POPRT_OK;
+    if (n->n_inputs > 32 || n->n_outputs > 16)
+        goto done;
+    for (int i = 0; i < n->n_inputs; i++) {
+        in[i] = NULL;
+        if (!n->inputs[i])
+            continue;
+        bind_const(&in_vals[i], n->inputs[i]);
+        in[i] = &in_vals[i];
+    }
+    for (int j = 0; j < n->n_outputs; j++) {
+        out[j] = NULL;
+        if (!n->outputs[j])
+            continue;
+        const poprt__type *t = &n->outputs[j]->type;
+        int64_t dims[POPRT__MAX_RANK];
+        if (t->rank > POPRT__MAX_RANK)
+            goto done;
+        for (int d = 0; d < t->rank; d++)
+            dims[d] = t->dims[d].value;
+        memset(&out_vals[j], 0, sizeof out_vals[j]);
+        out_vals[j].kind = POPRT__KIND_TENSOR;
+        st = tval_set_shape(&out_vals[j].t, t->elem, t->rank, dims);
+        if (st)
+            goto done;
+        out_vals[j].t.data = poprt__arena_alloc(&m->arena, out_vals[j].t.nbytes ? out_vals[j].t.nbytes : 1);
+        if (!out_vals[j].t.data) {
+            st = poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory folding '%s'", n->name);
+            goto done;
+        }
+        out[j] = &out_vals[j];
+        provided[j] = out_vals[j].t.data;
+    }
+    poprt__kctx k = {.node = n, .opset = n->opset, .n_in = n->n_inputs, .in = in,
+                     .n_out = n->n_outputs, .out = out, .exec = &x};
+    st = n->op->kernel(&k);
+    if (st)
+        goto done;
+    for (int j = 0; j < n->n_outputs; j++) {
+        poprt__tensor *t = n->outputs[j];
+        if (!t || out_vals[j].kind != POPRT__KIND_TENSOR)
+            continue;
+        const poprt__tval *v = &out_vals[j].t;
+        void *data = v->data;
+        if (data != provided[j]) {
+            /* the kernel allocated its own output (in the fold exec's arena) */
+            data = poprt__arena_memdup(&m->arena, v->data, v->nbytes ? v->nbytes : 1);
+            if (!data) {
+                st = poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory folding '%s'", n->name);
+                goto done;
+            }
+        }
+        poprt__type_set_tensor(&m->arena, &t->type, v->dtype, v->rank, v->dims);
+        t->data = data;
+        t->nbytes = v->nbytes;
+    }
+done:
+    poprt__exec_free(&x);
+    return st;
+}

@@ -1,0 +1,179 @@
+/* String key/value options. Keys are checked when set and again by the
+ * call that consumes them, so a typo never passes silently. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "runtime/runtime.h"
+
+poprt_status poprt_options_create(poprt_options **options_out)
+{
+    if (!options_out)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_options_create: NULL argument");
+    poprt_options *o = poprt__calloc(1, sizeof *o);
+    if (!o)
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    *options_out = o;
+    return POPRT_OK;
+}
+
+void poprt_options_free(poprt_options *o)
+{
+    if (!o)
+        return;
+    for (size_t i = 0; i < o->n; i++) {
+        poprt__free(o->kv[i].key);
+        poprt__free(o->kv[i].value);
+    }
+    poprt__free(o->kv);
+    poprt__free(o);
+}
+
+const char *poprt__opt(const poprt_options *o, const char *key)
+{
+    if (!o)
+        return NULL;
+    for (size_t i = 0; i < o->n; i++)
+        if (strcmp(o->kv[i].key, key) == 0)
+            return o->kv[i].value;
+    return NULL;
+}
+
+const char *poprt_options_get(const poprt_options *o, const char *key)
+{
+    return key ? poprt__opt(o, key) : NULL;
+}
+
+static int parse_int(const char *s, long long lo, long long hi, long long *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return 0;
+    *out = v;
+    return 1;
+}
+
+poprt_status poprt__parse_dims(const char *text, int64_t *dims, int *rank, const char *what)
+{
+    int r = 0;
+    const char *p = text;
+    if (!*p) {
+        *rank = 0;
+        return POPRT_OK;
+    }
+    for (;;) {
+        char *end;
+        errno = 0;
+        long long v = strtoll(p, &end, 10);
+        if (errno || end == p || v < 0 || r >= POPRT__MAX_RANK)
+            return poprt__err(POPRT_STATUS_INVALID_OPTION,
+                              "option '%s' value '%s': expected comma-separated dims >= 0", what, text);
+        dims[r++] = v;
+        if (*end == 0)
+            break;
+        if (*end != ',')
+            return poprt__err(POPRT_STATUS_INVALID_OPTION,
+                              "option '%s' value '%s': expected comma-separated dims >= 0", what, text);
+        p = end + 1;
+    }
+    *rank = r;
+    return POPRT_OK;
+}
+
+static poprt_status parse_anchor(const char *key, const char *v, poprt__anchor_cfg *out)
+{
+    poprt__anchor_cfg a = {POPRT_ANCHOR_ALL, 1};
+    long long n;
+    if (strcmp(v, "All") == 0 || strcmp(v, "ALL") == 0)
+        a.kind = POPRT_ANCHOR_ALL;
+    else if (strcmp(v, "Final") == 0 || strcmp(v, "FINAL") == 0)
+        a.kind = POPRT_ANCHOR_FINAL;
+    else if (strcmp(v, "Sum") == 0 || strcmp(v, "SUM") == 0)
+        a.kind = POPRT_ANCHOR_SUM;
+    else if ((strncmp(v, "EveryN:", 7) == 0 || strncmp(v, "EVERYN:", 7) == 0) &&
+             parse_int(v + 7, 1, 1LL << 40, &n)) {
+        a.kind = POPRT_ANCHOR_EVERY_N;
+        a.every_n = n;
+    } else
+        return poprt__err(POPRT_STATUS_INVALID_OPTION,
+                          "option '%s' value '%s': expected All, Final, Sum or EveryN:<n>", key, v);
+    if (out)
+        *out = a;
+    return POPRT_OK;
+}
+
+poprt_status poprt__parse_anchor(const char *key, const char *v, poprt__anchor_cfg *out)
+{
+    return parse_anchor(key, v, out);
+}
+
+static poprt_status check_kv(const char *key, const char *value)
+{
+    long long n;
+    if (strcmp(key, "threads") == 0) {
+        if (!parse_int(value, 1, 1024, &n))
+            return poprt__err(POPRT_STATUS_INVALID_OPTION,
+                              "option 'threads' value '%s': expected an integer in 1..1024", value);
+        return POPRT_OK;
+    }
+    if (strcmp(key, "batches_per_step") == 0) {
+        if (!parse_int(value, 1, 1 << 30, &n))
+            return poprt__err(POPRT_STATUS_INVALID_OPTION,
+                              "option 'batches_per_step' value '%s': expected an integer >= 1", value);
+        return POPRT_OK;
+    }
+    if (strcmp(key, "anchors") == 0 || (strncmp(key, "anchor.", 7) == 0 && key[7]))
+        return parse_anchor(key, value, NULL);
+    if (strncmp(key, "input_shape.", 12) == 0 && key[12]) {
+        int64_t dims[POPRT__MAX_RANK];
+        int rank;
+        return poprt__parse_dims(value, dims, &rank, key);
+    }
+    return poprt__err(POPRT_STATUS_INVALID_OPTION,
+                      "unknown option '%s' (known: threads, batches_per_step, anchors, "
+                      "anchor.<output>, input_shape.<input>)",
+                      key);
+}
+
+poprt_status poprt_options_set(poprt_options *o, const char *key, const char *value)
+{
+    if (!o || !key || !value)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_options_set: NULL argument");
+    poprt_status st = check_kv(key, value);
+    if (st)
+        return st;
+    char *v = poprt__strdup(value);
+    if (!v)
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    for (size_t i = 0; i < o->n; i++)
+        if (strcmp(o->kv[i].key, key) == 0) {
+            poprt__free(o->kv[i].value);
+            o->kv[i].value = v;
+            return POPRT_OK;
+        }
+    char *k = poprt__strdup(key);
+    poprt__kv *kv = poprt__realloc(o->kv, (o->n + 1) * sizeof *kv);
+    if (!k || !kv) {
+        poprt__free(k);
+        poprt__free(v);
+        if (kv)
+            o->kv = kv;
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    }
+    o->kv = kv;
+    o->kv[o->n].key = k;
+    o->kv[o->n].value = v;
+    o->n++;
+    return POPRT_OK;
+}
+
+poprt_status poprt__options_validate(const poprt_options *o)
+{
+    for (size_t i = 0; o && i < o->n; i++) {
+        poprt_status st = check_kv(o->kv[i].key, o->kv[i].value);
+        if (st)
+            return st;
+    }
+    return POPRT_OK;
+}

@@ -1,0 +1,266 @@
+/* Sessions: a private copy of the model with input shapes bound, constants
+ * folded and every static buffer planned, plus a pool of execution contexts
+ * so several threads can run one session at once. */
+#include <string.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include "runtime/runtime.h"
+
+#define FOLD_MAX_BYTES ((size_t)64 << 20)
+
+poprt_status poprt__exec_init(struct poprt__exec *x, struct poprt_session *s)
+{
+    memset(x, 0, sizeof *x);
+    x->s = s;
+    x->pool = s->pool;
+    poprt__arena_init(&x->strings);
+    if (s->plan.arena_bytes) {
+        x->arena = poprt__aligned_alloc(s->plan.arena_bytes);
+        if (!x->arena)
+            return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory for a %zu-byte arena",
+                              s->plan.arena_bytes);
+    }
+    return poprt__frame_init(&x->main, s->m->graph, NULL);
+}
+
+static poprt_status new_exec(poprt_session *s, struct poprt__exec **out)
+{
+    struct poprt__exec *x = poprt__calloc(1, sizeof *x);
+    if (!x)
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    poprt_status st = poprt__exec_init(x, s);
+    if (!st)
+        st = poprt__vec_push(&s->all_execs, x);
+    if (st) {
+        poprt__exec_free(x);
+        poprt__free(x);
+        return st;
+    }
+    *out = x;
+    return POPRT_OK;
+}
+
+void poprt_session_free(poprt_session *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->all_execs.len; i++) {
+        poprt__exec_free(s->all_execs.items[i]);
+        poprt__free(s->all_execs.items[i]);
+    }
+    poprt__vec_free(&s->all_execs);
+    poprt__vec_free(&s->free_execs);
+    poprt__vec_free(&s->inputs);
+    poprt__pool_free(s->pool);
+    poprt__plan_free(&s->plan);
+    poprt__free(s->anchors);
+    if (s->view) {
+        poprt__vec_free(&s->view->user_inputs);
+        poprt__free(s->view);
+    }
+    poprt__model_free(s->m);
+    pthread_mutex_destroy(&s->mu);
+    poprt__free(s);
+}
+
+static poprt_status configure(poprt_session *s, const poprt_options *o)
+{
+    poprt_status st = poprt__options_validate(o);
+    if (st)
+        return st;
+    const char *v;
+    s->threads = (v = poprt__opt(o, "threads")) ? atoi(v) : 1;
+    s->batches_per_step = (v = poprt__opt(o, "batches_per_step")) ? atoll(v) : 1;
+    poprt__graph *g = s->m->graph;
+    /* input shapes */
+    for (size_t i = 0; o && i < o->n; i++) {
+        const char *key = o->kv[i].key;
+        if (strncmp(key, "input_shape.", 12) == 0) {
+            int64_t dims[POPRT__MAX_RANK];
+            int rank;
+            if ((st = poprt__parse_dims(o->kv[i].value, dims, &rank, key)) ||
+                (st = poprt__set_input_shape(s->m, key + 12, dims, rank)))
+                return poprt__err_prefix(POPRT_STATUS_INVALID_OPTION, "option '%s': ", key);
+        } else if (strncmp(key, "anchor.", 7) == 0) {
+            int found = 0;
+            for (size_t k = 0; k < g->outputs.len && !found; k++)
+                found = strcmp(((poprt__tensor *)g->outputs.items[k])->name, key + 7) == 0;
+            if (!found)
+                return poprt__err(POPRT_STATUS_INVALID_OPTION,
+                                  "option '%s': the model has no output '%s'", key, key + 7);
+        }
+    }
+    s->anchors = poprt__calloc(g->outputs.len + 1, sizeof *s->anchors);
+    if (!s->anchors)
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    poprt__anchor_cfg dflt = {POPRT_ANCHOR_ALL, 1};
+    if ((v = poprt__opt(o, "anchors")) && (st = poprt__parse_anchor("anchors", v, &dflt)))
+        return st;
+    for (size_t k = 0; k < g->outputs.len; k++) {
+        char key[512];
+        snprintf(key, sizeof key, "anchor.%s", ((poprt__tensor *)g->outputs.items[k])->name);
+        s->anchors[k] = dflt;
+        if ((v = poprt__opt(o, key)) && (st = poprt__parse_anchor(key, v, &s->anchors[k])))
+            return st;
+        if (s->anchors[k].kind == POPRT_ANCHOR_EVERY_N && s->batches_per_step % s->anchors[k].every_n)
+            return poprt__err(POPRT_STATUS_INVALID_OPTION,
+                              "output '%s': EveryN:%lld does not divide batches_per_step %lld",
+                              ((poprt__tensor *)g->outputs.items[k])->name,
+                              (long long)s->anchors[k].every_n, (long long)s->batches_per_step);
+    }
+    return POPRT_OK;
+}
+
+poprt_status poprt_session_create(const poprt_model *model, const poprt_options *options,
+                                  poprt_session **session_out)
+{
+    if (!model || !session_out)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_session_create: NULL argument");
+    poprt_session *s = poprt__calloc(1, sizeof *s);
+    if (!s)
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    pthread_mutex_init(&s->mu, NULL);
+    poprt_status st = poprt__model_clone(model->m, &s->m);
+    if (!st)
+        st = configure(s, options);
+    if (!st)
+        st = poprt__model_inline_functions(s->m);
+    if (!st) {
+        s->m->n_functions = 0; /* inlined; the copy no longer refers to them */
+        st = poprt__model_check(s->m);
+    }
+    if (!st) {
+        poprt__folder folder = {poprt__fold_node, NULL, FOLD_MAX_BYTES};
+        st = poprt__graph_infer(s->m->graph, &folder);
+    }
+    if (!st)
+        st = poprt__user_inputs(s->m->graph, &s->inputs);
+    if (!st)
+        st = poprt__plan_build(s->m->graph, &s->plan);
+    if (!st && s->threads > 1)
+        st = poprt__pool_create(s->threads, &s->pool);
+    if (!st) {
+        s->view = poprt__calloc(1, sizeof *s->view);
+        if (!s->view)
+            st = poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+        else {
+            s->view->m = s->m;
+            s->view->gen = 1;
+        }
+    }
+    struct poprt__exec *x;
+    if (!st)
+        st = new_exec(s, &x);
+    if (!st)
+        st = poprt__vec_push(&s->free_execs, x);
+    if (st) {
+        poprt_session_free(s);
+        return st;
+    }
+    *session_out = s;
+    return POPRT_OK;
+}
+
+size_t poprt_session_num_inputs(const poprt_session *s) { return s ? s->inputs.len : 0; }
+size_t poprt_session_num_outputs(const poprt_session *s) { return s ? s->m->graph->outputs.len : 0; }
+
+poprt_status poprt_session_input(const poprt_session *s, size_t index, poprt_value_info *info)
+{
+    if (!s)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_session_input: NULL session");
+    return poprt_model_input(s->view, index, info);
+}
+
+poprt_status poprt_session_output(const poprt_session *s, size_t index, poprt_value_info *info)
+{
+    if (!s)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_session_output: NULL session");
+    return poprt_model_output(s->view, index, info);
+}
+
+int64_t poprt_session_batches_per_step(const poprt_session *s) { return s ? s->batches_per_step : 0; }
+size_t poprt_session_arena_bytes(const poprt_session *s) { return s ? s->plan.arena_bytes : 0; }
+
+poprt_status poprt_session_anchor(const poprt_session *s, const char *output,
+                                  poprt_anchor *anchor_out, int64_t *every_n_out)
+{
+    if (!s || !output)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_session_anchor: NULL argument");
+    const poprt__graph *g = s->m->graph;
+    for (size_t k = 0; k < g->outputs.len; k++)
+        if (strcmp(((poprt__tensor *)g->outputs.items[k])->name, output) == 0) {
+            if (anchor_out)
+                *anchor_out = s->anchors[k].kind;
+            if (every_n_out)
+                *every_n_out = s->anchors[k].every_n;
+            return POPRT_OK;
+        }
+    return poprt__err(POPRT_STATUS_NOT_FOUND, "the session has no output '%s'", output);
+}
+
+/* Values of node outputs back to their planned state before each batch. */
+static void reset_frame(struct poprt__exec *x, poprt_session *s)
+{
+    poprt__frame *f = &x->main;
+    poprt__frame_release(f);
+    const poprt__graph *g = f->g;
+    for (size_t i = 0; i < g->tensors.len; i++) {
+        const poprt__tensor *t = g->tensors.items[i];
+        poprt__value *v = &f->vals[i];
+        if (!t->producer && t->data)
+            continue; /* constant, bound once */
+        memset(v, 0, sizeof *v);
+        int64_t off = s->plan.offset[i];
+        if (off >= 0) {
+            v->kind = POPRT__KIND_TENSOR;
+            v->t.dtype = t->type.elem;
+            v->t.rank = t->type.rank;
+            for (int d = 0; d < t->type.rank; d++)
+                v->t.dims[d] = t->type.dims[d].value;
+            v->t.numel = poprt__type_numel(&t->type);
+            v->t.nbytes = (size_t)v->t.numel * poprt_dtype_size((poprt_dtype)t->type.elem);
+            v->t.data = x->arena + off;
+        }
+    }
+}
+
+poprt_status poprt_session_run(poprt_session *s, poprt_stepio *io)
+{
+    if (!s || !io)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_session_run: NULL argument");
+    struct poprt__exec *x = NULL;
+    poprt_status st = POPRT_OK;
+    pthread_mutex_lock(&s->mu);
+    if (s->free_execs.len)
+        x = s->free_execs.items[--s->free_execs.len];
+    else
+        st = new_exec(s, &x);
+    pthread_mutex_unlock(&s->mu);
+    if (st)
+        return st;
+    x->run_counter++;
+    st = poprt__stepio_begin(io, s);
+    const poprt__graph *g = s->m->graph;
+    for (int64_t b = 0; !st && b < s->batches_per_step; b++) {
+        reset_frame(x, s);
+        poprt__arena_free(&x->strings);
+        poprt__arena_init(&x->strings);
+        for (size_t i = 0; !st && i < s->inputs.len; i++) {
+            const poprt__tensor *t = s->inputs.items[i];
+            st = poprt__stepio_bind_input(io, s, t, b, &x->main.vals[t->id]);
+        }
+        if (!st)
+            st = poprt__exec_graph(x, &x->main);
+        for (size_t k = 0; !st && k < g->outputs.len; k++) {
+            const poprt__tensor *t = g->outputs.items[k];
+            st = poprt__stepio_take_output(io, s, k, b, &x->main.vals[t->id]);
+        }
+    }
+    if (!st)
+        st = poprt__stepio_end(io, s);
+    poprt__frame_release(&x->main);
+    pthread_mutex_lock(&s->mu);
+    poprt_status pst = poprt__vec_push(&s->free_execs, x); /* capacity exists: never fails after warm-up */
+    pthread_mutex_unlock(&s->mu);
+    return st ? st : pst;
+}

@@ -1,0 +1,558 @@
+/* Stepios: the caller's buffers (bound without copying) or callbacks. */
+#include <string.h>
+#include "runtime/runtime.h"
+
+typedef struct entry {
+    char *name;
+    int is_input;
+    /* input */
+    poprt_value_kind kind;
+    poprt_dtype dtype;
+    int rank;
+    int64_t dims[POPRT__MAX_RANK];
+    const void *cdata;
+    size_t nbytes;
+    int present;
+    size_t n_items;
+    poprt__tval *items; /* sequence input items (views of caller buffers) */
+    /* output */
+    void *data;    /* caller buffer, or stepio-owned when alloc */
+    size_t cap;
+    int alloc;
+    poprt__value out; /* what was written: shape/dtype; data points to `data` for tensors */
+    int written;
+    poprt__value seq; /* owned copy of a sequence/optional output */
+    void *acc;        /* callback SUM accumulator */
+} entry;
+
+struct poprt_stepio {
+    int callback;
+    poprt_stepio_callbacks cb;
+    entry *e;
+    size_t n;
+    poprt__arena strings; /* string outputs */
+};
+
+poprt_status poprt_stepio_create(poprt_stepio **out)
+{
+    if (!out)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_stepio_create: NULL argument");
+    poprt_stepio *io = poprt__calloc(1, sizeof *io);
+    if (!io)
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    poprt__arena_init(&io->strings);
+    *out = io;
+    return POPRT_OK;
+}
+
+poprt_status poprt_stepio_create_callback(const poprt_stepio_callbacks *cb, poprt_stepio **out)
+{
+    if (!cb || !out || cb->size < sizeof *cb || !cb->in || !cb->out)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT,
+                          "poprt_stepio_create_callback: NULL argument, missing in/out callback "
+                          "or wrong size");
+    poprt_status st = poprt_stepio_create(out);
+    if (st)
+        return st;
+    (*out)->callback = 1;
+    (*out)->cb = *cb;
+    return POPRT_OK;
+}
+
+void poprt_stepio_free(poprt_stepio *io)
+{
+    if (!io)
+        return;
+    for (size_t i = 0; i < io->n; i++) {
+        entry *e = &io->e[i];
+        poprt__free(e->name);
+        poprt__free(e->items);
+        if (e->alloc)
+            poprt__aligned_free(e->data);
+        poprt__value_free_heap(&e->seq);
+        poprt__aligned_free(e->acc);
+    }
+    poprt__free(io->e);
+    poprt__arena_free(&io->strings);
+    poprt__free(io);
+}
+
+static entry *find(const poprt_stepio *io, const char *name, int is_input)
+{
+    for (size_t i = 0; i < io->n; i++)
+        if (io->e[i].is_input == is_input && strcmp(io->e[i].name, name) == 0)
+            return &io->e[i];
+    return NULL;
+}
+
+static poprt_status get_entry(poprt_stepio *io, const char *name, int is_input, entry **out)
+{
+    entry *e = find(io, name, is_input);
+    if (!e) {
+        entry *ne = poprt__realloc(io->e, (io->n + 1) * sizeof *ne);
+        if (!ne)
+            return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+        io->e = ne;
+        e = &io->e[io->n];
+        memset(e, 0, sizeof *e);
+        e->name = poprt__strdup(name);
+        if (!e->name)
+            return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+        e->is_input = is_input;
+        io->n++;
+    } else {
+        poprt__free(e->items);
+        e->items = NULL;
+        e->n_items = 0;
+    }
+    *out = e;
+    return POPRT_OK;
+}
+
+static poprt_status check_shape(const char *name, poprt_dtype dtype, const int64_t *dims, int rank,
+                                size_t nbytes)
+{
+    if (!poprt__dtype_valid(dtype))
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "input '%s': invalid dtype %d", name, (int)dtype);
+    if (rank < 0 || rank > POPRT__MAX_RANK || (rank && !dims))
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "input '%s': invalid rank %d", name, rank);
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++)
+        if (dims[i] < 0 || !poprt__mul_i64(n, dims[i], &n))
+            return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "input '%s': invalid dim %lld", name,
+                              (long long)dims[i]);
+    size_t need;
+    if (!poprt__mul_size((size_t)n, poprt_dtype_size(dtype), &need) || nbytes < need)
+        return poprt__err(POPRT_STATUS_SHAPE_MISMATCH,
+                          "input '%s': buffer of %zu bytes is smaller than the %zu the shape needs",
+                          name, nbytes, need);
+    return POPRT_OK;
+}
+
+poprt_status poprt_stepio_set_input(poprt_stepio *io, const char *name, poprt_dtype dtype,
+                                    const int64_t *dims, int rank, const void *data, size_t nbytes)
+{
+    if (!io || !name || (!data && nbytes))
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_stepio_set_input: NULL argument");
+    poprt_status st = check_shape(name, dtype, dims, rank, nbytes);
+    entry *e;
+    if (st || (st = get_entry(io, name, 1, &e)))
+        return st;
+    e->kind = POPRT_VALUE_TENSOR;
+    e->dtype = dtype;
+    e->rank = rank;
+    for (int i = 0; i < rank; i++)
+        e->dims[i] = dims[i];
+    e->cdata = data;
+    e->nbytes = nbytes;
+    e->present = 1;
+    return POPRT_OK;
+}
+
+poprt_status poprt_stepio_set_input_sequence(poprt_stepio *io, const char *name, poprt_dtype dtype,
+                                             size_t count, const int64_t *const *dims,
+                                             const int *ranks, const void *const *data,
+                                             const size_t *nbytes)
+{
+    if (!io || !name || (count && (!dims || !ranks || !data || !nbytes)))
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_stepio_set_input_sequence: NULL argument");
+    for (size_t i = 0; i < count; i++) {
+        poprt_status st = check_shape(name, dtype, dims[i], ranks[i], nbytes[i]);
+        if (st)
+            return st;
+    }
+    entry *e;
+    poprt_status st = get_entry(io, name, 1, &e);
+    if (st)
+        return st;
+    e->kind = POPRT_VALUE_SEQUENCE;
+    e->dtype = dtype;
+    e->present = 1;
+    e->items = poprt__calloc(count ? count : 1, sizeof *e->items);
+    if (!e->items)
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    e->n_items = count;
+    for (size_t i = 0; i < count; i++) {
+        poprt__tval *t = &e->items[i];
+        t->dtype = dtype;
+        t->rank = ranks[i];
+        t->numel = 1;
+        for (int d = 0; d < ranks[i]; d++) {
+            t->dims[d] = dims[i][d];
+            t->numel *= dims[i][d];
+        }
+        t->nbytes = (size_t)t->numel * poprt_dtype_size(dtype);
+        t->data = (void *)data[i];
+    }
+    return POPRT_OK;
+}
+
+poprt_status poprt_stepio_set_input_optional(poprt_stepio *io, const char *name, int present,
+                                             poprt_value_kind inner, poprt_dtype dtype,
+                                             const int64_t *dims, int rank, const void *data,
+                                             size_t nbytes)
+{
+    if (!io || !name)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_stepio_set_input_optional: NULL argument");
+    if (present && inner == POPRT_VALUE_TENSOR) {
+        poprt_status st = poprt_stepio_set_input(io, name, dtype, dims, rank, data, nbytes);
+        if (st)
+            return st;
+    } else if (present && inner == POPRT_VALUE_SEQUENCE) {
+        return poprt__err(POPRT_STATUS_UNSUPPORTED,
+                          "input '%s': optional sequences are bound with poprt_stepio_set_input_sequence",
+                          name);
+    } else {
+        entry *e;
+        poprt_status st = get_entry(io, name, 1, &e);
+        if (st)
+            return st;
+        e->dtype = dtype;
+        e->rank = 0;
+    }
+    entry *e = find(io, name, 1);
+    e->kind = POPRT_VALUE_OPTIONAL;
+    e->present = present;
+    return POPRT_OK;
+}
+
+poprt_status poprt_stepio_set_output(poprt_stepio *io, const char *name, void *data, size_t nbytes)
+{
+    if (!io || !name || (!data && nbytes))
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_stepio_set_output: NULL argument");
+    entry *e;
+    poprt_status st = get_entry(io, name, 0, &e);
+    if (st)
+        return st;
+    if (e->alloc)
+        poprt__aligned_free(e->data);
+    e->alloc = 0;
+    e->data = data;
+    e->cap = nbytes;
+    return POPRT_OK;
+}
+
+poprt_status poprt_stepio_set_output_alloc(poprt_stepio *io, const char *name)
+{
+    if (!io || !name)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_stepio_set_output_alloc: NULL argument");
+    entry *e;
+    poprt_status st = get_entry(io, name, 0, &e);
+    if (st)
+        return st;
+    if (!e->alloc) {
+        e->data = NULL;
+        e->cap = 0;
+    }
+    e->alloc = 1;
+    return POPRT_OK;
+}
+
+/* ---- run-loop side ---- */
+
+poprt_status poprt__stepio_begin(poprt_stepio *io, poprt_session *s)
+{
+    (void)s;
+    poprt__arena_free(&io->strings);
+    poprt__arena_init(&io->strings);
+    for (size_t i = 0; i < io->n; i++)
+        io->e[i].written = 0;
+    return POPRT_OK;
+}
+
+poprt_status poprt__stepio_bind_input(poprt_stepio *io, poprt_session *s, const poprt__tensor *t,
+                                      int64_t b, poprt__value *v)
+{
+    const poprt__type *ty = &t->type;
+    int64_t bps = s->batches_per_step;
+    memset(v, 0, sizeof *v);
+    if (io->callback) {
+        if (ty->kind != POPRT__KIND_TENSOR || !poprt__type_is_static(ty))
+            return poprt__err(POPRT_STATUS_UNSUPPORTED,
+                              "input '%s': a callback stepio needs a static tensor input", t->name);
+        int64_t dims[POPRT__MAX_RANK];
+        for (int d = 0; d < ty->rank; d++)
+            dims[d] = ty->dims[d].value;
+        const void *p = io->cb.in(io->cb.user, t->name, (poprt_dtype)ty->elem, dims, ty->rank, 0);
+        if (!p)
+            return poprt__err(POPRT_STATUS_CANCELLED, "input '%s': the in callback returned NULL", t->name);
+        v->kind = POPRT__KIND_TENSOR;
+        v->t.dtype = ty->elem;
+        v->t.rank = ty->rank;
+        memcpy(v->t.dims, dims, sizeof(int64_t) * (size_t)ty->rank);
+        v->t.numel = poprt__type_numel(ty);
+        v->t.nbytes = (size_t)v->t.numel * poprt_dtype_size((poprt_dtype)ty->elem);
+        v->t.data = (void *)p;
+        if (io->cb.in_complete)
+            io->cb.in_complete(io->cb.user, t->name);
+        return POPRT_OK;
+    }
+    entry *e = find(io, t->name, 1);
+    if (!e)
+        return poprt__err(POPRT_STATUS_NOT_FOUND, "input '%s' is not bound in the stepio", t->name);
+    if (e->kind == POPRT_VALUE_SEQUENCE || (e->kind == POPRT_VALUE_OPTIONAL && !e->present)) {
+        v->kind = e->kind == POPRT_VALUE_SEQUENCE ? POPRT__KIND_SEQUENCE : POPRT__KIND_OPTIONAL;
+        v->inner = ty->inner ? ty->inner->kind : POPRT__KIND_TENSOR;
+        v->present = e->present;
+        v->seq_elem = e->dtype;
+        v->n_items = (int64_t)e->n_items;
+        v->items = e->items;
+        return POPRT_OK;
+    }
+    const poprt__type *tt = ty->kind == POPRT__KIND_OPTIONAL && ty->inner ? ty->inner : ty;
+    if (tt->elem && (int32_t)e->dtype != tt->elem)
+        return poprt__err(POPRT_STATUS_SHAPE_MISMATCH, "input '%s': dtype %s given, the model takes %s",
+                          t->name, poprt_dtype_name(e->dtype), poprt_dtype_name((poprt_dtype)tt->elem));
+    int off = bps > 1 ? 1 : 0;
+    if (off && (e->rank < 1 || e->dims[0] != bps))
+        return poprt__err(POPRT_STATUS_SHAPE_MISMATCH,
+                          "input '%s': with batches_per_step %lld the buffer needs a leading dim %lld",
+                          t->name, (long long)bps, (long long)bps);
+    int rank = e->rank - off;
+    if (tt->rank >= 0 && tt->rank != rank)
+        return poprt__err(POPRT_STATUS_SHAPE_MISMATCH, "input '%s': rank %d given, the model takes %d",
+                          t->name, rank, tt->rank);
+    for (int d = 0; d < rank && tt->rank >= 0; d++)
+        if (tt->dims[d].value >= 0 && tt->dims[d].value != e->dims[d + off])
+            return poprt__err(POPRT_STATUS_SHAPE_MISMATCH,
+                              "input '%s': dim %d is %lld, the session takes %lld", t->name, d,
+                              (long long)e->dims[d + off], (long long)tt->dims[d].value);
+    v->kind = ty->kind == POPRT__KIND_OPTIONAL ? POPRT__KIND_OPTIONAL : POPRT__KIND_TENSOR;
+    v->inner = POPRT__KIND_TENSOR;
+    v->present = 1;
+    v->t.dtype = e->dtype;
+    v->t.rank = rank;
+    v->t.numel = 1;
+    for (int d = 0; d < rank; d++) {
+        v->t.dims[d] = e->dims[d + off];
+        v->t.numel *= v->t.dims[d];
+    }
+    v->t.nbytes = (size_t)v->t.numel * poprt_dtype_size(e->dtype);
+    v->t.data = (char *)e->cdata + (size_t)b * v->t.nbytes;
+    return POPRT_OK;
+}
+
+static void add_into(void *acc, const void *x, int32_t dtype, int64_t n)
+{
+    switch (dtype) {
+    case POPRT_DTYPE_FLOAT:
+        for (int64_t i = 0; i < n; i++)
+            ((float *)acc)[i] += ((const float *)x)[i];
+        return;
+    case POPRT_DTYPE_DOUBLE:
+        for (int64_t i = 0; i < n; i++)
+            ((double *)acc)[i] += ((const double *)x)[i];
+        return;
+    default:
+        if (poprt__dtype_is_float(dtype)) {
+            for (int64_t i = 0; i < n; i++)
+                poprt__store_f64(acc, dtype, i, poprt__load_f64(acc, dtype, i) + poprt__load_f64(x, dtype, i));
+        } else {
+            for (int64_t i = 0; i < n; i++)
+                poprt__store_i64(acc, dtype, i, poprt__load_i64(acc, dtype, i) + poprt__load_i64(x, dtype, i));
+        }
+    }
+}
+
+/* Copies a tensor; string payloads are copied into the stepio. */
+static poprt_status copy_tensor(poprt_stepio *io, void *dst, const poprt__tval *t)
+{
+    if (t->dtype != POPRT_DTYPE_STRING) {
+        if (t->nbytes)
+            memcpy(dst, t->data, t->nbytes);
+        return POPRT_OK;
+    }
+    for (int64_t i = 0; i < t->numel; i++) {
+        const char *s = ((char *const *)t->data)[i];
+        char *c = poprt__arena_strdup(&io->strings, s ? s : "");
+        if (!c)
+            return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+        ((char **)dst)[i] = c;
+    }
+    return POPRT_OK;
+}
+
+poprt_status poprt__stepio_take_output(poprt_stepio *io, poprt_session *s, size_t index, int64_t b,
+                                       const poprt__value *v)
+{
+    const poprt__tensor *t = s->m->graph->outputs.items[index];
+    poprt__anchor_cfg a = s->anchors[index];
+    int64_t bps = s->batches_per_step;
+    int keep_all = bps > 1 && (a.kind == POPRT_ANCHOR_ALL || a.kind == POPRT_ANCHOR_EVERY_N);
+    int64_t slots = a.kind == POPRT_ANCHOR_ALL ? bps : a.kind == POPRT_ANCHOR_EVERY_N ? bps / a.every_n : 1;
+    int64_t slot;
+    if (a.kind == POPRT_ANCHOR_FINAL && b != bps - 1)
+        return POPRT_OK;
+    if (a.kind == POPRT_ANCHOR_EVERY_N && (b + 1) % a.every_n)
+        return POPRT_OK;
+    slot = a.kind == POPRT_ANCHOR_ALL ? b : a.kind == POPRT_ANCHOR_EVERY_N ? (b + 1) / a.every_n - 1 : 0;
+    if (v->kind != POPRT__KIND_TENSOR) {
+        if (io->callback)
+            return poprt__err(POPRT_STATUS_UNSUPPORTED,
+                              "output '%s': sequences and optionals need a buffer stepio", t->name);
+        entry *e;
+        poprt_status st = find(io, t->name, 0) ? (e = find(io, t->name, 0), POPRT_OK)
+                                                : get_entry(io, t->name, 0, &e);
+        if (st)
+            return st;
+        poprt__value_free_heap(&e->seq);
+        st = poprt__value_copy_heap(&e->seq, v);
+        e->written = !st;
+        return st;
+    }
+    const poprt__tval *tv = &v->t;
+    if (io->callback) {
+        if (a.kind == POPRT_ANCHOR_SUM) {
+            entry *e;
+            poprt_status st = find(io, t->name, 0) ? (e = find(io, t->name, 0), POPRT_OK)
+                                                    : get_entry(io, t->name, 0, &e);
+            if (st)
+                return st;
+            if (b == 0) {
+                poprt__aligned_free(e->acc);
+                e->acc = poprt__aligned_alloc(tv->nbytes ? tv->nbytes : 1);
+                if (!e->acc)
+                    return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+                memcpy(e->acc, tv->data, tv->nbytes);
+            } else
+                add_into(e->acc, tv->data, tv->dtype, tv->numel);
+            if (b != bps - 1)
+                return POPRT_OK;
+        }
+        void *dst = io->cb.out(io->cb.user, t->name, (poprt_dtype)tv->dtype, tv->dims, tv->rank);
+        if (!dst)
+            return poprt__err(POPRT_STATUS_CANCELLED, "output '%s': the out callback returned NULL", t->name);
+        poprt_status st;
+        if (a.kind == POPRT_ANCHOR_SUM) {
+            memcpy(dst, find(io, t->name, 0)->acc, tv->nbytes);
+            st = POPRT_OK;
+        } else
+            st = copy_tensor(io, dst, tv);
+        if (io->cb.out_complete)
+            io->cb.out_complete(io->cb.user, t->name);
+        return st;
+    }
+    entry *e = find(io, t->name, 0);
+    if (!e)
+        return POPRT_OK; /* output not requested */
+    size_t total;
+    if (!poprt__mul_size(tv->nbytes, (size_t)slots, &total))
+        return poprt__err(POPRT_STATUS_SHAPE_MISMATCH, "output '%s' too large", t->name);
+    if (!e->written) {
+        if (e->alloc && e->cap < total) {
+            poprt__aligned_free(e->data);
+            e->data = poprt__aligned_alloc(total ? total : 1);
+            e->cap = e->data ? total : 0;
+            if (!e->data)
+                return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory for output '%s'", t->name);
+        }
+        if (e->cap < total)
+            return poprt__err(POPRT_STATUS_SHAPE_MISMATCH,
+                              "output '%s': buffer of %zu bytes, the result needs %zu", t->name,
+                              e->cap, total);
+        memset(&e->out, 0, sizeof e->out);
+        e->out.kind = POPRT__KIND_TENSOR;
+        e->out.t = *tv;
+        if (keep_all) {
+            e->out.t.rank = tv->rank + 1;
+            e->out.t.dims[0] = slots;
+            memcpy(e->out.t.dims + 1, tv->dims, sizeof(int64_t) * (size_t)tv->rank);
+            e->out.t.numel = tv->numel * slots;
+            e->out.t.nbytes = total;
+        }
+        e->out.t.data = e->data;
+        e->written = 1;
+    } else if (tv->nbytes * (size_t)slots != e->out.t.nbytes)
+        return poprt__err(POPRT_STATUS_SHAPE_MISMATCH, "output '%s' changed shape between batches", t->name);
+    char *dst = (char *)e->data + (size_t)slot * tv->nbytes;
+    if (a.kind == POPRT_ANCHOR_SUM && b > 0) {
+        add_into(dst, tv->data, tv->dtype, tv->numel);
+        return POPRT_OK;
+    }
+    return copy_tensor(io, dst, tv);
+}
+
+poprt_status poprt__stepio_end(poprt_stepio *io, poprt_session *s)
+{
+    (void)io;
+    (void)s;
+    return POPRT_OK;
+}
+
+poprt_status poprt_stepio_output(const poprt_stepio *io, const char *name, poprt_dtype *dtype_out,
+                                 int *rank_out, const int64_t **dims_out, const void **data_out,
+                                 size_t *nbytes_out)
+{
+    if (!io || !name)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_stepio_output: NULL argument");
+    entry *e = find(io, name, 0);
+    if (!e || !e->written || e->out.kind != POPRT__KIND_TENSOR)
+        return poprt__err(POPRT_STATUS_NOT_FOUND, "output '%s' has not been written", name);
+    if (dtype_out)
+        *dtype_out = (poprt_dtype)e->out.t.dtype;
+    if (rank_out)
+        *rank_out = e->out.t.rank;
+    if (dims_out)
+        *dims_out = e->out.t.dims;
+    if (data_out)
+        *data_out = e->data;
+    if (nbytes_out)
+        *nbytes_out = e->out.t.nbytes;
+    return POPRT_OK;
+}
+
+poprt_status poprt_stepio_output_kind(const poprt_stepio *io, const char *name,
+                                      poprt_value_kind *kind_out, int *present_out, size_t *count_out)
+{
+    if (!io || !name)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_stepio_output_kind: NULL argument");
+    entry *e = find(io, name, 0);
+    if (!e || !e->written)
+        return poprt__err(POPRT_STATUS_NOT_FOUND, "output '%s' has not been written", name);
+    const poprt__value *v = e->seq.kind ? &e->seq : &e->out;
+    if (kind_out)
+        *kind_out = (poprt_value_kind)v->kind;
+    if (present_out)
+        *present_out = v->kind == POPRT__KIND_OPTIONAL ? v->present : 1;
+    if (count_out) {
+        if (v->kind == POPRT__KIND_TENSOR)
+            *count_out = 1;
+        else if (v->kind == POPRT__KIND_SEQUENCE || (v->kind == POPRT__KIND_OPTIONAL && v->inner == POPRT__KIND_SEQUENCE))
+            *count_out = (size_t)v->n_items;
+        else
+            *count_out = v->present ? 1 : 0;
+    }
+    return POPRT_OK;
+}
+
+poprt_status poprt_stepio_output_item(const poprt_stepio *io, const char *name, size_t index,
+                                      poprt_dtype *dtype_out, int *rank_out, const int64_t **dims_out,
+                                      const void **data_out, size_t *nbytes_out)
+{
+    if (!io || !name)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_stepio_output_item: NULL argument");
+    entry *e = find(io, name, 0);
+    if (!e || !e->written)
+        return poprt__err(POPRT_STATUS_NOT_FOUND, "output '%s' has not been written", name);
+    const poprt__value *v = e->seq.kind ? &e->seq : &e->out;
+    const poprt__tval *t = NULL;
+    if (v->kind == POPRT__KIND_TENSOR && index == 0)
+        t = &v->t;
+    else if (v->items && index < (size_t)v->n_items)
+        t = &v->items[index];
+    else if (v->kind == POPRT__KIND_OPTIONAL && v->present && v->inner == POPRT__KIND_TENSOR && index == 0)
+        t = &v->t;
+    if (!t)
+        return poprt__err(POPRT_STATUS_NOT_FOUND, "output '%s' has no item %zu", name, index);
+    if (dtype_out)
+        *dtype_out = (poprt_dtype)t->dtype;
+    if (rank_out)
+        *rank_out = t->rank;
+    if (dims_out)
+        *dims_out = t->dims;
+    if (data_out)
+        *data_out = t->data;
+    if (nbytes_out)
+        *nbytes_out = t->nbytes;
+    return POPRT_OK;
+}

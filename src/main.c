@@ -1,0 +1,1116 @@
+/* poprt: command-line tool for libpoprt, in the manner of Graphcore PopRT's
+ * `poprt` CLI. It is a client of the public API (poprt/poprt.h) only.
+ *
+ * Exit status: 0 success, 1 a failure while doing the job (bad model file,
+ * pass or run failure), 2 bad command-line usage. */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "poprt/poprt.h"
+
+#define EXIT_USAGE 2
+
+/* Passes run when --passes is not given, in this order, if the library has
+ * them registered (the default job only saves the model when none is). */
+static const char *const default_passes[] = {
+    "eliminate_identity",   "eliminate_nop_cast",      "eliminate_nop_reshape",
+    "eliminate_nop_transpose", "eliminate_nop_expand", "eliminate_nop_flatten",
+    "eliminate_nop_pad",    "eliminate_nop_arithmetic", "fuse_consecutive_cast",
+    "fuse_consecutive_reshape", "fuse_consecutive_transpose", "fuse_consecutive_squeeze",
+    "fuse_consecutive_unsqueeze", "constant_folding",  "fuse_bn_into_conv",
+    "eliminate_deadend",    "eliminate_unused_initializer",
+};
+
+/* Options of the reference CLI that libpoprt does not implement yet: they
+ * are rejected by name rather than ignored. */
+static const char *const unsupported_options[] = {
+    "available_memory_proportion", "calibrate", "calibration_loss_type", "checkpoints",
+    "compiler_options", "config_yaml", "convert_version", "custom_library_so_paths",
+    "custom_pass_config", "custom_shape_inference", "data_preprocess",
+    "disable_compilation_progress_bar", "disable_fast_norm", "enable_8bits_io",
+    "enable_compress_pattern", "enable_erf_gelu", "enable_insert_remap", "enable_merge_if",
+    "export_popef", "fold_periodic_initializer", "fp16_skip_op_types", "fp8_skip_op_names",
+    "fp8_params", "infer_shape_ahead", "ipu_version", "keep_fp32_patterns",
+    "manual_sharding_config", "max_tensor_size", "merge_matmul", "merge_matmul_add",
+    "merge_moe", "num_io_tiles", "num_of_layers_keep_fp16", "only_manual_sharding",
+    "optimize_internal_exchange_code", "pack_args", "perf_tuner", "popart_options",
+    "precision_compare", "print_completion", "remap_mode", "remove_outputs",
+    "serialize_matmul", "serialize_matmul_add",
+};
+
+typedef struct shape_arg {
+    char *name;
+    int64_t dims[64];
+    int rank;
+} shape_arg;
+
+typedef struct cli {
+    const char *input_model;
+    const char *output_dir;
+    const char *output_model;
+    const char *passes;
+    const char *skip_passes;
+    shape_arg *shapes;
+    size_t n_shapes;
+    int64_t batch_size;  /* -1: not given */
+    int64_t batch_axis;  /* -1: not given */
+    int64_t iters;
+    const char *threads;
+    const char *batches_per_step;
+    poprt_log_level log_level;
+    int show, list_passes, run, check, version, help;
+} cli;
+
+static const char *prog = "poprt";
+
+static void errmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void errmsg(const char *fmt, ...) {
+    va_list ap;
+    fprintf(stderr, "%s: error: ", prog);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+/* One line naming the failed call's status and the library's detail. */
+static int fail(poprt_status st, const char *what) {
+    const char *detail = poprt_last_error();
+    if (detail && detail[0])
+        errmsg("%s: %s: %s", what, poprt_status_string(st), detail);
+    else
+        errmsg("%s: %s", what, poprt_status_string(st));
+    return EXIT_FAILURE;
+}
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: poprt [-h] [-v] [-i INPUT_MODEL] [--output_dir OUTPUT_DIR]\n"
+            "             [--output_model OUTPUT_MODEL] [--show] [--list_all_passes]\n"
+            "             [--passes PASSES] [--skip_passes SKIP_PASSES]\n"
+            "             [--input_shape NAME=D1,D2,... [NAME=D1,D2,... ...]]\n"
+            "             [--batch_size BATCH_SIZE] [--batch_axis BATCH_AXIS]\n"
+            "             [--precision {fp32}] [--framework {onnx}] [--check] [--run]\n"
+            "             [--iters ITERS] [--threads THREADS]\n"
+            "             [--batches_per_step BATCHES_PER_STEP]\n"
+            "             [--logging_level {DEBUG,INFO,WARNING,ERROR,CRITICAL}]\n");
+}
+
+static void help(void) {
+    usage(stdout);
+    printf(
+        "\n"
+        "poprt is a tool to help quickly deploy ONNX models on CPUs with libpoprt.\n"
+        "\n"
+        "Named arguments:\n"
+        "  -h, --help            show this help message and exit\n"
+        "  -v, --version         show the version of poprt and libpoprt and exit\n"
+        "  -i INPUT_MODEL, --input_model INPUT_MODEL\n"
+        "                        Set the path of the original ONNX model.\n"
+        "  --output_dir OUTPUT_DIR\n"
+        "                        Set the output directory where the converted model\n"
+        "                        files are saved. Default current directory.\n"
+        "  --output_model OUTPUT_MODEL\n"
+        "                        Set the name of the converted ONNX model. This will be\n"
+        "                        placed in the --output_dir directory. Default:\n"
+        "                        <input name>.optimized.onnx.\n"
+        "  --show                Show the input and output information of the model.\n"
+        "  --list_all_passes     List all passes. Refer to --passes.\n"
+        "  --passes PASSES       Set the passes to be used during conversion, for\n"
+        "                        example: --passes \"pre_scale,fuse_attention\". Refer to\n"
+        "                        --list_all_passes which is able to show all available\n"
+        "                        passes. Default: the default passes the library has.\n"
+        "  --skip_passes SKIP_PASSES\n"
+        "                        Comma-separated passes not to run.\n"
+        "  --input_shape NAME=D1,D2,... [NAME=D1,D2,... ...]\n"
+        "                        Set the input shape of the model. If the model input\n"
+        "                        is variable, we recommend setting the model input\n"
+        "                        shape. For example: --input_shape input_ids=1,512\n"
+        "                        attention_mask=1,512. May be repeated.\n"
+        "  --batch_size BATCH_SIZE\n"
+        "                        Set the batch size for all inputs. Works with the\n"
+        "                        batch_axis parameter.\n"
+        "  --batch_axis BATCH_AXIS\n"
+        "                        Specify the batch axis for all inputs. Works with the\n"
+        "                        batch_size parameter. Default: 0.\n"
+        "  --precision {fp32}    Quantize the model to the specified precision.\n"
+        "                        Default fp32 (fp16, fp8, fp8_weight: not supported yet).\n"
+        "  --framework {onnx}    Specify frontend to load input model. Default: onnx.\n"
+        "  --check               Use made-up data to check that the model runs.\n"
+        "  --run                 Run the converted model with random data: prints each\n"
+        "                        output's shape, dtype and values, and the median\n"
+        "                        latency.\n"
+        "  --iters ITERS         Timed runs for --run, after one warm-up run. Default 10.\n"
+        "  --threads THREADS     Worker threads per run. Default 1.\n"
+        "  --batches_per_step BATCHES_PER_STEP\n"
+        "                        Set the number of mini-batches to perform on the\n"
+        "                        device before returning to the host. Default: 1.\n"
+        "  --logging_level {DEBUG,INFO,WARNING,ERROR,CRITICAL}\n"
+        "                        Set the logging level. Default WARNING.\n"
+        "\n"
+        "Without --show, --check or --run, -i converts the model: it runs the passes\n"
+        "and saves the result to OUTPUT_DIR/OUTPUT_MODEL. With them it converts only\n"
+        "when --output_dir or --output_model is given.\n"
+        "\n"
+        "Options of PopRT's CLI that libpoprt does not implement yet are rejected:\n"
+        "  ");
+    int col = 2;
+    for (size_t i = 0; i < sizeof unsupported_options / sizeof *unsupported_options; i++) {
+        int w = (int)strlen(unsupported_options[i]) + 3;
+        if (col + w > 78) {
+            printf("\n  ");
+            col = 2;
+        }
+        printf("--%s ", unsupported_options[i]);
+        col += w;
+    }
+    printf("\n");
+}
+
+/* ------------------------------------------------------------ arguments */
+
+static int parse_i64(const char *s, int64_t *out) {
+    char *end;
+    if (!s || !*s)
+        return 0;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *end)
+        return 0;
+    *out = v;
+    return 1;
+}
+
+/* "name=d1,d2,..." (an empty dim list gives a scalar). */
+static int parse_shape(const char *arg, shape_arg *out) {
+    const char *eq = strrchr(arg, '=');
+    if (!eq || eq == arg)
+        return 0;
+    out->name = strndup(arg, (size_t)(eq - arg));
+    if (!out->name)
+        return 0;
+    out->rank = 0;
+    const char *p = eq + 1;
+    while (*p) {
+        char *end;
+        errno = 0;
+        long long v = strtoll(p, &end, 10);
+        if (end == p || errno || v < 0 || out->rank >= 64 || (*end && *end != ','))
+            return 0;
+        out->dims[out->rank++] = v;
+        p = *end ? end + 1 : end;
+        if (*end == ',' && !*p)
+            return 0;
+    }
+    return 1;
+}
+
+static int is_unsupported(const char *name) {
+    for (size_t i = 0; i < sizeof unsupported_options / sizeof *unsupported_options; i++)
+        if (!strcmp(name, unsupported_options[i]))
+            return 1;
+    return 0;
+}
+
+/* Returns 0 on success, EXIT_USAGE after printing the error. */
+static int parse_args(int argc, char **argv, cli *c) {
+    for (int i = 1; i < argc; i++) {
+        char *arg = argv[i];
+        char name[128];
+        const char *inline_val = NULL;
+        if (!strcmp(arg, "-h")) {
+            strcpy(name, "help");
+        } else if (!strcmp(arg, "-v")) {
+            strcpy(name, "version");
+        } else if (!strcmp(arg, "-i")) {
+            strcpy(name, "input_model");
+        } else if (!strncmp(arg, "-i", 2) && arg[0] == '-' && arg[1] == 'i') {
+            strcpy(name, "input_model");
+            inline_val = arg + 2;
+        } else if (!strncmp(arg, "--", 2) && arg[2]) {
+            const char *eq = strchr(arg + 2, '=');
+            size_t n = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
+            if (n >= sizeof name) {
+                errmsg("unrecognized arguments: %s", arg);
+                return EXIT_USAGE;
+            }
+            memcpy(name, arg + 2, n);
+            name[n] = 0;
+            inline_val = eq ? eq + 1 : NULL;
+        } else {
+            usage(stderr);
+            errmsg("unrecognized arguments: %s", arg);
+            return EXIT_USAGE;
+        }
+
+        /* flags */
+        int *flag = NULL;
+        if (!strcmp(name, "help"))
+            flag = &c->help;
+        else if (!strcmp(name, "version"))
+            flag = &c->version;
+        else if (!strcmp(name, "show"))
+            flag = &c->show;
+        else if (!strcmp(name, "list_all_passes"))
+            flag = &c->list_passes;
+        else if (!strcmp(name, "run"))
+            flag = &c->run;
+        else if (!strcmp(name, "check"))
+            flag = &c->check;
+        if (flag) {
+            if (inline_val) {
+                errmsg("argument --%s: ignored explicit argument '%s'", name, inline_val);
+                return EXIT_USAGE;
+            }
+            *flag = 1;
+            continue;
+        }
+        if (is_unsupported(name)) {
+            errmsg("option --%s is not supported yet", name);
+            return EXIT_USAGE;
+        }
+
+        static const char *const valued[] = {
+            "input_model", "output_dir", "output_model", "passes",        "skip_passes",
+            "input_shape", "batch_size", "batch_axis",   "iters",         "threads",
+            "batches_per_step", "logging_level", "precision", "framework",
+        };
+        int known = 0;
+        for (size_t k = 0; k < sizeof valued / sizeof *valued; k++)
+            known |= !strcmp(name, valued[k]);
+        if (!known) {
+            usage(stderr);
+            errmsg("unrecognized arguments: %s", arg);
+            return EXIT_USAGE;
+        }
+        const char *val = inline_val;
+        if (!val) {
+            if (i + 1 >= argc || (argv[i + 1][0] == '-' && argv[i + 1][1] != 0 &&
+                                  !(argv[i + 1][1] >= '0' && argv[i + 1][1] <= '9'))) {
+                errmsg("argument --%s: expected %s", name,
+                       !strcmp(name, "input_shape") ? "at least one argument" : "one argument");
+                return EXIT_USAGE;
+            }
+            val = argv[++i];
+        }
+
+        if (!strcmp(name, "input_model")) {
+            c->input_model = val;
+        } else if (!strcmp(name, "output_dir")) {
+            c->output_dir = val;
+        } else if (!strcmp(name, "output_model")) {
+            c->output_model = val;
+        } else if (!strcmp(name, "passes")) {
+            c->passes = val;
+        } else if (!strcmp(name, "skip_passes")) {
+            c->skip_passes = val;
+        } else if (!strcmp(name, "input_shape")) {
+            /* argparse's nargs='+': NAME=DIMS words up to the next option. */
+            for (;;) {
+                shape_arg *s = realloc(c->shapes, (c->n_shapes + 1) * sizeof *s);
+                if (!s) {
+                    errmsg("out of memory");
+                    return EXIT_FAILURE;
+                }
+                c->shapes = s;
+                memset(&s[c->n_shapes], 0, sizeof *s);
+                if (!parse_shape(val, &s[c->n_shapes])) {
+                    free(s[c->n_shapes].name);
+                    errmsg("argument --input_shape: invalid value '%s' (expected NAME=D1,D2,...)",
+                           val);
+                    return EXIT_USAGE;
+                }
+                c->n_shapes++;
+                if (inline_val || i + 1 >= argc || argv[i + 1][0] == '-' ||
+                    !strchr(argv[i + 1], '='))
+                    break;
+                val = argv[++i];
+            }
+        } else if (!strcmp(name, "batch_size") || !strcmp(name, "batch_axis") ||
+                   !strcmp(name, "iters")) {
+            int64_t v;
+            int64_t min = !strcmp(name, "batch_axis") ? 0 : 1;
+            if (!parse_i64(val, &v) || v < min) {
+                errmsg("argument --%s: invalid value '%s' (expected an integer >= %lld)", name,
+                       val, (long long)min);
+                return EXIT_USAGE;
+            }
+            if (name[0] == 'i')
+                c->iters = v;
+            else if (!strcmp(name, "batch_size"))
+                c->batch_size = v;
+            else
+                c->batch_axis = v;
+        } else if (!strcmp(name, "threads") || !strcmp(name, "batches_per_step")) {
+            int64_t v;
+            if (!parse_i64(val, &v) || v < 1) {
+                errmsg("argument --%s: invalid value '%s' (expected an integer >= 1)", name, val);
+                return EXIT_USAGE;
+            }
+            if (name[0] == 't')
+                c->threads = val;
+            else
+                c->batches_per_step = val;
+        } else if (!strcmp(name, "logging_level")) {
+            if (poprt_log_level_parse(val, &c->log_level) != POPRT_OK) {
+                errmsg("argument --logging_level: invalid choice: '%s' (choose from 'DEBUG', "
+                       "'INFO', 'WARNING', 'ERROR', 'CRITICAL')",
+                       val);
+                return EXIT_USAGE;
+            }
+        } else if (!strcmp(name, "precision")) {
+            if (strcmp(val, "fp32")) {
+                if (!strcmp(val, "fp16") || !strcmp(val, "fp8") || !strcmp(val, "fp8_weight"))
+                    errmsg("option --precision %s is not supported yet", val);
+                else
+                    errmsg("argument --precision: invalid choice: '%s' (choose from 'fp32', "
+                           "'fp16', 'fp8', 'fp8_weight')",
+                           val);
+                return EXIT_USAGE;
+            }
+        } else if (!strcmp(name, "framework")) {
+            if (strcmp(val, "onnx")) {
+                errmsg("option --framework %s is not supported yet (only onnx)", val);
+                return EXIT_USAGE;
+            }
+        }
+    }
+    return 0;
+}
+
+/* -------------------------------------------------------------- logging */
+
+static void log_to_stderr(poprt_log_level level, const char *message, void *user) {
+    (void)user;
+    const char *name = level >= POPRT_LOG_CRITICAL ? "CRITICAL"
+                       : level >= POPRT_LOG_ERROR  ? "ERROR"
+                       : level >= POPRT_LOG_WARNING ? "WARNING"
+                       : level >= POPRT_LOG_INFO    ? "INFO"
+                                                    : "DEBUG";
+    fprintf(stderr, "poprt [%s] %s\n", name, message);
+}
+
+/* ----------------------------------------------------------------- show */
+
+static void print_dims(FILE *f, const poprt_value_info *vi) {
+    if (vi->rank < 0) {
+        fputs("[?]", f);
+        return;
+    }
+    fputc('[', f);
+    for (int d = 0; d < vi->rank; d++) {
+        if (d)
+            fputc(',', f);
+        if (vi->dims[d] >= 0)
+            fprintf(f, "%lld", (long long)vi->dims[d]);
+        else if (vi->dim_params && vi->dim_params[d])
+            fputs(vi->dim_params[d], f);
+        else
+            fputc('?', f);
+    }
+    fputc(']', f);
+}
+
+static const char *kind_prefix(poprt_value_kind k) {
+    return k == POPRT_VALUE_SEQUENCE ? "sequence of " : k == POPRT_VALUE_OPTIONAL ? "optional " : "";
+}
+
+static int show_model(const char *path, const poprt_model *m) {
+    printf("model: %s\n", path);
+    printf("opset: %lld\n", (long long)poprt_model_opset(m));
+    printf("nodes: %zu\n", poprt_model_num_nodes(m));
+    for (int io = 0; io < 2; io++) {
+        size_t n = io ? poprt_model_num_outputs(m) : poprt_model_num_inputs(m);
+        printf("%s (%zu):\n", io ? "outputs" : "inputs", n);
+        for (size_t k = 0; k < n; k++) {
+            poprt_value_info vi = {.size = sizeof vi};
+            poprt_status st = io ? poprt_model_output(m, k, &vi) : poprt_model_input(m, k, &vi);
+            if (st != POPRT_OK)
+                return fail(st, "cannot describe the model");
+            printf("  %s: %s%s ", vi.name, kind_prefix(vi.kind), poprt_dtype_name(vi.dtype));
+            print_dims(stdout, &vi);
+            putchar('\n');
+        }
+    }
+    return 0;
+}
+
+/* --------------------------------------------------------------- shapes */
+
+static int apply_shapes(const cli *c, poprt_model *m) {
+    poprt_status st;
+    if (c->batch_size > 0) {
+        int64_t axis = c->batch_axis >= 0 ? c->batch_axis : 0;
+        size_t n = poprt_model_num_inputs(m);
+        for (size_t k = 0; k < n; k++) {
+            poprt_value_info vi = {.size = sizeof vi};
+            if ((st = poprt_model_input(m, k, &vi)) != POPRT_OK)
+                return fail(st, "cannot describe the model");
+            if (vi.kind != POPRT_VALUE_TENSOR)
+                continue;
+            if (vi.rank < 0) {
+                errmsg("--batch_size: input '%s' has an unknown rank; use --input_shape", vi.name);
+                return EXIT_FAILURE;
+            }
+            if (vi.rank > 64) {
+                errmsg("--batch_size: input '%s' has rank %d (at most 64 supported)", vi.name,
+                       vi.rank);
+                return EXIT_FAILURE;
+            }
+            if (axis >= vi.rank) {
+                errmsg("--batch_axis %lld: input '%s' has rank %d", (long long)axis, vi.name,
+                       vi.rank);
+                return EXIT_FAILURE;
+            }
+            int64_t dims[64];
+            for (int d = 0; d < vi.rank; d++)
+                dims[d] = vi.dims[d] >= 0 ? vi.dims[d] : 1;
+            dims[axis] = c->batch_size;
+            for (int d = 0; d < vi.rank; d++)
+                if (vi.dims[d] < 0 && d != axis) {
+                    errmsg("--batch_size: input '%s' has another unknown dim (%d); use "
+                           "--input_shape",
+                           vi.name, d);
+                    return EXIT_FAILURE;
+                }
+            /* set_input_shape invalidates vi; copy the name first. */
+            char *name = strdup(vi.name);
+            if (!name)
+                return EXIT_FAILURE;
+            st = poprt_model_set_input_shape(m, name, dims, vi.rank);
+            if (st != POPRT_OK) {
+                char what[300];
+                snprintf(what, sizeof what, "--batch_size: cannot set the shape of input '%s'",
+                         name);
+                free(name);
+                return fail(st, what);
+            }
+            free(name);
+        }
+    } else if (c->batch_axis >= 0) {
+        errmsg("--batch_axis needs --batch_size");
+        return EXIT_USAGE;
+    }
+    for (size_t k = 0; k < c->n_shapes; k++) {
+        st = poprt_model_set_input_shape(m, c->shapes[k].name, c->shapes[k].dims,
+                                         c->shapes[k].rank);
+        if (st != POPRT_OK) {
+            char what[300];
+            snprintf(what, sizeof what, "--input_shape %s", c->shapes[k].name);
+            return fail(st, what);
+        }
+    }
+    return 0;
+}
+
+/* --------------------------------------------------------------- passes */
+
+static int pass_registered(const char *name, const char *const *names, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(names[i], name))
+            return 1;
+    return 0;
+}
+
+static int list_passes(void) {
+    const char *const *names;
+    size_t n;
+    poprt_status st = poprt_pass_list(&names, &n);
+    if (st != POPRT_OK)
+        return fail(st, "cannot list the passes");
+    for (size_t i = 0; i < n; i++) {
+        const char *text = NULL;
+        if (poprt_pass_describe(names[i], &text) == POPRT_OK && text && text[0])
+            printf("%-36s %s\n", names[i], text);
+        else
+            printf("%s\n", names[i]);
+    }
+    return 0;
+}
+
+/* Adds each name of a comma-separated list with fn. */
+static int for_each_name(const char *list, const char *opt, poprt_pass_manager *pm,
+                         poprt_status (*fn)(poprt_pass_manager *, const char *)) {
+    char *copy = strdup(list);
+    if (!copy)
+        return EXIT_FAILURE;
+    int rc = 0;
+    for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok && !rc;
+         tok = strtok_r(NULL, ",", &save)) {
+        while (*tok == ' ')
+            tok++;
+        size_t len = strlen(tok);
+        while (len && tok[len - 1] == ' ')
+            tok[--len] = 0;
+        if (!len)
+            continue;
+        poprt_status st = fn(pm, tok);
+        if (st == POPRT_STATUS_NOT_FOUND) {
+            errmsg("%s: unknown pass '%s' (see --list_all_passes)", opt, tok);
+            rc = EXIT_USAGE;
+        } else if (st != POPRT_OK) {
+            char what[300];
+            snprintf(what, sizeof what, "%s: pass '%s'", opt, tok);
+            rc = fail(st, what);
+        }
+    }
+    free(copy);
+    return rc;
+}
+
+static poprt_status add_pass(poprt_pass_manager *pm, const char *name) {
+    return poprt_pass_manager_add(pm, name, NULL);
+}
+
+/* Runs --passes (or the default passes) minus --skip_passes. *n_run gets
+ * the number of passes added. */
+static int run_passes(const cli *c, poprt_model *m, size_t *n_run, size_t *n_changed) {
+    poprt_pass_manager *pm = NULL;
+    poprt_status st = poprt_pass_manager_create(&pm);
+    if (st != POPRT_OK)
+        return fail(st, "cannot create a pass manager");
+    int rc = 0;
+    *n_run = 0;
+    if (c->passes) {
+        rc = for_each_name(c->passes, "--passes", pm, add_pass);
+        for (const char *p = c->passes; *p; p++)
+            *n_run += *p == ',';
+        *n_run += 1;
+    } else {
+        const char *const *names;
+        size_t n;
+        st = poprt_pass_list(&names, &n);
+        if (st != POPRT_OK)
+            rc = fail(st, "cannot list the passes");
+        for (size_t i = 0; !rc && i < sizeof default_passes / sizeof *default_passes; i++) {
+            if (!pass_registered(default_passes[i], names, n))
+                continue;
+            st = poprt_pass_manager_add(pm, default_passes[i], NULL);
+            if (st != POPRT_OK)
+                rc = fail(st, "cannot add a default pass");
+            (*n_run)++;
+        }
+    }
+    if (!rc && c->skip_passes)
+        rc = for_each_name(c->skip_passes, "--skip_passes", pm, poprt_pass_manager_skip);
+    if (!rc && *n_run) {
+        st = poprt_pass_manager_run(pm, m);
+        if (st != POPRT_OK)
+            rc = fail(st, "passes failed");
+        *n_changed = poprt_pass_manager_changed(pm);
+    }
+    poprt_pass_manager_free(pm);
+    return rc;
+}
+
+/* ----------------------------------------------------------------- save */
+
+static int mkdirs(const char *dir) {
+    char *p = strdup(dir);
+    if (!p)
+        return -1;
+    for (char *s = p + 1;; s++) {
+        if (*s == '/' || !*s) {
+            char ch = *s;
+            *s = 0;
+            if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+                free(p);
+                return -1;
+            }
+            *s = ch;
+            if (!ch)
+                break;
+        }
+    }
+    free(p);
+    struct stat sb;
+    return stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode) ? 0 : -1;
+}
+
+static char *output_path(const cli *c) {
+    const char *dir = c->output_dir ? c->output_dir : "./";
+    char *model = NULL;
+    if (c->output_model) {
+        model = strdup(c->output_model);
+    } else {
+        const char *base = strrchr(c->input_model, '/');
+        base = base ? base + 1 : c->input_model;
+        size_t n = strlen(base);
+        if (n > 5 && !strcmp(base + n - 5, ".onnx"))
+            n -= 5;
+        model = malloc(n + 16);
+        if (model)
+            snprintf(model, n + 16, "%.*s.optimized.onnx", (int)n, base);
+    }
+    if (!model)
+        return NULL;
+    size_t len = strlen(dir) + strlen(model) + 2;
+    char *path = malloc(len);
+    if (path) {
+        size_t dl = strlen(dir);
+        snprintf(path, len, "%s%s%s", dir, dl && dir[dl - 1] == '/' ? "" : "/", model);
+    }
+    free(model);
+    return path;
+}
+
+/* ------------------------------------------------------------------ run */
+
+/* float -> IEEE half, round to nearest even. */
+static uint16_t f32_to_f16(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint32_t sign = (x >> 16) & 0x8000u;
+    int32_t exp = (int32_t)((x >> 23) & 0xff) - 127 + 15;
+    uint32_t mant = x & 0x7fffffu;
+    if (((x >> 23) & 0xff) == 0xff)
+        return (uint16_t)(sign | 0x7c00u | (mant ? 0x200u : 0));
+    if (exp >= 31)
+        return (uint16_t)(sign | 0x7c00u);
+    if (exp <= 0) {
+        if (exp < -10)
+            return (uint16_t)sign;
+        mant |= 0x800000u;
+        uint32_t shift = (uint32_t)(14 - exp);
+        uint32_t h = mant >> shift, rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
+        if (rem > half || (rem == half && (h & 1)))
+            h++;
+        return (uint16_t)(sign | h);
+    }
+    uint32_t h = ((uint32_t)exp << 10) | (mant >> 13), rem = mant & 0x1fffu;
+    if (rem > 0x1000u || (rem == 0x1000u && (h & 1)))
+        h++;
+    return (uint16_t)(sign | h);
+}
+
+static float f16_to_f32(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ffu;
+    float v;
+    if (exp == 0)
+        v = ldexpf((float)mant, -24);
+    else if (exp == 31)
+        v = mant ? NAN : INFINITY;
+    else
+        v = ldexpf((float)(mant | 0x400u), (int)exp - 25);
+    return sign ? -v : v;
+}
+
+static uint16_t f32_to_bf16(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    x += 0x7fffu + ((x >> 16) & 1u);
+    return (uint16_t)(x >> 16);
+}
+
+static float bf16_to_f32(uint16_t b) {
+    uint32_t x = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &x, 4);
+    return f;
+}
+
+/* Fills n elements of dtype with the xorshift32 stream of
+ * shared/models/README.md: floats uniform in [-1, 1), integers 0..3, bools
+ * 0/1. Types without a natural mapping (fp8, fp4) get zero bytes. */
+static void fill_random(void *buf, poprt_dtype dt, size_t n, uint32_t seed) {
+    uint32_t x = seed ? seed : 1;
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        float f = (float)((double)x / 4294967296.0 * 2.0 - 1.0);
+        int64_t small = (int64_t)(x % 4u);
+        switch (dt) {
+        case POPRT_DTYPE_FLOAT: ((float *)buf)[i] = f; break;
+        case POPRT_DTYPE_DOUBLE: ((double *)buf)[i] = (double)x / 4294967296.0 * 2.0 - 1.0; break;
+        case POPRT_DTYPE_FLOAT16: ((uint16_t *)buf)[i] = f32_to_f16(f); break;
+        case POPRT_DTYPE_BFLOAT16: ((uint16_t *)buf)[i] = f32_to_bf16(f); break;
+        case POPRT_DTYPE_INT8: case POPRT_DTYPE_UINT8: case POPRT_DTYPE_INT4:
+        case POPRT_DTYPE_UINT4: case POPRT_DTYPE_INT2: case POPRT_DTYPE_UINT2:
+            ((uint8_t *)buf)[i] = (uint8_t)small; break;
+        case POPRT_DTYPE_BOOL: ((uint8_t *)buf)[i] = (uint8_t)(x & 1u); break;
+        case POPRT_DTYPE_INT16: case POPRT_DTYPE_UINT16: ((uint16_t *)buf)[i] = (uint16_t)small; break;
+        case POPRT_DTYPE_INT32: case POPRT_DTYPE_UINT32: ((uint32_t *)buf)[i] = (uint32_t)small; break;
+        case POPRT_DTYPE_INT64: case POPRT_DTYPE_UINT64: ((uint64_t *)buf)[i] = (uint64_t)small; break;
+        case POPRT_DTYPE_STRING: ((const char **)buf)[i] = small & 1 ? "poprt" : "cpu"; break;
+        default: memset((char *)buf + i * poprt_dtype_size(dt), 0, poprt_dtype_size(dt)); break;
+        }
+    }
+}
+
+/* Element i as a double; 0 when the type has no numeric reading here. */
+static int load_elem(const void *buf, poprt_dtype dt, size_t i, double *out) {
+    switch (dt) {
+    case POPRT_DTYPE_FLOAT: *out = ((const float *)buf)[i]; return 1;
+    case POPRT_DTYPE_DOUBLE: *out = ((const double *)buf)[i]; return 1;
+    case POPRT_DTYPE_FLOAT16: *out = f16_to_f32(((const uint16_t *)buf)[i]); return 1;
+    case POPRT_DTYPE_BFLOAT16: *out = bf16_to_f32(((const uint16_t *)buf)[i]); return 1;
+    case POPRT_DTYPE_INT8: case POPRT_DTYPE_INT4: case POPRT_DTYPE_INT2:
+        *out = ((const int8_t *)buf)[i]; return 1;
+    case POPRT_DTYPE_UINT8: case POPRT_DTYPE_UINT4: case POPRT_DTYPE_UINT2: case POPRT_DTYPE_BOOL:
+        *out = ((const uint8_t *)buf)[i]; return 1;
+    case POPRT_DTYPE_INT16: *out = ((const int16_t *)buf)[i]; return 1;
+    case POPRT_DTYPE_UINT16: *out = ((const uint16_t *)buf)[i]; return 1;
+    case POPRT_DTYPE_INT32: *out = ((const int32_t *)buf)[i]; return 1;
+    case POPRT_DTYPE_UINT32: *out = ((const uint32_t *)buf)[i]; return 1;
+    case POPRT_DTYPE_INT64: *out = (double)((const int64_t *)buf)[i]; return 1;
+    case POPRT_DTYPE_UINT64: *out = (double)((const uint64_t *)buf)[i]; return 1;
+    default: return 0;
+    }
+}
+
+static void print_shape(FILE *f, const int64_t *dims, int rank) {
+    fputc('[', f);
+    for (int d = 0; d < rank; d++)
+        fprintf(f, d ? ",%lld" : "%lld", (long long)dims[d]);
+    fputc(']', f);
+}
+
+static void summarize(const char *label, poprt_dtype dt, const int64_t *dims, int rank,
+                      const void *data) {
+    size_t n = 1;
+    for (int d = 0; d < rank; d++)
+        n *= (size_t)dims[d];
+    printf("%s: %s ", label, poprt_dtype_name(dt));
+    print_shape(stdout, dims, rank);
+    if (dt == POPRT_DTYPE_STRING) {
+        printf(" first:");
+        for (size_t i = 0; i < n && i < 5; i++)
+            printf(" \"%s\"", ((const char *const *)data)[i] ? ((const char *const *)data)[i] : "");
+        putchar('\n');
+        return;
+    }
+    double v;
+    if (n == 0 || !load_elem(data, dt, 0, &v)) {
+        printf(n ? " (values not shown for this type)\n" : " (empty)\n");
+        return;
+    }
+    double mn = INFINITY, mx = -INFINITY, sum = 0;
+    size_t nan = 0;
+    for (size_t i = 0; i < n; i++) {
+        load_elem(data, dt, i, &v);
+        if (isnan(v)) {
+            nan++;
+            continue;
+        }
+        mn = v < mn ? v : mn;
+        mx = v > mx ? v : mx;
+        sum += v;
+    }
+    if (nan == n)
+        printf(" all NaN");
+    else
+        printf(" min %.6g max %.6g mean %.6g", mn, mx, sum / (double)(n - nan));
+    if (nan && nan != n)
+        printf(" (%zu NaN)", nan);
+    printf(" first:");
+    for (size_t i = 0; i < n && i < 6; i++) {
+        load_elem(data, dt, i, &v);
+        printf(" %.6g", v);
+    }
+    if (n > 6)
+        printf(" ...");
+    putchar('\n');
+}
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Builds a session, binds random inputs, runs (1 warm-up + iters timed
+ * runs for --run, one run for --check) and prints the results. */
+static int run_model(const cli *c, const poprt_model *m, const poprt_options *opts) {
+    poprt_session *s = NULL;
+    poprt_stepio *io = NULL;
+    void **bufs = NULL;
+    double *times = NULL;
+    int rc = 0;
+    poprt_status st = poprt_session_create(m, opts, &s);
+    if (st != POPRT_OK)
+        return fail(st, "cannot create a session");
+    size_t n_in = poprt_session_num_inputs(s), n_out = poprt_session_num_outputs(s);
+    int64_t bps = poprt_session_batches_per_step(s);
+    bufs = calloc(n_in + 1, sizeof *bufs);
+    if (!bufs || (st = poprt_stepio_create(&io)) != POPRT_OK) {
+        rc = fail(bufs ? st : POPRT_STATUS_OUT_OF_MEMORY, "cannot create a stepio");
+        goto done;
+    }
+    for (size_t k = 0; k < n_in && !rc; k++) {
+        poprt_value_info vi = {.size = sizeof vi};
+        if ((st = poprt_session_input(s, k, &vi)) != POPRT_OK) {
+            rc = fail(st, "cannot describe the session");
+            break;
+        }
+        if (vi.kind != POPRT_VALUE_TENSOR) {
+            errmsg("input '%s' is a %s value; --run makes only tensor inputs", vi.name,
+                   vi.kind == POPRT_VALUE_SEQUENCE ? "sequence" : "optional");
+            rc = EXIT_FAILURE;
+            break;
+        }
+        int64_t dims[65];
+        int rank = 0;
+        if (bps > 1)
+            dims[rank++] = bps;
+        if (vi.rank < 0 || vi.rank > 64) {
+            errmsg("input '%s' has an unknown shape; fix it with --input_shape %s=D1,D2,...",
+                   vi.name, vi.name);
+            rc = EXIT_FAILURE;
+            break;
+        }
+        size_t n = (size_t)(bps > 1 ? bps : 1);
+        for (int d = 0; d < vi.rank; d++) {
+            if (vi.dims[d] < 0) {
+                errmsg("input '%s' has an unknown dim %d (%s); fix it with --input_shape "
+                       "%s=D1,D2,... or --batch_size",
+                       vi.name, d, vi.dim_params && vi.dim_params[d] ? vi.dim_params[d] : "?",
+                       vi.name);
+                rc = EXIT_FAILURE;
+                break;
+            }
+            dims[rank++] = vi.dims[d];
+            n *= (size_t)vi.dims[d];
+        }
+        if (rc)
+            break;
+        size_t esz = poprt_dtype_size(vi.dtype);
+        if (!esz) {
+            errmsg("input '%s' has dtype %s, which --run cannot make", vi.name,
+                   poprt_dtype_name(vi.dtype));
+            rc = EXIT_FAILURE;
+            break;
+        }
+        bufs[k] = calloc(n ? n : 1, esz);
+        if (!bufs[k]) {
+            errmsg("out of memory for input '%s'", vi.name);
+            rc = EXIT_FAILURE;
+            break;
+        }
+        fill_random(bufs[k], vi.dtype, n, 42u + (uint32_t)k);
+        st = poprt_stepio_set_input(io, vi.name, vi.dtype, dims, rank, bufs[k], n * esz);
+        if (st != POPRT_OK)
+            rc = fail(st, "cannot bind an input");
+    }
+    for (size_t k = 0; k < n_out && !rc; k++) {
+        poprt_value_info vi = {.size = sizeof vi};
+        if ((st = poprt_session_output(s, k, &vi)) != POPRT_OK ||
+            (st = poprt_stepio_set_output_alloc(io, vi.name)) != POPRT_OK)
+            rc = fail(st, "cannot bind an output");
+    }
+    if (rc)
+        goto done;
+
+    int64_t iters = c->run ? c->iters : 0;
+    times = calloc((size_t)iters + 1, sizeof *times);
+    if (!times) {
+        rc = fail(POPRT_STATUS_OUT_OF_MEMORY, "cannot time the runs");
+        goto done;
+    }
+    /* The first run is the warm-up (and the whole job for --check). */
+    if ((st = poprt_session_run(s, io)) != POPRT_OK) {
+        rc = fail(st, "run failed");
+        goto done;
+    }
+    for (int64_t it = 0; it < iters; it++) {
+        double t0 = now_ms();
+        if ((st = poprt_session_run(s, io)) != POPRT_OK) {
+            rc = fail(st, "run failed");
+            goto done;
+        }
+        times[it] = now_ms() - t0;
+    }
+
+    if (c->check && !c->run)
+        printf("check: the model ran on made-up data (%zu inputs, %zu outputs)\n", n_in, n_out);
+    if (!c->run)
+        goto done;
+    for (size_t k = 0; k < n_out; k++) {
+        poprt_value_info vi = {.size = sizeof vi};
+        if ((st = poprt_session_output(s, k, &vi)) != POPRT_OK) {
+            rc = fail(st, "cannot describe the session");
+            goto done;
+        }
+        poprt_value_kind kind = POPRT_VALUE_TENSOR;
+        int present = 1;
+        size_t count = 1;
+        if ((st = poprt_stepio_output_kind(io, vi.name, &kind, &present, &count)) != POPRT_OK) {
+            rc = fail(st, "cannot read an output");
+            goto done;
+        }
+        if (kind == POPRT_VALUE_TENSOR) {
+            poprt_dtype dt;
+            int rank;
+            const int64_t *dims;
+            const void *data;
+            if ((st = poprt_stepio_output(io, vi.name, &dt, &rank, &dims, &data, NULL)) !=
+                POPRT_OK) {
+                rc = fail(st, "cannot read an output");
+                goto done;
+            }
+            char label[512];
+            snprintf(label, sizeof label, "output %s", vi.name);
+            summarize(label, dt, dims, rank, data);
+            continue;
+        }
+        if (kind == POPRT_VALUE_OPTIONAL && !present) {
+            printf("output %s: optional, empty\n", vi.name);
+            continue;
+        }
+        printf("output %s: %s of %zu tensors\n", vi.name,
+               kind == POPRT_VALUE_SEQUENCE ? "sequence" : "optional", count);
+        for (size_t j = 0; j < count; j++) {
+            poprt_dtype dt;
+            int rank;
+            const int64_t *dims;
+            const void *data;
+            if ((st = poprt_stepio_output_item(io, vi.name, j, &dt, &rank, &dims, &data, NULL)) !=
+                POPRT_OK) {
+                rc = fail(st, "cannot read an output");
+                goto done;
+            }
+            char label[512];
+            snprintf(label, sizeof label, "  [%zu]", j);
+            summarize(label, dt, dims, rank, data);
+        }
+    }
+    if (iters > 0) {
+        qsort(times, (size_t)iters, sizeof *times, cmp_double);
+        double med = iters % 2 ? times[iters / 2]
+                               : 0.5 * (times[iters / 2 - 1] + times[iters / 2]);
+        printf("latency: median %.3f ms, min %.3f ms, max %.3f ms over %lld runs "
+               "(threads %s, batches_per_step %lld)\n",
+               med, times[0], times[iters - 1], (long long)iters, c->threads ? c->threads : "1",
+               (long long)bps);
+    }
+done:
+    if (bufs)
+        for (size_t k = 0; k < n_in; k++)
+            free(bufs[k]);
+    free(bufs);
+    free(times);
+    poprt_stepio_free(io);
+    poprt_session_free(s);
+    return rc;
+}
+
+/* ----------------------------------------------------------------- main */
+
+static int job(const cli *c) {
+    poprt_model *m = NULL;
+    poprt_options *opts = NULL;
+    char *out = NULL;
+    int rc;
+    poprt_status st = poprt_options_create(&opts);
+    if (st != POPRT_OK)
+        return fail(st, "cannot create options");
+    /* Session options are checked before the (possibly slow) load. */
+    if (c->threads && (st = poprt_options_set(opts, "threads", c->threads)) != POPRT_OK) {
+        rc = fail(st, "--threads");
+        goto done;
+    }
+    if (c->batches_per_step &&
+        (st = poprt_options_set(opts, "batches_per_step", c->batches_per_step)) != POPRT_OK) {
+        rc = fail(st, "--batches_per_step");
+        goto done;
+    }
+    st = poprt_model_load(c->input_model, &m);
+    if (st != POPRT_OK) {
+        char what[PATH_MAX + 32];
+        snprintf(what, sizeof what, "cannot load '%s'", c->input_model);
+        rc = fail(st, what);
+        goto done;
+    }
+    size_t nodes_before = poprt_model_num_nodes(m);
+    if ((rc = apply_shapes(c, m)) != 0)
+        goto done;
+
+    /* --show describes the model as loaded (with the shapes given); the
+     * passes then run for a conversion and before --run / --check, so that
+     * what runs is what would be saved. */
+    if (c->show && (rc = show_model(c->input_model, m)) != 0)
+        goto done;
+    int convert = !(c->show || c->run || c->check) || c->output_dir || c->output_model;
+    size_t n_run = 0, n_changed = 0;
+    if ((convert || c->run || c->check || c->passes || c->skip_passes) &&
+        (rc = run_passes(c, m, &n_run, &n_changed)) != 0)
+        goto done;
+    if (convert) {
+        out = output_path(c);
+        if (!out) {
+            rc = fail(POPRT_STATUS_OUT_OF_MEMORY, "cannot build the output path");
+            goto done;
+        }
+        const char *dir = c->output_dir ? c->output_dir : "./";
+        if (mkdirs(dir) != 0) {
+            errmsg("cannot create the output directory '%s': %s", dir, strerror(errno));
+            rc = EXIT_FAILURE;
+            goto done;
+        }
+        if ((st = poprt_model_save(m, out)) != POPRT_OK) {
+            char what[PATH_MAX + 32];
+            snprintf(what, sizeof what, "cannot save '%s'", out);
+            rc = fail(st, what);
+            goto done;
+        }
+        printf("converted %s -> %s (%zu nodes -> %zu nodes; %zu passes run, %zu changed the "
+               "model)\n",
+               c->input_model, out, nodes_before, poprt_model_num_nodes(m), n_run, n_changed);
+    }
+    if (c->run || c->check)
+        rc = run_model(c, m, opts);
+done:
+    free(out);
+    poprt_model_free(m);
+    poprt_options_free(opts);
+    return rc;
+}
+
+int main(int argc, char **argv) {
+    cli c = {.batch_size = -1, .batch_axis = -1, .iters = 10, .log_level = POPRT_LOG_WARNING};
+    int rc = parse_args(argc, argv, &c);
+    if (rc)
+        goto out;
+    if (c.help) {
+        help();
+        goto out;
+    }
+    if (c.version) {
+        printf("poprt %s (libpoprt %s, header %d.%d.%d)\n", poprt_version(), poprt_version(),
+               POPRT_VERSION_MAJOR, POPRT_VERSION_MINOR, POPRT_VERSION_PATCH);
+        goto out;
+    }
+    poprt_set_log_callback(log_to_stderr, NULL, c.log_level);
+    if (c.list_passes) {
+        rc = list_passes();
+        if (rc || !c.input_model)
+            goto out;
+    }
+    if (!c.input_model) {
+        usage(stderr);
+        errmsg("nothing to do: give -i INPUT_MODEL (or --list_all_passes, --help)");
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    rc = job(&c);
+out:
+    for (size_t k = 0; k < c.n_shapes; k++)
+        free(c.shapes[k].name);
+    free(c.shapes);
+    poprt_set_log_callback(NULL, NULL, POPRT_LOG_OFF);
+    return rc;
+}

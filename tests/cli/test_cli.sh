@@ -1,0 +1,220 @@
+#!/bin/sh
+# CLI tests for poprt: test_cli.sh POPRT_EXE DATA_DIR
+# Each check runs the tool and looks at its exit status, stdout and stderr.
+set -u
+POPRT=$1
+DATA=$2
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/poprt-cli.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT INT TERM
+failures=0
+checks=0
+
+# run EXPECTED_STATUS ARGS...: runs poprt, keeps $TMP/out and $TMP/err.
+run() {
+    want=$1
+    shift
+    checks=$((checks + 1))
+    "$POPRT" "$@" >"$TMP/out" 2>"$TMP/err"
+    got=$?
+    last="poprt $*"
+    if [ "$got" -ne "$want" ]; then
+        bad "exit status $got, expected $want"
+    fi
+}
+
+bad() {
+    failures=$((failures + 1))
+    echo "FAIL: $last: $1"
+    echo "  stdout:"; sed 's/^/    /' "$TMP/out"
+    echo "  stderr:"; sed 's/^/    /' "$TMP/err"
+}
+
+# has FILE TEXT: FILE (out or err) contains the fixed string TEXT.
+has() {
+    grep -qF -- "$2" "$TMP/$1" || bad "$1 lacks '$2'"
+}
+
+hasnt() {
+    grep -qF -- "$2" "$TMP/$1" && bad "$1 has '$2'"
+    return 0
+}
+
+# one_line_error: stderr's last line is a single "poprt: error: ..." line.
+one_line_error() {
+    tail -n 1 "$TMP/err" | grep -q '^poprt: error: ' || bad "stderr does not end in 'poprt: error: ...'"
+    [ "$(grep -c '^poprt: error: ' "$TMP/err")" -eq 1 ] || bad "not exactly one error line"
+}
+
+# values LABEL EXPECTED...: the 'first:' values printed for LABEL match
+# EXPECTED within 1e-4 (abs) + 1e-4 (rel).
+values() {
+    label=$1
+    shift
+    line=$(grep -F -- "$label:" "$TMP/out" | head -n 1)
+    got=$(printf '%s\n' "$line" | sed -n 's/.* first: //p' | sed 's/ \.\.\.$//')
+    echo "$got" "|" "$@" | awk '{
+        n = 0; for (i = 1; i <= NF && $i != "|"; i++) g[++n] = $i
+        m = 0; for (i++; i <= NF; i++) e[++m] = $i
+        if (n < m) exit 1
+        for (i = 1; i <= m; i++) {
+            d = g[i] - e[i]; if (d < 0) d = -d
+            a = e[i]; if (a < 0) a = -a
+            if (d > 1e-4 + 1e-4 * a) exit 1
+        }
+    }' || bad "values of '$label' are '$got', expected '$*'"
+}
+
+# ---- help and version
+run 0 --help
+has out "usage: poprt"
+has out "--input_model"
+has out "--output_dir"
+has out "--list_all_passes"
+has out "--logging_level"
+run 0 -h
+has out "usage: poprt"
+run 0 --version
+grep -Eq '^poprt [0-9]+\.[0-9]+\.[0-9]+' "$TMP/out" || bad "version line"
+run 0 -v
+grep -Eq '^poprt [0-9]+\.[0-9]+\.[0-9]+' "$TMP/out" || bad "version line"
+
+# ---- usage errors: exit 2 and one error line
+run 2
+one_line_error
+has err "nothing to do"
+run 2 --no_such_option
+one_line_error
+has err "unrecognized arguments: --no_such_option"
+run 2 stray_word
+one_line_error
+run 2 -i
+one_line_error
+has err "expected one argument"
+run 2 -i "$DATA/mlp.onnx" --batch_size abc
+one_line_error
+has err "--batch_size"
+run 2 -i "$DATA/mlp.onnx" --batch_size 0
+one_line_error
+run 2 -i "$DATA/mlp.onnx" --logging_level LOUD
+one_line_error
+has err "invalid choice"
+run 2 -i "$DATA/mlp.onnx" --precision fp16
+one_line_error
+has err "not supported yet"
+run 2 -i "$DATA/mlp.onnx" --export_popef
+one_line_error
+has err "option --export_popef is not supported yet"
+run 2 -i "$DATA/mlp.onnx" --ipu_version ipu21
+one_line_error
+has err "option --ipu_version is not supported yet"
+run 2 -i "$DATA/mlp.onnx" --input_shape x
+one_line_error
+has err "NAME=D1,D2"
+run 2 -i "$DATA/mlp.onnx" --input_shape x=1,,2
+one_line_error
+run 2 -i "$DATA/mlp.onnx" --show=yes
+one_line_error
+run 2 -i "$DATA/mlp.onnx" --threads 0 --run
+one_line_error
+run 2 -i "$DATA/mlp.onnx" --run --passes no_such_pass_xyz
+one_line_error
+has err "unknown pass 'no_such_pass_xyz'"
+
+# ---- bad files: exit 1 and one error line naming the file
+run 1 -i "$TMP/missing.onnx" --show
+one_line_error
+has err "cannot load '$TMP/missing.onnx'"
+printf 'this is not a protobuf\377\377\377' >"$TMP/garbage.onnx"
+run 1 -i "$TMP/garbage.onnx" --show
+one_line_error
+has err "garbage.onnx"
+run 1 -i "$DATA" --show
+one_line_error
+
+# ---- --show
+run 0 -i "$DATA/mlp.onnx" --show
+has out "opset: 13"
+has out "nodes: 4"
+has out "inputs (1):"
+has out "  x: float [1,16]"
+has out "outputs (1):"
+has out "  y: float [1,10]"
+[ -e "./mlp.optimized.onnx" ] && bad "--show alone wrote a model"
+run 0 -i "$DATA/mlp_dynamic.onnx" --show
+has out "  x: float [batch,16]"
+run 0 -i "$DATA/mlp_dynamic.onnx" --show --input_shape x=3,16
+has out "  x: float [3,16]"
+has out "  y: float [3,10]"
+run 0 -i "$DATA/mlp_dynamic.onnx" --show --batch_size 5
+has out "  x: float [5,16]"
+has out "  y: float [5,10]"
+run 0 -i "$DATA/mlp_dynamic.onnx" --show --batch_size 5 --batch_axis 0
+has out "  x: float [5,16]"
+run 1 -i "$DATA/mlp_dynamic.onnx" --show --batch_size 5 --batch_axis 2
+one_line_error
+run 1 -i "$DATA/mlp.onnx" --show --input_shape nope=1,16
+one_line_error
+has err "nope"
+run 1 -i "$DATA/mlp.onnx" --show --input_shape x=2,17
+one_line_error
+run 0 -i "$DATA/conv.onnx" --show
+has out "  x: float [1,3,8,8]"
+has out "  y: float [1,5]"
+has out "nodes: 5"
+
+# ---- --list_all_passes
+run 0 --list_all_passes
+
+# ---- --run: values from a float64 numpy reference of each model on the
+# xorshift32 inputs (seed 42, floats in [-1, 1))
+run 0 -i "$DATA/mlp.onnx" --run
+has out "output y: float [1,10]"
+has out "mean 0.1 "
+values "output y" 0.0843322 0.0727489 0.0980678 0.121537 0.0897131 0.0741131
+has out "latency: median"
+has out "over 10 runs"
+cp "$TMP/out" "$TMP/run1"
+run 0 -i "$DATA/mlp.onnx" --run --iters 3 --threads 2
+values "output y" 0.0843322 0.0727489 0.0980678 0.121537 0.0897131 0.0741131
+has out "over 3 runs (threads 2"
+grep -v latency "$TMP/run1" >"$TMP/a"
+grep -v latency "$TMP/out" >"$TMP/b"
+cmp -s "$TMP/a" "$TMP/b" || bad "--run output differs between 1 and 2 threads"
+run 0 -i "$DATA/conv.onnx" --run --iters 2
+has out "output y: float [1,5]"
+values "output y" -0.0662965 -0.164952 0.111594 0.194601 0.722664
+run 0 -i "$DATA/mlp_dynamic.onnx" --run --batch_size 4 --iters 1
+has out "output y: float [4,10]"
+values "output y" 0.0843322 0.0727489 0.0980678 0.121537 0.0897131 0.0741131
+run 0 -i "$DATA/mlp_dynamic.onnx" --run --input_shape x=2,16 --iters 1
+has out "output y: float [2,10]"
+run 1 -i "$DATA/mlp_dynamic.onnx" --run
+one_line_error
+has err "--input_shape"
+run 0 -i "$DATA/mlp.onnx" --run --batches_per_step 2 --iters 1
+has out "output y: float [2,1,10]"
+run 0 -i "$DATA/mlp.onnx" --check
+has out "check:"
+run 0 -i "$DATA/mlp.onnx" --run --iters 1 --logging_level DEBUG
+run 0 -i "$DATA/mlp.onnx" --run --iters 1 --precision fp32 --framework onnx
+
+# ---- conversion
+run 0 -i "$DATA/mlp.onnx" --output_dir "$TMP/out1"
+has out "converted"
+[ -s "$TMP/out1/mlp.optimized.onnx" ] || bad "no $TMP/out1/mlp.optimized.onnx"
+run 0 -i "$TMP/out1/mlp.optimized.onnx" --run --iters 1
+values "output y" 0.0843322 0.0727489 0.0980678 0.121537 0.0897131 0.0741131
+run 0 --input_model="$DATA/conv.onnx" --output_dir="$TMP/out2/deeper" --output_model=small.onnx
+[ -s "$TMP/out2/deeper/small.onnx" ] || bad "no $TMP/out2/deeper/small.onnx"
+run 0 -i "$TMP/out2/deeper/small.onnx" --show
+has out "  y: float [1,5]"
+run 0 -i "$DATA/mlp_dynamic.onnx" --input_shape x=6,16 --output_dir "$TMP/out3"
+run 0 -i "$TMP/out3/mlp_dynamic.optimized.onnx" --show
+has out "  x: float [6,16]"
+(cd "$TMP" && "$POPRT" -i "$DATA/mlp.onnx" >/dev/null 2>&1) || bad "default conversion into ./ failed"
+[ -s "$TMP/mlp.optimized.onnx" ] || { last="poprt -i mlp.onnx (in $TMP)"; bad "no ./mlp.optimized.onnx"; }
+run 1 -i "$DATA/mlp.onnx" --output_dir /proc/no/such/dir
+one_line_error
+
+echo "$checks checks, $failures failures"
+[ "$failures" -eq 0 ]

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Writes the small ONNX models the CLI tests and the README use.
+
+Run from anywhere:  python3 tests/data/make_models.py   (Debian: apt-get install python3-onnx)
+The generated .onnx files are committed, so building and testing libpoprt never
+needs Python; re-run this only to change the models. Weights are fixed: they
+come from a seeded xorshift32 stream, so the output is byte-identical on every
+machine and numpy version.
+"""
+import os
+import struct
+
+import onnx
+from onnx import TensorProto, helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def xorshift_floats(seed, n, scale):
+    """n floats uniform in [-scale, scale) from xorshift32 (as in shared/models)."""
+    x = seed & 0xFFFFFFFF
+    out = []
+    for _ in range(n):
+        x ^= (x << 13) & 0xFFFFFFFF
+        x ^= x >> 17
+        x ^= (x << 5) & 0xFFFFFFFF
+        out.append((x / 4294967296.0 * 2.0 - 1.0) * scale)
+    # Round through float32 so the committed bytes do not depend on Python.
+    return list(struct.unpack("<%df" % n, struct.pack("<%df" % n, *out)))
+
+
+def weight(name, dims, seed, scale):
+    n = 1
+    for d in dims:
+        n *= d
+    return helper.make_tensor(name, TensorProto.FLOAT, dims, xorshift_floats(seed, n, scale))
+
+
+def save(model, name):
+    onnx.checker.check_model(model)
+    path = os.path.join(HERE, name)
+    onnx.save(model, path)
+    print("wrote", path)
+
+
+def mlp(batch, name, graph_name):
+    """x[batch,16] -> Gemm(32) -> Relu -> Gemm(10) -> Softmax -> y[batch,10]."""
+    nodes = [
+        helper.make_node("Gemm", ["x", "w1", "b1"], ["h1"], name="fc1", transB=1),
+        helper.make_node("Relu", ["h1"], ["a1"], name="relu1"),
+        helper.make_node("Gemm", ["a1", "w2", "b2"], ["logits"], name="fc2", transB=1),
+        helper.make_node("Softmax", ["logits"], ["y"], name="softmax", axis=-1),
+    ]
+    inits = [
+        weight("w1", [32, 16], 1, 0.25),
+        weight("b1", [32], 2, 0.1),
+        weight("w2", [10, 32], 3, 0.25),
+        weight("b2", [10], 4, 0.1),
+    ]
+    graph = helper.make_graph(
+        nodes, graph_name,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, 10])],
+        inits)
+    model = helper.make_model(graph, producer_name="libpoprt-tests",
+                              opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 7
+    save(model, name)
+
+
+def conv():
+    """x[1,3,8,8] -> Conv(4, 3x3, pad 1) -> Relu -> MaxPool(2) -> Flatten -> Gemm(5) -> y[1,5]."""
+    nodes = [
+        helper.make_node("Conv", ["x", "cw", "cb"], ["c"], name="conv",
+                         kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r"], name="relu"),
+        helper.make_node("MaxPool", ["r"], ["p"], name="pool", kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Flatten", ["p"], ["f"], name="flatten", axis=1),
+        helper.make_node("Gemm", ["f", "fw", "fb"], ["y"], name="fc", transB=1),
+    ]
+    inits = [
+        weight("cw", [4, 3, 3, 3], 11, 0.3),
+        weight("cb", [4], 12, 0.1),
+        weight("fw", [5, 64], 13, 0.2),
+        weight("fb", [5], 14, 0.1),
+    ]
+    graph = helper.make_graph(
+        nodes, "conv_small",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 5])],
+        inits)
+    model = helper.make_model(graph, producer_name="libpoprt-tests",
+                              opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 7
+    save(model, "conv.onnx")
+
+
+if __name__ == "__main__":
+    mlp(1, "mlp.onnx", "mlp")
+    mlp("batch", "mlp_dynamic.onnx", "mlp_dynamic")
+    conv()

@@ -1,0 +1,22 @@
+/* Unit tests: dtype. */
+#include <check.h>
+#include <stdlib.h>
+
+START_TEST(test_placeholder_dtype)
+{
+    ck_assert_int_eq(1 + 1, 2);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("dtype");
+    TCase *tc = tcase_create("dtype");
+    tcase_add_test(tc, test_placeholder_dtype);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
