@@ -1,10 +1,176 @@
-/* Unit tests: core. */
+/* Unit tests: core (status table, errors, allocation helpers, containers). */
 #include <check.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include "core/core.h"
 
-START_TEST(test_placeholder_core)
+START_TEST(status_strings_match_table)
 {
-    ck_assert_int_eq(1 + 1, 2);
+    /* every pinned number has its own text; unknown numbers get a fixed one */
+#define ROW(name, num, text) ck_assert_str_eq(poprt_status_string(POPRT_STATUS_##name), text);
+    POPRT_STATUS_MAP(ROW)
+#undef ROW
+    ck_assert_int_eq(POPRT_STATUS_OK, 0);
+    ck_assert_int_eq(POPRT_STATUS_INVALID_MODEL, 5);
+    ck_assert_int_eq(POPRT_STATUS_CANCELLED, 13);
+    ck_assert_str_eq(poprt_status_string((poprt_status)999), "unknown status");
+}
+END_TEST
+
+START_TEST(last_error_is_recorded_and_prefixed)
+{
+    poprt__err_clear();
+    ck_assert_str_eq(poprt_last_error(), "");
+    ck_assert_int_eq(poprt__err(POPRT_STATUS_NOT_FOUND, "tensor '%s' missing", "t0"),
+                     POPRT_STATUS_NOT_FOUND);
+    ck_assert_str_eq(poprt_last_error(), "tensor 't0' missing");
+    poprt__err_prefix(POPRT_STATUS_NOT_FOUND, "file '%s': ", "a.onnx");
+    ck_assert_str_eq(poprt_last_error(), "file 'a.onnx': tensor 't0' missing");
+    /* very long messages are truncated, not overflowed */
+    char big[5000];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = 0;
+    poprt__err(POPRT_STATUS_INTERNAL, "%s", big);
+    ck_assert_uint_lt(strlen(poprt_last_error()), sizeof big);
+    poprt__err_prefix(POPRT_STATUS_INTERNAL, "%s", big);
+    ck_assert_uint_lt(strlen(poprt_last_error()), sizeof big);
+}
+END_TEST
+
+static void *thread_err(void *arg)
+{
+    poprt__err(POPRT_STATUS_IO_ERROR, "thread message");
+    *(int *)arg = strcmp(poprt_last_error(), "thread message") == 0;
+    return NULL;
+}
+
+START_TEST(last_error_is_thread_local)
+{
+    poprt__err(POPRT_STATUS_IO_ERROR, "main message");
+    int ok = 0;
+    pthread_t th;
+    pthread_create(&th, NULL, thread_err, &ok);
+    pthread_join(th, NULL);
+    ck_assert_int_eq(ok, 1);
+    ck_assert_str_eq(poprt_last_error(), "main message");
+}
+END_TEST
+
+START_TEST(overflow_checks)
+{
+    size_t s;
+    int64_t i;
+    ck_assert_int_eq(poprt__mul_size(SIZE_MAX / 2 + 1, 2, &s), 0);
+    ck_assert_int_eq(poprt__mul_size(6, 7, &s), 1);
+    ck_assert_uint_eq(s, 42);
+    ck_assert_int_eq(poprt__mul_i64(INT64_MAX / 3, 4, &i), 0);
+    ck_assert_int_eq(poprt__mul_i64(-5, 3, &i), 1);
+    ck_assert_int_eq(i, -15);
+}
+END_TEST
+
+START_TEST(arena_alignment_and_zeroing)
+{
+    poprt__arena a;
+    poprt__arena_init(&a);
+    for (int i = 1; i < 200; i++) {
+        unsigned char *p = poprt__arena_alloc(&a, (size_t)i * 37);
+        ck_assert_ptr_nonnull(p);
+        ck_assert_uint_eq((uintptr_t)p % 16, 0);
+        for (int k = 0; k < i * 37; k++)
+            ck_assert_uint_eq(p[k], 0);
+        memset(p, 0xab, (size_t)i * 37);
+    }
+    void *big = poprt__arena_alloc(&a, 1 << 20);
+    ck_assert_uint_eq((uintptr_t)big % 64, 0);
+    ck_assert_str_eq(poprt__arena_printf(&a, "%s-%d", "n", 7), "n-7");
+    ck_assert_str_eq(poprt__arena_strndup(&a, "abcdef", 3), "abc");
+    ck_assert_ptr_null(poprt__arena_array(&a, SIZE_MAX / 2, 4));
+    poprt__arena_free(&a);
+}
+END_TEST
+
+START_TEST(map_put_get_delete_grow)
+{
+    poprt__map m = {0};
+    char keys[1000][16];
+    for (int i = 0; i < 1000; i++) {
+        snprintf(keys[i], sizeof keys[i], "k%d", i);
+        ck_assert_int_eq(poprt__map_put(&m, keys[i], (void *)(intptr_t)(i + 1)), POPRT_OK);
+    }
+    for (int i = 0; i < 1000; i++)
+        ck_assert_int_eq((int)(intptr_t)poprt__map_get(&m, keys[i]), i + 1);
+    ck_assert_ptr_null(poprt__map_get(&m, "absent"));
+    poprt__map_del(&m, "k10");
+    ck_assert_ptr_null(poprt__map_get(&m, "k10"));
+    ck_assert_int_eq((int)(intptr_t)poprt__map_get(&m, "k11"), 12);
+    poprt__map_put(&m, "k11", (void *)(intptr_t)99);
+    ck_assert_int_eq((int)(intptr_t)poprt__map_get(&m, "k11"), 99);
+    poprt__map_free(&m);
+}
+END_TEST
+
+START_TEST(vec_push_grows)
+{
+    poprt__vec v = {0};
+    for (intptr_t i = 0; i < 100; i++)
+        ck_assert_int_eq(poprt__vec_push(&v, (void *)i), POPRT_OK);
+    ck_assert_uint_eq(v.len, 100);
+    ck_assert_int_eq((int)(intptr_t)v.items[57], 57);
+    poprt__vec_free(&v);
+    ck_assert_uint_eq(v.len, 0);
+}
+END_TEST
+
+START_TEST(blob_map_missing_file)
+{
+    poprt__blob *b = NULL;
+    ck_assert_int_eq(poprt__blob_map_file("/nonexistent/x.onnx", &b), POPRT_STATUS_IO_ERROR);
+    ck_assert_ptr_null(b);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "/nonexistent/x.onnx"));
+    ck_assert_int_eq(poprt__blob_map_file("/", &b), POPRT_STATUS_IO_ERROR);
+}
+END_TEST
+
+static int log_calls;
+static poprt_log_level last_level;
+static void log_cb(poprt_log_level level, const char *msg, void *user)
+{
+    (void)msg;
+    log_calls += *(int *)user;
+    last_level = level;
+}
+
+START_TEST(logging_goes_to_callback_only_above_level)
+{
+    int one = 1;
+    poprt__log(POPRT_LOG_ERROR, "no callback yet");
+    poprt_set_log_callback(log_cb, &one, POPRT_LOG_WARNING);
+    poprt__log(POPRT_LOG_INFO, "filtered");
+    ck_assert_int_eq(log_calls, 0);
+    poprt__log(POPRT_LOG_ERROR, "kept %d", 1);
+    ck_assert_int_eq(log_calls, 1);
+    ck_assert_int_eq(last_level, POPRT_LOG_ERROR);
+    poprt_set_log_callback(NULL, NULL, POPRT_LOG_WARNING);
+    poprt__log(POPRT_LOG_ERROR, "removed");
+    ck_assert_int_eq(log_calls, 1);
+    poprt_log_level l;
+    ck_assert_int_eq(poprt_log_level_parse("critical", &l), POPRT_OK);
+    ck_assert_int_eq(l, POPRT_LOG_CRITICAL);
+    ck_assert_int_eq(poprt_log_level_parse("LOUD", &l), POPRT_STATUS_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "LOUD"));
+}
+END_TEST
+
+START_TEST(version_matches_macros)
+{
+    char want[32];
+    snprintf(want, sizeof want, "%d.%d.%d", POPRT_VERSION_MAJOR, POPRT_VERSION_MINOR,
+             POPRT_VERSION_PATCH);
+    ck_assert_str_eq(poprt_version(), want);
+    ck_assert_uint_eq(poprt_version_num(), POPRT_VERSION_NUM);
 }
 END_TEST
 
@@ -12,7 +178,16 @@ int main(void)
 {
     Suite *s = suite_create("core");
     TCase *tc = tcase_create("core");
-    tcase_add_test(tc, test_placeholder_core);
+    tcase_add_test(tc, status_strings_match_table);
+    tcase_add_test(tc, last_error_is_recorded_and_prefixed);
+    tcase_add_test(tc, last_error_is_thread_local);
+    tcase_add_test(tc, overflow_checks);
+    tcase_add_test(tc, arena_alignment_and_zeroing);
+    tcase_add_test(tc, map_put_get_delete_grow);
+    tcase_add_test(tc, vec_push_grows);
+    tcase_add_test(tc, blob_map_missing_file);
+    tcase_add_test(tc, logging_goes_to_callback_only_above_level);
+    tcase_add_test(tc, version_matches_macros);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

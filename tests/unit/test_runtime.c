@@ -1,10 +1,305 @@
-/* Unit tests: runtime. */
+/* Unit tests: sessions and stepios (anchors, batches_per_step, callbacks,
+ * concurrent runs, error paths). Model: y = Relu(x + c), c = {-1, 0, 1}. */
 #include <check.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include "builder.h"
 
-START_TEST(test_placeholder_runtime)
+static void expect_relu(const float *x, const float *y, int n)
 {
-    ck_assert_int_eq(1 + 1, 2);
+    const float c[3] = {-1, 0, 1};
+    for (int i = 0; i < n; i++) {
+        float s = x[i] + c[i % 3];
+        ck_assert_float_eq(y[i], s > 0 ? s : 0);
+    }
+}
+
+static poprt_session *make_session(poprt_model *m, const char *const *kv)
+{
+    poprt_options *o;
+    ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
+    for (; kv && kv[0]; kv += 2)
+        ck_assert_int_eq(poprt_options_set(o, kv[0], kv[1]), POPRT_OK);
+    poprt_session *s;
+    ck_assert_int_eq(poprt_session_create(m, o, &s), POPRT_OK);
+    poprt_options_free(o);
+    return s;
+}
+
+START_TEST(single_run_matches_hand_values)
+{
+    poprt_model *m = tb_add_relu(0);
+    poprt_session *s = make_session(m, NULL);
+    poprt_model_free(m); /* the session keeps what it needs */
+    float x[6] = {0.5f, -2, 3, 1, 0.25f, -4}, y[6] = {0};
+    int64_t d[2] = {2, 3};
+    poprt_stepio *io;
+    ck_assert_int_eq(poprt_stepio_create(&io), POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_set_input(io, "x", POPRT_DTYPE_FLOAT, d, 2, x, sizeof x), POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_set_output(io, "y", y, sizeof y), POPRT_OK);
+    for (int rep = 0; rep < 3; rep++) {
+        memset(y, 0xff, sizeof y);
+        ck_assert_int_eq(poprt_session_run(s, io), POPRT_OK);
+        expect_relu(x, y, 6);
+    }
+    poprt_dtype dt;
+    int rank;
+    const int64_t *dims;
+    const void *data;
+    size_t nb;
+    ck_assert_int_eq(poprt_stepio_output(io, "y", &dt, &rank, &dims, &data, &nb), POPRT_OK);
+    ck_assert_int_eq(dt, POPRT_DTYPE_FLOAT);
+    ck_assert_int_eq(rank, 2);
+    ck_assert_int_eq(dims[0], 2);
+    ck_assert_ptr_eq(data, y);
+    ck_assert_uint_eq(nb, sizeof y);
+    ck_assert_uint_gt(poprt_session_arena_bytes(s), 0);
+    poprt_stepio_free(io);
+    poprt_session_free(s);
+}
+END_TEST
+
+static void run_bps(const char *anchor, int bps, float *x, float *out, size_t out_bytes,
+                    int64_t want_dim0, int want_rank)
+{
+    poprt_model *m = tb_add_relu(0);
+    char b[16];
+    snprintf(b, sizeof b, "%d", bps);
+    poprt_session *s = make_session(m, (const char *const[]){"batches_per_step", b, "anchor.y", anchor, NULL});
+    poprt_model_free(m);
+    int64_t d[3] = {bps, 2, 3};
+    poprt_stepio *io;
+    poprt_stepio_create(&io);
+    ck_assert_int_eq(poprt_stepio_set_input(io, "x", POPRT_DTYPE_FLOAT, d, 3, x, sizeof(float) * 6 * (size_t)bps), POPRT_OK);
+    poprt_stepio_set_output(io, "y", out, out_bytes);
+    ck_assert_int_eq(poprt_session_run(s, io), POPRT_OK);
+    int rank;
+    const int64_t *dims;
+    ck_assert_int_eq(poprt_stepio_output(io, "y", NULL, &rank, &dims, NULL, NULL), POPRT_OK);
+    ck_assert_int_eq(rank, want_rank);
+    ck_assert_int_eq(dims[0], want_dim0);
+    poprt_stepio_free(io);
+    poprt_session_free(s);
+}
+
+START_TEST(anchors_all_final_everyn_sum)
+{
+    enum { B = 4 };
+    float x[B * 6];
+    for (int i = 0; i < B * 6; i++)
+        x[i] = (float)(i % 7) - 2.5f;
+    float all[B * 6], fin[6], every[2 * 6], sum[6];
+    run_bps("All", B, x, all, sizeof all, B, 3);
+    expect_relu(x, all, B * 6);
+    run_bps("Final", B, x, fin, sizeof fin, 2, 2);
+    expect_relu(x + 3 * 6, fin, 6);
+    run_bps("EveryN:2", B, x, every, sizeof every, 2, 3);
+    expect_relu(x + 1 * 6, every, 6);     /* batches 1 and 3 */
+    expect_relu(x + 3 * 6, every + 6, 6);
+    run_bps("Sum", B, x, sum, sizeof sum, 2, 2);
+    float ref[B * 6];
+    expect_relu(x, all, B * 6);
+    memcpy(ref, all, sizeof ref);
+    for (int i = 0; i < 6; i++)
+        ck_assert_float_eq_tol(sum[i], ref[i] + ref[6 + i] + ref[12 + i] + ref[18 + i], 1e-6);
+}
+END_TEST
+
+typedef struct {
+    float x[6], y[6];
+    int ins, in_done, outs, out_done;
+} cb_state;
+
+static const void *cb_in(void *u, const char *name, poprt_dtype dt, const int64_t *dims, int rank, int prefetch)
+{
+    cb_state *s = u;
+    ck_assert_str_eq(name, "x");
+    ck_assert_int_eq(dt, POPRT_DTYPE_FLOAT);
+    ck_assert_int_eq(rank, 2);
+    ck_assert_int_eq(dims[1], 3);
+    ck_assert_int_eq(prefetch, 0);
+    s->ins++;
+    return s->x;
+}
+static void cb_in_complete(void *u, const char *name) { (void)name; ((cb_state *)u)->in_done++; }
+static void *cb_out(void *u, const char *name, poprt_dtype dt, const int64_t *dims, int rank)
+{
+    (void)dt; (void)dims; (void)rank;
+    ck_assert_str_eq(name, "y");
+    ((cb_state *)u)->outs++;
+    return ((cb_state *)u)->y;
+}
+static void cb_out_complete(void *u, const char *name) { (void)name; ((cb_state *)u)->out_done++; }
+
+START_TEST(callback_stepio_calls_in_and_out_per_batch)
+{
+    poprt_model *m = tb_add_relu(0);
+    poprt_session *s = make_session(m, (const char *const[]){"batches_per_step", "3", NULL});
+    poprt_model_free(m);
+    cb_state st = {{1, -1, 0.5f, -3, 2, 0}, {0}, 0, 0, 0, 0};
+    poprt_stepio_callbacks cb = {sizeof cb, cb_in, cb_in_complete, cb_out, cb_out_complete, &st};
+    poprt_stepio *io;
+    ck_assert_int_eq(poprt_stepio_create_callback(&cb, &io), POPRT_OK);
+    ck_assert_int_eq(poprt_session_run(s, io), POPRT_OK);
+    ck_assert_int_eq(st.ins, 3);
+    ck_assert_int_eq(st.in_done, 3);
+    ck_assert_int_eq(st.outs, 3);
+    ck_assert_int_eq(st.out_done, 3);
+    expect_relu(st.x, st.y, 6);
+    poprt_stepio_free(io);
+    poprt_session_free(s);
+}
+END_TEST
+
+static const void *cb_in_null(void *u, const char *n, poprt_dtype d, const int64_t *dims, int r, int p)
+{
+    (void)u; (void)n; (void)d; (void)dims; (void)r; (void)p;
+    return NULL;
+}
+
+START_TEST(callback_null_cancels)
+{
+    poprt_model *m = tb_add_relu(0);
+    poprt_session *s = make_session(m, NULL);
+    poprt_model_free(m);
+    cb_state st = {0};
+    poprt_stepio_callbacks cb = {sizeof cb, cb_in_null, NULL, cb_out, NULL, &st};
+    poprt_stepio *io;
+    ck_assert_int_eq(poprt_stepio_create_callback(&cb, &io), POPRT_OK);
+    ck_assert_int_eq(poprt_session_run(s, io), POPRT_STATUS_CANCELLED);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "'x'"));
+    poprt_stepio_free(io);
+    poprt_session_free(s);
+}
+END_TEST
+
+typedef struct {
+    poprt_session *s;
+    int seed, ok;
+} th_arg;
+
+static void *th_run(void *p)
+{
+    th_arg *a = p;
+    float x[6], y[6];
+    int64_t d[2] = {2, 3};
+    poprt_stepio *io;
+    a->ok = poprt_stepio_create(&io) == POPRT_OK;
+    poprt_stepio_set_input(io, "x", POPRT_DTYPE_FLOAT, d, 2, x, sizeof x);
+    poprt_stepio_set_output(io, "y", y, sizeof y);
+    const float c[3] = {-1, 0, 1};
+    for (int it = 0; it < 200 && a->ok; it++) {
+        for (int i = 0; i < 6; i++)
+            x[i] = (float)((a->seed * 31 + it * 7 + i) % 11) - 5;
+        if (poprt_session_run(a->s, io) != POPRT_OK)
+            a->ok = 0;
+        for (int i = 0; i < 6; i++) {
+            float s = x[i] + c[i % 3];
+            if (y[i] != (s > 0 ? s : 0))
+                a->ok = 0;
+        }
+    }
+    poprt_stepio_free(io);
+    return NULL;
+}
+
+START_TEST(concurrent_runs_with_own_stepios)
+{
+    poprt_model *m = tb_add_relu(0);
+    poprt_session *s = make_session(m, (const char *const[]){"threads", "2", NULL});
+    poprt_model_free(m);
+    pthread_t th[4];
+    th_arg a[4];
+    for (int i = 0; i < 4; i++) {
+        a[i] = (th_arg){s, i, 0};
+        pthread_create(&th[i], NULL, th_run, &a[i]);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        ck_assert_int_eq(a[i].ok, 1);
+    }
+    poprt_session_free(s);
+}
+END_TEST
+
+START_TEST(error_paths_name_the_culprit)
+{
+    poprt_model *m = tb_add_relu(0);
+    poprt_options *o;
+    poprt_session *s = NULL;
+    poprt_options_create(&o);
+    ck_assert_int_eq(poprt_options_set(o, "thread", "2"), POPRT_STATUS_INVALID_OPTION);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "'thread'"));
+    ck_assert_int_eq(poprt_options_set(o, "threads", "zero"), POPRT_STATUS_INVALID_OPTION);
+    ck_assert_int_eq(poprt_options_set(o, "anchors", "Sometimes"), POPRT_STATUS_INVALID_OPTION);
+    ck_assert_int_eq(poprt_options_set(o, "anchor.nope", "All"), POPRT_OK);
+    ck_assert_int_eq(poprt_session_create(m, o, &s), POPRT_STATUS_INVALID_OPTION);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "nope"));
+    ck_assert_ptr_null(s);
+    poprt_options_free(o);
+    poprt_options_create(&o);
+    poprt_options_set(o, "batches_per_step", "3");
+    poprt_options_set(o, "anchor.y", "EveryN:2");
+    ck_assert_int_eq(poprt_session_create(m, o, &s), POPRT_STATUS_INVALID_OPTION);
+    poprt_options_free(o);
+
+    s = make_session(m, NULL);
+    float x[6] = {0}, y[6];
+    int64_t d[2] = {2, 3}, bad[2] = {3, 3};
+    poprt_stepio *io;
+    poprt_stepio_create(&io);
+    poprt_stepio_set_output(io, "y", y, sizeof y);
+    ck_assert_int_eq(poprt_session_run(s, io), POPRT_STATUS_NOT_FOUND);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "'x'"));
+    int32_t xi[6] = {0};
+    poprt_stepio_set_input(io, "x", POPRT_DTYPE_INT32, d, 2, xi, sizeof xi);
+    ck_assert_int_eq(poprt_session_run(s, io), POPRT_STATUS_SHAPE_MISMATCH);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "dtype"));
+    float x9[9] = {0};
+    poprt_stepio_set_input(io, "x", POPRT_DTYPE_FLOAT, bad, 2, x9, sizeof x9);
+    ck_assert_int_eq(poprt_session_run(s, io), POPRT_STATUS_SHAPE_MISMATCH);
+    ck_assert_int_eq(poprt_stepio_set_input(io, "x", POPRT_DTYPE_FLOAT, d, 2, x, 8), POPRT_STATUS_SHAPE_MISMATCH);
+    poprt_stepio_set_input(io, "x", POPRT_DTYPE_FLOAT, d, 2, x, sizeof x);
+    poprt_stepio_set_output(io, "y", y, 8);
+    ck_assert_int_eq(poprt_session_run(s, io), POPRT_STATUS_SHAPE_MISMATCH);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "'y'"));
+    ck_assert_int_eq(poprt_session_run(NULL, io), POPRT_STATUS_INVALID_ARGUMENT);
+    poprt_stepio_free(io);
+    poprt_session_free(s);
+    poprt_model_free(m);
+}
+END_TEST
+
+START_TEST(symbolic_input_bound_by_option_or_at_run)
+{
+    poprt_model *m = tb_add_relu(1);
+    poprt_value_info info = {.size = sizeof info};
+    ck_assert_int_eq(poprt_model_input(m, 0, &info), POPRT_OK);
+    ck_assert_int_eq(info.dims[0], -1);
+    ck_assert_str_eq(info.dim_params[0], "N");
+    poprt_session *s = make_session(m, (const char *const[]){"input_shape.x", "4,3", NULL});
+    ck_assert_int_eq(poprt_session_input(s, 0, &info), POPRT_OK);
+    ck_assert_int_eq(info.dims[0], 4);
+    float x[12], y[12];
+    for (int i = 0; i < 12; i++)
+        x[i] = (float)i - 6;
+    int64_t d[2] = {4, 3};
+    poprt_stepio *io;
+    poprt_stepio_create(&io);
+    poprt_stepio_set_input(io, "x", POPRT_DTYPE_FLOAT, d, 2, x, sizeof x);
+    poprt_stepio_set_output(io, "y", y, sizeof y);
+    ck_assert_int_eq(poprt_session_run(s, io), POPRT_OK);
+    expect_relu(x, y, 12);
+    poprt_session_free(s);
+    /* without the option the shape comes from the bound input at run time */
+    s = make_session(m, NULL);
+    ck_assert_int_eq(poprt_session_run(s, io), POPRT_OK);
+    expect_relu(x, y, 12);
+    poprt_stepio_free(io);
+    poprt_session_free(s);
+    poprt_model_free(m);
 }
 END_TEST
 
@@ -12,7 +307,14 @@ int main(void)
 {
     Suite *s = suite_create("runtime");
     TCase *tc = tcase_create("runtime");
-    tcase_add_test(tc, test_placeholder_runtime);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, single_run_matches_hand_values);
+    tcase_add_test(tc, anchors_all_final_everyn_sum);
+    tcase_add_test(tc, callback_stepio_calls_in_and_out_per_batch);
+    tcase_add_test(tc, callback_null_cancels);
+    tcase_add_test(tc, concurrent_runs_with_own_stepios);
+    tcase_add_test(tc, error_paths_name_the_culprit);
+    tcase_add_test(tc, symbolic_input_bound_by_option_or_at_run);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
