@@ -100,7 +100,8 @@ static strlist subdirs(const char *dir, const char *prefix) {
         free(p);
     }
     closedir(d);
-    qsort(l.v, l.n, sizeof *l.v, cmp_str);
+    if (l.n)
+        qsort(l.v, l.n, sizeof *l.v, cmp_str);
     return l;
 }
 
@@ -661,7 +662,8 @@ done:
     if (verbose)
         printf("  %s: %s%s%s\n", set_name,
                ok ? "PASS" : v->kind == 'F' ? "FAIL" : v->kind == 'S' ? "SKIP" : "ERROR",
-               ok ? "" : " ", ok ? "" : v->msg);
+               ok ? "" : " ",
+               ok ? "" : v->msg + (strncmp(v->msg, prefix, strlen(prefix)) ? 0 : strlen(prefix)));
     poprt_stepio_free(io);
     poprt_session_free(sess);
     poprt_options_free(opts);
@@ -679,7 +681,8 @@ static void run_test(const char *dir, verdict *v) {
         goto done;
     }
     sets = subdirs(dir, "test_data_set_");
-    qsort(sets.v, sets.n, sizeof *sets.v, cmp_dataset);
+    if (sets.n)
+        qsort(sets.v, sets.n, sizeof *sets.v, cmp_dataset);
     if (!sets.n) {
         set_verdict(v, 'S', "no test_data_set_N folder");
         goto done;

@@ -23,10 +23,20 @@ static int in_blob(const poprt__model *m, const void *p)
 
 static poprt__graph *clone_graph(cl *c, const poprt__graph *sg, poprt__graph *parent);
 
+/* Symbolic dim names must not point into the source model's arena. */
+static poprt_status own_params(poprt__arena *a, poprt__type *t)
+{
+    for (; t; t = t->inner)
+        for (int i = 0; i < t->rank && t->dims; i++)
+            if (t->dims[i].param && !(t->dims[i].param = poprt__arena_strdup(a, t->dims[i].param)))
+                return POPRT_STATUS_OUT_OF_MEMORY;
+    return POPRT_OK;
+}
+
 static poprt_status clone_tensor_data(cl *c, poprt__tensor *dt, const poprt__tensor *st)
 {
     poprt__model *d = c->dst;
-    if (poprt__type_copy(&d->arena, &dt->type, &st->type))
+    if (poprt__type_copy(&d->arena, &dt->type, &st->type) || own_params(&d->arena, &dt->type))
         return POPRT_STATUS_OUT_OF_MEMORY;
     dt->nbytes = st->nbytes;
     dt->is_input = st->is_input;
@@ -237,6 +247,23 @@ poprt_status poprt__model_clone(const poprt__model *s, poprt__model **out)
             poprt__function *df = &d->functions[i];
             *df = *sf;
             df->name = DUPS(sf->name);
+            df->overload = DUPS(sf->overload ? sf->overload : "");
+            df->attr_names = poprt__arena_array(&d->arena, (size_t)sf->n_attr_names + 1, sizeof(char *));
+            df->opsets = poprt__arena_array(&d->arena, (size_t)sf->n_opsets + 1, sizeof *df->opsets);
+            df->attr_defaults = poprt__arena_array(&d->arena, (size_t)sf->n_attr_defaults + 1, sizeof *df->attr_defaults);
+            if (!df->attr_names || !df->opsets || !df->attr_defaults)
+                goto oom;
+            for (int k = 0; k < sf->n_attr_names; k++)
+                df->attr_names[k] = DUPS(sf->attr_names[k]);
+            for (int k = 0; k < sf->n_opsets; k++) {
+                df->opsets[k].domain = DUPS(sf->opsets[k].domain ? sf->opsets[k].domain : "");
+                df->opsets[k].version = sf->opsets[k].version;
+            }
+            for (int k = 0; k < sf->n_attr_defaults; k++) {
+                df->attr_defaults[k].name = DUPS(sf->attr_defaults[k].name);
+                if (clone_attr(&c, d->graph, &df->attr_defaults[k], &sf->attr_defaults[k]))
+                    goto oom;
+            }
             df->domain = DUPS(sf->domain ? sf->domain : "");
             df->body = poprt__graph_new(d, NULL, sf->body ? sf->body->name : "");
             if (!df->body)

@@ -244,6 +244,19 @@ static poprt_status infer_linear_attention(poprt__infer_ctx *c)
     return POPRT_OK;
 }
 
+/* ---- FlexAttention (ai.onnx.preview) -------------------------------------- */
+
+static poprt_status infer_flex_attention(poprt__infer_ctx *c)
+{
+    const poprt__type *q = tensor_in(c, 0), *v = tensor_in(c, 2);
+    int32_t elem = poprt__infer_elem(c, 0);
+    if (q && q->rank >= 0 && q->rank != 4)
+        return POPRT__NODE_ERR(c->node, POPRT_STATUS_INVALID_MODEL, "Q must be 4-D");
+    poprt__dim d[4] = {dim_of(q, 0), dim_of(q, 1), dim_of(q, 2), dim_of(v, 3)};
+    poprt__infer_set(c, 0, elem, 4, d);
+    return POPRT_OK;
+}
+
 /* ---- RotaryEmbedding ------------------------------------------------------ */
 
 static poprt_status infer_rotary(poprt__infer_ctx *c)
@@ -323,9 +336,13 @@ static const poprt__op op_hardmax = {"Hardmax", "", 1, 1, 1, 1, 1, 0, infer_soft
                                      poprt__ref_hardmax};
 static const poprt__op op_attention = {"Attention", "", 23, 3, 7, 1, 4, 0, infer_attention,
                                        poprt__ref_attention};
-static const poprt__op op_linear_attention = {"LinearAttention", "", 1, 3, 8, 1, 2, 0,
+static const poprt__op op_linear_attention = {"LinearAttention", "", 27, 3, 7, 1, 2, 0,
                                               infer_linear_attention,
                                               poprt__ref_linear_attention};
+/* CONTROL: its graph attributes need a run-time frame, so it is never folded */
+static const poprt__op op_flex_attention = {"FlexAttention", "ai.onnx.preview", 1, 3, 3, 1, 1,
+                                            POPRT__OP_CONTROL, infer_flex_attention,
+                                            poprt__ref_flex_attention};
 static const poprt__op op_rotary = {"RotaryEmbedding", "", 23, 3, 4, 1, 1, 0, infer_rotary,
                                     poprt__ref_rotary_embedding};
 static const poprt__op op_nll = {"NegativeLogLikelihoodLoss", "", 12, 2, 3, 1, 1, 0, infer_nll,
@@ -334,10 +351,26 @@ static const poprt__op op_sce = {"SoftmaxCrossEntropyLoss", "", 12, 2, 3, 1, 2, 
                                  poprt__ref_sce_loss};
 
 const poprt__op *const poprt__ops_reduce[] = {
-    &op_reduce_sum, &op_reduce_mean,  &op_reduce_max,       &op_reduce_min,
-    &op_reduce_prod, &op_reduce_l1,   &op_reduce_l2,        &op_reduce_logsum,
-    &op_reduce_logsumexp, &op_reduce_sumsquare, &op_argmax, &op_argmin,
-    &op_softmax,     &op_logsoftmax,  &op_hardmax,          &op_attention,
-    &op_linear_attention, &op_rotary, &op_nll,              &op_sce,
+    &op_reduce_sum,
+    &op_reduce_mean,
+    &op_reduce_max,
+    &op_reduce_min,
+    &op_reduce_prod,
+    &op_reduce_l1,
+    &op_reduce_l2,
+    &op_reduce_logsum,
+    &op_reduce_logsumexp,
+    &op_reduce_sumsquare,
+    &op_argmax,
+    &op_argmin,
+    &op_softmax,
+    &op_logsoftmax,
+    &op_hardmax,
+    &op_attention,
+    &op_linear_attention,
+    &op_flex_attention,
+    &op_rotary,
+    &op_nll,
+    &op_sce,
     NULL,
 };

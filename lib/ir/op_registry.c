@@ -1,3 +1,4 @@
+#include <pthread.h>
 #include <string.h>
 #include "ir/op.h"
 
@@ -33,17 +34,22 @@ const poprt__op *poprt__op_find(const char *domain, const char *op_type, int64_t
     return best;
 }
 
+static const poprt__op *all_ops[4096];
+static size_t n_all_ops;
+static pthread_once_t all_once = PTHREAD_ONCE_INIT;
+
+static void collect_all(void)
+{
+    size_t k = 0;
+    for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
+        for (const poprt__op *const *p = families[f]; *p && k < 4096; p++)
+            all_ops[k++] = *p;
+    n_all_ops = k;
+}
+
 const poprt__op *const *poprt__op_all(size_t *count_out)
 {
-    static const poprt__op *all[2048];
-    static size_t n;
-    if (!n) {
-        size_t k = 0;
-        for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
-            for (const poprt__op *const *p = families[f]; *p && k < 2048; p++)
-                all[k++] = *p;
-        n = k;
-    }
-    *count_out = n;
-    return all;
+    pthread_once(&all_once, collect_all);
+    *count_out = n_all_ops;
+    return all_ops;
 }

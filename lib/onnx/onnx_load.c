@@ -34,6 +34,7 @@ typedef struct lctx {
     const char *dir;   /* external-data folder, or NULL */
     poprt__map files;  /* realpath -> poprt__blob * (external data) */
     poprt__map node_names;
+    const uint8_t *base, *end; /* the buffer being decoded */
     int oom;
     int depth;
 } lctx;
@@ -79,6 +80,11 @@ static bool cb_span(pb_istream_t *s, const pb_field_t *f, void **arg)
 {
     (void)f;
     list *l = *arg;
+    /* A length-delimited field sent with another wire type reaches us as a
+     * copy on nanopb's stack: reject it rather than keep the pointer. */
+    const uint8_t *p = s->state;
+    if (p < l->c->base || p > l->c->end || s->bytes_left > (size_t)(l->c->end - p))
+        PB_RETURN_ERROR(s, "wrong wire type");
     if (!list_reserve(l, l->len + 1, sizeof(span)))
         return false;
     SPANS(*l)[l->len].p = s->state;
@@ -335,27 +341,20 @@ static poprt_status external_span(lctx *c, const char *tname, const list *entrie
     char *full = poprt__arena_printf(&c->tmp, "%s/%s", c->dir, loc);
     if (!full)
         return oom();
-    char *root = realpath(c->dir, NULL);
-    if (!root)
+    char root[PATH_MAX], real[PATH_MAX];
+    if (!realpath(c->dir, root))
         return poprt__err(POPRT_STATUS_IO_ERROR, "tensor '%s': model folder '%s': %s", tname, c->dir,
                           strerror(errno));
-    char *real = realpath(full, NULL);
-    if (!real) {
-        int e = errno;
-        free(root);
+    if (!realpath(full, real))
         return poprt__err(POPRT_STATUS_IO_ERROR, "tensor '%s': external data file '%s': %s", tname, loc,
-                          strerror(e));
-    }
+                          strerror(errno));
+    /* symlinks may point anywhere: the resolved file must still be inside */
     size_t rl = strlen(root);
     int inside = strncmp(real, root, rl) == 0 && (real[rl] == '/' || (rl == 1 && root[0] == '/'));
-    free(root);
-    if (!inside) {
-        free(real);
+    if (!inside)
         return poprt__err(POPRT_STATUS_INVALID_MODEL,
                           "tensor '%s': external data path '%s' resolves outside the model folder", tname, loc);
-    }
     char *key = poprt__arena_strdup(&c->tmp, real);
-    free(real);
     if (!key)
         return oom();
     poprt__blob *b = poprt__map_get(&c->files, key);
@@ -467,6 +466,42 @@ static poprt_status from_typed(lctx *c, tensor_out *o, tensor_lists *L)
     int32_t dt = o->type.elem;
     size_t esz = poprt_dtype_size(dt);
     uint64_t numel = (uint64_t)o->numel;
+    int bits = poprt__onnx_packed_bits(dt);
+    /* Which field carries this dtype and how many values it must hold;
+     * checked before allocating so a huge shape without data costs nothing. */
+    const list *src;
+    const char *field;
+    uint64_t need = numel;
+    switch (dt) {
+    case POPRT_DTYPE_FLOAT:
+    case POPRT_DTYPE_COMPLEX64:
+        src = &L->f32, field = "float_data", need = dt == POPRT_DTYPE_FLOAT ? numel : 2 * numel;
+        break;
+    case POPRT_DTYPE_DOUBLE:
+    case POPRT_DTYPE_COMPLEX128:
+        src = &L->f64, field = "double_data", need = dt == POPRT_DTYPE_DOUBLE ? numel : 2 * numel;
+        break;
+    case POPRT_DTYPE_INT64:
+        src = &L->i64, field = "int64_data";
+        break;
+    case POPRT_DTYPE_UINT64:
+    case POPRT_DTYPE_UINT32:
+        src = &L->u64, field = "uint64_data";
+        break;
+    case POPRT_DTYPE_STRING:
+        src = &L->strs, field = "string_data";
+        break;
+    default:
+        /* int32_data carries every other type of 4 bytes or less (float16,
+         * bfloat16 and float8 as bit patterns; sub-byte types as one packed
+         * byte per value). */
+        src = &L->i32, field = "int32_data";
+        if (bits)
+            need = (numel * (uint64_t)bits + 7) / 8;
+        break;
+    }
+    if (src->len != need)
+        return count_mismatch(c, o, field, src->len, need);
     if (!poprt__mul_size((size_t)numel, esz, &o->nbytes))
         return poprt__err(POPRT_STATUS_INVALID_MODEL, "tensor '%s': shape %s is too large", o->name,
                           dims_str(c, &o->type));
@@ -474,76 +509,45 @@ static poprt_status from_typed(lctx *c, tensor_out *o, tensor_lists *L)
     if (!d)
         return oom();
     o->data = d;
-    int bits = poprt__onnx_packed_bits(dt);
     switch (dt) {
     case POPRT_DTYPE_FLOAT:
-    case POPRT_DTYPE_COMPLEX64: {
-        uint64_t need = dt == POPRT_DTYPE_FLOAT ? numel : 2 * numel;
-        if (L->f32.len != need)
-            return count_mismatch(c, o, "float_data", L->f32.len, need);
+    case POPRT_DTYPE_COMPLEX64:
         if (need)
-            memcpy(d, L->f32.v, need * 4);
+            memcpy(d, src->v, (size_t)need * 4);
         return POPRT_OK;
-    }
     case POPRT_DTYPE_DOUBLE:
-    case POPRT_DTYPE_COMPLEX128: {
-        uint64_t need = dt == POPRT_DTYPE_DOUBLE ? numel : 2 * numel;
-        if (L->f64.len != need)
-            return count_mismatch(c, o, "double_data", L->f64.len, need);
-        if (need)
-            memcpy(d, L->f64.v, need * 8);
-        return POPRT_OK;
-    }
+    case POPRT_DTYPE_COMPLEX128:
     case POPRT_DTYPE_INT64:
-        if (L->i64.len != numel)
-            return count_mismatch(c, o, "int64_data", L->i64.len, numel);
-        if (numel)
-            memcpy(d, L->i64.v, numel * 8);
-        return POPRT_OK;
     case POPRT_DTYPE_UINT64:
-        if (L->u64.len != numel)
-            return count_mismatch(c, o, "uint64_data", L->u64.len, numel);
-        if (numel)
-            memcpy(d, L->u64.v, numel * 8);
+        if (need)
+            memcpy(d, src->v, (size_t)need * 8);
         return POPRT_OK;
     case POPRT_DTYPE_UINT32:
-        if (L->u64.len != numel)
-            return count_mismatch(c, o, "uint64_data", L->u64.len, numel);
         for (uint64_t i = 0; i < numel; i++)
-            ((uint32_t *)d)[i] = (uint32_t)U64S(L->u64)[i];
+            ((uint32_t *)d)[i] = (uint32_t)U64S(*src)[i];
         return POPRT_OK;
     case POPRT_DTYPE_STRING:
-        if (L->strs.len != numel)
-            return count_mismatch(c, o, "string_data", L->strs.len, numel);
         for (uint64_t i = 0; i < numel; i++) {
-            const char *s = out_str(c, SPANS(L->strs)[i]);
-            if (!s)
+            const char *str = out_str(c, SPANS(*src)[i]);
+            if (!str)
                 return oom();
-            ((const char **)d)[i] = s;
+            ((const char **)d)[i] = str;
         }
         return POPRT_OK;
     default:
         break;
     }
     if (bits) {
-        /* each int32_data value holds one byte of packed elements */
-        uint64_t need = (numel * (uint64_t)bits + 7) / 8;
-        if (L->i32.len != need)
-            return count_mismatch(c, o, "int32_data", L->i32.len, need);
         uint8_t *packed = poprt__arena_alloc(&c->tmp, (size_t)need + 1);
         if (!packed)
             return oom();
         for (uint64_t i = 0; i < need; i++)
-            packed[i] = (uint8_t)U64S(L->i32)[i];
+            packed[i] = (uint8_t)U64S(*src)[i];
         unpack_bits(d, packed, o->numel, bits, is_signed_packed(dt));
         return POPRT_OK;
     }
-    /* int32_data carries every other type of 4 bytes or less (float16,
-     * bfloat16 and float8 as their bit patterns). */
-    if (L->i32.len != numel)
-        return count_mismatch(c, o, "int32_data", L->i32.len, numel);
     for (uint64_t i = 0; i < numel; i++) {
-        uint64_t v = U64S(L->i32)[i];
+        uint64_t v = U64S(*src)[i];
         switch (esz) {
         case 1:
             ((uint8_t *)d)[i] = dt == POPRT_DTYPE_BOOL ? (uint8_t)(v != 0) : (uint8_t)v;
@@ -1421,7 +1425,9 @@ poprt_status poprt__onnx_load_blob(poprt__blob *blob, const char *path, const ch
     }
     lctx c;
     ctx_init(&c, m, &m->arena, m->dir);
-    span sp = {blob->data, blob->size};
+    span sp = {blob->data ? blob->data : (const void *)"", blob->size};
+    c.base = sp.p;
+    c.end = sp.p + sp.n;
     st = model_from_proto(&c, sp);
     ctx_free(&c);
     if (st) {
@@ -1480,6 +1486,8 @@ poprt_status poprt__onnx_decode_tensor(const void *buf, size_t size, poprt__aren
     ctx_init(&c, NULL, arena, NULL);
     tensor_out o;
     span sp = {buf ? buf : (const void *)"", size};
+    c.base = sp.p;
+    c.end = sp.p + sp.n;
     poprt_status st = tensor_from_proto(&c, sp, &o);
     ctx_free(&c);
     if (!st)
@@ -1603,6 +1611,8 @@ static poprt_status decode_value(const void *buf, size_t size, poprt__arena *are
     lctx c;
     ctx_init(&c, NULL, arena, NULL);
     span sp = {buf ? buf : (const void *)"", size};
+    c.base = sp.p;
+    c.end = sp.p + sp.n;
     poprt__onnx_value v;
     poprt_status st = value_from_proto(&c, sp, kind, &v);
     ctx_free(&c);

@@ -111,6 +111,26 @@ static poprt_status configure(poprt_session *s, const poprt_options *o)
     return POPRT_OK;
 }
 
+/* Nodes whose outputs were all folded to constants never run again. */
+static void drop_folded(poprt__graph *g)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < g->nodes.len; i++) {
+        poprt__node *n = g->nodes.items[i];
+        int folded = n->n_outputs > 0;
+        for (int j = 0; j < n->n_outputs && folded; j++)
+            folded = !n->outputs[j] || n->outputs[j]->data;
+        if (!folded) {
+            g->nodes.items[k++] = n;
+            continue;
+        }
+        for (int j = 0; j < n->n_outputs; j++)
+            if (n->outputs[j])
+                n->outputs[j]->producer = NULL;
+    }
+    g->nodes.len = k;
+}
+
 poprt_status poprt_session_create(const poprt_model *model, const poprt_options *options,
                                   poprt_session **session_out)
 {
@@ -132,6 +152,8 @@ poprt_status poprt_session_create(const poprt_model *model, const poprt_options 
     if (!st) {
         poprt__folder folder = {poprt__fold_node, NULL, FOLD_MAX_BYTES};
         st = poprt__graph_infer(s->m->graph, &folder);
+        if (!st)
+            drop_folded(s->m->graph);
     }
     if (!st)
         st = poprt__user_inputs(s->m->graph, &s->inputs);

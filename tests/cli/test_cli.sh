@@ -2,8 +2,9 @@
 # CLI tests for poprt: test_cli.sh POPRT_EXE DATA_DIR
 # Each check runs the tool and looks at its exit status, stdout and stderr.
 set -u
-POPRT=$1
-DATA=$2
+# Absolute paths: some checks run from another folder.
+POPRT=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+DATA=$(cd "$2" && pwd)
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/poprt-cli.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT INT TERM
 failures=0

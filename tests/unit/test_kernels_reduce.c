@@ -73,7 +73,7 @@ static void set_ints(harness *h, poprt__node *n, const char *name, const int64_t
     poprt__attr *a = poprt__node_add_attr(n, name, POPRT__ATTR_INTS);
     ck_assert_ptr_nonnull(a);
     a->n = cnt;
-    a->ints = poprt__arena_memdup(&h->m->arena, v, (size_t)cnt * sizeof *v + 1);
+    a->ints = poprt__arena_memdup(&h->m->arena, v, (size_t)cnt * sizeof *v);
 }
 
 static poprt__value tv(int32_t dt, int rank, const int64_t *dims, const void *data)
@@ -591,7 +591,6 @@ START_TEST(test_attention_gqa_softcap)
     set_f(n, "softcap", 1.0f);
     set_f(n, "scale", 1.0f);
     set_i(n, "qk_matmul_output_mode", 1);
-    n->outputs[1] = n->outputs[2] = NULL;
     ck_assert_int_eq(run(&h, n, 23, 3, in, 4), POPRT_OK);
     /* head 0: scores (1, 0) -> tanh; head 1: scores (0, 2) */
     double s00 = tanh(1.0), s11 = tanh(2.0);
@@ -602,6 +601,114 @@ START_TEST(test_attention_gqa_softcap)
     float wantqk[] = {(float)s00, 0, 0, (float)s11};
     expect_f32(&h.outs[3], wantqk, 4, 1e-6);
     h_free(&h);
+}
+END_TEST
+
+START_TEST(test_rotary_embedding)
+{
+    harness h;
+    h_init(&h, 1);
+    float x[] = {1, 2, 3, 4}, c[] = {0.5f, 0.25f}, sn[] = {0.75f, -1};
+    int64_t xd[] = {1, 1, 1, 4}, cd[] = {1, 1, 2};
+    poprt__value vx = tv(POPRT_DTYPE_FLOAT, 4, xd, x), vc = tv(POPRT_DTYPE_FLOAT, 3, cd, c),
+                 vs = tv(POPRT_DTYPE_FLOAT, 3, cd, sn);
+    poprt__value *in[] = {&vx, &vc, &vs};
+    /* halves: x1 = (1, 2), x2 = (3, 4) */
+    poprt__node *n = mk(&h, "RotaryEmbedding", 3, 1);
+    ck_assert_int_eq(run(&h, n, 23, 3, in, 1), POPRT_OK);
+    float want[] = {1 * 0.5f - 3 * 0.75f, 2 * 0.25f + 4, 3 * 0.5f + 1 * 0.75f, 4 * 0.25f - 2};
+    expect_f32(&h.outs[0], want, 4, 1e-7);
+    /* interleaved: pairs (1, 2) and (3, 4) */
+    n = mk(&h, "RotaryEmbedding", 3, 1);
+    set_i(n, "interleaved", 1);
+    ck_assert_int_eq(run(&h, n, 23, 3, in, 1), POPRT_OK);
+    float wanti[] = {1 * 0.5f - 2 * 0.75f, 2 * 0.5f + 1 * 0.75f, 3 * 0.25f + 4, 4 * 0.25f - 3};
+    expect_f32(&h.outs[0], wanti, 4, 1e-7);
+    /* 3-D input, position_ids pick row 1 of a [2, 1] cache, half rotated */
+    float c2[] = {9, 0}, s2[] = {9, 1};
+    int64_t x3d[] = {1, 1, 4}, c2d[] = {2, 1}, pd[] = {1, 1}, pos[] = {1};
+    poprt__value vx3 = tv(POPRT_DTYPE_FLOAT, 3, x3d, x), vc2 = tv(POPRT_DTYPE_FLOAT, 2, c2d, c2),
+                 vs2 = tv(POPRT_DTYPE_FLOAT, 2, c2d, s2), vp = tv(POPRT_DTYPE_INT64, 2, pd, pos);
+    poprt__value *in3[] = {&vx3, &vc2, &vs2, &vp};
+    n = mk(&h, "RotaryEmbedding", 4, 1);
+    set_i(n, "num_heads", 1);
+    set_i(n, "rotary_embedding_dim", 2);
+    ck_assert_int_eq(run(&h, n, 23, 4, in3, 1), POPRT_OK);
+    float want3[] = {-2, 1, 3, 4};
+    expect_f32(&h.outs[0], want3, 4, 1e-7);
+    h_free(&h);
+}
+END_TEST
+
+START_TEST(test_attention_threads_same_bits)
+{
+    /* GQA, 3-D layout, past, causal, float mask; 1 and 4 threads agree bit
+     * for bit, and match a plain double-precision loop */
+    enum { B = 2, HQ = 4, HKV = 2, S = 45, P = 7, D = 8, T = P + S };
+    static float q[B * S * HQ * D], kk[B * S * HKV * D], v[B * S * HKV * D];
+    static float pk[B * HKV * P * D], pv[B * HKV * P * D], mask[S * T], y1[B * S * HQ * D];
+    for (int i = 0; i < (int)(sizeof q / sizeof q[0]); i++)
+        q[i] = (float)((i * 37) % 17) / 17.0f - 0.5f;
+    for (int i = 0; i < (int)(sizeof kk / sizeof kk[0]); i++) {
+        kk[i] = (float)((i * 11) % 13) / 13.0f - 0.5f;
+        v[i] = (float)((i * 5) % 7) / 7.0f;
+    }
+    for (int i = 0; i < (int)(sizeof pk / sizeof pk[0]); i++) {
+        pk[i] = (float)((i * 3) % 5) / 5.0f;
+        pv[i] = (float)((i * 7) % 9) / 9.0f;
+    }
+    for (int i = 0; i < S * T; i++)
+        mask[i] = (float)(i % 3) * -0.25f;
+    int64_t qd[] = {B, S, HQ * D}, kd[] = {B, S, HKV * D}, pd[] = {B, HKV, P, D}, md[] = {S, T};
+    for (int pass = 0; pass < 2; pass++) {
+        harness h;
+        h_init(&h, pass ? 4 : 1);
+        poprt__value vq = tv(POPRT_DTYPE_FLOAT, 3, qd, q), vk = tv(POPRT_DTYPE_FLOAT, 3, kd, kk),
+                     vv = tv(POPRT_DTYPE_FLOAT, 3, kd, v), vm = tv(POPRT_DTYPE_FLOAT, 2, md, mask),
+                     vpk = tv(POPRT_DTYPE_FLOAT, 4, pd, pk), vpv = tv(POPRT_DTYPE_FLOAT, 4, pd, pv);
+        poprt__value *in[] = {&vq, &vk, &vv, &vm, &vpk, &vpv};
+        poprt__node *n = mk(&h, "Attention", 6, 1);
+        set_i(n, "q_num_heads", HQ);
+        set_i(n, "kv_num_heads", HKV);
+        set_i(n, "is_causal", 1);
+        ck_assert_int_eq(run(&h, n, 23, 6, in, 1), POPRT_OK);
+        const float *y = h.outs[0].t.data;
+        if (pass) {
+            ck_assert(memcmp(y, y1, sizeof y1) == 0);
+        } else {
+            memcpy(y1, y, sizeof y1);
+            for (int b = 0; b < B; b++)
+                for (int hq = 0; hq < HQ; hq++)
+                    for (int i = 0; i < S; i++) {
+                        int hk = hq / (HQ / HKV);
+                        double sc[T], mx = -INFINITY, sum = 0;
+                        for (int t = 0; t < T; t++) {
+                            const float *kr = t < P ? pk + ((b * HKV + hk) * P + t) * D
+                                                    : kk + ((b * S + t - P) * HKV + hk) * D;
+                            double d = 0;
+                            for (int e = 0; e < D; e++)
+                                d += (double)q[(b * S + i) * HQ * D + hq * D + e] * kr[e];
+                            d = d / sqrt((double)D) + mask[i * T + t];
+                            sc[t] = t > i + P ? -INFINITY : d;
+                            mx = fmax(mx, sc[t]);
+                        }
+                        for (int t = 0; t < T; t++)
+                            sum += (sc[t] = exp(sc[t] - mx));
+                        for (int e = 0; e < D; e++) {
+                            double o = 0;
+                            for (int t = 0; t < T; t++) {
+                                const float *vr = t < P ? pv + ((b * HKV + hk) * P + t) * D
+                                                        : v + ((b * S + t - P) * HKV + hk) * D;
+                                o += sc[t] / sum * vr[e];
+                            }
+                            float got = y[(b * S + i) * HQ * D + hq * D + e];
+                            ck_assert_msg(fabs(got - o) < 1e-5, "b%d h%d i%d e%d: %g vs %g", b,
+                                          hq, i, e, got, o);
+                        }
+                    }
+        }
+        h_free(&h);
+    }
 }
 END_TEST
 
@@ -664,6 +771,8 @@ int main(void)
     tcase_add_test(tc, test_softmax_large_values_and_threads);
     tcase_add_test(tc, test_attention_tiny_causal);
     tcase_add_test(tc, test_attention_gqa_softcap);
+    tcase_add_test(tc, test_attention_threads_same_bits);
+    tcase_add_test(tc, test_rotary_embedding);
     tcase_add_test(tc, test_nll_and_sce);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -3,6 +3,12 @@
 #include <string.h>
 #include "kernels/ref/elementwise.h"
 
+/* The library builds at -O2, where GCC's "very cheap" vectoriser skips loops
+ * of unknown length; the float32 loops here are written to vectorise. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
+#endif
+
 #define SQRT1_2 0.70710678118654752440
 #define SQRT_2_PI 0.79788456080286535588
 
@@ -100,35 +106,73 @@ static void bcast_init(bcast *b, const poprt__tval *y, int n, const poprt__tval 
 }
 
 /* fn(ctx, output offset, input offsets, input inner strides, run length) for
- * each innermost run, in output order. */
+ * each piece of an innermost run, in output order. */
 typedef void (*run_fn)(void *ctx, int64_t yo, const int64_t *xo, const int64_t *xs, int64_t len);
 
-static void bcast_run(const bcast *b, run_fn fn, void *ctx)
+/* Runs fn over the flat output range [begin, end). */
+static void bcast_run_range(const bcast *b, run_fn fn, void *ctx, int64_t begin, int64_t end)
 {
     int r = b->r;
     int64_t len = b->dims[r - 1];
-    int64_t idx[POPRT__MAX_RANK] = {0};
+    int64_t idx[POPRT__MAX_RANK];
     int64_t off[BC_MAX_IN] = {0}, is[BC_MAX_IN] = {0};
-    int64_t outer = 1;
-    for (int d = 0; d < r - 1; d++)
-        outer *= b->dims[d];
-    if (len <= 0 || outer <= 0)
+    if (len <= 0 || begin >= end)
         return;
+    int64_t rem = begin;
+    for (int d = r - 1; d >= 0; d--) {
+        idx[d] = rem % b->dims[d];
+        rem /= b->dims[d];
+        for (int j = 0; j < b->n; j++)
+            off[j] += idx[d] * b->st[j][d];
+    }
     for (int j = 0; j < b->n; j++)
         is[j] = b->st[j][r - 1];
-    int64_t yo = 0;
-    for (int64_t o = 0; o < outer; o++, yo += len) {
-        fn(ctx, yo, off, is, len);
-        for (int d = r - 2; d >= 0; d--) {
+    int64_t yo = begin;
+    while (yo < end) {
+        int64_t n = len - idx[r - 1];
+        if (n > end - yo)
+            n = end - yo;
+        fn(ctx, yo, off, is, n);
+        yo += n;
+        idx[r - 1] += n;
+        for (int j = 0; j < b->n; j++)
+            off[j] += n * is[j];
+        for (int d = r - 1; d > 0 && idx[d] == b->dims[d]; d--) {
             for (int j = 0; j < b->n; j++)
-                off[j] += b->st[j][d];
-            if (++idx[d] < b->dims[d])
-                break;
-            for (int j = 0; j < b->n; j++)
-                off[j] -= b->st[j][d] * b->dims[d];
+                off[j] += b->st[j][d - 1] - b->st[j][d] * b->dims[d];
             idx[d] = 0;
+            idx[d - 1]++;
         }
     }
+}
+
+typedef struct par_run {
+    const bcast *b;
+    run_fn fn;
+    void *ctx;
+} par_run;
+
+static void par_run_fn(void *p, int64_t begin, int64_t end)
+{
+    const par_run *pr = p;
+    bcast_run_range(pr->b, pr->fn, pr->ctx, begin, end);
+}
+
+/* Work below this many elements stays on the calling thread. */
+#define PAR_MIN 32768
+
+/* Runs fn over all `total` output elements, split over the session's
+ * threads when large (each element is computed independently, so the
+ * result does not depend on the split). */
+static void bcast_exec(poprt__kctx *k, const bcast *b, run_fn fn, void *ctx, int64_t total,
+                       int parallel_ok)
+{
+    if (!parallel_ok || !k->exec || total < PAR_MIN) {
+        bcast_run_range(b, fn, ctx, 0, total);
+        return;
+    }
+    par_run pr = {b, fn, ctx};
+    poprt__kctx_parallel_for(k, total, PAR_MIN / 2, par_run_fn, &pr);
 }
 
 /* Output j as a tensor with dtype and the broadcast shape of inputs, for
@@ -250,7 +294,7 @@ typedef struct uparam {
     }                                                                                        \
     return x;
 
-static inline float uf32(int op, float x, const uparam *p) { UNARY_BODY(float, f) }
+static inline __attribute__((always_inline)) float uf32(int op, float x, const uparam *p) { UNARY_BODY(float, f) }
 static inline double uf64(int op, double x, const uparam *p) { UNARY_BODY(double, ) }
 
 /* Exact integer versions where ONNX allows integer inputs; NOT_INT for the
@@ -301,6 +345,54 @@ static void unary_params(const poprt__kctx *k, int op, uparam *p)
     }
 }
 
+typedef struct un_ctx {
+    int op;
+    const poprt__tval *x;
+    poprt__tval *y;
+    uparam p;
+} un_ctx;
+
+static void unary_range(void *vc, int64_t begin, int64_t end)
+{
+    const un_ctx *c = vc;
+    int op = c->op;
+    int32_t dt = c->x->dtype;
+    const uparam *p = &c->p;
+    if (dt == POPRT_DTYPE_FLOAT) {
+        const float *a = (const float *)c->x->data + begin;
+        float *o = (float *)c->y->data + begin;
+        int64_t n = end - begin;
+        switch (op) {
+#define UCASE(OP)                                                                            \
+    case OP:                                                                                 \
+        for (int64_t i = 0; i < n; i++)                                                      \
+            o[i] = uf32(OP, a[i], p);                                                        \
+        break;
+            UNARY_OPS(UCASE)
+#undef UCASE
+        }
+    } else if (dt == POPRT_DTYPE_DOUBLE) {
+        const double *a = c->x->data;
+        double *o = c->y->data;
+        for (int64_t i = begin; i < end; i++)
+            o[i] = uf64(op, a[i], p);
+    } else if (is_narrow_float(dt)) {
+        for (int64_t i = begin; i < end; i++)
+            st_narrow(c->y->data, dt, i, uf32(op, ld_narrow(c->x->data, dt, i), p));
+    } else {
+        int uns = is_unsigned(dt);
+        for (int64_t i = begin; i < end; i++) {
+            int64_t v = poprt__load_i64(c->x->data, dt, i), r;
+            if (!ui64(op, v, p, uns, &r)) {
+                double d = uns ? (double)(uint64_t)v : (double)v;
+                poprt__store_f64(c->y->data, dt, i, uf64(op, d, p));
+                continue;
+            }
+            poprt__store_i64(c->y->data, dt, i, r);
+        }
+    }
+}
+
 static poprt_status unary(poprt__kctx *k, int op)
 {
     const poprt__tval *x = poprt__kin(k, 0);
@@ -310,46 +402,19 @@ static poprt_status unary(poprt__kctx *k, int op)
         return st;
     if (!x)
         return POPRT__NODE_ERR(k->node, POPRT_STATUS_INVALID_ARGUMENT, "missing input");
-    if (x->numel != y->numel)
-        return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH, "output size differs");
-    uparam p;
-    unary_params(k, op, &p);
-    int64_t n = x->numel;
+    if (x->numel != y->numel || x->dtype != y->dtype)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
+                               "output differs from the input in size or type");
     int32_t dt = x->dtype;
-    if (dt == POPRT_DTYPE_FLOAT) {
-        const float *a = x->data;
-        float *o = y->data;
-        switch (op) {
-#define UCASE(OP)                                                                            \
-    case OP:                                                                                 \
-        for (int64_t i = 0; i < n; i++)                                                      \
-            o[i] = uf32(OP, a[i], &p);                                                       \
-        break;
-            UNARY_OPS(UCASE)
-#undef UCASE
-        }
-    } else if (dt == POPRT_DTYPE_DOUBLE) {
-        const double *a = x->data;
-        double *o = y->data;
-        for (int64_t i = 0; i < n; i++)
-            o[i] = uf64(op, a[i], &p);
-    } else if (is_narrow_float(dt)) {
-        for (int64_t i = 0; i < n; i++)
-            st_narrow(y->data, dt, i, uf32(op, ld_narrow(x->data, dt, i), &p));
-    } else if (poprt__dtype_is_int(dt)) {
-        int uns = is_unsigned(dt);
-        for (int64_t i = 0; i < n; i++) {
-            int64_t v = poprt__load_i64(x->data, dt, i), r;
-            if (!ui64(op, v, &p, uns, &r)) {
-                double d = uns ? (double)(uint64_t)v : (double)v;
-                poprt__store_f64(y->data, dt, i, uf64(op, d, &p));
-                continue;
-            }
-            poprt__store_i64(y->data, dt, i, r);
-        }
-    } else {
+    if (dt != POPRT_DTYPE_FLOAT && dt != POPRT_DTYPE_DOUBLE && !is_narrow_float(dt) &&
+        !poprt__dtype_is_int(dt))
         return bad_dtype(k, dt);
-    }
+    un_ctx c = {op, x, y, {0, 0, 0}};
+    unary_params(k, op, &c.p);
+    if (!k->exec || x->numel < PAR_MIN)
+        unary_range(&c, 0, x->numel);
+    else
+        poprt__kctx_parallel_for(k, x->numel, PAR_MIN / 2, unary_range, &c);
     return POPRT_OK;
 }
 
@@ -529,7 +594,7 @@ static inline double pymod_f64(double a, double b)
     }                                                                                        \
     return a;
 
-static inline float bf32(int op, float a, float b) { BIN_BODY(float, f, pymod_f32) }
+static inline __attribute__((always_inline)) float bf32(int op, float a, float b) { BIN_BODY(float, f, pymod_f32) }
 static inline double bf64(int op, double a, double b) { BIN_BODY(double, , pymod_f64) }
 
 /* Exact integer semantics; results wrap when stored. */
@@ -699,7 +764,7 @@ static poprt_status binary_apply(poprt__kctx *k, int op, const poprt__tval *a,
     bin_ctx c = {op, a, b, y};
     int fast = a->dtype == POPRT_DTYPE_FLOAT && b->dtype == POPRT_DTYPE_FLOAT &&
                y->dtype == POPRT_DTYPE_FLOAT && op <= B_PRELU;
-    bcast_run(&bc, fast ? run_f32 : run_generic, &c);
+    bcast_exec(k, &bc, fast ? run_f32 : run_generic, &c, y->numel, 1);
     return POPRT_OK;
 }
 
@@ -833,7 +898,7 @@ static poprt_status compare(poprt__kctx *k, int op)
     bcast bc;
     bcast_init(&bc, y, 2, x);
     bin_ctx c = {op, a, b, y};
-    bcast_run(&bc, run_cmp, &c);
+    bcast_exec(k, &bc, run_cmp, &c, y->numel, 1);
     return POPRT_OK;
 }
 
@@ -890,7 +955,7 @@ static poprt_status variadic(poprt__kctx *k, int op, int mean)
         bcast bc;
         bcast_init(&bc, y, 1, &x0);
         bin_ctx c = {0, x0, NULL, y};
-        bcast_run(&bc, run_copy, &c);
+        bcast_exec(k, &bc, run_copy, &c, y->numel, 1);
     } else {
         st = binary_apply(k, op, x0, poprt__kin(k, 1), y);
         for (int j = 2; !st && j < k->n_in; j++)
@@ -994,7 +1059,7 @@ poprt_status poprt__ref_where(poprt__kctx *k)
     bcast bc;
     bcast_init(&bc, o, 3, in);
     where_ctx w = {c, x, y, o, k, 0};
-    bcast_run(&bc, run_where, &w);
+    bcast_exec(k, &bc, run_where, &w, o->numel, o->dtype != POPRT_DTYPE_STRING);
     if (w.oom)
         return POPRT__NODE_ERR(k->node, POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
     return POPRT_OK;

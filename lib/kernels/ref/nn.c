@@ -88,37 +88,101 @@ static void store_f32(poprt__tval *t, const float *f)
  * GEMM
  * ==================================================================== */
 
-/* Register block MR x NR, k blocked by KC so a packed B panel (KC x NR
- * floats, 16 KiB) stays in L1 while every row block of A streams past it. */
+/* Register block MR x NR; k blocked by KC and rows by MC so a packed B
+ * panel (KC x NR) sits in L1 and an MC x KC block of A in L2 while the
+ * panels stream past it. */
 #define SG_MR 4
-#define SG_NR 16
+#define SG_NR 8
 #define SG_KC 256
+#define SG_MC 128
 
-/* acc = ap (kc x MR, interleaved) times bp (kc x NR). Fixed-size inner
- * loops so GCC vectorises them at -O2. */
-static void sgemm_micro(int64_t kc, const float *restrict ap, const float *restrict bp,
-                        float *restrict acc)
+#if defined(__GNUC__)
+/* GCC/Clang generic vectors: portable C that compiles to SSE on baseline
+ * x86-64 (wider units when the file is built for them). Plain loops left to
+ * the auto-vectoriser kept the accumulators in memory at -O2. */
+typedef float sg_v4 __attribute__((vector_size(16)));
+
+/* acc[MR][NR] = sum over p of a(r, p) * bp[p][.]; a(r, p) = a[r*rs + p*ps]. */
+__attribute__((noinline)) static void sgemm_micro(int64_t kc, const float *restrict a,
+                                                  int64_t rs, int64_t ps,
+                                                  const float *restrict bp,
+                                                  float *restrict acc)
 {
-    float c0[SG_NR], c1[SG_NR], c2[SG_NR], c3[SG_NR];
-    for (int j = 0; j < SG_NR; j++)
-        c0[j] = c1[j] = c2[j] = c3[j] = 0.0f;
+    sg_v4 c00 = {0}, c01 = {0}, c10 = {0}, c11 = {0}, c20 = {0}, c21 = {0}, c30 = {0}, c31 = {0};
+    const float *a0 = a, *a1 = a + rs, *a2 = a + 2 * rs, *a3 = a + 3 * rs;
     for (int64_t p = 0; p < kc; p++) {
-        const float *restrict b = bp + p * SG_NR;
-        const float a0 = ap[p * SG_MR + 0], a1 = ap[p * SG_MR + 1];
-        const float a2 = ap[p * SG_MR + 2], a3 = ap[p * SG_MR + 3];
-        for (int j = 0; j < SG_NR; j++) {
-            c0[j] += a0 * b[j];
-            c1[j] += a1 * b[j];
-            c2[j] += a2 * b[j];
-            c3[j] += a3 * b[j];
+        sg_v4 b0, b1;
+        memcpy(&b0, bp + p * SG_NR, sizeof b0);
+        memcpy(&b1, bp + p * SG_NR + 4, sizeof b1);
+        const float x0 = a0[p * ps], x1 = a1[p * ps], x2 = a2[p * ps], x3 = a3[p * ps];
+        const sg_v4 v0 = {x0, x0, x0, x0}, v1 = {x1, x1, x1, x1};
+        const sg_v4 v2 = {x2, x2, x2, x2}, v3 = {x3, x3, x3, x3};
+        c00 += v0 * b0;
+        c01 += v0 * b1;
+        c10 += v1 * b0;
+        c11 += v1 * b1;
+        c20 += v2 * b0;
+        c21 += v2 * b1;
+        c30 += v3 * b0;
+        c31 += v3 * b1;
+    }
+    memcpy(acc + 0, &c00, 16);
+    memcpy(acc + 4, &c01, 16);
+    memcpy(acc + 8, &c10, 16);
+    memcpy(acc + 12, &c11, 16);
+    memcpy(acc + 16, &c20, 16);
+    memcpy(acc + 20, &c21, 16);
+    memcpy(acc + 24, &c30, 16);
+    memcpy(acc + 28, &c31, 16);
+}
+#else
+static void sgemm_micro(int64_t kc, const float *restrict a, int64_t rs, int64_t ps,
+                        const float *restrict bp, float *restrict acc)
+{
+    for (int i = 0; i < SG_MR * SG_NR; i++)
+        acc[i] = 0.0f;
+    for (int64_t p = 0; p < kc; p++)
+        for (int r = 0; r < SG_MR; r++) {
+            const float x = a[r * rs + p * ps];
+            for (int j = 0; j < SG_NR; j++)
+                acc[r * SG_NR + j] += x * bp[p * SG_NR + j];
         }
+}
+#endif
+
+/* y[i] += a * x[i] and y[i] = x[i] * a + b, four lanes at a time: GCC's
+ * -O2 cost model leaves loops that need a scalar tail unvectorised. */
+static void axpy_f32(int64_t n, float a, const float *restrict x, float *restrict y)
+{
+    int64_t i = 0;
+#if defined(__GNUC__)
+    const sg_v4 av = {a, a, a, a};
+    for (; i + 4 <= n; i += 4) {
+        sg_v4 xv, yv;
+        memcpy(&xv, x + i, 16);
+        memcpy(&yv, y + i, 16);
+        yv += av * xv;
+        memcpy(y + i, &yv, 16);
     }
-    for (int j = 0; j < SG_NR; j++) {
-        acc[0 * SG_NR + j] = c0[j];
-        acc[1 * SG_NR + j] = c1[j];
-        acc[2 * SG_NR + j] = c2[j];
-        acc[3 * SG_NR + j] = c3[j];
+#endif
+    for (; i < n; i++)
+        y[i] += a * x[i];
+}
+
+static void affine_f32(int64_t n, const float *restrict x, float a, float b, float *restrict y)
+{
+    int64_t i = 0;
+#if defined(__GNUC__)
+    const sg_v4 av = {a, a, a, a}, bv = {b, b, b, b};
+    for (; i + 4 <= n; i += 4) {
+        sg_v4 xv;
+        memcpy(&xv, x + i, 16);
+        xv = xv * av + bv;
+        memcpy(y + i, &xv, 16);
     }
+#endif
+    for (; i < n; i++)
+        y[i] = x[i] * a + b;
 }
 
 void poprt__ref_sgemm(int transA, int transB, int64_t M, int64_t N, int64_t K, float alpha,
@@ -139,57 +203,53 @@ void poprt__ref_sgemm(int transA, int transB, int64_t M, int64_t N, int64_t K, f
     for (int64_t pc = 0; pc < K; pc += SG_KC) {
         const int64_t kc = K - pc < SG_KC ? K - pc : SG_KC;
         const int first = pc == 0;
-        for (int64_t jc = 0; jc < N; jc += SG_NR) {
-            const int64_t nr = N - jc < SG_NR ? N - jc : SG_NR;
-            /* pack B[pc:pc+kc, jc:jc+nr], zero-padded to NR columns */
-            for (int64_t p = 0; p < kc; p++) {
-                float *dst = bp + p * SG_NR;
-                if (!transB) {
-                    const float *src = B + (pc + p) * ldb + jc;
-                    if (nr == SG_NR) {
-                        memcpy(dst, src, sizeof(float) * SG_NR);
-                        continue;
-                    }
-                    for (int64_t j = 0; j < nr; j++)
-                        dst[j] = src[j];
-                } else {
-                    const float *src = B + jc * ldb + (pc + p);
-                    for (int64_t j = 0; j < nr; j++)
-                        dst[j] = src[j * ldb];
-                }
-                for (int64_t j = nr; j < SG_NR; j++)
-                    dst[j] = 0.0f;
-            }
-            for (int64_t ic = 0; ic < M; ic += SG_MR) {
-                const int64_t mr = M - ic < SG_MR ? M - ic : SG_MR;
-                /* pack A[ic:ic+mr, pc:pc+kc] interleaved by k */
-                for (int64_t r = 0; r < SG_MR; r++) {
-                    if (r >= mr) {
-                        for (int64_t p = 0; p < kc; p++)
-                            ap[p * SG_MR + r] = 0.0f;
-                    } else if (!transA) {
-                        const float *src = A + (ic + r) * lda + pc;
-                        for (int64_t p = 0; p < kc; p++)
-                            ap[p * SG_MR + r] = src[p];
+        for (int64_t mc = 0; mc < M; mc += SG_MC) {
+            const int64_t mend = M - mc < SG_MC ? M : mc + SG_MC;
+            for (int64_t jc = 0; jc < N; jc += SG_NR) {
+                const int64_t nr = N - jc < SG_NR ? N - jc : SG_NR;
+                /* pack B[pc:pc+kc, jc:jc+nr], zero-padded to NR columns */
+                for (int64_t p = 0; p < kc; p++) {
+                    float *dst = bp + p * SG_NR;
+                    if (!transB) {
+                        const float *src = B + (pc + p) * ldb + jc;
+                        for (int64_t j = 0; j < nr; j++)
+                            dst[j] = src[j];
                     } else {
-                        const float *src = A + pc * lda + (ic + r);
-                        for (int64_t p = 0; p < kc; p++)
-                            ap[p * SG_MR + r] = src[p * lda];
+                        const float *src = B + jc * ldb + (pc + p);
+                        for (int64_t j = 0; j < nr; j++)
+                            dst[j] = src[j * ldb];
                     }
+                    for (int64_t j = nr; j < SG_NR; j++)
+                        dst[j] = 0.0f;
                 }
-                sgemm_micro(kc, ap, bp, acc);
-                for (int64_t r = 0; r < mr; r++) {
-                    float *c = C + (ic + r) * ldc + jc;
-                    const float *a = acc + r * SG_NR;
-                    if (first && beta == 0.0f) {
-                        for (int64_t j = 0; j < nr; j++)
-                            c[j] = alpha * a[j];
-                    } else if (first && beta != 1.0f) {
-                        for (int64_t j = 0; j < nr; j++)
-                            c[j] = beta * c[j] + alpha * a[j];
+                for (int64_t ic = mc; ic < mend; ic += SG_MR) {
+                    const int64_t mr = mend - ic < SG_MR ? mend - ic : SG_MR;
+                    if (!transA && mr == SG_MR) {
+                        /* rows of A read in place: four streams along k */
+                        sgemm_micro(kc, A + ic * lda + pc, lda, 1, bp, acc);
                     } else {
-                        for (int64_t j = 0; j < nr; j++)
-                            c[j] += alpha * a[j];
+                        /* A^T or a partial row block: pack, zero-padded */
+                        for (int64_t r = 0; r < SG_MR; r++)
+                            for (int64_t p = 0; p < kc; p++)
+                                ap[p * SG_MR + r] =
+                                    r >= mr ? 0.0f
+                                    : transA ? A[(pc + p) * lda + ic + r]
+                                             : A[(ic + r) * lda + pc + p];
+                        sgemm_micro(kc, ap, 1, SG_MR, bp, acc);
+                    }
+                    for (int64_t r = 0; r < mr; r++) {
+                        float *c = C + (ic + r) * ldc + jc;
+                        const float *a = acc + r * SG_NR;
+                        if (first && beta == 0.0f) {
+                            for (int64_t j = 0; j < nr; j++)
+                                c[j] = alpha * a[j];
+                        } else if (first && beta != 1.0f) {
+                            for (int64_t j = 0; j < nr; j++)
+                                c[j] = beta * c[j] + alpha * a[j];
+                        } else {
+                            for (int64_t j = 0; j < nr; j++)
+                                c[j] += alpha * a[j];
+                        }
                     }
                 }
             }
@@ -547,15 +607,15 @@ static void valid_range(int64_t out, int64_t s, int64_t pb, int64_t off, int64_t
                     }                                                                          \
                     const int64_t id = od * g->s[0] - g->pb[0] + kd * g->d[0];                 \
                     const int64_t ih = oh * g->s[1] - g->pb[1] + kh * g->d[1];                 \
-                    const T *row = xp + (id * g->in[1] + ih) * g->in[2] + woff;                \
+                    const T *row = xp + (id * g->in[1] + ih) * g->in[2];                       \
                     for (int64_t ow = 0; ow < w0; ow++)                                        \
                         o[ow] = 0;                                                             \
-                    if (g->s[2] == 1) {                                                        \
-                        memcpy(o + w0, row + w0, sizeof(T) * (size_t)(w1 - w0));               \
+                    if (g->s[2] == 1 && w1 > w0) {                                             \
+                        memcpy(o + w0, row + w0 + woff, sizeof(T) * (size_t)(w1 - w0));        \
                     } else {                                                                   \
                         const int64_t s2 = g->s[2];                                            \
                         for (int64_t ow = w0; ow < w1; ow++)                                   \
-                            o[ow] = row[ow * s2];                                              \
+                            o[ow] = row[ow * s2 + woff];                                       \
                     }                                                                          \
                     for (int64_t ow = w1; ow < g->out[2]; ow++)                                \
                         o[ow] = 0;                                                             \
@@ -586,11 +646,10 @@ DEF_IM2COL(im2col_f64, double)
                     for (int64_t ih = h0; ih < h1; ih++) {                                     \
                         const int64_t oh = ih * g->s[1] - g->pb[1] + kh * g->d[1];             \
                         const T *r = row + (id * g->in[1] + ih) * g->in[2];                    \
-                        T *o = yp + (od * g->out[1] + oh) * g->out[2] - g->pb[2] +             \
-                               kw * g->d[2];                                                   \
-                        const int64_t s2 = g->s[2];                                            \
+                        T *o = yp + (od * g->out[1] + oh) * g->out[2];                         \
+                        const int64_t s2 = g->s[2], off = kw * g->d[2] - g->pb[2];             \
                         for (int64_t iw = w0; iw < w1; iw++)                                   \
-                            o[iw * s2] += r[iw];                                               \
+                            o[iw * s2 + off] += r[iw];                                         \
                     }                                                                          \
                 }                                                                              \
             }                                                                                  \
@@ -713,14 +772,13 @@ static void dwconv_task_fn(void *ctx, int64_t q0, int64_t q1)
                 for (int64_t oh = h0; oh < h1; oh++) {
                     const int64_t ih = oh * g->s[1] - g->pb[1] + kh * g->d[1];
                     float *restrict o = yp + (od * g->out[1] + oh) * g->out[2];
-                    const float *restrict r =
-                        xp + (id * g->in[1] + ih) * g->in[2] + kw * g->d[2] - g->pb[2];
+                    const float *restrict r = xp + (id * g->in[1] + ih) * g->in[2];
+                    const int64_t off = kw * g->d[2] - g->pb[2];
                     if (s2 == 1) {
-                        for (int64_t ow = w0; ow < w1; ow++)
-                            o[ow] += wv * r[ow];
+                        axpy_f32(w1 - w0, wv, r + w0 + off, o + w0);
                     } else {
                         for (int64_t ow = w0; ow < w1; ow++)
-                            o[ow] += wv * r[ow * s2];
+                            o[ow] += wv * r[ow * s2 + off];
                     }
                 }
             }
@@ -1118,18 +1176,50 @@ poprt_status poprt__ref_maxunpool(poprt__kctx *k)
     poprt__tval *y = poprt__kout(k, 0);
     if (!x || !ind || !y)
         return POPRT__NODE_ERR(k->node, POPRT_STATUS_INVALID_MODEL, "missing X, I or Y");
-    if (ind->numel != x->numel)
+    if (ind->numel != x->numel || x->rank < 3 || y->rank != x->rank)
         return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
-                               "I has %lld elements, X has %lld", (long long)ind->numel,
-                               (long long)x->numel);
+                               "I must match X (rank >= 3) and Y must have X's rank");
+    /* Indices address the default output shape (what MaxPool saw); an
+     * explicit output_shape only moves the same coordinates into a larger
+     * tensor. */
+    const int nsp = x->rank - 2;
+    int64_t ks[POPRT__MAX_RANK], s[POPRT__MAX_RANK], pads[2 * POPRT__MAX_RANK];
+    poprt_status st;
+    if ((st = read_ints(k->node, "kernel_shape", nsp, 1, ks)) ||
+        (st = read_ints(k->node, "strides", nsp, 1, s)) ||
+        (st = read_ints(k->node, "pads", 2 * nsp, 0, pads)))
+        return st;
+    int64_t def[POPRT__MAX_RANK];
+    def[0] = x->dims[0];
+    def[1] = x->dims[1];
+    for (int i = 0; i < nsp; i++)
+        def[2 + i] = (x->dims[2 + i] - 1) * s[i] + ks[i] - pads[i] - pads[nsp + i];
+    int same = 1;
+    for (int i = 0; i < x->rank; i++)
+        same &= def[i] == y->dims[i];
+    const int64_t def_numel = prod64(def, x->rank);
     const size_t esz = poprt_dtype_size((poprt_dtype)y->dtype);
     memset(y->data, 0, y->nbytes);
     for (int64_t i = 0; i < x->numel; i++) {
         int64_t j = poprt__load_i64(ind->data, ind->dtype, i);
-        if (j < 0 || j >= y->numel)
+        if (j < 0 || j >= def_numel)
             return POPRT__NODE_ERR(k->node, POPRT_STATUS_RUNTIME_ERROR,
                                    "index %lld out of range [0, %lld)", (long long)j,
-                                   (long long)y->numel);
+                                   (long long)def_numel);
+        if (!same) {
+            int64_t o = 0, mul = 1, r = j;
+            for (int d = x->rank - 1; d >= 0; d--) {
+                int64_t cd = r % def[d];
+                r /= def[d];
+                if (cd >= y->dims[d])
+                    return POPRT__NODE_ERR(k->node, POPRT_STATUS_RUNTIME_ERROR,
+                                           "index %lld falls outside output_shape",
+                                           (long long)j);
+                o += cd * mul;
+                mul *= y->dims[d];
+            }
+            j = o;
+        }
         memcpy((char *)y->data + (size_t)j * esz, (const char *)x->data + (size_t)i * esz, esz);
     }
     return POPRT_OK;
@@ -1418,9 +1508,7 @@ static void affine_task_fn(void *ctx, int64_t q0, int64_t q1)
             for (int64_t i = 0; i < t->inner; i++)
                 y[i] = x[i] * a[i] + b[i];
         } else {
-            const float a = t->a[c], b = t->b[c];
-            for (int64_t i = 0; i < t->inner; i++)
-                y[i] = x[i] * a + b;
+            affine_f32(t->inner, x, t->a[c], t->b[c], y);
         }
     }
 }
@@ -1535,8 +1623,7 @@ static void inorm_task_fn(void *ctx, int64_t q0, int64_t q1)
         row_stats(x, t->inner, &m, &v);
         const float a = (float)(t->scale[c] / sqrt(v + t->eps));
         const float b = (float)(t->bias[c] - m * (t->scale[c] / sqrt(v + t->eps)));
-        for (int64_t i = 0; i < t->inner; i++)
-            y[i] = x[i] * a + b;
+        affine_f32(t->inner, x, a, b, y);
     }
 }
 
@@ -1725,10 +1812,7 @@ static void gnorm_task_fn(void *ctx, int64_t q0, int64_t q1)
             const int64_t pi = t->per_channel ? g * t->Cg + cc : g;
             const float a = (float)(t->scale[pi] * inv);
             const float b = (float)(t->bias[pi] - m * t->scale[pi] * inv);
-            const float *xr = x + cc * t->inner;
-            float *yr = y + cc * t->inner;
-            for (int64_t i = 0; i < t->inner; i++)
-                yr[i] = xr[i] * a + b;
+            affine_f32(t->inner, x + cc * t->inner, a, b, y + cc * t->inner);
         }
     }
 }
@@ -1922,7 +2006,7 @@ int poprt__einsum_parse(const char *eq, int n_in, const int *ranks, poprt__einsu
         rhs = arrow + 2;
     }
     /* pass 1: letters per term and ellipsis ranks */
-    int ell_rank[POPRT__EINSUM_MAX_IN], max_ell = 0, term = 0;
+    int max_ell = 0, term = 0;
     const char *p = buf;
     int counts[64] = {0};
     for (;;) {
@@ -1945,7 +2029,6 @@ int poprt__einsum_parse(const char *eq, int n_in, const int *ranks, poprt__einsu
         int er = has_ell ? ranks[term] - letters : 0;
         if (er < 0 || (!has_ell && ranks[term] != letters) || er > 12)
             return 0;
-        ell_rank[term] = er;
         if (er > max_ell)
             max_ell = er;
         /* pass 2 over the term: label ids per dim */
@@ -2000,7 +2083,6 @@ int poprt__einsum_parse(const char *eq, int n_in, const int *ranks, poprt__einsu
                 e->out_lab[e->out_rank++] = l;
             }
     }
-    (void)ell_rank;
     return 1;
 }
 

@@ -1,2 +1,627 @@
 /* Reference kernels of the 'quant' family. */
+#include <math.h>
+#include <string.h>
 #include "kernels/ref/quant.h"
+#include "kernels/ref/nn.h"
+
+/* ---- shared helpers -------------------------------------------------------- */
+
+void poprt__int_range(int32_t dt, int64_t *lo, int64_t *hi)
+{
+    switch (dt) {
+    case POPRT_DTYPE_INT8: *lo = INT8_MIN; *hi = INT8_MAX; break;
+    case POPRT_DTYPE_UINT8: *lo = 0; *hi = UINT8_MAX; break;
+    case POPRT_DTYPE_INT16: *lo = INT16_MIN; *hi = INT16_MAX; break;
+    case POPRT_DTYPE_UINT16: *lo = 0; *hi = UINT16_MAX; break;
+    case POPRT_DTYPE_INT32: *lo = INT32_MIN; *hi = INT32_MAX; break;
+    case POPRT_DTYPE_UINT32: *lo = 0; *hi = UINT32_MAX; break;
+    case POPRT_DTYPE_INT4: *lo = -8; *hi = 7; break;
+    case POPRT_DTYPE_UINT4: *lo = 0; *hi = 15; break;
+    case POPRT_DTYPE_INT2: *lo = -2; *hi = 1; break;
+    case POPRT_DTYPE_UINT2: *lo = 0; *hi = 3; break;
+    case POPRT_DTYPE_UINT64: *lo = 0; *hi = INT64_MAX; break;
+    default: *lo = INT64_MIN; *hi = INT64_MAX; break;
+    }
+}
+
+static int64_t prod(const int64_t *d, int from, int to)
+{
+    int64_t p = 1;
+    for (int i = from; i < to; i++) {
+        if (d[i] < 0)
+            return -1;
+        p *= d[i];
+    }
+    return p;
+}
+
+poprt_status poprt__quant_layout(const poprt__node *n, int xrank, const int64_t *xd, int srank,
+                                 const int64_t *sd, poprt__qlayout *q)
+{
+    memset(q, 0, sizeof *q);
+    int64_t axis = poprt__attr_i(n, "axis", 1);
+    int64_t bs = poprt__attr_i(n, "block_size", 0);
+    if (bs < 0)
+        return POPRT__NODE_ERR(n, POPRT_STATUS_INVALID_MODEL, "block_size must be >= 0");
+    /* a one-element scale is per tensor whatever the attributes say */
+    if (srank == 0 || (srank > 0 && prod(sd, 0, srank) == 1)) {
+        q->kind = POPRT__Q_TENSOR;
+        q->outer = 1;
+        q->len = 1;
+        q->inner = xrank < 0 ? -1 : prod(xd, 0, xrank);
+        return POPRT_OK;
+    }
+    if (xrank < 0 || srank < 0) {
+        q->kind = bs > 0 ? POPRT__Q_BLOCK : POPRT__Q_AXIS;
+        q->outer = q->len = q->inner = -1;
+        q->block = bs;
+        return POPRT_OK;
+    }
+    int64_t ax;
+    if (!poprt__norm_axis(axis, xrank, &ax))
+        return POPRT__NODE_ERR(n, POPRT_STATUS_INVALID_MODEL, "axis %lld out of range for rank %d",
+                               (long long)axis, xrank);
+    q->axis = (int)ax;
+    q->outer = prod(xd, 0, q->axis);
+    q->len = xd[q->axis];
+    q->inner = prod(xd, q->axis + 1, xrank);
+    if (bs == 0) {
+        q->kind = POPRT__Q_AXIS;
+        if (srank != 1)
+            return POPRT__NODE_ERR(n, POPRT_STATUS_SHAPE_MISMATCH,
+                                   "per-axis scale must be 1-D, has rank %d", srank);
+        if (sd[0] >= 0 && q->len >= 0 && sd[0] != q->len)
+            return POPRT__NODE_ERR(n, POPRT_STATUS_SHAPE_MISMATCH,
+                                   "scale has %lld values for axis %d of size %lld",
+                                   (long long)sd[0], q->axis, (long long)q->len);
+        return POPRT_OK;
+    }
+    q->kind = POPRT__Q_BLOCK;
+    q->block = bs;
+    if (srank != xrank)
+        return POPRT__NODE_ERR(n, POPRT_STATUS_SHAPE_MISMATCH,
+                               "blocked scale rank %d differs from input rank %d", srank, xrank);
+    for (int d = 0; d < xrank; d++) {
+        if (sd[d] < 0 || xd[d] < 0)
+            continue;
+        int64_t want = d == q->axis ? (xd[d] + bs - 1) / bs : xd[d];
+        if (sd[d] != want)
+            return POPRT__NODE_ERR(n, POPRT_STATUS_SHAPE_MISMATCH,
+                                   "blocked scale dim %d is %lld, expected %lld", d,
+                                   (long long)sd[d], (long long)want);
+    }
+    q->nblk = sd[q->axis];
+    return POPRT_OK;
+}
+
+static poprt_status layout_of(const poprt__kctx *k, const poprt__tval *x, const poprt__tval *s,
+                              const poprt__tval *zp, poprt__qlayout *q)
+{
+    poprt_status st = poprt__quant_layout(k->node, x->rank, x->dims, s->rank, s->dims, q);
+    if (st)
+        return st;
+    if (zp && zp->numel != s->numel)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
+                               "zero point has %lld values, scale %lld", (long long)zp->numel,
+                               (long long)s->numel);
+    return POPRT_OK;
+}
+
+/* Index into the scale of element (o, a, r) of x = [outer, len, inner]. */
+static inline int64_t q_index(const poprt__qlayout *q, int64_t o, int64_t a, int64_t r)
+{
+    switch (q->kind) {
+    case POPRT__Q_AXIS: return a;
+    case POPRT__Q_BLOCK: return (o * q->nblk + a / q->block) * q->inner + r;
+    default: return 0;
+    }
+}
+
+static inline float load_f32(const void *p, int32_t dt, int64_t i)
+{
+    switch (dt) {
+    case POPRT_DTYPE_FLOAT: return ((const float *)p)[i];
+    case POPRT_DTYPE_UINT8: return ((const uint8_t *)p)[i];
+    case POPRT_DTYPE_INT8: return ((const int8_t *)p)[i];
+    default: return (float)poprt__load_f64(p, dt, i);
+    }
+}
+
+/* Rounds v to the precision of dtype (the type the ONNX computation uses). */
+static inline double to_prec(double v, int32_t dt)
+{
+    switch (dt) {
+    case POPRT_DTYPE_FLOAT16: return poprt__half_to_float(poprt__float_to_half((float)v));
+    case POPRT_DTYPE_BFLOAT16: return poprt__bf16_to_float(poprt__float_to_bf16((float)v));
+    case POPRT_DTYPE_DOUBLE: return v;
+    default: return (float)v;
+    }
+}
+
+static int is_16bit_float(int32_t dt)
+{
+    return dt == POPRT_DTYPE_FLOAT16 || dt == POPRT_DTYPE_BFLOAT16;
+}
+
+/* Saturating round-half-to-even of v into [lo, hi]; NaN gives 0. */
+static inline int64_t sat_round(double v, int64_t lo, int64_t hi)
+{
+    if (isnan(v))
+        return lo > 0 ? lo : (hi < 0 ? hi : 0);
+    v = nearbyint(v);
+    if (v <= (double)lo)
+        return lo;
+    if (v >= (double)hi)
+        return hi;
+    return (int64_t)v;
+}
+
+static poprt_status need(const poprt__kctx *k, const void *p, const char *what)
+{
+    if (!p)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_INVALID_MODEL, "missing %s", what);
+    return POPRT_OK;
+}
+
+/* ---- QuantizeLinear / DequantizeLinear ----------------------------------------- */
+
+poprt_status poprt__ref_quantize_linear(poprt__kctx *k)
+{
+    const poprt__tval *x = poprt__kin(k, 0), *s = poprt__kin(k, 1), *zp = poprt__kin(k, 2);
+    poprt__tval *y = poprt__kout(k, 0);
+    poprt_status st = need(k, x && s && y ? x : NULL, "input or output");
+    if (st)
+        return st;
+    poprt__qlayout q;
+    if ((st = layout_of(k, x, s, zp, &q)))
+        return st;
+    const int32_t yt = y->dtype;
+    const int saturate = (int)poprt__attr_i(k->node, "saturate", 1);
+    int32_t prec = (int32_t)poprt__attr_i(k->node, "precision", 0);
+    if (!prec)
+        prec = (is_16bit_float(x->dtype) && x->dtype == s->dtype) ? s->dtype
+               : (x->dtype == POPRT_DTYPE_DOUBLE || s->dtype == POPRT_DTYPE_DOUBLE)
+                   ? POPRT_DTYPE_DOUBLE
+                   : POPRT_DTYPE_FLOAT;
+    const int is_int = poprt__dtype_is_int(yt);
+    int64_t lo, hi;
+    poprt__int_range(yt, &lo, &hi);
+    int64_t i = 0;
+    for (int64_t o = 0; o < q.outer; o++)
+        for (int64_t a = 0; a < q.len; a++)
+            for (int64_t r = 0; r < q.inner; r++, i++) {
+                int64_t si = q_index(&q, o, a, r);
+                double v = to_prec((double)load_f32(x->data, x->dtype, i) /
+                                       (double)load_f32(s->data, s->dtype, si),
+                                   prec);
+                if (is_int) {
+                    int64_t z = zp ? poprt__load_i64(zp->data, zp->dtype, si) : 0;
+                    double rv = isnan(v) ? 0.0 : nearbyint(v) + (double)z;
+                    poprt__store_i64(y->data, yt, i, sat_round(rv, lo, hi));
+                } else {
+                    float fv = (float)v;
+                    if (zp)
+                        fv += (float)poprt__load_f64(zp->data, zp->dtype, si);
+                    uint8_t *yb = y->data;
+                    if (yt == POPRT_DTYPE_FLOAT4E2M1)
+                        yb[i] = poprt__float_to_f4e2m1(fv);
+                    else
+                        yb[i] = poprt__float_to_f8(fv, yt, saturate);
+                }
+            }
+    return POPRT_OK;
+}
+
+poprt_status poprt__ref_dequantize_linear(poprt__kctx *k)
+{
+    const poprt__tval *x = poprt__kin(k, 0), *s = poprt__kin(k, 1), *zp = poprt__kin(k, 2);
+    poprt__tval *y = poprt__kout(k, 0);
+    poprt_status st = need(k, x && s && y ? x : NULL, "input or output");
+    if (st)
+        return st;
+    poprt__qlayout q;
+    if ((st = layout_of(k, x, s, zp, &q)))
+        return st;
+    int64_t i = 0;
+    float *yf = y->dtype == POPRT_DTYPE_FLOAT ? y->data : NULL;
+    for (int64_t o = 0; o < q.outer; o++)
+        for (int64_t a = 0; a < q.len; a++)
+            for (int64_t r = 0; r < q.inner; r++, i++) {
+                int64_t si = q_index(&q, o, a, r);
+                /* float32 arithmetic as in ONNX, then rounded to y's type */
+                float v = load_f32(x->data, x->dtype, i);
+                if (zp)
+                    v -= load_f32(zp->data, zp->dtype, si);
+                v *= load_f32(s->data, s->dtype, si);
+                if (yf)
+                    yf[i] = v;
+                else
+                    poprt__store_f64(y->data, y->dtype, i, v);
+            }
+    return POPRT_OK;
+}
+
+poprt_status poprt__ref_dynamic_quantize_linear(poprt__kctx *k)
+{
+    const poprt__tval *x = poprt__kin(k, 0);
+    poprt__tval *y = poprt__kout(k, 0), *ys = poprt__kout(k, 1), *yzp = poprt__kout(k, 2);
+    poprt_status st = need(k, x && y ? x : NULL, "input or output");
+    if (st)
+        return st;
+    const float *xf = x->data;
+    float mn = 0.0f, mx = 0.0f; /* the range always includes 0 */
+    for (int64_t i = 0; i < x->numel; i++) {
+        if (xf[i] < mn)
+            mn = xf[i];
+        if (xf[i] > mx)
+            mx = xf[i];
+    }
+    float scale = (mx == mn ? 1.0f : (mx - mn)) / 255.0f;
+    float zpf = 0.0f - mn / scale;
+    zpf = zpf < 0.0f ? 0.0f : (zpf > 255.0f ? 255.0f : zpf);
+    uint8_t zp = (uint8_t)sat_round(zpf, 0, 255);
+    uint8_t *yb = y->data;
+    for (int64_t i = 0; i < x->numel; i++) {
+        float v = xf[i] / scale;
+        yb[i] = (uint8_t)sat_round(isnan(v) ? 0.0 : nearbyint(v) + zp, 0, 255);
+    }
+    if (ys)
+        *(float *)ys->data = scale;
+    if (yzp)
+        *(uint8_t *)yzp->data = zp;
+    return POPRT_OK;
+}
+
+/* ---- integer matrix products ---------------------------------------------------- */
+
+poprt_status poprt__quant_matmul_shape(const poprt__node *n, int ra, const int64_t *ad, int rb,
+                                       const int64_t *bd, int *ro, int64_t *od)
+{
+    if (ra < 1 || rb < 1)
+        return POPRT__NODE_ERR(n, POPRT_STATUS_SHAPE_MISMATCH, "matmul inputs must have rank >= 1");
+    int64_t ka = ad[ra - 1], kb = rb == 1 ? bd[0] : bd[rb - 2];
+    if (ka >= 0 && kb >= 0 && ka != kb)
+        return POPRT__NODE_ERR(n, POPRT_STATUS_SHAPE_MISMATCH,
+                               "inner dimensions %lld and %lld differ", (long long)ka, (long long)kb);
+    int ba = ra > 2 ? ra - 2 : 0, bb = rb > 2 ? rb - 2 : 0;
+    int br = ba > bb ? ba : bb;
+    for (int i = 0; i < br; i++) {
+        int ia = i - (br - ba), ib = i - (br - bb);
+        int64_t da = ia >= 0 ? ad[ia] : 1, db = ib >= 0 ? bd[ib] : 1;
+        int64_t d;
+        if (da == 1)
+            d = db;
+        else if (db == 1)
+            d = da;
+        else if (da < 0 || db < 0)
+            d = da < 0 ? db : da; /* a known dim other than 1 decides */
+        else if (da == db)
+            d = da;
+        else
+            return POPRT__NODE_ERR(n, POPRT_STATUS_SHAPE_MISMATCH,
+                                   "batch dims %lld and %lld do not broadcast", (long long)da,
+                                   (long long)db);
+        if (da < 0 && db < 0)
+            d = -1;
+        od[i] = d;
+    }
+    int r = br;
+    if (ra > 1)
+        od[r++] = ad[ra - 2];
+    if (rb > 1)
+        od[r++] = bd[rb - 1];
+    *ro = r;
+    return POPRT_OK;
+}
+
+/* Geometry of a batched matmul over concrete tensors. */
+typedef struct mm_geom {
+    int64_t M, N, K;
+    int br;                          /* batch rank */
+    int64_t bd[POPRT__MAX_RANK];     /* batch dims */
+    int64_t sa[POPRT__MAX_RANK], sb[POPRT__MAX_RANK]; /* batch strides in matrices (0: broadcast) */
+    int64_t nbatch;
+} mm_geom;
+
+static poprt_status mm_setup(const poprt__kctx *k, const poprt__tval *a, const poprt__tval *b,
+                             const poprt__tval *y, mm_geom *g)
+{
+    int ro;
+    int64_t od[POPRT__MAX_RANK + 2];
+    poprt_status st = poprt__quant_matmul_shape(k->node, a->rank, a->dims, b->rank, b->dims, &ro, od);
+    if (st)
+        return st;
+    if (ro != y->rank)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_INTERNAL, "output rank mismatch");
+    memset(g, 0, sizeof *g);
+    g->K = a->dims[a->rank - 1];
+    g->M = a->rank > 1 ? a->dims[a->rank - 2] : 1;
+    g->N = b->rank > 1 ? b->dims[b->rank - 1] : 1;
+    int ba = a->rank > 2 ? a->rank - 2 : 0, bb = b->rank > 2 ? b->rank - 2 : 0;
+    g->br = ba > bb ? ba : bb;
+    g->nbatch = 1;
+    int64_t ma = 1, mb = 1;
+    for (int i = g->br - 1; i >= 0; i--) {
+        int ia = i - (g->br - ba), ib = i - (g->br - bb);
+        int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
+        g->bd[i] = od[i];
+        g->sa[i] = da == 1 ? 0 : ma;
+        g->sb[i] = db == 1 ? 0 : mb;
+        ma *= da;
+        mb *= db;
+        g->nbatch *= od[i];
+    }
+    return POPRT_OK;
+}
+
+static void mm_offsets(const mm_geom *g, int64_t b, int64_t *oa, int64_t *ob)
+{
+    int64_t ia = 0, ib = 0;
+    for (int i = g->br - 1; i >= 0; i--) {
+        int64_t c = b % g->bd[i];
+        b /= g->bd[i];
+        ia += c * g->sa[i];
+        ib += c * g->sb[i];
+    }
+    *oa = ia;
+    *ob = ib;
+}
+
+/* Value of a zero point / scale tensor for row i (of M) in batch matrix bi:
+ * scalar, per row (M values) or per batch row (nbatch_a * M values). */
+static int64_t per_idx(const poprt__tval *t, int64_t bi, int64_t i, int64_t n)
+{
+    if (!t || t->numel <= 1)
+        return 0;
+    if (t->numel == n)
+        return i;
+    return (bi * n + i) % t->numel;
+}
+
+/* acc[M x N] = sum_k (A[i,k] - azp_i) * (B[k,j] - bzp_j) for batch matrix pair
+ * (oa, ob); exact in int64. Scratch: ai (K), bi (K x N). */
+static void int_mm(const mm_geom *g, const poprt__tval *a, int64_t oa, const poprt__tval *azp,
+                   const poprt__tval *b, int64_t ob, const poprt__tval *bzp, int64_t *acc,
+                   int32_t *arow, int32_t *bmat)
+{
+    const int64_t M = g->M, N = g->N, K = g->K;
+    for (int64_t kk = 0; kk < K; kk++)
+        for (int64_t j = 0; j < N; j++) {
+            int64_t z = bzp ? poprt__load_i64(bzp->data, bzp->dtype, per_idx(bzp, ob, j, N)) : 0;
+            bmat[kk * N + j] = (int32_t)(poprt__load_i64(b->data, b->dtype, ob * K * N + kk * N + j) - z);
+        }
+    for (int64_t i = 0; i < M; i++) {
+        int64_t z = azp ? poprt__load_i64(azp->data, azp->dtype, per_idx(azp, oa, i, M)) : 0;
+        for (int64_t kk = 0; kk < K; kk++)
+            arow[kk] = (int32_t)(poprt__load_i64(a->data, a->dtype, oa * M * K + i * K + kk) - z);
+        int64_t *c = acc + i * N;
+        for (int64_t j = 0; j < N; j++)
+            c[j] = 0;
+        for (int64_t kk = 0; kk < K; kk++) {
+            const int64_t av = arow[kk];
+            const int32_t *br = bmat + kk * N;
+            for (int64_t j = 0; j < N; j++)
+                c[j] += av * br[j];
+        }
+    }
+}
+
+static poprt_status mm_scratch(poprt__kctx *k, const mm_geom *g, int64_t **acc, int32_t **arow,
+                               int32_t **bmat)
+{
+    *acc = poprt__kctx_scratch(k, (size_t)(g->M * g->N + 1) * sizeof **acc);
+    *arow = poprt__kctx_scratch(k, (size_t)(g->K + 1) * sizeof **arow);
+    *bmat = poprt__kctx_scratch(k, (size_t)(g->K * g->N + 1) * sizeof **bmat);
+    if (!*acc || !*arow || !*bmat)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_OUT_OF_MEMORY, "out of scratch memory");
+    return POPRT_OK;
+}
+
+poprt_status poprt__ref_matmul_integer(poprt__kctx *k)
+{
+    const poprt__tval *a = poprt__kin(k, 0), *b = poprt__kin(k, 1);
+    const poprt__tval *azp = poprt__kin(k, 2), *bzp = poprt__kin(k, 3);
+    poprt__tval *y = poprt__kout(k, 0);
+    poprt_status st = need(k, a && b && y ? a : NULL, "input or output");
+    if (st)
+        return st;
+    mm_geom g;
+    int64_t *acc;
+    int32_t *arow, *bmat;
+    if ((st = mm_setup(k, a, b, y, &g)) || (st = mm_scratch(k, &g, &acc, &arow, &bmat)))
+        return st;
+    int32_t *yo = y->data;
+    for (int64_t bi = 0; bi < g.nbatch; bi++) {
+        int64_t oa, ob;
+        mm_offsets(&g, bi, &oa, &ob);
+        int_mm(&g, a, oa, azp, b, ob, bzp, acc, arow, bmat);
+        for (int64_t i = 0; i < g.M * g.N; i++)
+            yo[bi * g.M * g.N + i] = (int32_t)(uint32_t)acc[i]; /* int32 wrap-around */
+    }
+    return POPRT_OK;
+}
+
+poprt_status poprt__ref_qlinear_matmul(poprt__kctx *k)
+{
+    const poprt__tval *a = poprt__kin(k, 0), *as = poprt__kin(k, 1), *azp = poprt__kin(k, 2);
+    const poprt__tval *b = poprt__kin(k, 3), *bs = poprt__kin(k, 4), *bzp = poprt__kin(k, 5);
+    const poprt__tval *ys = poprt__kin(k, 6), *yzp = poprt__kin(k, 7);
+    poprt__tval *y = poprt__kout(k, 0);
+    poprt_status st = need(k, a && as && b && bs && ys && y ? a : NULL, "input or output");
+    if (st)
+        return st;
+    mm_geom g;
+    int64_t *acc;
+    int32_t *arow, *bmat;
+    if ((st = mm_setup(k, a, b, y, &g)) || (st = mm_scratch(k, &g, &acc, &arow, &bmat)))
+        return st;
+    int64_t lo, hi;
+    poprt__int_range(y->dtype, &lo, &hi);
+    /* the multiplier a_scale * b_scale / y_scale is formed in the scales' type */
+    const int32_t sdt = as->dtype;
+    const double ysv = poprt__load_f64(ys->data, ys->dtype, 0);
+    const double yz = yzp ? (double)poprt__load_i64(yzp->data, yzp->dtype, 0) : 0.0;
+    for (int64_t bi = 0; bi < g.nbatch; bi++) {
+        int64_t oa, ob;
+        mm_offsets(&g, bi, &oa, &ob);
+        int_mm(&g, a, oa, azp, b, ob, bzp, acc, arow, bmat);
+        for (int64_t i = 0; i < g.M; i++) {
+            double av = poprt__load_f64(as->data, as->dtype, per_idx(as, oa, i, g.M));
+            for (int64_t j = 0; j < g.N; j++) {
+                double bv = poprt__load_f64(bs->data, bs->dtype, per_idx(bs, ob, j, g.N));
+                double m = to_prec(to_prec(av * bv, sdt) / ysv, sdt);
+                int64_t q = sat_round((double)acc[i * g.N + j] * m + yz, lo, hi);
+                poprt__store_i64(y->data, y->dtype, bi * g.M * g.N + i * g.N + j, q);
+            }
+        }
+    }
+    return POPRT_OK;
+}
+
+/* ---- integer convolutions ---------------------------------------------------------- */
+
+/* acc[n, m, out...] = sum over c, kernel of (x - xzp) * (w[m] - wzp[m]), exact.
+ * x: [N, C, in...], w: [M, C/group, k...]. */
+static poprt_status int_conv(poprt__kctx *k, const poprt__tval *x, const poprt__tval *xzp,
+                             const poprt__tval *w, const poprt__tval *wzp, const poprt__tval *y,
+                             int64_t **acc_out)
+{
+    const poprt__node *n = k->node;
+    if (x->rank < 3 || w->rank != x->rank)
+        return POPRT__NODE_ERR(n, POPRT_STATUS_SHAPE_MISMATCH, "x rank %d and w rank %d do not fit",
+                               x->rank, w->rank);
+    const int nsp = x->rank - 2;
+    poprt__nn_geom g;
+    poprt_status st = poprt__nn_window_geom(n, nsp, x->dims + 2, w->dims + 2, 0, &g);
+    if (st)
+        return st;
+    const int64_t group = poprt__attr_i(n, "group", 1);
+    const int64_t N = x->dims[0], C = x->dims[1], M = w->dims[0], Cg = w->dims[1];
+    if (group < 1 || C != Cg * group || M % group)
+        return POPRT__NODE_ERR(n, POPRT_STATUS_SHAPE_MISMATCH,
+                               "channels %lld, weight [%lld, %lld] and group %lld do not fit",
+                               (long long)C, (long long)M, (long long)Cg, (long long)group);
+    int64_t osz = 1, isz = 1, ksz = 1;
+    for (int i = 0; i < nsp; i++) {
+        osz *= g.out[i];
+        isz *= g.in[i];
+        ksz *= g.k[i];
+    }
+    if (y->numel != N * M * osz)
+        return POPRT__NODE_ERR(n, POPRT_STATUS_INTERNAL, "output size mismatch");
+    int64_t *acc = poprt__kctx_scratch(k, (size_t)(N * M * osz + 1) * sizeof *acc);
+    int32_t *xs = poprt__kctx_scratch(k, (size_t)(x->numel + 1) * sizeof *xs);
+    int32_t *ws = poprt__kctx_scratch(k, (size_t)(w->numel + 1) * sizeof *ws);
+    int64_t *koff = poprt__kctx_scratch(k, (size_t)(ksz * nsp + 1) * sizeof *koff);
+    if (!acc || !xs || !ws || !koff)
+        return POPRT__NODE_ERR(n, POPRT_STATUS_OUT_OF_MEMORY, "out of scratch memory");
+    const int64_t xz = xzp ? poprt__load_i64(xzp->data, xzp->dtype, 0) : 0;
+    for (int64_t i = 0; i < x->numel; i++)
+        xs[i] = (int32_t)(poprt__load_i64(x->data, x->dtype, i) - xz);
+    const int64_t wper = Cg * ksz;
+    for (int64_t m = 0; m < M; m++) {
+        int64_t wz = 0;
+        if (wzp && wzp->numel > 0)
+            wz = poprt__load_i64(wzp->data, wzp->dtype, wzp->numel == M ? m : 0);
+        for (int64_t i = 0; i < wper; i++)
+            ws[m * wper + i] = (int32_t)(poprt__load_i64(w->data, w->dtype, m * wper + i) - wz);
+    }
+    /* kernel positions as per-axis offsets (dilated) */
+    for (int64_t kp = 0; kp < ksz; kp++) {
+        int64_t r = kp;
+        for (int d = nsp - 1; d >= 0; d--) {
+            koff[kp * nsp + d] = (r % g.k[d]) * g.d[d];
+            r /= g.k[d];
+        }
+    }
+    const int64_t Mg = M / group;
+    int64_t opos[POPRT__MAX_RANK], base[POPRT__MAX_RANK];
+    for (int64_t b = 0; b < N; b++)
+        for (int64_t m = 0; m < M; m++) {
+            const int64_t gi = m / Mg;
+            int64_t *yo = acc + (b * M + m) * osz;
+            for (int64_t op = 0; op < osz; op++) {
+                int64_t r = op;
+                for (int d = nsp - 1; d >= 0; d--) {
+                    opos[d] = r % g.out[d];
+                    r /= g.out[d];
+                    base[d] = opos[d] * g.s[d] - g.pb[d];
+                }
+                int64_t sum = 0;
+                for (int64_t c = 0; c < Cg; c++) {
+                    const int32_t *xc = xs + (b * C + gi * Cg + c) * isz;
+                    const int32_t *wc = ws + (m * Cg + c) * ksz;
+                    for (int64_t kp = 0; kp < ksz; kp++) {
+                        int64_t off = 0;
+                        int inside = 1;
+                        for (int d = 0; d < nsp; d++) {
+                            int64_t p = base[d] + koff[kp * nsp + d];
+                            if (p < 0 || p >= g.in[d]) {
+                                inside = 0;
+                                break;
+                            }
+                            off = off * g.in[d] + p;
+                        }
+                        if (inside)
+                            sum += (int64_t)xc[off] * wc[kp];
+                    }
+                }
+                yo[op] = sum;
+            }
+        }
+    *acc_out = acc;
+    return POPRT_OK;
+}
+
+poprt_status poprt__ref_conv_integer(poprt__kctx *k)
+{
+    const poprt__tval *x = poprt__kin(k, 0), *w = poprt__kin(k, 1);
+    const poprt__tval *xzp = poprt__kin(k, 2), *wzp = poprt__kin(k, 3);
+    poprt__tval *y = poprt__kout(k, 0);
+    poprt_status st = need(k, x && w && y ? x : NULL, "input or output");
+    if (st)
+        return st;
+    int64_t *acc;
+    if ((st = int_conv(k, x, xzp, w, wzp, y, &acc)))
+        return st;
+    int32_t *yo = y->data;
+    for (int64_t i = 0; i < y->numel; i++)
+        yo[i] = (int32_t)(uint32_t)acc[i];
+    return POPRT_OK;
+}
+
+poprt_status poprt__ref_qlinear_conv(poprt__kctx *k)
+{
+    const poprt__tval *x = poprt__kin(k, 0), *xs = poprt__kin(k, 1), *xzp = poprt__kin(k, 2);
+    const poprt__tval *w = poprt__kin(k, 3), *wsc = poprt__kin(k, 4), *wzp = poprt__kin(k, 5);
+    const poprt__tval *ys = poprt__kin(k, 6), *yzp = poprt__kin(k, 7), *bias = poprt__kin(k, 8);
+    poprt__tval *y = poprt__kout(k, 0);
+    poprt_status st = need(k, x && xs && w && wsc && ys && y ? x : NULL, "input or output");
+    if (st)
+        return st;
+    int64_t *acc;
+    if ((st = int_conv(k, x, xzp, w, wzp, y, &acc)))
+        return st;
+    const int64_t N = y->dims[0], M = y->dims[1], osz = N && M ? y->numel / (N * M) : 0;
+    int64_t lo, hi;
+    poprt__int_range(y->dtype, &lo, &hi);
+    const int32_t sdt = xs->dtype;
+    const double xsv = poprt__load_f64(xs->data, xs->dtype, 0);
+    const double ysv = poprt__load_f64(ys->data, ys->dtype, 0);
+    const double yz = yzp ? (double)poprt__load_i64(yzp->data, yzp->dtype, 0) : 0.0;
+    for (int64_t m = 0; m < M; m++) {
+        double wv = poprt__load_f64(wsc->data, wsc->dtype, wsc->numel == M ? m : 0);
+        double mult = to_prec(to_prec(xsv * wv, sdt) / ysv, sdt);
+        int64_t bv = bias && bias->numel ? poprt__load_i64(bias->data, bias->dtype,
+                                                            bias->numel == M ? m : 0)
+                                         : 0;
+        for (int64_t b = 0; b < N; b++) {
+            const int64_t *src = acc + (b * M + m) * osz;
+            for (int64_t i = 0; i < osz; i++) {
+                int64_t q = sat_round((double)(src[i] + bv) * mult + yz, lo, hi);
+                poprt__store_i64(y->data, y->dtype, (b * M + m) * osz + i, q);
+            }
+        }
+    }
+    return POPRT_OK;
+}

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 #include "kernels/ref/reduce.h"
+#include "kernels/ref/nn.h"
 
 /* ---- element access -------------------------------------------------------- */
 
@@ -258,6 +259,34 @@ static void comb_f64(int op, double *acc, const double *v, int64_t n, int red, c
     }
 }
 
+/* float32 input straight from memory (the common case): sums over a
+ * contiguous reduced run use four partial sums in a fixed order. */
+static int comb_f32(int op, double *acc, const float *v, int64_t n, int red)
+{
+    if (op != C_ADD && op != C_ADDSQ && op != C_ADDABS)
+        return 0;
+    if (red) {
+        double p[4] = {0, 0, 0, 0};
+        int64_t j = 0;
+        for (; j + 4 <= n; j += 4)
+            for (int l = 0; l < 4; l++) {
+                double x = v[j + l];
+                p[l] += op == C_ADD ? x : op == C_ADDSQ ? x * x : fabs(x);
+            }
+        for (; j < n; j++) {
+            double x = v[j];
+            p[0] += op == C_ADD ? x : op == C_ADDSQ ? x * x : fabs(x);
+        }
+        *acc += (p[0] + p[1]) + (p[2] + p[3]);
+    } else {
+        for (int64_t j = 0; j < n; j++) {
+            double x = v[j];
+            acc[j] += op == C_ADD ? x : op == C_ADDSQ ? x * x : fabs(x);
+        }
+    }
+    return 1;
+}
+
 static void comb_i64(int op, int64_t *acc, const int64_t *v, int64_t n, int red)
 {
     for (int64_t j = 0; j < n; j++) {
@@ -340,6 +369,9 @@ static void reduce_pass(const rwalk *w, const poprt__tval *x, int op, double *ac
         for (int64_t j0 = 0; j0 < inner; j0 += ROWBUF) {
             int64_t m = inner - j0 < ROWBUF ? inner - j0 : ROWBUF;
             int64_t oo = o + (red ? 0 : j0);
+            if (acc_d && x->dtype == POPRT_DTYPE_FLOAT &&
+                comb_f32(op, acc_d + oo, (const float *)x->data + base + j0, m, red))
+                continue;
             if (acc_d) {
                 if (x->dtype == POPRT_DTYPE_FLOAT) {
                     const float *p = (const float *)x->data + base + j0;
@@ -611,25 +643,32 @@ void poprt__ref_softmax_row_f32(const float *x, float *y, int64_t n, int mode)
             y[j] = j == arg ? 1.0f : 0.0f;
         return;
     }
+    /* max with NaN tracked apart so the loop stays branch-free */
     float m = x[0];
-    for (int64_t j = 1; j < n; j++)
-        if (x[j] > m || isnan(x[j]))
-            m = isnan(m) ? m : x[j];
-    double s = 0;
+    int nan = 0;
+    for (int64_t j = 0; j < n; j++) {
+        m = x[j] > m ? x[j] : m;
+        nan |= x[j] != x[j];
+    }
+    if (nan)
+        m = NAN;
     if (mode == 0) {
+        double s = 0;
         for (int64_t j = 0; j < n; j++) {
             float e = expf(x[j] - m);
             y[j] = e;
             s += e;
         }
+        float inv = (float)(1.0 / s);
         for (int64_t j = 0; j < n; j++)
-            y[j] = (float)(y[j] / s);
+            y[j] *= inv;
     } else {
+        double s = 0;
         for (int64_t j = 0; j < n; j++)
             s += expf(x[j] - m);
-        double ls = log(s);
+        float ls = (float)log(s);
         for (int64_t j = 0; j < n; j++)
-            y[j] = (float)((double)(x[j] - m) - ls);
+            y[j] = (x[j] - m) - ls;
     }
 }
 
@@ -798,87 +837,103 @@ static const float *as_f32(poprt__kctx *k, const poprt__tval *t)
     return f;
 }
 
+/* Attention works on units of up to ATT_RB query rows of one (batch, head):
+ * two GEMMs give the scores (past keys, then current keys), each row is
+ * capped, masked and soft-maxed, two GEMMs accumulate probs @ V. */
+#define ATT_RB 32
+
 typedef struct att_job {
     int64_t B, Hq, Hkv, Sq, Skv, P, T, Dk, Dv;
     view4 q, k, v, pk, pv; /* pk / pv: past (4-D) */
     int has_past;
     const float *mask;      /* NULL: none */
-    int mask_bool;
-    const uint8_t *mask_b;
+    const uint8_t *mask_b;  /* bool mask, NULL: none */
     int64_t mstr[4], mlast; /* broadcast strides over (b, h, i, t); mask's last dim */
     const int64_t *nonpad;  /* [B] or NULL */
     int causal;
     float scale, softcap;
     int qk_mode;
     float *qk_out; /* [B, Hq, Sq, T] float, or NULL */
-    float *y;      /* float output rows (Y's layout) */
-    view4 yv;
-    chunking ch;
-    float *scratch; /* per chunk: T scores */
+    view4 yv;      /* float output rows (Y's layout) */
+    int64_t nblk;  /* row blocks per (batch, head) */
+    chunking ch;   /* over units = B * Hq * nblk */
+    float *scratch; /* per chunk: ATT_RB * T scores */
 } att_job;
+
+/* Bias, softcap, softmax of one score row s (query i of batch b, head h). */
+static void att_row(const att_job *a, int64_t b, int64_t h, int64_t i, float *s)
+{
+    float *qk = a->qk_out ? a->qk_out + ((b * a->Hq + h) * a->Sq + i) * a->T : NULL;
+    /* causal frontier: key t is visible iff t <= i + off */
+    int64_t off = a->P;
+    if (!a->has_past && a->nonpad)
+        off = a->nonpad[b] - a->Sq;
+    for (int64_t t = 0; t < a->T; t++) {
+        float d = s[t];
+        if (qk && a->qk_mode == 0)
+            qk[t] = d;
+        /* softcap before the mask so masked scores stay -inf */
+        if (a->softcap > 0)
+            d = a->softcap * tanhf(d / a->softcap);
+        if (qk && a->qk_mode == 1)
+            qk[t] = d;
+        float bias = 0;
+        if (a->mask || a->mask_b) {
+            if (t >= a->mlast) {
+                bias = -INFINITY; /* short masks are padded with -inf */
+            } else {
+                int64_t mo = b * a->mstr[0] + h * a->mstr[1] + i * a->mstr[2] + t * a->mstr[3];
+                bias = a->mask_b ? (a->mask_b[mo] ? 0.0f : -INFINITY) : a->mask[mo];
+            }
+        }
+        if (a->causal && t > i + off)
+            bias += -INFINITY;
+        if (a->nonpad && t >= a->nonpad[b])
+            bias += -INFINITY;
+        d += bias;
+        if (qk && a->qk_mode == 2)
+            qk[t] = d;
+        s[t] = d;
+    }
+    poprt__ref_softmax_row_f32(s, s, a->T, 0);
+    if (qk && a->qk_mode == 3)
+        memcpy(qk, s, (size_t)a->T * sizeof *s);
+}
 
 static void att_chunk(void *ctx, int64_t c0, int64_t c1)
 {
     const att_job *a = ctx;
-    int64_t rep = a->Hq / a->Hkv;
+    int64_t rep = a->Hq / a->Hkv, T = a->T, P = a->P;
     for (int64_t c = c0; c < c1; c++) {
-        int64_t r0, r1;
-        chunk_range(&a->ch, c, &r0, &r1);
-        float *s = a->scratch + c * a->T;
-        for (int64_t r = r0; r < r1; r++) {
-            int64_t i = r % a->Sq, h = (r / a->Sq) % a->Hq, b = r / (a->Sq * a->Hq);
-            int64_t hk = h / rep;
-            const float *qr = view_row(&a->q, b, h, i);
-            float *qk = a->qk_out ? a->qk_out + ((b * a->Hq + h) * a->Sq + i) * a->T : NULL;
-            /* causal frontier: key t is visible iff t <= i + off */
-            int64_t off = a->P;
-            if (!a->has_past && a->nonpad)
-                off = a->nonpad[b] - a->Sq;
-            for (int64_t t = 0; t < a->T; t++) {
-                const float *kr = t < a->P ? view_row(&a->pk, b, hk, t)
-                                           : view_row(&a->k, b, hk, t - a->P);
-                float d = 0;
-                for (int64_t e = 0; e < a->Dk; e++)
-                    d += qr[e] * kr[e];
-                d *= a->scale;
-                if (qk && a->qk_mode == 0)
-                    qk[t] = d;
-                if (a->softcap > 0)
-                    d = a->softcap * tanhf(d / a->softcap);
-                if (qk && a->qk_mode == 1)
-                    qk[t] = d;
-                float bias = 0;
-                if (a->mask || a->mask_b) {
-                    if (t >= a->mlast) {
-                        bias = -INFINITY; /* short masks are padded with -inf */
-                    } else {
-                        int64_t mo = b * a->mstr[0] + h * a->mstr[1] + i * a->mstr[2] +
-                                     t * a->mstr[3];
-                        bias = a->mask_b ? (a->mask_b[mo] ? 0.0f : -INFINITY) : a->mask[mo];
-                    }
-                }
-                if (a->causal && t > i + off)
-                    bias += -INFINITY;
-                if (a->nonpad && t >= a->nonpad[b])
-                    bias += -INFINITY;
-                d += bias;
-                if (qk && a->qk_mode == 2)
-                    qk[t] = d;
-                s[t] = d;
+        int64_t u0, u1;
+        chunk_range(&a->ch, c, &u0, &u1);
+        float *S = a->scratch + c * ATT_RB * T;
+        for (int64_t u = u0; u < u1; u++) {
+            int64_t blk = u % a->nblk, h = (u / a->nblk) % a->Hq, b = u / (a->nblk * a->Hq);
+            int64_t hk = h / rep, i0 = blk * ATT_RB;
+            int64_t rows = a->Sq - i0 < ATT_RB ? a->Sq - i0 : ATT_RB;
+            const float *q = view_row(&a->q, b, h, i0);
+            float *y = (float *)view_row(&a->yv, b, h, i0);
+            if (T == 0) {
+                for (int64_t r = 0; r < rows; r++)
+                    memset(y + r * a->yv.ss, 0, (size_t)a->Dv * sizeof *y);
+                continue;
             }
-            poprt__ref_softmax_row_f32(s, s, a->T, 0);
-            if (qk && a->qk_mode == 3)
-                memcpy(qk, s, (size_t)a->T * sizeof *s);
-            float *yr = (float *)view_row(&a->yv, b, h, i);
-            for (int64_t e = 0; e < a->Dv; e++)
-                yr[e] = 0;
-            for (int64_t t = 0; t < a->T; t++) {
-                const float *vr = t < a->P ? view_row(&a->pv, b, hk, t)
-                                           : view_row(&a->v, b, hk, t - a->P);
-                float p = s[t];
-                for (int64_t e = 0; e < a->Dv; e++)
-                    yr[e] += p * vr[e];
-            }
+            if (P > 0)
+                poprt__ref_sgemm(0, 1, rows, P, a->Dk, a->scale, q, a->q.ss,
+                                 view_row(&a->pk, b, hk, 0), a->pk.ss, 0.0f, S, T);
+            if (a->Skv > 0)
+                poprt__ref_sgemm(0, 1, rows, a->Skv, a->Dk, a->scale, q, a->q.ss,
+                                 view_row(&a->k, b, hk, 0), a->k.ss, 0.0f, S + P, T);
+            for (int64_t r = 0; r < rows; r++)
+                att_row(a, b, h, i0 + r, S + r * T);
+            if (P > 0)
+                poprt__ref_sgemm(0, 0, rows, a->Dv, P, 1.0f, S, T, view_row(&a->pv, b, hk, 0),
+                                 a->pv.ss, 0.0f, y, a->yv.ss);
+            if (a->Skv > 0)
+                poprt__ref_sgemm(0, 0, rows, a->Dv, a->Skv, 1.0f, S + P, T,
+                                 view_row(&a->v, b, hk, 0), a->v.ss, P > 0 ? 1.0f : 0.0f, y,
+                                 a->yv.ss);
         }
     }
 }
@@ -1027,14 +1082,15 @@ poprt_status poprt__ref_attention(poprt__kctx *k)
     }
     if (Y->numel != rows * a.Dv)
         return POPRT__NODE_ERR(n, POPRT_STATUS_INTERNAL, "output Y size");
-    a.y = Y->dtype == POPRT_DTYPE_FLOAT
-              ? Y->data
-              : poprt__kctx_scratch(k, (size_t)(Y->numel ? Y->numel : 1) * 4);
-    if (!a.y)
+    float *y = Y->dtype == POPRT_DTYPE_FLOAT
+                   ? Y->data
+                   : poprt__kctx_scratch(k, (size_t)(Y->numel ? Y->numel : 1) * 4);
+    if (!y)
         return POPRT__NODE_ERR(n, POPRT_STATUS_OUT_OF_MEMORY, "no scratch memory");
-    a.yv = make_view(a.y, three, a.Hq, a.Sq, a.Dv);
-    a.ch = make_chunks(rows, 256);
-    a.scratch = poprt__kctx_scratch(k, (size_t)a.ch.nchunks * (size_t)(a.T ? a.T : 1) * 4);
+    a.yv = make_view(y, three, a.Hq, a.Sq, a.Dv);
+    a.nblk = (a.Sq + ATT_RB - 1) / ATT_RB;
+    a.ch = make_chunks(a.B * a.Hq * a.nblk, 64);
+    a.scratch = poprt__kctx_scratch(k, (size_t)a.ch.nchunks * ATT_RB * (size_t)(a.T + 1) * 4);
     if (!a.scratch)
         return POPRT__NODE_ERR(n, POPRT_STATUS_OUT_OF_MEMORY, "no scratch memory");
     if (rows > 0)
@@ -1042,7 +1098,7 @@ poprt_status poprt__ref_attention(poprt__kctx *k)
 
     if (Y->dtype != POPRT_DTYPE_FLOAT)
         for (int64_t i = 0; i < Y->numel; i++)
-            st_f64(Y->data, Y->dtype, i, a.y[i]);
+            st_f64(Y->data, Y->dtype, i, y[i]);
     if (QKo && QKo->dtype != POPRT_DTYPE_FLOAT)
         for (int64_t i = 0; i < QKo->numel; i++)
             st_f64(QKo->data, QKo->dtype, i, a.qk_out[i]);
@@ -1056,6 +1112,157 @@ poprt_status poprt__ref_attention(poprt__kctx *k)
             return POPRT__NODE_ERR(n, POPRT_STATUS_INTERNAL, "present_value shape");
         write_present(PVo, PV, V, three, a.B, a.Hkv, a.P, a.Skv, a.Dv);
     }
+    return POPRT_OK;
+}
+
+/* ============================== FlexAttention =============================== */
+
+/* Values returned by poprt__kctx_run_graph are heap copies owned by the
+ * caller (lib/runtime/exec.c). */
+
+/* Applies graph attribute `name` (scores -> scores) to s [B, H, L, S] in
+ * place; a bool result is a keep-mask (false -> -inf). */
+static poprt_status flex_mod(poprt__kctx *k, const char *name, int32_t dt, const int64_t *dims,
+                             float *s, int64_t cnt)
+{
+    const poprt__attr *a = poprt__node_attr(k->node, name);
+    if (!a || a->type != POPRT__ATTR_GRAPH || !a->g)
+        return POPRT_OK;
+    poprt__value in;
+    memset(&in, 0, sizeof in);
+    in.kind = POPRT__KIND_TENSOR;
+    in.t.dtype = dt;
+    in.t.rank = 4;
+    memcpy(in.t.dims, dims, 4 * sizeof *dims);
+    in.t.numel = cnt;
+    in.t.nbytes = (size_t)cnt * poprt_dtype_size(dt);
+    if (dt == POPRT_DTYPE_FLOAT) {
+        in.t.data = s;
+    } else {
+        in.t.data = poprt__kctx_scratch(k, in.t.nbytes + 1);
+        if (!in.t.data)
+            return POPRT__NODE_ERR(k->node, POPRT_STATUS_OUT_OF_MEMORY, "no scratch memory");
+        for (int64_t i = 0; i < cnt; i++)
+            st_f64(in.t.data, dt, i, s[i]);
+    }
+    const poprt__value *ins[1] = {&in};
+    poprt__value out;
+    memset(&out, 0, sizeof out);
+    poprt_status st = poprt__kctx_run_graph(k, a->g, 1, ins, 1, &out);
+    if (st)
+        return st;
+    if (out.kind != POPRT__KIND_TENSOR || out.t.numel != cnt) {
+        st = POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
+                             "%s must return a tensor of the scores' shape", name);
+    } else if (out.t.dtype == POPRT_DTYPE_BOOL) {
+        for (int64_t i = 0; i < cnt; i++)
+            if (!((const uint8_t *)out.t.data)[i])
+                s[i] = -INFINITY;
+    } else if (is_float_dt(out.t.dtype)) {
+        for (int64_t i = 0; i < cnt; i++)
+            s[i] = (float)ld_f64(out.t.data, out.t.dtype, i);
+    } else {
+        st = POPRT__NODE_ERR(k->node, POPRT_STATUS_UNSUPPORTED, "%s returns %s", name,
+                             poprt_dtype_name(out.t.dtype));
+    }
+    poprt__kctx_release_value(k, &out);
+    return st;
+}
+
+typedef struct flex_job {
+    int64_t Hq, Hkv, L, S, E, Ev;
+    const float *q, *k, *v;
+    float *s, *y;
+    float scale;
+    int stage; /* 0 scores, 1 softmax, 2 output */
+} flex_job;
+
+static void flex_rows(void *ctx, int64_t r0, int64_t r1)
+{
+    const flex_job *a = ctx;
+    int64_t rep = a->Hq / a->Hkv;
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t h = (r / a->L) % a->Hq, b = r / (a->L * a->Hq), hk = b * a->Hkv + h / rep;
+        float *s = a->s + r * a->S;
+        if (a->stage == 0) {
+            const float *qr = a->q + r * a->E;
+            for (int64_t t = 0; t < a->S; t++) {
+                const float *kr = a->k + (hk * a->S + t) * a->E;
+                float d = 0;
+                for (int64_t e = 0; e < a->E; e++)
+                    d += qr[e] * kr[e];
+                s[t] = d * a->scale;
+            }
+        } else if (a->stage == 1) {
+            poprt__ref_softmax_row_f32(s, s, a->S, 0);
+        } else {
+            float *yr = a->y + r * a->Ev;
+            for (int64_t e = 0; e < a->Ev; e++)
+                yr[e] = 0;
+            for (int64_t t = 0; t < a->S; t++) {
+                const float *vr = a->v + (hk * a->S + t) * a->Ev;
+                for (int64_t e = 0; e < a->Ev; e++)
+                    yr[e] += s[t] * vr[e];
+            }
+        }
+    }
+}
+
+poprt_status poprt__ref_flex_attention(poprt__kctx *k)
+{
+    const poprt__node *n = k->node;
+    const poprt__tval *Q = poprt__kin(k, 0), *K = poprt__kin(k, 1), *V = poprt__kin(k, 2);
+    poprt__tval *Y = poprt__kout(k, 0);
+    if (!Q || !K || !V || !Y)
+        return POPRT__NODE_ERR(n, POPRT_STATUS_INVALID_MODEL, "missing Q, K, V or Y");
+    if (!is_float_dt(Q->dtype))
+        return POPRT__NODE_ERR(n, POPRT_STATUS_UNSUPPORTED, "element type %s",
+                               poprt_dtype_name(Q->dtype));
+    if (Q->rank != 4 || K->rank != 4 || V->rank != 4)
+        return POPRT__NODE_ERR(n, POPRT_STATUS_SHAPE_MISMATCH, "Q, K, V must be 4-D");
+    flex_job a;
+    int64_t B = Q->dims[0];
+    a.Hq = Q->dims[1];
+    a.L = Q->dims[2];
+    a.E = Q->dims[3];
+    a.Hkv = K->dims[1];
+    a.S = K->dims[2];
+    a.Ev = V->dims[3];
+    if (K->dims[0] != B || V->dims[0] != B || K->dims[3] != a.E || V->dims[1] != a.Hkv ||
+        V->dims[2] != a.S || a.Hkv <= 0 || a.Hq % a.Hkv)
+        return POPRT__NODE_ERR(n, POPRT_STATUS_SHAPE_MISMATCH, "Q, K, V shapes disagree");
+    if (Y->numel != B * a.Hq * a.L * a.Ev)
+        return POPRT__NODE_ERR(n, POPRT_STATUS_INTERNAL, "output Y size");
+    const poprt__attr *sa = poprt__node_attr(n, "scale");
+    a.scale = sa ? sa->f : (float)(1.0 / sqrt((double)a.E));
+    int64_t rows = B * a.Hq * a.L, cnt = rows * a.S;
+    a.q = as_f32(k, Q);
+    a.k = as_f32(k, K);
+    a.v = as_f32(k, V);
+    a.s = poprt__kctx_scratch(k, (size_t)(cnt + 1) * sizeof(float));
+    a.y = Y->dtype == POPRT_DTYPE_FLOAT ? Y->data
+                                        : poprt__kctx_scratch(k, (size_t)(Y->numel + 1) * 4);
+    if (!a.q || !a.k || !a.v || !a.s || !a.y)
+        return POPRT__NODE_ERR(n, POPRT_STATUS_OUT_OF_MEMORY, "no scratch memory");
+    if (rows == 0)
+        return POPRT_OK;
+    int64_t sd[4] = {B, a.Hq, a.L, a.S};
+    /* scores, score_mod, mask_mod, softmax, prob_mod, probs @ V */
+    poprt_status st;
+    a.stage = 0;
+    poprt__kctx_parallel_for(k, rows, 16, flex_rows, &a);
+    if ((st = flex_mod(k, "score_mod", Q->dtype, sd, a.s, cnt)) ||
+        (st = flex_mod(k, "mask_mod", Q->dtype, sd, a.s, cnt)))
+        return st;
+    a.stage = 1;
+    poprt__kctx_parallel_for(k, rows, 16, flex_rows, &a);
+    if ((st = flex_mod(k, "prob_mod", Q->dtype, sd, a.s, cnt)))
+        return st;
+    a.stage = 2;
+    poprt__kctx_parallel_for(k, rows, 16, flex_rows, &a);
+    if (Y->dtype != POPRT_DTYPE_FLOAT)
+        for (int64_t i = 0; i < Y->numel; i++)
+            st_f64(Y->data, Y->dtype, i, a.y[i]);
     return POPRT_OK;
 }
 

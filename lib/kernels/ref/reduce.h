@@ -21,6 +21,8 @@ poprt_status poprt__ref_hardmax(poprt__kctx *k);
 /* ai.onnx Attention (23, 24) and LinearAttention. */
 poprt_status poprt__ref_attention(poprt__kctx *k);
 poprt_status poprt__ref_linear_attention(poprt__kctx *k);
+/* ai.onnx.preview FlexAttention with score_mod / mask_mod / prob_mod graphs. */
+poprt_status poprt__ref_flex_attention(poprt__kctx *k);
 poprt_status poprt__ref_rotary_embedding(poprt__kctx *k);
 poprt_status poprt__ref_nllloss(poprt__kctx *k);
 poprt_status poprt__ref_sce_loss(poprt__kctx *k);
