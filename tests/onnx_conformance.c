@@ -462,19 +462,12 @@ static int compare_output(const poprt_stepio *io, const char *name, const poprt_
 
 /* Binds one decoded input value to the stepio. Returns 0 with a SKIP
  * verdict for values the public API cannot carry. */
-static int bind_input(poprt_stepio *io, const poprt_value_info *vi, const poprt__onnx_value *val,
-                      poprt__arena *arena, verdict *v) {
+/* Binds a sequence (or an optional holding one) from its decoded elements. */
+static int bind_sequence(poprt_stepio *io, const poprt_value_info *vi, const poprt__onnx_value *val,
+                         int optional, poprt__arena *arena, verdict *v, const char *what,
+                         poprt_status *st_out)
+{
     poprt_status st;
-    char what[600];
-    snprintf(what, sizeof what, "input '%s'", vi->name);
-    if (val->kind == POPRT__KIND_TENSOR) {
-        const poprt__onnx_tensor *t = &val->tensor;
-        int64_t dims[POPRT__MAX_RANK];
-        for (int d = 0; d < t->type.rank; d++)
-            dims[d] = t->type.dims[d].value;
-        st = poprt_stepio_set_input(io, vi->name, (poprt_dtype)t->type.elem, dims, t->type.rank,
-                                    t->data, t->nbytes);
-    } else if (val->kind == POPRT__KIND_SEQUENCE) {
         size_t n = val->n;
         const int64_t **dims = poprt__arena_array(arena, n + 1, sizeof *dims);
         int *ranks = poprt__arena_array(arena, n + 1, sizeof *ranks);
@@ -505,7 +498,27 @@ static int bind_input(poprt_stepio *io, const poprt_value_info *vi, const poprt_
             nbytes[j] = e->tensor.nbytes;
             dt = (poprt_dtype)e->tensor.type.elem;
         }
-        st = poprt_stepio_set_input_sequence(io, vi->name, dt, n, dims, ranks, data, nbytes);
+        st = optional ? poprt_stepio_set_input_optional_sequence(io, vi->name, 1, dt, n, dims, ranks, data, nbytes)
+                      : poprt_stepio_set_input_sequence(io, vi->name, dt, n, dims, ranks, data, nbytes);
+    *st_out = st;
+    return 1;
+}
+
+static int bind_input(poprt_stepio *io, const poprt_value_info *vi, const poprt__onnx_value *val,
+                      poprt__arena *arena, verdict *v) {
+    poprt_status st;
+    char what[600];
+    snprintf(what, sizeof what, "input '%s'", vi->name);
+    if (val->kind == POPRT__KIND_TENSOR) {
+        const poprt__onnx_tensor *t = &val->tensor;
+        int64_t dims[POPRT__MAX_RANK];
+        for (int d = 0; d < t->type.rank; d++)
+            dims[d] = t->type.dims[d].value;
+        st = poprt_stepio_set_input(io, vi->name, (poprt_dtype)t->type.elem, dims, t->type.rank,
+                                    t->data, t->nbytes);
+    } else if (val->kind == POPRT__KIND_SEQUENCE) {
+        if (!bind_sequence(io, vi, val, 0, arena, v, what, &st))
+            return 0;
     } else if (val->kind == POPRT__KIND_OPTIONAL) {
         if (!val->present || !val->n) {
             poprt_value_kind inner = val->elem_kind == POPRT__KIND_SEQUENCE ? POPRT_VALUE_SEQUENCE
@@ -521,9 +534,8 @@ static int bind_input(poprt_stepio *io, const poprt_value_info *vi, const poprt_
                                                  (poprt_dtype)t->type.elem, dims, t->type.rank,
                                                  t->data, t->nbytes);
         } else {
-            set_verdict(v, 'S', "%s: optional sequence inputs cannot be bound through the "
-                        "public API", what);
-            return 0;
+            if (!bind_sequence(io, vi, &val->elems[0], 1, arena, v, what, &st))
+                return 0;
         }
     } else {
         set_verdict(v, 'S', "%s: value kind not supported by the runner", what);

@@ -420,6 +420,11 @@ POPRT_API poprt_status poprt_stepio_set_input_optional(poprt_stepio *stepio, con
                                                        poprt_dtype dtype, const int64_t *dims,
                                                        int rank, const void *data,
                                                        size_t nbytes);
+/* An optional input holding a sequence (present = 1, count tensors as in
+ * poprt_stepio_set_input_sequence) or holding nothing (present = 0). */
+POPRT_API poprt_status poprt_stepio_set_input_optional_sequence(
+    poprt_stepio *stepio, const char *name, int present, poprt_dtype dtype, size_t count,
+    const int64_t *const *dims, const int *ranks, const void *const *data, const size_t *nbytes);
 /* kind_out: TENSOR, SEQUENCE or OPTIONAL; count_out: number of tensors
  * (sequence length; 0 or 1 for an optional tensor; for an optional
  * sequence, the sequence length and *present_out tells presence). */

@@ -7,6 +7,7 @@ typedef struct entry {
     int is_input;
     /* input */
     poprt_value_kind kind;
+    poprt_value_kind inner; /* OPTIONAL: what it holds */
     poprt_dtype dtype;
     int rank;
     int64_t dims[POPRT__MAX_RANK];
@@ -212,6 +213,23 @@ poprt_status poprt_stepio_set_input_optional(poprt_stepio *io, const char *name,
     }
     entry *e = find(io, name, 1);
     e->kind = POPRT_VALUE_OPTIONAL;
+    e->inner = inner;
+    e->present = present;
+    return POPRT_OK;
+}
+
+poprt_status poprt_stepio_set_input_optional_sequence(poprt_stepio *io, const char *name,
+                                                      int present, poprt_dtype dtype, size_t count,
+                                                      const int64_t *const *dims, const int *ranks,
+                                                      const void *const *data, const size_t *nbytes)
+{
+    poprt_status st = poprt_stepio_set_input_sequence(io, name, dtype, present ? count : 0, dims,
+                                                      ranks, data, nbytes);
+    if (st)
+        return st;
+    entry *e = find(io, name, 1);
+    e->kind = POPRT_VALUE_OPTIONAL;
+    e->inner = POPRT_VALUE_SEQUENCE;
     e->present = present;
     return POPRT_OK;
 }
@@ -290,9 +308,12 @@ poprt_status poprt__stepio_bind_input(poprt_stepio *io, poprt_session *s, const 
     entry *e = find(io, t->name, 1);
     if (!e)
         return poprt__err(POPRT_STATUS_NOT_FOUND, "input '%s' is not bound in the stepio", t->name);
-    if (e->kind == POPRT_VALUE_SEQUENCE || (e->kind == POPRT_VALUE_OPTIONAL && !e->present)) {
+    if (e->kind == POPRT_VALUE_SEQUENCE || (e->kind == POPRT_VALUE_OPTIONAL && !e->present) ||
+        (e->kind == POPRT_VALUE_OPTIONAL && e->inner == POPRT_VALUE_SEQUENCE)) {
         v->kind = e->kind == POPRT_VALUE_SEQUENCE ? POPRT__KIND_SEQUENCE : POPRT__KIND_OPTIONAL;
-        v->inner = ty->inner ? ty->inner->kind : POPRT__KIND_TENSOR;
+        v->inner = e->kind == POPRT_VALUE_OPTIONAL && e->inner == POPRT_VALUE_SEQUENCE
+                       ? POPRT__KIND_SEQUENCE
+                       : (ty->inner ? ty->inner->kind : POPRT__KIND_TENSOR);
         v->present = e->present;
         v->seq_elem = e->dtype;
         v->n_items = (int64_t)e->n_items;
