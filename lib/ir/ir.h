@@ -204,6 +204,36 @@ poprt__attr *poprt__node_add_attr(poprt__node *n, const char *name, poprt__attr_
 int64_t poprt__model_opset(const poprt__model *m, const char *domain);
 const char *poprt__model_unique_name(poprt__model *m, const char *base);
 
+/* ---- rewriting (lib/ir/rewrite.c), for passes ------------------------------- */
+/* Nodes of g (not subgraphs) reading t, in graph order; out is cleared first. */
+poprt_status poprt__graph_consumers(const poprt__graph *g, const poprt__tensor *t, poprt__vec *out);
+/* Number of reads of t anywhere (nodes of g and of subgraphs, and as a graph
+ * output of g). */
+int poprt__tensor_use_count(const poprt__graph *g, const poprt__tensor *t);
+/* Every read of `from` (in g, its subgraphs, and g's outputs list) reads
+ * `to` instead. When `from` is a graph output, `to` takes its place in the
+ * outputs list keeping the output's name: callers that need the output
+ * name kept should rename instead (poprt__tensor_rename). */
+poprt_status poprt__graph_replace_uses(poprt__graph *g, poprt__tensor *from, poprt__tensor *to);
+/* Renames a tensor (updates the name table). NOT_FOUND-free: the new name
+ * must be unused (INVALID_ARGUMENT otherwise). */
+poprt_status poprt__tensor_rename(poprt__tensor *t, const char *name);
+/* Removes nodes whose outputs are all unused and not graph outputs, repeatedly,
+ * and initializers nothing reads; returns the number of nodes removed. */
+int poprt__graph_remove_dead(poprt__graph *g);
+/* Makes t a constant initializer of its graph holding data (copied into the
+ * model arena) with the given dtype and shape; t keeps its name. */
+poprt_status poprt__tensor_set_const(poprt__tensor *t, int32_t dtype, int rank,
+                                     const int64_t *dims, const void *data, size_t nbytes);
+/* A new initializer named from base. */
+poprt__tensor *poprt__graph_add_const(poprt__graph *g, const char *base, int32_t dtype, int rank,
+                                      const int64_t *dims, const void *data, size_t nbytes);
+/* Single consumer of t in g, or NULL when t has zero or several readers or is
+ * a graph output. */
+poprt__node *poprt__graph_sole_consumer(const poprt__graph *g, const poprt__tensor *t);
+/* Number of nodes in g and all its subgraphs. */
+size_t poprt__graph_count_nodes(const poprt__graph *g);
+
 /* ---- attribute access (defaults when absent) -------------------------------- */
 const poprt__attr *poprt__node_attr(const poprt__node *n, const char *name);
 int64_t poprt__attr_i(const poprt__node *n, const char *name, int64_t dflt);

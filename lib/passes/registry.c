@@ -3,7 +3,11 @@
 #include "passes/passes.h"
 
 static const poprt__pass *const builtins[] = {
-    &poprt__pass_shape_inference,
+#define POPRT__PASS(name) &poprt__pass_##name,
+#include "passes/list_core.def"
+#include "passes/list_transformer.def"
+#include "passes/list_precision.def"
+#undef POPRT__PASS
 };
 
 const poprt__pass *const *poprt__builtin_passes(size_t *count)

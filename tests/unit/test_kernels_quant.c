@@ -1,0 +1,523 @@
+/* Unit tests: the 'quant' family (QuantizeLinear, DequantizeLinear,
+ * DynamicQuantizeLinear, QLinearMatMul, MatMulInteger, ConvInteger) and the
+ * long-tail 'misc' ops written with it (NonMaxSuppression, RegexFullMatch,
+ * DFT, windows, StringSplit) against hand-computed values. Each case builds
+ * one node, runs its inference on the concrete inputs, allocates the outputs
+ * with the inferred shapes (dynamic ops allocate their own) and runs the
+ * reference kernel. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ir/op.h"
+#include "kernels/kernel.h"
+#include "kernels/ref/misc.h"
+#include "kernels/ref/quant.h"
+#include "runtime/runtime.h"
+
+#define MAXIO 8
+
+typedef struct harness {
+    poprt__model *m;
+    struct poprt__exec x;
+    poprt__value outs[MAXIO];
+    int owned[MAXIO]; /* data from calloc (else from the exec's arena) */
+} harness;
+
+static void h_init(harness *h)
+{
+    memset(h, 0, sizeof *h);
+    ck_assert_int_eq(poprt__model_new(&h->m), POPRT_OK);
+    poprt__arena_init(&h->x.strings);
+}
+
+static void h_free(harness *h)
+{
+    for (int j = 0; j < MAXIO; j++)
+        if (h->owned[j])
+            free(h->outs[j].t.data);
+    poprt__exec_free(&h->x);
+    poprt__model_free(h->m);
+}
+
+static poprt__node *mk(harness *h, const char *op, int nin, int nout)
+{
+    poprt__node *n = poprt__graph_add_node(h->m->graph, op, "", NULL, nin, nout);
+    ck_assert_ptr_nonnull(n);
+    return n;
+}
+
+static void set_i(poprt__node *n, const char *name, int64_t v)
+{
+    poprt__attr *a = poprt__node_add_attr(n, name, POPRT__ATTR_INT);
+    ck_assert_ptr_nonnull(a);
+    a->i = v;
+}
+
+static void set_f(poprt__node *n, const char *name, float v)
+{
+    poprt__attr *a = poprt__node_add_attr(n, name, POPRT__ATTR_FLOAT);
+    ck_assert_ptr_nonnull(a);
+    a->f = v;
+}
+
+static void set_s(poprt__node *n, const char *name, const char *v)
+{
+    poprt__attr *a = poprt__node_add_attr(n, name, POPRT__ATTR_STRING);
+    ck_assert_ptr_nonnull(a);
+    a->s = v;
+    a->s_len = strlen(v);
+}
+
+static poprt__value tv(int32_t dt, int rank, const int64_t *dims, const void *data)
+{
+    poprt__value v;
+    memset(&v, 0, sizeof v);
+    v.kind = POPRT__KIND_TENSOR;
+    v.t.dtype = dt;
+    v.t.rank = rank;
+    v.t.numel = 1;
+    for (int i = 0; i < rank; i++) {
+        v.t.dims[i] = dims[i];
+        v.t.numel *= dims[i];
+    }
+    v.t.nbytes = (size_t)v.t.numel * poprt_dtype_size(dt);
+    v.t.data = (void *)data;
+    return v;
+}
+
+/* Infers, allocates outputs (unless the op is dynamic), runs the kernel. */
+static poprt_status run(harness *h, poprt__node *n, int opset, int nin, poprt__value **in,
+                        int nout)
+{
+    const poprt__op *op = poprt__op_find(n->domain, n->op_type, opset);
+    ck_assert_ptr_nonnull(op);
+    n->op = op;
+    n->opset = opset;
+    poprt__type types[MAXIO], otypes[MAXIO];
+    poprt__ival iv[MAXIO];
+    memset(types, 0, sizeof types);
+    memset(iv, 0, sizeof iv);
+    memset(otypes, 0, sizeof otypes);
+    for (int i = 0; i < nin; i++) {
+        if (!in[i])
+            continue;
+        const poprt__tval *t = &in[i]->t;
+        poprt__type_set_tensor(&h->m->arena, &types[i], t->dtype, t->rank, t->dims);
+        iv[i].type = &types[i];
+        iv[i].data = t->data;
+        iv[i].nbytes = t->nbytes;
+    }
+    poprt__infer_ctx c = {n, opset, nin, iv, nout, otypes, &h->m->arena};
+    poprt_status st = op->infer(&c);
+    if (st)
+        return st;
+    poprt__value *out[MAXIO];
+    for (int j = 0; j < nout; j++) {
+        if (h->owned[j])
+            free(h->outs[j].t.data);
+        h->owned[j] = 0;
+        memset(&h->outs[j], 0, sizeof h->outs[j]);
+        out[j] = &h->outs[j];
+        if (op->flags & POPRT__OP_DYNAMIC)
+            continue;
+        ck_assert_int_eq(otypes[j].kind, POPRT__KIND_TENSOR);
+        ck_assert_int_ge(otypes[j].rank, 0);
+        int64_t dims[POPRT__MAX_RANK];
+        for (int d = 0; d < otypes[j].rank; d++) {
+            ck_assert_int_ge(otypes[j].dims[d].value, 0);
+            dims[d] = otypes[j].dims[d].value;
+        }
+        h->outs[j] = tv(otypes[j].elem, otypes[j].rank, dims, NULL);
+        h->outs[j].t.data = calloc(1, h->outs[j].t.nbytes + 1);
+        h->owned[j] = 1;
+    }
+    poprt__kctx k = {.node = n, .opset = opset, .n_in = nin, .in = in, .n_out = nout,
+                     .out = out, .exec = &h->x};
+    return op->kernel(&k);
+}
+
+static void expect_f32(const poprt__value *v, const float *want, int64_t n, double tol)
+{
+    ck_assert_int_eq(v->t.dtype, POPRT_DTYPE_FLOAT);
+    ck_assert_int_eq(v->t.numel, n);
+    const float *got = v->t.data;
+    for (int64_t i = 0; i < n; i++)
+        ck_assert_msg(fabs(got[i] - want[i]) <= tol * (1 + fabs(want[i])),
+                      "[%lld] got %.9g want %.9g", (long long)i, got[i], want[i]);
+}
+
+static void expect_i64(const poprt__value *v, int32_t dt, const int64_t *want, int64_t n)
+{
+    ck_assert_int_eq(v->t.dtype, dt);
+    ck_assert_int_eq(v->t.numel, n);
+    for (int64_t i = 0; i < n; i++)
+        ck_assert_msg(poprt__load_i64(v->t.data, dt, i) == want[i], "[%lld] got %lld want %lld",
+                      (long long)i, (long long)poprt__load_i64(v->t.data, dt, i),
+                      (long long)want[i]);
+}
+
+/* ---- DequantizeLinear ---------------------------------------------------------- */
+
+START_TEST(test_dequantize_per_axis)
+{
+    harness h;
+    h_init(&h);
+    uint8_t x[] = {10, 12, 8, 1, 2, 3};
+    float s[] = {0.5f, 2.0f};
+    uint8_t zp[] = {10, 0};
+    int64_t xd[] = {2, 3}, sd[] = {2};
+    poprt__value vx = tv(POPRT_DTYPE_UINT8, 2, xd, x), vs = tv(POPRT_DTYPE_FLOAT, 1, sd, s),
+                 vz = tv(POPRT_DTYPE_UINT8, 1, sd, zp);
+    poprt__value *in[] = {&vx, &vs, &vz};
+    poprt__node *n = mk(&h, "DequantizeLinear", 3, 1);
+    set_i(n, "axis", 0);
+    ck_assert_int_eq(run(&h, n, 21, 3, in, 1), POPRT_OK);
+    float want[] = {0, 1, -1, 2, 4, 6};
+    expect_f32(&h.outs[0], want, 6, 0);
+
+    /* a scale that does not match the axis is a shape error */
+    n = mk(&h, "DequantizeLinear", 3, 1);
+    set_i(n, "axis", 1);
+    ck_assert_int_eq(run(&h, n, 21, 3, in, 1), POPRT_STATUS_SHAPE_MISMATCH);
+    h_free(&h);
+}
+END_TEST
+
+START_TEST(test_dequantize_blocked)
+{
+    harness h;
+    h_init(&h);
+    int8_t x[] = {1, 2, 3, 4, 5, 6, 7, 8};
+    float s[] = {1, 2, 0.5f, 4};
+    int8_t zp[] = {0, 1, -1, 0};
+    int64_t xd[] = {2, 4}, sd[] = {2, 2};
+    poprt__value vx = tv(POPRT_DTYPE_INT8, 2, xd, x), vs = tv(POPRT_DTYPE_FLOAT, 2, sd, s),
+                 vz = tv(POPRT_DTYPE_INT8, 2, sd, zp);
+    poprt__value *in[] = {&vx, &vs, &vz};
+    poprt__node *n = mk(&h, "DequantizeLinear", 3, 1);
+    set_i(n, "axis", 1);
+    set_i(n, "block_size", 2);
+    ck_assert_int_eq(run(&h, n, 21, 3, in, 1), POPRT_OK);
+    /* row 0: blocks (s 1, zp 0) and (s 2, zp 1); row 1: (s .5, zp -1) and (s 4, zp 0) */
+    float want[] = {1, 2, 4, 6, 3, 3.5f, 28, 32};
+    expect_f32(&h.outs[0], want, 8, 0);
+    h_free(&h);
+}
+END_TEST
+
+/* ---- QuantizeLinear ------------------------------------------------------------ */
+
+START_TEST(test_quantize_saturation)
+{
+    harness h;
+    h_init(&h);
+    float x[] = {-10.0f, 300.0f, 127.5f, 126.5f};
+    float s1 = 1.0f;
+    uint8_t z8 = 0;
+    int64_t xd[] = {4};
+    poprt__value vx = tv(POPRT_DTYPE_FLOAT, 1, xd, x), vs = tv(POPRT_DTYPE_FLOAT, 0, NULL, &s1),
+                 vz = tv(POPRT_DTYPE_UINT8, 0, NULL, &z8);
+    poprt__value *in[] = {&vx, &vs, &vz};
+    poprt__node *n = mk(&h, "QuantizeLinear", 3, 1);
+    ck_assert_int_eq(run(&h, n, 13, 3, in, 1), POPRT_OK);
+    int64_t want_u8[] = {0, 255, 128, 126}; /* halves go to even */
+    expect_i64(&h.outs[0], POPRT_DTYPE_UINT8, want_u8, 4);
+
+    /* int8 with a zero point: saturates on both sides after adding it */
+    float xi[] = {200, -200, 0, -138};
+    int8_t zi = 10;
+    poprt__value vxi = tv(POPRT_DTYPE_FLOAT, 1, xd, xi), vzi = tv(POPRT_DTYPE_INT8, 0, NULL, &zi);
+    poprt__value *in2[] = {&vxi, &vs, &vzi};
+    n = mk(&h, "QuantizeLinear", 3, 1);
+    ck_assert_int_eq(run(&h, n, 13, 3, in2, 1), POPRT_OK);
+    int64_t want_i8[] = {127, -128, 10, -128};
+    expect_i64(&h.outs[0], POPRT_DTYPE_INT8, want_i8, 4);
+
+    /* float8e4m3fn: saturate (default) clamps to 448, saturate=0 gives NaN */
+    float xf[] = {1000.0f, -1000.0f, 1.0f, 0.0f};
+    uint8_t zf = 0;
+    poprt__value vxf = tv(POPRT_DTYPE_FLOAT, 1, xd, xf),
+                 vzf = tv(POPRT_DTYPE_FLOAT8E4M3FN, 0, NULL, &zf);
+    poprt__value *in3[] = {&vxf, &vs, &vzf};
+    n = mk(&h, "QuantizeLinear", 3, 1);
+    ck_assert_int_eq(run(&h, n, 19, 3, in3, 1), POPRT_OK);
+    const uint8_t *yf = h.outs[0].t.data;
+    ck_assert_uint_eq(yf[0], 0x7E);
+    ck_assert_uint_eq(yf[1], 0xFE);
+    ck_assert_uint_eq(yf[2], 0x38);
+    ck_assert_uint_eq(yf[3], 0x00);
+    n = mk(&h, "QuantizeLinear", 3, 1);
+    set_i(n, "saturate", 0);
+    ck_assert_int_eq(run(&h, n, 19, 3, in3, 1), POPRT_OK);
+    yf = h.outs[0].t.data;
+    ck_assert_uint_eq(yf[0] & 0x7F, 0x7F);
+    h_free(&h);
+}
+END_TEST
+
+START_TEST(test_quantize_int4_round_half_even)
+{
+    harness h;
+    h_init(&h);
+    float x[] = {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, -2.5f, 20.0f, -20.0f};
+    float s = 1.0f;
+    int8_t z = 0;
+    int64_t xd[] = {8};
+    poprt__value vx = tv(POPRT_DTYPE_FLOAT, 1, xd, x), vs = tv(POPRT_DTYPE_FLOAT, 0, NULL, &s),
+                 vz = tv(POPRT_DTYPE_INT4, 0, NULL, &z);
+    poprt__value *in[] = {&vx, &vs, &vz};
+    poprt__node *n = mk(&h, "QuantizeLinear", 3, 1);
+    ck_assert_int_eq(run(&h, n, 21, 3, in, 1), POPRT_OK);
+    int64_t want[] = {0, 2, 2, 0, -2, -2, 7, -8};
+    expect_i64(&h.outs[0], POPRT_DTYPE_INT4, want, 8);
+
+    /* uint4 through output_dtype, no zero point; scale 2 gives x/2 */
+    poprt__value *in2[] = {&vx, &vs};
+    float s2 = 2.0f;
+    poprt__value vs2 = tv(POPRT_DTYPE_FLOAT, 0, NULL, &s2);
+    in2[1] = &vs2;
+    n = mk(&h, "QuantizeLinear", 2, 1);
+    set_i(n, "output_dtype", POPRT_DTYPE_UINT4);
+    ck_assert_int_eq(run(&h, n, 21, 2, in2, 1), POPRT_OK);
+    int64_t want_u4[] = {0, 1, 1, 0, 0, 0, 10, 0}; /* 0.25 0.75 1.25 ... 10 -10 */
+    expect_i64(&h.outs[0], POPRT_DTYPE_UINT4, want_u4, 8);
+    h_free(&h);
+}
+END_TEST
+
+START_TEST(test_dynamic_quantize)
+{
+    harness h;
+    h_init(&h);
+    float x[] = {0, 2, -3, -2.4f, 1.34f, 0.6f};
+    int64_t xd[] = {6};
+    poprt__value vx = tv(POPRT_DTYPE_FLOAT, 1, xd, x);
+    poprt__value *in[] = {&vx};
+    poprt__node *n = mk(&h, "DynamicQuantizeLinear", 1, 3);
+    ck_assert_int_eq(run(&h, n, 11, 1, in, 3), POPRT_OK);
+    /* scale (2 - -3) / 255; zero point round(3 / scale) = 153 */
+    const float scale = 5.0f / 255.0f;
+    ck_assert_float_eq_tol(*(float *)h.outs[1].t.data, scale, 1e-9);
+    ck_assert_uint_eq(*(uint8_t *)h.outs[2].t.data, 153);
+    int64_t want[] = {153, 255, 0, 31, 221, 184};
+    expect_i64(&h.outs[0], POPRT_DTYPE_UINT8, want, 6);
+    h_free(&h);
+}
+END_TEST
+
+/* ---- integer products ------------------------------------------------------------ */
+
+START_TEST(test_matmul_integer_and_qlinear)
+{
+    harness h;
+    h_init(&h);
+    uint8_t a[] = {11, 12, 13, 14}; /* [2, 2], zero point 10 -> [[1, 2], [3, 4]] */
+    int8_t b[] = {1, -1, 2, 0};     /* [2, 2], zero point 0 */
+    uint8_t az = 10;
+    int64_t d2[] = {2, 2};
+    poprt__value va = tv(POPRT_DTYPE_UINT8, 2, d2, a), vb = tv(POPRT_DTYPE_INT8, 2, d2, b),
+                 vaz = tv(POPRT_DTYPE_UINT8, 0, NULL, &az);
+    poprt__value *in[] = {&va, &vb, &vaz, NULL};
+    poprt__node *n = mk(&h, "MatMulInteger", 4, 1);
+    ck_assert_int_eq(run(&h, n, 10, 4, in, 1), POPRT_OK);
+    int64_t want[] = {5, -1, 11, -3};
+    expect_i64(&h.outs[0], POPRT_DTYPE_INT32, want, 4);
+
+    /* QLinearMatMul: y = round(acc * 0.5 * 1 / 2) + 100 */
+    float as = 0.5f, bs = 1.0f, ys = 2.0f;
+    int8_t bz = 0;
+    uint8_t yz = 100;
+    poprt__value vas = tv(POPRT_DTYPE_FLOAT, 0, NULL, &as), vbs = tv(POPRT_DTYPE_FLOAT, 0, NULL, &bs),
+                 vbz = tv(POPRT_DTYPE_INT8, 0, NULL, &bz), vys = tv(POPRT_DTYPE_FLOAT, 0, NULL, &ys),
+                 vyz = tv(POPRT_DTYPE_UINT8, 0, NULL, &yz);
+    uint8_t b8[] = {1, 255, 2, 0}; /* unsigned b with zero point 0 for the type check */
+    poprt__value vb8 = tv(POPRT_DTYPE_UINT8, 2, d2, b8);
+    uint8_t bz8 = 0;
+    poprt__value vbz8 = tv(POPRT_DTYPE_UINT8, 0, NULL, &bz8);
+    (void)vbz;
+    poprt__value *qin[] = {&va, &vas, &vaz, &vb8, &vbs, &vbz8, &vys, &vyz};
+    n = mk(&h, "QLinearMatMul", 8, 1);
+    ck_assert_int_eq(run(&h, n, 10, 8, qin, 1), POPRT_OK);
+    /* acc = [[1*1+2*2, 1*255], [3+8, 3*255]] = [[5, 255], [11, 765]] ; *0.25 */
+    int64_t wq[] = {101, 164, 103, 255}; /* 1.25->1, 63.75->64, 2.75->3, 191.25 saturates */
+    expect_i64(&h.outs[0], POPRT_DTYPE_UINT8, wq, 4);
+    h_free(&h);
+}
+END_TEST
+
+START_TEST(test_conv_integer)
+{
+    harness h;
+    h_init(&h);
+    uint8_t x[] = {1, 2, 3, 4, 5, 6, 7, 8, 9}; /* [1,1,3,3], zero point 1 */
+    uint8_t w[] = {1, 1, 1, 1};                /* [1,1,2,2] */
+    uint8_t xz = 1;
+    int64_t xd[] = {1, 1, 3, 3}, wd[] = {1, 1, 2, 2};
+    poprt__value vx = tv(POPRT_DTYPE_UINT8, 4, xd, x), vw = tv(POPRT_DTYPE_UINT8, 4, wd, w),
+                 vz = tv(POPRT_DTYPE_UINT8, 0, NULL, &xz);
+    poprt__value *in[] = {&vx, &vw, &vz};
+    poprt__node *n = mk(&h, "ConvInteger", 3, 1);
+    ck_assert_int_eq(run(&h, n, 10, 3, in, 1), POPRT_OK);
+    int64_t want[] = {8, 12, 20, 24}; /* 2x2 window sums of x-1 */
+    expect_i64(&h.outs[0], POPRT_DTYPE_INT32, want, 4);
+    h_free(&h);
+}
+END_TEST
+
+/* ---- NonMaxSuppression ---------------------------------------------------------- */
+
+START_TEST(test_nms_tiny)
+{
+    harness h;
+    h_init(&h);
+    /* box 1 overlaps box 0 (IoU 0.82), box 2 is apart, box 3 scores below the threshold */
+    float boxes[] = {0, 0, 1, 1, 0, 0.1f, 1, 1.1f, 0, 10, 1, 11, 0, 0, 1, 1};
+    float scores[] = {0.9f, 0.95f, 0.5f, 0.3f};
+    int64_t maxo = 3;
+    float iou = 0.5f, st = 0.4f;
+    int64_t bd[] = {1, 4, 4}, sd[] = {1, 1, 4};
+    poprt__value vb = tv(POPRT_DTYPE_FLOAT, 3, bd, boxes), vs = tv(POPRT_DTYPE_FLOAT, 3, sd, scores),
+                 vm = tv(POPRT_DTYPE_INT64, 0, NULL, &maxo), vi = tv(POPRT_DTYPE_FLOAT, 0, NULL, &iou),
+                 vt = tv(POPRT_DTYPE_FLOAT, 0, NULL, &st);
+    poprt__value *in[] = {&vb, &vs, &vm, &vi, &vt};
+    poprt__node *n = mk(&h, "NonMaxSuppression", 5, 1);
+    ck_assert_int_eq(run(&h, n, 11, 5, in, 1), POPRT_OK);
+    ck_assert_int_eq(h.outs[0].t.rank, 2);
+    ck_assert_int_eq(h.outs[0].t.dims[0], 2);
+    int64_t want[] = {0, 0, 1, 0, 0, 2};
+    expect_i64(&h.outs[0], POPRT_DTYPE_INT64, want, 6);
+
+    /* max_output_boxes_per_class 1 keeps only the best */
+    maxo = 1;
+    n = mk(&h, "NonMaxSuppression", 5, 1);
+    ck_assert_int_eq(run(&h, n, 11, 5, in, 1), POPRT_OK);
+    int64_t want1[] = {0, 0, 1};
+    expect_i64(&h.outs[0], POPRT_DTYPE_INT64, want1, 3);
+    h_free(&h);
+}
+END_TEST
+
+/* ---- strings, signal ----------------------------------------------------------------- */
+
+static int regex_match(harness *h, const char *pattern, const char *text)
+{
+    poprt__node *n = mk(h, "RegexFullMatch", 1, 1);
+    set_s(n, "pattern", pattern);
+    const char *xs[] = {text};
+    int64_t d[] = {1};
+    poprt__value vx = tv(POPRT_DTYPE_STRING, 1, d, xs);
+    poprt__value *in[] = {&vx};
+    ck_assert_int_eq(run(h, n, 20, 1, in, 1), POPRT_OK);
+    return *(uint8_t *)h->outs[0].t.data;
+}
+
+START_TEST(test_regex_full_match)
+{
+    harness h;
+    h_init(&h);
+    ck_assert_int_eq(regex_match(&h, "www\\.[\\w.-]+\\.\\bcom\\b", "www.google.com"), 1);
+    ck_assert_int_eq(regex_match(&h, "www\\.[\\w.-]+\\.\\bcom\\b", "www.google.com.x"), 0);
+    ck_assert_int_eq(regex_match(&h, "(\\W|^)[\\w.\\-]{0,25}@(yahoo|gmail)\\.com(\\W|$)",
+                                 "account@gmail.com"), 1);
+    ck_assert_int_eq(regex_match(&h, "(\\W|^)[\\w.\\-]{0,25}@(yahoo|gmail)\\.com(\\W|$)",
+                                 "account@hotmail.com"), 0);
+    ck_assert_int_eq(regex_match(&h, "a{2,3}b*", "aaab"), 1);
+    ck_assert_int_eq(regex_match(&h, "a{2,3}b*", "aaaab"), 0);
+    ck_assert_int_eq(regex_match(&h, "[^0-9]+x?", "abc"), 1);
+    ck_assert_int_eq(regex_match(&h, "(a*)*b", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"), 0);
+    ck_assert_int_eq(regex_match(&h, "", ""), 1);
+    /* a malformed pattern is a model error at inference */
+    poprt__node *n = mk(&h, "RegexFullMatch", 1, 1);
+    set_s(n, "pattern", "(ab");
+    const char *xs[] = {"ab"};
+    int64_t d[] = {1};
+    poprt__value vx = tv(POPRT_DTYPE_STRING, 1, d, xs);
+    poprt__value *in[] = {&vx};
+    ck_assert_int_eq(run(&h, n, 20, 1, in, 1), POPRT_STATUS_INVALID_MODEL);
+    h_free(&h);
+}
+END_TEST
+
+START_TEST(test_string_split)
+{
+    harness h;
+    h_init(&h);
+    const char *xs[] = {"a,b,,c", "d"};
+    int64_t d[] = {2};
+    poprt__value vx = tv(POPRT_DTYPE_STRING, 1, d, xs);
+    poprt__value *in[] = {&vx};
+    poprt__node *n = mk(&h, "StringSplit", 1, 2);
+    set_s(n, "delimiter", ",");
+    ck_assert_int_eq(run(&h, n, 20, 1, in, 2), POPRT_OK);
+    ck_assert_int_eq(h.outs[0].t.dims[1], 4);
+    const char *const *y = h.outs[0].t.data;
+    ck_assert_str_eq(y[0], "a");
+    ck_assert_str_eq(y[2], "");
+    ck_assert_str_eq(y[3], "c");
+    ck_assert_str_eq(y[4], "d");
+    ck_assert_str_eq(y[5], "");
+    int64_t wz[] = {4, 1};
+    expect_i64(&h.outs[1], POPRT_DTYPE_INT64, wz, 2);
+    h_free(&h);
+}
+END_TEST
+
+START_TEST(test_dft_and_window)
+{
+    harness h;
+    h_init(&h);
+    /* real [1, 4, 1] signal {1, 2, 3, 4}: X = {10, -2+2i, -2, -2-2i} */
+    float x[] = {1, 2, 3, 4};
+    int64_t xd[] = {1, 4, 1};
+    poprt__value vx = tv(POPRT_DTYPE_FLOAT, 3, xd, x);
+    poprt__value *in[] = {&vx};
+    poprt__node *n = mk(&h, "DFT", 1, 1);
+    ck_assert_int_eq(run(&h, n, 17, 1, in, 1), POPRT_OK);
+    float want[] = {10, 0, -2, 2, -2, 0, -2, -2};
+    expect_f32(&h.outs[0], want, 8, 1e-6);
+    n = mk(&h, "DFT", 1, 1);
+    set_i(n, "onesided", 1);
+    ck_assert_int_eq(run(&h, n, 17, 1, in, 1), POPRT_OK);
+    expect_f32(&h.outs[0], want, 6, 1e-6);
+
+    /* periodic Hann window of 4: 0, 0.5, 1, 0.5 */
+    int64_t size = 4;
+    poprt__value vs = tv(POPRT_DTYPE_INT64, 0, NULL, &size);
+    poprt__value *win[] = {&vs};
+    n = mk(&h, "HannWindow", 1, 1);
+    ck_assert_int_eq(run(&h, n, 17, 1, win, 1), POPRT_OK);
+    float wh[] = {0, 0.5f, 1, 0.5f};
+    expect_f32(&h.outs[0], wh, 4, 1e-7);
+    (void)set_f;
+    h_free(&h);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("kernels_quant");
+    TCase *tc = tcase_create("quant");
+    tcase_add_test(tc, test_dequantize_per_axis);
+    tcase_add_test(tc, test_dequantize_blocked);
+    tcase_add_test(tc, test_quantize_saturation);
+    tcase_add_test(tc, test_quantize_int4_round_half_even);
+    tcase_add_test(tc, test_dynamic_quantize);
+    tcase_add_test(tc, test_matmul_integer_and_qlinear);
+    tcase_add_test(tc, test_conv_integer);
+    tcase_add_test(tc, test_nms_tiny);
+    tcase_add_test(tc, test_regex_full_match);
+    tcase_add_test(tc, test_string_split);
+    tcase_add_test(tc, test_dft_and_window);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
