@@ -75,6 +75,8 @@ extern const poprt__op *const poprt__ops_control[];
 extern const poprt__op *const poprt__ops_sequence[];
 extern const poprt__op *const poprt__ops_quant[];
 extern const poprt__op *const poprt__ops_misc[];
+extern const poprt__op *const poprt__ops_poprt_fused[];   /* ai.poprt ops of the transformer passes */
+extern const poprt__op *const poprt__ops_poprt_replace[]; /* ai.poprt ops of the replace_* passes */
 
 /* ---- helpers for inference functions --------------------------------------- */
 

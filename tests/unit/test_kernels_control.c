@@ -1,0 +1,955 @@
+/* Unit tests: control flow (If, Loop, Scan), sequence and optional ops, and
+ * the recurrent ops (RNN, GRU, LSTM). Models are built through the IR,
+ * saved, and run through the public API; expected values are computed here
+ * by straightforward loops over the ONNX formulas. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "builder.h"
+#include "ir/op.h"
+
+/* ---- building subgraphs ------------------------------------------------------ */
+
+static poprt__graph *sub_graph(poprt__model *m, poprt__node *owner, const char *attr)
+{
+    poprt__graph *g = poprt__graph_new(m, owner->graph, attr);
+    ck_assert_ptr_nonnull(g);
+    g->parent_node = owner;
+    poprt__attr *a = poprt__node_add_attr(owner, attr, POPRT__ATTR_GRAPH);
+    ck_assert_ptr_nonnull(a);
+    a->g = g;
+    return g;
+}
+
+/* rank -2: leave the input untyped (kind UNKNOWN). */
+static poprt__tensor *g_input(poprt__graph *g, const char *name, int32_t elem, int rank,
+                              const int64_t *dims)
+{
+    poprt__tensor *t = poprt__graph_tensor(g, name);
+    if (rank >= -1)
+        poprt__type_set_tensor(&g->model->arena, &t->type, elem, rank, dims);
+    t->is_input = 1;
+    ck_assert_int_eq(poprt__vec_push(&g->inputs, t), POPRT_OK);
+    return t;
+}
+
+static poprt__node *g_node(poprt__graph *g, const char *op, int n_in, const char **ins, int n_out,
+                           const char **outs)
+{
+    poprt__node *n = poprt__graph_add_node(g, op, "", NULL, n_in, n_out);
+    ck_assert_ptr_nonnull(n);
+    for (int i = 0; i < n_in; i++) {
+        if (!ins[i] || !ins[i][0]) {
+            n->inputs[i] = NULL;
+            continue;
+        }
+        poprt__tensor *t = poprt__graph_find(g, ins[i]);
+        n->inputs[i] = t ? t : poprt__graph_tensor(g, ins[i]);
+    }
+    for (int i = 0; i < n_out; i++)
+        n->outputs[i] = outs[i] && outs[i][0] ? poprt__graph_tensor(g, outs[i]) : NULL;
+    return n;
+}
+
+static void g_output(poprt__graph *g, const char *name)
+{
+    poprt__tensor *t = poprt__graph_tensor(g, name);
+    t->is_output = 1;
+    ck_assert_int_eq(poprt__vec_push(&g->outputs, t), POPRT_OK);
+}
+
+static poprt__tensor *g_const(poprt__graph *g, const char *name, int32_t elem, int rank,
+                              const int64_t *dims, const void *data)
+{
+    poprt__tensor *t = poprt__graph_tensor(g, name);
+    poprt__type_set_tensor(&g->model->arena, &t->type, elem, rank, dims);
+    t->nbytes = (size_t)poprt__type_numel(&t->type) * poprt_dtype_size((poprt_dtype)elem);
+    t->data = poprt__arena_memdup(&g->model->arena, data, t->nbytes ? t->nbytes : 1);
+    t->is_initializer = 1;
+    ck_assert_int_eq(poprt__vec_push(&g->initializers, t), POPRT_OK);
+    return t;
+}
+
+static void attr_i(poprt__node *n, const char *name, int64_t v)
+{
+    poprt__attr *a = poprt__node_add_attr(n, name, POPRT__ATTR_INT);
+    a->i = v;
+}
+
+static void attr_f(poprt__node *n, const char *name, float v)
+{
+    poprt__attr *a = poprt__node_add_attr(n, name, POPRT__ATTR_FLOAT);
+    a->f = v;
+}
+
+static void attr_s(poprt__node *n, const char *name, const char *s)
+{
+    poprt__attr *a = poprt__node_add_attr(n, name, POPRT__ATTR_STRING);
+    a->s = s;
+    a->s_len = strlen(s);
+}
+
+static void attr_ints(poprt__node *n, const char *name, int64_t cnt, const int64_t *v)
+{
+    poprt__attr *a = poprt__node_add_attr(n, name, POPRT__ATTR_INTS);
+    a->n = cnt;
+    a->ints = poprt__arena_memdup(&n->graph->model->arena, v, (size_t)cnt * sizeof *v);
+}
+
+static void attr_strings(poprt__node *n, const char *name, int64_t cnt, const char **v)
+{
+    poprt__attr *a = poprt__node_add_attr(n, name, POPRT__ATTR_STRINGS);
+    a->n = cnt;
+    a->strings = poprt__arena_array(&n->graph->model->arena, (size_t)cnt, sizeof *a->strings);
+    a->string_lens = poprt__arena_array(&n->graph->model->arena, (size_t)cnt, sizeof *a->string_lens);
+    for (int64_t i = 0; i < cnt; i++) {
+        a->strings[i] = v[i];
+        a->string_lens[i] = strlen(v[i]);
+    }
+}
+
+static void attr_floats(poprt__node *n, const char *name, int64_t cnt, const float *v)
+{
+    poprt__attr *a = poprt__node_add_attr(n, name, POPRT__ATTR_FLOATS);
+    a->n = cnt;
+    a->floats = poprt__arena_memdup(&n->graph->model->arena, v, (size_t)cnt * sizeof *v);
+}
+
+/* ---- running ------------------------------------------------------------------- */
+
+static poprt_session *session_of(poprt_model *m, const char *threads)
+{
+    poprt_options *o;
+    ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
+    if (threads)
+        ck_assert_int_eq(poprt_options_set(o, "threads", threads), POPRT_OK);
+    poprt_session *s;
+    poprt_status st = poprt_session_create(m, o, &s);
+    if (st)
+        fprintf(stderr, "session: %s\n", poprt_last_error());
+    ck_assert_int_eq(st, POPRT_OK);
+    poprt_options_free(o);
+    return s;
+}
+
+static poprt_model *load(poprt__model *m)
+{
+    poprt_model *model;
+    poprt_status st = tb_load(m, &model);
+    if (st)
+        fprintf(stderr, "load: %s\n", poprt_last_error());
+    ck_assert_int_eq(st, POPRT_OK);
+    return model;
+}
+
+static void run_ok(poprt_session *s, poprt_stepio *io)
+{
+    poprt_status st = poprt_session_run(s, io);
+    if (st)
+        fprintf(stderr, "run: %s\n", poprt_last_error());
+    ck_assert_int_eq(st, POPRT_OK);
+}
+
+/* Checks output `name` is a float tensor of the given shape and values. */
+static void expect_f32(poprt_stepio *io, const char *name, int rank, const int64_t *dims,
+                       const float *want, float tol)
+{
+    poprt_dtype dt;
+    int r;
+    const int64_t *d;
+    const void *data;
+    size_t nb;
+    ck_assert_int_eq(poprt_stepio_output(io, name, &dt, &r, &d, &data, &nb), POPRT_OK);
+    ck_assert_int_eq(dt, POPRT_DTYPE_FLOAT);
+    ck_assert_int_eq(r, rank);
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++) {
+        ck_assert_int_eq(d[i], dims[i]);
+        n *= dims[i];
+    }
+    ck_assert_uint_eq(nb, (size_t)n * sizeof(float));
+    for (int64_t i = 0; i < n; i++)
+        ck_assert_msg(fabsf(((const float *)data)[i] - want[i]) <= tol,
+                      "%s[%lld] = %g, expected %g", name, (long long)i,
+                      (double)((const float *)data)[i], (double)want[i]);
+}
+
+/* ==== If ========================================================================= */
+
+/* r = If(c) then Concat(x, x) (shape [4,3]) else x ([2,3]). */
+static poprt_model *if_model(void)
+{
+    poprt__model *m = tb_model(16);
+    int64_t xd[2] = {2, 3};
+    tb_input(m, "c", POPRT_DTYPE_BOOL, 0, NULL);
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 2, xd);
+    poprt__node *n = tb_node(m, "If", 1, (const char *[]){"c"}, 1, (const char *[]){"r"});
+    poprt__graph *th = sub_graph(m, n, "then_branch");
+    poprt__node *cat = g_node(th, "Concat", 2, (const char *[]){"x", "x"}, 1, (const char *[]){"tr"});
+    attr_i(cat, "axis", 0);
+    g_output(th, "tr");
+    poprt__graph *el = sub_graph(m, n, "else_branch");
+    g_node(el, "Identity", 1, (const char *[]){"x"}, 1, (const char *[]){"er"});
+    g_output(el, "er");
+    tb_output(m, "r");
+    return load(m);
+}
+
+START_TEST(if_branches_with_different_shapes)
+{
+    poprt_model *model = if_model();
+    /* inference: [4,3] vs [2,3] joins to [?,3] */
+    poprt_value_info info = {.size = sizeof info};
+    ck_assert_int_eq(poprt_model_output(model, 0, &info), POPRT_OK);
+    ck_assert_int_eq(info.rank, 2);
+    ck_assert_int_lt(info.dims[0], 0);
+    ck_assert_int_eq(info.dims[1], 3);
+    poprt_session *s = session_of(model, NULL);
+    poprt_model_free(model);
+    float x[6] = {1, 2, 3, 4, 5, 6}, x2[12];
+    memcpy(x2, x, sizeof x);
+    memcpy(x2 + 6, x, sizeof x);
+    int64_t xd[2] = {2, 3};
+    for (int rep = 0; rep < 4; rep++) {
+        uint8_t c = (uint8_t)(rep & 1);
+        poprt_stepio *io;
+        ck_assert_int_eq(poprt_stepio_create(&io), POPRT_OK);
+        ck_assert_int_eq(poprt_stepio_set_input(io, "c", POPRT_DTYPE_BOOL, NULL, 0, &c, 1), POPRT_OK);
+        ck_assert_int_eq(poprt_stepio_set_input(io, "x", POPRT_DTYPE_FLOAT, xd, 2, x, sizeof x), POPRT_OK);
+        ck_assert_int_eq(poprt_stepio_set_output_alloc(io, "r"), POPRT_OK);
+        run_ok(s, io);
+        int64_t want[2] = {c ? 4 : 2, 3};
+        expect_f32(io, "r", 2, want, c ? x2 : x, 0);
+        poprt_stepio_free(io);
+    }
+    poprt_session_free(s);
+}
+END_TEST
+
+/* ==== Loop ======================================================================= */
+
+/* Loop(M, cond, y0): y grows by one element k*i per iteration (shape
+ * changes), stops after the iteration where i >= 3, scan output = sum(y). */
+static poprt_model *loop_model(int with_cond, int untyped_body)
+{
+    poprt__model *m = tb_model(13);
+    int64_t one = 1;
+    tb_input(m, "M", POPRT_DTYPE_INT64, 0, NULL);
+    tb_input(m, "y0", POPRT_DTYPE_FLOAT, 1, &one);
+    const float k = 2.0f;
+    tb_const(m, "k", POPRT_DTYPE_FLOAT, 1, &one, &k);
+    if (with_cond)
+        tb_input(m, "cond", POPRT_DTYPE_BOOL, 0, NULL);
+    poprt__node *n = tb_node(m, "Loop", 3, (const char *[]){"M", with_cond ? "cond" : "", "y0"}, 2,
+                             (const char *[]){"yf", "scans"});
+    poprt__graph *b = sub_graph(m, n, "body");
+    int r = untyped_body ? -2 : 0;
+    g_input(b, "i", POPRT_DTYPE_INT64, r, NULL);
+    g_input(b, "c", POPRT_DTYPE_BOOL, r, NULL);
+    g_input(b, "y", POPRT_DTYPE_FLOAT, untyped_body ? -2 : -1, NULL);
+    const int64_t ax = 0, three = 3;
+    g_const(b, "ax", POPRT_DTYPE_INT64, 1, &one, &ax);
+    g_const(b, "three", POPRT_DTYPE_INT64, 0, NULL, &three);
+    poprt__node *cast = g_node(b, "Cast", 1, (const char *[]){"i"}, 1, (const char *[]){"fi"});
+    attr_i(cast, "to", POPRT_DTYPE_FLOAT);
+    g_node(b, "Unsqueeze", 2, (const char *[]){"fi", "ax"}, 1, (const char *[]){"fi1"});
+    g_node(b, "Mul", 2, (const char *[]){"fi1", "k"}, 1, (const char *[]){"v"});
+    poprt__node *cat = g_node(b, "Concat", 2, (const char *[]){"y", "v"}, 1, (const char *[]){"y2"});
+    attr_i(cat, "axis", 0);
+    g_node(b, "Less", 2, (const char *[]){"i", "three"}, 1, (const char *[]){"c2"});
+    poprt__node *rs = g_node(b, "ReduceSum", 1, (const char *[]){"y2"}, 1, (const char *[]){"sc"});
+    attr_i(rs, "keepdims", 1);
+    g_output(b, "c2");
+    g_output(b, "y2");
+    g_output(b, "sc");
+    tb_output(m, "yf");
+    tb_output(m, "scans");
+    return load(m);
+}
+
+static void loop_check(poprt_session *s, int64_t M, int with_cond, uint8_t cond)
+{
+    float y0 = 1.0f;
+    int64_t one = 1;
+    poprt_stepio *io;
+    ck_assert_int_eq(poprt_stepio_create(&io), POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_set_input(io, "M", POPRT_DTYPE_INT64, NULL, 0, &M, 8), POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_set_input(io, "y0", POPRT_DTYPE_FLOAT, &one, 1, &y0, 4), POPRT_OK);
+    if (with_cond)
+        ck_assert_int_eq(poprt_stepio_set_input(io, "cond", POPRT_DTYPE_BOOL, NULL, 0, &cond, 1),
+                         POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_set_output_alloc(io, "yf"), POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_set_output_alloc(io, "scans"), POPRT_OK);
+    run_ok(s, io);
+    float y[16] = {1.0f}, sums[16];
+    int64_t n = 1, it = 0;
+    int c = !with_cond || cond;
+    while (it < M && c) {
+        y[n++] = 2.0f * (float)it;
+        float sum = 0;
+        for (int64_t q = 0; q < n; q++)
+            sum += y[q];
+        sums[it] = sum;
+        c = it < 3;
+        it++;
+    }
+    expect_f32(io, "yf", 1, &n, y, 0);
+    int64_t sd[2] = {it, 1};
+    expect_f32(io, "scans", 2, sd, sums, 0);
+    poprt_stepio_free(io);
+}
+
+START_TEST(loop_changing_shape_scan_outputs_and_early_exit)
+{
+    poprt_model *model = loop_model(1, 0);
+    poprt_session *s = session_of(model, NULL);
+    poprt_model_free(model);
+    loop_check(s, 10, 1, 1); /* stops by the body's condition after 5 iterations */
+    loop_check(s, 2, 1, 1);  /* stops by M */
+    loop_check(s, 0, 1, 1);  /* no iteration: y0, empty scan output [0, 1] */
+    loop_check(s, 10, 1, 0); /* cond false from the start */
+    poprt_session_free(s);
+}
+END_TEST
+
+START_TEST(loop_untyped_body_inputs_are_typed_and_threads_agree)
+{
+    poprt_model *model = loop_model(0, 1);
+    poprt_session *s = session_of(model, "4");
+    poprt_model_free(model);
+    loop_check(s, 10, 0, 1);
+    loop_check(s, 3, 0, 1);
+    poprt_session_free(s);
+}
+END_TEST
+
+START_TEST(loop_inference_types_body_inputs)
+{
+    poprt__model *m = tb_model(13);
+    int64_t d2[2] = {2, 3};
+    tb_input(m, "M", POPRT_DTYPE_INT64, 0, NULL);
+    tb_input(m, "a0", POPRT_DTYPE_FLOAT, 2, d2);
+    poprt__node *n = tb_node(m, "Loop", 3, (const char *[]){"M", "", "a0"}, 2,
+                             (const char *[]){"af", "sc"});
+    poprt__graph *b = sub_graph(m, n, "body");
+    g_input(b, "i", 0, -2, NULL);
+    g_input(b, "c", 0, -2, NULL);
+    g_input(b, "a", 0, -2, NULL);
+    g_node(b, "Identity", 1, (const char *[]){"c"}, 1, (const char *[]){"c2"});
+    g_node(b, "Relu", 1, (const char *[]){"a"}, 1, (const char *[]){"a2"});
+    g_node(b, "Identity", 1, (const char *[]){"a0"}, 1, (const char *[]){"s"});
+    g_output(b, "c2");
+    g_output(b, "a2");
+    g_output(b, "s");
+    tb_output(m, "af");
+    tb_output(m, "sc");
+    ck_assert_int_eq(poprt__graph_resolve(m->graph), POPRT_OK);
+    ck_assert_int_eq(poprt__graph_toposort(m->graph), POPRT_OK);
+    ck_assert_int_eq(poprt__graph_toposort(b), POPRT_OK);
+    ck_assert_int_eq(poprt__graph_infer(m->graph, NULL), POPRT_OK);
+    const poprt__tensor *bi = b->inputs.items[0], *bc = b->inputs.items[1], *ba = b->inputs.items[2];
+    ck_assert_int_eq(bi->type.kind, POPRT__KIND_TENSOR);
+    ck_assert_int_eq(bi->type.elem, POPRT_DTYPE_INT64);
+    ck_assert_int_eq(bi->type.rank, 0);
+    ck_assert_int_eq(bc->type.elem, POPRT_DTYPE_BOOL);
+    /* loop-carried: element type only, the shape may change */
+    ck_assert_int_eq(ba->type.elem, POPRT_DTYPE_FLOAT);
+    ck_assert_int_eq(ba->type.rank, -1);
+    const poprt__tensor *sc = poprt__graph_find(m->graph, "sc");
+    ck_assert_int_eq(sc->type.elem, POPRT_DTYPE_FLOAT);
+    ck_assert_int_eq(sc->type.rank, 3);
+    ck_assert_int_lt(sc->type.dims[0].value, 0);
+    ck_assert_int_eq(sc->type.dims[1].value, 2);
+    ck_assert_int_eq(sc->type.dims[2].value, 3);
+    ck_assert(n->op->flags & POPRT__OP_DYNAMIC);
+    ck_assert(n->op->flags & POPRT__OP_CONTROL);
+    poprt__model_free(m);
+}
+END_TEST
+
+/* Loop with an If inside that reads the loop's carried value and a value
+ * of the main graph (outer scopes two levels up). */
+START_TEST(loop_with_nested_if_and_outer_scope)
+{
+    poprt__model *m = tb_model(13);
+    int64_t three = 3;
+    tb_input(m, "M", POPRT_DTYPE_INT64, 0, NULL);
+    tb_input(m, "a0", POPRT_DTYPE_FLOAT, 1, &three);
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 1, &three);
+    poprt__node *n = tb_node(m, "Loop", 3, (const char *[]){"M", "", "a0"}, 1, (const char *[]){"af"});
+    poprt__graph *b = sub_graph(m, n, "body");
+    g_input(b, "i", POPRT_DTYPE_INT64, 0, NULL);
+    g_input(b, "c", POPRT_DTYPE_BOOL, 0, NULL);
+    g_input(b, "acc", POPRT_DTYPE_FLOAT, 1, &three);
+    const int64_t two = 2, zero = 0;
+    g_const(b, "two", POPRT_DTYPE_INT64, 0, NULL, &two);
+    g_const(b, "zero", POPRT_DTYPE_INT64, 0, NULL, &zero);
+    g_node(b, "Mod", 2, (const char *[]){"i", "two"}, 1, (const char *[]){"md"});
+    g_node(b, "Equal", 2, (const char *[]){"md", "zero"}, 1, (const char *[]){"even"});
+    poprt__node *f = g_node(b, "If", 1, (const char *[]){"even"}, 1, (const char *[]){"acc2"});
+    poprt__graph *th = sub_graph(m, f, "then_branch");
+    g_node(th, "Add", 2, (const char *[]){"acc", "x"}, 1, (const char *[]){"r1"});
+    g_output(th, "r1");
+    poprt__graph *el = sub_graph(m, f, "else_branch");
+    g_node(el, "Sub", 2, (const char *[]){"acc", "x"}, 1, (const char *[]){"r2"});
+    g_output(el, "r2");
+    g_node(b, "Identity", 1, (const char *[]){"c"}, 1, (const char *[]){"c2"});
+    g_output(b, "c2");
+    g_output(b, "acc2");
+    tb_output(m, "af");
+    poprt_model *model = load(m);
+    poprt_session *s = session_of(model, NULL);
+    poprt_model_free(model);
+    float a0[3] = {0, 1, 2}, x[3] = {0.5f, -1, 2}, want[3];
+    int64_t M = 5;
+    for (int q = 0; q < 3; q++) {
+        want[q] = a0[q];
+        for (int i = 0; i < 5; i++)
+            want[q] += i % 2 == 0 ? x[q] : -x[q];
+    }
+    poprt_stepio *io;
+    ck_assert_int_eq(poprt_stepio_create(&io), POPRT_OK);
+    poprt_stepio_set_input(io, "M", POPRT_DTYPE_INT64, NULL, 0, &M, 8);
+    poprt_stepio_set_input(io, "a0", POPRT_DTYPE_FLOAT, &three, 1, a0, sizeof a0);
+    poprt_stepio_set_input(io, "x", POPRT_DTYPE_FLOAT, &three, 1, x, sizeof x);
+    poprt_stepio_set_output_alloc(io, "af");
+    run_ok(s, io);
+    expect_f32(io, "af", 1, &three, want, 0);
+    poprt_stepio_free(io);
+    poprt_session_free(s);
+}
+END_TEST
+
+/* ==== Scan ======================================================================= */
+
+/* Scan-9: state s [2,3]; x [2,4,3] scanned over axis 1 in reverse; y1 =
+ * s*w stacked on the last axis in reverse, y2 = sum of the slice on axis 0. */
+START_TEST(scan9_axes_directions_and_outer_scope)
+{
+    poprt__model *m = tb_model(11);
+    int64_t sd[2] = {2, 3}, xd[3] = {2, 4, 3};
+    tb_input(m, "s0", POPRT_DTYPE_FLOAT, 2, sd);
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 3, xd);
+    float w[6] = {1, -1, 0.5f, 2, 0, 3};
+    tb_const(m, "w", POPRT_DTYPE_FLOAT, 2, sd, w);
+    poprt__node *n = tb_node(m, "Scan", 2, (const char *[]){"s0", "x"}, 3,
+                             (const char *[]){"sf", "y1", "y2"});
+    attr_i(n, "num_scan_inputs", 1);
+    attr_ints(n, "scan_input_axes", 1, (const int64_t[]){1});
+    attr_ints(n, "scan_input_directions", 1, (const int64_t[]){1});
+    attr_ints(n, "scan_output_axes", 2, (const int64_t[]){-1, 0});
+    attr_ints(n, "scan_output_directions", 2, (const int64_t[]){1, 0});
+    poprt__graph *b = sub_graph(m, n, "body");
+    g_input(b, "s", 0, -2, NULL); /* typed by inference from s0 */
+    g_input(b, "a", 0, -2, NULL);
+    g_node(b, "Add", 2, (const char *[]){"s", "a"}, 1, (const char *[]){"s2"});
+    g_node(b, "Mul", 2, (const char *[]){"s2", "w"}, 1, (const char *[]){"o1"});
+    poprt__node *rs = g_node(b, "ReduceSum", 1, (const char *[]){"a"}, 1, (const char *[]){"o2"});
+    attr_i(rs, "keepdims", 0);
+    g_output(b, "s2");
+    g_output(b, "o1");
+    g_output(b, "o2");
+    tb_output(m, "sf");
+    tb_output(m, "y1");
+    tb_output(m, "y2");
+    poprt_model *model = load(m);
+    poprt_value_info info = {.size = sizeof info};
+    ck_assert_int_eq(poprt_model_output(model, 1, &info), POPRT_OK);
+    ck_assert_int_eq(info.rank, 3);
+    ck_assert_int_eq(info.dims[0], 2);
+    ck_assert_int_eq(info.dims[1], 3);
+    ck_assert_int_eq(info.dims[2], 4);
+    poprt_session *s = session_of(model, NULL);
+    poprt_model_free(model);
+    float s0[6] = {0}, x[24];
+    for (int i = 0; i < 24; i++)
+        x[i] = (float)((i * 7) % 11) - 5.0f;
+    float st[6] = {0}, y1[24], y2[4];
+    for (int t = 0; t < 4; t++) {
+        int idx = 3 - t;
+        float sum = 0;
+        for (int p = 0; p < 2; p++)
+            for (int q = 0; q < 3; q++) {
+                float a = x[(p * 4 + idx) * 3 + q];
+                st[p * 3 + q] += a;
+                sum += a;
+                y1[(p * 3 + q) * 4 + (3 - t)] = st[p * 3 + q] * w[p * 3 + q];
+            }
+        y2[t] = sum;
+    }
+    poprt_stepio *io;
+    ck_assert_int_eq(poprt_stepio_create(&io), POPRT_OK);
+    poprt_stepio_set_input(io, "s0", POPRT_DTYPE_FLOAT, sd, 2, s0, sizeof s0);
+    poprt_stepio_set_input(io, "x", POPRT_DTYPE_FLOAT, xd, 3, x, sizeof x);
+    poprt_stepio_set_output_alloc(io, "sf");
+    poprt_stepio_set_output_alloc(io, "y1");
+    poprt_stepio_set_output_alloc(io, "y2");
+    run_ok(s, io);
+    expect_f32(io, "sf", 2, sd, st, 1e-5f);
+    expect_f32(io, "y1", 3, (const int64_t[]){2, 3, 4}, y1, 1e-5f);
+    expect_f32(io, "y2", 1, (const int64_t[]){4}, y2, 1e-5f);
+    poprt_stepio_free(io);
+    poprt_session_free(s);
+}
+END_TEST
+
+/* Scan-8: batch 2, sequence 3, sequence_lens {3, 2}, second input reversed;
+ * s = (s + a) * b; outputs padded with zeros past the length. */
+START_TEST(scan8_batch_sequence_lens_and_reverse)
+{
+    poprt__model *m = tb_model(8);
+    int64_t ld = 2, sd[2] = {2, 2}, xd[3] = {2, 3, 2};
+    tb_input(m, "lens", POPRT_DTYPE_INT64, 1, &ld);
+    tb_input(m, "st", POPRT_DTYPE_FLOAT, 2, sd);
+    tb_input(m, "x1", POPRT_DTYPE_FLOAT, 3, xd);
+    tb_input(m, "x2", POPRT_DTYPE_FLOAT, 3, xd);
+    poprt__node *n = tb_node(m, "Scan", 4, (const char *[]){"lens", "st", "x1", "x2"}, 2,
+                             (const char *[]){"fs", "ys"});
+    attr_i(n, "num_scan_inputs", 2);
+    attr_ints(n, "directions", 2, (const int64_t[]){0, 1});
+    poprt__graph *b = sub_graph(m, n, "body");
+    int64_t two = 2;
+    g_input(b, "s", POPRT_DTYPE_FLOAT, 1, &two);
+    g_input(b, "a", POPRT_DTYPE_FLOAT, 1, &two);
+    g_input(b, "bb", POPRT_DTYPE_FLOAT, 1, &two);
+    g_node(b, "Add", 2, (const char *[]){"s", "a"}, 1, (const char *[]){"t"});
+    g_node(b, "Mul", 2, (const char *[]){"t", "bb"}, 1, (const char *[]){"s2"});
+    g_node(b, "Identity", 1, (const char *[]){"s2"}, 1, (const char *[]){"o"});
+    g_output(b, "s2");
+    g_output(b, "o");
+    tb_output(m, "fs");
+    tb_output(m, "ys");
+    poprt_model *model = load(m);
+    poprt_session *s = session_of(model, NULL);
+    poprt_model_free(model);
+    int64_t lens[2] = {3, 2};
+    float st[4] = {1, -1, 0.5f, 2}, x1[12], x2[12];
+    for (int i = 0; i < 12; i++) {
+        x1[i] = 0.25f * (float)i - 1.0f;
+        x2[i] = 1.0f + 0.1f * (float)(i % 5);
+    }
+    float fs[4], ys[12] = {0};
+    for (int bt = 0; bt < 2; bt++) {
+        float v[2] = {st[bt * 2], st[bt * 2 + 1]};
+        for (int t = 0; t < lens[bt]; t++) {
+            int r = (int)lens[bt] - 1 - t;
+            for (int q = 0; q < 2; q++) {
+                v[q] = (v[q] + x1[(bt * 3 + t) * 2 + q]) * x2[(bt * 3 + r) * 2 + q];
+                ys[(bt * 3 + t) * 2 + q] = v[q];
+            }
+        }
+        fs[bt * 2] = v[0];
+        fs[bt * 2 + 1] = v[1];
+    }
+    poprt_stepio *io;
+    ck_assert_int_eq(poprt_stepio_create(&io), POPRT_OK);
+    poprt_stepio_set_input(io, "lens", POPRT_DTYPE_INT64, &ld, 1, lens, sizeof lens);
+    poprt_stepio_set_input(io, "st", POPRT_DTYPE_FLOAT, sd, 2, st, sizeof st);
+    poprt_stepio_set_input(io, "x1", POPRT_DTYPE_FLOAT, xd, 3, x1, sizeof x1);
+    poprt_stepio_set_input(io, "x2", POPRT_DTYPE_FLOAT, xd, 3, x2, sizeof x2);
+    poprt_stepio_set_output_alloc(io, "fs");
+    poprt_stepio_set_output_alloc(io, "ys");
+    run_ok(s, io);
+    expect_f32(io, "fs", 2, sd, fs, 1e-5f);
+    expect_f32(io, "ys", 3, xd, ys, 1e-5f);
+    poprt_stepio_free(io);
+    poprt_session_free(s);
+}
+END_TEST
+
+/* ==== sequences and optionals ===================================================== */
+
+START_TEST(sequence_ops_chain)
+{
+    poprt__model *m = tb_model(17);
+    int64_t xd[2] = {5, 2};
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 2, xd);
+    const int64_t sp = 2, neg1 = -1, zero = 0;
+    tb_const(m, "sp", POPRT_DTYPE_INT64, 0, NULL, &sp);
+    tb_const(m, "neg1", POPRT_DTYPE_INT64, 0, NULL, &neg1);
+    tb_const(m, "zero", POPRT_DTYPE_INT64, 0, NULL, &zero);
+    /* [x0:2, x2:4, x4:5] -> erase last -> insert x[4:5]... at the front */
+    tb_node(m, "SplitToSequence", 2, (const char *[]){"x", "sp"}, 1, (const char *[]){"s"});
+    tb_node(m, "SequenceAt", 2, (const char *[]){"s", "neg1"}, 1, (const char *[]){"tail"});
+    tb_node(m, "SequenceErase", 2, (const char *[]){"s", "neg1"}, 1, (const char *[]){"s2"});
+    tb_node(m, "SequenceInsert", 3, (const char *[]){"s2", "tail", "zero"}, 1, (const char *[]){"s3"});
+    poprt__node *cat = tb_node(m, "ConcatFromSequence", 1, (const char *[]){"s3"}, 1,
+                               (const char *[]){"cat"});
+    attr_i(cat, "axis", 0);
+    tb_node(m, "SequenceLength", 1, (const char *[]){"s3"}, 1, (const char *[]){"len"});
+    poprt__node *sp1 = tb_node(m, "SplitToSequence", 1, (const char *[]){"x"}, 1, (const char *[]){"cols"});
+    attr_i(sp1, "axis", 1);
+    attr_i(sp1, "keepdims", 0);
+    poprt__node *stk = tb_node(m, "ConcatFromSequence", 1, (const char *[]){"cols"}, 1,
+                               (const char *[]){"stk"});
+    attr_i(stk, "axis", 0);
+    attr_i(stk, "new_axis", 1);
+    tb_node(m, "SequenceEmpty", 0, NULL, 1, (const char *[]){"e"});
+    tb_node(m, "SequenceLength", 1, (const char *[]){"e"}, 1, (const char *[]){"elen"});
+    tb_output(m, "cat");
+    tb_output(m, "len");
+    tb_output(m, "stk");
+    tb_output(m, "elen");
+    tb_output(m, "s3");
+    poprt_model *model = load(m);
+    poprt_session *s = session_of(model, NULL);
+    poprt_model_free(model);
+    float x[10];
+    for (int i = 0; i < 10; i++)
+        x[i] = (float)i;
+    poprt_stepio *io;
+    ck_assert_int_eq(poprt_stepio_create(&io), POPRT_OK);
+    poprt_stepio_set_input(io, "x", POPRT_DTYPE_FLOAT, xd, 2, x, sizeof x);
+    const char *outs[5] = {"cat", "len", "stk", "elen", "s3"};
+    for (int i = 0; i < 5; i++)
+        ck_assert_int_eq(poprt_stepio_set_output_alloc(io, outs[i]), POPRT_OK);
+    run_ok(s, io);
+    float want_cat[10] = {8, 9, 0, 1, 2, 3, 4, 5, 6, 7};
+    expect_f32(io, "cat", 2, xd, want_cat, 0);
+    const void *data;
+    ck_assert_int_eq(poprt_stepio_output(io, "len", NULL, NULL, NULL, &data, NULL), POPRT_OK);
+    ck_assert_int_eq(*(const int64_t *)data, 3);
+    ck_assert_int_eq(poprt_stepio_output(io, "elen", NULL, NULL, NULL, &data, NULL), POPRT_OK);
+    ck_assert_int_eq(*(const int64_t *)data, 0);
+    float want_stk[10] = {0, 2, 4, 6, 8, 1, 3, 5, 7, 9};
+    expect_f32(io, "stk", 2, (const int64_t[]){2, 5}, want_stk, 0);
+    poprt_value_kind kind;
+    size_t count;
+    int present;
+    ck_assert_int_eq(poprt_stepio_output_kind(io, "s3", &kind, &present, &count), POPRT_OK);
+    ck_assert_int_eq(kind, POPRT_VALUE_SEQUENCE);
+    ck_assert_uint_eq(count, 3);
+    int rank;
+    const int64_t *dims;
+    ck_assert_int_eq(poprt_stepio_output_item(io, "s3", 0, NULL, &rank, &dims, &data, NULL), POPRT_OK);
+    ck_assert_int_eq(rank, 2);
+    ck_assert_int_eq(dims[0], 1);
+    ck_assert_float_eq(((const float *)data)[1], 9.0f);
+    poprt_stepio_free(io);
+    poprt_session_free(s);
+}
+END_TEST
+
+START_TEST(optional_ops)
+{
+    poprt__model *m = tb_model(18);
+    int64_t d = 3;
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 1, &d);
+    tb_node(m, "Optional", 1, (const char *[]){"x"}, 1, (const char *[]){"o"});
+    tb_node(m, "OptionalHasElement", 1, (const char *[]){"o"}, 1, (const char *[]){"has"});
+    tb_node(m, "OptionalGetElement", 1, (const char *[]){"o"}, 1, (const char *[]){"got"});
+    poprt__node *e = tb_node(m, "Optional", 0, NULL, 1, (const char *[]){"none"});
+    poprt__attr *ta = poprt__node_add_attr(e, "type", POPRT__ATTR_TYPE_PROTO);
+    ta->tp = poprt__arena_alloc(&m->arena, sizeof *ta->tp);
+    memset(ta->tp, 0, sizeof *ta->tp);
+    poprt__type_set_tensor(&m->arena, ta->tp, POPRT_DTYPE_FLOAT, 1, &d);
+    tb_node(m, "OptionalHasElement", 1, (const char *[]){"none"}, 1, (const char *[]){"hasnt"});
+    tb_node(m, "OptionalHasElement", 1, (const char *[]){""}, 1, (const char *[]){"omitted"});
+    tb_output(m, "has");
+    tb_output(m, "got");
+    tb_output(m, "hasnt");
+    tb_output(m, "omitted");
+    poprt_model *model = load(m);
+    poprt_session *s = session_of(model, NULL);
+    poprt_model_free(model);
+    float x[3] = {1, 2, 3};
+    poprt_stepio *io;
+    ck_assert_int_eq(poprt_stepio_create(&io), POPRT_OK);
+    poprt_stepio_set_input(io, "x", POPRT_DTYPE_FLOAT, &d, 1, x, sizeof x);
+    const char *outs[4] = {"has", "got", "hasnt", "omitted"};
+    for (int i = 0; i < 4; i++)
+        poprt_stepio_set_output_alloc(io, outs[i]);
+    run_ok(s, io);
+    const void *data;
+    poprt_stepio_output(io, "has", NULL, NULL, NULL, &data, NULL);
+    ck_assert_int_eq(*(const uint8_t *)data, 1);
+    poprt_stepio_output(io, "hasnt", NULL, NULL, NULL, &data, NULL);
+    ck_assert_int_eq(*(const uint8_t *)data, 0);
+    poprt_stepio_output(io, "omitted", NULL, NULL, NULL, &data, NULL);
+    ck_assert_int_eq(*(const uint8_t *)data, 0);
+    expect_f32(io, "got", 1, &d, x, 0);
+    poprt_stepio_free(io);
+    poprt_session_free(s);
+}
+END_TEST
+
+START_TEST(sequence_at_out_of_range_names_the_node)
+{
+    poprt__model *m = tb_model(13);
+    int64_t d = 4;
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 1, &d);
+    tb_input(m, "p", POPRT_DTYPE_INT64, 0, NULL);
+    tb_node(m, "SplitToSequence", 1, (const char *[]){"x"}, 1, (const char *[]){"s"});
+    poprt__node *at = tb_node(m, "SequenceAt", 2, (const char *[]){"s", "p"}, 1, (const char *[]){"y"});
+    at->name = "pick";
+    tb_output(m, "y");
+    poprt_model *model = load(m);
+    poprt_session *s = session_of(model, NULL);
+    poprt_model_free(model);
+    float x[4] = {1, 2, 3, 4};
+    int64_t p = 4;
+    poprt_stepio *io;
+    ck_assert_int_eq(poprt_stepio_create(&io), POPRT_OK);
+    poprt_stepio_set_input(io, "x", POPRT_DTYPE_FLOAT, &d, 1, x, sizeof x);
+    poprt_stepio_set_input(io, "p", POPRT_DTYPE_INT64, NULL, 0, &p, 8);
+    poprt_stepio_set_output_alloc(io, "y");
+    ck_assert_int_ne(poprt_session_run(s, io), POPRT_OK);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "pick"));
+    p = -4; /* first item */
+    run_ok(s, io);
+    float one = 1;
+    expect_f32(io, "y", 1, (const int64_t[]){1}, &one, 0);
+    poprt_stepio_free(io);
+    poprt_session_free(s);
+}
+END_TEST
+
+/* ==== recurrent ops =============================================================== */
+
+static float sigm(float x) { return 1.0f / (1.0f + expf(-x)); }
+
+/* Plain GRU, one direction, per the ONNX formulas (layout 0). */
+static void gru_ref(int T, int B, int I, int H, const float *X, const float *W, const float *R,
+                    const float *Bi, int lbr, int reverse, float *Y, float *Yh)
+{
+    for (int b = 0; b < B; b++) {
+        float h[8] = {0};
+        for (int s = 0; s < T; s++) {
+            int t = reverse ? T - 1 - s : s;
+            const float *x = X + (t * B + b) * I;
+            float z[8], r[8], hh[8];
+            for (int n = 0; n < H; n++) {
+                float az = Bi[n] + Bi[3 * H + n], ar = Bi[H + n] + Bi[4 * H + n];
+                for (int q = 0; q < I; q++) {
+                    az += x[q] * W[n * I + q];
+                    ar += x[q] * W[(H + n) * I + q];
+                }
+                for (int q = 0; q < H; q++) {
+                    az += h[q] * R[n * H + q];
+                    ar += h[q] * R[(H + n) * H + q];
+                }
+                z[n] = sigm(az);
+                r[n] = sigm(ar);
+            }
+            for (int n = 0; n < H; n++) {
+                float xa = Bi[2 * H + n], ra = 0;
+                for (int q = 0; q < I; q++)
+                    xa += x[q] * W[(2 * H + n) * I + q];
+                for (int q = 0; q < H; q++)
+                    ra += (lbr ? h[q] : r[q] * h[q]) * R[(2 * H + n) * H + q];
+                ra += Bi[5 * H + n];
+                hh[n] = tanhf(xa + (lbr ? r[n] * ra : ra));
+            }
+            for (int n = 0; n < H; n++) {
+                h[n] = (1 - z[n]) * hh[n] + z[n] * h[n];
+                Y[(t * B + b) * H + n] = h[n];
+            }
+        }
+        for (int n = 0; n < H; n++)
+            Yh[b * H + n] = h[n];
+    }
+}
+
+static void gru_case(int lbr, int reverse)
+{
+    enum { T = 3, B = 2, I = 2, H = 3 };
+    poprt__model *m = tb_model(14);
+    int64_t xd[3] = {T, B, I}, wd[3] = {1, 3 * H, I}, rd[3] = {1, 3 * H, H}, bd[2] = {1, 6 * H};
+    float X[T * B * I], W[3 * H * I], R[3 * H * H], Bi[6 * H];
+    for (int i = 0; i < T * B * I; i++)
+        X[i] = sinf((float)i);
+    for (int i = 0; i < 3 * H * I; i++)
+        W[i] = 0.5f * cosf((float)i * 1.3f);
+    for (int i = 0; i < 3 * H * H; i++)
+        R[i] = 0.4f * sinf((float)i * 0.7f + 1);
+    for (int i = 0; i < 6 * H; i++)
+        Bi[i] = 0.1f * (float)(i % 7) - 0.3f;
+    tb_input(m, "X", POPRT_DTYPE_FLOAT, 3, xd);
+    tb_const(m, "W", POPRT_DTYPE_FLOAT, 3, wd, W);
+    tb_const(m, "R", POPRT_DTYPE_FLOAT, 3, rd, R);
+    tb_const(m, "B", POPRT_DTYPE_FLOAT, 2, bd, Bi);
+    poprt__node *n = tb_node(m, "GRU", 4, (const char *[]){"X", "W", "R", "B"}, 2,
+                             (const char *[]){"Y", "Yh"});
+    attr_i(n, "hidden_size", H);
+    attr_i(n, "linear_before_reset", lbr);
+    if (reverse)
+        attr_s(n, "direction", "reverse");
+    tb_output(m, "Y");
+    tb_output(m, "Yh");
+    poprt_model *model = load(m);
+    poprt_session *s = session_of(model, NULL);
+    poprt_model_free(model);
+    float Y[T * B * H], Yh[B * H];
+    gru_ref(T, B, I, H, X, W, R, Bi, lbr, reverse, Y, Yh);
+    poprt_stepio *io;
+    ck_assert_int_eq(poprt_stepio_create(&io), POPRT_OK);
+    poprt_stepio_set_input(io, "X", POPRT_DTYPE_FLOAT, xd, 3, X, sizeof X);
+    poprt_stepio_set_output_alloc(io, "Y");
+    poprt_stepio_set_output_alloc(io, "Yh");
+    run_ok(s, io);
+    expect_f32(io, "Y", 4, (const int64_t[]){T, 1, B, H}, Y, 1e-5f);
+    expect_f32(io, "Yh", 3, (const int64_t[]){1, B, H}, Yh, 1e-5f);
+    poprt_stepio_free(io);
+    poprt_session_free(s);
+}
+
+START_TEST(gru_matches_formulas)
+{
+    gru_case(0, 0);
+    gru_case(1, 0);
+    gru_case(0, 1);
+    gru_case(1, 1);
+}
+END_TEST
+
+/* LSTM, hidden 1, input 1, one step: every gate by hand, with peepholes,
+ * clip, custom activations and a bidirectional copy. */
+START_TEST(lstm_single_step_by_hand)
+{
+    poprt__model *m = tb_model(14);
+    int64_t xd[3] = {1, 1, 1}, wd[3] = {2, 4, 1}, bd[2] = {2, 8}, pd[2] = {2, 3}, hd[3] = {2, 1, 1};
+    /* gates i, o, f, c */
+    float W[8] = {0.5f, -0.3f, 0.8f, 0.2f, 0.5f, -0.3f, 0.8f, 0.2f};
+    float R[8] = {0.1f, 0.2f, -0.4f, 0.3f, 0.1f, 0.2f, -0.4f, 0.3f};
+    float Bi[16] = {0.1f, 0, 0.2f, -0.1f, 0, 0.05f, 0, 0.1f, 0.1f, 0, 0.2f, -0.1f, 0, 0.05f, 0, 0.1f};
+    float P[6] = {0.3f, -0.2f, 0.1f, 0.3f, -0.2f, 0.1f};
+    float x = 1.5f, h0[2] = {0.4f, 0.4f}, c0[2] = {-0.6f, -0.6f};
+    tb_input(m, "X", POPRT_DTYPE_FLOAT, 3, xd);
+    tb_const(m, "W", POPRT_DTYPE_FLOAT, 3, wd, W);
+    tb_const(m, "R", POPRT_DTYPE_FLOAT, 3, wd, R);
+    tb_const(m, "B", POPRT_DTYPE_FLOAT, 2, bd, Bi);
+    tb_const(m, "h0", POPRT_DTYPE_FLOAT, 3, hd, h0);
+    tb_const(m, "c0", POPRT_DTYPE_FLOAT, 3, hd, c0);
+    tb_const(m, "P", POPRT_DTYPE_FLOAT, 2, pd, P);
+    poprt__node *n = tb_node(m, "LSTM", 8, (const char *[]){"X", "W", "R", "B", "", "h0", "c0", "P"},
+                             3, (const char *[]){"Y", "Yh", "Yc"});
+    attr_i(n, "hidden_size", 1);
+    attr_s(n, "direction", "bidirectional");
+    attr_f(n, "clip", 0.9f);
+    attr_strings(n, "activations", 3, (const char *[]){"HardSigmoid", "Tanh", "ScaledTanh"});
+    attr_floats(n, "activation_alpha", 2, (const float[]){0.25f, 0.5f});
+    attr_floats(n, "activation_beta", 2, (const float[]){0.4f, 1.5f});
+    tb_output(m, "Y");
+    tb_output(m, "Yh");
+    tb_output(m, "Yc");
+    poprt_model *model = load(m);
+    poprt_session *s = session_of(model, NULL);
+    poprt_model_free(model);
+#define CLIP(v) ((v) > 0.9f ? 0.9f : ((v) < -0.9f ? -0.9f : (v)))
+#define HSIG(v) fminf(1.0f, fmaxf(0.0f, 0.25f * (v) + 0.4f))
+    float gi = CLIP(x * W[0] + h0[0] * R[0] + Bi[0] + Bi[4] + P[0] * c0[0]);
+    float gf = CLIP(x * W[2] + h0[0] * R[2] + Bi[2] + Bi[6] + P[2] * c0[0]);
+    float gc = CLIP(x * W[3] + h0[0] * R[3] + Bi[3] + Bi[7]);
+    float i = HSIG(gi), f = HSIG(gf), cc = tanhf(gc);
+    float c = f * c0[0] + i * cc;
+    float go = CLIP(x * W[1] + h0[0] * R[1] + Bi[1] + Bi[5] + P[1] * c);
+    float o = HSIG(go);
+    float hh = o * 0.5f * tanhf(1.5f * c);
+    float Y[2] = {hh, hh}, Yc[2] = {c, c};
+    poprt_stepio *io;
+    ck_assert_int_eq(poprt_stepio_create(&io), POPRT_OK);
+    poprt_stepio_set_input(io, "X", POPRT_DTYPE_FLOAT, xd, 3, &x, sizeof x);
+    poprt_stepio_set_output_alloc(io, "Y");
+    poprt_stepio_set_output_alloc(io, "Yh");
+    poprt_stepio_set_output_alloc(io, "Yc");
+    run_ok(s, io);
+    expect_f32(io, "Y", 4, (const int64_t[]){1, 2, 1, 1}, Y, 1e-6f);
+    expect_f32(io, "Yh", 3, hd, Y, 1e-6f);
+    expect_f32(io, "Yc", 3, hd, Yc, 1e-6f);
+    poprt_stepio_free(io);
+    poprt_session_free(s);
+}
+END_TEST
+
+/* RNN with sequence_lens, layout 1: Y zero past each length, Y_h at the
+ * last step run; inference gives the layout-1 shapes. */
+START_TEST(rnn_layout1_sequence_lens)
+{
+    enum { T = 3, B = 2, I = 1, H = 2 };
+    poprt__model *m = tb_model(14);
+    int64_t xd[3] = {B, T, I}, wd[3] = {1, H, I}, rd[3] = {1, H, H}, ld = B;
+    float W[2] = {0.5f, -1}, R[4] = {0.2f, 0.1f, -0.3f, 0.4f};
+    tb_input(m, "X", POPRT_DTYPE_FLOAT, 3, xd);
+    tb_const(m, "W", POPRT_DTYPE_FLOAT, 3, wd, W);
+    tb_const(m, "R", POPRT_DTYPE_FLOAT, 3, rd, R);
+    tb_input(m, "L", POPRT_DTYPE_INT32, 1, &ld);
+    poprt__node *n = tb_node(m, "RNN", 5, (const char *[]){"X", "W", "R", "", "L"}, 2,
+                             (const char *[]){"Y", "Yh"});
+    attr_i(n, "hidden_size", H);
+    attr_i(n, "layout", 1);
+    tb_output(m, "Y");
+    tb_output(m, "Yh");
+    poprt_model *model = load(m);
+    poprt_value_info info = {.size = sizeof info};
+    ck_assert_int_eq(poprt_model_output(model, 0, &info), POPRT_OK);
+    ck_assert_int_eq(info.rank, 4);
+    ck_assert_int_eq(info.dims[0], B);
+    ck_assert_int_eq(info.dims[1], T);
+    ck_assert_int_eq(info.dims[2], 1);
+    ck_assert_int_eq(info.dims[3], H);
+    poprt_session *s = session_of(model, NULL);
+    poprt_model_free(model);
+    float X[B * T] = {1, 2, 3, -1, 0.5f, 7};
+    int32_t L[B] = {3, 1};
+    float Y[B * T * H] = {0}, Yh[B * H];
+    for (int b = 0; b < B; b++) {
+        float h[H] = {0};
+        for (int t = 0; t < L[b]; t++) {
+            float nh[H];
+            for (int q = 0; q < H; q++)
+                nh[q] = tanhf(X[b * T + t] * W[q] + h[0] * R[q * H] + h[1] * R[q * H + 1]);
+            memcpy(h, nh, sizeof h);
+            memcpy(Y + (b * T + t) * H, h, sizeof h);
+        }
+        memcpy(Yh + b * H, h, sizeof h);
+    }
+    poprt_stepio *io;
+    ck_assert_int_eq(poprt_stepio_create(&io), POPRT_OK);
+    poprt_stepio_set_input(io, "X", POPRT_DTYPE_FLOAT, xd, 3, X, sizeof X);
+    poprt_stepio_set_input(io, "L", POPRT_DTYPE_INT32, &ld, 1, L, sizeof L);
+    poprt_stepio_set_output_alloc(io, "Y");
+    poprt_stepio_set_output_alloc(io, "Yh");
+    run_ok(s, io);
+    expect_f32(io, "Y", 4, (const int64_t[]){B, T, 1, H}, Y, 1e-6f);
+    expect_f32(io, "Yh", 3, (const int64_t[]){B, 1, H}, Yh, 1e-6f);
+    poprt_stepio_free(io);
+    poprt_session_free(s);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("kernels_control");
+    TCase *tc = tcase_create("control");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, if_branches_with_different_shapes);
+    tcase_add_test(tc, loop_changing_shape_scan_outputs_and_early_exit);
+    tcase_add_test(tc, loop_untyped_body_inputs_are_typed_and_threads_agree);
+    tcase_add_test(tc, loop_inference_types_body_inputs);
+    tcase_add_test(tc, loop_with_nested_if_and_outer_scope);
+    tcase_add_test(tc, scan9_axes_directions_and_outer_scope);
+    tcase_add_test(tc, scan8_batch_sequence_lens_and_reverse);
+    suite_add_tcase(s, tc);
+    TCase *ts = tcase_create("sequence");
+    tcase_add_test(ts, sequence_ops_chain);
+    tcase_add_test(ts, optional_ops);
+    tcase_add_test(ts, sequence_at_out_of_range_names_the_node);
+    suite_add_tcase(s, ts);
+    TCase *tr = tcase_create("recurrent");
+    tcase_add_test(tr, gru_matches_formulas);
+    tcase_add_test(tr, lstm_single_step_by_hand);
+    tcase_add_test(tr, rnn_layout1_sequence_lens);
+    suite_add_tcase(s, tr);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
