@@ -231,6 +231,9 @@ poprt__tensor *poprt__graph_add_const(poprt__graph *g, const char *base, int32_t
 /* Single consumer of t in g, or NULL when t has zero or several readers or is
  * a graph output. */
 poprt__node *poprt__graph_sole_consumer(const poprt__graph *g, const poprt__tensor *t);
+/* Adds an opset import for domain unless the model has one (passes that
+ * create ai.poprt nodes call this with ("ai.poprt", 1)). */
+poprt_status poprt__model_ensure_opset(poprt__model *m, const char *domain, int64_t version);
 /* Number of nodes in g and all its subgraphs. */
 size_t poprt__graph_count_nodes(const poprt__graph *g);
 

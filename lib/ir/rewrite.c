@@ -203,3 +203,21 @@ size_t poprt__graph_count_nodes(const poprt__graph *g)
     }
     return c;
 }
+
+poprt_status poprt__model_ensure_opset(poprt__model *m, const char *domain, int64_t version)
+{
+    if (poprt__model_opset(m, domain))
+        return POPRT_OK;
+    poprt__opset *o = poprt__arena_array(&m->arena, (size_t)m->n_opsets + 1, sizeof *o);
+    if (!o)
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    if (m->n_opsets)
+        memcpy(o, m->opsets, (size_t)m->n_opsets * sizeof *o);
+    o[m->n_opsets].domain = poprt__arena_strdup(&m->arena, domain);
+    o[m->n_opsets].version = version;
+    if (!o[m->n_opsets].domain)
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    m->opsets = o;
+    m->n_opsets++;
+    return POPRT_OK;
+}
