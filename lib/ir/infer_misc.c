@@ -415,6 +415,19 @@ static const poprt__op qm_op_momentum = {"Momentum", "ai.onnx.preview.training",
 static const poprt__op qm_op_adam = {"Adam", "ai.onnx.preview.training", 1, 4, -1, 1, -1,
                                      0, inf_adam, poprt__ref_adam};
 #undef QM_NOFOLD
+static poprt_status inf_image_decoder(poprt__infer_ctx *c)
+{
+    const char *fmt = poprt__attr_s(c->node, "pixel_format", "RGB");
+    if (strcmp(fmt, "RGB") && strcmp(fmt, "BGR") && strcmp(fmt, "Grayscale"))
+        return POPRT__NODE_ERR(c->node, POPRT_STATUS_INVALID_MODEL,
+                               "pixel_format must be RGB, BGR or Grayscale");
+    int64_t od[3] = {-1, -1, strcmp(fmt, "Grayscale") ? 3 : 1};
+    poprt__infer_set_i64(c, 0, POPRT_DTYPE_UINT8, 3, od);
+    return POPRT_OK;
+}
+
+static const poprt__op qm_op_image = {"ImageDecoder", "", 20, 1, 1, 1, 1, POPRT__OP_DYNAMIC,
+                                      inf_image_decoder, poprt__ref_image_decoder};
 /* ==== end of section 'quant' helper ==== */
 
 const poprt__op *const poprt__ops_misc[] = {
@@ -445,6 +458,7 @@ const poprt__op *const poprt__ops_misc[] = {
     &qm_op_adagrad,
     &qm_op_momentum,
     &qm_op_adam,
+    &qm_op_image,
     /* end of section 'quant' helper */
     NULL,
 };

@@ -24,6 +24,7 @@ typedef struct poprt__pass {
 #include "passes/list_core.def"
 #include "passes/list_transformer.def"
 #include "passes/list_precision.def"
+#include "passes/list_converter.def"
 #undef POPRT__PASS
 
 const poprt__pass *const *poprt__builtin_passes(size_t *count);

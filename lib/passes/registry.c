@@ -7,6 +7,7 @@ static const poprt__pass *const builtins[] = {
 #include "passes/list_core.def"
 #include "passes/list_transformer.def"
 #include "passes/list_precision.def"
+#include "passes/list_converter.def"
 #undef POPRT__PASS
 };
 

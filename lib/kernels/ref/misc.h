@@ -52,6 +52,8 @@ int poprt__regex_prog_size(const poprt__regex *re);
  * (strlen(text) + 1)) bits and stack as many int64 entries. */
 int poprt__regex_full_match(const poprt__regex *re, const char *text, uint8_t *visited,
                             int64_t *stack);
+/* ImageDecoder: BMP, PNM, PNG and uncompressed TIFF (others: UNSUPPORTED). */
+poprt_status poprt__ref_image_decoder(poprt__kctx *k);
 /* ==== end of section 'quant' helper ==== */
 
 #endif
