@@ -5,7 +5,8 @@
 # second argument (meson option -Dconformance_dirs). Folders that do not exist
 # are left out; with none left the suite is skipped (exit 77, meson's SKIP).
 # The runner's own exit status is passed on: 0, or 1 when POPRT_CONFORMANCE_EXPECT
-# (a minimum pass count, passed as --expect-pass) is not reached.
+# (a minimum pass count, passed as --expect-pass) is not reached, or when the
+# results disagree with tests/conformance_known_failures.txt.
 set -u
 runner=$1
 dirs=${POPRT_CONFORMANCE_DIRS:-${2:-}}
@@ -23,7 +24,8 @@ if [ "$#" -eq 0 ]; then
     echo "0 passed, 0 failed, 1 skipped"
     exit 77
 fi
+known=$(dirname "$0")/conformance_known_failures.txt
 if [ -n "${POPRT_CONFORMANCE_EXPECT:-}" ]; then
-    exec "$runner" --expect-pass "$POPRT_CONFORMANCE_EXPECT" "$@"
+    exec "$runner" --known-failures "$known" --expect-pass "$POPRT_CONFORMANCE_EXPECT" "$@"
 fi
-exec "$runner" "$@"
+exec "$runner" --known-failures "$known" "$@"

@@ -376,8 +376,9 @@ poprt_status poprt__ref_optional(poprt__kctx *k)
         v.n_items = in->n_items;
         v.items = in->items;
     } else {
-        const poprt__attr *a = poprt__node_attr(k->node, "type");
-        const poprt__type *tp = a && a->type == POPRT__ATTR_TYPE_PROTO ? a->tp : NULL;
+        /* the inferred output type, optional(tp), carries the 'type' attribute */
+        const poprt__tensor *ot = k->node->outputs[0];
+        const poprt__type *tp = ot && ot->type.kind == POPRT__KIND_OPTIONAL ? ot->type.inner : NULL;
         v.inner = tp && tp->kind == POPRT__KIND_SEQUENCE ? POPRT__KIND_SEQUENCE : POPRT__KIND_TENSOR;
         int32_t elem = tp ? (tp->kind == POPRT__KIND_SEQUENCE && tp->inner ? tp->inner->elem : tp->elem)
                           : 0;
