@@ -91,6 +91,22 @@ static poprt_status clone_attr(cl *c, poprt__graph *dg, poprt__attr *da, const p
     }
     if (sa->g && !(da->g = clone_graph(c, sa->g, dg)))
         return POPRT_STATUS_OUT_OF_MEMORY;
+    if (sa->tp) {
+        da->tp = poprt__arena_alloc(&d->arena, sizeof *da->tp);
+        if (!da->tp || poprt__type_copy(&d->arena, da->tp, sa->tp) || own_params(&d->arena, da->tp))
+            return POPRT_STATUS_OUT_OF_MEMORY;
+    }
+    if (sa->tps) {
+        da->tps = poprt__arena_array(&d->arena, (size_t)(sa->n ? sa->n : 1), sizeof *da->tps);
+        if (!da->tps)
+            return POPRT_STATUS_OUT_OF_MEMORY;
+        for (int64_t i = 0; i < sa->n; i++) {
+            da->tps[i] = poprt__arena_alloc(&d->arena, sizeof *da->tps[i]);
+            if (!da->tps[i] || poprt__type_copy(&d->arena, da->tps[i], sa->tps[i]) ||
+                own_params(&d->arena, da->tps[i]))
+                return POPRT_STATUS_OUT_OF_MEMORY;
+        }
+    }
     if (sa->n) {
         if (sa->floats && !(da->floats = poprt__arena_memdup(&d->arena, sa->floats, (size_t)sa->n * sizeof(float))))
             return POPRT_STATUS_OUT_OF_MEMORY;
