@@ -37,6 +37,25 @@ typedef struct poprt__infer_ctx {
 typedef poprt_status (*poprt__infer_fn)(poprt__infer_ctx *c);
 typedef poprt_status (*poprt__kernel_fn)(poprt__kctx *k);
 
+/* Compile-time preparation of one node of a session's main graph (weight
+ * pre-packing, precomputed tables): called once when the session is created,
+ * with static input types and the constant inputs' data. It returns a
+ * position-independent byte blob (no pointers inside), allocated with
+ * poprt__aligned_alloc, or NULL for "nothing to prepare"; the kernel then
+ * receives it as k->state on every run. Executable files store the blob as
+ * is, so its layout must not depend on anything but the node, its inputs and
+ * c->isa. */
+typedef struct poprt__prep_ctx {
+    const poprt__node *node;
+    int opset;
+    int n_in;
+    const poprt__ival *in;
+    int n_out;
+    const poprt__type *out;
+    unsigned isa; /* POPRT__ISA_* bits the kernels may use (lib/kernels/x86) */
+} poprt__prep_ctx;
+typedef poprt_status (*poprt__prepare_fn)(poprt__prep_ctx *c, void **state, size_t *size);
+
 enum {
     /* Output shapes depend on input values in ways inference does not compute
      * (NonZero, Unique, ...): the runtime does not pre-allocate outputs; the
@@ -57,6 +76,7 @@ struct poprt__op {
     unsigned flags;
     poprt__infer_fn infer;
     poprt__kernel_fn kernel; /* NULL: inference only, no kernel yet */
+    poprt__prepare_fn prepare; /* optional, see poprt__prep_ctx */
 };
 
 /* Registry lookup: the schema for (domain, op_type) valid at `opset`, or NULL. */

@@ -43,6 +43,8 @@ struct poprt__kctx {
                                 non-dynamic ops arrive allocated with the
                                 inferred dtype and shape. */
     struct poprt__exec *exec;
+    const void *state; /* what the op's prepare() made for this node, or NULL */
+    size_t state_size;
 };
 
 /* Tensor input i, or NULL when omitted / not a tensor. */

@@ -478,6 +478,10 @@ static poprt_status run_node(struct poprt__exec *x, poprt__frame *f, poprt__node
     }
     poprt__kctx k = {.node = n, .opset = n->opset, .n_in = n->n_inputs, .in = in,
                      .n_out = n->n_outputs, .out = out, .exec = x};
+    if (x->s && x->s->states && f == &x->main && n->id >= 0) {
+        k.state = x->s->states[n->id];
+        k.state_size = x->s->state_sizes[n->id];
+    }
     st = n->op->kernel(&k);
     x->cur = f;
     scratch_reset(x);

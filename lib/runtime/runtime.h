@@ -101,6 +101,8 @@ struct poprt_session {
     poprt__vec inputs;          /* poprt__tensor * user inputs */
     poprt__pool *pool;
     pthread_mutex_t mu;
+    void **states;              /* per main-graph node (by node->id): prepare() blobs */
+    size_t *state_sizes;
     poprt__vec free_execs;      /* struct poprt__exec * ready for a run */
     poprt__vec all_execs;
 };

@@ -53,6 +53,10 @@ void poprt_session_free(poprt_session *s)
     poprt__vec_free(&s->inputs);
     poprt__pool_free(s->pool);
     poprt__plan_free(&s->plan);
+    for (size_t i = 0; s->states && i < s->m->graph->nodes.len; i++)
+        poprt__aligned_free(s->states[i]);
+    poprt__free(s->states);
+    poprt__free(s->state_sizes);
     poprt__free(s->anchors);
     if (s->view) {
         poprt__vec_free(&s->view->user_inputs);
@@ -129,6 +133,45 @@ static void drop_folded(poprt__graph *g)
                 n->outputs[j]->producer = NULL;
     }
     g->nodes.len = k;
+    for (size_t i = 0; i < g->nodes.len; i++)
+        ((poprt__node *)g->nodes.items[i])->id = (int)i;
+}
+
+/* Runs each op's prepare() on the nodes of the main graph. */
+static poprt_status prepare_nodes(poprt_session *s)
+{
+    poprt__graph *g = s->m->graph;
+    size_t n = g->nodes.len;
+    s->states = poprt__calloc(n ? n : 1, sizeof *s->states);
+    s->state_sizes = poprt__calloc(n ? n : 1, sizeof *s->state_sizes);
+    if (!s->states || !s->state_sizes)
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        poprt__node *node = g->nodes.items[i];
+        if (!node->op || !node->op->prepare)
+            continue;
+        poprt__ival in[32];
+        poprt__type out[16];
+        if (node->n_inputs > 32 || node->n_outputs > 16)
+            continue;
+        for (int k = 0; k < node->n_inputs; k++) {
+            poprt__tensor *t = node->inputs[k];
+            in[k].type = t ? &t->type : NULL;
+            in[k].data = t ? t->data : NULL;
+            in[k].nbytes = t ? t->nbytes : 0;
+        }
+        for (int k = 0; k < node->n_outputs; k++) {
+            memset(&out[k], 0, sizeof out[k]);
+            if (node->outputs[k])
+                out[k] = node->outputs[k]->type;
+        }
+        poprt__prep_ctx c = {.node = node, .opset = node->opset, .n_in = node->n_inputs, .in = in,
+                             .n_out = node->n_outputs, .out = out, .isa = 0};
+        poprt_status st = node->op->prepare(&c, &s->states[i], &s->state_sizes[i]);
+        if (st)
+            return st;
+    }
+    return POPRT_OK;
 }
 
 poprt_status poprt_session_create(const poprt_model *model, const poprt_options *options,
@@ -155,6 +198,8 @@ poprt_status poprt_session_create(const poprt_model *model, const poprt_options 
         if (!st)
             drop_folded(s->m->graph);
     }
+    if (!st)
+        st = prepare_nodes(s);
     if (!st)
         st = poprt__user_inputs(s->m->graph, &s->inputs);
     if (!st)
