@@ -39,6 +39,7 @@
 #define MSG_MAX 4096
 
 static int verbose;
+static const char *threads_opt; /* --threads: session option "threads" */
 
 /* ------------------------------------------------------------ utilities */
 
@@ -614,6 +615,10 @@ static int run_dataset(const poprt_model *model, const char *dir, const char *se
             }
         }
     }
+    if (threads_opt && (st = poprt_options_set(opts, "threads", threads_opt)) != POPRT_OK) {
+        api_error(v, st, "threads");
+        goto done;
+    }
     st = poprt_session_create(model, opts, &sess);
     if (st != POPRT_OK) {
         api_error(v, st, prefix[0] ? set_name : "");
@@ -816,7 +821,7 @@ static void run_isolated(const char *dir, double timeout, verdict *v) {
 
 static void usage(void) {
     fprintf(stderr, "usage: onnx_conformance [-v] [--timeout S] [--expect-pass N] "
-                    "[--list-failures FILE] [--known-failures FILE] DIR...\n");
+                    "[--list-failures FILE] [--known-failures FILE] [--threads N] DIR...\n");
 }
 
 int main(int argc, char **argv) {
@@ -832,7 +837,8 @@ int main(int argc, char **argv) {
             usage();
             return 0;
         } else if (!strcmp(a, "--timeout") || !strcmp(a, "--expect-pass") ||
-                   !strcmp(a, "--list-failures") || !strcmp(a, "--known-failures")) {
+                   !strcmp(a, "--list-failures") || !strcmp(a, "--known-failures") ||
+                   !strcmp(a, "--threads")) {
             if (i + 1 >= argc) {
                 usage();
                 fprintf(stderr, "onnx_conformance: %s needs a value\n", a);
@@ -852,6 +858,8 @@ int main(int argc, char **argv) {
                     fprintf(stderr, "onnx_conformance: bad --expect-pass '%s'\n", val);
                     return 2;
                 }
+            } else if (!strcmp(a, "--threads")) {
+                threads_opt = val;
             } else if (!strcmp(a, "--known-failures")) {
                 known_file = val;
             } else {
