@@ -265,6 +265,11 @@ typedef struct poprt_options poprt_options;
  *                        "EveryN:<n>" or "Sum" (default "All")
  *   "anchors"            return type for every output not named above
  *   "input_shape.<input>" comma-separated dims fixing a symbolic input shape
+ *   "cache_dir"          engine cache folder (also the POPRT_CACHE_DIR
+ *                        environment variable): poprt_session_create loads
+ *                        a matching executable file from it, or compiles
+ *                        and stores one. The key covers the model, the
+ *                        options and the library version.
  */
 POPRT_API poprt_status poprt_options_create(poprt_options **options_out);
 POPRT_API void poprt_options_free(poprt_options *options);
@@ -366,6 +371,29 @@ POPRT_API size_t poprt_session_arena_bytes(const poprt_session *session);
  * SHAPE_MISMATCH (buffer too small or wrong shape/type), RUNTIME_ERROR,
  * CANCELLED (a callback stepio returned NULL). */
 POPRT_API poprt_status poprt_session_run(poprt_session *session, poprt_stepio *stepio);
+
+/* ------------------------------------------------------ executable files */
+
+/* Writes the compiled session as a self-contained executable file (.popef):
+ * the compiled program, its metadata and options, page-aligned weights and
+ * pre-packed kernel data, each section checksummed. The file is written to
+ * a temporary name and renamed, so readers never see half a file. Returns
+ * INVALID_ARGUMENT, IO_ERROR, OUT_OF_MEMORY. Thread safe (the session is
+ * only read). */
+POPRT_API poprt_status poprt_session_export(const poprt_session *session, const char *path);
+
+/* Creates a session from an executable file. The file is mapped: weights
+ * are used in place, so sessions and processes that load the same file share
+ * them. options may change "threads", "batches_per_step" and the anchors;
+ * input shapes are fixed when the file is made. Data prepared for CPU
+ * features this CPU lacks is prepared anew for this CPU. Corrupt, truncated
+ * or foreign files give PARSE_ERROR; files of another format or library
+ * version give UNSUPPORTED; both name the file. Thread safe. */
+POPRT_API poprt_status poprt_session_load(const char *path, const poprt_options *options,
+                                          poprt_session **session_out);
+
+/* 1 when the file at path starts like an executable file, else 0. */
+POPRT_API int poprt_file_is_executable(const char *path);
 
 /* ----------------------------------------------------------------- stepio */
 

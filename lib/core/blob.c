@@ -64,10 +64,11 @@ void poprt__blob_unref(poprt__blob *b)
 {
     if (!b || __atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL) != 0)
         return;
-    if (b->mapped)
+    if (b->mapped == 1)
         munmap(b->data, b->size);
-    else
+    else if (b->mapped == 0)
         poprt__free(b->data);
+    /* mapped == 2: a view into another blob, nothing to release */
     poprt__free(b);
 }
 

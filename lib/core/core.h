@@ -86,12 +86,15 @@ typedef struct poprt__blob {
     int refs; /* atomic */
     void *data;
     size_t size;
-    int mapped; /* 1: munmap on release, 0: poprt__free */
+    int mapped; /* 1: munmap on release, 0: poprt__free, 2: a view (nothing) */
 } poprt__blob;
 poprt_status poprt__blob_map_file(const char *path, poprt__blob **out);
 poprt__blob *poprt__blob_wrap(void *heap_data, size_t size); /* takes ownership */
 void poprt__blob_ref(poprt__blob *b);
 void poprt__blob_unref(poprt__blob *b);
+
+/* ---- hashing (checksums, cache keys; not cryptographic) ---------------- */
+uint64_t poprt__hash64(const void *data, size_t n, uint64_t seed);
 
 /* ---- files ---------------------------------------------------------------- */
 poprt_status poprt__write_file(const char *path, const void *data, size_t n);

@@ -150,6 +150,16 @@ poprt_status poprt__graph_toposort(poprt__graph *g)
     }
     if (st)
         goto done;
+    /* already in order (a saved program, a re-check after a pass that kept
+     * the order): leave it exactly as it is */
+    int sorted = 1;
+    for (size_t i = 0; i < nn && sorted; i++)
+        for (size_t j = 0; j < deps[i].len && sorted; j++) {
+            const poprt__tensor *t = deps[i].items[j];
+            sorted = t->producer->graph != g || (size_t)t->producer->id < i;
+        }
+    if (sorted)
+        goto done;
     for (size_t i = 0; i < nn; i++) {
         pending[i] = (int)deps[i].len;
         for (size_t j = 0; j < deps[i].len; j++)

@@ -46,6 +46,34 @@ typedef struct poprt__onnx_tensor {
     size_t nbytes;
 } poprt__onnx_tensor;
 
+/* Constants written as external data into a weights section (executable
+ * files): find() returns where tensor t goes, or NULL to write it inline.
+ * The same answer must come for the same tensor every time (the writer asks
+ * twice: sizing, then encoding). */
+typedef struct poprt__onnx_kv {
+    int n;
+    const char *const *keys, *const *vals;
+} poprt__onnx_kv;
+typedef struct poprt__onnx_place {
+    poprt__onnx_kv kv; /* the external_data entries: location, offset, length */
+} poprt__onnx_place;
+typedef struct poprt__onnx_placer {
+    const poprt__onnx_place *(*find)(void *ctx, const poprt__tensor *t);
+    void *ctx;
+} poprt__onnx_placer;
+poprt_status poprt__onnx_save_placed(const poprt__model *model, const poprt__onnx_placer *placer,
+                                     void **data, size_t *size);
+
+/* Name of the location that refers to the weights section given to
+ * poprt__onnx_load_blob_weights. */
+#define POPRT__ONNX_WEIGHTS_LOCATION "@weights"
+/* As poprt__onnx_load_blob, with external data at location "@weights"
+ * resolved into weights[0..weights_size) (zero copy; the model keeps
+ * weights_owner alive). Other external locations are rejected. */
+poprt_status poprt__onnx_load_blob_weights(poprt__blob *blob, poprt__blob *weights_owner,
+                                           const void *weights, size_t weights_size,
+                                           poprt__model **out);
+
 /* Decodes a serialized TensorProto. External data is rejected
  * (INVALID_MODEL); other errors as poprt__onnx_load_blob. All allocations
  * come from arena. */

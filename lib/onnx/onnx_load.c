@@ -32,6 +32,8 @@ typedef struct lctx {
     poprt__arena *out; /* where results live (model arena or caller's) */
     poprt__arena tmp;  /* scratch, freed at the end */
     const char *dir;   /* external-data folder, or NULL */
+    const uint8_t *weights; /* "@weights" section of an executable file, or NULL */
+    size_t weights_size;
     poprt__map files;  /* realpath -> poprt__blob * (external data) */
     poprt__map node_names;
     const uint8_t *base, *end; /* the buffer being decoded */
@@ -328,6 +330,19 @@ static poprt_status external_span(lctx *c, const char *tname, const list *entrie
     }
     if (!loc || !*loc)
         return poprt__err(POPRT_STATUS_INVALID_MODEL, "tensor '%s': external data without a location", tname);
+    if (c->weights) {
+        if (strcmp(loc, POPRT__ONNX_WEIGHTS_LOCATION) != 0)
+            return poprt__err(POPRT_STATUS_INVALID_MODEL,
+                              "tensor '%s': executable files keep weights in their own section, not '%s'",
+                              tname, loc);
+        if ((uint64_t)off > c->weights_size || len < 0 || (uint64_t)len > c->weights_size - (uint64_t)off)
+            return poprt__err(POPRT_STATUS_INVALID_MODEL,
+                              "tensor '%s': weights offset %lld + length %lld exceed the weights section "
+                              "(%zu bytes)", tname, (long long)off, (long long)len, c->weights_size);
+        out->p = c->weights + off;
+        out->n = (size_t)len;
+        return POPRT_OK;
+    }
     if (!c->dir)
         return poprt__err(POPRT_STATUS_INVALID_MODEL,
                           "tensor '%s': external data '%s' needs the model's folder (model not loaded from a file)",
@@ -1402,7 +1417,27 @@ static poprt_status model_from_proto(lctx *c, span sp)
     return POPRT_OK;
 }
 
+static poprt_status load_blob(poprt__blob *blob, const char *path, const char *dir,
+                              poprt__blob *wowner, const void *weights, size_t wsize,
+                              poprt__model **out);
+
 poprt_status poprt__onnx_load_blob(poprt__blob *blob, const char *path, const char *dir, poprt__model **out)
+{
+    return load_blob(blob, path, dir, NULL, NULL, 0, out);
+}
+
+poprt_status poprt__onnx_load_blob_weights(poprt__blob *blob, poprt__blob *weights_owner,
+                                           const void *weights, size_t weights_size,
+                                           poprt__model **out)
+{
+    if (!weights)
+        weights = "";
+    return load_blob(blob, NULL, NULL, weights_owner, weights, weights_size, out);
+}
+
+static poprt_status load_blob(poprt__blob *blob, const char *path, const char *dir,
+                              poprt__blob *wowner, const void *weights, size_t wsize,
+                              poprt__model **out)
 {
     if (!blob || !out)
         return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt__onnx_load_blob: NULL argument");
@@ -1423,8 +1458,18 @@ poprt_status poprt__onnx_load_blob(poprt__blob *blob, const char *path, const ch
         poprt__model_free(m);
         return oom();
     }
+    if (wowner) {
+        poprt__blob_ref(wowner);
+        if (poprt__vec_push(&m->blobs, wowner)) {
+            poprt__blob_unref(wowner);
+            poprt__model_free(m);
+            return oom();
+        }
+    }
     lctx c;
     ctx_init(&c, m, &m->arena, m->dir);
+    c.weights = weights;
+    c.weights_size = wsize;
     span sp = {blob->data ? blob->data : (const void *)"", blob->size};
     c.base = sp.p;
     c.end = sp.p + sp.n;

@@ -11,6 +11,7 @@
 /* Set by a callback that fails for a reason other than the stream. */
 typedef struct sctx {
     poprt_status st;
+    const poprt__onnx_placer *placer; /* constants placed in a weights section */
 } sctx;
 
 static _Thread_local sctx *g_ctx;
@@ -237,6 +238,8 @@ static int tensor_ok(const poprt__tensor *t)
     return 1;
 }
 
+static bool enc_kv_cb(pb_ostream_t *s, const pb_field_t *f, void *const *arg);
+
 static void fill_tensor(onnx_TensorProto *tp, const poprt__tensor *t)
 {
     memset(tp, 0, sizeof *tp);
@@ -246,6 +249,16 @@ static void fill_tensor(onnx_TensorProto *tp, const poprt__tensor *t)
     tp->data_type = t->type.elem;
     SET_STR(tp->name, t->name);
     SET_STR(tp->doc_string, t->doc);
+    const poprt__onnx_placer *pl = g_ctx ? g_ctx->placer : NULL;
+    if (pl && t->type.elem != POPRT_DTYPE_STRING && !poprt__onnx_packed_bits(t->type.elem)) {
+        const poprt__onnx_place *where = pl->find(pl->ctx, t);
+        if (where) {
+            tp->has_data_location = true;
+            tp->data_location = 1;
+            SET(tp->external_data, enc_kv_cb, &where->kv);
+            return;
+        }
+    }
     if (t->type.elem == POPRT_DTYPE_STRING)
         SET(tp->string_data, enc_strings_data_cb, t);
     else
@@ -483,14 +496,10 @@ static bool enc_node_attrs_cb(pb_ostream_t *s, const pb_field_t *f, void *const 
     return true;
 }
 
-typedef struct kv {
-    int n;
-    const char *const *keys, *const *vals;
-} kv;
 
 static bool enc_kv_cb(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
 {
-    const kv *l = *arg;
+    const poprt__onnx_kv *l = *arg;
     for (int i = 0; i < l->n; i++) {
         onnx_StringStringEntryProto e;
         memset(&e, 0, sizeof e);
@@ -507,7 +516,7 @@ static bool enc_node(pb_ostream_t *s, const pb_field_t *f, const poprt__node *n)
     onnx_NodeProto np;
     memset(&np, 0, sizeof np);
     tlist in = {n->inputs, n->n_inputs}, out = {n->outputs, n->n_outputs};
-    kv meta = {n->n_meta, n->meta_keys, n->meta_vals};
+    poprt__onnx_kv meta = {n->n_meta, n->meta_keys, n->meta_vals};
     SET(np.input, enc_names_cb, &in);
     SET(np.output, enc_names_cb, &out);
     SET_STR(np.name, n->name);
@@ -720,13 +729,19 @@ static bool enc_functions_cb(pb_ostream_t *s, const pb_field_t *f, void *const *
 
 poprt_status poprt__onnx_save(const poprt__model *m, void **data, size_t *size)
 {
+    return poprt__onnx_save_placed(m, NULL, data, size);
+}
+
+poprt_status poprt__onnx_save_placed(const poprt__model *m, const poprt__onnx_placer *placer,
+                                     void **data, size_t *size)
+{
     if (!m || !m->graph || !data || !size)
         return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt__onnx_save: NULL argument");
-    sctx ctx = {POPRT_OK};
+    sctx ctx = {POPRT_OK, placer};
     sctx *saved = g_ctx;
     g_ctx = &ctx;
     opsets_arg os = {m->n_opsets, m->opsets};
-    kv meta = {m->n_meta, m->meta_keys, m->meta_vals};
+    poprt__onnx_kv meta = {m->n_meta, m->meta_keys, m->meta_vals};
     onnx_ModelProto mp;
     memset(&mp, 0, sizeof mp);
     mp.has_ir_version = true;

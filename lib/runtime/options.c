@@ -125,6 +125,9 @@ static poprt_status check_kv(const char *key, const char *value)
     }
     if (strcmp(key, "anchors") == 0 || (strncmp(key, "anchor.", 7) == 0 && key[7]))
         return parse_anchor(key, value, NULL);
+    if (strcmp(key, "cache_dir") == 0)
+        return *value ? POPRT_OK
+                      : poprt__err(POPRT_STATUS_INVALID_OPTION, "option 'cache_dir': empty path");
     if (strncmp(key, "input_shape.", 12) == 0 && key[12]) {
         int64_t dims[POPRT__MAX_RANK];
         int rank;
@@ -132,7 +135,7 @@ static poprt_status check_kv(const char *key, const char *value)
     }
     return poprt__err(POPRT_STATUS_INVALID_OPTION,
                       "unknown option '%s' (known: threads, batches_per_step, anchors, "
-                      "anchor.<output>, input_shape.<input>)",
+                      "anchor.<output>, input_shape.<input>, cache_dir)",
                       key);
 }
 

@@ -103,9 +103,27 @@ struct poprt_session {
     pthread_mutex_t mu;
     void **states;              /* per main-graph node (by node->id): prepare() blobs */
     size_t *state_sizes;
+    unsigned char *state_owned; /* 0: the blob lives in an executable file's mapping */
+    poprt_options *options;     /* as given, recorded in executable files */
+    poprt__blob *file;          /* executable file this session came from, or NULL */
     poprt__vec free_execs;      /* struct poprt__exec * ready for a run */
     poprt__vec all_execs;
 };
+
+/* Prepared states read from an executable file, by main-graph node index. */
+typedef struct poprt__stored_states {
+    size_t n;
+    const void *const *data;
+    const size_t *size;
+    int usable; /* 0: made for a CPU this one is not: prepare() anew */
+} poprt__stored_states;
+
+/* Builds a session from a model it takes ownership of (freed on failure). */
+poprt_status poprt__session_build(poprt__model *m, const poprt_options *options,
+                                  const poprt__stored_states *stored, poprt_session **out);
+/* Session through the engine cache in dir (lib/compiler/popef.c). */
+poprt_status poprt__session_cached(const poprt_model *model, const poprt_options *options,
+                                   const char *dir, poprt_session **out);
 
 #endif
 

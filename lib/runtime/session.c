@@ -53,9 +53,13 @@ void poprt_session_free(poprt_session *s)
     poprt__vec_free(&s->inputs);
     poprt__pool_free(s->pool);
     poprt__plan_free(&s->plan);
-    for (size_t i = 0; s->states && i < s->m->graph->nodes.len; i++)
-        poprt__aligned_free(s->states[i]);
+    for (size_t i = 0; s->states && s->state_owned && i < s->m->graph->nodes.len; i++)
+        if (s->state_owned[i])
+            poprt__aligned_free(s->states[i]);
     poprt__free(s->states);
+    poprt__free(s->state_owned);
+    poprt_options_free(s->options);
+    poprt__blob_unref(s->file);
     poprt__free(s->state_sizes);
     poprt__free(s->anchors);
     if (s->view) {
@@ -138,18 +142,25 @@ static void drop_folded(poprt__graph *g)
 }
 
 /* Runs each op's prepare() on the nodes of the main graph. */
-static poprt_status prepare_nodes(poprt_session *s)
+static poprt_status prepare_nodes(poprt_session *s, const poprt__stored_states *stored)
 {
     poprt__graph *g = s->m->graph;
     size_t n = g->nodes.len;
     s->states = poprt__calloc(n ? n : 1, sizeof *s->states);
     s->state_sizes = poprt__calloc(n ? n : 1, sizeof *s->state_sizes);
-    if (!s->states || !s->state_sizes)
+    s->state_owned = poprt__calloc(n ? n : 1, 1);
+    if (!s->states || !s->state_sizes || !s->state_owned)
         return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
     for (size_t i = 0; i < n; i++) {
         poprt__node *node = g->nodes.items[i];
         if (!node->op || !node->op->prepare)
             continue;
+        if (stored && stored->usable && i < stored->n && stored->data[i]) {
+            /* an executable file's blob: used in place, not owned */
+            s->states[i] = (void *)stored->data[i];
+            s->state_sizes[i] = stored->size[i];
+            continue;
+        }
         poprt__ival in[32];
         poprt__type out[16];
         if (node->n_inputs > 32 || node->n_outputs > 16)
@@ -170,22 +181,26 @@ static poprt_status prepare_nodes(poprt_session *s)
         poprt_status st = node->op->prepare(&c, &s->states[i], &s->state_sizes[i]);
         if (st)
             return st;
+        s->state_owned[i] = 1;
     }
     return POPRT_OK;
 }
 
-poprt_status poprt_session_create(const poprt_model *model, const poprt_options *options,
-                                  poprt_session **session_out)
+poprt_status poprt__session_build(poprt__model *m, const poprt_options *options,
+                                  const poprt__stored_states *stored, poprt_session **session_out)
 {
-    if (!model || !session_out)
-        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_session_create: NULL argument");
     poprt_session *s = poprt__calloc(1, sizeof *s);
-    if (!s)
+    if (!s) {
+        poprt__model_free(m);
         return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    }
     pthread_mutex_init(&s->mu, NULL);
-    poprt_status st = poprt__model_clone(model->m, &s->m);
+    s->m = m;
+    poprt_status st = configure(s, options);
     if (!st)
-        st = configure(s, options);
+        st = poprt_options_create(&s->options);
+    for (size_t i = 0; !st && options && i < options->n; i++)
+        st = poprt_options_set(s->options, options->kv[i].key, options->kv[i].value);
     if (!st)
         st = poprt__model_inline_functions(s->m);
     if (!st) {
@@ -199,7 +214,7 @@ poprt_status poprt_session_create(const poprt_model *model, const poprt_options 
             drop_folded(s->m->graph);
     }
     if (!st)
-        st = prepare_nodes(s);
+        st = prepare_nodes(s, stored);
     if (!st)
         st = poprt__user_inputs(s->m->graph, &s->inputs);
     if (!st)
@@ -226,6 +241,23 @@ poprt_status poprt_session_create(const poprt_model *model, const poprt_options 
     }
     *session_out = s;
     return POPRT_OK;
+}
+
+poprt_status poprt_session_create(const poprt_model *model, const poprt_options *options,
+                                  poprt_session **session_out)
+{
+    if (!model || !session_out)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_session_create: NULL argument");
+    const char *cache = poprt__opt(options, "cache_dir");
+    if (!cache)
+        cache = getenv("POPRT_CACHE_DIR");
+    if (cache && *cache)
+        return poprt__session_cached(model, options, cache, session_out);
+    poprt__model *m;
+    poprt_status st = poprt__model_clone(model->m, &m);
+    if (st)
+        return st;
+    return poprt__session_build(m, options, NULL, session_out);
 }
 
 size_t poprt_session_num_inputs(const poprt_session *s) { return s ? s->inputs.len : 0; }

@@ -1,0 +1,606 @@
+/* Executable files (.popef): writing a compiled session out, loading one
+ * back with its weights used in place, and the engine cache. */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cjson/cJSON.h>
+#include "compiler/popef.h"
+#include "onnx/onnx.h"
+#include "runtime/runtime.h"
+
+#define PAGE 4096u
+#define ALIGN_UP(x, a) (((x) + (a)-1) & ~((uint64_t)(a)-1))
+
+/* ---- writing ------------------------------------------------------------- */
+
+typedef struct placed {
+    const poprt__tensor *t;
+    uint64_t offset, size;
+    poprt__onnx_place place;
+    const char *keys[3], *vals[3];
+} placed;
+
+typedef struct layout {
+    placed *v;
+    size_t n, cap;
+    uint64_t total;
+    poprt__arena a;
+} layout;
+
+static int cmp_placed(const void *x, const void *y)
+{
+    const poprt__tensor *a = ((const placed *)x)->t, *b = ((const placed *)y)->t;
+    return (a > b) - (a < b);
+}
+
+static const poprt__onnx_place *find_place(void *ctx, const poprt__tensor *t)
+{
+    layout *l = ctx;
+    placed key = {.t = t};
+    placed *p = bsearch(&key, l->v, l->n, sizeof *l->v, cmp_placed);
+    return p ? &p->place : NULL;
+}
+
+static poprt_status place_graph(layout *l, const poprt__graph *g)
+{
+    for (size_t i = 0; i < g->tensors.len; i++) {
+        const poprt__tensor *t = g->tensors.items[i];
+        if (!t->data || t->producer || t->type.kind != POPRT__KIND_TENSOR ||
+            t->type.elem == POPRT_DTYPE_STRING || poprt__onnx_packed_bits(t->type.elem) ||
+            t->nbytes < 64)
+            continue;
+        if (l->n == l->cap) {
+            size_t cap = l->cap ? l->cap * 2 : 64;
+            placed *v = poprt__realloc(l->v, cap * sizeof *v);
+            if (!v)
+                return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+            l->v = v;
+            l->cap = cap;
+        }
+        placed *p = &l->v[l->n++];
+        memset(p, 0, sizeof *p);
+        p->t = t;
+        p->offset = ALIGN_UP(l->total, 64);
+        p->size = t->nbytes;
+        l->total = p->offset + p->size;
+    }
+    for (size_t i = 0; i < g->nodes.len; i++) {
+        const poprt__node *n = g->nodes.items[i];
+        for (int a = 0; a < n->n_attrs; a++) {
+            const poprt__attr *at = &n->attrs[a];
+            poprt_status st = POPRT_OK;
+            if (at->type == POPRT__ATTR_GRAPH && at->g)
+                st = place_graph(l, at->g);
+            for (int64_t k = 0; !st && at->type == POPRT__ATTR_GRAPHS && k < at->n; k++)
+                st = place_graph(l, at->graphs[k]);
+            if (st)
+                return st;
+        }
+    }
+    return POPRT_OK;
+}
+
+static poprt_status finish_layout(layout *l)
+{
+    qsort(l->v, l->n, sizeof *l->v, cmp_placed);
+    for (size_t i = 0; i < l->n; i++) {
+        placed *p = &l->v[i];
+        p->keys[0] = "location";
+        p->keys[1] = "offset";
+        p->keys[2] = "length";
+        p->vals[0] = POPRT__ONNX_WEIGHTS_LOCATION;
+        p->vals[1] = poprt__arena_printf(&l->a, "%llu", (unsigned long long)p->offset);
+        p->vals[2] = poprt__arena_printf(&l->a, "%llu", (unsigned long long)p->size);
+        if (!p->vals[1] || !p->vals[2])
+            return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+        p->place.kv.n = 3;
+        p->place.kv.keys = p->keys;
+        p->place.kv.vals = p->vals;
+    }
+    return POPRT_OK;
+}
+
+static cJSON *io_json(const poprt__vec *tensors)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (size_t i = 0; arr && i < tensors->len; i++) {
+        const poprt__tensor *t = tensors->items[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON *dims = cJSON_CreateArray();
+        if (!o || !dims) {
+            cJSON_Delete(o);
+            cJSON_Delete(dims);
+            cJSON_Delete(arr);
+            return NULL;
+        }
+        cJSON_AddStringToObject(o, "name", t->name);
+        cJSON_AddStringToObject(o, "dtype", poprt_dtype_name((poprt_dtype)t->type.elem));
+        for (int d = 0; d < t->type.rank; d++)
+            cJSON_AddItemToArray(dims, cJSON_CreateNumber((double)t->type.dims[d].value));
+        cJSON_AddItemToObject(o, "shape", dims);
+        cJSON_AddItemToArray(arr, o);
+    }
+    return arr;
+}
+
+static char *meta_json(const poprt_session *s)
+{
+    cJSON *root = cJSON_CreateObject();
+    if (!root)
+        return NULL;
+    cJSON_AddNumberToObject(root, "format", POPRT__POPEF_FORMAT);
+    cJSON_AddStringToObject(root, "library", poprt_version());
+    cJSON *opts = cJSON_CreateObject();
+    for (size_t i = 0; opts && s->options && i < s->options->n; i++)
+        if (strcmp(s->options->kv[i].key, "cache_dir") != 0)
+            cJSON_AddStringToObject(opts, s->options->kv[i].key, s->options->kv[i].value);
+    cJSON_AddItemToObject(root, "options", opts);
+    cJSON_AddItemToObject(root, "inputs", io_json(&s->inputs));
+    cJSON_AddItemToObject(root, "outputs", io_json(&s->m->graph->outputs));
+    cJSON_AddNumberToObject(root, "arena_bytes", (double)s->plan.arena_bytes);
+    cJSON_AddNumberToObject(root, "nodes", (double)s->m->graph->nodes.len);
+    char *text = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    return text;
+}
+
+static uint64_t name_hash(const char *name) { return poprt__hash64(name, strlen(name), 7); }
+
+typedef struct wbuf {
+    unsigned char *p;
+    size_t len, cap;
+} wbuf;
+
+static int put(wbuf *b, const void *data, size_t n)
+{
+    if (b->len + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 1 << 16;
+        while (cap < b->len + n)
+            cap *= 2;
+        unsigned char *p = poprt__realloc(b->p, cap);
+        if (!p)
+            return 0;
+        b->p = p;
+        b->cap = cap;
+    }
+    if (data)
+        memcpy(b->p + b->len, data, n);
+    else
+        memset(b->p + b->len, 0, n);
+    b->len += n;
+    return 1;
+}
+
+static int pad_to(wbuf *b, uint64_t align)
+{
+    return put(b, NULL, (size_t)(ALIGN_UP(b->len, align) - b->len));
+}
+
+/* Serialises a session into one buffer laid out as popef.h says. */
+static poprt_status build_file(const poprt_session *s, uint64_t model_hash, wbuf *out)
+{
+    layout l = {0};
+    poprt__arena_init(&l.a);
+    void *program = NULL;
+    size_t program_size = 0;
+    char *meta = NULL;
+    poprt_status st = place_graph(&l, s->m->graph);
+    if (!st)
+        st = finish_layout(&l);
+    if (!st) {
+        poprt__onnx_placer placer = {find_place, &l};
+        st = poprt__onnx_save_placed(s->m, &placer, &program, &program_size);
+    }
+    if (!st && !(meta = meta_json(s)))
+        st = poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory writing metadata");
+    poprt__popef_header h;
+    memset(&h, 0, sizeof h);
+    wbuf b = {0};
+    if (!st && !put(&b, NULL, POPRT__POPEF_HEADER))
+        st = poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    int ns = 0;
+#define SECTION(kind_, start_)                                                  \
+    do {                                                                        \
+        h.sections[ns].kind = (kind_);                                          \
+        h.sections[ns].offset = (start_);                                       \
+        h.sections[ns].size = b.len - (start_);                                 \
+        h.sections[ns].hash = poprt__hash64(b.p + (start_), b.len - (start_), kind_); \
+        ns++;                                                                   \
+    } while (0)
+    if (!st) {
+        size_t start = b.len;
+        if (!put(&b, meta, strlen(meta)))
+            st = POPRT_STATUS_OUT_OF_MEMORY;
+        else
+            SECTION(POPRT__POPEF_META, start);
+    }
+    if (!st) {
+        size_t start = b.len;
+        if (!put(&b, program, program_size))
+            st = POPRT_STATUS_OUT_OF_MEMORY;
+        else
+            SECTION(POPRT__POPEF_PROGRAM, start);
+    }
+    if (!st && pad_to(&b, PAGE)) {
+        size_t start = b.len;
+        if (!put(&b, NULL, (size_t)l.total))
+            st = POPRT_STATUS_OUT_OF_MEMORY;
+        for (size_t i = 0; !st && i < l.n; i++)
+            memcpy(b.p + start + l.v[i].offset, l.v[i].t->data, l.v[i].size);
+        if (!st)
+            SECTION(POPRT__POPEF_WEIGHTS, start);
+    } else if (!st)
+        st = POPRT_STATUS_OUT_OF_MEMORY;
+    if (!st && pad_to(&b, PAGE)) {
+        size_t start = b.len;
+        const poprt__graph *g = s->m->graph;
+        uint64_t count = 0;
+        for (size_t i = 0; i < g->nodes.len; i++)
+            count += s->states && s->states[i] != NULL;
+        uint64_t data_off = ALIGN_UP(8 + count * 32, 64);
+        if (!put(&b, &count, 8))
+            st = POPRT_STATUS_OUT_OF_MEMORY;
+        for (size_t i = 0; !st && i < g->nodes.len; i++) {
+            if (!s->states || !s->states[i])
+                continue;
+            uint64_t e[4] = {i, name_hash(((poprt__node *)g->nodes.items[i])->name), data_off,
+                             s->state_sizes[i]};
+            if (!put(&b, e, sizeof e))
+                st = POPRT_STATUS_OUT_OF_MEMORY;
+            data_off = ALIGN_UP(data_off + s->state_sizes[i], 64);
+        }
+        for (size_t i = 0; !st && i < g->nodes.len; i++) {
+            if (!s->states || !s->states[i])
+                continue;
+            if (!pad_to(&b, 64) || !put(&b, s->states[i], s->state_sizes[i]))
+                st = POPRT_STATUS_OUT_OF_MEMORY;
+        }
+        if (!st)
+            SECTION(POPRT__POPEF_STATES, start);
+    } else if (!st)
+        st = POPRT_STATUS_OUT_OF_MEMORY;
+#undef SECTION
+    if (st == POPRT_STATUS_OUT_OF_MEMORY)
+        st = poprt__err(st, "out of memory writing the executable");
+    if (!st) {
+        memcpy(h.magic, POPRT__POPEF_MAGIC, 8);
+        h.format = POPRT__POPEF_FORMAT;
+        h.header_size = POPRT__POPEF_HEADER;
+        h.file_size = b.len;
+        h.lib_major = POPRT_VERSION_MAJOR;
+        h.lib_minor = POPRT_VERSION_MINOR;
+        h.lib_patch = POPRT_VERSION_PATCH;
+        h.n_sections = (uint32_t)ns;
+        h.isa = 0;
+        h.model_hash = model_hash;
+        h.header_hash = poprt__hash64(&h, offsetof(poprt__popef_header, header_hash), 0);
+        memcpy(b.p, &h, sizeof h);
+        *out = b;
+    } else
+        poprt__free(b.p);
+    poprt__free(program);
+    cJSON_free(meta);
+    poprt__free(l.v);
+    poprt__arena_free(&l.a);
+    return st;
+}
+
+/* Writes atomically: a temporary file in the same folder, then rename. */
+static poprt_status write_atomic(const char *path, const void *data, size_t n)
+{
+    size_t len = strlen(path);
+    char *tmp = poprt__malloc(len + 32);
+    if (!tmp)
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    snprintf(tmp, len + 32, "%s.tmp%ld", path, (long)getpid());
+    poprt_status st = poprt__write_file(tmp, data, n);
+    if (!st && rename(tmp, path) != 0)
+        st = poprt__err(POPRT_STATUS_IO_ERROR, "file '%s': %s", path, strerror(errno));
+    if (st)
+        unlink(tmp);
+    poprt__free(tmp);
+    return st;
+}
+
+poprt_status poprt_session_export(const poprt_session *s, const char *path)
+{
+    if (!s || !path)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_session_export: NULL argument");
+    wbuf b;
+    poprt_status st = build_file(s, 0, &b);
+    if (st)
+        return st;
+    st = write_atomic(path, b.p, b.len);
+    poprt__free(b.p);
+    return st;
+}
+
+/* ---- reading ------------------------------------------------------------- */
+
+static poprt_status bad(const char *path, const char *what)
+{
+    return poprt__err(POPRT_STATUS_PARSE_ERROR, "executable '%s': %s", path, what);
+}
+
+/* Checks the header and every section; fills the sections by kind. */
+static poprt_status check_file(const char *path, const poprt__blob *f,
+                               const poprt__popef_section **by_kind)
+{
+    if (f->size < POPRT__POPEF_HEADER)
+        return bad(path, "truncated (shorter than its header)");
+    poprt__popef_header h;
+    memcpy(&h, f->data, sizeof h);
+    if (memcmp(h.magic, POPRT__POPEF_MAGIC, 8) != 0)
+        return bad(path, "not a libpoprt executable (bad magic)");
+    if (h.header_hash != poprt__hash64(&h, offsetof(poprt__popef_header, header_hash), 0))
+        return bad(path, "corrupt header (checksum mismatch)");
+    if (h.format != POPRT__POPEF_FORMAT)
+        return poprt__err(POPRT_STATUS_UNSUPPORTED,
+                          "executable '%s': format version %u, this library reads version %d "
+                          "(recompile the model)",
+                          path, h.format, POPRT__POPEF_FORMAT);
+    if (h.lib_major != POPRT_VERSION_MAJOR || h.lib_minor != POPRT_VERSION_MINOR)
+        return poprt__err(POPRT_STATUS_UNSUPPORTED,
+                          "executable '%s': made by libpoprt %u.%u.%u, this is %s (recompile the model)",
+                          path, h.lib_major, h.lib_minor, h.lib_patch, poprt_version());
+    if (h.file_size != f->size)
+        return poprt__err(POPRT_STATUS_PARSE_ERROR,
+                          "executable '%s': %zu bytes, the header says %llu (truncated or extended)",
+                          path, f->size, (unsigned long long)h.file_size);
+    if (h.n_sections > POPRT__POPEF_MAX_SECTIONS)
+        return bad(path, "corrupt section table");
+    const poprt__popef_header *hp = f->data;
+    for (uint32_t i = 0; i < h.n_sections; i++) {
+        const poprt__popef_section *sec = &hp->sections[i];
+        if (sec->offset < POPRT__POPEF_HEADER || sec->offset > f->size ||
+            sec->size > f->size - sec->offset || sec->kind == 0 ||
+            sec->kind > POPRT__POPEF_STATES)
+            return bad(path, "corrupt section table");
+        if (poprt__hash64((const char *)f->data + sec->offset, sec->size, sec->kind) != sec->hash)
+            return poprt__err(POPRT_STATUS_PARSE_ERROR,
+                              "executable '%s': section %u (kind %u) is corrupt (checksum mismatch)",
+                              path, i, sec->kind);
+        by_kind[sec->kind] = sec;
+    }
+    for (int k = POPRT__POPEF_META; k <= POPRT__POPEF_STATES; k++)
+        if (!by_kind[k])
+            return bad(path, "a section is missing");
+    /* sections are written in kind order; the padding between them (and
+     * after the header table) must be zero, so every byte is checked */
+    const unsigned char *bytes = f->data;
+    uint64_t pos = offsetof(poprt__popef_header, header_hash) + 8;
+    for (int k = POPRT__POPEF_META; k <= POPRT__POPEF_STATES; k++) {
+        const poprt__popef_section *sec = by_kind[k];
+        if (sec->offset < pos)
+            return bad(path, "overlapping sections");
+        for (; pos < sec->offset; pos++)
+            if (bytes[pos])
+                return bad(path, "corrupt padding between sections");
+        pos = sec->offset + sec->size;
+    }
+    if (pos != f->size)
+        return bad(path, "trailing bytes after the last section");
+    if (by_kind[POPRT__POPEF_WEIGHTS]->offset % PAGE || by_kind[POPRT__POPEF_STATES]->offset % PAGE)
+        return bad(path, "misaligned section");
+    return POPRT_OK;
+}
+
+/* Options: the file's, then the caller's for the keys that may change
+ * after compiling (threads, batches_per_step, anchors). */
+static poprt_status merge_options(const char *path, const cJSON *stored, const poprt_options *user,
+                                  poprt_options **out)
+{
+    poprt_options *o;
+    poprt_status st = poprt_options_create(&o);
+    if (st)
+        return st;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, stored)
+    {
+        if (!cJSON_IsString(it)) {
+            poprt_options_free(o);
+            return bad(path, "corrupt metadata (options)");
+        }
+        if ((st = poprt_options_set(o, it->string, it->valuestring))) {
+            poprt_options_free(o);
+            return poprt__err_prefix(st, "executable '%s': ", path);
+        }
+    }
+    for (size_t i = 0; user && i < user->n; i++) {
+        const char *k = user->kv[i].key, *v = user->kv[i].value;
+        if (strncmp(k, "input_shape.", 12) == 0) {
+            const char *have = poprt__opt(o, k);
+            if (!have || strcmp(have, v) != 0) {
+                poprt_options_free(o);
+                return poprt__err(POPRT_STATUS_INVALID_OPTION,
+                                  "option '%s': input shapes are fixed when the executable '%s' "
+                                  "is compiled",
+                                  k, path);
+            }
+            continue;
+        }
+        if (strcmp(k, "cache_dir") == 0)
+            continue;
+        if ((st = poprt_options_set(o, k, v))) {
+            poprt_options_free(o);
+            return st;
+        }
+    }
+    *out = o;
+    return POPRT_OK;
+}
+
+static poprt_status load_mapped(const char *path, poprt__blob *f, const poprt_options *options,
+                                poprt_session **out)
+{
+    const poprt__popef_section *sec[POPRT__POPEF_STATES + 1] = {0};
+    poprt_status st = check_file(path, f, sec);
+    if (st)
+        return st;
+    const char *base = f->data;
+    cJSON *meta = cJSON_ParseWithLength(base + sec[POPRT__POPEF_META]->offset,
+                                        sec[POPRT__POPEF_META]->size);
+    if (!meta)
+        return bad(path, "corrupt metadata");
+    poprt_options *opts = NULL;
+    st = merge_options(path, cJSON_GetObjectItemCaseSensitive(meta, "options"), options, &opts);
+    cJSON_Delete(meta);
+    if (st)
+        return st;
+    /* the program: its own blob view over the mapping (kept alive by f) */
+    poprt__blob *program = poprt__blob_wrap(NULL, 0);
+    if (!program) {
+        poprt_options_free(opts);
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    }
+    program->data = (void *)(base + sec[POPRT__POPEF_PROGRAM]->offset);
+    program->size = sec[POPRT__POPEF_PROGRAM]->size;
+    program->mapped = 2; /* a view: nothing to release */
+    poprt__model *m;
+    st = poprt__onnx_load_blob_weights(program, f, base + sec[POPRT__POPEF_WEIGHTS]->offset,
+                                       sec[POPRT__POPEF_WEIGHTS]->size, &m);
+    poprt__blob_unref(program);
+    if (st) {
+        poprt_options_free(opts);
+        return poprt__err_prefix(st, "executable '%s': ", path);
+    }
+    /* prepared blobs, by node index, checked against the node names */
+    const unsigned char *sb = (const unsigned char *)base + sec[POPRT__POPEF_STATES]->offset;
+    uint64_t ssize = sec[POPRT__POPEF_STATES]->size, count = 0;
+    if (ssize >= 8)
+        memcpy(&count, sb, 8);
+    size_t nn = m->graph->nodes.len;
+    const void **sd = poprt__calloc(nn + 1, sizeof *sd);
+    size_t *sz = poprt__calloc(nn + 1, sizeof *sz);
+    if (!sd || !sz)
+        st = poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    if (!st && (ssize < 8 || count > (ssize - 8) / 32))
+        st = bad(path, "corrupt prepared-state table");
+    for (uint64_t i = 0; !st && i < count; i++) {
+        uint64_t e[4];
+        memcpy(e, sb + 8 + i * 32, sizeof e);
+        if (e[0] >= nn || e[2] > ssize || e[3] > ssize - e[2] ||
+            e[1] != name_hash(((poprt__node *)m->graph->nodes.items[e[0]])->name)) {
+            st = bad(path, "prepared state does not match the program");
+            break;
+        }
+        sd[e[0]] = sb + e[2];
+        sz[e[0]] = e[3];
+    }
+    poprt__stored_states stored = {nn, sd, sz, 1};
+    poprt_session *s = NULL;
+    if (!st) {
+        st = poprt__session_build(m, opts, &stored, &s);
+        m = NULL;
+    }
+    if (m)
+        poprt__model_free(m);
+    poprt__free(sd);
+    poprt__free(sz);
+    poprt_options_free(opts);
+    if (st)
+        return st;
+    poprt__blob_ref(f);
+    s->file = f;
+    *out = s;
+    return POPRT_OK;
+}
+
+poprt_status poprt_session_load(const char *path, const poprt_options *options,
+                                poprt_session **session_out)
+{
+    if (!path || !session_out)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_session_load: NULL argument");
+    poprt_status st = poprt__options_validate(options);
+    if (st)
+        return st;
+    poprt__blob *f;
+    st = poprt__blob_map_file(path, &f);
+    if (st)
+        return st;
+    st = load_mapped(path, f, options, session_out);
+    poprt__blob_unref(f);
+    return st;
+}
+
+int poprt_file_is_executable(const char *path)
+{
+    FILE *fp = path ? fopen(path, "rb") : NULL;
+    if (!fp)
+        return 0;
+    char magic[8];
+    int yes = fread(magic, 1, 8, fp) == 8 && memcmp(magic, POPRT__POPEF_MAGIC, 8) == 0;
+    fclose(fp);
+    return yes;
+}
+
+/* ---- engine cache ---------------------------------------------------------- */
+
+/* Key: the serialised model, the options that shape compilation, and the
+ * library version. */
+static poprt_status cache_key(const poprt_model *model, const poprt_options *o, uint64_t *key)
+{
+    void *data;
+    size_t size;
+    poprt_status st = poprt__onnx_save(model->m, &data, &size);
+    if (st)
+        return st;
+    uint64_t h = poprt__hash64(data, size, 1);
+    poprt__free(data);
+    for (size_t i = 0; o && i < o->n; i++) {
+        if (strcmp(o->kv[i].key, "cache_dir") == 0)
+            continue;
+        h = poprt__hash64(o->kv[i].key, strlen(o->kv[i].key), h);
+        h = poprt__hash64(o->kv[i].value, strlen(o->kv[i].value), h);
+    }
+    const char *v = poprt_version();
+    *key = poprt__hash64(v, strlen(v), h);
+    return POPRT_OK;
+}
+
+poprt_status poprt__session_cached(const poprt_model *model, const poprt_options *options,
+                                   const char *dir, poprt_session **out)
+{
+    uint64_t key;
+    poprt_status st = cache_key(model, options, &key);
+    if (st)
+        return st;
+    char path[4096];
+    if ((size_t)snprintf(path, sizeof path, "%s/%016llx.popef", dir, (unsigned long long)key) >=
+        sizeof path)
+        return poprt__err(POPRT_STATUS_INVALID_OPTION, "cache folder '%s': path too long", dir);
+    struct stat sb;
+    if (stat(path, &sb) == 0) {
+        st = poprt_session_load(path, options, out);
+        if (!st)
+            return POPRT_OK;
+        poprt__log(POPRT_LOG_WARNING, "engine cache: '%s' unusable (%s); recompiling", path,
+                   poprt_last_error());
+    }
+    poprt__model *m;
+    st = poprt__model_clone(model->m, &m);
+    if (st)
+        return st;
+    poprt_session *s;
+    st = poprt__session_build(m, options, NULL, &s);
+    if (st)
+        return st;
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        poprt__log(POPRT_LOG_WARNING, "engine cache: cannot create folder '%s': %s", dir,
+                   strerror(errno));
+    } else {
+        wbuf b;
+        if (build_file(s, key, &b) == POPRT_OK) {
+            if (write_atomic(path, b.p, b.len) != POPRT_OK)
+                poprt__log(POPRT_LOG_WARNING, "engine cache: %s", poprt_last_error());
+            poprt__free(b.p);
+        }
+    }
+    poprt__err_clear();
+    *out = s;
+    return POPRT_OK;
+}

@@ -1,0 +1,56 @@
+/* The executable file (.popef): layout shared by the writer and reader.
+ *
+ *   [0, 512)      header: magic, format version, library version, file size,
+ *                 the CPU features its prepared blobs use, the model hash,
+ *                 a table of sections (kind, offset, size, hash) and a hash
+ *                 of the header itself
+ *   META          JSON: library version, options, inputs, outputs, arena size
+ *   PROGRAM       the compiled graph as ONNX, constants as external data at
+ *                 location "@weights"
+ *   WEIGHTS       constants in the runtime layout, page-aligned section,
+ *                 64-byte aligned tensors: used in place through mmap, so
+ *                 sessions and processes share them
+ *   STATES        prepare() blobs per node: u64 count, then count entries
+ *                 {u64 node index, u64 name hash, u64 offset, u64 size},
+ *                 then the data (64-byte aligned)
+ * All integers little-endian. Every section and the header carry a 64-bit
+ * hash (poprt__hash64) that the reader checks. */
+#ifndef POPRT_POPEF_H
+#define POPRT_POPEF_H
+
+#include <stdint.h>
+
+#define POPRT__POPEF_MAGIC "\x89POPEF\r\n"
+#define POPRT__POPEF_FORMAT 1
+#define POPRT__POPEF_HEADER 512
+#define POPRT__POPEF_MAX_SECTIONS 8
+
+enum {
+    POPRT__POPEF_META = 1,
+    POPRT__POPEF_PROGRAM = 2,
+    POPRT__POPEF_WEIGHTS = 3,
+    POPRT__POPEF_STATES = 4
+};
+
+typedef struct poprt__popef_section {
+    uint32_t kind;
+    uint32_t reserved;
+    uint64_t offset;
+    uint64_t size;
+    uint64_t hash;
+} poprt__popef_section;
+
+typedef struct poprt__popef_header {
+    char magic[8];
+    uint32_t format;
+    uint32_t header_size;
+    uint64_t file_size;
+    uint32_t lib_major, lib_minor, lib_patch, n_sections;
+    uint64_t isa;
+    uint64_t model_hash;
+    uint64_t reserved[2];
+    poprt__popef_section sections[POPRT__POPEF_MAX_SECTIONS];
+    uint64_t header_hash; /* over all bytes before this field */
+} poprt__popef_header;
+
+#endif

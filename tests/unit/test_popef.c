@@ -1,0 +1,229 @@
+/* Unit tests: executable files (.popef) and the engine cache. */
+#include <check.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "builder.h"
+#include "compiler/popef.h"
+
+static char tmpdir[64];
+
+static void setup(void)
+{
+    strcpy(tmpdir, "/tmp/poprt_popef_XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* y = Relu(MatMul(x, W) + b) with a 64x32 weight (big enough to be placed
+ * in the weights section). */
+static poprt_model *model(void)
+{
+    poprt__model *m = tb_model(17);
+    int64_t xd[2] = {2, 64}, wd[2] = {64, 32}, bd[1] = {32};
+    static float w[64 * 32], b[32];
+    for (int i = 0; i < 64 * 32; i++)
+        w[i] = (float)((i * 7919) % 101) / 101.0f - 0.5f;
+    for (int i = 0; i < 32; i++)
+        b[i] = (float)i / 32.0f - 0.25f;
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 2, xd);
+    tb_const(m, "W", POPRT_DTYPE_FLOAT, 2, wd, w);
+    tb_const(m, "b", POPRT_DTYPE_FLOAT, 1, bd, b);
+    tb_node(m, "MatMul", 2, (const char *[]){"x", "W"}, 1, (const char *[]){"mm"});
+    tb_node(m, "Add", 2, (const char *[]){"mm", "b"}, 1, (const char *[]){"s"});
+    tb_node(m, "Relu", 1, (const char *[]){"s"}, 1, (const char *[]){"y"});
+    tb_output(m, "y");
+    poprt_model *pm;
+    ck_assert_int_eq(tb_load(m, &pm), POPRT_OK);
+    return pm;
+}
+
+static void run(poprt_session *s, float *y)
+{
+    float x[128];
+    for (int i = 0; i < 128; i++)
+        x[i] = (float)(i % 13) / 6.5f - 1;
+    int64_t d[2] = {2, 64};
+    poprt_stepio *io;
+    poprt_stepio_create(&io);
+    poprt_stepio_set_input(io, "x", POPRT_DTYPE_FLOAT, d, 2, x, sizeof x);
+    poprt_stepio_set_output(io, "y", y, 64 * sizeof(float));
+    ck_assert_int_eq(poprt_session_run(s, io), POPRT_OK);
+    poprt_stepio_free(io);
+}
+
+static void export_file(const char *path, float *ref)
+{
+    poprt_model *m = model();
+    poprt_session *s;
+    ck_assert_int_eq(poprt_session_create(m, NULL, &s), POPRT_OK);
+    run(s, ref);
+    ck_assert_int_eq(poprt_session_export(s, path), POPRT_OK);
+    poprt_session_free(s);
+    poprt_model_free(m);
+}
+
+static void *read_all(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    fseek(f, 0, SEEK_END);
+    *n = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    void *p = malloc(*n);
+    ck_assert_uint_eq(fread(p, 1, *n, f), *n);
+    fclose(f);
+    return p;
+}
+
+static void write_all(const char *path, const void *p, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(p, 1, n, f), n);
+    fclose(f);
+}
+
+START_TEST(export_load_run_matches)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/m.popef", tmpdir);
+    float ref[64], got[64];
+    export_file(path, ref);
+    ck_assert_int_eq(poprt_file_is_executable(path), 1);
+    poprt_session *s;
+    ck_assert_int_eq(poprt_session_load(path, NULL, &s), POPRT_OK);
+    run(s, got);
+    ck_assert_int_eq(memcmp(ref, got, sizeof ref), 0);
+    poprt_value_info info = {.size = sizeof info};
+    ck_assert_int_eq(poprt_session_input(s, 0, &info), POPRT_OK);
+    ck_assert_str_eq(info.name, "x");
+    ck_assert_int_eq(info.dims[1], 64);
+    /* two sessions of one file share the weights in the mapping */
+    poprt_session *s2;
+    poprt_options *o;
+    poprt_options_create(&o);
+    poprt_options_set(o, "threads", "2");
+    ck_assert_int_eq(poprt_session_load(path, o, &s2), POPRT_OK);
+    run(s2, got);
+    ck_assert_int_eq(memcmp(ref, got, sizeof ref), 0);
+    poprt_options_set(o, "input_shape.x", "3,64");
+    poprt_session *s3 = NULL;
+    ck_assert_int_eq(poprt_session_load(path, o, &s3), POPRT_STATUS_INVALID_OPTION);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "input_shape.x"));
+    poprt_options_free(o);
+    poprt_session_free(s2);
+    poprt_session_free(s);
+    ck_assert_int_eq(poprt_file_is_executable("/nonexistent"), 0);
+}
+END_TEST
+
+START_TEST(corrupt_truncated_and_foreign_files_are_rejected)
+{
+    char path[128], bad[160];
+    snprintf(path, sizeof path, "%s/m.popef", tmpdir);
+    snprintf(bad, sizeof bad, "%s/bad.popef", tmpdir);
+    float ref[64];
+    export_file(path, ref);
+    size_t n;
+    unsigned char *p = read_all(path, &n);
+    poprt_session *s = NULL;
+    /* truncations at several points */
+    size_t cuts[] = {0, 7, 100, 511, 600, n / 2, n - 1};
+    for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
+        write_all(bad, p, cuts[i]);
+        ck_assert_int_eq(poprt_session_load(bad, NULL, &s), POPRT_STATUS_PARSE_ERROR);
+        ck_assert_ptr_nonnull(strstr(poprt_last_error(), "bad.popef"));
+    }
+    /* a flipped byte in each section and in the header */
+    size_t flips[] = {20, 600, n / 2, n - 10};
+    for (size_t i = 0; i < sizeof flips / sizeof flips[0]; i++) {
+        p[flips[i]] ^= 0x40;
+        write_all(bad, p, n);
+        ck_assert_int_eq(poprt_session_load(bad, NULL, &s), POPRT_STATUS_PARSE_ERROR);
+        p[flips[i]] ^= 0x40;
+    }
+    /* another format version, with a consistent header hash */
+    poprt__popef_header h;
+    memcpy(&h, p, sizeof h);
+    h.format = 99;
+    h.header_hash = poprt__hash64(&h, offsetof(poprt__popef_header, header_hash), 0);
+    memcpy(p, &h, sizeof h);
+    write_all(bad, p, n);
+    ck_assert_int_eq(poprt_session_load(bad, NULL, &s), POPRT_STATUS_UNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "format version 99"));
+    /* an ONNX file is not an executable */
+    ck_assert_int_eq(poprt_file_is_executable(bad), 1);
+    write_all(bad, "\x08\x07", 2);
+    ck_assert_int_eq(poprt_file_is_executable(bad), 0);
+    ck_assert_int_eq(poprt_session_load(bad, NULL, &s), POPRT_STATUS_PARSE_ERROR);
+    ck_assert_ptr_null(s);
+    free(p);
+}
+END_TEST
+
+static int count_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        n += strstr(e->d_name, ".popef") != NULL;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+START_TEST(engine_cache_compiles_once)
+{
+    char cache[128];
+    snprintf(cache, sizeof cache, "%s/cache", tmpdir);
+    poprt_model *m = model();
+    poprt_options *o;
+    poprt_options_create(&o);
+    ck_assert_int_eq(poprt_options_set(o, "cache_dir", cache), POPRT_OK);
+    float a[64], b[64];
+    poprt_session *s;
+    ck_assert_int_eq(poprt_session_create(m, o, &s), POPRT_OK);
+    run(s, a);
+    poprt_session_free(s);
+    ck_assert_int_eq(count_files(cache), 1);
+    ck_assert_int_eq(poprt_session_create(m, o, &s), POPRT_OK); /* from the cache */
+    run(s, b);
+    poprt_session_free(s);
+    ck_assert_int_eq(memcmp(a, b, sizeof a), 0);
+    ck_assert_int_eq(count_files(cache), 1);
+    /* other options: another entry */
+    poprt_options_set(o, "batches_per_step", "1");
+    ck_assert_int_eq(poprt_session_create(m, o, &s), POPRT_OK);
+    poprt_session_free(s);
+    ck_assert_int_eq(count_files(cache), 2);
+    poprt_options_free(o);
+    poprt_model_free(m);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("popef");
+    TCase *tc = tcase_create("popef");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, export_load_run_matches);
+    tcase_add_test(tc, corrupt_truncated_and_foreign_files_are_rejected);
+    tcase_add_test(tc, engine_cache_compiles_once);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
