@@ -265,6 +265,9 @@ typedef struct poprt_options poprt_options;
  *                        "EveryN:<n>" or "Sum" (default "All")
  *   "anchors"            return type for every output not named above
  *   "input_shape.<input>" comma-separated dims fixing a symbolic input shape
+ *   "profile"            "1": time every node; the totals by operator type
+ *                        go to the log callback (INFO) when the session
+ *                        is freed
  *   "cache_dir"          engine cache folder (also the POPRT_CACHE_DIR
  *                        environment variable): poprt_session_create loads
  *                        a matching executable file from it, or compiles

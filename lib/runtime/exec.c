@@ -1,6 +1,7 @@
 /* The executor: runs a graph node by node in a frame of values, and the
  * services kernels reach through poprt__kctx. */
 #include <string.h>
+#include <time.h>
 #include "runtime/runtime.h"
 
 /* ---- values ---------------------------------------------------------------- */
@@ -464,6 +465,19 @@ static poprt_status run_node(struct poprt__exec *x, poprt__frame *f, poprt__node
             in[i] = NULL;
         }
     }
+    if (x->s && f == &x->main && n->id >= 0 && x->s->plan.view && x->s->plan.view[n->id] && in[0] &&
+        in[0]->kind == POPRT__KIND_TENSOR) {
+        /* a view: the output is the input's bytes under the output's shape */
+        const poprt__tensor *t = n->outputs[0];
+        poprt__value *o = &f->vals[t->id];
+        memset(o, 0, sizeof *o);
+        o->kind = POPRT__KIND_TENSOR;
+        o->t = in[0]->t;
+        o->t.rank = t->type.rank;
+        for (int d = 0; d < t->type.rank; d++)
+            o->t.dims[d] = t->type.dims[d].value;
+        goto done;
+    }
     int need_infer = 0;
     for (int j = 0; j < n->n_outputs; j++) {
         out[j] = n->outputs[j] ? &f->vals[n->outputs[j]->id] : NULL;
@@ -482,7 +496,16 @@ static poprt_status run_node(struct poprt__exec *x, poprt__frame *f, poprt__node
         k.state = x->s->states[n->id];
         k.state_size = x->s->state_sizes[n->id];
     }
-    st = n->op->kernel(&k);
+    if (x->s && x->s->profile && f == &x->main && n->id >= 0) {
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        st = n->op->kernel(&k);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        uint64_t ns = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000u + (uint64_t)(t1.tv_nsec - t0.tv_nsec);
+        __atomic_add_fetch(&x->s->prof_ns[n->id], ns, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&x->s->prof_calls[n->id], 1, __ATOMIC_RELAXED);
+    } else
+        st = n->op->kernel(&k);
     x->cur = f;
     scratch_reset(x);
     if (st)

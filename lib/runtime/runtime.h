@@ -79,7 +79,8 @@ void poprt__value_free_heap(poprt__value *v);
 
 /* ---- plan ---- */
 typedef struct poprt__plan {
-    int64_t *offset;  /* per main-graph tensor: arena offset, or -1 */
+    int64_t *offset;     /* per main-graph tensor: arena offset, or -1 */
+    unsigned char *view; /* per main-graph node: 1 = output aliases input 0, node does not run */
     size_t arena_bytes;
 } poprt__plan;
 poprt_status poprt__plan_build(const poprt__graph *g, poprt__plan *p);
@@ -106,6 +107,9 @@ struct poprt_session {
     unsigned char *state_owned; /* 0: the blob lives in an executable file's mapping */
     poprt_options *options;     /* as given, recorded in executable files */
     poprt__blob *file;          /* executable file this session came from, or NULL */
+    int profile;                /* option "profile": time each node */
+    uint64_t *prof_ns;          /* per main-graph node: total kernel time */
+    uint64_t *prof_calls;
     poprt__vec free_execs;      /* struct poprt__exec * ready for a run */
     poprt__vec all_execs;
 };

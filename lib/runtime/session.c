@@ -40,10 +40,48 @@ static poprt_status new_exec(poprt_session *s, struct poprt__exec **out)
     return POPRT_OK;
 }
 
+/* The profile, by operator type, through the log callback at INFO. */
+static void log_profile(const poprt_session *s)
+{
+    const poprt__graph *g = s->m->graph;
+    const char *types[256];
+    uint64_t ns[256] = {0}, calls[256] = {0}, total = 0;
+    int nt = 0;
+    for (size_t i = 0; i < g->nodes.len; i++) {
+        const poprt__node *n = g->nodes.items[i];
+        int k = 0;
+        while (k < nt && strcmp(types[k], n->op_type) != 0)
+            k++;
+        if (k == nt) {
+            if (nt == 256)
+                continue;
+            types[nt++] = n->op_type;
+        }
+        ns[k] += s->prof_ns[i];
+        calls[k] += s->prof_calls[i];
+        total += s->prof_ns[i];
+    }
+    poprt__log(POPRT_LOG_INFO, "profile: %.3f ms in kernels over all runs", (double)total / 1e6);
+    for (int pass = 0; pass < nt; pass++) {
+        int best = -1;
+        for (int k = 0; k < nt; k++)
+            if (calls[k] != UINT64_MAX && (best < 0 || ns[k] > ns[best]))
+                best = k;
+        poprt__log(POPRT_LOG_INFO, "profile: %-24s %10.3f ms %5.1f%% %8llu calls", types[best],
+                   (double)ns[best] / 1e6, total ? 100.0 * (double)ns[best] / (double)total : 0.0,
+                   (unsigned long long)calls[best]);
+        calls[best] = UINT64_MAX;
+    }
+}
+
 void poprt_session_free(poprt_session *s)
 {
     if (!s)
         return;
+    if (s->profile && s->prof_ns)
+        log_profile(s);
+    poprt__free(s->prof_ns);
+    poprt__free(s->prof_calls);
     for (size_t i = 0; i < s->all_execs.len; i++) {
         poprt__exec_free(s->all_execs.items[i]);
         poprt__free(s->all_execs.items[i]);
@@ -78,6 +116,7 @@ static poprt_status configure(poprt_session *s, const poprt_options *o)
         return st;
     const char *v;
     s->threads = (v = poprt__opt(o, "threads")) ? atoi(v) : 1;
+    s->profile = (v = poprt__opt(o, "profile")) && strcmp(v, "1") == 0;
     s->batches_per_step = (v = poprt__opt(o, "batches_per_step")) ? atoll(v) : 1;
     poprt__graph *g = s->m->graph;
     /* input shapes */
@@ -215,6 +254,13 @@ poprt_status poprt__session_build(poprt__model *m, const poprt_options *options,
     }
     if (!st)
         st = prepare_nodes(s, stored);
+    if (!st && s->profile) {
+        size_t nn = s->m->graph->nodes.len + 1;
+        s->prof_ns = poprt__calloc(nn, sizeof *s->prof_ns);
+        s->prof_calls = poprt__calloc(nn, sizeof *s->prof_calls);
+        if (!s->prof_ns || !s->prof_calls)
+            st = poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    }
     if (!st)
         st = poprt__user_inputs(s->m->graph, &s->inputs);
     if (!st)
