@@ -1,6 +1,7 @@
 /* Unit tests: sessions and stepios (anchors, batches_per_step, callbacks,
  * concurrent runs, error paths). Model: y = Relu(x + c), c = {-1, 0, 1}. */
 #include <check.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -303,6 +304,49 @@ START_TEST(symbolic_input_bound_by_option_or_at_run)
 }
 END_TEST
 
+/* Neg -> Relu -> Reshape -> Sigmoid -> Flatten: the elementwise chain works
+ * in place and the reshapes are views, so the arena holds one buffer. */
+START_TEST(views_and_in_place_share_one_buffer)
+{
+    poprt__model *m = tb_model(17);
+    int64_t xd[2] = {4, 6}, sd[1] = {3}, shape[3] = {2, 3, 4};
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 2, xd);
+    tb_const(m, "shape", POPRT_DTYPE_INT64, 1, sd, shape);
+    tb_node(m, "Neg", 1, (const char *[]){"x"}, 1, (const char *[]){"a"});
+    tb_node(m, "Relu", 1, (const char *[]){"a"}, 1, (const char *[]){"b"});
+    tb_node(m, "Reshape", 2, (const char *[]){"b", "shape"}, 1, (const char *[]){"c"});
+    tb_node(m, "Sigmoid", 1, (const char *[]){"c"}, 1, (const char *[]){"d"});
+    tb_node(m, "Flatten", 1, (const char *[]){"d"}, 1, (const char *[]){"y"});
+    tb_output(m, "y");
+    poprt_model *model;
+    ck_assert_int_eq(tb_load(m, &model), POPRT_OK);
+    poprt_session *s = make_session(model, NULL);
+    ck_assert_uint_eq(poprt_session_arena_bytes(s), 128); /* 24 floats, 64-byte rounded */
+    float x[24], y[24];
+    for (int i = 0; i < 24; i++)
+        x[i] = (float)i / 4 - 3;
+    int64_t d[2] = {4, 6};
+    poprt_stepio *io;
+    poprt_stepio_create(&io);
+    poprt_stepio_set_input(io, "x", POPRT_DTYPE_FLOAT, d, 2, x, sizeof x);
+    poprt_stepio_set_output(io, "y", y, sizeof y);
+    ck_assert_int_eq(poprt_session_run(s, io), POPRT_OK);
+    for (int i = 0; i < 24; i++) {
+        float r = -x[i] > 0 ? -x[i] : 0;
+        ck_assert_float_eq_tol(y[i], 1.0f / (1.0f + expf(-r)), 1e-6);
+    }
+    int rank;
+    const int64_t *dims;
+    poprt_stepio_output(io, "y", NULL, &rank, &dims, NULL, NULL);
+    ck_assert_int_eq(rank, 2);
+    ck_assert_int_eq(dims[0], 2);
+    ck_assert_int_eq(dims[1], 12);
+    poprt_stepio_free(io);
+    poprt_session_free(s);
+    poprt_model_free(model);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("runtime");
@@ -315,6 +359,7 @@ int main(void)
     tcase_add_test(tc, concurrent_runs_with_own_stepios);
     tcase_add_test(tc, error_paths_name_the_culprit);
     tcase_add_test(tc, symbolic_input_bound_by_option_or_at_run);
+    tcase_add_test(tc, views_and_in_place_share_one_buffer);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
