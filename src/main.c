@@ -19,32 +19,33 @@
 
 #define EXIT_USAGE 2
 
-/* Passes run when --passes is not given, in this order, if the library has
- * them registered (the default job only saves the model when none is). */
+/* The default pipeline (without --passes), after convert_version: those of
+ * these passes the library registers, in this order. A default pass that
+ * fails is skipped (the model stays as it was before it) and reported. */
 static const char *const default_passes[] = {
-    "eliminate_identity",   "eliminate_nop_cast",      "eliminate_nop_reshape",
-    "eliminate_nop_transpose", "eliminate_nop_expand", "eliminate_nop_flatten",
-    "eliminate_nop_pad",    "eliminate_nop_arithmetic", "fuse_consecutive_cast",
-    "fuse_consecutive_reshape", "fuse_consecutive_transpose", "fuse_consecutive_squeeze",
-    "fuse_consecutive_unsqueeze", "constant_folding",  "fuse_bn_into_conv",
-    "eliminate_deadend",    "eliminate_unused_initializer",
+    "shape_inference",
+    "eliminate_identity",       "eliminate_nop_cast",         "eliminate_nop_reshape",
+    "eliminate_nop_transpose",  "eliminate_nop_expand",       "eliminate_nop_flatten",
+    "eliminate_nop_pad",        "eliminate_nop_arithmetic",   "eliminate_nop_if",
+    "fuse_consecutive_cast",    "fuse_consecutive_reshape",   "fuse_consecutive_transpose",
+    "fuse_consecutive_squeeze", "fuse_consecutive_unsqueeze", "constant_folding",
+    "fuse_bn_into_conv",        "fuse_bn_into_gemm",          "layer_norm_pattern",
+    "erf_gelu_pattern",         "gelu_pattern",               "fused_attention",
+    "eliminate_deadend",        "eliminate_unused_initializer",
+    "eliminate_duplicate_initializer",
 };
 
 /* Options of the reference CLI that libpoprt does not implement yet: they
  * are rejected by name rather than ignored. */
 static const char *const unsupported_options[] = {
-    "available_memory_proportion", "calibrate", "calibration_loss_type", "checkpoints",
-    "compiler_options", "config_yaml", "convert_version", "custom_library_so_paths",
-    "custom_pass_config", "custom_shape_inference", "data_preprocess",
-    "disable_compilation_progress_bar", "disable_fast_norm", "enable_8bits_io",
-    "enable_compress_pattern", "enable_erf_gelu", "enable_insert_remap", "enable_merge_if",
-    "export_popef", "fold_periodic_initializer", "fp16_skip_op_types", "fp8_skip_op_names",
-    "fp8_params", "infer_shape_ahead", "ipu_version", "keep_fp32_patterns",
-    "manual_sharding_config", "max_tensor_size", "merge_matmul", "merge_matmul_add",
-    "merge_moe", "num_io_tiles", "num_of_layers_keep_fp16", "only_manual_sharding",
-    "optimize_internal_exchange_code", "pack_args", "perf_tuner", "popart_options",
-    "precision_compare", "print_completion", "remap_mode", "remove_outputs",
-    "serialize_matmul", "serialize_matmul_add",
+    "available_memory_proportion", "calibrate", "compiler_options", "config_yaml",
+    "custom_library_so_paths", "custom_pass_config", "custom_shape_inference",
+    "data_preprocess", "disable_compilation_progress_bar", "disable_fast_norm",
+    "enable_8bits_io", "enable_compress_pattern", "enable_erf_gelu", "enable_insert_remap",
+    "enable_merge_if", "export_popef", "fold_periodic_initializer", "infer_shape_ahead",
+    "ipu_version", "keep_fp32_patterns", "max_tensor_size", "num_io_tiles",
+    "only_manual_sharding", "optimize_internal_exchange_code", "pack_args", "perf_tuner",
+    "popart_options", "print_completion", "remap_mode",
 };
 
 typedef struct shape_arg {
@@ -67,7 +68,13 @@ typedef struct cli {
     const char *threads;
     const char *batches_per_step;
     poprt_log_level log_level;
-    int show, list_passes, run, check, version, help;
+    int show, list_passes, run, check, version, help, precision_compare;
+    const char *convert_version; /* NULL: the default (11), applied only without --passes */
+    const char *precision;       /* fp32, fp16, fp8, fp8_weight */
+    const char *remove_outputs, *checkpoints, *fp16_skip_op_types, *fp8_skip_op_names;
+    const char *fp8_params, *calibration_loss_type, *num_of_layers_keep_fp16;
+    const char *manual_sharding_config, *merge_matmul, *merge_matmul_add, *merge_moe;
+    char *serialize_matmul, *serialize_matmul_add; /* KEY=VAL words joined by ',' */
 } cli;
 
 static const char *prog = "poprt";
@@ -99,7 +106,17 @@ static void usage(FILE *f) {
             "             [--passes PASSES] [--skip_passes SKIP_PASSES]\n"
             "             [--input_shape NAME=D1,D2,... [NAME=D1,D2,... ...]]\n"
             "             [--batch_size BATCH_SIZE] [--batch_axis BATCH_AXIS]\n"
-            "             [--precision {fp32}] [--framework {onnx}] [--check] [--run]\n"
+            "             [--convert_version CONVERT_VERSION]\n"
+            "             [--precision {fp32,fp16,fp8,fp8_weight}] [--fp16_skip_op_types TYPES]\n"
+            "             [--fp8_skip_op_names NAMES] [--fp8_params FP8_PARAMS]\n"
+            "             [--calibration_loss_type {mse,mae,snr,kld,cos_dist,gptq}]\n"
+            "             [--num_of_layers_keep_fp16 N] [--precision_compare]\n"
+            "             [--remove_outputs NAMES] [--checkpoints NAMES]\n"
+            "             [--merge_matmul NAMES] [--merge_matmul_add NAMES] [--merge_moe NAMES]\n"
+            "             [--serialize_matmul KEY=VAL [KEY=VAL ...]]\n"
+            "             [--serialize_matmul_add KEY=VAL [KEY=VAL ...]]\n"
+            "             [--manual_sharding_config CONFIG]\n"
+            "             [--framework {onnx}] [--check] [--run]\n"
             "             [--iters ITERS] [--threads THREADS]\n"
             "             [--batches_per_step BATCHES_PER_STEP]\n"
             "             [--logging_level {DEBUG,INFO,WARNING,ERROR,CRITICAL}]\n");
@@ -142,8 +159,49 @@ static void help(void) {
         "  --batch_axis BATCH_AXIS\n"
         "                        Specify the batch axis for all inputs. Works with the\n"
         "                        batch_size parameter. Default: 0.\n"
-        "  --precision {fp32}    Quantize the model to the specified precision.\n"
-        "                        Default fp32 (fp16, fp8, fp8_weight: not supported yet).\n"
+        "  --convert_version CONVERT_VERSION\n"
+        "                        Convert the opset version of the ONNX model to\n"
+        "                        CONVERT_VERSION (7..27). Default 11; by default a model\n"
+        "                        that cannot be converted keeps its opset.\n"
+        "  --precision {fp32,fp16,fp8,fp8_weight}\n"
+        "                        Quantize the model to the specified precision.\n"
+        "                        Default fp32.\n"
+        "  --fp16_skip_op_types FP16_SKIP_OP_TYPES\n"
+        "                        Comma-separated op types kept in float32 with fp16.\n"
+        "  --fp8_skip_op_names FP8_SKIP_OP_NAMES\n"
+        "                        Comma-separated node names kept in higher precision\n"
+        "                        with fp8, for example \"Conv_1,Conv_2\".\n"
+        "  --fp8_params FP8_PARAMS\n"
+        "                        input_format,weight_format,input_scale,weight_scale.\n"
+        "                        Default \"F143,F143,-1,-1\".\n"
+        "  --calibration_loss_type {mse,mae,snr,kld,cos_dist,gptq}\n"
+        "                        Calibration method for fp8 (gptq: fp8_weight only).\n"
+        "                        Default kld.\n"
+        "  --num_of_layers_keep_fp16 NUM_OF_LAYERS_KEEP_FP16\n"
+        "                        Layers with the largest fp8 loss kept in fp16. Default 0.\n"
+        "  --precision_compare   Report the per-layer precision of Conv/MatMul/Gemm\n"
+        "                        between the original and the converted model (fp8).\n"
+        "  --remove_outputs REMOVE_OUTPUTS\n"
+        "                        Remove these comma-separated outputs and the nodes only\n"
+        "                        they need.\n"
+        "  --checkpoints CHECKPOINTS\n"
+        "                        Add these comma-separated intermediate tensors to the\n"
+        "                        outputs (to debug precision).\n"
+        "  --merge_matmul MERGE_MATMUL\n"
+        "                        Merge MatMuls sharing an input: MatMul_1,MatMul_2.\n"
+        "  --merge_matmul_add MERGE_MATMUL_ADD\n"
+        "                        Merge MatMul/Add pairs: MatMul_1,Add_1,MatMul_2,Add_2.\n"
+        "  --merge_moe MERGE_MOE\n"
+        "                        Merge Mixture-of-Experts experts named by their first\n"
+        "                        and last nodes: MatMul_1,Add_1,MatMul_2,Add_2.\n"
+        "  --serialize_matmul KEY=VAL [KEY=VAL ...]\n"
+        "                        OP_NAME=FACTOR[/MODE[/KEEP_PRECISION]], MODE one of\n"
+        "                        input_channels, output_channels (default),\n"
+        "                        reducing_dim, none.\n"
+        "  --serialize_matmul_add KEY=VAL [KEY=VAL ...]\n"
+        "                        MATMUL_NAME/ADD_NAME=FACTOR.\n"
+        "  --manual_sharding_config MANUAL_SHARDING_CONFIG\n"
+        "                        Sharding and pipelining config file (annotates nodes).\n"
         "  --framework {onnx}    Specify frontend to load input model. Default: onnx.\n"
         "  --check               Use made-up data to check that the model runs.\n"
         "  --run                 Run the converted model with random data: prints each\n"
@@ -159,7 +217,22 @@ static void help(void) {
         "\n"
         "Without --show, --check or --run, -i converts the model: it runs the passes\n"
         "and saves the result to OUTPUT_DIR/OUTPUT_MODEL. With them it converts only\n"
-        "when --output_dir or --output_model is given.\n"
+        "when --output_dir or --output_model is given. The default passes are\n"
+        "convert_version, then the registered ones of:\n"
+        "  ");
+    int col0 = 2;
+    for (size_t i = 0; i < sizeof default_passes / sizeof *default_passes; i++) {
+        int w = (int)strlen(default_passes[i]) + 2;
+        if (col0 + w > 78) {
+            printf("\n  ");
+            col0 = 2;
+        }
+        printf("%s%s", default_passes[i],
+               i + 1 < sizeof default_passes / sizeof *default_passes ? ", " : "");
+        col0 += w;
+    }
+    printf("\n"
+        "then the precision passes (float_to_half, float_to_fp8).\n"
         "\n"
         "Options of PopRT's CLI that libpoprt does not implement yet are rejected:\n"
         "  ");
@@ -266,6 +339,8 @@ static int parse_args(int argc, char **argv, cli *c) {
             flag = &c->run;
         else if (!strcmp(name, "check"))
             flag = &c->check;
+        else if (!strcmp(name, "precision_compare"))
+            flag = &c->precision_compare;
         if (flag) {
             if (inline_val) {
                 errmsg("argument --%s: ignored explicit argument '%s'", name, inline_val);
@@ -283,6 +358,10 @@ static int parse_args(int argc, char **argv, cli *c) {
             "input_model", "output_dir", "output_model", "passes",        "skip_passes",
             "input_shape", "batch_size", "batch_axis",   "iters",         "threads",
             "batches_per_step", "logging_level", "precision", "framework",
+            "convert_version", "remove_outputs", "checkpoints", "fp16_skip_op_types",
+            "fp8_skip_op_names", "fp8_params", "calibration_loss_type",
+            "num_of_layers_keep_fp16", "manual_sharding_config", "merge_matmul",
+            "merge_matmul_add", "merge_moe", "serialize_matmul", "serialize_matmul_add",
         };
         int known = 0;
         for (size_t k = 0; k < sizeof valued / sizeof *valued; k++)
@@ -368,15 +447,76 @@ static int parse_args(int argc, char **argv, cli *c) {
                 return EXIT_USAGE;
             }
         } else if (!strcmp(name, "precision")) {
-            if (strcmp(val, "fp32")) {
-                if (!strcmp(val, "fp16") || !strcmp(val, "fp8") || !strcmp(val, "fp8_weight"))
-                    errmsg("option --precision %s is not supported yet", val);
-                else
-                    errmsg("argument --precision: invalid choice: '%s' (choose from 'fp32', "
-                           "'fp16', 'fp8', 'fp8_weight')",
-                           val);
+            if (strcmp(val, "fp32") && strcmp(val, "fp16") && strcmp(val, "fp8") &&
+                strcmp(val, "fp8_weight")) {
+                errmsg("argument --precision: invalid choice: '%s' (choose from 'fp32', "
+                       "'fp16', 'fp8', 'fp8_weight')",
+                       val);
                 return EXIT_USAGE;
             }
+            c->precision = val;
+        } else if (!strcmp(name, "convert_version") || !strcmp(name, "num_of_layers_keep_fp16")) {
+            int64_t v;
+            int cv = name[0] == 'c';
+            if (!parse_i64(val, &v) || v < (cv ? 1 : 0)) {
+                errmsg("argument --%s: invalid value '%s' (expected an integer >= %d)", name, val,
+                       cv ? 1 : 0);
+                return EXIT_USAGE;
+            }
+            *(cv ? &c->convert_version : &c->num_of_layers_keep_fp16) = val;
+        } else if (!strcmp(name, "calibration_loss_type")) {
+            static const char *const losses[] = {"mse", "mae", "snr", "kld", "cos_dist", "gptq"};
+            int ok = 0;
+            for (size_t k = 0; k < sizeof losses / sizeof *losses; k++)
+                ok |= !strcmp(val, losses[k]);
+            if (!ok) {
+                errmsg("argument --calibration_loss_type: invalid choice: '%s' (choose from "
+                       "'mse', 'mae', 'snr', 'kld', 'cos_dist', 'gptq')",
+                       val);
+                return EXIT_USAGE;
+            }
+            c->calibration_loss_type = val;
+        } else if (!strcmp(name, "serialize_matmul") || !strcmp(name, "serialize_matmul_add")) {
+            /* nargs='+': KEY=VAL words up to the next option */
+            char **dst = name[16] ? &c->serialize_matmul_add : &c->serialize_matmul;
+            for (;;) {
+                if (!strchr(val, '=')) {
+                    errmsg("argument --%s: invalid value '%s' (expected KEY=VAL)", name, val);
+                    return EXIT_USAGE;
+                }
+                size_t old = *dst ? strlen(*dst) : 0;
+                char *s2 = realloc(*dst, old + strlen(val) + 2);
+                if (!s2) {
+                    errmsg("out of memory");
+                    return EXIT_FAILURE;
+                }
+                if (old)
+                    s2[old++] = ',';
+                strcpy(s2 + old, val);
+                *dst = s2;
+                if (inline_val || i + 1 >= argc || argv[i + 1][0] == '-' ||
+                    !strchr(argv[i + 1], '='))
+                    break;
+                val = argv[++i];
+            }
+        } else if (!strcmp(name, "remove_outputs")) {
+            c->remove_outputs = val;
+        } else if (!strcmp(name, "checkpoints")) {
+            c->checkpoints = val;
+        } else if (!strcmp(name, "fp16_skip_op_types")) {
+            c->fp16_skip_op_types = val;
+        } else if (!strcmp(name, "fp8_skip_op_names")) {
+            c->fp8_skip_op_names = val;
+        } else if (!strcmp(name, "fp8_params")) {
+            c->fp8_params = val;
+        } else if (!strcmp(name, "manual_sharding_config")) {
+            c->manual_sharding_config = val;
+        } else if (!strcmp(name, "merge_matmul")) {
+            c->merge_matmul = val;
+        } else if (!strcmp(name, "merge_matmul_add")) {
+            c->merge_matmul_add = val;
+        } else if (!strcmp(name, "merge_moe")) {
+            c->merge_moe = val;
         } else if (!strcmp(name, "framework")) {
             if (strcmp(val, "onnx")) {
                 errmsg("option --framework %s is not supported yet (only onnx)", val);
@@ -537,9 +677,67 @@ static int list_passes(void) {
     return 0;
 }
 
-/* Adds each name of a comma-separated list with fn. */
-static int for_each_name(const char *list, const char *opt, poprt_pass_manager *pm,
-                         poprt_status (*fn)(poprt_pass_manager *, const char *)) {
+/* ------------------------------------------------------------ pipeline */
+
+/* One pass of the pipeline and what became of it. */
+typedef struct step {
+    const char *name;
+    char *args;   /* owned; NULL: no arguments */
+    const char *why; /* the option that asked for it, or NULL (default / --passes) */
+    int optional; /* a default pass: a failure is reported and the pass skipped */
+    int state;    /* STEP_* */
+    char *error;  /* owned: why it failed */
+} step;
+
+enum { STEP_PENDING, STEP_UNCHANGED, STEP_CHANGED, STEP_FAILED, STEP_SKIPPED };
+
+typedef struct pipeline {
+    step *s;
+    size_t n;
+} pipeline;
+
+static void pipeline_free(pipeline *p) {
+    for (size_t i = 0; i < p->n; i++) {
+        free(p->s[i].args);
+        free(p->s[i].error);
+    }
+    free(p->s);
+    p->s = NULL;
+    p->n = 0;
+}
+
+/* Appends a step; args is copied (printf-style, NULL fmt: no arguments). */
+static int add_step(pipeline *p, const char *name, const char *why, int optional,
+                    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static int add_step(pipeline *p, const char *name, const char *why, int optional,
+                    const char *fmt, ...) {
+    step *s = realloc(p->s, (p->n + 1) * sizeof *s);
+    if (!s)
+        return -1;
+    p->s = s;
+    s = &p->s[p->n];
+    memset(s, 0, sizeof *s);
+    s->name = name;
+    s->why = why;
+    s->optional = optional;
+    if (fmt) {
+        va_list ap;
+        va_start(ap, fmt);
+        int len = vsnprintf(NULL, 0, fmt, ap);
+        va_end(ap);
+        s->args = malloc((size_t)len + 1);
+        if (!s->args)
+            return -1;
+        va_start(ap, fmt);
+        vsnprintf(s->args, (size_t)len + 1, fmt, ap);
+        va_end(ap);
+    }
+    p->n++;
+    return 0;
+}
+
+/* Calls fn(name, user) for each name of a comma-separated list. */
+static int for_each_name(const char *list, int (*fn)(const char *name, void *user), void *user) {
     char *copy = strdup(list);
     if (!copy)
         return EXIT_FAILURE;
@@ -551,65 +749,234 @@ static int for_each_name(const char *list, const char *opt, poprt_pass_manager *
         size_t len = strlen(tok);
         while (len && tok[len - 1] == ' ')
             tok[--len] = 0;
-        if (!len)
-            continue;
-        poprt_status st = fn(pm, tok);
-        if (st == POPRT_STATUS_NOT_FOUND) {
-            errmsg("%s: unknown pass '%s' (see --list_all_passes)", opt, tok);
-            rc = EXIT_USAGE;
-        } else if (st != POPRT_OK) {
-            char what[300];
-            snprintf(what, sizeof what, "%s: pass '%s'", opt, tok);
-            rc = fail(st, what);
-        }
+        if (len)
+            rc = fn(tok, user);
     }
     free(copy);
     return rc;
 }
 
-static poprt_status add_pass(poprt_pass_manager *pm, const char *name) {
-    return poprt_pass_manager_add(pm, name, NULL);
+typedef struct name_ctx {
+    const char *opt;
+    const char *const *names;
+    size_t n;
+    pipeline *p;
+} name_ctx;
+
+static int add_user_pass(const char *name, void *user) {
+    name_ctx *x = user;
+    const char *const *names = x->names;
+    for (size_t i = 0; i < x->n; i++)
+        if (!strcmp(names[i], name))
+            return add_step(x->p, names[i], NULL, 0, NULL) ? EXIT_FAILURE : 0;
+    errmsg("%s: unknown pass '%s' (see --list_all_passes)", x->opt, name);
+    return EXIT_USAGE;
 }
 
-/* Runs --passes (or the default passes) minus --skip_passes. *n_run gets
- * the number of passes added. */
-static int run_passes(const cli *c, poprt_model *m, size_t *n_run, size_t *n_changed) {
-    poprt_pass_manager *pm = NULL;
-    poprt_status st = poprt_pass_manager_create(&pm);
-    if (st != POPRT_OK)
-        return fail(st, "cannot create a pass manager");
-    int rc = 0;
-    *n_run = 0;
-    if (c->passes) {
-        rc = for_each_name(c->passes, "--passes", pm, add_pass);
-        for (const char *p = c->passes; *p; p++)
-            *n_run += *p == ',';
-        *n_run += 1;
-    } else {
-        const char *const *names;
-        size_t n;
-        st = poprt_pass_list(&names, &n);
-        if (st != POPRT_OK)
-            rc = fail(st, "cannot list the passes");
-        for (size_t i = 0; !rc && i < sizeof default_passes / sizeof *default_passes; i++) {
-            if (!pass_registered(default_passes[i], names, n))
-                continue;
-            st = poprt_pass_manager_add(pm, default_passes[i], NULL);
-            if (st != POPRT_OK)
-                rc = fail(st, "cannot add a default pass");
-            (*n_run)++;
-        }
+static int skip_pass(const char *name, void *user) {
+    name_ctx *x = user;
+    int known = pass_registered(name, x->names, x->n);
+    if (!known) {
+        errmsg("%s: unknown pass '%s' (see --list_all_passes)", x->opt, name);
+        return EXIT_USAGE;
     }
-    if (!rc && c->skip_passes)
-        rc = for_each_name(c->skip_passes, "--skip_passes", pm, poprt_pass_manager_skip);
-    if (!rc && *n_run) {
-        st = poprt_pass_manager_run(pm, m);
-        if (st != POPRT_OK)
-            rc = fail(st, "passes failed");
-        *n_changed = poprt_pass_manager_changed(pm);
-    }
-    poprt_pass_manager_free(pm);
+    for (size_t i = 0; i < x->p->n; i++)
+        if (!strcmp(x->p->s[i].name, name))
+            x->p->s[i].state = STEP_SKIPPED;
+    return 0;
+}
+
+/* "a, b,c" -> "[a,b,c]" for list arguments of passes. */
+static char *bracket_list(const char *list) {
+    size_t n = strlen(list);
+    char *out = malloc(n + 3), *o = out;
+    if (!out)
+        return NULL;
+    *o++ = '[';
+    for (const char *q = list; *q; q++)
+        if (*q != ' ' && *q != '[' && *q != ']')
+            *o++ = *q;
+    *o++ = ']';
+    *o = 0;
+    return out;
+}
+
+static int add_list_step(pipeline *p, const char *name, const char *why, const char *key,
+                         const char *list) {
+    char *b = bracket_list(list);
+    int rc = !b || add_step(p, name, why, 0, "%s=%s", key, b);
+    free(b);
     return rc;
+}
+
+/* The passes a command runs, in order: convert_version, --remove_outputs,
+ * --checkpoints, the default passes (or --passes), the merge and serialize
+ * options, the precision passes, --manual_sharding_config,
+ * --precision_compare and --check. */
+static int build_pipeline(const cli *c, pipeline *p) {
+    const char *const *names;
+    size_t n;
+    poprt_status st = poprt_pass_list(&names, &n);
+    if (st != POPRT_OK)
+        return fail(st, "cannot list the passes");
+    int fp8 = c->precision && !strncmp(c->precision, "fp8", 3);
+    int rc = 0;
+    if (c->convert_version)
+        rc |= add_step(p, "convert_version", "--convert_version", 0, "version=%s",
+                       c->convert_version);
+    else if (!c->passes)
+        rc |= add_step(p, "convert_version", NULL, 1, "version=11");
+    if (c->remove_outputs)
+        rc |= add_step(p, "remove_outputs", "--remove_outputs", 0, "%s", c->remove_outputs);
+    if (c->checkpoints)
+        rc |= add_list_step(p, "add_checkpoints", "--checkpoints", "checkpoints", c->checkpoints);
+    if (rc)
+        return fail(POPRT_STATUS_OUT_OF_MEMORY, "cannot build the pass list");
+    if (c->passes) {
+        name_ctx x = {"--passes", names, n, p};
+        if ((rc = for_each_name(c->passes, add_user_pass, &x)) != 0)
+            return rc;
+    } else {
+        for (size_t i = 0; i < sizeof default_passes / sizeof *default_passes; i++)
+            if (pass_registered(default_passes[i], names, n))
+                rc |= add_step(p, default_passes[i], NULL, 1, NULL);
+    }
+    if (c->merge_matmul)
+        rc |= add_step(p, "merge_matmul", "--merge_matmul", 0, "%s", c->merge_matmul);
+    if (c->merge_matmul_add)
+        rc |= add_step(p, "merge_matmul_add", "--merge_matmul_add", 0, "%s", c->merge_matmul_add);
+    if (c->merge_moe)
+        rc |= add_step(p, "merge_moe", "--merge_moe", 0, "%s", c->merge_moe);
+    if (c->serialize_matmul)
+        rc |= add_step(p, "serialize_matmul", "--serialize_matmul", 0, "%s", c->serialize_matmul);
+    if (c->serialize_matmul_add)
+        rc |= add_step(p, "serialize_matmul_add", "--serialize_matmul_add", 0, "%s",
+                       c->serialize_matmul_add);
+    if (c->precision && !strcmp(c->precision, "fp16")) {
+        if (c->fp16_skip_op_types)
+            rc |= add_list_step(p, "float_to_half", "--precision fp16", "skip_op_types",
+                                c->fp16_skip_op_types);
+        else
+            rc |= add_step(p, "float_to_half", "--precision fp16", 0, NULL);
+    } else if (fp8) {
+        char *params = bracket_list(c->fp8_params ? c->fp8_params : "F143,F143,-1,-1");
+        char *skip = bracket_list(c->fp8_skip_op_names ? c->fp8_skip_op_names : "");
+        rc |= !params || !skip ||
+              add_step(p, "float_to_fp8", !strcmp(c->precision, "fp8") ? "--precision fp8"
+                                                                        : "--precision fp8_weight",
+                       0, "mode=%s,fp8_params=%s,skip_op_names=%s,loss=%s,num_of_layers_keep_fp16=%s",
+                       c->precision, params, skip,
+                       c->calibration_loss_type ? c->calibration_loss_type : "kld",
+                       c->num_of_layers_keep_fp16 ? c->num_of_layers_keep_fp16 : "0");
+        free(params);
+        free(skip);
+    }
+    if (c->manual_sharding_config)
+        rc |= add_step(p, "manual_sharding", "--manual_sharding_config", 0, "config=%s",
+                       c->manual_sharding_config);
+    if (c->precision_compare)
+        rc |= add_step(p, "layer_precision_compare", "--precision_compare", 0, "origin=%s",
+                       c->input_model);
+    if (c->check)
+        rc |= add_step(p, "check_with_fake_data", "--check", 0, "origin=%s,tolerance=%s",
+                       c->input_model,
+                       fp8 ? "0.25" : c->precision && !strcmp(c->precision, "fp16") ? "0.02"
+                                                                                    : "0.001");
+    if (rc)
+        return fail(POPRT_STATUS_OUT_OF_MEMORY, "cannot build the pass list");
+    /* passes an option needs must exist */
+    for (size_t i = 0; i < p->n; i++)
+        if (p->s[i].why && !pass_registered(p->s[i].name, names, n)) {
+            errmsg("%s needs the pass '%s', which this libpoprt does not have", p->s[i].why,
+                   p->s[i].name);
+            return EXIT_FAILURE;
+        }
+    if (c->skip_passes) {
+        name_ctx x = {"--skip_passes", names, n, p};
+        if ((rc = for_each_name(c->skip_passes, skip_pass, &x)) != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Runs each step with its own pass manager, so that each reports whether it
+ * changed the model and a failing default pass leaves the model as it was
+ * before it. */
+static int run_pipeline(pipeline *p, poprt_model *m) {
+    for (size_t i = 0; i < p->n; i++) {
+        step *s = &p->s[i];
+        if (s->state == STEP_SKIPPED)
+            continue;
+        poprt_pass_manager *pm = NULL;
+        poprt_status st = poprt_pass_manager_create(&pm);
+        if (st == POPRT_OK)
+            st = poprt_pass_manager_add(pm, s->name, s->args);
+        if (st == POPRT_OK)
+            st = poprt_pass_manager_run(pm, m);
+        size_t changed = poprt_pass_manager_changed(pm);
+        poprt_pass_manager_free(pm);
+        if (st == POPRT_OK) {
+            s->state = changed ? STEP_CHANGED : STEP_UNCHANGED;
+            continue;
+        }
+        s->state = STEP_FAILED;
+        if (!s->optional) {
+            char what[300];
+            snprintf(what, sizeof what, "pass '%s'%s%s failed", s->name, s->why ? " for " : "",
+                     s->why ? s->why : "");
+            return fail(st, what);
+        }
+        s->error = strdup(poprt_last_error());
+        if (strcmp(s->name, "convert_version") != 0)
+            fprintf(stderr, "%s: warning: default pass '%s' failed and was skipped: %s\n", prog,
+                    s->name, s->error ? s->error : "");
+    }
+    return 0;
+}
+
+/* Prints "label: a, b, c" wrapped at 100 columns. */
+static void print_names(const char *label, const pipeline *p, int state) {
+    int col = printf("%s:", label), any = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        if (p->s[i].state != state)
+            continue;
+        int w = (int)strlen(p->s[i].name) + 2;
+        if (any && col + w > 100) {
+            printf(",\n   ");
+            col = 3;
+        } else if (any) {
+            printf(",");
+            col++;
+        }
+        col += printf(" %s", p->s[i].name);
+        any = 1;
+    }
+    printf("%s\n", any ? "" : " none");
+}
+
+/* The summary of a conversion: what each pass did, node counts, output. */
+static void print_summary(const pipeline *p, int64_t opset_before, int64_t opset_after) {
+    for (size_t i = 0; i < p->n; i++)
+        if (!strcmp(p->s[i].name, "convert_version")) {
+            if (p->s[i].state == STEP_CHANGED)
+                printf("opset: %lld -> %lld\n", (long long)opset_before, (long long)opset_after);
+            else if (p->s[i].state == STEP_FAILED)
+                printf("opset: kept %lld (cannot convert: %s)\n", (long long)opset_before,
+                       p->s[i].error ? p->s[i].error : "");
+            else
+                printf("opset: %lld\n", (long long)opset_after);
+        }
+    print_names("passes that changed the model", p, STEP_CHANGED);
+    print_names("passes without change", p, STEP_UNCHANGED);
+    int any = 0;
+    for (size_t i = 0; i < p->n; i++)
+        any |= p->s[i].state == STEP_SKIPPED;
+    if (any)
+        print_names("skipped (--skip_passes)", p, STEP_SKIPPED);
+    for (size_t i = 0; i < p->n; i++)
+        if (p->s[i].state == STEP_FAILED && strcmp(p->s[i].name, "convert_version") != 0)
+            printf("failed and skipped: %s: %s\n", p->s[i].name,
+                   p->s[i].error ? p->s[i].error : "");
 }
 
 /* ----------------------------------------------------------------- save */
@@ -1014,6 +1381,7 @@ static int job(const cli *c) {
     poprt_model *m = NULL;
     poprt_options *opts = NULL;
     char *out = NULL;
+    pipeline pipe = {0};
     int rc;
     poprt_status st = poprt_options_create(&opts);
     if (st != POPRT_OK)
@@ -1045,9 +1413,9 @@ static int job(const cli *c) {
     if (c->show && (rc = show_model(c->input_model, m)) != 0)
         goto done;
     int convert = !(c->show || c->run || c->check) || c->output_dir || c->output_model;
-    size_t n_run = 0, n_changed = 0;
+    int64_t opset_before = poprt_model_opset(m);
     if ((convert || c->run || c->check || c->passes || c->skip_passes) &&
-        (rc = run_passes(c, m, &n_run, &n_changed)) != 0)
+        ((rc = build_pipeline(c, &pipe)) != 0 || (rc = run_pipeline(&pipe, m)) != 0))
         goto done;
     if (convert) {
         out = output_path(c);
@@ -1067,6 +1435,14 @@ static int job(const cli *c) {
             rc = fail(st, what);
             goto done;
         }
+        size_t n_run = 0, n_changed = 0;
+        for (size_t i = 0; i < pipe.n; i++) {
+            n_run += pipe.s[i].state != STEP_SKIPPED;
+            n_changed += pipe.s[i].state == STEP_CHANGED;
+        }
+        print_summary(&pipe, opset_before, poprt_model_opset(m));
+        printf("nodes: %zu -> %zu\n", nodes_before, poprt_model_num_nodes(m));
+        printf("output: %s\n", out);
         printf("converted %s -> %s (%zu nodes -> %zu nodes; %zu passes run, %zu changed the "
                "model)\n",
                c->input_model, out, nodes_before, poprt_model_num_nodes(m), n_run, n_changed);
@@ -1074,6 +1450,7 @@ static int job(const cli *c) {
     if (c->run || c->check)
         rc = run_model(c, m, opts);
 done:
+    pipeline_free(&pipe);
     free(out);
     poprt_model_free(m);
     poprt_options_free(opts);
@@ -1111,6 +1488,8 @@ out:
     for (size_t k = 0; k < c.n_shapes; k++)
         free(c.shapes[k].name);
     free(c.shapes);
+    free(c.serialize_matmul);
+    free(c.serialize_matmul_add);
     poprt_set_log_callback(NULL, NULL, POPRT_LOG_OFF);
     return rc;
 }

@@ -282,6 +282,20 @@ POPRT_API void poprt_options_free(poprt_options *options);
 POPRT_API poprt_status poprt_options_set(poprt_options *options, const char *key,
                                          const char *value);
 
+/* A parallel-for the host supplies so that libpoprt's kernels run on the
+ * host's own threads instead of the session's thread pool: the host must run
+ * task(task_ctx, i) for every i in [0, n), in any order, on any of its
+ * threads, and return only when all have finished. width is the number of
+ * tasks the host can run at once (the work is split for that many); the
+ * "threads" option is then ignored. Results do not depend on how the host
+ * schedules the tasks. fn NULL removes it. The callback may be called from
+ * every thread that runs the session. */
+typedef void (*poprt_parallel_for_fn)(void *user, size_t n, void (*task)(void *task_ctx, size_t i),
+                                      void *task_ctx);
+POPRT_API poprt_status poprt_options_set_parallel_for(poprt_options *options,
+                                                      poprt_parallel_for_fn fn, void *user,
+                                                      int width);
+
 /* The value of key, or NULL when unset. Lives until the key is set again. */
 POPRT_API const char *poprt_options_get(const poprt_options *options, const char *key);
 

@@ -28,6 +28,20 @@ void poprt_options_free(poprt_options *o)
     poprt__free(o);
 }
 
+poprt_status poprt_options_set_parallel_for(poprt_options *o, poprt_parallel_for_fn fn, void *user,
+                                            int width)
+{
+    if (!o)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_options_set_parallel_for: NULL options");
+    if (fn && (width < 1 || width > 1024))
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT,
+                          "poprt_options_set_parallel_for: width %d outside 1..1024", width);
+    o->pf = fn;
+    o->pf_user = user;
+    o->pf_width = fn ? width : 0;
+    return POPRT_OK;
+}
+
 const char *poprt__opt(const poprt_options *o, const char *key)
 {
     if (!o)

@@ -27,11 +27,17 @@ typedef struct poprt__kv {
 struct poprt_options {
     poprt__kv *kv;
     size_t n;
+    poprt_parallel_for_fn pf; /* host parallel-for, or NULL */
+    void *pf_user;
+    int pf_width;
 };
 
 /* ---- thread pool ---- */
 typedef struct poprt__pool poprt__pool;
 poprt_status poprt__pool_create(int threads, poprt__pool **out);
+/* A pool whose work runs through the host's parallel-for. */
+poprt_status poprt__pool_create_host(int width, poprt_parallel_for_fn fn, void *user,
+                                     poprt__pool **out);
 void poprt__pool_free(poprt__pool *p);
 /* Runs fn over [0,n) in deterministic chunks; returns 0 if the pool was
  * busy (the caller then runs the chunks itself). */

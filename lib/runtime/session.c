@@ -265,7 +265,9 @@ poprt_status poprt__session_build(poprt__model *m, const poprt_options *options,
         st = poprt__user_inputs(s->m->graph, &s->inputs);
     if (!st)
         st = poprt__plan_build(s->m->graph, &s->plan);
-    if (!st && s->threads > 1)
+    if (!st && options && options->pf)
+        st = poprt__pool_create_host(options->pf_width, options->pf, options->pf_user, &s->pool);
+    else if (!st && s->threads > 1)
         st = poprt__pool_create(s->threads, &s->pool);
     if (!st) {
         s->view = poprt__calloc(1, sizeof *s->view);

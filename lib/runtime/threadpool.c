@@ -17,6 +17,8 @@ struct poprt__pool {
     int acks; /* workers done with the current job */
     uint64_t job_id;
     int stop;
+    poprt_parallel_for_fn host; /* run jobs through the host instead of workers */
+    void *host_user;
 };
 
 static int take_chunk(poprt__pool *p, int64_t *b, int64_t *e)
@@ -82,6 +84,37 @@ poprt_status poprt__pool_create(int threads, poprt__pool **out)
     return POPRT_OK;
 }
 
+poprt_status poprt__pool_create_host(int width, poprt_parallel_for_fn fn, void *user,
+                                     poprt__pool **out)
+{
+    poprt__pool *p = poprt__calloc(1, sizeof *p);
+    if (!p)
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    p->threads = width < 1 ? 1 : width;
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_mutex_init(&p->busy, NULL);
+    pthread_cond_init(&p->wake, NULL);
+    pthread_cond_init(&p->done, NULL);
+    p->host = fn;
+    p->host_user = user;
+    *out = p;
+    return POPRT_OK;
+}
+
+typedef struct host_job {
+    void (*fn)(void *, int64_t, int64_t);
+    void *ctx;
+    int64_t n, chunk;
+} host_job;
+
+static void host_task(void *arg, size_t i)
+{
+    const host_job *j = arg;
+    int64_t b = (int64_t)i * j->chunk, e = b + j->chunk < j->n ? b + j->chunk : j->n;
+    if (b < e)
+        j->fn(j->ctx, b, e);
+}
+
 void poprt__pool_free(poprt__pool *p)
 {
     if (!p)
@@ -105,15 +138,21 @@ int poprt__pool_threads(const poprt__pool *p) { return p ? p->threads : 1; }
 int poprt__pool_run(poprt__pool *p, int64_t n, int64_t grain,
                     void (*fn)(void *ctx, int64_t b, int64_t e), void *ctx)
 {
-    if (!p || p->threads < 2)
-        return 0;
-    if (pthread_mutex_trylock(&p->busy) != 0)
+    if (!p || (p->threads < 2 && !p->host))
         return 0;
     int64_t chunks = (n + grain - 1) / grain;
     int64_t want = (int64_t)p->threads * 4;
     if (chunks > want)
         chunks = want;
     int64_t chunk = (n + chunks - 1) / chunks;
+    if (p->host) {
+        /* the host schedules; several runs may call it at once */
+        host_job j = {fn, ctx, n, chunk};
+        p->host(p->host_user, (size_t)((n + chunk - 1) / chunk), host_task, &j);
+        return 1;
+    }
+    if (pthread_mutex_trylock(&p->busy) != 0)
+        return 0;
     pthread_mutex_lock(&p->mu);
     p->fn = fn;
     p->ctx = ctx;

@@ -99,9 +99,22 @@ one_line_error
 run 2 -i "$DATA/mlp.onnx" --logging_level LOUD
 one_line_error
 has err "invalid choice"
-run 2 -i "$DATA/mlp.onnx" --precision fp16
+run 2 -i "$DATA/mlp.onnx" --precision fp64
 one_line_error
-has err "not supported yet"
+has err "invalid choice"
+run 2 -i "$DATA/mlp.onnx" --custom_library_so_paths libx.so
+one_line_error
+has err "option --custom_library_so_paths is not supported yet"
+run 2 -i "$DATA/mlp.onnx" --calibration_loss_type l3
+one_line_error
+has err "invalid choice"
+run 2 -i "$DATA/mlp.onnx" --convert_version x
+one_line_error
+run 2 -i "$DATA/mlp.onnx" --serialize_matmul nokeyval
+one_line_error
+run 2 -i "$DATA/mlp.onnx" --skip_passes no_such_pass_xyz
+one_line_error
+has err "unknown pass 'no_such_pass_xyz'"
 run 2 -i "$DATA/mlp.onnx" --export_popef
 one_line_error
 has err "option --export_popef is not supported yet"
@@ -216,6 +229,52 @@ has out "  x: float [6,16]"
 [ -s "$TMP/mlp.optimized.onnx" ] || { last="poprt -i mlp.onnx (in $TMP)"; bad "no ./mlp.optimized.onnx"; }
 run 1 -i "$DATA/mlp.onnx" --output_dir /proc/no/such/dir
 one_line_error
+
+# ---- the default pipeline: summary, opset conversion (default 11)
+run 0 -i "$DATA/mlp.onnx" --output_dir "$TMP/p1"
+has out "opset: 13 -> 11"
+has out "passes that changed the model: convert_version"
+has out "passes without change:"
+has out "nodes: 4 -> "
+has out "output: $TMP/p1/mlp.optimized.onnx"
+run 0 -i "$TMP/p1/mlp.optimized.onnx" --show
+has out "opset: 11"
+run 0 -i "$TMP/p1/mlp.optimized.onnx" --run --iters 1
+values "output y" 0.0843322 0.0727489 0.0980678 0.121537 0.0897131 0.0741131
+run 0 -i "$DATA/mlp.onnx" --output_dir "$TMP/p2" --convert_version 17
+has out "opset: 13 -> 17"
+run 0 -i "$TMP/p2/mlp.optimized.onnx" --run --iters 1
+values "output y" 0.0843322 0.0727489 0.0980678 0.121537 0.0897131 0.0741131
+run 0 -i "$DATA/mlp.onnx" --output_dir "$TMP/p3" --skip_passes convert_version
+has out "opset: 13"
+has out "skipped (--skip_passes): convert_version"
+run 0 -i "$DATA/mlp.onnx" --output_dir "$TMP/p4" --passes constant_folding
+hasnt out "convert_version"
+run 0 -i "$DATA/mlp.onnx" --output_dir "$TMP/p4" --passes constant_folding --convert_version 12
+has out "opset: 13 -> 12"
+run 1 -i "$DATA/mlp.onnx" --output_dir "$TMP/p5" --convert_version 99
+hasnt out "converted"
+
+# ---- options that map to passes
+run 0 -i "$DATA/mlp.onnx" --output_dir "$TMP/p6" --precision fp16 --check
+has out "float_to_half"
+has out "check:"
+run 0 -i "$TMP/p6/mlp.optimized.onnx" --run --iters 1
+has out "output y: float [1,10]"
+run 0 -i "$DATA/conv.onnx" --output_dir "$TMP/p7" --checkpoints r
+has out "add_checkpoints"
+run 0 -i "$TMP/p7/conv.optimized.onnx" --show
+has out "outputs (2):"
+run 0 -i "$TMP/p7/conv.optimized.onnx" --output_dir "$TMP/p8" --remove_outputs r
+has out "remove_outputs"
+run 0 -i "$TMP/p8/conv.optimized.optimized.onnx" --show
+has out "outputs (1):"
+run 1 -i "$DATA/mlp.onnx" --output_dir "$TMP/p9" --remove_outputs y
+one_line_error
+has err "--remove_outputs"
+run 1 -i "$DATA/mlp.onnx" --output_dir "$TMP/p9" --remove_outputs nope
+one_line_error
+has err "nope"
 
 echo "$checks checks, $failures failures"
 [ "$failures" -eq 0 ]

@@ -489,7 +489,37 @@ START_TEST(test_dft_and_window)
     ck_assert_int_eq(run(&h, n, 17, 1, win, 1), POPRT_OK);
     float wh[] = {0, 0.5f, 1, 0.5f};
     expect_f32(&h.outs[0], wh, 4, 1e-7);
-    (void)set_f;
+    h_free(&h);
+}
+END_TEST
+
+START_TEST(test_random_seeded)
+{
+    harness h;
+    h_init(&h);
+    int64_t shape[] = {1000};
+    float first[1000];
+    for (int rep = 0; rep < 2; rep++) {
+        poprt__node *n = mk(&h, "RandomUniform", 0, 1);
+        poprt__attr *a = poprt__node_add_attr(n, "shape", POPRT__ATTR_INTS);
+        a->n = 1;
+        a->ints = shape;
+        set_f(n, "seed", 3.0f);
+        set_f(n, "low", -1.0f);
+        set_f(n, "high", 1.0f);
+        ck_assert_int_eq(run(&h, n, 1, 0, NULL, 1), POPRT_OK);
+        const float *y = h.outs[0].t.data;
+        double sum = 0;
+        for (int i = 0; i < 1000; i++) {
+            ck_assert(y[i] >= -1.0f && y[i] < 1.0f);
+            sum += y[i];
+            if (rep)
+                ck_assert_msg(y[i] == first[i], "same seed, different value at %d", i);
+            else
+                first[i] = y[i];
+        }
+        ck_assert(fabs(sum / 1000) < 0.1); /* mean near 0 */
+    }
     h_free(&h);
 }
 END_TEST
@@ -509,6 +539,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_regex_full_match);
     tcase_add_test(tc, test_string_split);
     tcase_add_test(tc, test_dft_and_window);
+    tcase_add_test(tc, test_random_seeded);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -347,6 +347,53 @@ START_TEST(views_and_in_place_share_one_buffer)
 }
 END_TEST
 
+static int host_calls;
+static void host_pf(void *user, size_t n, void (*task)(void *, size_t), void *ctx)
+{
+    /* run the tasks backwards: results must not depend on the order */
+    __atomic_add_fetch((int *)user, 1, __ATOMIC_RELAXED);
+    for (size_t i = n; i-- > 0;)
+        task(ctx, i);
+}
+
+START_TEST(host_parallel_for_runs_the_work)
+{
+    /* an elementwise op big enough to be split */
+    poprt__model *m = tb_model(17);
+    int64_t ad[2] = {512, 512};
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 2, ad);
+    tb_node(m, "Tanh", 1, (const char *[]){"x"}, 1, (const char *[]){"y"});
+    tb_output(m, "y");
+    poprt_model *model;
+    ck_assert_int_eq(tb_load(m, &model), POPRT_OK);
+    static float x[512 * 512], y1[512 * 512], y2[512 * 512];
+    for (int i = 0; i < 512 * 512; i++)
+        x[i] = (float)(i % 13) / 13 - 0.5f;
+    int64_t d[2] = {512, 512};
+    float *ys[2] = {y1, y2};
+    for (int k = 0; k < 2; k++) {
+        poprt_options *o;
+        poprt_options_create(&o);
+        if (k)
+            ck_assert_int_eq(poprt_options_set_parallel_for(o, host_pf, &host_calls, 4), POPRT_OK);
+        ck_assert_int_eq(poprt_options_set_parallel_for(o, host_pf, NULL, 0) == POPRT_OK, 0);
+        poprt_session *s;
+        ck_assert_int_eq(poprt_session_create(model, o, &s), POPRT_OK);
+        poprt_stepio *io;
+        poprt_stepio_create(&io);
+        poprt_stepio_set_input(io, "x", POPRT_DTYPE_FLOAT, d, 2, x, sizeof x);
+        poprt_stepio_set_output(io, "y", ys[k], sizeof y1);
+        ck_assert_int_eq(poprt_session_run(s, io), POPRT_OK);
+        poprt_stepio_free(io);
+        poprt_session_free(s);
+        poprt_options_free(o);
+    }
+    ck_assert_int_gt(host_calls, 0);
+    ck_assert_int_eq(memcmp(y1, y2, sizeof y1), 0); /* same bits as one thread */
+    poprt_model_free(model);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("runtime");
@@ -360,6 +407,7 @@ int main(void)
     tcase_add_test(tc, error_paths_name_the_culprit);
     tcase_add_test(tc, symbolic_input_bound_by_option_or_at_run);
     tcase_add_test(tc, views_and_in_place_share_one_buffer);
+    tcase_add_test(tc, host_parallel_for_runs_the_work);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -5,8 +5,8 @@
 
 /* ==== Recurrent ops: RNN, GRU, LSTM =========================================
  * Per direction: X·W^T (+ biases) for all steps at once, then per step
- * H·R^T and the gate math. W and R are transposed once so the products run
- * as row updates (vectorisable, and the same sum order for any threads).
+ * H·R^T and the gate math; the products are dot products over contiguous
+ * rows of W and R, so the weights are used as stored.
  * With sequence_lens, batch entry b runs only its first len[b] steps (the
  * reverse direction starts at len[b]-1); Y is zero past them and Y_h/Y_c
  * hold the state after the last step run. */
@@ -157,21 +157,26 @@ static void act_apply(const rnn_act *a, float clip, float *x, int64_t n)
     }
 }
 
-/* C[m, :N] += A[m, :K] · Bt for m < M; A is M x K (row stride lda), Bt is
- * K x N (row stride ldb), C is M x N (row stride ldc). */
-static void gemm_acc(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
-                     const float *Bt, int64_t ldb, float *C, int64_t ldc)
+/* Dot product with eight partial sums in a fixed order: vectorisable
+ * without reassociation, and the same bits for any thread count. */
+static float dot(const float *a, const float *b, int64_t n)
 {
-    for (int64_t m = 0; m < M; m++) {
-        float *c = C + m * ldc;
-        const float *a = A + m * lda;
-        for (int64_t q = 0; q < K; q++) {
-            float av = a[q];
-            const float *b = Bt + q * ldb;
-            for (int64_t n = 0; n < N; n++)
-                c[n] += av * b[n];
-        }
-    }
+    float s[8] = {0};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int l = 0; l < 8; l++)
+            s[l] += a[i + l] * b[i + l];
+    float r = ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7]));
+    for (; i < n; i++)
+        r += a[i] * b[i];
+    return r;
+}
+
+/* out[n] += W[n, :] · x for n < N (W row-major, K columns). */
+static void matvec_acc(int64_t N, int64_t K, const float *W, const float *x, float *out)
+{
+    for (int64_t n = 0; n < N; n++)
+        out[n] += dot(W + n * K, x, K);
 }
 
 typedef struct {
@@ -223,15 +228,13 @@ static int64_t s_off(const rnn_job *j, int d, int64_t b)
     return (j->layout ? b * j->dirs + d : d * j->B + b) * j->H;
 }
 
-/* One direction d. Scratch: xw [T*B, G*H], hr [B, G*H], Wt/Rt, h, c, tmp. */
+/* One direction d. Scratch: xw [T*B, G*H], hr [B, G*H], h, c, r·h. */
 static poprt_status run_direction(poprt__kctx *k, const rnn_job *j, int d)
 {
     int64_t T = j->T, B = j->B, I = j->I, H = j->H, G = j->gates, GH = G * H;
     int reverse = d == 1 || strcmp(poprt__attr_s(k->node, "direction", "forward"), "reverse") == 0;
     const rnn_act *act = &j->acts[d * (G == 4 ? 3 : (G == 3 ? 2 : 1))];
     size_t fs = sizeof(float);
-    float *Wt = poprt__kctx_scratch(k, (size_t)(I * GH + 1) * fs);
-    float *Rt = poprt__kctx_scratch(k, (size_t)(H * GH + 1) * fs);
     float *xw = poprt__kctx_scratch(k, (size_t)(T * B * GH + 1) * fs);
     float *hr = poprt__kctx_scratch(k, (size_t)(B * GH + 1) * fs);
     float *h = poprt__kctx_scratch(k, (size_t)(B * H + 1) * fs);
@@ -239,15 +242,9 @@ static poprt_status run_direction(poprt__kctx *k, const rnn_job *j, int d)
     float *rh = poprt__kctx_scratch(k, (size_t)(B * H + 1) * fs);
     float *bias = poprt__kctx_scratch(k, (size_t)(GH + 1) * fs);
     float *rbh = poprt__kctx_scratch(k, (size_t)(H + 1) * fs);
-    if (!Wt || !Rt || !xw || !hr || !h || !c || !rh || !bias || !rbh)
+    if (!xw || !hr || !h || !c || !rh || !bias || !rbh)
         return POPRT__NODE_ERR(k->node, POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
     const float *W = j->W + d * GH * I, *R = j->R + d * GH * H;
-    for (int64_t n = 0; n < GH; n++) {
-        for (int64_t q = 0; q < I; q++)
-            Wt[q * GH + n] = W[n * I + q];
-        for (int64_t q = 0; q < H; q++)
-            Rt[q * GH + n] = R[n * H + q];
-    }
     /* biases: Wb + Rb, except GRU's Rbh with linear_before_reset (inside r·(...)) */
     memset(rbh, 0, (size_t)H * fs);
     for (int64_t n = 0; n < GH; n++) {
@@ -262,7 +259,7 @@ static poprt_status run_direction(poprt__kctx *k, const rnn_job *j, int d)
         for (int64_t b = 0; b < B; b++) {
             float *row = xw + (t * B + b) * GH;
             memcpy(row, bias, (size_t)GH * fs);
-            gemm_acc(1, GH, I, j->X + x_row(j, t, b) * I, I, Wt, GH, row, GH);
+            matvec_acc(GH, I, W, j->X + x_row(j, t, b) * I, row);
         }
     for (int64_t b = 0; b < B; b++) {
         if (j->h0)
@@ -280,7 +277,8 @@ static poprt_status run_direction(poprt__kctx *k, const rnn_job *j, int d)
          * needs r first unless linear_before_reset) */
         int64_t cols = G == 3 && !j->lbr ? 2 * H : GH;
         memset(hr, 0, (size_t)(B * GH) * fs);
-        gemm_acc(B, cols, H, h, H, Rt, GH, hr, GH);
+        for (int64_t b = 0; b < B; b++)
+            matvec_acc(cols, H, R, h + b * H, hr + b * GH);
         for (int64_t b = 0; b < B; b++) {
             int64_t len = j->lens ? j->lens[b] : T;
             if (s >= len)
@@ -309,7 +307,7 @@ static poprt_status run_direction(poprt__kctx *k, const rnn_job *j, int d)
                         rhb[n] = r[n] * hb[n];
                         hh[n] = x[2 * H + n];
                     }
-                    gemm_acc(1, H, H, rhb, H, Rt + 2 * H, GH, hh, H);
+                    matvec_acc(H, H, R + 2 * H * H, rhb, hh);
                 }
                 act_apply(&act[1], j->clip, hh, H);
                 for (int64_t n = 0; n < H; n++)

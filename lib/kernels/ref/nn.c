@@ -1,8 +1,10 @@
 /* Reference kernels of the 'nn' family.
  *
  * float32 is the hot path: Conv lowers to im2col (or a direct loop for
- * depthwise) plus the blocked GEMM below, as do ConvTranspose (GEMM +
- * col2im), Gemm and MatMul. float16/bfloat16 are computed in float32 through
+ * depthwise) plus a GEMM, as do ConvTranspose (GEMM + col2im), Gemm and
+ * MatMul. Those GEMMs run on the fast, CPU-dispatched poprt__sgemm
+ * (lib/kernels/x86); the blocked GEMM below is the portable oracle it is
+ * tested against. float16/bfloat16 are computed in float32 through
  * scratch copies; double runs its own (simple) GEMM. Work is split over
  * output rows/channels so each output element is produced by one thread with
  * a fixed summation order: results do not depend on the thread count. */
@@ -10,6 +12,7 @@
 #include <string.h>
 #include <float.h>
 #include "kernels/ref/nn.h"
+#include "kernels/x86/sgemm.h"
 
 /* ======================================================================
  * small helpers
@@ -331,6 +334,45 @@ void poprt__ref_sgemm_mt(poprt__kctx *k, int transA, int transB, int64_t M, int6
         return;
     }
     poprt__kctx_parallel_for(k, units, grain, sgemm_task_fn, &t);
+}
+
+/* ---- the fast GEMM (lib/kernels/x86) for Conv, ConvTranspose, Gemm and
+ * MatMul; poprt__ref_sgemm above stays the oracle it is tested against. */
+
+/* Problems too thin for register tiles (a column or two of output) stay
+ * on the reference loops. Depends on the shape only, never on threads. */
+static int fast_gemm_fits(int64_t M, int64_t N, int64_t K)
+{
+    return M > 0 && N >= 4 && K > 0;
+}
+
+/* Workspace for fast_gemm calls of this shape, taken once per kernel call
+ * (scratch is only released when the kernel returns). NULL: out of memory,
+ * or a shape fast_gemm hands to the reference anyway. */
+static void *fast_gemm_ws(poprt__kctx *k, int ta, int tb, int64_t M, int64_t N, int64_t K)
+{
+    if (!fast_gemm_fits(M, N, K))
+        return NULL;
+    return poprt__kctx_scratch(k, poprt__sgemm_workspace(NULL, ta, tb, M, N, K));
+}
+
+/* C = alpha op(A) op(B) + beta C over the session's threads (split over M
+ * and N blocks only, so bits do not depend on the thread count). k NULL:
+ * one thread. ws from fast_gemm_ws for the same shape. */
+static void fast_gemm(poprt__kctx *k, void *ws, int ta, int tb, int64_t M, int64_t N, int64_t K,
+                      float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
+                      float beta, float *C, int64_t ldc)
+{
+    if (!ws || !fast_gemm_fits(M, N, K)) {
+        if (k)
+            poprt__ref_sgemm_mt(k, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        else
+            poprt__ref_sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
+    poprt__par par = poprt__par_kctx(k);
+    poprt__sgemm(NULL, k ? &par : NULL, ws, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C,
+                 ldc);
 }
 
 /* ======================================================================
@@ -810,6 +852,10 @@ static poprt_status conv_f32(poprt__kctx *k, const conv_plan *p, const float *x,
         if (!col)
             return oom(k);
     }
+    void *ws = NULL;
+    if (fast_gemm_fits(p->Mg, g->out_sz, p->Kc) &&
+        !(ws = fast_gemm_ws(k, 0, 0, p->Mg, g->out_sz, p->Kc)))
+        return oom(k);
     for (int64_t n = 0; n < p->N; n++) {
         for (int64_t gi = 0; gi < p->G; gi++) {
             const float *xg = x + (n * p->C + gi * p->Cg) * g->in_sz;
@@ -832,8 +878,8 @@ static poprt_status conv_f32(poprt__kctx *k, const conv_plan *p, const float *x,
                 }
                 beta = 1.0f;
             }
-            poprt__ref_sgemm_mt(k, 0, 0, p->Mg, g->out_sz, p->Kc, 1.0f, wg, p->Kc, B, g->out_sz,
-                                beta, yg, g->out_sz);
+            fast_gemm(k, ws, 0, 0, p->Mg, g->out_sz, p->Kc, 1.0f, wg, p->Kc, B, g->out_sz, beta,
+                      yg, g->out_sz);
         }
     }
     return POPRT_OK;
@@ -934,11 +980,14 @@ poprt_status poprt__ref_conv_transpose(poprt__kctx *k)
     float *yf = out_f32(k, y);
     if (!xf || !wf || (b && !bf) || !yf)
         return oom(k);
+    void *ws = NULL;
+    if (fast_gemm_fits(rows, g->in_sz, p.Cg) &&
+        !(ws = fast_gemm_ws(k, 1, 0, rows, g->in_sz, p.Cg)))
+        return oom(k);
     for (int64_t n = 0; n < p.N; n++)
         for (int64_t gi = 0; gi < p.G; gi++) {
-            poprt__ref_sgemm_mt(k, 1, 0, rows, g->in_sz, p.Cg, 1.0f, wf + gi * p.Cg * rows, rows,
-                                xf + (n * p.C + gi * p.Cg) * g->in_sz, g->in_sz, 0.0f, col,
-                                g->in_sz);
+            fast_gemm(k, ws, 1, 0, rows, g->in_sz, p.Cg, 1.0f, wf + gi * p.Cg * rows, rows,
+                      xf + (n * p.C + gi * p.Cg) * g->in_sz, g->in_sz, 0.0f, col, g->in_sz);
             float *yg = yf + (n * p.M + gi * p.Mg) * g->out_sz;
             for (int64_t m = 0; m < p.Mg; m++) {
                 const float bv = bf ? bf[gi * p.Mg + m] : 0.0f;
@@ -1274,8 +1323,10 @@ poprt_status poprt__ref_gemm(poprt__kctx *k)
             for (int64_t i = 0; i < M; i++)
                 for (int64_t j = 0; j < N; j++)
                     yf[i * N + j] = cf[i * cs0 + j * cs1];
-        poprt__ref_sgemm_mt(k, ta, tb, M, N, K, alpha, af, a->dims[1], bf, b->dims[1], beta, yf,
-                            N);
+        void *ws = NULL;
+        if (fast_gemm_fits(M, N, K) && !(ws = fast_gemm_ws(k, ta, tb, M, N, K)))
+            return oom(k);
+        fast_gemm(k, ws, ta, tb, M, N, K, alpha, af, a->dims[1], bf, b->dims[1], beta, yf, N);
         store_f32(y, yf);
         return POPRT_OK;
     }
@@ -1340,6 +1391,8 @@ typedef struct matmul_task {
     const matmul_plan *p;
     const float *a, *b;
     float *y;
+    char *ws;        /* one fast-GEMM workspace per batch item, or NULL */
+    size_t ws_size;
 } matmul_task;
 
 static void matmul_task_fn(void *ctx, int64_t b0, int64_t b1)
@@ -1349,8 +1402,8 @@ static void matmul_task_fn(void *ctx, int64_t b0, int64_t b1)
     for (int64_t bi = b0; bi < b1; bi++) {
         int64_t ao, bo;
         matmul_offsets(p, bi, &ao, &bo);
-        poprt__ref_sgemm(0, 0, p->M, p->N, p->K, 1.0f, t->a + ao, p->K, t->b + bo, p->N, 0.0f,
-                         t->y + bi * p->M * p->N, p->N);
+        fast_gemm(NULL, t->ws ? t->ws + (size_t)bi * t->ws_size : NULL, 0, 0, p->M, p->N, p->K,
+                  1.0f, t->a + ao, p->K, t->b + bo, p->N, 0.0f, t->y + bi * p->M * p->N, p->N);
     }
 }
 
@@ -1450,18 +1503,31 @@ poprt_status poprt__ref_matmul(poprt__kctx *k)
     float *yf = out_f32(k, y);
     if (!af || !bf || !yf)
         return oom(k);
-    if (p.batch == 1) {
-        poprt__ref_sgemm_mt(k, 0, 0, p.M, p.N, p.K, 1.0f, af, p.K, bf, p.N, 0.0f, yf, p.N);
-    } else if (p.batch >= 4 || p.M * p.N * p.K < (1 << 16)) {
-        matmul_task t = {&p, af, bf, yf};
+    const int fits = fast_gemm_fits(p.M, p.N, p.K);
+    const size_t ws_size = fits ? (poprt__sgemm_workspace(NULL, 0, 0, p.M, p.N, p.K) + 63) &
+                                      ~(size_t)63
+                                : 0;
+    /* many small products: one per thread at a time, each with its own
+     * workspace (when that stays modest); else threads inside each product */
+    size_t all_ws = 0;
+    const int per_item = p.batch > 1 && (p.batch >= 4 || p.M * p.N * p.K < (1 << 16)) &&
+                         poprt__mul_size(ws_size, (size_t)p.batch, &all_ws) &&
+                         all_ws <= ((size_t)64 << 20);
+    if (per_item) {
+        matmul_task t = {&p, af, bf, yf, NULL, ws_size};
+        if (fits && !(t.ws = poprt__kctx_scratch(k, all_ws)))
+            return oom(k);
         poprt__kctx_parallel_for(k, p.batch, grain_for(p.M * p.N * p.K, 1 << 16),
                                  matmul_task_fn, &t);
     } else {
+        void *ws = NULL;
+        if (fits && !(ws = fast_gemm_ws(k, 0, 0, p.M, p.N, p.K)))
+            return oom(k);
         for (int64_t bi = 0; bi < p.batch; bi++) {
             int64_t ao, bo;
             matmul_offsets(&p, bi, &ao, &bo);
-            poprt__ref_sgemm_mt(k, 0, 0, p.M, p.N, p.K, 1.0f, af + ao, p.K, bf + bo, p.N, 0.0f,
-                                yf + bi * p.M * p.N, p.N);
+            fast_gemm(k, ws, 0, 0, p.M, p.N, p.K, 1.0f, af + ao, p.K, bf + bo, p.N, 0.0f,
+                      yf + bi * p.M * p.N, p.N);
         }
     }
     store_f32(y, yf);

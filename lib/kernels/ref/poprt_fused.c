@@ -1,2 +1,369 @@
-/* Reference kernels of the 'poprt_fused' family (domain "ai.poprt"). */
+/* Reference kernels of the 'poprt_fused' family (domain "ai.poprt").
+ * Computation is in float32 (other float inputs are converted through
+ * scratch memory); the GEMMs go through poprt__ref_sgemm so every output is
+ * summed in a fixed order whatever the thread count. */
+#include <math.h>
+#include <string.h>
 #include "kernels/ref/poprt_fused.h"
+#include "kernels/ref/nn.h"
+#include "kernels/ref/reduce.h"
+
+static poprt_status oom(poprt__kctx *k)
+{
+    return POPRT__NODE_ERR(k->node, POPRT_STATUS_OUT_OF_MEMORY, "out of scratch memory");
+}
+
+/* t as float32: its own data, or a converted copy in scratch memory. */
+static const float *as_f32(poprt__kctx *k, const poprt__tval *t)
+{
+    if (t->dtype == POPRT_DTYPE_FLOAT)
+        return (const float *)t->data;
+    float *f = poprt__kctx_scratch(k, (size_t)(t->numel > 0 ? t->numel : 1) * sizeof(float));
+    if (!f)
+        return NULL;
+    if (t->dtype == POPRT_DTYPE_FLOAT16) {
+        const uint16_t *h = t->data;
+        for (int64_t i = 0; i < t->numel; i++)
+            f[i] = poprt__half_to_float(h[i]);
+    } else {
+        for (int64_t i = 0; i < t->numel; i++)
+            f[i] = (float)poprt__load_f64(t->data, t->dtype, i);
+    }
+    return f;
+}
+
+static float *out_f32(poprt__kctx *k, poprt__tval *t)
+{
+    if (t->dtype == POPRT_DTYPE_FLOAT)
+        return (float *)t->data;
+    return poprt__kctx_scratch(k, (size_t)(t->numel > 0 ? t->numel : 1) * sizeof(float));
+}
+
+static void store_f32(poprt__tval *t, const float *f)
+{
+    if (t->dtype == POPRT_DTYPE_FLOAT)
+        return;
+    if (t->dtype == POPRT_DTYPE_FLOAT16) {
+        uint16_t *h = t->data;
+        for (int64_t i = 0; i < t->numel; i++)
+            h[i] = poprt__float_to_half(f[i]);
+    } else {
+        for (int64_t i = 0; i < t->numel; i++)
+            poprt__store_f64(t->data, t->dtype, i, f[i]);
+    }
+}
+
+/* ==================== FusedAttention / PackedAttention ==================== */
+
+#define QBLOCK 32 /* query rows per score block: bounds scratch to 32 x keys per head */
+
+typedef struct att_task {
+    const float *q, *kv;  /* q rows [B*S] with stride ldq; K|V rows with stride ldkv */
+    int64_t ldq, ldkv, koff_v; /* V starts koff_v columns after K */
+    const int64_t *key_off, *key_n; /* per batch: first K/V row and number of keys */
+    const float *mask;   /* general additive mask (FusedAttention) or NULL */
+    int64_t mstr[4];     /* its strides broadcast to [B, NH, S, S] */
+    const float *addk;   /* PackedAttention: additive value per K/V row, or NULL */
+    float *y, *scratch;  /* y [B, S, H]; scratch QBLOCK * max keys per (b, h) */
+    int64_t S, H, NH, HD, maxk;
+    float scale;
+} att_task;
+
+static void att_task_fn(void *ctx, int64_t u0, int64_t u1)
+{
+    const att_task *t = ctx;
+    for (int64_t u = u0; u < u1; u++) {
+        const int64_t b = u / t->NH, h = u % t->NH;
+        const int64_t nk = t->key_n[b], k0 = t->key_off[b];
+        const float *K = t->kv + k0 * t->ldkv + h * t->HD;
+        const float *V = K + t->koff_v;
+        float *sc = t->scratch + u * QBLOCK * t->maxk;
+        for (int64_t i0 = 0; i0 < t->S; i0 += QBLOCK) {
+            const int64_t qb = t->S - i0 < QBLOCK ? t->S - i0 : QBLOCK;
+            const float *Q = t->q + (b * t->S + i0) * t->ldq + h * t->HD;
+            poprt__ref_sgemm(0, 1, qb, nk, t->HD, t->scale, Q, t->ldq, K, t->ldkv, 0.0f, sc, nk);
+            for (int64_t i = 0; i < qb; i++) {
+                float *row = sc + i * nk;
+                if (t->mask) {
+                    const float *m = t->mask + b * t->mstr[0] + h * t->mstr[1] +
+                                     (i0 + i) * t->mstr[2];
+                    for (int64_t j = 0; j < nk; j++)
+                        row[j] += m[j * t->mstr[3]];
+                } else if (t->addk) {
+                    const float *m = t->addk + k0;
+                    for (int64_t j = 0; j < nk; j++)
+                        row[j] += m[j];
+                }
+                poprt__ref_softmax_row_f32(row, row, nk, 0);
+            }
+            float *Y = t->y + (b * t->S + i0) * t->H + h * t->HD;
+            poprt__ref_sgemm(0, 0, qb, t->HD, nk, 1.0f, sc, nk, V, t->ldkv, 0.0f, Y, t->H);
+        }
+    }
+}
+
+typedef struct att_args {
+    const poprt__tval *x, *w, *b, *y;
+    int64_t B, S, Hin, H, NH, HD;
+    float scale;
+} att_args;
+
+static poprt_status att_check(poprt__kctx *k, att_args *a, poprt__tval *y)
+{
+    a->x = poprt__kin(k, 0);
+    a->w = poprt__kin(k, 1);
+    a->b = poprt__kin(k, 2);
+    a->y = y;
+    if (!a->x || !a->w || !y || a->x->rank != 3 || a->w->rank != 2)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_INVALID_MODEL,
+                               "needs X [B, S, Hin], Wqkv [Hin, 3H] and Y");
+    a->B = a->x->dims[0];
+    a->S = a->x->dims[1];
+    a->Hin = a->x->dims[2];
+    a->NH = poprt__attr_i(k->node, "num_heads", 0);
+    if (a->w->dims[0] != a->Hin || a->w->dims[1] % 3 || a->NH < 1 ||
+        (a->w->dims[1] / 3) % a->NH)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
+                               "Wqkv must be [%lld, 3 * num_heads * head_dim]", (long long)a->Hin);
+    a->H = a->w->dims[1] / 3;
+    a->HD = a->H / a->NH;
+    if (a->b && a->b->numel != 3 * a->H)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH, "Bqkv must hold 3H values");
+    if (y->numel != a->B * a->S * a->H)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH, "Y must be [B, S, H]");
+    a->scale = poprt__attr_f(k->node, "scale", (float)(1.0 / sqrt((double)(a->HD ? a->HD : 1))));
+    return POPRT_OK;
+}
+
+/* rows[r] = X[sel[r]] * W[:, c0:c0+n] + bias[c0:c0+n] (all rows when sel is NULL). */
+static poprt_status project(poprt__kctx *k, const float *X, const float *W, const float *bias,
+                            const int64_t *sel, int64_t nrows, int64_t Hin, int64_t ldw,
+                            int64_t c0, int64_t n, float *out)
+{
+    const float *A = X;
+    if (sel) {
+        float *g = poprt__kctx_scratch(k, (size_t)(nrows ? nrows : 1) * (size_t)Hin * sizeof(float));
+        if (!g)
+            return oom(k);
+        for (int64_t r = 0; r < nrows; r++)
+            memcpy(g + r * Hin, X + sel[r] * Hin, (size_t)Hin * sizeof(float));
+        A = g;
+    }
+    for (int64_t r = 0; r < nrows; r++) {
+        if (bias)
+            memcpy(out + r * n, bias + c0, (size_t)n * sizeof(float));
+        else
+            memset(out + r * n, 0, (size_t)n * sizeof(float));
+    }
+    poprt__ref_sgemm_mt(k, 0, 0, nrows, n, Hin, 1.0f, A, Hin, W + c0, ldw, 1.0f, out, n);
+    return POPRT_OK;
+}
+
+poprt_status poprt__ref_poprt_fused_attention(poprt__kctx *k)
+{
+    att_args a;
+    poprt__tval *y = poprt__kout(k, 0);
+    poprt_status st = att_check(k, &a, y);
+    if (st)
+        return st;
+    const poprt__tval *mt = poprt__kin(k, 3);
+    if (y->numel == 0)
+        return POPRT_OK;
+    const int64_t rows = a.B * a.S, H3 = 3 * a.H;
+    const float *X = as_f32(k, a.x), *W = as_f32(k, a.w), *bias = a.b ? as_f32(k, a.b) : NULL;
+    const float *M = mt ? as_f32(k, mt) : NULL;
+    float *Y = out_f32(k, y);
+    float *qkv = poprt__kctx_scratch(k, (size_t)rows * (size_t)H3 * sizeof(float));
+    int64_t *koff = poprt__kctx_scratch(k, (size_t)a.B * 2 * sizeof(int64_t));
+    float *sc = poprt__kctx_scratch(k, (size_t)(a.B * a.NH * QBLOCK * a.S) * sizeof(float));
+    if (!X || !W || (a.b && !bias) || (mt && !M) || !Y || !qkv || !koff || !sc)
+        return oom(k);
+    if ((st = project(k, X, W, bias, NULL, rows, a.Hin, H3, 0, H3, qkv)))
+        return st;
+    for (int64_t b = 0; b < a.B; b++) {
+        koff[b] = b * a.S;
+        koff[a.B + b] = a.S;
+    }
+    att_task t;
+    memset(&t, 0, sizeof t);
+    t.q = qkv;
+    t.kv = qkv + a.H;
+    t.ldq = t.ldkv = H3;
+    t.koff_v = a.H;
+    t.key_off = koff;
+    t.key_n = koff + a.B;
+    if (mt) {
+        int64_t full[4] = {a.B, a.NH, a.S, a.S};
+        if (mt->rank > 4)
+            return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH, "mask rank above 4");
+        for (int d = 0; d < mt->rank; d++) {
+            int64_t want = full[4 - mt->rank + d];
+            if (mt->dims[d] != 1 && mt->dims[d] != want)
+                return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
+                                       "mask does not broadcast to [B, heads, S, S]");
+        }
+        t.mask = M;
+        poprt__bcast_strides(mt, 4, full, t.mstr);
+    }
+    t.y = Y;
+    t.scratch = sc;
+    t.S = a.S;
+    t.H = a.H;
+    t.NH = a.NH;
+    t.HD = a.HD;
+    t.maxk = a.S;
+    t.scale = a.scale;
+    poprt__kctx_parallel_for(k, a.B * a.NH, 1, att_task_fn, &t);
+    store_f32(y, Y);
+    return POPRT_OK;
+}
+
+poprt_status poprt__ref_poprt_packed_attention(poprt__kctx *k)
+{
+    att_args a;
+    poprt__tval *y = poprt__kout(k, 0);
+    poprt_status st = att_check(k, &a, y);
+    if (st)
+        return st;
+    const poprt__tval *mt = poprt__kin(k, 3);
+    if (!mt || mt->rank != 2 || mt->dims[0] != a.B || mt->dims[1] != a.S)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
+                               "PackedAttention needs the [B, S] attention mask");
+    if (y->numel == 0)
+        return POPRT_OK;
+    const float value = poprt__attr_f(k->node, "mask_value", -10000.0f);
+    const int64_t max_valid = poprt__attr_i(k->node, "max_valid_num", 0);
+    const int64_t rows = a.B * a.S, H3 = 3 * a.H;
+    const float *X = as_f32(k, a.x), *W = as_f32(k, a.w), *bias = a.b ? as_f32(k, a.b) : NULL;
+    float *Y = out_f32(k, y);
+    int64_t *koff = poprt__kctx_scratch(k, (size_t)(2 * a.B + rows) * sizeof(int64_t));
+    float *addk = poprt__kctx_scratch(k, (size_t)rows * sizeof(float));
+    float *q = poprt__kctx_scratch(k, (size_t)rows * (size_t)a.H * sizeof(float));
+    if (!X || !W || (a.b && !bias) || !Y || !koff || !addk || !q)
+        return oom(k);
+    /* pack: per sequence, the tokens the mask keeps; a sequence with none
+     * keeps all (the softmax then sees the uniform mask, as the original) */
+    int64_t *sel = koff + 2 * a.B, nsel = 0, maxk = 0;
+    for (int64_t b = 0; b < a.B; b++) {
+        int64_t n0 = nsel;
+        for (int64_t j = 0; j < a.S; j++)
+            if (poprt__load_f64(mt->data, mt->dtype, b * a.S + j) != 0.0)
+                sel[nsel++] = b * a.S + j;
+        if (max_valid > 0 && nsel - n0 > max_valid)
+            return POPRT__NODE_ERR(k->node, POPRT_STATUS_INVALID_ARGUMENT,
+                                   "sequence %lld has %lld valid tokens, above max_valid_num %lld",
+                                   (long long)b, (long long)(nsel - n0), (long long)max_valid);
+        if (nsel == n0)
+            for (int64_t j = 0; j < a.S; j++)
+                sel[nsel++] = b * a.S + j;
+        koff[b] = n0;
+        koff[a.B + b] = nsel - n0;
+        maxk = nsel - n0 > maxk ? nsel - n0 : maxk;
+    }
+    for (int64_t r = 0; r < nsel; r++) {
+        /* the same float operations as Cast / Sub(1, m) / Mul(value) */
+        float m = (float)poprt__load_f64(mt->data, mt->dtype, sel[r]);
+        addk[r] = (1.0f - m) * value;
+    }
+    float *kv = poprt__kctx_scratch(k, (size_t)(nsel ? nsel : 1) * 2 * (size_t)a.H * sizeof(float));
+    float *sc = poprt__kctx_scratch(k, (size_t)(a.B * a.NH * QBLOCK * (maxk ? maxk : 1)) * sizeof(float));
+    if (!kv || !sc)
+        return oom(k);
+    if ((st = project(k, X, W, bias, NULL, rows, a.Hin, H3, 0, a.H, q)) ||
+        (st = project(k, X, W, bias, sel, nsel, a.Hin, H3, a.H, 2 * a.H, kv)))
+        return st;
+    att_task t;
+    memset(&t, 0, sizeof t);
+    t.q = q;
+    t.ldq = a.H;
+    t.kv = kv;
+    t.ldkv = 2 * a.H;
+    t.koff_v = a.H;
+    t.key_off = koff;
+    t.key_n = koff + a.B;
+    t.addk = addk;
+    t.y = Y;
+    t.scratch = sc;
+    t.S = a.S;
+    t.H = a.H;
+    t.NH = a.NH;
+    t.HD = a.HD;
+    t.maxk = maxk;
+    t.scale = a.scale;
+    poprt__kctx_parallel_for(k, a.B * a.NH, 1, att_task_fn, &t);
+    store_f32(y, Y);
+    return POPRT_OK;
+}
+
+/* ============================== AttentionMask ============================== */
+
+poprt_status poprt__ref_poprt_attention_mask(poprt__kctx *k)
+{
+    const poprt__tval *m = poprt__kin(k, 0);
+    poprt__tval *y = poprt__kout(k, 0);
+    if (!m || !y || y->numel != m->numel)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_INVALID_MODEL, "needs M and Y of M's size");
+    const float value = poprt__attr_f(k->node, "value", -10000.0f);
+    float *o = out_f32(k, y);
+    if (!o)
+        return oom(k);
+    if (m->dtype == POPRT_DTYPE_FLOAT) {
+        const float *a = m->data;
+        for (int64_t i = 0; i < m->numel; i++)
+            o[i] = (1.0f - a[i]) * value;
+    } else {
+        for (int64_t i = 0; i < m->numel; i++)
+            o[i] = (1.0f - (float)poprt__load_f64(m->data, m->dtype, i)) * value;
+    }
+    store_f32(y, o);
+    return POPRT_OK;
+}
+
+/* ============================= RotaryEmbedding ============================= */
+
+poprt_status poprt__ref_poprt_rotary_embedding(poprt__kctx *k)
+{
+    const poprt__tval *x = poprt__kin(k, 0), *c = poprt__kin(k, 1), *s = poprt__kin(k, 2);
+    poprt__tval *y = poprt__kout(k, 0);
+    if (!x || !c || !s || !y || x->rank < 1 || y->numel != x->numel || y->rank != x->rank)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_INVALID_MODEL,
+                               "needs X, Cos, Sin, and Y of X's shape");
+    const int64_t d = x->dims[x->rank - 1];
+    if (d % 2)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
+                               "the rotated axis has odd size %lld", (long long)d);
+    if (x->numel == 0)
+        return POPRT_OK;
+    int64_t cs[POPRT__MAX_RANK], ss[POPRT__MAX_RANK], idx[POPRT__MAX_RANK] = {0};
+    if (c->rank > x->rank || s->rank > x->rank)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH, "Cos/Sin rank above X's");
+    poprt__bcast_strides(c, x->rank, x->dims, cs);
+    poprt__bcast_strides(s, x->rank, x->dims, ss);
+    const float *X = as_f32(k, x), *C = as_f32(k, c), *Sn = as_f32(k, s);
+    float *Y = out_f32(k, y);
+    if (!X || !C || !Sn || !Y)
+        return oom(k);
+    const int r = x->rank;
+    const int64_t half = d / 2, rows = x->numel / d;
+    for (int64_t row = 0; row < rows; row++) {
+        int64_t co = 0, so = 0;
+        for (int a = 0; a < r - 1; a++) {
+            co += idx[a] * cs[a];
+            so += idx[a] * ss[a];
+        }
+        const float *xr = X + row * d;
+        float *yr = Y + row * d;
+        for (int64_t i = 0; i < d; i++) {
+            /* rotate_half: (-x2, x1); the same float ops as Mul/Mul/Add */
+            float rh = i < half ? -xr[i + half] : xr[i - half];
+            yr[i] = xr[i] * C[co + i * cs[r - 1]] + rh * Sn[so + i * ss[r - 1]];
+        }
+        for (int a = r - 2; a >= 0; a--) {
+            if (++idx[a] < x->dims[a])
+                break;
+            idx[a] = 0;
+        }
+    }
+    store_f32(y, Y);
+    return POPRT_OK;
+}

@@ -1,0 +1,132 @@
+#!/usr/bin/env node
+// ONNX Runtime side of model_bench: one model, inputs read from a file,
+// timed in rounds that model_bench asks for over stdin, so that the two
+// engines can take turns on the same machine.
+//
+// usage: node ort_bench_loop.js --probe
+//          prints "ORT <version>" when onnxruntime-node loads, else fails.
+//        node ort_bench_loop.js MODEL.onnx INPUTS.json [--threads N]
+//          INPUTS.json: {"bin": "PATH", "inputs": [{"name", "type", "shape",
+//          "offset", "nbytes"}]} with raw little-endian data in PATH (written
+//          by model_bench from the model folder's test_data_set_0).
+//
+// Protocol (one line each way): after the session is created and has run
+// once, prints "READY <create_ms>". Then for each stdin line
+//   "run W N"  W untimed runs, N timed runs ->
+//              "OK <median_ms> <min_ms> <wall_ms> <own_cpu_ms> <machine_busy_ms>"
+//              (the last three over the timed runs; busy from /proc/stat, -1 if unknown)
+//   "quit"     exits.
+// Errors print "ERR <message>" and exit 1.
+//
+// Session options are those of ../shared/bench/ort/bench.js (intra-op
+// threads N, inter-op 1, sequential, graph optimisation 'all', CPU EP), and
+// timing likewise wraps one awaited session.run() with process.hrtime, so it
+// includes the Node binding's own cost per run (about 0.02 ms).
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const readline = require('readline');
+
+function fail(msg) {
+  process.stdout.write('ERR ' + String(msg).replace(/\s+/g, ' ') + '\n');
+  process.exit(1);
+}
+
+function loadOrt() {
+  const dir = process.env.ORT_NODE_MODULES ||
+    path.join(process.env.HOME || '.', '.cache', 'poprt-ort', 'node_modules');
+  const p = path.join(dir, 'onnxruntime-node');
+  return require(fs.existsSync(p) ? p : 'onnxruntime-node');
+}
+
+const TYPED = {
+  float32: Float32Array, float64: Float64Array, int8: Int8Array, uint8: Uint8Array, int16: Int16Array,
+  uint16: Uint16Array, int32: Int32Array, uint32: Uint32Array, int64: BigInt64Array, uint64: BigUint64Array,
+  bool: Uint8Array, float16: Uint16Array,
+};
+
+const clkTck = 100; // USER_HZ; Linux reports /proc/stat in these units
+function machineBusyMs() {
+  try {
+    const v = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    return (v.reduce((a, b) => a + b, 0) - v[3] - (v[4] || 0)) * 1000 / clkTck;
+  } catch (e) { return -1; }
+}
+
+function median(a) {
+  const s = [...a].sort((x, y) => x - y);
+  const n = s.length;
+  return n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+async function main() {
+  const argv = process.argv.slice(2);
+  let ort;
+  try { ort = loadOrt(); } catch (e) { fail('cannot load onnxruntime-node: ' + e.message); }
+  if (argv[0] === '--probe') {
+    const v = ort.env && ort.env.versions ? ort.env.versions.common : '?';
+    process.stdout.write('ORT ' + (v || '?') + '\n');
+    return;
+  }
+  let threads = 1;
+  const pos = [];
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--threads') threads = parseInt(argv[++i], 10);
+    else pos.push(argv[i]);
+  }
+  if (pos.length !== 2 || !(threads >= 1)) fail('usage: ort_bench_loop.js MODEL.onnx INPUTS.json [--threads N]');
+  const [modelPath, indexPath] = pos;
+
+  const index = JSON.parse(fs.readFileSync(indexPath, 'utf8'));
+  const bin = fs.readFileSync(index.bin);
+  const feeds = {};
+  for (const t of index.inputs) {
+    const Ctor = TYPED[t.type];
+    if (!Ctor) fail(`input '${t.name}': type ${t.type} cannot be passed to onnxruntime-node`);
+    // Copy into a fresh, aligned buffer (the file's offsets need not be).
+    const ab = new ArrayBuffer(t.nbytes);
+    new Uint8Array(ab).set(bin.subarray(t.offset, t.offset + t.nbytes));
+    feeds[t.name] = new ort.Tensor(t.type, new Ctor(ab), t.shape);
+  }
+
+  const opts = {
+    intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: 'sequential',
+    graphOptimizationLevel: 'all', executionProviders: ['cpu'],
+  };
+  let session;
+  const t0 = process.hrtime.bigint();
+  try {
+    session = await ort.InferenceSession.create(modelPath, opts);
+    await session.run(feeds);
+  } catch (e) { fail(e.message); }
+  const createMs = Number(process.hrtime.bigint() - t0) / 1e6;
+  process.stdout.write(`READY ${createMs.toFixed(3)}\n`);
+
+  const rl = readline.createInterface({ input: process.stdin, terminal: false });
+  for await (const line of rl) {
+    const w = line.trim().split(/\s+/);
+    if (w[0] === 'quit') break;
+    if (w[0] !== 'run' || w.length !== 3) fail(`bad command '${line}'`);
+    const warm = parseInt(w[1], 10), n = parseInt(w[2], 10);
+    const ms = new Array(n);
+    try {
+      for (let i = 0; i < warm; i++) await session.run(feeds);
+      var busy0 = machineBusyMs(), cpu0 = process.cpuUsage(), wall0 = process.hrtime.bigint();
+      for (let i = 0; i < n; i++) {
+        const t = process.hrtime.bigint();
+        await session.run(feeds);
+        ms[i] = Number(process.hrtime.bigint() - t) / 1e6;
+      }
+    } catch (e) { fail(e.message); }
+    const wall = Number(process.hrtime.bigint() - wall0) / 1e6;
+    const cpu = process.cpuUsage(cpu0);
+    const busy = busy0 < 0 ? -1 : machineBusyMs() - busy0;
+    process.stdout.write(`OK ${median(ms).toFixed(6)} ${Math.min(...ms).toFixed(6)} ${wall.toFixed(3)} ` +
+      `${((cpu.user + cpu.system) / 1000).toFixed(3)} ${busy.toFixed(3)}\n`);
+  }
+  rl.close();
+  await session.release();
+  process.exit(0);
+}
+
+main().catch((e) => fail(e && e.message ? e.message : e));

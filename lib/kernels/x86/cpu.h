@@ -1,0 +1,58 @@
+/* CPU features, detected once (cpuid + xgetbv for the OS-enabled register
+ * state; AMX also needs Linux's ARCH_REQ_XCOMP_PERM) and cached behind a
+ * run-once guard. Kernels ask poprt__cpu_features() which variants they may
+ * run.
+ *
+ * POPRT_ISA (environment, read once at first use) caps the features to a
+ * lower level for testing and for comparing kernels on one machine:
+ *   POPRT_ISA=scalar   portable C kernels only
+ *   POPRT_ISA=avx2     AVX2 + FMA (+F16C), no AVX-512
+ *   POPRT_ISA=avx512   AVX-512 F/BW/VL/DQ (+VNNI/BF16/FP16), no AMX
+ *   POPRT_ISA=native   everything detected (the default; so is any other value)
+ * It can only lower what the CPU has, never add a feature. */
+#ifndef POPRT_X86_CPU_H
+#define POPRT_X86_CPU_H
+
+#include <stdint.h>
+
+enum {
+    POPRT__CPU_AVX = 1u << 0,
+    POPRT__CPU_F16C = 1u << 1,
+    POPRT__CPU_FMA = 1u << 2,
+    POPRT__CPU_AVX2 = 1u << 3,
+    POPRT__CPU_AVX512F = 1u << 4,
+    POPRT__CPU_AVX512BW = 1u << 5,
+    POPRT__CPU_AVX512VL = 1u << 6,
+    POPRT__CPU_AVX512DQ = 1u << 7,
+    POPRT__CPU_AVX512_VNNI = 1u << 8,
+    POPRT__CPU_AVX512_BF16 = 1u << 9,
+    POPRT__CPU_AVX512_FP16 = 1u << 10,
+    POPRT__CPU_AVX_VNNI = 1u << 11,
+    POPRT__CPU_AMX_TILE = 1u << 12,
+    POPRT__CPU_AMX_BF16 = 1u << 13,
+    POPRT__CPU_AMX_INT8 = 1u << 14,
+};
+
+/* ISA levels: each includes the previous one. */
+typedef enum poprt__isa {
+    POPRT__ISA_SCALAR = 0,
+    POPRT__ISA_AVX2 = 1,   /* AVX2 + FMA with the OS saving ymm state */
+    POPRT__ISA_AVX512 = 2, /* AVX-512 F/BW/VL/DQ with the OS saving zmm/opmask state */
+    POPRT__ISA_AMX = 3,    /* AVX512 + AMX-TILE/BF16/INT8, tile data permitted */
+} poprt__isa;
+
+typedef struct poprt__cpu {
+    uint32_t detected; /* what the CPU and OS support (before POPRT_ISA) */
+    uint32_t flags;    /* what kernels may use (after POPRT_ISA) */
+    poprt__isa isa;    /* highest level in flags */
+    poprt__isa isa_detected;
+} poprt__cpu;
+
+/* The cached features (thread-safe; detection runs once). Never NULL. */
+const poprt__cpu *poprt__cpu_features(void);
+/* 1 when every feature bit in mask is usable. */
+int poprt__cpu_has(uint32_t mask);
+/* "scalar", "avx2", "avx512", "amx". */
+const char *poprt__isa_name(poprt__isa isa);
+
+#endif

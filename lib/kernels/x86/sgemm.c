@@ -1,0 +1,563 @@
+/* fp32 GEMM driver: packing, blocking, threading and dispatch over the
+ * kernel list (see sgemm.h). Portable C; the micro-kernels live in the ISA
+ * files compiled with their own flags. */
+#include <string.h>
+#include "kernels/kernel.h"
+#include "kernels/ref/nn.h"
+#include "kernels/x86/sgemm.h"
+
+/* ---- the kernel list ------------------------------------------------------ */
+
+#define POPRT__SGEMM_VARIANT(isa, level, mr, nr, kc, nc, pack)                              \
+    {#isa "_" #mr "x" #nr, level, mr, nr, kc, nc, poprt__sgemm_ukr_##isa##_##mr##x##nr, pack},
+const poprt__sgemm_variant poprt__sgemm_variants[] = {
+#include "kernels/x86/sgemm_kernels.inc"
+};
+#undef POPRT__SGEMM_VARIANT
+const int poprt__sgemm_n_variants =
+    (int)(sizeof poprt__sgemm_variants / sizeof poprt__sgemm_variants[0]);
+
+int poprt__sgemm_usable(const poprt__sgemm_variant *v)
+{
+    return v && poprt__cpu_features()->isa >= v->isa;
+}
+
+const poprt__sgemm_variant *poprt__sgemm_best(void)
+{
+    for (int i = 0; i < poprt__sgemm_n_variants; i++)
+        if (poprt__sgemm_usable(&poprt__sgemm_variants[i]))
+            return &poprt__sgemm_variants[i];
+    return &poprt__sgemm_variants[poprt__sgemm_n_variants - 1];
+}
+
+/* ---- portable micro-kernel (4x16) ----------------------------------------- */
+
+void poprt__sgemm_ukr_scalar_4x16(int64_t kc, int mr, int nr, const float *a, const float *b,
+                                  int64_t bs, float *c, int64_t ldc, float alpha, float beta)
+{
+    float acc[4][16];
+    memset(acc, 0, sizeof acc);
+    for (int64_t p = 0; p < kc; p++) {
+        const float *bp = b + p * bs, *ap = a + p * 4;
+        for (int r = 0; r < 4; r++)
+            for (int j = 0; j < 16; j++)
+                acc[r][j] += ap[r] * bp[j];
+    }
+    for (int r = 0; r < mr; r++)
+        for (int j = 0; j < nr; j++) {
+            const float t = alpha * acc[r][j];
+            float *cp = c + r * ldc + j;
+            *cp = beta == 0.0f ? t : t + beta * *cp;
+        }
+}
+
+/* ---- packing -------------------------------------------------------------- */
+
+/* dst[p*width + r] = src[r*rs + p*ps] for r < n, 0 for n <= r < width. */
+static void pack_generic(int64_t kc, int n, const float *src, int64_t rs, int64_t ps, int width,
+                         float *dst)
+{
+    if (rs == 1) {
+        for (int64_t p = 0; p < kc; p++) {
+            memcpy(dst + p * width, src + p * ps, (size_t)n * sizeof(float));
+            for (int r = n; r < width; r++)
+                dst[p * width + r] = 0.0f;
+        }
+        return;
+    }
+    /* transposing: walk blocks of 16 k so the written lines stay in L1 */
+    for (int64_t p0 = 0; p0 < kc; p0 += 16) {
+        const int64_t pe = kc - p0 < 16 ? kc : p0 + 16;
+        for (int r = 0; r < width; r++) {
+            const float *s = src + r * rs;
+            for (int64_t p = p0; p < pe; p++)
+                dst[p * width + r] = r < n ? s[p * ps] : 0.0f;
+        }
+    }
+}
+
+static void pack_panel(const poprt__sgemm_variant *v, int64_t kc, int n, const float *src,
+                       int64_t rs, int64_t ps, int width, float *dst)
+{
+    if (v->pack)
+        v->pack(kc, n, src, rs, ps, width, dst);
+    else
+        pack_generic(kc, n, src, rs, ps, width, dst);
+}
+
+/* K blocking, fixed by K and the variant alone (never by threads): nkb
+ * blocks of kcb rows, the last one shorter. */
+typedef struct kblocks {
+    int64_t nkb, kcb;
+} kblocks;
+
+static kblocks k_blocks(const poprt__sgemm_variant *v, int64_t K)
+{
+    kblocks kb;
+    kb.nkb = K <= 0 ? 1 : (K + v->kc - 1) / v->kc;
+    kb.kcb = (K + kb.nkb - 1) / kb.nkb;
+    kb.kcb = (kb.kcb + 7) & ~(int64_t)7;
+    if (kb.kcb < 1)
+        kb.kcb = 1;
+    kb.nkb = K <= 0 ? 1 : (K + kb.kcb - 1) / kb.kcb;
+    return kb;
+}
+
+/* ---- packed operand header ------------------------------------------------ */
+
+#define PACK_MAGIC 0x4b435053u /* "SPCK" */
+#define PACK_HDR 64            /* data starts one cache line in */
+
+typedef struct pack_hdr {
+    uint32_t magic;
+    int32_t variant; /* index in the kernel list */
+    int32_t side;    /* 'A' or 'B' */
+    int32_t width;   /* MR or NR */
+    int64_t rows;    /* A: M; B: N (the packed direction) */
+    int64_t K;
+    int64_t kcb, nkb;
+} pack_hdr;
+
+static int variant_index(const poprt__sgemm_variant *v)
+{
+    for (int i = 0; i < poprt__sgemm_n_variants; i++)
+        if (&poprt__sgemm_variants[i] == v || !strcmp(poprt__sgemm_variants[i].name, v->name))
+            return i;
+    return -1;
+}
+
+static int64_t round_up(int64_t x, int64_t m)
+{
+    return (x + m - 1) / m * m;
+}
+
+/* floats of a packed operand: every K block holds all panels, zero-padded */
+static size_t packed_floats(int64_t n, int width, int64_t K)
+{
+    return (size_t)round_up(n > 0 ? n : 1, width) * (size_t)(K > 0 ? K : 1);
+}
+
+size_t poprt__sgemm_pack_a_size(const poprt__sgemm_variant *v, int64_t M, int64_t K)
+{
+    if (!v)
+        v = poprt__sgemm_best();
+    return PACK_HDR + packed_floats(M, v->mr, K) * sizeof(float);
+}
+
+size_t poprt__sgemm_pack_b_size(const poprt__sgemm_variant *v, int64_t K, int64_t N)
+{
+    if (!v)
+        v = poprt__sgemm_best();
+    return PACK_HDR + packed_floats(N, v->nr, K) * sizeof(float);
+}
+
+const poprt__sgemm_variant *poprt__sgemm_packed_variant(const void *p)
+{
+    const pack_hdr *h = p;
+    if (!h || h->magic != PACK_MAGIC || h->variant < 0 || h->variant >= poprt__sgemm_n_variants)
+        return NULL;
+    return &poprt__sgemm_variants[h->variant];
+}
+
+/* An operand as the compute loop sees it: packed panels (pk), or B read in
+ * place (raw, row stride ld) with only the last partial panel packed. */
+typedef struct operand {
+    const float *pk;   /* packed data: block b, panel i at pk + b*kcb*npad + i*width*kc(b) */
+    int64_t npad;
+    const float *raw;  /* B in place (!transB, not packed), else NULL */
+    int64_t ld;
+    const float *tail; /* raw: packed last panel, block b at tail + b*kcb*width */
+} operand;
+
+/* ---- parallel helpers ------------------------------------------------------ */
+
+static void par_for(const poprt__par *par, int64_t n, int64_t grain,
+                    void (*fn)(void *, int64_t, int64_t), void *ctx)
+{
+    if (n <= 0)
+        return;
+    if (par && par->run && n > grain)
+        par->run(par->self, n, grain, fn, ctx);
+    else
+        fn(ctx, 0, n);
+}
+
+static void kctx_run(void *self, int64_t n, int64_t grain, void (*fn)(void *, int64_t, int64_t),
+                     void *ctx)
+{
+    poprt__kctx_parallel_for(self, n, grain, fn, ctx);
+}
+
+poprt__par poprt__par_kctx(struct poprt__kctx *k)
+{
+    poprt__par p = {k ? kctx_run : NULL, k};
+    return p;
+}
+
+/* ---- pack jobs ------------------------------------------------------------- */
+
+typedef struct pack_job {
+    const poprt__sgemm_variant *v;
+    kblocks kb;
+    int64_t n, K;      /* packed direction size, depth */
+    int width;
+    const float *src;
+    int64_t rs, ps;    /* element (r, p) at src[r*rs + p*ps] */
+    float *dst;
+    int64_t npanels;
+} pack_job;
+
+static void pack_job_fn(void *ctx, int64_t u0, int64_t u1)
+{
+    const pack_job *j = ctx;
+    const int64_t npad = round_up(j->n, j->width);
+    for (int64_t u = u0; u < u1; u++) {
+        const int64_t b = u / j->npanels, i = u % j->npanels;
+        const int64_t k0 = b * j->kb.kcb;
+        const int64_t kc = j->K - k0 < j->kb.kcb ? j->K - k0 : j->kb.kcb;
+        const int64_t r0 = i * j->width;
+        const int n = (int)(j->n - r0 < j->width ? j->n - r0 : j->width);
+        pack_panel(j->v, kc, n, j->src + r0 * j->rs + k0 * j->ps, j->rs, j->ps, j->width,
+                   j->dst + k0 * npad + r0 * kc);
+    }
+}
+
+/* Runs a pack job over all its panels, split over threads when worth it. */
+static void pack_run(pack_job *j, const poprt__par *par)
+{
+    const int64_t units = j->kb.nkb * j->npanels;
+    /* a panel is width * kcb floats: ~64 KiB of copying per chunk at least */
+    const int64_t grain = (16384 + j->width * j->kb.kcb - 1) / (j->width * j->kb.kcb);
+    par_for(par, units, grain, pack_job_fn, j);
+}
+
+static void write_hdr(void *dst, const poprt__sgemm_variant *v, int side, int width, int64_t n,
+                      int64_t K)
+{
+    pack_hdr h;
+    memset(&h, 0, sizeof h);
+    kblocks kb = k_blocks(v, K);
+    h.magic = PACK_MAGIC;
+    h.variant = variant_index(v);
+    h.side = side;
+    h.width = width;
+    h.rows = n;
+    h.K = K;
+    h.kcb = kb.kcb;
+    h.nkb = kb.nkb;
+    memcpy(dst, &h, sizeof h);
+}
+
+void poprt__sgemm_pack_a(const poprt__sgemm_variant *v, const poprt__par *par, int transA,
+                         int64_t M, int64_t K, const float *A, int64_t lda, void *dst)
+{
+    if (!v)
+        v = poprt__sgemm_best();
+    write_hdr(dst, v, 'A', v->mr, M, K);
+    if (M > 0 && K > 0) {
+        pack_job j = {v, k_blocks(v, K), M, K, v->mr, A, transA ? 1 : lda, transA ? lda : 1,
+                      (float *)((char *)dst + PACK_HDR), (M + v->mr - 1) / v->mr};
+        pack_run(&j, par);
+    }
+}
+
+void poprt__sgemm_pack_b(const poprt__sgemm_variant *v, const poprt__par *par, int transB,
+                         int64_t K, int64_t N, const float *B, int64_t ldb, void *dst)
+{
+    if (!v)
+        v = poprt__sgemm_best();
+    write_hdr(dst, v, 'B', v->nr, N, K);
+    if (N > 0 && K > 0) {
+        pack_job j = {v, k_blocks(v, K), N, K, v->nr, B, transB ? ldb : 1, transB ? 1 : ldb,
+                      (float *)((char *)dst + PACK_HDR), (N + v->nr - 1) / v->nr};
+        pack_run(&j, par);
+    }
+}
+
+/* ---- compute ---------------------------------------------------------------- */
+
+typedef struct gemm_job {
+    const poprt__sgemm_variant *v;
+    kblocks kb;
+    int64_t M, N, K;
+    float alpha, beta;
+    operand a, b;
+    float *C;
+    int64_t ldc;
+    int64_t mpan, npan;     /* panels of A (MR rows) and B (NR columns) */
+    int64_t tm, tn;         /* task grid: tm x tn blocks */
+    int64_t mb, nb;         /* panels per task block */
+} gemm_job;
+
+static const float *b_panel(const gemm_job *g, int64_t b, int64_t j, int64_t kc, int64_t *bs)
+{
+    const int nr = g->v->nr;
+    const int64_t k0 = b * g->kb.kcb;
+    if (g->b.raw) {
+        if ((j + 1) * nr <= g->N) {
+            *bs = g->b.ld;
+            return g->b.raw + k0 * g->b.ld + j * nr;
+        }
+        *bs = nr;
+        return g->b.tail + k0 * nr;
+    }
+    *bs = nr;
+    return g->b.pk + k0 * g->b.npad + j * nr * kc;
+}
+
+/* Output block [i0, i1) x [j0, j1) of panels. */
+static void gemm_block(const gemm_job *g, int64_t i0, int64_t i1, int64_t j0, int64_t j1)
+{
+    const poprt__sgemm_variant *v = g->v;
+    const int MR = v->mr, NR = v->nr;
+    const int64_t ncp = v->nc / NR > 0 ? v->nc / NR : 1; /* B panels per L2 block */
+    for (int64_t b = 0; b < g->kb.nkb; b++) {
+        const int64_t k0 = b * g->kb.kcb;
+        const int64_t kc = g->K - k0 < g->kb.kcb ? g->K - k0 : g->kb.kcb;
+        const float beta = b == 0 ? g->beta : 1.0f;
+        for (int64_t jc = j0; jc < j1; jc += ncp) {
+            const int64_t je = j1 - jc < ncp ? j1 : jc + ncp;
+            for (int64_t i = i0; i < i1; i++) {
+                const float *ap = g->a.pk + k0 * g->a.npad + i * MR * kc;
+                const int mr = (int)(g->M - i * MR < MR ? g->M - i * MR : MR);
+                float *crow = g->C + i * MR * g->ldc;
+                for (int64_t j = jc; j < je; j++) {
+                    int64_t bs;
+                    const float *bp = b_panel(g, b, j, kc, &bs);
+                    const int nr = (int)(g->N - j * NR < NR ? g->N - j * NR : NR);
+                    v->ukr(kc, mr, nr, ap, bp, bs, crow + j * NR, g->ldc, g->alpha, beta);
+                }
+            }
+        }
+    }
+}
+
+static void gemm_task_fn(void *ctx, int64_t t0, int64_t t1)
+{
+    const gemm_job *g = ctx;
+    for (int64_t t = t0; t < t1; t++) {
+        const int64_t bi = t / g->tn, bj = t % g->tn;
+        const int64_t i0 = bi * g->mb, j0 = bj * g->nb;
+        const int64_t i1 = i0 + g->mb < g->mpan ? i0 + g->mb : g->mpan;
+        const int64_t j1 = j0 + g->nb < g->npan ? j0 + g->nb : g->npan;
+        if (i0 < i1 && j0 < j1)
+            gemm_block(g, i0, i1, j0, j1);
+    }
+}
+
+/* Splits the output into a grid of blocks for the threads. The split only
+ * decides who computes a tile, never how. */
+static void plan_tasks(gemm_job *g, const poprt__par *par)
+{
+    g->tm = g->tn = 1;
+    g->mb = g->mpan;
+    g->nb = g->npan;
+    const double flops = 2.0 * (double)g->M * (double)g->N * (double)g->K;
+    if (!par || !par->run || flops < 4e6)
+        return;
+    /* ~16 blocks (enough to balance a few threads), each at least ~1 MFLOP */
+    int64_t want = (int64_t)(flops / 1e6);
+    if (want > 16)
+        want = 16;
+    const int64_t ncp = g->v->nc / g->v->nr > 0 ? g->v->nc / g->v->nr : 1;
+    /* columns first in L2-block units (A panels are shared), then rows */
+    int64_t tn = (g->npan + ncp - 1) / ncp;
+    if (tn > want)
+        tn = want;
+    int64_t tm = (want + tn - 1) / tn;
+    if (tm > g->mpan)
+        tm = g->mpan;
+    if (tn * tm < want && tn < g->npan) {
+        tn = (want + tm - 1) / tm;
+        if (tn > g->npan)
+            tn = g->npan;
+    }
+    g->mb = (g->mpan + tm - 1) / tm;
+    g->nb = (g->npan + tn - 1) / tn;
+    g->tm = (g->mpan + g->mb - 1) / g->mb;
+    g->tn = (g->npan + g->nb - 1) / g->nb;
+}
+
+/* B is read in place (only its partial last panel packed) when few A
+ * panels would reuse a packed copy (packing B would cost about as much as
+ * the product), or when its rows are short enough that an L2 block of B
+ * (KC rows of at most NC columns) is one nearly contiguous region. Row
+ * strides that are multiples of 4 KiB are avoided: their rows would fall
+ * into the same cache sets. The kernels prefetch B rows ahead. */
+static int use_raw_b(const poprt__sgemm_variant *v, int transB, int64_t M, int64_t ldb)
+{
+    if (transB)
+        return 0;
+    if (ldb <= v->nc || M <= 2 * v->mr)
+        return 1;
+    return M <= 20 * v->mr && (ldb * (int64_t)sizeof(float)) % 4096 != 0;
+}
+
+static size_t ws_parts(const poprt__sgemm_variant *v, int need_a, int need_b, int transB,
+                       int64_t M, int64_t N, int64_t K, size_t *a_bytes)
+{
+    size_t a = need_a ? packed_floats(M, v->mr, K) * sizeof(float) : 0;
+    a = (a + 63) & ~(size_t)63;
+    /* B in place needs K x NR for its last panel; sized for packing all of
+     * it, which does not depend on ldb */
+    (void)transB;
+    size_t b = need_b ? packed_floats(N, v->nr, K) * sizeof(float) : 0;
+    *a_bytes = a;
+    return a + b + 64;
+}
+
+size_t poprt__sgemm_workspace(const poprt__sgemm_variant *v, int transA, int transB, int64_t M,
+                              int64_t N, int64_t K)
+{
+    (void)transA;
+    if (!v)
+        v = poprt__sgemm_best();
+    size_t a;
+    return ws_parts(v, 1, 1, transB, M, N, K, &a);
+}
+
+size_t poprt__sgemm_packed_workspace(const void *Apacked, const void *Bpacked, int transA,
+                                     int transB, int64_t M, int64_t N, int64_t K)
+{
+    (void)transA;
+    const poprt__sgemm_variant *v = poprt__sgemm_packed_variant(Apacked ? Apacked : Bpacked);
+    if (!v)
+        v = poprt__sgemm_best();
+    size_t a;
+    return ws_parts(v, !Apacked, !Bpacked, transB, M, N, K, &a);
+}
+
+/* C = beta * C for the degenerate cases (K == 0 or alpha == 0). */
+static void scale_c(int64_t M, int64_t N, float beta, float *C, int64_t ldc)
+{
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++)
+            C[i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[i * ldc + j];
+}
+
+static void run(const poprt__sgemm_variant *v, kblocks kb, const poprt__par *par, void *ws,
+                int transA, int transB, int64_t M, int64_t N, int64_t K, float alpha,
+                const float *A, int64_t lda, const float *Apk, const float *B, int64_t ldb,
+                const float *Bpk, float beta, float *C, int64_t ldc)
+{
+    gemm_job g;
+    memset(&g, 0, sizeof g);
+    g.v = v;
+    g.kb = kb;
+    g.M = M;
+    g.N = N;
+    g.K = K;
+    g.alpha = alpha;
+    g.beta = beta;
+    g.C = C;
+    g.ldc = ldc;
+    g.mpan = (M + v->mr - 1) / v->mr;
+    g.npan = (N + v->nr - 1) / v->nr;
+    g.a.npad = g.mpan * v->mr;
+    g.b.npad = g.npan * v->nr;
+    size_t a_bytes;
+    ws_parts(v, !Apk, !Bpk, transB, M, N, K, &a_bytes);
+    char *w = ws;
+    float *bdst = (float *)(w + a_bytes);
+    /* operands not given pre-packed are packed first, in parallel */
+    if (Apk) {
+        g.a.pk = Apk;
+    } else {
+        pack_job ja = {v, g.kb, M, K, v->mr, A, transA ? 1 : lda, transA ? lda : 1,
+                       (float *)w, g.mpan};
+        pack_run(&ja, par);
+        g.a.pk = (const float *)w;
+    }
+    if (Bpk) {
+        g.b.pk = Bpk;
+    } else if (use_raw_b(v, transB, M, ldb)) {
+        g.b.raw = B;
+        g.b.ld = ldb;
+        g.b.tail = bdst;
+        if (N % v->nr) {
+            /* only the partial last panel is packed, kcb x NR per K block */
+            const int64_t j = g.npan - 1;
+            for (int64_t b = 0; b < g.kb.nkb; b++) {
+                const int64_t k0 = b * g.kb.kcb;
+                const int64_t kc = K - k0 < g.kb.kcb ? K - k0 : g.kb.kcb;
+                pack_panel(v, kc, (int)(N - j * v->nr), B + k0 * ldb + j * v->nr, 1, ldb, v->nr,
+                           bdst + k0 * v->nr);
+            }
+        }
+    } else {
+        pack_job jb = {v, g.kb, N, K, v->nr, B, transB ? ldb : 1, transB ? 1 : ldb, bdst,
+                       g.npan};
+        pack_run(&jb, par);
+        g.b.pk = bdst;
+    }
+    plan_tasks(&g, par);
+    par_for(par, g.tm * g.tn, 1, gemm_task_fn, &g);
+}
+
+void poprt__sgemm(const poprt__sgemm_variant *v, const poprt__par *par, void *ws, int transA,
+                  int transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                  int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
+{
+    if (M <= 0 || N <= 0)
+        return;
+    if (K <= 0 || alpha == 0.0f) {
+        scale_c(M, N, beta, C, ldc);
+        return;
+    }
+    if (!v)
+        v = poprt__sgemm_best();
+    if (!ws) {
+        poprt__ref_sgemm(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
+    run(v, k_blocks(v, K), par, ws, transA, transB, M, N, K, alpha, A, lda, NULL, B, ldb, NULL,
+        beta, C, ldc);
+}
+
+int poprt__sgemm_packed(const poprt__par *par, void *ws, int transA, int transB, int64_t M,
+                        int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
+                        const void *Apacked, const float *B, int64_t ldb, const void *Bpacked,
+                        float beta, float *C, int64_t ldc)
+{
+    const pack_hdr *ha = Apacked, *hb = Bpacked;
+    const poprt__sgemm_variant *v = NULL;
+    if (ha) {
+        v = poprt__sgemm_packed_variant(ha);
+        if (!v || ha->side != 'A' || ha->rows != M || ha->K != K)
+            return -1;
+    }
+    if (hb) {
+        const poprt__sgemm_variant *vb = poprt__sgemm_packed_variant(hb);
+        if (!vb || (v && vb != v) || hb->side != 'B' || hb->rows != N || hb->K != K)
+            return -1;
+        v = vb;
+    }
+    if (!v)
+        v = poprt__sgemm_best();
+    if (!poprt__sgemm_usable(v))
+        return -1;
+    if ((!ha || !hb) && !ws)
+        return -1;
+    if (M <= 0 || N <= 0)
+        return 0;
+    if (K <= 0 || alpha == 0.0f) {
+        scale_c(M, N, beta, C, ldc);
+        return 0;
+    }
+    /* the K blocking the operands were packed with */
+    kblocks kb = k_blocks(v, K);
+    if (ha) {
+        kb.kcb = ha->kcb;
+        kb.nkb = ha->nkb;
+    }
+    if (hb) {
+        if (ha && (hb->kcb != ha->kcb || hb->nkb != ha->nkb))
+            return -1;
+        kb.kcb = hb->kcb;
+        kb.nkb = hb->nkb;
+    }
+    run(v, kb, par, ws, transA, transB, M, N, K, alpha, A, lda,
+        ha ? (const float *)((const char *)ha + PACK_HDR) : NULL, B, ldb,
+        hb ? (const float *)((const char *)hb + PACK_HDR) : NULL, beta, C, ldc);
+    return 0;
+}

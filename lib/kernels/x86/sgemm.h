@@ -1,0 +1,117 @@
+/* Fast float32 GEMM: C = alpha * op(A) * op(B) + beta * C, row-major,
+ * op(X) = X or X^T, op(A) M x K, op(B) K x N (the contract of
+ * poprt__ref_sgemm, which stays the oracle).
+ *
+ * Structure (Goto/BLIS): A is packed into MR-row micro-panels and B into
+ * NR-column micro-panels per K block of at most KC; a register-blocked
+ * MR x NR micro-kernel (one per ISA, listed in sgemm_kernels.inc) runs over
+ * an L2-sized block of B panels for each A panel. Threads split the output
+ * into blocks of whole MR x NR tiles over M and N, never over K: every C
+ * element is computed by the same instruction sequence whatever the thread
+ * count or the block it falls in, so results are bit-identical for any
+ * number of threads (they may differ from poprt__ref_sgemm in the last bits).
+ *
+ * Memory: the caller passes a 64-byte aligned workspace of at least
+ * poprt__sgemm_workspace() bytes (kernels take it from poprt__kctx_scratch);
+ * nothing here allocates. Weights can be packed once with
+ * poprt__sgemm_pack_a / poprt__sgemm_pack_b and used by poprt__sgemm_packed. */
+#ifndef POPRT_X86_SGEMM_H
+#define POPRT_X86_SGEMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "kernels/x86/cpu.h"
+
+struct poprt__kctx;
+
+/* A parallel-for: run(self, n, grain, fn, ctx) calls fn(ctx, b, e) over
+ * disjoint ranges covering [0, n), possibly on several threads, and returns
+ * when all are done. NULL (or run NULL) means "inline, one thread". */
+typedef struct poprt__par {
+    void (*run)(void *self, int64_t n, int64_t grain, void (*fn)(void *, int64_t, int64_t),
+                void *ctx);
+    void *self;
+} poprt__par;
+
+/* A parallel-for over the kernel context's threads (poprt__kctx_parallel_for). */
+poprt__par poprt__par_kctx(struct poprt__kctx *k);
+
+/* Micro-kernel: the mr x nr (mr <= MR, nr <= NR) corner of
+ *   acc = sum_{p<kc} a[p*MR + r] * b[p*bs + j]
+ * then C = alpha*acc (beta == 0, C not read) or C = alpha*acc + beta*C.
+ * a is a packed A micro-panel (zero-padded to MR rows), b holds NR readable
+ * columns per k (a packed panel, bs = NR, or B itself, bs = ldb). */
+typedef void (*poprt__sgemm_ukr)(int64_t kc, int mr, int nr, const float *a, const float *b,
+                                 int64_t bs, float *c, int64_t ldc, float alpha, float beta);
+/* Packs rows [0, mr) x k [0, kc) of op(A) (x(r, p) = src[r*rs + p*ps]) into
+ * dst[p*MR + r], zero rows mr..MR-1. Likewise for B with columns. NULL in a
+ * variant means the portable packer. */
+typedef void (*poprt__sgemm_pack_fn)(int64_t kc, int n, const float *src, int64_t rs,
+                                     int64_t ps, int width, float *dst);
+
+typedef struct poprt__sgemm_variant {
+    const char *name;       /* <isa>_<MR>x<NR> */
+    poprt__isa isa;         /* level the CPU must have */
+    int mr, nr;             /* register tile */
+    int kc;                 /* K block (A panel + B panel stay in L1/L2) */
+    int nc;                 /* columns of B per L2 block */
+    poprt__sgemm_ukr ukr;
+    poprt__sgemm_pack_fn pack; /* transposing packer, or NULL */
+} poprt__sgemm_variant;
+
+/* The kernel list (sgemm_kernels.inc), best first. */
+extern const poprt__sgemm_variant poprt__sgemm_variants[];
+extern const int poprt__sgemm_n_variants;
+/* 1 when the CPU (after POPRT_ISA) can run v. */
+int poprt__sgemm_usable(const poprt__sgemm_variant *v);
+/* The first usable variant of the list (the portable one always is). */
+const poprt__sgemm_variant *poprt__sgemm_best(void);
+
+/* Workspace bytes poprt__sgemm needs for this problem. */
+size_t poprt__sgemm_workspace(const poprt__sgemm_variant *v, int transA, int transB, int64_t M,
+                              int64_t N, int64_t K);
+/* The GEMM with variant v (NULL: poprt__sgemm_best()). ws: 64-byte aligned,
+ * >= poprt__sgemm_workspace(v, ...) bytes; ws NULL falls back to
+ * poprt__ref_sgemm. par may be NULL. */
+void poprt__sgemm(const poprt__sgemm_variant *v, const poprt__par *par, void *ws, int transA,
+                  int transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                  int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
+
+/* ---- pre-packed operands ------------------------------------------------
+ * A packed operand is self-describing (variant, rows/cols, K blocking); it
+ * is only valid for the variant it was packed for, on a CPU that can run it
+ * (check poprt__sgemm_usable(poprt__sgemm_packed_variant(p)) after loading
+ * packed weights from a file). The bytes do not depend on thread count. */
+size_t poprt__sgemm_pack_a_size(const poprt__sgemm_variant *v, int64_t M, int64_t K);
+size_t poprt__sgemm_pack_b_size(const poprt__sgemm_variant *v, int64_t K, int64_t N);
+/* op(A) (M x K) / op(B) (K x N) into dst (64-byte aligned, size above). */
+void poprt__sgemm_pack_a(const poprt__sgemm_variant *v, const poprt__par *par, int transA,
+                         int64_t M, int64_t K, const float *A, int64_t lda, void *dst);
+void poprt__sgemm_pack_b(const poprt__sgemm_variant *v, const poprt__par *par, int transB,
+                         int64_t K, int64_t N, const float *B, int64_t ldb, void *dst);
+/* The variant a packed operand was made for, or NULL if p is not one. */
+const poprt__sgemm_variant *poprt__sgemm_packed_variant(const void *p);
+/* Workspace for poprt__sgemm_packed (packs the operands given unpacked). */
+size_t poprt__sgemm_packed_workspace(const void *Apacked, const void *Bpacked, int transA,
+                                     int transB, int64_t M, int64_t N, int64_t K);
+/* C = alpha * op(A) op(B) + beta * C where A and/or B come pre-packed
+ * (Apacked/Bpacked non-NULL; then A/lda/transA resp. B/ldb/transB are
+ * ignored). Both packed operands must share a variant and match M, N, K.
+ * Returns 0, or -1 (nothing written) when they do not. */
+int poprt__sgemm_packed(const poprt__par *par, void *ws, int transA, int transB, int64_t M,
+                        int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
+                        const void *Apacked, const float *B, int64_t ldb, const void *Bpacked,
+                        float beta, float *C, int64_t ldc);
+
+/* Micro-kernels and packers of the ISA files (declared for the kernel list). */
+#define POPRT__SGEMM_DECL(isa, mr, nr)                                                      \
+    void poprt__sgemm_ukr_##isa##_##mr##x##nr(int64_t kc, int m, int n, const float *a,      \
+                                              const float *b, int64_t bs, float *c,          \
+                                              int64_t ldc, float alpha, float beta);
+#define POPRT__SGEMM_VARIANT(isa, level, mr, nr, kc, nc, pack) POPRT__SGEMM_DECL(isa, mr, nr)
+#include "kernels/x86/sgemm_kernels.inc"
+#undef POPRT__SGEMM_VARIANT
+void poprt__sgemm_pack_avx512(int64_t kc, int n, const float *src, int64_t rs, int64_t ps,
+                              int width, float *dst);
+
+#endif

@@ -1,0 +1,33 @@
+/* eliminate_deadend: removes nodes none of whose outputs is read (by a node,
+ * a subgraph or as a graph output), repeatedly, in every graph. */
+#include "passes/util_core.h"
+
+static poprt_status dead(poprt__graph *g, void *ctx, int *changed)
+{
+    (void)ctx;
+    for (int again = 1; again;) {
+        again = 0;
+        for (size_t i = g->nodes.len; i-- > 0;) {
+            poprt__node *n = g->nodes.items[i];
+            int used = 0;
+            for (int j = 0; j < n->n_outputs && !used; j++)
+                used = n->outputs[j] &&
+                       (n->outputs[j]->is_output || poprt__tensor_use_count(g, n->outputs[j]));
+            if (used)
+                continue;
+            poprt__graph_remove_node(g, n);
+            *changed = again = 1;
+        }
+    }
+    return POPRT_OK;
+}
+
+static poprt_status run(poprt__model *m, const char *args, int *changed)
+{
+    (void)args;
+    *changed = 0;
+    return poprt__pc_each_graph(m->graph, dead, NULL, changed);
+}
+
+const poprt__pass poprt__pass_eliminate_deadend = {
+    "eliminate_deadend", "remove nodes whose outputs nothing reads", run};

@@ -1,0 +1,978 @@
+/* float_to_fp8: stores the weights of Conv, ConvTranspose, MatMul and Gemm
+ * in float8 (F143 = float8e4m3fn, F152 = float8e5m2) with scales, as
+ * DequantizeLinear(float8 weight, scale) feeding the original node; in mode
+ * fp8 (the default) the float activations read by those nodes also pass
+ * through a QuantizeLinear/DequantizeLinear pair with a calibrated
+ * per-tensor scale. mode=fp8_weight quantizes the weights only.
+ *
+ * CPU meaning: float8 is real storage (the saved model's weights take one
+ * byte each) and every value the node sees is exactly a scaled float8
+ * value, so the numerics are those of an fp8 matmul with wide
+ * accumulation. libpoprt computes the products in float32: at session
+ * creation the weight DequantizeLinear nodes are constant-folded, so run
+ * time is that of the float32 model.
+ *
+ * Scales: weights per output channel (amax / fp8 max, times a ratio chosen
+ * by the calibration loss), activations per tensor from calibration data
+ * (calibration=DIR, docs/calibration.md; random inputs otherwise, with a
+ * warning). Loss types: kld (default), mse, mae, snr, cos_dist, and gptq
+ * (fp8_weight only: GPTQ rounding of the weights with the Hessian of the
+ * calibration inputs, for MatMul, Gemm and 2-D Conv with group 1 and at
+ * most 1024 inputs per output; other nodes fall back to mse).
+ * num_of_layers_keep_fp16=N keeps the N quantized nodes with the largest
+ * output error (cosine distance on the first sample) in their original
+ * precision. float8 in QuantizeLinear/DequantizeLinear is ONNX opset 19;
+ * libpoprt runs it at any opset, other runtimes need the model converted to
+ * opset >= 19. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "passes/util_precision.h"
+#include "ir/dtype.h"
+
+#define NAME "float_to_fp8"
+#define RESERVOIR 16384
+#define GPTQ_MAX_K 1024
+#define GPTQ_ROWS 2048 /* activation rows sampled per calibration sample */
+
+typedef struct cfg {
+    int weight_only;
+    int32_t in_dt, w_dt;
+    int fixed_in, fixed_w; /* fixed power-of-two exponents */
+    int64_t in_exp, w_exp;
+    const char *loss;
+    const char *const *skip;
+    int n_skip;
+} cfg;
+
+typedef struct target {
+    poprt__node *n;
+    int w_in, w_axis;   /* weight input (-1: none), per-channel axis (-1: per tensor) */
+    int n_act, act_in[2];
+} target;
+
+/* Calibration results. */
+typedef struct act_stat {
+    const char *name;
+    float amax;
+    float *vals;
+    int64_t n_vals;
+    float scale;
+} act_stat;
+
+typedef struct hess {
+    const char *node;
+    int K;
+    double *H; /* K x K */
+    int64_t rows;
+} hess;
+
+typedef struct calib {
+    act_stat *acts;
+    int n_acts;
+    hess *h;
+    int n_h;
+} calib;
+
+static poprt_status oom(void) { return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory"); }
+
+static float fp8_max(int32_t dt) { return dt == POPRT_DTYPE_FLOAT8E5M2 ? 57344.0f : 448.0f; }
+
+static inline float qdq(float x, float s, int32_t dt)
+{
+    return poprt__f8_to_float(poprt__float_to_f8(x / s, dt, 1), dt) * s;
+}
+
+static const float ratios[] = {1.0f, 0.95f, 0.9f, 0.85f, 0.8f, 0.75f, 0.7f, 0.6f, 0.5f};
+
+/* ---- targets --------------------------------------------------------------- */
+
+static int is_f32_act(const poprt__tensor *t)
+{
+    const float *v;
+    int64_t n;
+    return t && t->type.kind == POPRT__KIND_TENSOR &&
+           (t->type.elem == POPRT_DTYPE_FLOAT) && !poprt__const_f32(t, &v, &n);
+}
+
+static int is_weight(const poprt__tensor *t)
+{
+    const float *v;
+    int64_t n;
+    return t && poprt__const_f32(t, &v, &n) && poprt__type_is_static(&t->type) &&
+           poprt__type_numel(&t->type) == n && n > 1;
+}
+
+static int find_targets(poprt__graph *g, const cfg *c, target *out, int max)
+{
+    int k = 0;
+    for (size_t i = 0; i < g->nodes.len && k < max; i++) {
+        poprt__node *n = g->nodes.items[i];
+        if (n->domain[0] || poprt__list_has(c->skip, c->n_skip, n->name))
+            continue;
+        target t = {n, -1, -1, 0, {0, 0}};
+        const char *op = n->op_type;
+        poprt__tensor *a = poprt__node_in(n, 0), *b = poprt__node_in(n, 1);
+        if (strcmp(op, "Conv") == 0 || strcmp(op, "ConvTranspose") == 0) {
+            if (!is_weight(b))
+                continue;
+            t.w_in = 1;
+            if (strcmp(op, "Conv") == 0)
+                t.w_axis = 0;
+            else
+                t.w_axis = poprt__attr_i(n, "group", 1) == 1 ? 1 : -1;
+            if (is_f32_act(a))
+                t.act_in[t.n_act++] = 0;
+        } else if (strcmp(op, "Gemm") == 0) {
+            if (!is_weight(b) || b->type.rank != 2)
+                continue;
+            t.w_in = 1;
+            t.w_axis = poprt__attr_i(n, "transB", 0) ? 0 : 1;
+            if (is_f32_act(a))
+                t.act_in[t.n_act++] = 0;
+        } else if (strcmp(op, "MatMul") == 0) {
+            if (is_weight(b) && b->type.rank >= 2) {
+                t.w_in = 1;
+                t.w_axis = b->type.rank - 1;
+                if (is_f32_act(a))
+                    t.act_in[t.n_act++] = 0;
+            } else if (is_weight(a)) {
+                t.w_in = 0;
+                t.w_axis = -1;
+                if (is_f32_act(b))
+                    t.act_in[t.n_act++] = 1;
+            } else {
+                /* activation x activation (attention): both inputs */
+                if (is_f32_act(a))
+                    t.act_in[t.n_act++] = 0;
+                if (is_f32_act(b))
+                    t.act_in[t.n_act++] = 1;
+            }
+        } else
+            continue;
+        if (t.w_in < 0 && (c->weight_only || t.n_act == 0))
+            continue;
+        out[k++] = t;
+    }
+    return k;
+}
+
+/* ---- calibration ----------------------------------------------------------- */
+
+static double qdq_loss(const char *loss, const float *v, int64_t n, float s, int32_t dt, float *tmp)
+{
+    for (int64_t i = 0; i < n; i++)
+        tmp[i] = qdq(v[i], s, dt);
+    return poprt__metric_loss(loss, v, tmp, n);
+}
+
+/* Ratio of amax minimising the loss over the sampled values. */
+static float best_ratio(const char *loss, const float *v, int64_t n, float amax, int32_t dt, float *tmp)
+{
+    float best = 1.0f;
+    double bl = INFINITY;
+    for (size_t r = 0; r < sizeof ratios / sizeof ratios[0]; r++) {
+        double l = qdq_loss(loss, v, n, ratios[r] * amax / fp8_max(dt), dt, tmp);
+        if (l < bl) {
+            bl = l;
+            best = ratios[r];
+        }
+    }
+    return best;
+}
+
+static act_stat *find_act(calib *cb, const char *name)
+{
+    for (int i = 0; i < cb->n_acts; i++)
+        if (strcmp(cb->acts[i].name, name) == 0)
+            return &cb->acts[i];
+    return NULL;
+}
+
+static hess *find_hess(calib *cb, const char *node)
+{
+    for (int i = 0; i < cb->n_h; i++)
+        if (strcmp(cb->h[i].node, node) == 0)
+            return &cb->h[i];
+    return NULL;
+}
+
+static void calib_free(calib *cb)
+{
+    for (int i = 0; i < cb->n_acts; i++)
+        poprt__free(cb->acts[i].vals);
+    for (int i = 0; i < cb->n_h; i++)
+        poprt__free(cb->h[i].H);
+    poprt__free(cb->acts);
+    poprt__free(cb->h);
+    memset(cb, 0, sizeof *cb);
+}
+
+/* Conv geometry for im2col (2-D, NOTSET padding only). */
+typedef struct conv_geom {
+    int64_t C, H, W, kh, kw, OH, OW, sh, sw, dh, dw, ph, pw;
+} conv_geom;
+
+static int conv_geom_of(const poprt__node *n, const poprt__tensor *x, const poprt__tensor *w,
+                        const int64_t *xdims, conv_geom *g)
+{
+    if (w->type.rank != 4 || poprt__attr_i(n, "group", 1) != 1)
+        return 0;
+    const char *ap = poprt__attr_s(n, "auto_pad", "NOTSET");
+    if (strcmp(ap, "NOTSET") != 0 && strcmp(ap, "VALID") != 0)
+        return 0;
+    (void)x;
+    int64_t cnt;
+    const int64_t *st = poprt__attr_ints(n, "strides", &cnt);
+    const int64_t *dl = poprt__attr_ints(n, "dilations", &cnt);
+    const int64_t *pd = poprt__attr_ints(n, "pads", &cnt);
+    g->C = xdims[1];
+    g->H = xdims[2];
+    g->W = xdims[3];
+    g->kh = w->type.dims[2].value;
+    g->kw = w->type.dims[3].value;
+    g->sh = st ? st[0] : 1;
+    g->sw = st ? st[1] : 1;
+    g->dh = dl ? dl[0] : 1;
+    g->dw = dl ? dl[1] : 1;
+    g->ph = pd ? pd[0] : 0;
+    g->pw = pd ? pd[1] : 0;
+    int64_t pe_h = pd ? pd[2] : 0, pe_w = pd ? pd[3] : 0;
+    g->OH = (g->H + g->ph + pe_h - g->dh * (g->kh - 1) - 1) / g->sh + 1;
+    g->OW = (g->W + g->pw + pe_w - g->dw * (g->kw - 1) - 1) / g->sw + 1;
+    return g->OH > 0 && g->OW > 0 && g->C == w->type.dims[1].value;
+}
+
+/* Adds sampled activation rows of target t (value x of numel n) to H. */
+static void hess_add(hess *h, const target *t, const float *x, int64_t n, const int64_t *xdims,
+                     int xrank, double *row)
+{
+    const poprt__node *nd = t->n;
+    int K = h->K;
+    int64_t rows;
+    conv_geom cg = {0};
+    int is_conv = strcmp(nd->op_type, "Conv") == 0;
+    if (is_conv) {
+        if (xrank != 4 || !conv_geom_of(nd, nd->inputs[0], nd->inputs[1], xdims, &cg))
+            return;
+        rows = xdims[0] * cg.OH * cg.OW;
+    } else
+        rows = n / K;
+    int transA = strcmp(nd->op_type, "Gemm") == 0 && poprt__attr_i(nd, "transA", 0);
+    int64_t step = rows > GPTQ_ROWS ? rows / GPTQ_ROWS : 1;
+    for (int64_t r = 0; r < rows; r += step) {
+        if (is_conv) {
+            int64_t b = r / (cg.OH * cg.OW), p = r % (cg.OH * cg.OW), oy = p / cg.OW, ox = p % cg.OW;
+            int k = 0;
+            for (int64_t c = 0; c < cg.C; c++)
+                for (int64_t i = 0; i < cg.kh; i++)
+                    for (int64_t j = 0; j < cg.kw; j++, k++) {
+                        int64_t y = oy * cg.sh - cg.ph + i * cg.dh, xx = ox * cg.sw - cg.pw + j * cg.dw;
+                        row[k] = (y < 0 || y >= cg.H || xx < 0 || xx >= cg.W)
+                                     ? 0.0
+                                     : x[((b * cg.C + c) * cg.H + y) * cg.W + xx];
+                    }
+        } else if (transA) {
+            int64_t M = rows; /* A is [K, M] */
+            for (int k = 0; k < K; k++)
+                row[k] = x[(int64_t)k * M + r];
+        } else
+            for (int k = 0; k < K; k++)
+                row[k] = x[r * K + k];
+        for (int i = 0; i < K; i++) {
+            if (row[i] == 0)
+                continue;
+            double *hi = h->H + (int64_t)i * K;
+            for (int j = 0; j <= i; j++)
+                hi[j] += row[i] * row[j];
+        }
+        h->rows++;
+    }
+}
+
+/* Columns (inputs per output) of a weight for GPTQ, 0 when unsupported. */
+static int gptq_k(const target *t)
+{
+    const poprt__tensor *w = t->n->inputs[t->w_in];
+    const char *op = t->n->op_type;
+    int64_t K = 0;
+    if (t->w_in != 1 || t->n_act != 1 || t->act_in[0] != 0)
+        return 0;
+    if (strcmp(op, "MatMul") == 0 && w->type.rank == 2)
+        K = w->type.dims[0].value;
+    else if (strcmp(op, "Gemm") == 0)
+        K = w->type.dims[poprt__attr_i(t->n, "transB", 0) ? 1 : 0].value;
+    else if (strcmp(op, "Conv") == 0 && w->type.rank == 4 && poprt__attr_i(t->n, "group", 1) == 1)
+        K = w->type.dims[1].value * w->type.dims[2].value * w->type.dims[3].value;
+    return K > 0 && K <= GPTQ_MAX_K ? (int)K : 0;
+}
+
+static poprt_status calibrate(poprt__model *m, const cfg *c, const target *tg, int nt,
+                              const poprt__pdata *d, int want_outputs, calib *cb,
+                              float **ref_out, int64_t *ref_n)
+{
+    int gptq = strcmp(c->loss, "gptq") == 0;
+    int n_names = 0;
+    const char **names = poprt__calloc((size_t)nt * 3 + 1, sizeof *names);
+    cb->acts = poprt__calloc((size_t)nt * 2 + 1, sizeof *cb->acts);
+    cb->h = poprt__calloc((size_t)nt + 1, sizeof *cb->h);
+    if (!names || !cb->acts || !cb->h) {
+        poprt__free(names);
+        return oom();
+    }
+    for (int i = 0; i < nt; i++) {
+        int need_act = !c->weight_only || (gptq && gptq_k(&tg[i]));
+        for (int a = 0; need_act && a < tg[i].n_act; a++) {
+            const char *nm = tg[i].n->inputs[tg[i].act_in[a]]->name;
+            if (!poprt__list_has(names, n_names, nm))
+                names[n_names++] = nm;
+            if (!c->weight_only && !find_act(cb, nm))
+                cb->acts[cb->n_acts++].name = nm;
+        }
+        if (gptq && gptq_k(&tg[i])) {
+            hess *h = &cb->h[cb->n_h++];
+            h->node = tg[i].n->name;
+            h->K = gptq_k(&tg[i]);
+            h->H = poprt__calloc((size_t)h->K * (size_t)h->K, sizeof(double));
+            if (!h->H) {
+                poprt__free(names);
+                return oom();
+            }
+        }
+    }
+    int first_out = n_names;
+    for (int i = 0; want_outputs && i < nt; i++)
+        names[n_names++] = tg[i].n->outputs[0]->name;
+    if (n_names == 0) {
+        poprt__free(names);
+        return POPRT_OK;
+    }
+    poprt__prunner *r;
+    poprt_status st = poprt__prunner_create(m, n_names, names, d, &r);
+    double *row = poprt__malloc((GPTQ_MAX_K + 1) * sizeof(double));
+    if (!st && !row)
+        st = oom();
+    int64_t per = RESERVOIR / (d->n_samples > 0 ? d->n_samples : 1);
+    for (int s = 0; !st && s < d->n_samples; s++) {
+        const float *const *y;
+        const int64_t *ny;
+        if ((st = poprt__prunner_run(r, d, s, &y, &ny)))
+            break;
+        for (int i = 0; i < first_out; i++) {
+            if (ny[i] <= 0)
+                continue;
+            act_stat *as = find_act(cb, names[i]);
+            if (as) {
+                for (int64_t k = 0; k < ny[i]; k++)
+                    if (isfinite(y[i][k]) && fabsf(y[i][k]) > as->amax)
+                        as->amax = fabsf(y[i][k]);
+                int64_t step = ny[i] > per ? ny[i] / per : 1;
+                int64_t add = (ny[i] + step - 1) / step;
+                float *v = poprt__realloc(as->vals, (size_t)(as->n_vals + add) * sizeof(float));
+                if (!v) {
+                    st = oom();
+                    break;
+                }
+                as->vals = v;
+                for (int64_t k = 0; k < ny[i]; k += step)
+                    v[as->n_vals++] = y[i][k];
+            }
+            for (int t = 0; t < nt; t++) {
+                hess *h = gptq ? find_hess(cb, tg[t].n->name) : NULL;
+                if (!h || strcmp(tg[t].n->inputs[0]->name, names[i]) != 0)
+                    continue;
+                int xr;
+                const int64_t *xd = poprt__prunner_dims(r, i, &xr);
+                if (xr > 0)
+                    hess_add(h, &tg[t], y[i], ny[i], xd, xr, row);
+            }
+        }
+        if (!st && s == 0 && want_outputs)
+            for (int i = first_out; i < n_names; i++) {
+                ref_n[i - first_out] = ny[i];
+                ref_out[i - first_out] = ny[i] > 0 ? poprt__malloc((size_t)ny[i] * sizeof(float)) : NULL;
+                if (ref_out[i - first_out])
+                    memcpy(ref_out[i - first_out], y[i], (size_t)ny[i] * sizeof(float));
+            }
+    }
+    /* activation scales */
+    float *tmp = NULL;
+    for (int i = 0; !st && i < cb->n_acts; i++) {
+        act_stat *as = &cb->acts[i];
+        if (c->fixed_in) {
+            as->scale = (float)ldexp(1.0, (int)c->in_exp);
+            continue;
+        }
+        if (as->amax == 0 || !as->n_vals) {
+            as->scale = 1.0f;
+            continue;
+        }
+        float *t2 = poprt__realloc(tmp, (size_t)as->n_vals * sizeof(float));
+        if (!t2) {
+            st = oom();
+            break;
+        }
+        tmp = t2;
+        const char *loss = gptq ? "mse" : c->loss;
+        as->scale = best_ratio(loss, as->vals, as->n_vals, as->amax, c->in_dt, tmp) * as->amax /
+                    fp8_max(c->in_dt);
+    }
+    poprt__free(tmp);
+    poprt__free(row);
+    poprt__prunner_free(r);
+    poprt__free(names);
+    return st;
+}
+
+/* ---- weights ---------------------------------------------------------------- */
+
+/* Cholesky of the K x K symmetric matrix A (lower part used) in place: A = L L^T. */
+static int cholesky(double *A, int K)
+{
+    for (int j = 0; j < K; j++) {
+        double s = A[(int64_t)j * K + j];
+        for (int k = 0; k < j; k++)
+            s -= A[(int64_t)j * K + k] * A[(int64_t)j * K + k];
+        if (!(s > 0))
+            return 0;
+        double d = sqrt(s);
+        A[(int64_t)j * K + j] = d;
+        for (int i = j + 1; i < K; i++) {
+            double v = A[(int64_t)i * K + j];
+            for (int k = 0; k < j; k++)
+                v -= A[(int64_t)i * K + k] * A[(int64_t)j * K + k];
+            A[(int64_t)i * K + j] = v / d;
+        }
+        for (int i = 0; i < j; i++)
+            A[(int64_t)i * K + j] = 0;
+    }
+    return 1;
+}
+
+/* GPTQ on W (rows x K, row-major, modified) with per-row scales; writes the
+ * float8 codes. Returns 0 when H is not usable. */
+static int gptq_rows(double *H, int K, float *W, int64_t rows, const float *scale, int32_t dt,
+                     uint8_t *codes, int64_t (*idx)(int64_t r, int64_t k, void *), void *ictx)
+{
+    double mean = 0;
+    for (int i = 0; i < K; i++) {
+        for (int j = i + 1; j < K; j++)
+            H[(int64_t)i * K + j] = H[(int64_t)j * K + i]; /* symmetrise */
+        mean += H[(int64_t)i * K + i];
+    }
+    mean /= K;
+    if (!(mean > 0))
+        return 0;
+    for (int i = 0; i < K; i++)
+        H[(int64_t)i * K + i] += H[(int64_t)i * K + i] == 0 ? 1.0 : 0.01 * mean;
+    if (!cholesky(H, K))
+        return 0;
+    /* H^-1 = L^-T L^-1: invert L in place (lower triangular) */
+    for (int j = 0; j < K; j++) {
+        H[(int64_t)j * K + j] = 1.0 / H[(int64_t)j * K + j];
+        for (int i = j + 1; i < K; i++) {
+            double s = 0;
+            for (int k = j; k < i; k++)
+                s -= H[(int64_t)i * K + k] * H[(int64_t)k * K + j];
+            H[(int64_t)i * K + j] = s / H[(int64_t)i * K + i];
+        }
+    }
+    double *Hi = poprt__calloc((size_t)K * (size_t)K, sizeof(double));
+    if (!Hi)
+        return 0;
+    for (int i = 0; i < K; i++)
+        for (int j = 0; j <= i; j++) {
+            double s = 0;
+            for (int k = i; k < K; k++)
+                s += H[(int64_t)k * K + i] * H[(int64_t)k * K + j];
+            Hi[(int64_t)i * K + j] = Hi[(int64_t)j * K + i] = s;
+        }
+    /* U upper with H^-1 = U^T U: U = chol(H^-1)^T */
+    if (!cholesky(Hi, K)) {
+        poprt__free(Hi);
+        return 0;
+    }
+    for (int64_t r = 0; r < rows; r++) {
+        float *w = W + r * K;
+        for (int j = 0; j < K; j++) {
+            float q = qdq(w[j], scale[r], dt);
+            codes[idx(r, j, ictx)] = poprt__float_to_f8(w[j] / scale[r], dt, 1);
+            double e = ((double)w[j] - q) / Hi[(int64_t)j * K + j];
+            for (int k = j + 1; k < K; k++)
+                w[k] -= (float)(e * Hi[(int64_t)k * K + j]);
+        }
+    }
+    poprt__free(Hi);
+    return 1;
+}
+
+typedef struct wlayout {
+    int64_t outer, len, inner; /* around the channel axis */
+    int transposed;            /* weight [K, N]: rows are columns */
+} wlayout;
+
+static int64_t idx_plain(int64_t r, int64_t k, void *c)
+{
+    const wlayout *l = c;
+    return l->transposed ? k * l->len + r : r * (l->inner) + k;
+}
+
+/* Quantizes weight t (float32 constant) of target tg: codes and scales. */
+static poprt_status quant_weight(const cfg *c, calib *cb, const target *tg, const float *w,
+                                 int64_t n, uint8_t *codes, float *scales, int64_t *n_scales)
+{
+    const poprt__tensor *t = tg->n->inputs[tg->w_in];
+    int rank = t->type.rank;
+    wlayout l = {1, 1, 1, 0};
+    if (tg->w_axis >= 0) {
+        for (int k = 0; k < tg->w_axis; k++)
+            l.outer *= t->type.dims[k].value;
+        l.len = t->type.dims[tg->w_axis].value;
+        for (int k = tg->w_axis + 1; k < rank; k++)
+            l.inner *= t->type.dims[k].value;
+    } else
+        l.inner = n;
+    *n_scales = l.len;
+    if (c->fixed_w) {
+        *n_scales = 1;
+        scales[0] = (float)ldexp(1.0, (int)c->w_exp);
+        for (int64_t i = 0; i < n; i++)
+            codes[i] = poprt__float_to_f8(w[i] / scales[0], c->w_dt, 1);
+        return POPRT_OK;
+    }
+    float *amax = poprt__calloc((size_t)l.len, sizeof(float));
+    float *tmp = poprt__malloc((size_t)n * sizeof(float));
+    if (!amax || !tmp) {
+        poprt__free(amax);
+        poprt__free(tmp);
+        return oom();
+    }
+    for (int64_t i = 0; i < n; i++) {
+        int64_t ch = (i / l.inner) % l.len;
+        float a = fabsf(w[i]);
+        if (isfinite(a) && a > amax[ch])
+            amax[ch] = a;
+    }
+    const float fm = fp8_max(c->w_dt);
+    hess *h = strcmp(c->loss, "gptq") == 0 ? find_hess(cb, tg->n->name) : NULL;
+    if (h && h->rows > 0) {
+        /* rows = output channels, K contiguous inputs */
+        for (int64_t ch = 0; ch < l.len; ch++)
+            scales[ch] = amax[ch] > 0 ? amax[ch] / fm : 1.0f;
+        wlayout gl = l;
+        float *W = tmp;
+        if (tg->w_axis == rank - 1 && rank == 2) { /* [K, N]: transpose */
+            gl.transposed = 1;
+            for (int64_t k = 0; k < l.outer; k++)
+                for (int64_t r = 0; r < l.len; r++)
+                    W[r * l.outer + k] = w[k * l.len + r];
+        } else
+            memcpy(W, w, (size_t)n * sizeof(float));
+        /* GPTQ factorises H in place: work on a copy, H serves later builds */
+        double *Hc = poprt__malloc((size_t)h->K * (size_t)h->K * sizeof(double));
+        int ok = Hc != NULL;
+        if (Hc) {
+            memcpy(Hc, h->H, (size_t)h->K * (size_t)h->K * sizeof(double));
+            ok = gptq_rows(Hc, h->K, W, l.len, scales, c->w_dt, codes, idx_plain, &gl);
+            poprt__free(Hc);
+        }
+        poprt__free(amax);
+        poprt__free(tmp);
+        if (ok)
+            return POPRT_OK;
+        poprt__log(POPRT_LOG_WARNING, NAME ": node '%s': GPTQ failed (singular Hessian), using mse",
+                   tg->n->name);
+        amax = poprt__calloc((size_t)l.len, sizeof(float));
+        tmp = poprt__malloc((size_t)n * sizeof(float));
+        if (!amax || !tmp) {
+            poprt__free(amax);
+            poprt__free(tmp);
+            return oom();
+        }
+        for (int64_t i = 0; i < n; i++) {
+            int64_t ch = (i / l.inner) % l.len;
+            if (isfinite(w[i]) && fabsf(w[i]) > amax[ch])
+                amax[ch] = fabsf(w[i]);
+        }
+    }
+    /* a histogram distance ignores the few large weights that matter most:
+     * kld (and gptq's fallback) choose weight scales by mse */
+    const char *loss = strcmp(c->loss, "gptq") == 0 || strcmp(c->loss, "kld") == 0 ? "mse" : c->loss;
+    float best = 1.0f;
+    double bl = INFINITY;
+    for (size_t r = 0; r < sizeof ratios / sizeof ratios[0]; r++) {
+        for (int64_t i = 0; i < n; i++) {
+            int64_t ch = (i / l.inner) % l.len;
+            float s = amax[ch] > 0 ? ratios[r] * amax[ch] / fm : 1.0f;
+            tmp[i] = qdq(w[i], s, c->w_dt);
+        }
+        double lo = poprt__metric_loss(loss, w, tmp, n);
+        if (lo < bl) {
+            bl = lo;
+            best = ratios[r];
+        }
+    }
+    for (int64_t ch = 0; ch < l.len; ch++)
+        scales[ch] = amax[ch] > 0 ? best * amax[ch] / fm : 1.0f;
+    for (int64_t i = 0; i < n; i++)
+        codes[i] = poprt__float_to_f8(w[i] / scales[(i / l.inner) % l.len], c->w_dt, 1);
+    poprt__free(amax);
+    poprt__free(tmp);
+    return POPRT_OK;
+}
+
+/* ---- rewrite ---------------------------------------------------------------- */
+
+static poprt__node *add_node(poprt__graph *g, const char *op, int n_in)
+{
+    return poprt__graph_add_node(g, op, "", NULL, n_in, 1);
+}
+
+static poprt_status build(poprt__model *m, const cfg *c, calib *cb, const char *const *keep,
+                          int n_keep, int *n_done)
+{
+    poprt__graph *g = m->graph;
+    int cap = (int)g->nodes.len + 1;
+    target *tg = poprt__calloc((size_t)cap, sizeof *tg);
+    if (!tg)
+        return oom();
+    int nt = find_targets(g, c, tg, cap);
+    poprt__map wmap = {0}, amap = {0};
+    poprt_status st = POPRT_OK;
+    *n_done = 0;
+    const int64_t zero_dims[1] = {1};
+    const uint8_t zero8 = 0;
+    for (int i = 0; i < nt && !st; i++) {
+        poprt__node *n = tg[i].n;
+        if (poprt__list_has(keep, n_keep, n->name))
+            continue;
+        if (tg[i].w_in >= 0) {
+            poprt__tensor *w = n->inputs[tg[i].w_in];
+            poprt__tensor *dq = poprt__map_get(&wmap, w->name);
+            if (!dq) {
+                const float *v;
+                int64_t nv;
+                poprt__const_f32(w, &v, &nv);
+                uint8_t *codes = poprt__malloc((size_t)nv);
+                float *scales = poprt__malloc((size_t)nv * sizeof(float));
+                int64_t ns = 0;
+                st = codes && scales ? quant_weight(c, cb, &tg[i], v, nv, codes, scales, &ns) : oom();
+                int64_t dims[POPRT__MAX_RANK];
+                for (int k = 0; k < w->type.rank; k++)
+                    dims[k] = w->type.dims[k].value;
+                const char *b8 = poprt__arena_printf(&m->arena, "%s_fp8", w->name);
+                const char *bs = poprt__arena_printf(&m->arena, "%s_fp8_scale", w->name);
+                const char *bo = poprt__arena_printf(&m->arena, "%s_dq", w->name);
+                poprt__tensor *q8 = st || !b8 ? NULL
+                                              : poprt__graph_add_const(g, b8, c->w_dt, w->type.rank,
+                                                                       dims, codes, (size_t)nv);
+                poprt__tensor *sc = !q8 || !bs ? NULL
+                                               : poprt__graph_add_const(g, bs, POPRT_DTYPE_FLOAT,
+                                                                        ns > 1 ? 1 : 0, &ns, scales,
+                                                                        (size_t)ns * sizeof(float));
+                poprt__node *d = sc && bo ? add_node(g, "DequantizeLinear", 2) : NULL;
+                dq = d ? poprt__graph_new_tensor(g, bo) : NULL;
+                if (!st && !dq)
+                    st = oom();
+                if (!st) {
+                    d->inputs[0] = q8;
+                    d->inputs[1] = sc;
+                    d->outputs[0] = dq;
+                    if (ns > 1) {
+                        poprt__attr *ax = poprt__node_add_attr(d, "axis", POPRT__ATTR_INT);
+                        if (!ax)
+                            st = oom();
+                        else
+                            ax->i = tg[i].w_axis;
+                    }
+                }
+                if (!st && poprt__map_put(&wmap, w->name, dq))
+                    st = oom();
+                poprt__free(codes);
+                poprt__free(scales);
+            }
+            if (!st)
+                n->inputs[tg[i].w_in] = dq;
+        }
+        for (int a = 0; a < tg[i].n_act && !st && !c->weight_only; a++) {
+            poprt__tensor *x = n->inputs[tg[i].act_in[a]];
+            poprt__tensor *dq = poprt__map_get(&amap, x->name);
+            if (!dq) {
+                act_stat *as = find_act(cb, x->name);
+                float s = as ? as->scale : 1.0f;
+                poprt__tensor *sc = poprt__graph_add_const(g, poprt__arena_printf(&m->arena, "%s_scale", x->name),
+                                                           POPRT_DTYPE_FLOAT, 0, zero_dims, &s, sizeof s);
+                poprt__tensor *zp = poprt__graph_add_const(g, poprt__arena_printf(&m->arena, "%s_zp", x->name),
+                                                           c->in_dt, 0, zero_dims, &zero8, 1);
+                poprt__node *q = add_node(g, "QuantizeLinear", 3), *d = add_node(g, "DequantizeLinear", 2);
+                poprt__tensor *qt = poprt__graph_new_tensor(g, poprt__arena_printf(&m->arena, "%s_q", x->name));
+                dq = poprt__graph_new_tensor(g, poprt__arena_printf(&m->arena, "%s_dq", x->name));
+                if (!sc || !zp || !q || !d || !qt || !dq) {
+                    st = oom();
+                    break;
+                }
+                q->inputs[0] = x;
+                q->inputs[1] = sc;
+                q->inputs[2] = zp;
+                q->outputs[0] = qt;
+                d->inputs[0] = qt;
+                d->inputs[1] = sc;
+                d->outputs[0] = dq;
+                if (poprt__map_put(&amap, x->name, dq))
+                    st = oom();
+            }
+            if (!st)
+                n->inputs[tg[i].act_in[a]] = dq;
+        }
+        (*n_done)++;
+    }
+    if (!st)
+        poprt__graph_remove_dead(g);
+    poprt__map_free(&wmap);
+    poprt__map_free(&amap);
+    poprt__free(tg);
+    return st;
+}
+
+static int32_t parse_fmt(const char *s)
+{
+    if (strcmp(s, "F143") == 0)
+        return POPRT_DTYPE_FLOAT8E4M3FN;
+    if (strcmp(s, "F152") == 0)
+        return POPRT_DTYPE_FLOAT8E5M2;
+    return 0;
+}
+
+static poprt_status parse_scale(const char *s, int *fixed, int64_t *exp)
+{
+    *fixed = 0;
+    if (!s || strcmp(s, "auto") == 0)
+        return POPRT_OK;
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || v < -60 || v > 60)
+        return poprt__err(POPRT_STATUS_INVALID_OPTION,
+                          "fp8 scale '%s' is neither 'auto' nor an integer exponent", s);
+    *fixed = 1;
+    *exp = v;
+    return POPRT_OK;
+}
+
+/* float8 in QuantizeLinear/DequantizeLinear is opset 19: converts the
+ * model's opset when convert_version can (tried on a copy first), else
+ * keeps it (libpoprt accepts float8 from opset 10, where the two ops start). */
+static poprt_status raise_opset(poprt__model *m)
+{
+    int64_t from = poprt__model_opset(m, "");
+    poprt__model *trial;
+    poprt_status st = poprt__model_clone(m, &trial);
+    if (st)
+        return st;
+    int ch = 0;
+    st = poprt__pass_convert_version.run(trial, "version=19", &ch);
+    if (!st)
+        st = poprt__model_check(trial);
+    poprt__model_free(trial);
+    if (!st) {
+        st = poprt__pass_convert_version.run(m, "version=19", &ch);
+        if (!st)
+            st = poprt__model_check(m);
+        if (!st)
+            poprt__log(POPRT_LOG_INFO, NAME ": converted the model from opset %lld to 19 for float8 "
+                       "QuantizeLinear/DequantizeLinear", (long long)from);
+        return st;
+    }
+    poprt__err_clear();
+    if (from < 10)
+        return poprt__err(POPRT_STATUS_UNSUPPORTED,
+                          "the model imports opset %lld, which has no "
+                          "DequantizeLinear, and cannot be converted to opset 19",
+                          (long long)from);
+    return POPRT_OK;
+}
+
+typedef struct rank_item {
+    const char *name;
+    double loss;
+} rank_item;
+
+static int cmp_rank(const void *a, const void *b)
+{
+    double x = ((const rank_item *)a)->loss, y = ((const rank_item *)b)->loss;
+    return x < y ? 1 : (x > y ? -1 : 0);
+}
+
+static poprt_status run(poprt__model *m, const char *args, int *changed)
+{
+    static const char *const known[] = {"mode", "fp8_params", "skip_op_names", "calibration",
+                                        "samples", "loss", "num_of_layers_keep_fp16", NULL};
+    poprt__pass_args a;
+    poprt_status st = poprt__pass_args_parse(NAME, args, known, &a);
+    if (st)
+        return st;
+    *changed = 0;
+    cfg c = {0};
+    const char *mode = poprt__pass_arg(&a, "mode");
+    if (mode && strcmp(mode, "fp8") != 0 && strcmp(mode, "fp8_weight") != 0)
+        return poprt__err(POPRT_STATUS_INVALID_OPTION, "mode '%s' is not fp8 or fp8_weight", mode);
+    c.weight_only = mode && strcmp(mode, "fp8_weight") == 0;
+    c.loss = poprt__pass_arg(&a, "loss") ? poprt__pass_arg(&a, "loss") : "kld";
+    if (strcmp(c.loss, "gptq") == 0 ? !c.weight_only : !poprt__metric_known(c.loss))
+        return poprt__err(POPRT_STATUS_INVALID_OPTION,
+                          "loss '%s' (mse, mae, snr, kld, cos_dist; gptq with mode=fp8_weight)",
+                          c.loss);
+    char pbuf[256], sbuf[4096];
+    const char *p[4] = {"F143", "F143", "auto", "auto"};
+    const char *pp[4];
+    int np = poprt__arg_list(poprt__pass_arg(&a, "fp8_params"), pbuf, sizeof pbuf, pp, 4);
+    for (int i = 0; i < np; i++)
+        p[i] = strcmp(pp[i], "-1") == 0 ? "auto" : pp[i]; /* the reference's default */
+    c.in_dt = parse_fmt(p[0]);
+    c.w_dt = parse_fmt(p[1]);
+    if (!c.in_dt || !c.w_dt)
+        return poprt__err(POPRT_STATUS_INVALID_OPTION,
+                          "fp8 formats must be F143 or F152 (got %s, %s)", p[0], p[1]);
+    if ((st = parse_scale(p[2], &c.fixed_in, &c.in_exp)) || (st = parse_scale(p[3], &c.fixed_w, &c.w_exp)))
+        return st;
+    const char *skip[256];
+    c.skip = skip;
+    c.n_skip = poprt__arg_list(poprt__pass_arg(&a, "skip_op_names"), sbuf, sizeof sbuf, skip, 256);
+    int64_t samples, keep_n;
+    if ((st = poprt__pass_arg_int(NAME, &a, "samples", 0, &samples)) ||
+        (st = poprt__pass_arg_int(NAME, &a, "num_of_layers_keep_fp16", 0, &keep_n)))
+        return st;
+
+    int cap = (int)m->graph->nodes.len + 1;
+    target *tg = poprt__calloc((size_t)cap, sizeof *tg);
+    if (!tg)
+        return oom();
+    int nt = find_targets(m->graph, &c, tg, cap);
+    if (nt == 0) {
+        poprt__free(tg);
+        poprt__log(POPRT_LOG_INFO, NAME ": no Conv/MatMul/Gemm node to quantize");
+        return POPRT_OK;
+    }
+    if (0) {
+    done_early:
+        poprt__free(tg);
+        return st;
+    }
+    int64_t opset0 = poprt__model_opset(m, "");
+    if (opset0 < 19 && (st = raise_opset(m)))
+        goto done_early;
+    *changed = poprt__model_opset(m, "") != opset0;
+    int need_data = !c.weight_only || strcmp(c.loss, "gptq") == 0 || keep_n > 0;
+    const char *dir = poprt__pass_arg(&a, "calibration");
+    poprt__pdata d = {0};
+    calib cb = {0};
+    float **ref = poprt__calloc((size_t)nt + 1, sizeof *ref);
+    int64_t *ref_n = poprt__calloc((size_t)nt + 1, sizeof *ref_n);
+    if (!ref || !ref_n)
+        st = oom();
+    if (!st && need_data) {
+        if (!dir || !*dir)
+            poprt__log(POPRT_LOG_WARNING,
+                       NAME ": no calibration data (calibration=DIR): calibrating on random inputs");
+        st = poprt__pdata_get(m, dir, samples > 0 ? (int)samples : (dir ? 0 : 4), &d);
+        if (!st)
+            st = calibrate(m, &c, tg, nt, &d, 0, &cb, ref, ref_n);
+    }
+    const char **keep = poprt__calloc((size_t)nt + 1, sizeof *keep);
+    int n_keep = 0;
+    if (!st && !keep)
+        st = oom();
+    if (!st && keep_n > 0) {
+        /* rank the quantized nodes by the error they add in a trial
+         * conversion: cosine distance of the output minus that of the input */
+        poprt__model *trial = NULL;
+        int done;
+        const char **names = poprt__calloc((size_t)nt * 2 + 1, sizeof *names);
+        rank_item *rk = poprt__calloc((size_t)nt + 1, sizeof *rk);
+        float **ry = poprt__calloc((size_t)nt * 2 + 1, sizeof *ry);
+        int64_t *rn = poprt__calloc((size_t)nt * 2 + 1, sizeof *rn);
+        st = names && rk && ry && rn ? poprt__model_clone(m, &trial) : oom();
+        for (int i = 0; !st && i < nt; i++) {
+            names[i] = tg[i].n->outputs[0]->name;
+            names[nt + i] = tg[i].n_act ? tg[i].n->inputs[tg[i].act_in[0]]->name : names[i];
+        }
+        poprt__prunner *r = NULL;
+        const float *const *y;
+        const int64_t *ny;
+        if (!st)
+            st = poprt__prunner_create(m, 2 * nt, names, &d, &r);
+        if (!st)
+            st = poprt__prunner_run(r, &d, 0, &y, &ny);
+        for (int i = 0; !st && i < 2 * nt; i++) {
+            rn[i] = ny[i];
+            ry[i] = poprt__malloc((size_t)(ny[i] > 0 ? ny[i] : 1) * sizeof(float));
+            if (!ry[i])
+                st = oom();
+            else if (ny[i] > 0)
+                memcpy(ry[i], y[i], (size_t)ny[i] * sizeof(float));
+        }
+        poprt__prunner_free(r);
+        r = NULL;
+        if (!st)
+            st = build(trial, &c, &cb, NULL, 0, &done);
+        if (!st)
+            st = poprt__model_check(trial);
+        if (!st)
+            st = poprt__prunner_create(trial, 2 * nt, names, &d, &r);
+        if (!st)
+            st = poprt__prunner_run(r, &d, 0, &y, &ny);
+        for (int i = 0; !st && i < nt; i++) {
+            rk[i].name = tg[i].n->name;
+            double dout = ny[i] == rn[i] && ny[i] > 0 ? poprt__metric_cos_dist(ry[i], y[i], ny[i]) : 0;
+            double din = ny[nt + i] == rn[nt + i] && ny[nt + i] > 0
+                             ? poprt__metric_cos_dist(ry[nt + i], y[nt + i], ny[nt + i])
+                             : 0;
+            rk[i].loss = dout - (names[nt + i] == names[i] ? 0 : din);
+        }
+        if (!st) {
+            qsort(rk, (size_t)nt, sizeof *rk, cmp_rank);
+            for (int i = 0; i < nt && i < keep_n; i++) {
+                keep[n_keep++] = rk[i].name;
+                poprt__log(POPRT_LOG_INFO,
+                           NAME ": keeping '%s' unquantized (adds %.3g cosine distance)", rk[i].name,
+                           rk[i].loss);
+            }
+        }
+        poprt__prunner_free(r);
+        poprt__model_free(trial);
+        for (int i = 0; ry && i < 2 * nt; i++)
+            poprt__free(ry[i]);
+        poprt__free(ry);
+        poprt__free(rn);
+        poprt__free(names);
+        poprt__free(rk);
+    }
+    int done = 0;
+    if (!st)
+        st = build(m, &c, &cb, keep, n_keep, &done);
+    *changed |= done > 0;
+    if (!st && done && poprt__model_opset(m, "") < 19)
+        poprt__log(POPRT_LOG_WARNING,
+                   NAME ": float8 QuantizeLinear/DequantizeLinear needs opset 19 in ONNX; the model "
+                   "imports opset %lld (libpoprt runs it; convert the opset for other runtimes)",
+                   (long long)poprt__model_opset(m, ""));
+    if (!st)
+        poprt__log(POPRT_LOG_INFO, NAME ": %d nodes quantized to %s (%s)", done,
+                   c.weight_only ? "fp8 weights" : "fp8 weights and inputs", c.loss);
+    for (int i = 0; ref && i < nt; i++)
+        poprt__free(ref[i]);
+    poprt__free(ref);
+    poprt__free(ref_n);
+    poprt__free(keep);
+    poprt__free(tg);
+    calib_free(&cb);
+    poprt__pdata_free(&d);
+    return st;
+}
+
+const poprt__pass poprt__pass_float_to_fp8 = {
+    NAME,
+    "store Conv/MatMul/Gemm weights (and, mode=fp8, their inputs) in float8 F143/F152 with "
+    "calibrated scales; args mode, fp8_params, skip_op_names, calibration=DIR, loss, "
+    "num_of_layers_keep_fp16",
+    run};

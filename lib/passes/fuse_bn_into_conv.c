@@ -1,0 +1,88 @@
+/* fuse_bn_into_conv: Conv followed (as its only reader) by an inference
+ * BatchNormalization with constant parameters becomes one Conv with scaled
+ * weights and a new bias: W'[m] = W[m]*s[m], B'[m] = (B[m]-mean)*s + beta,
+ * s = gamma/sqrt(var+eps). New initializers are made, so shared weights stay. */
+#include "ir/dtype.h"
+#include "passes/util_core.h"
+
+static poprt_status fuse(poprt__graph *g, void *ctx, int *changed)
+{
+    (void)ctx;
+    for (size_t i = 0; i < g->nodes.len; i++) {
+        poprt__node *conv = g->nodes.items[i];
+        if (!poprt__pc_is(conv, "Conv") || conv->n_outputs != 1 || !conv->outputs[0])
+            continue;
+        poprt__tensor *w = poprt__node_in(conv, 1), *b = poprt__node_in(conv, 2);
+        poprt__node *bn = poprt__graph_sole_consumer(g, conv->outputs[0]);
+        if (!bn || !poprt__pc_is_const(w) || !poprt__dtype_is_float(w->type.elem) || w->type.rank < 1 ||
+            (b && (!poprt__pc_is_const(b) || b->type.elem != w->type.elem)) ||
+            poprt__node_in(bn, 0) != conv->outputs[0] || !bn->outputs[0])
+            continue;
+        double *s, *t;
+        int64_t c;
+        int ok = poprt__pc_bn_affine(bn, &s, &t, &c);
+        if (ok < 0)
+            return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+        if (!ok)
+            continue;
+        int32_t e = w->type.elem;
+        int64_t numel = poprt__type_numel(&w->type), m = w->type.dims[0].value;
+        if (m != c || (b && poprt__type_numel(&b->type) != c)) {
+            poprt__free(s);
+            poprt__free(t);
+            continue;
+        }
+        size_t es = poprt_dtype_size((poprt_dtype)e);
+        void *wd = poprt__malloc((size_t)numel * es + 1), *bd = poprt__malloc((size_t)c * es + 1);
+        poprt__tensor *nw = NULL, *nb = NULL;
+        if (wd && bd) {
+            int64_t per = c ? numel / c : 0;
+            for (int64_t k = 0; k < numel; k++)
+                poprt__store_f64(wd, e, k, poprt__load_f64(w->data, e, k) * s[per ? k / per : 0]);
+            for (int64_t k = 0; k < c; k++)
+                poprt__store_f64(bd, e, k, (b ? poprt__load_f64(b->data, e, k) : 0.0) * s[k] + t[k]);
+            int64_t wdims[POPRT__MAX_RANK];
+            for (int d = 0; d < w->type.rank; d++)
+                wdims[d] = w->type.dims[d].value;
+            nw = poprt__graph_add_const(g, w->name, e, w->type.rank, wdims, wd, (size_t)numel * es);
+            nb = poprt__graph_add_const(g, b ? b->name : "conv_bias", e, 1, &c, bd, (size_t)c * es);
+        }
+        poprt__free(wd);
+        poprt__free(bd);
+        poprt__free(s);
+        poprt__free(t);
+        if (!nw || !nb)
+            return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+        if (conv->n_inputs < 3) {
+            poprt__tensor **ins = poprt__arena_array(&g->model->arena, 3, sizeof *ins);
+            if (!ins)
+                return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+            ins[0] = conv->inputs[0];
+            conv->inputs = ins;
+            conv->n_inputs = 3;
+        }
+        conv->inputs[1] = nw;
+        conv->inputs[2] = nb;
+        poprt__graph_remove_node(g, bn);
+        conv->outputs[0]->producer = NULL;
+        poprt__pc_set_output(conv, 0, bn->outputs[0]);
+        for (int k = 1; k < 5; k++)
+            poprt__pc_drop_if_unused(g, bn->inputs[k]);
+        poprt__pc_drop_if_unused(g, w);
+        poprt__pc_drop_if_unused(g, b);
+        *changed = 1;
+        i = (size_t)-1; /* the node list changed */
+    }
+    return POPRT_OK;
+}
+
+static poprt_status run(poprt__model *m, const char *args, int *changed)
+{
+    (void)args;
+    *changed = 0;
+    return poprt__pc_each_graph(m->graph, fuse, NULL, changed);
+}
+
+const poprt__pass poprt__pass_fuse_bn_into_conv = {
+    "fuse_bn_into_conv",
+    "fold an inference BatchNormalization into the preceding Conv's weights and bias", run};

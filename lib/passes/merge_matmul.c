@@ -1,0 +1,194 @@
+/* merge_matmul (the CLI's --merge_matmul): MatMuls that read the same input
+ * with constant 2-D weights of the same row count become one MatMul over
+ * the column-concatenated weights, followed by a Split into the original
+ * outputs. Arguments: the node names, "MatMul_1,MatMul_2" as in the
+ * reference (or nodes=[...]); without arguments every such group is merged.
+ * CPU meaning: the shared input is read (and packed by the GEMM) once and
+ * one wider GEMM keeps the cores busy instead of several narrow ones. */
+#include <stdlib.h>
+#include "passes/util_transformer.h"
+
+/* Bias of an Add reading mm's output: float constant of n values, else NULL. */
+static poprt__node *bias_add(const poprt__graph *g, const poprt__node *mm, int64_t n, int *slot)
+{
+    poprt__node *a = tf_next(g, mm->outputs[0], "Add");
+    poprt__tensor *b = a ? tf_other(a, mm->outputs[0]) : NULL;
+    int64_t cnt;
+    if (!b || !tf_f32(b, &cnt) || cnt != n || b->type.rank != 1)
+        return NULL;
+    *slot = a->inputs[0] == b ? 0 : 1;
+    return a;
+}
+
+poprt_status poprt__tf_merge_matmuls(poprt__model *m, poprt__node **mms, int n, int with_add,
+                                     int *merged)
+{
+    poprt__graph *g = m->graph;
+    *merged = 0;
+    if (n < 2 || n > 256)
+        return POPRT_OK;
+    poprt__node *adds[256];
+    int slots[256];
+    int64_t cols[256], K = -1, N = 0, d[POPRT__MAX_RANK], cnt;
+    poprt__tensor *A = mms[0]->inputs[0];
+    for (int i = 0; i < n; i++) {
+        if (!tf_is(mms[i], "MatMul") || mms[i]->inputs[0] != A || !tf_f32(mms[i]->inputs[1], &cnt) ||
+            tf_dims(mms[i]->inputs[1], d) != 2 || (K >= 0 && d[0] != K) ||
+            mms[i]->outputs[0]->type.elem != POPRT_DTYPE_FLOAT)
+            return POPRT_OK;
+        for (int j = 0; j < i; j++)
+            if (mms[j] == mms[i])
+                return POPRT_OK;
+        K = d[0];
+        cols[i] = d[1];
+        N += d[1];
+        adds[i] = with_add ? bias_add(g, mms[i], d[1], &slots[i]) : NULL;
+        if (with_add && !adds[i])
+            return POPRT_OK;
+    }
+    float *W = poprt__malloc((size_t)(K * N + 1) * sizeof(float));
+    float *B = poprt__malloc((size_t)(N + 1) * sizeof(float));
+    poprt_status st = POPRT_OK;
+    if (!W || !B) {
+        st = tf_oom();
+        goto out;
+    }
+    for (int i = 0, c0 = 0; i < n; c0 += (int)cols[i], i++) {
+        const float *w = tf_f32(mms[i]->inputs[1], &cnt);
+        for (int64_t r = 0; r < K; r++)
+            memcpy(W + r * N + c0, w + r * cols[i], (size_t)cols[i] * sizeof(float));
+        if (with_add)
+            memcpy(B + c0, tf_f32(adds[i]->inputs[slots[i]], &cnt), (size_t)cols[i] * sizeof(float));
+    }
+    int64_t wd[2] = {K, N};
+    poprt__tensor *wt = poprt__graph_add_const(g, "merged_matmul_weight", POPRT_DTYPE_FLOAT, 2, wd,
+                                               W, (size_t)(K * N) * sizeof(float));
+    poprt__tensor *bt = with_add ? poprt__graph_add_const(g, "merged_matmul_bias", POPRT_DTYPE_FLOAT,
+                                                          1, &N, B, (size_t)N * sizeof(float))
+                                 : NULL;
+    poprt__node *mm = tf_node(g, "MatMul", "", mms[0]->name, 2, 1);
+    poprt__node *add = with_add ? tf_node(g, "Add", "", adds[0]->name, 2, 1) : NULL;
+    int64_t opset = poprt__model_opset(m, "");
+    poprt__node *split = tf_node(g, "Split", "", "merged_matmul_split", opset >= 13 ? 2 : 1, n);
+    poprt__tensor *t1 = poprt__graph_new_tensor(g, "merged_matmul_out");
+    poprt__tensor *t2 = with_add ? poprt__graph_new_tensor(g, "merged_matmul_add_out") : t1;
+    poprt__tensor *sz = opset >= 13 ? poprt__graph_add_const(g, "merged_matmul_split_sizes",
+                                                             POPRT_DTYPE_INT64, 1,
+                                                             &(int64_t){n}, cols,
+                                                             (size_t)n * sizeof(int64_t))
+                                    : NULL;
+    if (!wt || (with_add && (!bt || !add || !t2)) || !mm || !split || !t1 || (opset >= 13 && !sz)) {
+        st = tf_oom();
+        goto out;
+    }
+    mm->inputs[0] = A;
+    mm->inputs[1] = wt;
+    mm->outputs[0] = t1;
+    t1->producer = mm;
+    if (with_add) {
+        add->inputs[0] = t1;
+        add->inputs[1] = bt;
+        add->outputs[0] = t2;
+        t2->producer = add;
+    }
+    split->inputs[0] = t2;
+    if (opset >= 13)
+        split->inputs[1] = sz;
+    else if ((st = tf_attr_ints(split, "split", n, cols)))
+        goto out;
+    if ((st = tf_attr_i(split, "axis", -1)))
+        goto out;
+    for (int i = 0; i < n; i++)
+        tf_take_output(g, with_add ? adds[i] : mms[i], 0, split, i);
+    *merged = 1;
+out:
+    poprt__free(W);
+    poprt__free(B);
+    return st;
+}
+
+/* Merges groups of MatMuls sharing an input: the named ones, or all. */
+poprt_status poprt__tf_merge_run(poprt__model *m, const char *pass, const char *args, int stride,
+                                 int with_add, int *changed);
+poprt_status poprt__tf_merge_run(poprt__model *m, const char *pass, const char *args, int stride,
+                                 int with_add, int *changed)
+{
+    poprt__graph *g = m->graph;
+    char buf[4096];
+    const char *names[512];
+    poprt__node *mms[256];
+    *changed = 0;
+    int nn = tf_name_list(args, buf, sizeof buf, names, 512);
+    if (nn < 0 || nn % stride)
+        return poprt__err(POPRT_STATUS_INVALID_OPTION,
+                          "pass '%s': arguments must be node names: %s", pass, args);
+    if (nn > 0) {
+        int n = 0;
+        for (int i = 0; i < nn; i += stride) {
+            poprt__node *mm = tf_find_node(g, names[i]);
+            if (!mm || !tf_is(mm, "MatMul") || n == 256)
+                return poprt__err(POPRT_STATUS_INVALID_OPTION, "pass '%s': no MatMul named '%s'",
+                                  pass, names[i]);
+            for (int k = 1; k < stride; k++)
+                if (!tf_find_node(g, names[i + k]))
+                    return poprt__err(POPRT_STATUS_INVALID_OPTION, "pass '%s': no node named '%s'",
+                                      pass, names[i + k]);
+            if (with_add && stride == 2) {
+                poprt__node *a = poprt__graph_sole_consumer(g, mm->outputs[0]);
+                if (!a || strcmp(a->name, names[i + 1]))
+                    return poprt__err(POPRT_STATUS_INVALID_OPTION,
+                                      "pass '%s': '%s' is not the Add after '%s'", pass,
+                                      names[i + 1], names[i]);
+            }
+            mms[n++] = mm;
+        }
+        int merged;
+        poprt_status st = poprt__tf_merge_matmuls(m, mms, n, with_add, &merged);
+        if (st)
+            return st;
+        if (!merged)
+            return poprt__err(POPRT_STATUS_INVALID_OPTION,
+                              "pass '%s': the named MatMuls do not read one input with constant "
+                              "weights of one row count%s", pass, with_add ? " and bias Adds" : "");
+        *changed = 1;
+    } else {
+        for (int again = 1; again;) {
+            again = 0;
+            for (size_t i = 0; i < g->nodes.len && !again; i++) {
+                poprt__node *a = g->nodes.items[i];
+                int64_t cnt, d[POPRT__MAX_RANK], e[POPRT__MAX_RANK];
+                if (!tf_is(a, "MatMul") || !tf_f32(a->inputs[1], &cnt) || tf_dims(a->inputs[1], d) != 2)
+                    continue;
+                int n = 0;
+                for (size_t j = i; j < g->nodes.len && n < 256; j++) {
+                    poprt__node *b = g->nodes.items[j];
+                    int slot;
+                    if (tf_is(b, "MatMul") && b->inputs[0] == a->inputs[0] &&
+                        tf_f32(b->inputs[1], &cnt) && tf_dims(b->inputs[1], e) == 2 && e[0] == d[0] &&
+                        (!with_add || bias_add(g, b, e[1], &slot)))
+                        mms[n++] = b;
+                }
+                int merged = 0;
+                poprt_status st = poprt__tf_merge_matmuls(m, mms, n, with_add, &merged);
+                if (st)
+                    return st;
+                if (merged)
+                    *changed = again = 1;
+            }
+        }
+    }
+    if (*changed)
+        poprt__graph_remove_dead(g);
+    return POPRT_OK;
+}
+
+static poprt_status run(poprt__model *m, const char *args, int *changed)
+{
+    return poprt__tf_merge_run(m, "merge_matmul", args, 1, 0, changed);
+}
+
+const poprt__pass poprt__pass_merge_matmul = {
+    "merge_matmul",
+    "MatMuls sharing an input (named: MatMul_1,MatMul_2; or all) -> one wider MatMul + Split: "
+    "the input is read once, one GEMM instead of several",
+    run};

@@ -1,0 +1,50 @@
+/* merge_moe (the CLI's --merge_moe): the experts of a Mixture-of-Experts
+ * block, named by their first and last nodes as in the reference
+ * ("MatMul_1,Add_1,MatMul_2,Add_2": begin and end of each expert), read the
+ * same tokens: their first MatMuls (with their bias Adds when every expert
+ * has one) become one wider MatMul [+ Add] and a Split; each expert's
+ * remaining nodes stay as they are. Without arguments nothing changes.
+ * CPU meaning: the tokens are read and packed once for all experts and one
+ * GEMM replaces E narrow ones. */
+#include <stdio.h>
+#include "passes/util_transformer.h"
+
+poprt_status poprt__tf_merge_run(poprt__model *m, const char *pass, const char *args, int stride,
+                                 int with_add, int *changed);
+
+static poprt_status run(poprt__model *m, const char *args, int *changed)
+{
+    poprt__graph *g = m->graph;
+    char buf[4096], begins[4096];
+    const char *names[512];
+    *changed = 0;
+    int nn = tf_name_list(args, buf, sizeof buf, names, 512);
+    if (nn < 0 || nn % 2)
+        return poprt__err(POPRT_STATUS_INVALID_OPTION,
+                          "pass 'merge_moe': arguments must be begin,end node name pairs: %s", args);
+    if (nn == 0)
+        return POPRT_OK; /* the experts must be named; nothing to guess */
+    size_t len = 0;
+    int with_add = 1;
+    for (int i = 0; i < nn; i += 2) {
+        poprt__node *b = tf_find_node(g, names[i]);
+        if (!b || !tf_find_node(g, names[i + 1]) || !tf_is(b, "MatMul"))
+            return poprt__err(POPRT_STATUS_INVALID_OPTION,
+                              "pass 'merge_moe': expert '%s'..'%s' must begin with a MatMul of "
+                              "this graph", names[i], names[i + 1]);
+        poprt__node *a = poprt__graph_sole_consumer(g, b->outputs[0]);
+        int64_t cnt;
+        with_add &= tf_is(a, "Add") && tf_f32(tf_other(a, b->outputs[0]), &cnt) != NULL;
+        int w = snprintf(begins + len, sizeof begins - len, "%s%s", i ? "," : "", names[i]);
+        if (w < 0 || (size_t)w >= sizeof begins - len)
+            return poprt__err(POPRT_STATUS_INVALID_OPTION, "pass 'merge_moe': arguments too long");
+        len += (size_t)w;
+    }
+    return poprt__tf_merge_run(m, "merge_moe", begins, 1, with_add, changed);
+}
+
+const poprt__pass poprt__pass_merge_moe = {
+    "merge_moe",
+    "MoE experts named begin,end,begin,end...: their first MatMul(+Add) reading the shared "
+    "tokens -> one wider MatMul(+Add) + Split",
+    run};

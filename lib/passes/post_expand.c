@@ -1,0 +1,82 @@
+/* post_expand: moves Expand after the elementwise op that reads it:
+ * Op(Expand(x, s)) -> Expand(Op(x), s) for unary elementwise ops and for
+ * binary ones whose other operand is a one-element constant. The op then
+ * works on the small tensor and only the final result is broadcast; the
+ * values are identical. Repeats, so chains (Expand -> Cast -> Mul) move as
+ * a whole. */
+#include "passes/util_replace.h"
+
+static const char *const unary[] = {
+    "Cast", "Neg", "Abs", "Relu", "Sigmoid", "Tanh", "Exp", "Log", "Sqrt", "Reciprocal",
+    "Floor", "Ceil", "Round", "Sign", "Not", "Erf", "Sin", "Cos", "Softplus", "Elu",
+    "LeakyRelu", "HardSigmoid", "HardSwish", "Gelu", "IsNaN", "IsInf", "Identity", NULL};
+static const char *const binary[] = {"Add", "Sub", "Mul", "Div", "Pow", "Equal", "Less",
+                                     "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or",
+                                     "Max", "Min", NULL};
+
+static int in_list(const poprt__node *n, const char *const *l)
+{
+    for (; *l; l++)
+        if (rp_is(n, *l))
+            return 1;
+    return 0;
+}
+
+static poprt_status rewrite(poprt__graph *g, void *ctx, int *changed)
+{
+    (void)ctx;
+    poprt__vec v = {0};
+    poprt_status st = POPRT_OK;
+    for (int round = 0, again = 1; again && round < 16 && !st; round++) {
+        again = 0;
+        st = rp_collect(g, "Expand", &v);
+        for (size_t i = 0; !st && i < v.len; i++) {
+            poprt__node *e = v.items[i];
+            poprt__tensor *x = poprt__node_in(e, 0), *s = poprt__node_in(e, 1), *ex = poprt__node_out(e, 0);
+            if (!x || !s || !ex)
+                continue;
+            poprt__node *op = poprt__graph_sole_consumer(g, ex);
+            if (!op || op->n_outputs != 1 || !op->outputs[0])
+                continue;
+            if (in_list(op, unary)) {
+                if (op->n_inputs != 1)
+                    continue;
+            } else if (in_list(op, binary) && op->n_inputs == 2) {
+                poprt__tensor *other = op->inputs[0] == ex ? op->inputs[1] : op->inputs[0];
+                if (!other || !other->data || poprt__type_numel(&other->type) != 1)
+                    continue;
+            } else
+                continue;
+            poprt__tensor *y = op->outputs[0], *t = poprt__graph_new_tensor(g, "pre_expand");
+            if (!t) {
+                st = rp_oom();
+                break;
+            }
+            for (int k = 0; k < op->n_inputs; k++)
+                if (op->inputs[k] == ex)
+                    op->inputs[k] = x;
+            op->outputs[0] = t;
+            poprt__tensor *ins[2] = {t, s};
+            if (!rp_node(g, "Expand", "", 2, ins, y, NULL)) {
+                st = rp_oom();
+                break;
+            }
+            rp_drop(g, e);
+            (*changed)++;
+            again = 1;
+        }
+    }
+    poprt__vec_free(&v);
+    return st;
+}
+
+static poprt_status run(poprt__model *m, const char *args, int *changed)
+{
+    *changed = 0;
+    poprt_status st = rp_no_args("post_expand", args);
+    return st ? st : rp_each_graph(m->graph, rewrite, NULL, changed);
+}
+
+const poprt__pass poprt__pass_post_expand = {
+    "post_expand",
+    "move Expand after unary elementwise ops (and binary ones with a 1-element constant)", run};

@@ -1,0 +1,27 @@
+/* remove_initializer_from_input: initializers also listed as graph inputs
+ * (IR version < 4 models) leave the inputs list, so they are plain weights. */
+#include "passes/util_core.h"
+
+static poprt_status run(poprt__model *m, const char *args, int *changed)
+{
+    (void)args;
+    *changed = 0;
+    poprt__graph *g = m->graph;
+    size_t k = 0;
+    for (size_t i = 0; i < g->inputs.len; i++) {
+        poprt__tensor *t = g->inputs.items[i];
+        if (t->is_initializer) {
+            t->is_input = 0;
+            *changed = 1;
+        } else
+            g->inputs.items[k++] = t;
+    }
+    g->inputs.len = k;
+    /* IR version 3 requires every initializer to be an input */
+    if (*changed && m->ir_version < 4)
+        m->ir_version = 4;
+    return POPRT_OK;
+}
+
+const poprt__pass poprt__pass_remove_initializer_from_input = {
+    "remove_initializer_from_input", "remove initializers from the graph inputs list", run};

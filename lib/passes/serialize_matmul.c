@@ -1,0 +1,252 @@
+/* serialize_matmul: one MatMul becomes `factor` smaller ones.
+ *   mode output_channels (default): constant weight [K, N] split by
+ *     columns, the pieces' results concatenated on the last axis;
+ *   input_channels: the input split along its rows (M), results
+ *     concatenated on axis -2;
+ *   reducing_dim: input split along K and the weight by rows, the partial
+ *     products added with Sum;
+ *   none: no change.
+ * Arguments: factor=F,mode=M[,nodes=[a,b]] (all MatMuls the mode applies to
+ * when nodes is absent), or the reference's NAME=F[/MODE[/KEEP_PRECISION]]
+ * entries; keep_precision is accepted (partial products are float32 here).
+ * Without a factor nothing changes.
+ * CPU meaning: each piece's weight and output are 1/F of the original, so
+ * the working set of one GEMM is bounded (fits a cache level or a memory
+ * budget); results agree with the original to rounding (reducing_dim adds
+ * the partial sums in a different order). */
+#include <stdio.h>
+#include <stdlib.h>
+#include "passes/util_transformer.h"
+
+enum { SER_N, SER_M, SER_K, SER_NONE };
+
+static int parse_mode(const char *s)
+{
+    if (!s || !strcmp(s, "output_channels"))
+        return SER_N;
+    if (!strcmp(s, "input_channels"))
+        return SER_M;
+    if (!strcmp(s, "reducing_dim"))
+        return SER_K;
+    if (!strcmp(s, "none"))
+        return SER_NONE;
+    return -1;
+}
+
+/* A float initializer holding rows [r0, r0+nr) x cols [c0, c0+nc) of w [.., ld]. */
+static poprt__tensor *slice_const(poprt__graph *g, const poprt__tensor *t, const float *w,
+                                  int64_t ld, int64_t r0, int64_t nr, int64_t c0, int64_t nc,
+                                  int rank)
+{
+    float *v = poprt__malloc((size_t)(nr * nc + 1) * sizeof(float));
+    if (!v)
+        return NULL;
+    for (int64_t r = 0; r < nr; r++)
+        memcpy(v + r * nc, w + (r0 + r) * ld + c0, (size_t)nc * sizeof(float));
+    int64_t d[2] = {nr, nc}, len = nr * nc;
+    poprt__tensor *o = rank == 1 ? poprt__graph_add_const(g, t->name, POPRT_DTYPE_FLOAT, 1, &len, v,
+                                                          (size_t)len * sizeof(float))
+                                 : poprt__graph_add_const(g, t->name, POPRT_DTYPE_FLOAT, 2, d, v,
+                                                          (size_t)(nr * nc) * sizeof(float));
+    poprt__free(v);
+    return o;
+}
+
+/* Split(x, axis, sizes) -> n new tensors in outs. */
+static poprt_status add_split(poprt__model *m, poprt__tensor *x, int64_t axis, int n,
+                              const int64_t *sizes, poprt__tensor **outs, const char *base)
+{
+    poprt__graph *g = m->graph;
+    int new_form = poprt__model_opset(m, "") >= 13;
+    poprt__node *s = tf_node(g, "Split", "", base, new_form ? 2 : 1, n);
+    if (!s)
+        return tf_oom();
+    s->inputs[0] = x;
+    poprt_status st;
+    if (new_form) {
+        int64_t nn = n;
+        if (!(s->inputs[1] = poprt__graph_add_const(g, "split_sizes", POPRT_DTYPE_INT64, 1, &nn, sizes,
+                                                    (size_t)n * sizeof(int64_t))))
+            return tf_oom();
+    } else if ((st = tf_attr_ints(s, "split", n, sizes))) {
+        return st;
+    }
+    if ((st = tf_attr_i(s, "axis", axis)))
+        return st;
+    for (int i = 0; i < n; i++) {
+        if (!(outs[i] = s->outputs[i] = poprt__graph_new_tensor(g, "serialized_part")))
+            return tf_oom();
+        outs[i]->producer = s;
+        outs[i]->producer_slot = i;
+    }
+    return POPRT_OK;
+}
+
+static poprt__tensor *add_node2(poprt__graph *g, const char *op, const char *base, poprt__tensor *a,
+                                poprt__tensor *b)
+{
+    poprt__node *n = tf_node(g, op, "", base, 2, 1);
+    poprt__tensor *t = poprt__graph_new_tensor(g, "serialized_out");
+    if (!n || !t)
+        return NULL;
+    n->inputs[0] = a;
+    n->inputs[1] = b;
+    n->outputs[0] = t;
+    t->producer = n;
+    return t;
+}
+
+/* Serialises mm (and its bias Add `add` when not NULL: pieces along N
+ * only). *done when the graph changed. */
+poprt_status poprt__tf_serialize(poprt__model *m, poprt__node *mm, poprt__node *add, int64_t factor,
+                                 int mode, int *done);
+poprt_status poprt__tf_serialize(poprt__model *m, poprt__node *mm, poprt__node *add, int64_t factor,
+                                 int mode, int *done)
+{
+    poprt__graph *g = m->graph;
+    *done = 0;
+    int64_t ad[POPRT__MAX_RANK], wd[POPRT__MAX_RANK], yd[POPRT__MAX_RANK], cnt;
+    int ra = tf_dims(mm->inputs[0], ad), rw = tf_dims(mm->inputs[1], wd);
+    int ry = tf_dims(mm->outputs[0], yd);
+    const float *w = tf_f32(mm->inputs[1], &cnt);
+    if (mode == SER_NONE || factor < 2 || factor > 256 || ra < 1 || ry < 1 || !tf_is(mm, "MatMul"))
+        return POPRT_OK;
+    if (mm->outputs[0]->type.elem != POPRT_DTYPE_FLOAT)
+        return POPRT_OK;
+    int64_t total = mode == SER_N ? (rw == 2 ? wd[1] : -1)
+                    : mode == SER_M ? (ra >= 2 ? ad[ra - 2] : -1)
+                                    : ad[ra - 1];
+    if (total < factor || ((mode == SER_N || mode == SER_K) && (!w || rw != 2)) ||
+        (mode == SER_M && (rw < 0 || rw > ra)))
+        return POPRT_OK;
+    const float *bias = NULL;
+    int bslot = 0;
+    if (add) {
+        poprt__tensor *b = tf_other(add, mm->outputs[0]);
+        bias = tf_f32(b, &cnt);
+        if (mode != SER_N || !bias || cnt != wd[1] || b->type.rank != 1)
+            return POPRT_OK;
+        bslot = add->inputs[0] == b ? 0 : 1;
+    }
+    const int n = (int)factor;
+    int64_t sizes[256], off = 0;
+    for (int i = 0; i < n; i++)
+        sizes[i] = total / factor + (i < total % factor);
+    poprt__tensor *parts[256], *ins[256];
+    poprt_status st;
+    if (mode == SER_M && (st = add_split(m, mm->inputs[0], ra - 2, n, sizes, ins, mm->name)))
+        return st;
+    if (mode == SER_K && (st = add_split(m, mm->inputs[0], ra - 1, n, sizes, ins, mm->name)))
+        return st;
+    for (int i = 0; i < n; off += sizes[i], i++) {
+        poprt__tensor *a = mode == SER_N ? mm->inputs[0] : ins[i];
+        poprt__tensor *b = mode == SER_M   ? mm->inputs[1]
+                           : mode == SER_N ? slice_const(g, mm->inputs[1], w, wd[1], 0, wd[0], off,
+                                                         sizes[i], 2)
+                                           : slice_const(g, mm->inputs[1], w, wd[1], off, sizes[i],
+                                                         0, wd[1], 2);
+        if (!b || !(parts[i] = add_node2(g, "MatMul", mm->name, a, b)))
+            return tf_oom();
+        if (add) {
+            poprt__tensor *bc = slice_const(g, add->inputs[bslot], bias, 1, off, sizes[i], 0, 1, 1);
+            if (!bc || !(parts[i] = add_node2(g, "Add", add->name, parts[i], bc)))
+                return tf_oom();
+        }
+    }
+    poprt__node *last = add ? add : mm;
+    poprt__node *j = tf_node(g, mode == SER_K ? "Sum" : "Concat", "", last->name, n, 1);
+    if (!j)
+        return tf_oom();
+    for (int i = 0; i < n; i++)
+        j->inputs[i] = parts[i];
+    if (mode != SER_K && (st = tf_attr_i(j, "axis", mode == SER_N ? ry - 1 : ry - 2)))
+        return st;
+    tf_take_output(g, last, 0, j, 0);
+    *done = 1;
+    return POPRT_OK;
+}
+
+static poprt_status run(poprt__model *m, const char *args, int *changed)
+{
+    poprt__graph *g = m->graph;
+    poprt__pass_args a;
+    int64_t factor;
+    *changed = 0;
+    poprt_status st = poprt__pass_args_parse("serialize_matmul", args, NULL, &a);
+    if (st || (st = poprt__pass_arg_int("serialize_matmul", &a, "factor", 0, &factor)))
+        return st;
+    int mode = parse_mode(poprt__pass_arg(&a, "mode"));
+    if (mode < 0)
+        return poprt__err(POPRT_STATUS_INVALID_OPTION, "pass 'serialize_matmul': unknown mode '%s' "
+                          "(input_channels, output_channels, reducing_dim, none)",
+                          poprt__pass_arg(&a, "mode"));
+    const char *nodes = poprt__pass_arg(&a, "nodes");
+    int explicit_nodes = 0;
+    for (int i = 0; i < a.n; i++) {
+        const char *k = a.keys[i];
+        if (!strcmp(k, "factor") || !strcmp(k, "mode") || !strcmp(k, "keep_precision") ||
+            !strcmp(k, "nodes"))
+            continue;
+        /* reference form NAME=F[/MODE[/KEEP]] */
+        explicit_nodes = 1;
+        poprt__node *mm = tf_find_node(g, k);
+        char val[256], *e;
+        snprintf(val, sizeof val, "%s", a.vals[i]);
+        char *slash = strchr(val, '/');
+        if (slash) {
+            *slash++ = 0;
+            char *s2 = strchr(slash, '/');
+            if (s2)
+                *s2 = 0;
+        }
+        long long f = strtoll(val, &e, 10);
+        int md = parse_mode(slash);
+        if (!mm || !tf_is(mm, "MatMul") || e == val || *e || md < 0)
+            return poprt__err(POPRT_STATUS_INVALID_OPTION,
+                              "pass 'serialize_matmul': '%s=%s' does not name a MatMul with "
+                              "FACTOR[/MODE[/KEEP_PRECISION]]", k, a.vals[i]);
+        int done;
+        if ((st = poprt__tf_serialize(m, mm, NULL, f, md, &done)))
+            return st;
+        *changed |= done;
+    }
+    if (nodes) {
+        char buf[4096];
+        const char *names[256];
+        int nn = tf_name_list(nodes, buf, sizeof buf, names, 256);
+        for (int i = 0; i < nn; i++) {
+            poprt__node *mm = tf_find_node(g, names[i]);
+            int done;
+            if (!tf_is(mm, "MatMul"))
+                return poprt__err(POPRT_STATUS_INVALID_OPTION,
+                                  "pass 'serialize_matmul': no MatMul named '%s'", names[i]);
+            if ((st = poprt__tf_serialize(m, mm, NULL, factor, mode, &done)))
+                return st;
+            *changed |= done;
+        }
+    } else if (!explicit_nodes && factor >= 2) {
+        size_t len = g->nodes.len;
+        for (size_t i = 0; i < len && i < g->nodes.len; i++) {
+            poprt__node *mm = g->nodes.items[i];
+            int done;
+            if (!tf_is(mm, "MatMul"))
+                continue;
+            if ((st = poprt__tf_serialize(m, mm, NULL, factor, mode, &done)))
+                return st;
+            if (done) { /* mm left the list: the next node moved into slot i */
+                *changed = 1;
+                i--;
+                len--;
+            }
+        }
+    }
+    if (*changed)
+        poprt__graph_remove_dead(g);
+    return POPRT_OK;
+}
+
+const poprt__pass poprt__pass_serialize_matmul = {
+    "serialize_matmul",
+    "split MatMuls into `factor` pieces along N (output_channels), M (input_channels) or K "
+    "(reducing_dim) and join with Concat/Sum: bounds each GEMM's working set",
+    run};

@@ -1,0 +1,593 @@
+/* Helpers shared by the precision passes: data sets, a model runner that
+ * fetches intermediate tensors, error metrics, list arguments. */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "passes/util_precision.h"
+#include "onnx/onnx.h"
+#include "ir/dtype.h"
+
+/* ---- data sets ------------------------------------------------------------ */
+
+void poprt__pdata_free(poprt__pdata *d)
+{
+    if (!d)
+        return;
+    poprt__arena_free(&d->arena);
+    memset(d, 0, sizeof *d);
+}
+
+static poprt_status oom(void) { return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory"); }
+
+static uint32_t xorshift(uint32_t *s)
+{
+    uint32_t x = *s;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return *s = x;
+}
+
+poprt_status poprt__pdata_random(const poprt__model *m, int samples, uint32_t seed,
+                                 int64_t unknown_dim, poprt__pdata *out)
+{
+    memset(out, 0, sizeof *out);
+    poprt__arena_init(&out->arena);
+    poprt__vec ins = {0};
+    poprt_status st = poprt__user_inputs(m->graph, &ins) ? oom() : POPRT_OK;
+    out->n_inputs = (int)ins.len;
+    out->n_samples = samples;
+    out->t = poprt__arena_array(&out->arena, (size_t)(samples * out->n_inputs + 1), sizeof *out->t);
+    if (!st && !out->t)
+        st = oom();
+    uint32_t rng = seed ? seed : 1;
+    for (int s = 0; !st && s < samples; s++)
+        for (size_t i = 0; !st && i < ins.len; i++) {
+            const poprt__tensor *t = ins.items[i];
+            poprt__ptensor *p = &out->t[s * out->n_inputs + (int)i];
+            if (t->type.kind != POPRT__KIND_TENSOR || t->type.rank < 0 || !t->type.elem ||
+                t->type.elem == POPRT_DTYPE_STRING) {
+                st = poprt__err(POPRT_STATUS_UNSUPPORTED,
+                                "input '%s': made-up data needs a tensor of known rank and type",
+                                t->name);
+                break;
+            }
+            p->name = t->name;
+            p->dtype = t->type.elem;
+            p->rank = t->type.rank;
+            int64_t n = 1;
+            for (int d = 0; d < p->rank; d++) {
+                int64_t v = t->type.dims[d].value;
+                p->dims[d] = v >= 0 ? v : (d == 0 ? 1 : unknown_dim);
+                n *= p->dims[d];
+            }
+            size_t es = poprt_dtype_size((poprt_dtype)p->dtype);
+            p->nbytes = (size_t)n * es;
+            void *buf = poprt__arena_alloc(&out->arena, p->nbytes ? p->nbytes : 1);
+            if (!buf) {
+                st = oom();
+                break;
+            }
+            for (int64_t k = 0; k < n; k++) {
+                uint32_t r = xorshift(&rng);
+                if (p->dtype == POPRT_DTYPE_BOOL)
+                    ((uint8_t *)buf)[k] = r & 1;
+                else if (poprt__dtype_is_int(p->dtype))
+                    poprt__store_i64(buf, p->dtype, k, (int64_t)(r % 4));
+                else
+                    poprt__store_f64(buf, p->dtype, k, (double)r / 4294967296.0 * 2.0 - 1.0);
+            }
+            p->data = buf;
+        }
+    poprt__vec_free(&ins);
+    if (st)
+        poprt__pdata_free(out);
+    return st;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Names in dir (sorted) that start with prefix; *n gets their number. */
+static poprt_status list_dir(const char *dir, const char *prefix, int want_dirs, poprt__arena *a,
+                             char ***names, int *n)
+{
+    *n = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return poprt__err(POPRT_STATUS_IO_ERROR, "calibration data: cannot open folder '%s'", dir);
+    int cap = 16;
+    char **v = poprt__arena_array(a, (size_t)cap, sizeof *v);
+    struct dirent *e;
+    while (v && (e = readdir(d))) {
+        if (e->d_name[0] == '.' || strncmp(e->d_name, prefix, strlen(prefix)) != 0)
+            continue;
+        char *path = poprt__arena_printf(a, "%s/%s", dir, e->d_name);
+        struct stat sb;
+        if (!path || stat(path, &sb) != 0 || (S_ISDIR(sb.st_mode) != 0) != want_dirs)
+            continue;
+        if (*n == cap) {
+            char **nv = poprt__arena_array(a, (size_t)cap * 2, sizeof *nv);
+            if (nv)
+                memcpy(nv, v, (size_t)cap * sizeof *v);
+            v = nv;
+            cap *= 2;
+            if (!v)
+                break;
+        }
+        v[(*n)++] = poprt__arena_strdup(a, e->d_name);
+    }
+    closedir(d);
+    if (!v)
+        return oom();
+    qsort(v, (size_t)*n, sizeof *v, cmp_str);
+    *names = v;
+    return POPRT_OK;
+}
+
+static poprt_status load_sample(const poprt__vec *ins, const char *dir, poprt__pdata *out,
+                                poprt__ptensor *row)
+{
+    for (size_t i = 0; i < ins->len; i++)
+        row[i].data = NULL;
+    for (size_t k = 0; k < ins->len; k++) {
+        char *path = poprt__arena_printf(&out->arena, "%s/input_%zu.pb", dir, k);
+        if (!path)
+            return oom();
+        poprt__blob *b;
+        poprt_status st = poprt__blob_map_file(path, &b);
+        if (st)
+            return poprt__err_prefix(POPRT_STATUS_IO_ERROR, "calibration data: ");
+        poprt__onnx_tensor t;
+        st = poprt__onnx_decode_tensor(b->data, b->size, &out->arena, &t);
+        const void *data = st ? NULL : poprt__arena_memdup(&out->arena, t.data, t.nbytes ? t.nbytes : 1);
+        poprt__blob_unref(b);
+        if (st)
+            return poprt__err_prefix(st, "calibration file '%s': ", path);
+        if (!data)
+            return oom();
+        /* by name when the file names an input, else by position */
+        size_t slot = k;
+        for (size_t i = 0; t.name && t.name[0] && i < ins->len; i++)
+            if (strcmp(((const poprt__tensor *)ins->items[i])->name, t.name) == 0)
+                slot = i;
+        const poprt__tensor *in = ins->items[slot];
+        if (in->type.elem && t.type.elem != in->type.elem)
+            return poprt__err(POPRT_STATUS_SHAPE_MISMATCH,
+                              "calibration file '%s': dtype %s, input '%s' expects %s", path,
+                              poprt_dtype_name((poprt_dtype)t.type.elem), in->name,
+                              poprt_dtype_name((poprt_dtype)in->type.elem));
+        if (t.type.rank > POPRT__MAX_RANK)
+            return poprt__err(POPRT_STATUS_UNSUPPORTED, "calibration file '%s': rank too high", path);
+        poprt__ptensor *p = &row[slot];
+        p->name = in->name;
+        p->dtype = t.type.elem;
+        p->rank = t.type.rank;
+        for (int d = 0; d < p->rank; d++)
+            p->dims[d] = t.type.dims[d].value;
+        p->data = data;
+        p->nbytes = t.nbytes;
+    }
+    for (size_t i = 0; i < ins->len; i++)
+        if (!row[i].data)
+            return poprt__err(POPRT_STATUS_NOT_FOUND, "calibration folder '%s': no file for input '%s'",
+                              dir, ((const poprt__tensor *)ins->items[i])->name);
+    return POPRT_OK;
+}
+
+poprt_status poprt__pdata_load(const poprt__model *m, const char *dir, int max_samples,
+                               poprt__pdata *out)
+{
+    memset(out, 0, sizeof *out);
+    poprt__arena_init(&out->arena);
+    poprt__vec ins = {0};
+    poprt_status st = poprt__user_inputs(m->graph, &ins) ? oom() : POPRT_OK;
+    char **subs = NULL, **files = NULL;
+    int n_subs = 0, n_files = 0;
+    if (!st)
+        st = list_dir(dir, "input_", 0, &out->arena, &files, &n_files);
+    if (!st && n_files == 0)
+        st = list_dir(dir, "", 1, &out->arena, &subs, &n_subs);
+    int n = n_files ? 1 : n_subs;
+    if (!st && max_samples > 0 && n > max_samples)
+        n = max_samples;
+    if (!st && n == 0)
+        st = poprt__err(POPRT_STATUS_NOT_FOUND,
+                        "calibration folder '%s' holds no input_K.pb files and no sample folders", dir);
+    out->n_inputs = (int)ins.len;
+    if (!st && !(out->t = poprt__arena_array(&out->arena, (size_t)(n * out->n_inputs + 1), sizeof *out->t)))
+        st = oom();
+    for (int s = 0; !st && s < n; s++) {
+        const char *sd = n_files ? dir : poprt__arena_printf(&out->arena, "%s/%s", dir, subs[s]);
+        st = sd ? load_sample(&ins, sd, out, &out->t[s * out->n_inputs]) : oom();
+        out->n_samples = s + 1;
+    }
+    poprt__vec_free(&ins);
+    if (st)
+        poprt__pdata_free(out);
+    return st;
+}
+
+poprt_status poprt__pdata_get(const poprt__model *m, const char *dir, int samples, poprt__pdata *out)
+{
+    if (dir && *dir)
+        return poprt__pdata_load(m, dir, samples, out);
+    return poprt__pdata_random(m, samples > 0 ? samples : 1, 1234, 64, out);
+}
+
+/* ---- runner ------------------------------------------------------------- */
+
+struct poprt__prunner {
+    poprt_session *s;
+    int n;
+    const char **names;
+    float **bufs;
+    int64_t *numel, *cap;
+    int64_t (*dims)[POPRT__MAX_RANK];
+    int *rank;
+    poprt__arena arena;
+};
+
+const int64_t *poprt__prunner_dims(const poprt__prunner *r, int i, int *rank)
+{
+    *rank = r->numel[i] < 0 ? -1 : r->rank[i];
+    return r->dims[i];
+}
+
+void poprt__pmodel_view(poprt__model *m, poprt_model *view)
+{
+    memset(view, 0, sizeof *view);
+    view->m = m;
+    view->gen = 1;
+}
+
+void poprt__prunner_free(poprt__prunner *r)
+{
+    if (!r)
+        return;
+    poprt_session_free(r->s);
+    for (int i = 0; i < r->n; i++)
+        poprt__free(r->bufs ? r->bufs[i] : NULL);
+    poprt__arena_free(&r->arena);
+    poprt__free(r);
+}
+
+int poprt__prunner_count(const poprt__prunner *r) { return r->n; }
+const char *poprt__prunner_name(const poprt__prunner *r, int i) { return r->names[i]; }
+
+poprt_status poprt__prunner_create(const poprt__model *m, int n_names, const char *const *names,
+                                   const poprt__pdata *shapes, poprt__prunner **out)
+{
+    poprt__prunner *r = poprt__calloc(1, sizeof *r);
+    if (!r)
+        return oom();
+    poprt__arena_init(&r->arena);
+    poprt__model *c = NULL;
+    poprt_options *opt = NULL;
+    poprt_status st = poprt__model_clone(m, &c);
+    if (!st) {
+        poprt__graph *g = c->graph;
+        r->n = names ? n_names : (int)g->outputs.len;
+        r->names = poprt__arena_array(&r->arena, (size_t)r->n + 1, sizeof *r->names);
+        r->bufs = poprt__arena_array(&r->arena, (size_t)r->n + 1, sizeof *r->bufs);
+        r->numel = poprt__arena_array(&r->arena, (size_t)r->n + 1, sizeof *r->numel);
+        r->cap = poprt__arena_array(&r->arena, (size_t)r->n + 1, sizeof *r->cap);
+        r->dims = poprt__arena_array(&r->arena, (size_t)r->n + 1, sizeof *r->dims);
+        r->rank = poprt__arena_array(&r->arena, (size_t)r->n + 1, sizeof *r->rank);
+        if (!r->names || !r->bufs || !r->numel || !r->cap || !r->dims || !r->rank)
+            st = oom();
+        for (int i = 0; !st && i < r->n; i++) {
+            poprt__tensor *t = names ? poprt__graph_find(g, names[i]) : g->outputs.items[i];
+            if (!t || t->graph != g) {
+                st = poprt__err(POPRT_STATUS_NOT_FOUND, "no tensor '%s' in the main graph", names[i]);
+                break;
+            }
+            r->names[i] = poprt__arena_strdup(&r->arena, t->name);
+            if (!r->names[i])
+                st = oom();
+            else if (!t->is_output) {
+                t->is_output = 1;
+                st = poprt__vec_push(&g->outputs, t) ? oom() : POPRT_OK;
+            }
+        }
+    }
+    if (!st)
+        st = poprt_options_create(&opt);
+    /* symbolic input dims take the sample's shape */
+    for (int i = 0; !st && shapes && shapes->n_samples > 0 && i < shapes->n_inputs; i++) {
+        const poprt__ptensor *p = &shapes->t[i];
+        const poprt__tensor *t = poprt__graph_find(c->graph, p->name);
+        int fixed = t && t->type.rank == p->rank;
+        for (int d = 0; fixed && d < p->rank; d++)
+            fixed = t->type.dims[d].value >= 0;
+        if (fixed)
+            continue;
+        char key[512], val[512];
+        size_t o = 0;
+        val[0] = 0;
+        for (int d = 0; d < p->rank && o < sizeof val - 24; d++)
+            o += (size_t)snprintf(val + o, sizeof val - o, "%s%lld", d ? "," : "", (long long)p->dims[d]);
+        snprintf(key, sizeof key, "input_shape.%s", p->name);
+        st = poprt_options_set(opt, key, val);
+    }
+    if (!st) {
+        poprt_model view;
+        poprt__pmodel_view(c, &view);
+        st = poprt_session_create(&view, opt, &r->s);
+        poprt__vec_free(&view.user_inputs);
+    }
+    poprt_options_free(opt);
+    poprt__model_free(c);
+    if (st) {
+        poprt__prunner_free(r);
+        return st;
+    }
+    *out = r;
+    return POPRT_OK;
+}
+
+poprt_status poprt__prunner_run(poprt__prunner *r, const poprt__pdata *d, int s,
+                                const float *const **out, const int64_t **numel)
+{
+    poprt_stepio *io;
+    poprt_status st = poprt_stepio_create(&io);
+    if (st)
+        return st;
+    for (int i = 0; !st && i < d->n_inputs; i++) {
+        const poprt__ptensor *p = &d->t[s * d->n_inputs + i];
+        st = poprt_stepio_set_input(io, p->name, (poprt_dtype)p->dtype, p->dims, p->rank, p->data,
+                                    p->nbytes);
+    }
+    for (int i = 0; !st && i < r->n; i++)
+        st = poprt_stepio_set_output_alloc(io, r->names[i]);
+    if (!st)
+        st = poprt_session_run(r->s, io);
+    for (int i = 0; !st && i < r->n; i++) {
+        poprt_dtype dt;
+        int rank;
+        const int64_t *dims;
+        const void *data;
+        size_t nbytes;
+        r->numel[i] = -1;
+        poprt_value_kind kind = POPRT_VALUE_TENSOR;
+        if (poprt_stepio_output_kind(io, r->names[i], &kind, NULL, NULL) || kind != POPRT_VALUE_TENSOR)
+            continue;
+        if (poprt_stepio_output(io, r->names[i], &dt, &rank, &dims, &data, &nbytes))
+            continue;
+        if (!poprt__dtype_is_float(dt) && !poprt__dtype_is_int(dt) && dt != POPRT_DTYPE_BOOL)
+            continue;
+        int64_t n = 1;
+        for (int k = 0; k < rank; k++)
+            n *= dims[k];
+        r->rank[i] = rank < POPRT__MAX_RANK ? rank : POPRT__MAX_RANK;
+        for (int k = 0; k < r->rank[i]; k++)
+            r->dims[i][k] = dims[k];
+        if (n > r->cap[i]) {
+            float *b = poprt__realloc(r->bufs[i], (size_t)(n > 0 ? n : 1) * sizeof(float));
+            if (!b) {
+                st = oom();
+                break;
+            }
+            r->bufs[i] = b;
+            r->cap[i] = n;
+        }
+        if (dt == POPRT_DTYPE_FLOAT)
+            memcpy(r->bufs[i], data, (size_t)n * sizeof(float));
+        else if (dt == POPRT_DTYPE_FLOAT16)
+            for (int64_t k = 0; k < n; k++)
+                r->bufs[i][k] = poprt__half_to_float(((const uint16_t *)data)[k]);
+        else
+            for (int64_t k = 0; k < n; k++)
+                r->bufs[i][k] = (float)poprt__load_f64(data, dt, k);
+        r->numel[i] = n;
+    }
+    poprt_stepio_free(io);
+    if (!st) {
+        *out = (const float *const *)r->bufs;
+        *numel = r->numel;
+    }
+    return st;
+}
+
+/* ---- metrics -------------------------------------------------------------- */
+
+double poprt__metric_cos_dist(const float *a, const float *b, int64_t n)
+{
+    double ab = 0, aa = 0, bb = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (!isfinite(a[i]) || !isfinite(b[i])) {
+            if (isfinite(a[i]) != isfinite(b[i]))
+                return 1.0;
+            continue;
+        }
+        ab += (double)a[i] * b[i];
+        aa += (double)a[i] * a[i];
+        bb += (double)b[i] * b[i];
+    }
+    if (aa == 0 && bb == 0)
+        return 0.0;
+    if (aa == 0 || bb == 0)
+        return 1.0;
+    double c = ab / sqrt(aa * bb);
+    return 1.0 - (c > 1.0 ? 1.0 : c);
+}
+
+double poprt__metric_max_rel(const float *ref, const float *b, int64_t n)
+{
+    double mx = 0, err = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (!isfinite(ref[i]) || !isfinite(b[i])) {
+            if (!(ref[i] == b[i] || (isnan(ref[i]) && isnan(b[i]))))
+                return INFINITY;
+            continue;
+        }
+        double a = fabs((double)ref[i]), e = fabs((double)ref[i] - b[i]);
+        mx = a > mx ? a : mx;
+        err = e > err ? e : err;
+    }
+    return err / (mx > 1e-12 ? mx : 1e-12);
+}
+
+int poprt__metric_known(const char *kind)
+{
+    static const char *const k[] = {"mse", "mae", "snr", "kld", "cos_dist"};
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+        if (strcmp(kind, k[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* KL(P || Q) of |values| histograms over log2-spaced bins: fp8 is a
+ * floating format, so relative (not absolute) resolution matters. */
+static double kld(const float *ref, const float *b, int64_t n)
+{
+    enum { NB = 96 };
+    double p[NB] = {0}, q[NB] = {0};
+    float mx = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (isfinite(ref[i]) && fabsf(ref[i]) > mx)
+            mx = fabsf(ref[i]);
+    if (mx == 0)
+        return 0;
+    double top = log2((double)mx) + 1e-9;
+    for (int64_t i = 0; i < n; i++) {
+        double va = fabs((double)ref[i]), vb = fabs((double)b[i]);
+        int ia = va > 0 ? (int)((top - log2(va)) * 4.0) : NB - 1;
+        int ib = vb > 0 && isfinite(vb) ? (int)((top - log2(vb)) * 4.0) : NB - 1;
+        ia = ia < 0 ? 0 : (ia >= NB ? NB - 1 : ia);
+        ib = ib < 0 ? 0 : (ib >= NB ? NB - 1 : ib);
+        p[ia] += 1;
+        q[ib] += 1;
+    }
+    double r = 0;
+    for (int i = 0; i < NB; i++)
+        if (p[i] > 0)
+            r += p[i] / (double)n * log((p[i] + 1e-3) / (q[i] + 1e-3));
+    return r;
+}
+
+double poprt__metric_loss(const char *kind, const float *ref, const float *b, int64_t n)
+{
+    if (n <= 0)
+        return 0;
+    if (strcmp(kind, "cos_dist") == 0)
+        return poprt__metric_cos_dist(ref, b, n);
+    if (strcmp(kind, "kld") == 0)
+        return kld(ref, b, n);
+    double se = 0, ae = 0, sig = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double d = (double)ref[i] - b[i];
+        if (!isfinite(d))
+            return INFINITY;
+        se += d * d;
+        ae += fabs(d);
+        sig += (double)ref[i] * ref[i];
+    }
+    if (strcmp(kind, "mae") == 0)
+        return ae / (double)n;
+    if (strcmp(kind, "snr") == 0)
+        return se / (sig > 0 ? sig : 1e-30);
+    return se / (double)n;
+}
+
+/* ---- arguments ------------------------------------------------------------ */
+
+int poprt__arg_list(const char *text, char *buf, size_t bufsize, const char **items, int max)
+{
+    if (!text || !bufsize)
+        return 0;
+    size_t len = strlen(text);
+    if (len >= bufsize)
+        len = bufsize - 1;
+    memcpy(buf, text, len);
+    buf[len] = 0;
+    char *p = buf;
+    while (*p == '[' || *p == ' ')
+        p++;
+    char *e = p + strlen(p);
+    while (e > p && (e[-1] == ']' || e[-1] == ' '))
+        *--e = 0;
+    int n = 0;
+    while (*p && n < max) {
+        while (*p == ' ')
+            p++;
+        char *q = p;
+        while (*q && *q != ',' && *q != ';')
+            q++;
+        char *end = q;
+        while (end > p && end[-1] == ' ')
+            end--;
+        int more = *q != 0;
+        *end = 0;
+        if (*p)
+            items[n++] = p;
+        p = more ? q + 1 : q;
+    }
+    return n;
+}
+
+int poprt__list_has(const char *const *items, int n, const char *s)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(items[i], s) == 0)
+            return 1;
+    return 0;
+}
+
+poprt_status poprt__load_origin(const poprt__model *m, const char *path, const char *pass,
+                                poprt__model **out)
+{
+    if (!path || !*path)
+        path = m->path;
+    if (!path)
+        return poprt__err(POPRT_STATUS_NOT_FOUND,
+                          "%s: no original model to compare with (give origin=PATH; the "
+                          "model was not loaded from a file)",
+                          pass);
+    poprt__model *o = NULL;
+    poprt_status st = poprt__onnx_load_file(path, &o);
+    if (!st)
+        st = poprt__model_inline_functions(o);
+    if (!st)
+        st = poprt__model_check(o);
+    if (st) {
+        if (o)
+            poprt__model_free(o);
+        return poprt__err_prefix(st, "original model '%s': ", path);
+    }
+    *out = o;
+    return POPRT_OK;
+}
+
+int poprt__const_f32(const poprt__tensor *t, const float **data, int64_t *n)
+{
+    if (!t || t->type.kind != POPRT__KIND_TENSOR || t->type.elem != POPRT_DTYPE_FLOAT || t->is_input)
+        return 0;
+    if (t->data) {
+        *data = t->data;
+        *n = (int64_t)(t->nbytes / sizeof(float));
+        return 1;
+    }
+    const poprt__node *p = t->producer;
+    if (!p || strcmp(p->op_type, "Constant") != 0 || p->domain[0])
+        return 0;
+    const poprt__attr *a = poprt__node_attr(p, "value");
+    if (a && a->type == POPRT__ATTR_TENSOR && a->t && a->t->data &&
+        a->t->type.elem == POPRT_DTYPE_FLOAT) {
+        *data = a->t->data;
+        *n = (int64_t)(a->t->nbytes / sizeof(float));
+        return 1;
+    }
+    a = poprt__node_attr(p, "value_float");
+    if (a && a->type == POPRT__ATTR_FLOAT) {
+        *data = &a->f;
+        *n = 1;
+        return 1;
+    }
+    return 0;
+}

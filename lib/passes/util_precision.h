@@ -1,0 +1,104 @@
+/* Helpers shared by the precision passes (float_to_half, float_to_mixed,
+ * float_to_fp8, layer_precision_compare, check_with_fake_data, ...):
+ * input data sets (random or read from a calibration folder), running a
+ * model on them through a session and reading graph outputs or
+ * intermediate tensors as float32, error metrics, list arguments. */
+#ifndef POPRT_UTIL_PRECISION_H
+#define POPRT_UTIL_PRECISION_H
+
+#include "passes/passes.h"
+
+/* One input tensor of one sample. */
+typedef struct poprt__ptensor {
+    const char *name;
+    int32_t dtype;
+    int rank;
+    int64_t dims[POPRT__MAX_RANK];
+    const void *data;
+    size_t nbytes;
+} poprt__ptensor;
+
+/* A data set: n samples, each a full set of the model's user inputs
+ * (sample s is t[s * n_inputs .. (s + 1) * n_inputs)). Memory in arena. */
+typedef struct poprt__pdata {
+    int n_samples, n_inputs;
+    poprt__ptensor *t;
+    poprt__arena arena;
+} poprt__pdata;
+
+/* Random inputs for every user input of m: floats uniform in [-1, 1),
+ * integers in [0, 4), bools 0/1. Unknown dims are 1 on axis 0 and
+ * `unknown_dim` elsewhere. UNSUPPORTED for non-tensor inputs. */
+poprt_status poprt__pdata_random(const poprt__model *m, int samples, uint32_t seed,
+                                 int64_t unknown_dim, poprt__pdata *out);
+/* Reads a calibration folder (docs/calibration.md): either input_K.pb
+ * files directly in dir (one sample) or sub-folders holding them (one
+ * sample each, in name order), at most max_samples (<= 0: all). */
+poprt_status poprt__pdata_load(const poprt__model *m, const char *dir, int max_samples,
+                               poprt__pdata *out);
+/* pdata_load when dir is set, else pdata_random(samples, seed 1234, 64). */
+poprt_status poprt__pdata_get(const poprt__model *m, const char *dir, int samples,
+                              poprt__pdata *out);
+void poprt__pdata_free(poprt__pdata *d);
+
+/* Runs a model (a private copy, with the requested tensors added as graph
+ * outputs) on samples. Fetched values are converted to float32. */
+typedef struct poprt__prunner poprt__prunner;
+/* names: tensors of the main graph to fetch (NULL: the graph outputs). A
+ * name that is not a float tensor of known type is fetched as well but
+ * reported with numel -1. shapes: the sample whose shapes fix symbolic
+ * input dims. */
+poprt_status poprt__prunner_create(const poprt__model *m, int n_names, const char *const *names,
+                                   const poprt__pdata *shapes, poprt__prunner **out);
+/* Runs sample s; out[i] / numel[i] stay valid until the next run or free. */
+poprt_status poprt__prunner_run(poprt__prunner *r, const poprt__pdata *d, int s,
+                                const float *const **out, const int64_t **numel);
+int poprt__prunner_count(const poprt__prunner *r);
+/* Shape of fetched value i in the last run (*rank -1 when not fetched). */
+const int64_t *poprt__prunner_dims(const poprt__prunner *r, int i, int *rank);
+const char *poprt__prunner_name(const poprt__prunner *r, int i);
+void poprt__prunner_free(poprt__prunner *r);
+
+/* ---- metrics (double accumulation; non-finite values count as error) ---- */
+/* 1 - cosine similarity; 0 when both are all zero. */
+double poprt__metric_cos_dist(const float *a, const float *b, int64_t n);
+/* max |a - b| / max(max |a|, 1e-12): error relative to the reference's scale. */
+double poprt__metric_max_rel(const float *ref, const float *b, int64_t n);
+/* Named losses of calibration: "mse", "mae", "snr" (noise / signal power),
+ * "kld" (KL divergence of |values| histograms), "cos_dist". */
+double poprt__metric_loss(const char *kind, const float *ref, const float *b, int64_t n);
+int poprt__metric_known(const char *kind);
+
+/* ---- list arguments: "[a,b,c]" or "a;b" or "a" -> items (in buf) ---- */
+int poprt__arg_list(const char *text, char *buf, size_t bufsize, const char **items, int max);
+int poprt__list_has(const char *const *items, int n, const char *s);
+
+/* Wraps an internal model for the public session API (no copy). */
+void poprt__pmodel_view(poprt__model *m, poprt_model *view);
+
+/* Origin model of a comparison: loads `path`, or m->path when NULL. Returns
+ * NOT_FOUND with a message when neither is available. */
+poprt_status poprt__load_origin(const poprt__model *m, const char *path, const char *pass,
+                                poprt__model **out);
+
+/* Constant float32 value of t: an initializer (not also a graph input) or
+ * the output of a Constant node. Returns 1 and sets *data / *n, else 0. */
+int poprt__const_f32(const poprt__tensor *t, const float **data, int64_t *n);
+
+/* ---- shared conversions (implemented in the pass files) ---- */
+
+/* float_to_half's rewrite (float_to_half.c): nodes of the main graph whose
+ * type is in skip_types or whose name is in skip_names stay float32.
+ * When pairs is not NULL it receives, for each converted float output,
+ * the original tensor name then the float16 tensor's name (arena strings of
+ * m). *n_nodes gets the number of nodes converted. */
+typedef struct poprt__half_opts {
+    const char *const *skip_types;
+    int n_skip_types;
+    const char *const *skip_names;
+    int n_skip_names;
+} poprt__half_opts;
+poprt_status poprt__to_half(poprt__model *m, const poprt__half_opts *o, poprt__vec *pairs,
+                            int *n_nodes);
+
+#endif

@@ -1,0 +1,588 @@
+/* Unit tests: the precision group of passes (float_to_half, float_to_mixed,
+ * float_to_fp8, layer_precision_compare, check_with_fake_data, final_check,
+ * model_overview, add_checkpoints, manual_sharding). Every test builds its
+ * graph through the IR, checks the rewrite, and runs the model before and
+ * after through the public API on the same inputs. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include "builder.h"
+
+static char tmpdir[256];
+
+static void logcb(poprt_log_level level, const char *msg, void *user)
+{
+    (void)level;
+    (void)user;
+    fprintf(stderr, "%s\n", msg);
+}
+
+static void make_tmpdir(void)
+{
+    if (tmpdir[0])
+        return;
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/poprt_prec_XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static const char *tmp_path(const char *name)
+{
+    static char buf[8][512];
+    static int k;
+    make_tmpdir();
+    char *p = buf[k++ % 8];
+    snprintf(p, 512, "%s/%s", tmpdir, name);
+    return p;
+}
+
+static uint32_t rng = 7;
+static float frand(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 17;
+    rng ^= rng << 5;
+    return (float)rng / 4294967296.0f * 2.0f - 1.0f;
+}
+
+/* Runs model on one float input x (dims) and returns output `out` as a heap copy. */
+static float *run1(const poprt_model *model, const char *in, const int64_t *dims, int rank,
+                   const float *x, const char *out, int64_t *n_out)
+{
+    poprt_session *s;
+    ck_assert_msg(poprt_session_create(model, NULL, &s) == POPRT_OK, "%s", poprt_last_error());
+    poprt_stepio *io;
+    ck_assert_int_eq(poprt_stepio_create(&io), POPRT_OK);
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++)
+        n *= dims[i];
+    ck_assert_int_eq(poprt_stepio_set_input(io, in, POPRT_DTYPE_FLOAT, dims, rank, x,
+                                            (size_t)n * sizeof(float)),
+                     POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_set_output_alloc(io, out), POPRT_OK);
+    ck_assert_msg(poprt_session_run(s, io) == POPRT_OK, "%s", poprt_last_error());
+    poprt_dtype dt;
+    int r;
+    const int64_t *d;
+    const void *data;
+    size_t nb;
+    ck_assert_int_eq(poprt_stepio_output(io, out, &dt, &r, &d, &data, &nb), POPRT_OK);
+    ck_assert_int_eq(dt, POPRT_DTYPE_FLOAT);
+    float *y = malloc(nb ? nb : 1);
+    memcpy(y, data, nb);
+    *n_out = (int64_t)(nb / sizeof(float));
+    poprt_stepio_free(io);
+    poprt_session_free(s);
+    return y;
+}
+
+static double max_rel(const float *a, const float *b, int64_t n)
+{
+    double mx = 0, e = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (!isfinite(b[i]))
+            return INFINITY;
+        mx = fmax(mx, fabs(a[i]));
+        e = fmax(e, fabs((double)a[i] - b[i]));
+    }
+    return e / (mx > 0 ? mx : 1);
+}
+
+static double cosine(const float *a, const float *b, int64_t n)
+{
+    double ab = 0, aa = 0, bb = 0;
+    for (int64_t i = 0; i < n; i++) {
+        ab += (double)a[i] * b[i];
+        aa += (double)a[i] * a[i];
+        bb += (double)b[i] * b[i];
+    }
+    return ab / sqrt(aa * bb);
+}
+
+static poprt_status run_pass(poprt_model *m, const char *name, const char *args)
+{
+    poprt_pass_manager *pm;
+    ck_assert_int_eq(poprt_pass_manager_create(&pm), POPRT_OK);
+    ck_assert_int_eq(poprt_pass_manager_add(pm, name, args), POPRT_OK);
+    poprt_status st = poprt_pass_manager_run(pm, m);
+    poprt_pass_manager_free(pm);
+    return st;
+}
+
+static int count_op(const poprt_model *m, const char *op)
+{
+    int c = 0;
+    const poprt__graph *g = m->m->graph;
+    for (size_t i = 0; i < g->nodes.len; i++)
+        c += strcmp(((const poprt__node *)g->nodes.items[i])->op_type, op) == 0;
+    return c;
+}
+
+static const poprt__node *node_named(const poprt_model *m, const char *name)
+{
+    const poprt__graph *g = m->m->graph;
+    for (size_t i = 0; i < g->nodes.len; i++)
+        if (strcmp(((const poprt__node *)g->nodes.items[i])->name, name) == 0)
+            return g->nodes.items[i];
+    return NULL;
+}
+
+static int count_const_dtype(const poprt_model *m, int32_t dt)
+{
+    int c = 0;
+    const poprt__graph *g = m->m->graph;
+    for (size_t i = 0; i < g->tensors.len; i++) {
+        const poprt__tensor *t = g->tensors.items[i];
+        c += t->data && t->type.elem == dt && (t->is_initializer || !t->producer);
+    }
+    return c;
+}
+
+/* x[2,8] -> MatMul W[8,16] -> Add b -> Mul k -> Softmax -> y. With `big`,
+ * k = 3e4 so that the product overflows float16. */
+static poprt_model *mlp(int big, const char *save_as)
+{
+    rng = 7; /* the same weights on every call */
+    poprt__model *m = tb_model(17);
+    int64_t xd[2] = {2, 8}, wd[2] = {8, 16}, bd[1] = {16}, kd[1] = {1};
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 2, xd);
+    float w[128], b[16], k[1] = {big ? 3e4f : 0.5f};
+    for (int i = 0; i < 128; i++)
+        w[i] = frand();
+    for (int i = 0; i < 16; i++)
+        b[i] = frand();
+    tb_const(m, "W", POPRT_DTYPE_FLOAT, 2, wd, w);
+    tb_const(m, "b", POPRT_DTYPE_FLOAT, 1, bd, b);
+    tb_const(m, "k", POPRT_DTYPE_FLOAT, 1, kd, k);
+    tb_node(m, "MatMul", 2, (const char *[]){"x", "W"}, 1, (const char *[]){"mm"})->name = "mm_node";
+    tb_node(m, "Add", 2, (const char *[]){"mm", "b"}, 1, (const char *[]){"s"})->name = "add_node";
+    tb_node(m, "Mul", 2, (const char *[]){"s", "k"}, 1, (const char *[]){"z"})->name = "mul_node";
+    tb_node(m, "Relu", 1, (const char *[]){"z"}, 1, (const char *[]){"r"})->name = "relu_node";
+    tb_node(m, "Softmax", 1, (const char *[]){"r"}, 1, (const char *[]){"y"})->name = "softmax_node";
+    tb_output(m, "y");
+    tb_output(m, "r");
+    poprt_model *model;
+    ck_assert_int_eq(tb_load(m, &model), POPRT_OK);
+    if (save_as) {
+        ck_assert_int_eq(poprt_model_save(model, save_as), POPRT_OK);
+        poprt_model_free(model);
+        ck_assert_int_eq(poprt_model_load(save_as, &model), POPRT_OK);
+    }
+    return model;
+}
+
+START_TEST(float_to_half_converts_and_agrees)
+{
+    poprt_model *a = mlp(0, NULL), *b;
+    ck_assert_int_eq(poprt_model_clone(a, &b), POPRT_OK);
+    ck_assert_msg(run_pass(b, "float_to_half", NULL) == POPRT_OK, "%s", poprt_last_error());
+    /* weights stored as float16, interface kept float32 */
+    ck_assert_int_ge(count_const_dtype(b, POPRT_DTYPE_FLOAT16), 3);
+    ck_assert_int_eq(count_const_dtype(b, POPRT_DTYPE_FLOAT), 0);
+    ck_assert_int_ge(count_op(b, "Cast"), 2);
+    poprt_value_info info = {.size = sizeof info};
+    ck_assert_int_eq(poprt_model_input(b, 0, &info), POPRT_OK);
+    ck_assert_int_eq(info.dtype, POPRT_DTYPE_FLOAT);
+    ck_assert_int_eq(poprt_model_output(b, 0, &info), POPRT_OK);
+    ck_assert_int_eq(info.dtype, POPRT_DTYPE_FLOAT);
+    /* Softmax stays float32; MatMul reads float16 */
+    const poprt__node *sm = node_named(b, "softmax_node"), *mm = node_named(b, "mm_node");
+    ck_assert_int_eq(sm->inputs[0]->type.elem, POPRT_DTYPE_FLOAT);
+    ck_assert_int_eq(mm->inputs[1]->type.elem, POPRT_DTYPE_FLOAT16);
+    ck_assert_int_eq(mm->outputs[0]->type.elem, POPRT_DTYPE_FLOAT16);
+    float x[16];
+    for (int i = 0; i < 16; i++)
+        x[i] = frand();
+    int64_t xd[2] = {2, 8}, n1, n2;
+    for (int o = 0; o < 2; o++) {
+        const char *out = o ? "r" : "y";
+        float *y1 = run1(a, "x", xd, 2, x, out, &n1), *y2 = run1(b, "x", xd, 2, x, out, &n2);
+        ck_assert_int_eq(n1, n2);
+        ck_assert_double_lt(max_rel(y1, y2, n1), 1e-2);
+        free(y1);
+        free(y2);
+    }
+    /* skip_op_types keeps MatMul in float32 */
+    poprt_model *c;
+    ck_assert_int_eq(poprt_model_clone(a, &c), POPRT_OK);
+    ck_assert_int_eq(run_pass(c, "float_to_half", "skip_op_types=[MatMul]"), POPRT_OK);
+    mm = node_named(c, "mm_node");
+    ck_assert_int_eq(mm->inputs[1]->type.elem, POPRT_DTYPE_FLOAT);
+    ck_assert_int_eq(mm->outputs[0]->type.elem, POPRT_DTYPE_FLOAT);
+    ck_assert_int_eq(run_pass(c, "float_to_half", "bogus=1"), POPRT_STATUS_PASS_FAILED);
+    poprt_model_free(a);
+    poprt_model_free(b);
+    poprt_model_free(c);
+}
+END_TEST
+
+START_TEST(float_to_mixed_keeps_overflowing_nodes)
+{
+    poprt_model *a = mlp(1, NULL), *h, *mx;
+    ck_assert_int_eq(poprt_model_clone(a, &h), POPRT_OK);
+    ck_assert_int_eq(poprt_model_clone(a, &mx), POPRT_OK);
+    ck_assert_int_eq(run_pass(h, "float_to_half", NULL), POPRT_OK);
+    if (getenv("PREC_LOG"))
+        poprt_set_log_callback(logcb, NULL, POPRT_LOG_DEBUG);
+    ck_assert_msg(run_pass(mx, "float_to_mixed", NULL) == POPRT_OK, "%s", poprt_last_error());
+    /* the overflowing Mul (and what reads its result) stays float32 */
+    ck_assert_int_eq(node_named(mx, "mul_node")->outputs[0]->type.elem, POPRT_DTYPE_FLOAT);
+    ck_assert_int_eq(node_named(mx, "mm_node")->outputs[0]->type.elem, POPRT_DTYPE_FLOAT16);
+    float x[16];
+    for (int i = 0; i < 16; i++)
+        x[i] = 4 * frand(); /* |x @ W| beyond 65504 / 3e4 somewhere */
+    int64_t xd[2] = {2, 8}, n1, n2, n3;
+    float *y1 = run1(a, "x", xd, 2, x, "r", &n1), *y2 = run1(h, "x", xd, 2, x, "r", &n2),
+          *y3 = run1(mx, "x", xd, 2, x, "r", &n3);
+    ck_assert(!(max_rel(y1, y2, n1) < 1e-2)); /* plain float16 overflows */
+    ck_assert_double_lt(max_rel(y1, y3, n1), 1e-2);
+    free(y1);
+    free(y2);
+    free(y3);
+    poprt_model_free(a);
+    poprt_model_free(h);
+    poprt_model_free(mx);
+}
+END_TEST
+
+/* x[1,3,10,10] -> Conv W[8,3,3,3] -> Relu -> Flatten -> Gemm(transB) W2[10,512] -> y */
+static poprt_model *cnn(const char *save_as)
+{
+    rng = 11;
+    poprt__model *m = tb_model(19);
+    int64_t xd[4] = {1, 3, 10, 10}, wd[4] = {8, 3, 3, 3}, bd[1] = {8}, w2d[2] = {10, 800}, b2d[1] = {10};
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 4, xd);
+    static float w[216], b[8], w2[8000], b2[10];
+    for (int i = 0; i < 216; i++)
+        w[i] = frand() * 0.5f;
+    for (int i = 0; i < 8; i++)
+        b[i] = frand() * 0.1f;
+    for (int i = 0; i < 8000; i++)
+        w2[i] = frand() * 0.1f;
+    for (int i = 0; i < 10; i++)
+        b2[i] = frand();
+    tb_const(m, "W", POPRT_DTYPE_FLOAT, 4, wd, w);
+    tb_const(m, "B", POPRT_DTYPE_FLOAT, 1, bd, b);
+    tb_const(m, "W2", POPRT_DTYPE_FLOAT, 2, w2d, w2);
+    tb_const(m, "B2", POPRT_DTYPE_FLOAT, 1, b2d, b2);
+    poprt__node *c = tb_node(m, "Conv", 3, (const char *[]){"x", "W", "B"}, 1, (const char *[]){"c"});
+    c->name = "conv_node";
+    poprt__attr *p = poprt__node_add_attr(c, "pads", POPRT__ATTR_INTS);
+    p->n = 4;
+    p->ints = poprt__arena_array(&m->arena, 4, sizeof(int64_t));
+    for (int i = 0; i < 4; i++)
+        p->ints[i] = 1;
+    tb_node(m, "Relu", 1, (const char *[]){"c"}, 1, (const char *[]){"r"});
+    tb_node(m, "Flatten", 1, (const char *[]){"r"}, 1, (const char *[]){"f"});
+    poprt__node *g = tb_node(m, "Gemm", 3, (const char *[]){"f", "W2", "B2"}, 1, (const char *[]){"y"});
+    g->name = "gemm_node";
+    poprt__node_add_attr(g, "transB", POPRT__ATTR_INT)->i = 1;
+    tb_output(m, "y");
+    poprt_model *model;
+    ck_assert_int_eq(tb_load(m, &model), POPRT_OK);
+    if (save_as) {
+        ck_assert_int_eq(poprt_model_save(model, save_as), POPRT_OK);
+        poprt_model_free(model);
+        ck_assert_int_eq(poprt_model_load(save_as, &model), POPRT_OK);
+    }
+    return model;
+}
+
+/* A serialized TensorProto (dims, FLOAT, raw data, name) written to path. */
+static void write_tensor_pb(const char *path, const char *name, const int64_t *dims, int rank,
+                            const float *v, int64_t n)
+{
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    for (int i = 0; i < rank; i++) {
+        fputc(0x08, f); /* field 1 varint */
+        uint64_t d = (uint64_t)dims[i];
+        do {
+            fputc((int)((d & 0x7f) | (d > 0x7f ? 0x80 : 0)), f);
+            d >>= 7;
+        } while (d);
+    }
+    fputc(0x10, f); /* field 2: data_type */
+    fputc(1, f);
+    fputc(0x42, f); /* field 8: name */
+    fputc((int)strlen(name), f);
+    fputs(name, f);
+    fputc(0x4a, f); /* field 9: raw_data */
+    uint64_t len = (uint64_t)n * 4;
+    do {
+        fputc((int)((len & 0x7f) | (len > 0x7f ? 0x80 : 0)), f);
+        len >>= 7;
+    } while (len);
+    fwrite(v, 4, (size_t)n, f);
+    fclose(f);
+}
+
+static const char *make_calibration(int samples)
+{
+    const char *dir = tmp_path("calib");
+    static char d2[600];
+    snprintf(d2, sizeof d2, "%s", dir);
+    mkdir(d2, 0755);
+    int64_t xd[4] = {1, 3, 10, 10};
+    float x[300];
+    for (int s = 0; s < samples; s++) {
+        char sd[700], f[800];
+        snprintf(sd, sizeof sd, "%s/sample_%d", d2, s);
+        mkdir(sd, 0755);
+        for (int i = 0; i < 300; i++)
+            x[i] = frand();
+        snprintf(f, sizeof f, "%s/input_0.pb", sd);
+        write_tensor_pb(f, "x", xd, 4, x, 300);
+    }
+    return d2;
+}
+
+static void check_fp8(const char *args, int want_q, int32_t wdt, double min_cos)
+{
+    poprt_model *a = cnn(NULL), *b;
+    ck_assert_int_eq(poprt_model_clone(a, &b), POPRT_OK);
+    ck_assert_msg(run_pass(b, "float_to_fp8", args) == POPRT_OK, "%s: %s", args, poprt_last_error());
+    ck_assert_int_eq(count_op(b, "DequantizeLinear"), 2 + want_q);
+    ck_assert_int_eq(count_op(b, "QuantizeLinear"), want_q);
+    ck_assert_int_eq(count_const_dtype(b, wdt), 2 + want_q); /* weights (+ zero points) */
+    float x[300];
+    for (int i = 0; i < 300; i++)
+        x[i] = frand();
+    int64_t xd[4] = {1, 3, 10, 10}, n1, n2;
+    float *y1 = run1(a, "x", xd, 4, x, "y", &n1), *y2 = run1(b, "x", xd, 4, x, "y", &n2);
+    ck_assert_int_eq(n1, n2);
+    double c = cosine(y1, y2, n1);
+    ck_assert_msg(c >= min_cos, "%s: cosine %g", args, c);
+    free(y1);
+    free(y2);
+    poprt_model_free(a);
+    poprt_model_free(b);
+}
+
+START_TEST(float_to_fp8_modes)
+{
+    const char *dir = make_calibration(4);
+    char args[1024];
+    snprintf(args, sizeof args, "calibration=%s", dir);
+    check_fp8(args, 2, POPRT_DTYPE_FLOAT8E4M3FN, 0.99);
+    snprintf(args, sizeof args, "mode=fp8_weight,calibration=%s,loss=mse", dir);
+    check_fp8(args, 0, POPRT_DTYPE_FLOAT8E4M3FN, 0.995);
+    snprintf(args, sizeof args, "mode=fp8_weight,calibration=%s,loss=gptq", dir);
+    check_fp8(args, 0, POPRT_DTYPE_FLOAT8E4M3FN, 0.995);
+    snprintf(args, sizeof args, "fp8_params=[F152,F152,auto,auto],calibration=%s,loss=snr", dir);
+    check_fp8(args, 2, POPRT_DTYPE_FLOAT8E5M2, 0.98);
+    check_fp8("mode=fp8_weight,fp8_params=[F143,F143,-1,-6]", 0, POPRT_DTYPE_FLOAT8E4M3FN, 0.99);
+    for (const char *l = "mae\0cos_dist\0kld\0"; *l; l += strlen(l) + 1) {
+        snprintf(args, sizeof args, "calibration=%s,loss=%s", dir, l);
+        check_fp8(args, 2, POPRT_DTYPE_FLOAT8E4M3FN, 0.99);
+    }
+    /* skipping a node, keeping the worst layer */
+    poprt_model *b = cnn(NULL);
+    ck_assert_int_eq(run_pass(b, "float_to_fp8", "skip_op_names=[gemm_node]"), POPRT_OK);
+    ck_assert_int_eq(count_op(b, "DequantizeLinear"), 2);
+    poprt_model_free(b);
+    b = cnn(NULL);
+    snprintf(args, sizeof args, "calibration=%s,num_of_layers_keep_fp16=1", dir);
+    ck_assert_int_eq(run_pass(b, "float_to_fp8", args), POPRT_OK);
+    ck_assert_int_eq(count_op(b, "DequantizeLinear"), 2);
+    poprt_model_free(b);
+    /* gptq is for fp8_weight only; unknown formats */
+    b = cnn(NULL);
+    ck_assert_int_eq(run_pass(b, "float_to_fp8", "loss=gptq"), POPRT_STATUS_PASS_FAILED);
+    ck_assert_int_eq(run_pass(b, "float_to_fp8", "fp8_params=[F999]"), POPRT_STATUS_PASS_FAILED);
+    ck_assert_int_eq(run_pass(b, "float_to_fp8", "calibration=/nonexistent"), POPRT_STATUS_PASS_FAILED);
+    ck_assert_int_eq(count_op(b, "DequantizeLinear"), 0);
+    poprt_model_free(b);
+}
+END_TEST
+
+START_TEST(layer_precision_compare_writes_table)
+{
+    const char *orig = tmp_path("cnn.onnx"), *table = tmp_path("table.txt");
+    poprt_model *b = cnn(orig);
+    ck_assert_int_eq(run_pass(b, "float_to_fp8", "mode=fp8_weight"), POPRT_OK);
+    char args[1200];
+    snprintf(args, sizeof args, "output=%s", table);
+    size_t nodes = poprt_model_num_nodes(b);
+    ck_assert_msg(run_pass(b, "layer_precision_compare", args) == POPRT_OK, "%s", poprt_last_error());
+    ck_assert_uint_eq(poprt_model_num_nodes(b), nodes);
+    FILE *f = fopen(table, "r");
+    ck_assert_ptr_nonnull(f);
+    char line[512];
+    int rows = 0;
+    while (fgets(line, sizeof line, f)) {
+        char name[128], op[32];
+        double cd, rel;
+        if (sscanf(line, "%127s %31s %lf %lf", name, op, &cd, &rel) == 4) {
+            rows++;
+            ck_assert(cd >= 0 && cd < 0.01);
+        }
+    }
+    fclose(f);
+    ck_assert_int_eq(rows, 2);
+    poprt_model_free(b);
+}
+END_TEST
+
+START_TEST(check_with_fake_data_compares)
+{
+    const char *orig = tmp_path("mlp.onnx");
+    poprt_model *b = mlp(0, orig);
+    ck_assert_int_eq(run_pass(b, "check_with_fake_data", NULL), POPRT_OK);
+    ck_assert_int_eq(run_pass(b, "float_to_half", NULL), POPRT_OK);
+    ck_assert_int_eq(run_pass(b, "check_with_fake_data", "tolerance=1e-2"), POPRT_OK);
+    ck_assert_int_eq(run_pass(b, "check_with_fake_data", "tolerance=1e-9"), POPRT_STATUS_PASS_FAILED);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "tolerance"));
+    char args[700];
+    snprintf(args, sizeof args, "origin=%s,samples=3,seed=9,tolerance=1e-7", orig);
+    ck_assert_int_eq(run_pass(b, "check_with_fake_data", args), POPRT_STATUS_PASS_FAILED);
+    /* a model built in memory has no origin: it only has to run */
+    poprt_model *c = mlp(0, NULL);
+    ck_assert_int_eq(run_pass(c, "check_with_fake_data", NULL), POPRT_OK);
+    poprt_model_free(b);
+    poprt_model_free(c);
+}
+END_TEST
+
+START_TEST(final_check_and_overview)
+{
+    poprt_model *b = cnn(NULL);
+    size_t nodes = poprt_model_num_nodes(b);
+    ck_assert_int_eq(run_pass(b, "final_check", NULL), POPRT_OK);
+    ck_assert_uint_eq(poprt_model_num_nodes(b), nodes);
+    const char *path = tmp_path("overview.txt");
+    char args[600];
+    snprintf(args, sizeof args, "output=%s", path);
+    ck_assert_int_eq(run_pass(b, "model_overview", args), POPRT_OK);
+    ck_assert_uint_eq(poprt_model_num_nodes(b), nodes);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    char buf[8192];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    /* Conv: 8*10*10 outputs * 27 MACs * 2 = 43200; Gemm: 10 * 800 * 2 = 16000 */
+    ck_assert_msg(strstr(buf, "59.20 KFLOP") != NULL, "%s", buf);
+    /* 216 + 8 + 8000 + 10 parameters */
+    ck_assert_msg(strstr(buf, "parameters: 8.23 K") != NULL, "%s", buf);
+    ck_assert_ptr_nonnull(strstr(buf, "Conv"));
+    ck_assert_ptr_nonnull(strstr(buf, "Gemm"));
+    poprt_model_free(b);
+}
+END_TEST
+
+START_TEST(add_checkpoints_adds_outputs)
+{
+    poprt_model *a = mlp(0, NULL);
+    ck_assert_int_eq(run_pass(a, "add_checkpoints", "checkpoints=[mm,s]"), POPRT_OK);
+    ck_assert_uint_eq(poprt_model_num_outputs(a), 4);
+    poprt_value_info info = {.size = sizeof info};
+    ck_assert_int_eq(poprt_model_output(a, 2, &info), POPRT_OK);
+    ck_assert_str_eq(info.name, "mm");
+    ck_assert_int_eq(info.dims[1], 16);
+    ck_assert_int_eq(run_pass(a, "add_checkpoints", "checkpoints=[nope]"), POPRT_STATUS_PASS_FAILED);
+    ck_assert_uint_eq(poprt_model_num_outputs(a), 4);
+    /* the old outputs are unchanged; the checkpoint equals x @ W */
+    poprt_model *o = mlp(0, NULL);
+    float x[16];
+    for (int i = 0; i < 16; i++)
+        x[i] = frand();
+    int64_t xd[2] = {2, 8}, n1, n2;
+    float *y1 = run1(o, "x", xd, 2, x, "y", &n1), *y2 = run1(a, "x", xd, 2, x, "y", &n2);
+    ck_assert_double_lt(max_rel(y1, y2, n1), 1e-6);
+    free(y1);
+    free(y2);
+    y2 = run1(a, "x", xd, 2, x, "mm", &n2);
+    ck_assert_int_eq(n2, 32);
+    poprt_model_free(a);
+    poprt_model_free(o);
+}
+END_TEST
+
+static const char *meta(const poprt__node *n, const char *key)
+{
+    for (int i = 0; i < n->n_meta; i++)
+        if (strcmp(n->meta_keys[i], key) == 0)
+            return n->meta_vals[i];
+    return NULL;
+}
+
+START_TEST(manual_sharding_annotates)
+{
+    const char *cfg = tmp_path("shard.json");
+    FILE *f = fopen(cfg, "w");
+    fputs("{\"sharding\": {\"add_node\": 1, \"softmax_node\": 2}, \"pipelining\": {\"mul_node\": 1}}", f);
+    fclose(f);
+    poprt_model *a = mlp(0, NULL);
+    char args[600];
+    snprintf(args, sizeof args, "config=%s", cfg);
+    ck_assert_msg(run_pass(a, "manual_sharding", args) == POPRT_OK, "%s", poprt_last_error());
+    ck_assert_str_eq(meta(node_named(a, "mm_node"), "poprt.shard"), "0");
+    ck_assert_str_eq(meta(node_named(a, "add_node"), "poprt.shard"), "1");
+    ck_assert_str_eq(meta(node_named(a, "relu_node"), "poprt.shard"), "1");
+    ck_assert_str_eq(meta(node_named(a, "softmax_node"), "poprt.shard"), "2");
+    ck_assert_str_eq(meta(node_named(a, "add_node"), "poprt.pipeline_stage"), "0");
+    ck_assert_str_eq(meta(node_named(a, "mul_node"), "poprt.pipeline_stage"), "1");
+    ck_assert_str_eq(meta(node_named(a, "softmax_node"), "poprt.pipeline_stage"), "1");
+    /* annotations survive saving; outputs are unchanged */
+    const char *saved = tmp_path("sharded.onnx");
+    ck_assert_int_eq(poprt_model_save(a, saved), POPRT_OK);
+    poprt_model *b;
+    ck_assert_int_eq(poprt_model_load(saved, &b), POPRT_OK);
+    ck_assert_str_eq(meta(node_named(b, "softmax_node"), "poprt.shard"), "2");
+    float x[16];
+    for (int i = 0; i < 16; i++)
+        x[i] = frand();
+    poprt_model *o = mlp(0, NULL);
+    int64_t xd[2] = {2, 8}, n1, n2;
+    float *y1 = run1(o, "x", xd, 2, x, "y", &n1), *y2 = run1(b, "x", xd, 2, x, "y", &n2);
+    ck_assert_double_lt(max_rel(y1, y2, n1), 1e-6);
+    free(y1);
+    free(y2);
+    /* bad configs */
+    f = fopen(cfg, "w");
+    fputs("{\"sharding\": {\"no_such_node\": 1}}", f);
+    fclose(f);
+    ck_assert_int_eq(run_pass(a, "manual_sharding", args), POPRT_STATUS_PASS_FAILED);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "no_such_node"));
+    f = fopen(cfg, "w");
+    fputs("{\"sharding\": [1,2]", f);
+    fclose(f);
+    ck_assert_int_eq(run_pass(a, "manual_sharding", args), POPRT_STATUS_PASS_FAILED);
+    ck_assert_int_eq(run_pass(a, "manual_sharding", NULL), POPRT_STATUS_PASS_FAILED);
+    poprt_model_free(a);
+    poprt_model_free(b);
+    poprt_model_free(o);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("passes_precision");
+    TCase *tc = tcase_create("precision");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, float_to_half_converts_and_agrees);
+    tcase_add_test(tc, float_to_mixed_keeps_overflowing_nodes);
+    tcase_add_test(tc, float_to_fp8_modes);
+    tcase_add_test(tc, layer_precision_compare_writes_table);
+    tcase_add_test(tc, check_with_fake_data_compares);
+    tcase_add_test(tc, final_check_and_overview);
+    tcase_add_test(tc, add_checkpoints_adds_outputs);
+    tcase_add_test(tc, manual_sharding_annotates);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_set_fork_status(sr, CK_NOFORK);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    if (tmpdir[0] && !failed) {
+        char cmd[300];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+        if (system(cmd) != 0)
+            fprintf(stderr, "could not remove %s\n", tmpdir);
+    }
+    return failed ? 1 : 0;
+}
