@@ -4,6 +4,7 @@
  * through the public API. */
 #include <check.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "builder.h"
