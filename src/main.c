@@ -42,7 +42,7 @@ static const char *const unsupported_options[] = {
     "custom_library_so_paths", "custom_pass_config", "custom_shape_inference",
     "data_preprocess", "disable_compilation_progress_bar", "disable_fast_norm",
     "enable_8bits_io", "enable_compress_pattern", "enable_erf_gelu", "enable_insert_remap",
-    "enable_merge_if", "export_popef", "fold_periodic_initializer", "infer_shape_ahead",
+    "enable_merge_if", "fold_periodic_initializer", "infer_shape_ahead",
     "ipu_version", "keep_fp32_patterns", "max_tensor_size", "num_io_tiles",
     "only_manual_sharding", "optimize_internal_exchange_code", "pack_args", "perf_tuner",
     "popart_options", "print_completion", "remap_mode",
@@ -58,6 +58,7 @@ typedef struct cli {
     const char *input_model;
     const char *output_dir;
     const char *output_model;
+    const char *export_popef; /* write the compiled session here */
     const char *passes;
     const char *skip_passes;
     shape_arg *shapes;
@@ -355,7 +356,7 @@ static int parse_args(int argc, char **argv, cli *c) {
         }
 
         static const char *const valued[] = {
-            "input_model", "output_dir", "output_model", "passes",        "skip_passes",
+            "input_model", "output_dir", "output_model", "export_popef", "passes",  "skip_passes",
             "input_shape", "batch_size", "batch_axis",   "iters",         "threads",
             "batches_per_step", "logging_level", "precision", "framework",
             "convert_version", "remove_outputs", "checkpoints", "fp16_skip_op_types",
@@ -388,6 +389,8 @@ static int parse_args(int argc, char **argv, cli *c) {
             c->output_dir = val;
         } else if (!strcmp(name, "output_model")) {
             c->output_model = val;
+        } else if (!strcmp(name, "export_popef")) {
+            c->export_popef = val;
         } else if (!strcmp(name, "passes")) {
             c->passes = val;
         } else if (!strcmp(name, "skip_passes")) {
@@ -1202,15 +1205,13 @@ static int cmp_double(const void *a, const void *b) {
 
 /* Builds a session, binds random inputs, runs (1 warm-up + iters timed
  * runs for --run, one run for --check) and prints the results. */
-static int run_model(const cli *c, const poprt_model *m, const poprt_options *opts) {
-    poprt_session *s = NULL;
+/* Runs session s (taking ownership of it). */
+static int run_session(const cli *c, poprt_session *s) {
     poprt_stepio *io = NULL;
     void **bufs = NULL;
     double *times = NULL;
     int rc = 0;
-    poprt_status st = poprt_session_create(m, opts, &s);
-    if (st != POPRT_OK)
-        return fail(st, "cannot create a session");
+    poprt_status st = POPRT_OK;
     size_t n_in = poprt_session_num_inputs(s), n_out = poprt_session_num_outputs(s);
     int64_t bps = poprt_session_batches_per_step(s);
     bufs = calloc(n_in + 1, sizeof *bufs);
@@ -1377,6 +1378,48 @@ done:
 
 /* ----------------------------------------------------------------- main */
 
+/* Describes a compiled session (an executable file's inputs and outputs). */
+static int show_session(const char *path, const poprt_session *s) {
+    printf("executable: %s\n", path);
+    for (int io = 0; io < 2; io++) {
+        size_t n = io ? poprt_session_num_outputs(s) : poprt_session_num_inputs(s);
+        for (size_t k = 0; k < n; k++) {
+            poprt_value_info vi = {.size = sizeof vi};
+            poprt_status st = io ? poprt_session_output(s, k, &vi) : poprt_session_input(s, k, &vi);
+            if (st != POPRT_OK)
+                return fail(st, "cannot describe the executable");
+            printf("%s %s: %s ", io ? "output" : "input", vi.name, poprt_dtype_name(vi.dtype));
+            print_dims(stdout, &vi);
+            printf("\n");
+        }
+    }
+    printf("arena bytes: %zu\n", poprt_session_arena_bytes(s));
+    return 0;
+}
+
+/* -i FILE.popef: an executable runs as it is; nothing converts it. */
+static int executable_job(const cli *c, const poprt_options *opts) {
+    if (c->output_dir || c->output_model || c->passes || c->export_popef || c->n_shapes ||
+        c->batch_size >= 0 || c->convert_version || c->precision) {
+        errmsg("'%s' is a compiled executable: it can be shown (--show) and run (--run), "
+               "not converted",
+               c->input_model);
+        return EXIT_USAGE;
+    }
+    poprt_session *s = NULL;
+    poprt_status st = poprt_session_load(c->input_model, opts, &s);
+    if (st != POPRT_OK) {
+        char what[PATH_MAX + 32];
+        snprintf(what, sizeof what, "cannot load '%s'", c->input_model);
+        return fail(st, what);
+    }
+    int rc = c->show ? show_session(c->input_model, s) : 0;
+    if (!rc && (c->run || !c->show))
+        return run_session(c, s);
+    poprt_session_free(s);
+    return rc;
+}
+
 static int job(const cli *c) {
     poprt_model *m = NULL;
     poprt_options *opts = NULL;
@@ -1396,6 +1439,10 @@ static int job(const cli *c) {
         rc = fail(st, "--batches_per_step");
         goto done;
     }
+    if (poprt_file_is_executable(c->input_model)) {
+        rc = executable_job(c, opts);
+        goto done;
+    }
     st = poprt_model_load(c->input_model, &m);
     if (st != POPRT_OK) {
         char what[PATH_MAX + 32];
@@ -1412,7 +1459,8 @@ static int job(const cli *c) {
      * what runs is what would be saved. */
     if (c->show && (rc = show_model(c->input_model, m)) != 0)
         goto done;
-    int convert = !(c->show || c->run || c->check) || c->output_dir || c->output_model;
+    int convert = !(c->show || c->run || c->check || c->export_popef) || c->output_dir ||
+                  c->output_model;
     int64_t opset_before = poprt_model_opset(m);
     if ((convert || c->run || c->check || c->passes || c->skip_passes) &&
         ((rc = build_pipeline(c, &pipe)) != 0 || (rc = run_pipeline(&pipe, m)) != 0))
@@ -1447,8 +1495,29 @@ static int job(const cli *c) {
                "model)\n",
                c->input_model, out, nodes_before, poprt_model_num_nodes(m), n_run, n_changed);
     }
-    if (c->run || c->check)
-        rc = run_model(c, m, opts);
+    if (c->export_popef || c->run || c->check) {
+        poprt_session *s = NULL;
+        double t0 = now_ms();
+        st = poprt_session_create(m, opts, &s);
+        if (st != POPRT_OK) {
+            rc = fail(st, "cannot create a session");
+            goto done;
+        }
+        if (c->export_popef) {
+            if ((st = poprt_session_export(s, c->export_popef)) != POPRT_OK) {
+                char what[PATH_MAX + 32];
+                snprintf(what, sizeof what, "cannot write '%s'", c->export_popef);
+                rc = fail(st, what);
+                poprt_session_free(s);
+                goto done;
+            }
+            printf("exported: %s (compiled in %.1f ms)\n", c->export_popef, now_ms() - t0);
+        }
+        if (c->run || c->check)
+            rc = run_session(c, s);
+        else
+            poprt_session_free(s);
+    }
 done:
     pipeline_free(&pipe);
     free(out);

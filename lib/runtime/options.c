@@ -139,10 +139,10 @@ static poprt_status check_kv(const char *key, const char *value)
     }
     if (strcmp(key, "anchors") == 0 || (strncmp(key, "anchor.", 7) == 0 && key[7]))
         return parse_anchor(key, value, NULL);
-    if (strcmp(key, "profile") == 0) {
+    if (strcmp(key, "profile") == 0 || strcmp(key, "optimize") == 0) {
         if (strcmp(value, "0") && strcmp(value, "1"))
-            return poprt__err(POPRT_STATUS_INVALID_OPTION, "option 'profile' value '%s': expected 0 or 1",
-                              value);
+            return poprt__err(POPRT_STATUS_INVALID_OPTION, "option '%s' value '%s': expected 0 or 1",
+                              key, value);
         return POPRT_OK;
     }
     if (strcmp(key, "cache_dir") == 0)
@@ -155,7 +155,7 @@ static poprt_status check_kv(const char *key, const char *value)
     }
     return poprt__err(POPRT_STATUS_INVALID_OPTION,
                       "unknown option '%s' (known: threads, batches_per_step, anchors, "
-                      "anchor.<output>, input_shape.<input>, cache_dir, profile)",
+                      "anchor.<output>, input_shape.<input>, cache_dir, profile, optimize)",
                       key);
 }
 

@@ -131,6 +131,8 @@ typedef struct poprt__stored_states {
 /* Builds a session from a model it takes ownership of (freed on failure). */
 poprt_status poprt__session_build(poprt__model *m, const poprt_options *options,
                                   const poprt__stored_states *stored, poprt_session **out);
+/* Graph optimisation of a session's private model (lib/compiler/optimize.c). */
+poprt_status poprt__compile_optimize(poprt__model *m, int *changed);
 /* Session through the engine cache in dir (lib/compiler/popef.c). */
 poprt_status poprt__session_cached(const poprt_model *model, const poprt_options *options,
                                    const char *dir, poprt_session **out);

@@ -251,6 +251,16 @@ poprt_status poprt__session_build(poprt__model *m, const poprt_options *options,
         st = poprt__graph_infer(s->m->graph, &folder);
         if (!st)
             drop_folded(s->m->graph);
+        const char *v = poprt__opt(options, "optimize");
+        int changed = 0;
+        if (!st && !(v && strcmp(v, "0") == 0))
+            st = poprt__compile_optimize(s->m, &changed);
+        if (!st && changed) {
+            /* the passes' rewrites may expose more constants */
+            st = poprt__graph_infer(s->m->graph, &folder);
+            if (!st)
+                drop_folded(s->m->graph);
+        }
     }
     if (!st)
         st = prepare_nodes(s, stored);

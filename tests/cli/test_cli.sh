@@ -117,7 +117,25 @@ one_line_error
 has err "unknown pass 'no_such_pass_xyz'"
 run 2 -i "$DATA/mlp.onnx" --export_popef
 one_line_error
-has err "option --export_popef is not supported yet"
+has err "--export_popef"
+# compile to an executable, then show and run it: same numbers as the .onnx
+run 0 -i "$DATA/mlp.onnx" --run --iters 1
+grep -F "output y:" "$TMP/out" | sed 's/.* first: //' >"$TMP/onnx_values"
+run 0 -i "$DATA/mlp.onnx" --export_popef "$TMP/mlp.popef"
+has out "exported: $TMP/mlp.popef"
+run 0 -i "$TMP/mlp.popef" --show
+has out "executable: $TMP/mlp.popef"
+has out "input x: float"
+run 0 -i "$TMP/mlp.popef" --run --iters 2 --threads 2
+grep -F "output y:" "$TMP/out" | sed 's/.* first: //' >"$TMP/popef_values"
+cmp -s "$TMP/onnx_values" "$TMP/popef_values" || bad "values differ between the .onnx and the .popef run"
+run 2 -i "$TMP/mlp.popef" --output_dir "$TMP/x"
+one_line_error
+has err "compiled executable"
+head -c 700 "$TMP/mlp.popef" >"$TMP/cut.popef"
+run 1 -i "$TMP/cut.popef" --run
+one_line_error
+has err "cut.popef"
 run 2 -i "$DATA/mlp.onnx" --ipu_version ipu21
 one_line_error
 has err "option --ipu_version is not supported yet"

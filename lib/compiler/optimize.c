@@ -1,0 +1,40 @@
+/* Graph-level optimisation when a session is compiled: passes that keep the
+ * model's results (exactly, or within float rounding for the batch-norm
+ * folds) and make it cheaper to run, applied to the session's private copy
+ * after constants are folded. Executable files store the optimised program,
+ * so loading one does not repeat this. */
+#include <string.h>
+#include "passes/passes.h"
+
+int poprt__pass_lookup(const char *name, const poprt__pass **builtin, poprt_pass_fn *fn, void **user);
+
+static const char *const compile_passes[] = {
+    "eliminate_identity",      "eliminate_nop_cast",         "eliminate_nop_transpose",
+    "eliminate_nop_reshape",   "eliminate_nop_pad",          "eliminate_nop_expand",
+    "eliminate_nop_flatten",   "eliminate_nop_arithmetic",   "fuse_consecutive_cast",
+    "fuse_consecutive_reshape", "fuse_consecutive_transpose", "fuse_consecutive_squeeze",
+    "fuse_consecutive_unsqueeze", "fuse_bn_into_conv",       "fuse_bn_into_gemm",
+    "eliminate_deadend",
+};
+
+poprt_status poprt__compile_optimize(poprt__model *m, int *changed_out)
+{
+    int any = 0;
+    for (size_t i = 0; i < sizeof compile_passes / sizeof compile_passes[0]; i++) {
+        const poprt__pass *p = NULL;
+        poprt_pass_fn fn;
+        void *user;
+        if (!poprt__pass_lookup(compile_passes[i], &p, &fn, &user) || !p)
+            continue;
+        int changed = 0;
+        poprt_status st = p->run(m, NULL, &changed);
+        if (!st && changed)
+            st = poprt__model_check(m);
+        if (st)
+            return poprt__err_prefix(st, "compiling (pass '%s'): ", compile_passes[i]);
+        any |= changed;
+    }
+    if (changed_out)
+        *changed_out = any;
+    return POPRT_OK;
+}
