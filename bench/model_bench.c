@@ -994,7 +994,7 @@ static void print_row(const result *r, int ort_ok) {
     else if (r->ok)
         snprintf(iters, sizeof iters, "%dx%d", cfg.runs, r->poprt_iters);
     if (ort_ok)
-        printf("%-20s %-5s %10s %10s %9s %12s %8s %8s %8s %6s %12s", r->name, r->check, pm, om,
+        printf("%-20s %-5s %10s %10s %9s %12s %8s %8s %8s %6s %13s", r->name, r->check, pm, om,
                ratio, arena, rss, orss, create, other, iters);
     else
         printf("%-20s %-5s %10s %12s %8s %8s %6s %10s", r->name, r->check, pm, arena, rss,
@@ -1007,7 +1007,7 @@ static void print_row(const result *r, int ort_ok) {
 
 static void print_header(int ort_ok) {
     if (ort_ok)
-        printf("%-20s %-5s %10s %10s %9s %12s %8s %8s %8s %6s %12s  %s\n", "model", "check",
+        printf("%-20s %-5s %10s %10s %9s %12s %8s %8s %8s %6s %13s  %s\n", "model", "check",
                "poprt ms", "ort ms", "poprt/ort", "arena bytes", "RSS MiB", "ortRSS", "load ms",
                "other", "runs x iters", "notes");
     else
