@@ -43,7 +43,7 @@ static void attr_ints(poprt__node *n, const char *name, int64_t count, const int
     poprt__attr *a = poprt__node_add_attr(n, name, POPRT__ATTR_INTS);
     ck_assert_ptr_nonnull(a);
     a->n = count;
-    a->ints = poprt__arena_memdup(&n->graph->model->arena, v, (size_t)count * sizeof *v + 1);
+    a->ints = poprt__arena_memdup(&n->graph->model->arena, v, (size_t)count * sizeof *v);
 }
 
 static void const_i64(poprt__model *m, const char *name, int64_t n, const int64_t *v)

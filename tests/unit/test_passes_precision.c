@@ -497,6 +497,7 @@ START_TEST(add_checkpoints_adds_outputs)
     free(y2);
     y2 = run1(a, "x", xd, 2, x, "mm", &n2);
     ck_assert_int_eq(n2, 32);
+    free(y2);
     poprt_model_free(a);
     poprt_model_free(o);
 }

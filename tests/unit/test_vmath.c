@@ -1,6 +1,6 @@
 /* Unit tests: vectorised float32 math (lib/kernels/x86/vmath*). Every variant
  * of the kernel list (vmath_kernels.inc) the CPU has is compared with libm in
- * double over special values, a sweep of all float magnitudes (every 4093rd
+ * double over special values, a sweep of all float magnitudes (every 16381st
  * bit pattern of each sign) and a dense sweep of the interesting range.
  * Variants the CPU lacks are reported as skipped on stdout.
  *
@@ -131,8 +131,8 @@ static float *inputs(int64_t *count)
         -1e10f, 3.0f, -3.0f, 1e-7f, -1e-7f, 1e-20f, -1e-20f,
     };
     const int64_t ns = (int64_t)(sizeof specials / sizeof specials[0]);
-    const int64_t stride = 4093, nbits = (int64_t)(0x7f800000 / stride) + 1;
-    const int64_t ndense = 1 << 20;
+    const int64_t stride = 16381, nbits = (int64_t)(0x7f800000 / stride) + 1;
+    const int64_t ndense = 1 << 18;
     int64_t n = ns + 2 * nbits + ndense;
     float *x = malloc((size_t)n * sizeof *x);
     ck_assert_ptr_nonnull(x);

@@ -2,6 +2,7 @@
 #include <math.h>
 #include <string.h>
 #include "kernels/ref/elementwise.h"
+#include "kernels/x86/vmath.h"
 
 /* The library builds at -O2, where GCC's "very cheap" vectoriser skips loops
  * of unknown length; the float32 loops here are written to vectorise. */
@@ -158,21 +159,31 @@ static void par_run_fn(void *p, int64_t begin, int64_t end)
     bcast_run_range(pr->b, pr->fn, pr->ctx, begin, end);
 }
 
-/* Work below this many elements stays on the calling thread. */
+/* Work below this many elements stays on the calling thread. Waking the
+ * workers costs tens of microseconds, so memory-bound float32 loops (vector
+ * Add/Mul, ReLU-like activations) need far more work than exp-based ones. */
 #define PAR_MIN 32768
+#define PAR_MIN_CHEAP 262144
+#define PAR_MIN_MATH 16384
 
 /* Runs fn over all `total` output elements, split over the session's
- * threads when large (each element is computed independently, so the
- * result does not depend on the split). */
-static void bcast_exec(poprt__kctx *k, const bcast *b, run_fn fn, void *ctx, int64_t total,
-                       int parallel_ok)
+ * threads when at least par_min (each element is computed independently,
+ * so the result does not depend on the split). */
+static void bcast_exec_min(poprt__kctx *k, const bcast *b, run_fn fn, void *ctx, int64_t total,
+                           int parallel_ok, int64_t par_min)
 {
-    if (!parallel_ok || !k->exec || total < PAR_MIN) {
+    if (!parallel_ok || !k->exec || total < par_min) {
         bcast_run_range(b, fn, ctx, 0, total);
         return;
     }
     par_run pr = {b, fn, ctx};
-    poprt__kctx_parallel_for(k, total, PAR_MIN / 2, par_run_fn, &pr);
+    poprt__kctx_parallel_for(k, total, par_min / 2, par_run_fn, &pr);
+}
+
+static void bcast_exec(poprt__kctx *k, const bcast *b, run_fn fn, void *ctx, int64_t total,
+                       int parallel_ok)
+{
+    bcast_exec_min(k, b, fn, ctx, total, parallel_ok, PAR_MIN);
 }
 
 /* Output j as a tensor with dtype and the broadcast shape of inputs, for
@@ -393,6 +404,66 @@ static void unary_range(void *vc, int64_t begin, int64_t end)
     }
 }
 
+/* ---- float32 through the vectorised math (lib/kernels/x86/vmath.h) ---- */
+
+/* The vmath function computing op, or -1 (the loops above). */
+static int vmath_unary_of(int op, const uparam *p)
+{
+    switch (op) {
+    case U_EXP: return POPRT__VMATH_exp;
+    case U_LOG: return POPRT__VMATH_log;
+    case U_TANH: return POPRT__VMATH_tanh;
+    case U_ERF: return POPRT__VMATH_erf;
+    case U_SIGMOID: return POPRT__VMATH_sigmoid;
+    case U_GELU: return POPRT__VMATH_gelu;
+    case U_GELU_TANH: return POPRT__VMATH_gelu_tanh;
+    case U_SOFTPLUS: return POPRT__VMATH_softplus;
+    case U_MISH: return POPRT__VMATH_mish;
+    case U_SWISH: return POPRT__VMATH_swish;
+    case U_ELU: return POPRT__VMATH_elu;
+    case U_SELU: return POPRT__VMATH_selu;
+    case U_CELU: return p->alpha > 0 ? POPRT__VMATH_celu : -1;
+    case U_RELU: return POPRT__VMATH_relu;
+    case U_LEAKY: return POPRT__VMATH_leaky_relu;
+    case U_HSIGMOID: return POPRT__VMATH_hard_sigmoid;
+    case U_HSWISH: return POPRT__VMATH_hard_swish;
+    default: return -1;
+    }
+}
+
+static int vmath_is_cheap(int f)
+{
+    return f == POPRT__VMATH_relu || f == POPRT__VMATH_leaky_relu ||
+           f == POPRT__VMATH_hard_sigmoid || f == POPRT__VMATH_hard_swish ||
+           f == POPRT__VMATH_square || f == POPRT__VMATH_cube || f == POPRT__VMATH_pow_half;
+}
+
+typedef struct vm_job {
+    poprt__vmath_unary_fn fn;
+    const float *x;
+    float *y;
+    poprt__vmath_param p;
+} vm_job;
+
+static void vm_range(void *vj, int64_t begin, int64_t end)
+{
+    const vm_job *j = vj;
+    j->fn(j->x + begin, j->y + begin, end - begin, &j->p);
+}
+
+/* y = f(x) over n floats, split over threads when large (the vmath
+ * functions give the same bits for any split). */
+static void vmath_unary_run(poprt__kctx *k, int f, const float *x, float *y, int64_t n,
+                            const uparam *p)
+{
+    vm_job j = {poprt__vmath_best()->unary[f], x, y, {p->alpha, p->beta, p->gamma}};
+    int64_t par_min = vmath_is_cheap(f) ? PAR_MIN_CHEAP : PAR_MIN_MATH;
+    if (!k->exec || n < par_min)
+        vm_range(&j, 0, n);
+    else
+        poprt__kctx_parallel_for(k, n, par_min / 2, vm_range, &j);
+}
+
 static poprt_status unary(poprt__kctx *k, int op)
 {
     const poprt__tval *x = poprt__kin(k, 0);
@@ -411,6 +482,13 @@ static poprt_status unary(poprt__kctx *k, int op)
         return bad_dtype(k, dt);
     un_ctx c = {op, x, y, {0, 0, 0}};
     unary_params(k, op, &c.p);
+    if (dt == POPRT_DTYPE_FLOAT) {
+        int f = vmath_unary_of(op, &c.p);
+        if (f >= 0) {
+            vmath_unary_run(k, f, x->data, y->data, x->numel, &c.p);
+            return POPRT_OK;
+        }
+    }
     if (!k->exec || x->numel < PAR_MIN)
         unary_range(&c, 0, x->numel);
     else
@@ -687,6 +765,14 @@ static void run_f32(void *vc, int64_t yo, const int64_t *xo, const int64_t *xs, 
     const float *b = (const float *)c->b->data + xo[1];
     float *y = (float *)c->y->data + yo;
     int64_t sa = xs[0], sb = xs[1];
+    /* contiguous or scalar-broadcast runs of Add/Sub/Mul/Div: vector code
+     * (exact IEEE results, like the loops below) */
+    if (c->op <= B_DIV && (sa == 0 || sa == 1) && (sb == 0 || sb == 1) && (sa | sb)) {
+        static const int vm_of[] = {[B_ADD] = POPRT__VMATH_add, [B_SUB] = POPRT__VMATH_sub,
+                                    [B_MUL] = POPRT__VMATH_mul, [B_DIV] = POPRT__VMATH_div};
+        poprt__vmath_best()->binary[vm_of[c->op]](a, sa, b, sb, y, n);
+        return;
+    }
     switch (c->op) {
 #define BCASE(OP)                                                                            \
     case OP:                                                                                 \
@@ -759,12 +845,35 @@ static poprt_status binary_apply(poprt__kctx *k, int op, const poprt__tval *a,
     if (a->dtype == POPRT_DTYPE_STRING || b->dtype == POPRT_DTYPE_STRING ||
         !poprt__dtype_valid(a->dtype) || !poprt__dtype_valid(b->dtype))
         return bad_dtype(k, a->dtype);
+    /* Pow(x, c) with a scalar c of 1, 2, 3 or 0.5 (x^2 in LayerNorm, sqrt):
+     * products and a square root instead of pow */
+    if (op == B_POW && a->dtype == POPRT_DTYPE_FLOAT && y->dtype == POPRT_DTYPE_FLOAT &&
+        a->numel == y->numel && b->numel == 1 &&
+        (b->dtype == POPRT_DTYPE_FLOAT || b->dtype == POPRT_DTYPE_DOUBLE)) {
+        double e = poprt__load_f64(b->data, b->dtype, 0);
+        int f = e == 2.0 ? POPRT__VMATH_square
+                : e == 3.0 ? POPRT__VMATH_cube
+                : e == 0.5 ? POPRT__VMATH_pow_half
+                           : -1;
+        if (e == 1.0) {
+            if (y->data != a->data)
+                memcpy(y->data, a->data, (size_t)y->numel * sizeof(float));
+            return POPRT_OK;
+        }
+        if (f >= 0) {
+            const uparam p = {0, 0, 0};
+            vmath_unary_run(k, f, a->data, y->data, y->numel, &p);
+            return POPRT_OK;
+        }
+    }
     bcast bc;
     bcast_init(&bc, y, 2, x);
     bin_ctx c = {op, a, b, y};
     int fast = a->dtype == POPRT_DTYPE_FLOAT && b->dtype == POPRT_DTYPE_FLOAT &&
                y->dtype == POPRT_DTYPE_FLOAT && op <= B_PRELU;
-    bcast_exec(k, &bc, fast ? run_f32 : run_generic, &c, y->numel, 1);
+    /* vector Add/Sub/Mul/Div are memory-bound: threads only pay off late */
+    bcast_exec_min(k, &bc, fast ? run_f32 : run_generic, &c, y->numel, 1,
+                   fast && op <= B_DIV ? PAR_MIN_CHEAP : PAR_MIN);
     return POPRT_OK;
 }
 

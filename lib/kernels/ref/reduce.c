@@ -8,6 +8,7 @@
 #include <string.h>
 #include "kernels/ref/reduce.h"
 #include "kernels/ref/nn.h"
+#include "kernels/x86/vmath.h"
 
 /* ---- element access -------------------------------------------------------- */
 
@@ -643,33 +644,9 @@ void poprt__ref_softmax_row_f32(const float *x, float *y, int64_t n, int mode)
             y[j] = j == arg ? 1.0f : 0.0f;
         return;
     }
-    /* max with NaN tracked apart so the loop stays branch-free */
-    float m = x[0];
-    int nan = 0;
-    for (int64_t j = 0; j < n; j++) {
-        m = x[j] > m ? x[j] : m;
-        nan |= x[j] != x[j];
-    }
-    if (nan)
-        m = NAN;
-    if (mode == 0) {
-        double s = 0;
-        for (int64_t j = 0; j < n; j++) {
-            float e = expf(x[j] - m);
-            y[j] = e;
-            s += e;
-        }
-        float inv = (float)(1.0 / s);
-        for (int64_t j = 0; j < n; j++)
-            y[j] *= inv;
-    } else {
-        double s = 0;
-        for (int64_t j = 0; j < n; j++)
-            s += expf(x[j] - m);
-        float ls = (float)log(s);
-        for (int64_t j = 0; j < n; j++)
-            y[j] = (x[j] - m) - ls;
-    }
+    /* softmax / log-softmax: max-subtract, exp, sum and scale fused in vector
+     * code (lib/kernels/x86/vmath.h); a NaN makes the row NaN */
+    poprt__vmath_best()->softmax(x, y, n, mode);
 }
 
 static void softmax_row_f64(const double *x, double *y, int64_t n, int mode)
@@ -784,7 +761,11 @@ static poprt_status softmax_common(poprt__kctx *k, int mode)
         if (!job.scratch)
             return POPRT__NODE_ERR(n, POPRT_STATUS_OUT_OF_MEMORY, "no scratch memory");
     }
-    poprt__kctx_parallel_for(k, job.ch.nchunks, 1, smx_chunk, &job);
+    /* small tensors stay on this thread: waking workers costs more */
+    if (x->numel < 16384)
+        smx_chunk(&job, 0, job.ch.nchunks);
+    else
+        poprt__kctx_parallel_for(k, job.ch.nchunks, 1, smx_chunk, &job);
     return POPRT_OK;
 }
 
