@@ -1017,6 +1017,60 @@ typedef struct pool_task {
     int64_t *ind;
 } pool_task;
 
+/* 2-D max pooling without indices or dilation, the common CNN case: the
+ * kernel-height maximum of whole input rows first (contiguous, vectorised),
+ * then the kernel-width maximum at the strided positions. Same result as
+ * the generic loop: max is exact and NaN-free inputs compare the same way
+ * (NaN inputs take the generic path, see pool_run). */
+static void maxpool2d_plane(const geom3 *g, const float *xp, float *yp, float *rowmax)
+{
+    const int64_t IH = g->in[1], IW = g->in[2], OH = g->out[1], OW = g->out[2];
+    const int64_t KH = g->k[1], KW = g->k[2], SH = g->s[1], SW = g->s[2], PH = g->pb[1],
+                  PW = g->pb[2];
+    for (int64_t oh = 0; oh < OH; oh++) {
+        int64_t h0 = oh * SH - PH, h1 = h0 + KH;
+        if (h0 < 0)
+            h0 = 0;
+        if (h1 > IH)
+            h1 = IH;
+        float *restrict r = rowmax;
+        for (int64_t w = 0; w < IW; w++)
+            r[w] = -INFINITY;
+        for (int64_t h = h0; h < h1; h++) {
+            const float *restrict row = xp + h * IW;
+            for (int64_t w = 0; w < IW; w++)
+                r[w] = row[w] > r[w] ? row[w] : r[w];
+        }
+        float *yr = yp + oh * OW;
+        for (int64_t ow = 0; ow < OW; ow++) {
+            int64_t w0 = ow * SW - PW, w1 = w0 + KW;
+            if (w0 < 0)
+                w0 = 0;
+            if (w1 > IW)
+                w1 = IW;
+            float best = -INFINITY;
+            for (int64_t w = w0; w < w1; w++)
+                best = r[w] > best ? r[w] : best;
+            yr[ow] = best;
+        }
+    }
+}
+
+typedef struct maxpool2d_task {
+    const geom3 *g;
+    const float *x;
+    float *y;
+    float *scratch; /* one row per chunk start: indexed by plane */
+} maxpool2d_task;
+
+static void maxpool2d_task_fn(void *ctx, int64_t q0, int64_t q1)
+{
+    const maxpool2d_task *t = ctx;
+    float *rowmax = t->scratch + q0 * t->g->in[2];
+    for (int64_t q = q0; q < q1; q++)
+        maxpool2d_plane(t->g, t->x + q * t->g->in_sz, t->y + q * t->g->out_sz, rowmax);
+}
+
 static void pool_task_fn(void *ctx, int64_t q0, int64_t q1)
 {
     const pool_task *t = ctx;
@@ -1139,8 +1193,23 @@ static poprt_status pool_run(poprt__kctx *k, int kind)
         t.ind = ind->data;
     }
     const int64_t planes = x->dims[0] * x->dims[1];
-    poprt__kctx_parallel_for(k, planes, grain_for(t.g.out_sz * t.g.k_sz, 1 << 14), pool_task_fn,
-                             &t);
+    int fast = kind == POOL_MAX && !ind && t.g.in[0] == 1 && t.g.k[0] == 1 && t.g.d[1] == 1 &&
+               t.g.d[2] == 1 && x->dtype == POPRT_DTYPE_FLOAT;
+    /* every window must hold at least one real element, and NaN inputs keep
+     * the generic loop's first-element semantics */
+    for (int a = 1; fast && a < 3; a++)
+        fast = t.g.pb[a] < t.g.k[a] && t.g.pe[a] < t.g.k[a];
+    for (int64_t i = 0; fast && i < x->numel; i++)
+        fast = t.x[i] == t.x[i];
+    if (fast) {
+        maxpool2d_task mt = {&t.g, t.x, t.y, poprt__kctx_scratch(k, (size_t)(planes * t.g.in[2]) * sizeof(float))};
+        if (!mt.scratch)
+            return oom(k);
+        poprt__kctx_parallel_for(k, planes, grain_for(t.g.out_sz * t.g.k_sz, 1 << 14),
+                                 maxpool2d_task_fn, &mt);
+    } else
+        poprt__kctx_parallel_for(k, planes, grain_for(t.g.out_sz * t.g.k_sz, 1 << 14),
+                                 pool_task_fn, &t);
     store_f32(y, t.y);
     return POPRT_OK;
 }
