@@ -39,7 +39,7 @@ static const char *const default_passes[] = {
  * are rejected by name rather than ignored. */
 static const char *const unsupported_options[] = {
     "available_memory_proportion", "calibrate", "compiler_options", "config_yaml",
-    "custom_library_so_paths", "custom_pass_config", "custom_shape_inference",
+    "custom_pass_config", "custom_shape_inference",
     "data_preprocess", "disable_compilation_progress_bar", "disable_fast_norm",
     "enable_8bits_io", "enable_compress_pattern", "enable_erf_gelu", "enable_insert_remap",
     "enable_merge_if", "fold_periodic_initializer", "infer_shape_ahead",
@@ -59,6 +59,8 @@ typedef struct cli {
     const char *output_dir;
     const char *output_model;
     const char *export_popef; /* write the compiled session here */
+    const char *plugins[16];  /* --custom_library_so_paths, in order */
+    int n_plugins;
     const char *passes;
     const char *skip_passes;
     shape_arg *shapes;
@@ -117,6 +119,7 @@ static void usage(FILE *f) {
             "             [--serialize_matmul KEY=VAL [KEY=VAL ...]]\n"
             "             [--serialize_matmul_add KEY=VAL [KEY=VAL ...]]\n"
             "             [--manual_sharding_config CONFIG]\n"
+            "             [--export_popef POPEF] [--custom_library_so_paths PLUGIN]\n"
             "             [--framework {onnx}] [--check] [--run]\n"
             "             [--iters ITERS] [--threads THREADS]\n"
             "             [--batches_per_step BATCHES_PER_STEP]\n"
@@ -137,6 +140,11 @@ static void help(void) {
         "  --output_dir OUTPUT_DIR\n"
         "                        Set the output directory where the converted model\n"
         "                        files are saved. Default current directory.\n"
+        "  --export_popef POPEF  Compile the converted model and write it as an executable\n"
+        "                        file (.popef); -i FILE.popef shows (--show) or runs (--run) one.\n"
+        "  --custom_library_so_paths PLUGIN\n"
+        "                        Paths of the custom shared library with custom ops/passes\n"
+        "                        (repeat the option for several; see docs/plugins.md).\n"
         "  --output_model OUTPUT_MODEL\n"
         "                        Set the name of the converted ONNX model. This will be\n"
         "                        placed in the --output_dir directory. Default:\n"
@@ -356,7 +364,8 @@ static int parse_args(int argc, char **argv, cli *c) {
         }
 
         static const char *const valued[] = {
-            "input_model", "output_dir", "output_model", "export_popef", "passes",  "skip_passes",
+            "input_model", "output_dir", "output_model", "export_popef", "custom_library_so_paths",
+            "passes",  "skip_passes",
             "input_shape", "batch_size", "batch_axis",   "iters",         "threads",
             "batches_per_step", "logging_level", "precision", "framework",
             "convert_version", "remove_outputs", "checkpoints", "fp16_skip_op_types",
@@ -391,6 +400,12 @@ static int parse_args(int argc, char **argv, cli *c) {
             c->output_model = val;
         } else if (!strcmp(name, "export_popef")) {
             c->export_popef = val;
+        } else if (!strcmp(name, "custom_library_so_paths")) {
+            if (c->n_plugins == 16) {
+                errmsg("argument --custom_library_so_paths: at most 16 plugins");
+                return EXIT_USAGE;
+            }
+            c->plugins[c->n_plugins++] = val;
         } else if (!strcmp(name, "passes")) {
             c->passes = val;
         } else if (!strcmp(name, "skip_passes")) {
@@ -1541,6 +1556,14 @@ int main(int argc, char **argv) {
         goto out;
     }
     poprt_set_log_callback(log_to_stderr, NULL, c.log_level);
+    /* plugins first: they add passes and operators the rest may use */
+    for (int k = 0; k < c.n_plugins && !rc; k++) {
+        poprt_status st = poprt_plugin_load(c.plugins[k]);
+        if (st != POPRT_OK)
+            rc = fail(st, "--custom_library_so_paths");
+    }
+    if (rc)
+        goto out;
     if (c.list_passes) {
         rc = list_passes();
         if (rc || !c.input_model)

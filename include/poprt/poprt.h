@@ -342,6 +342,72 @@ POPRT_API poprt_status poprt_pass_manager_run(poprt_pass_manager *pm, poprt_mode
 /* Number of passes that changed the model in the last run. */
 POPRT_API size_t poprt_pass_manager_changed(const poprt_pass_manager *pm);
 
+/* ---------------------------------------------------------------- plugins */
+
+/* Custom operators. A host (or a plugin) registers an operator by domain,
+ * name and first opset version, with a type/shape inference callback and a
+ * compute callback; models using it then load, convert and run like any
+ * other. Both callbacks get an opaque context read and written through the
+ * poprt_op_* functions below; they return POPRT_OK or a status (with
+ * poprt_op_error for the message). Callbacks may run on any thread, several
+ * at once. */
+typedef struct poprt_op_context poprt_op_context;
+typedef poprt_status (*poprt_op_fn)(poprt_op_context *ctx, void *user);
+
+typedef struct poprt_op_desc {
+    size_t size;        /* sizeof(poprt_op_desc) */
+    const char *domain; /* not "" or "ai.onnx": those belong to ONNX */
+    const char *name;
+    int since_version;
+    int min_inputs, max_inputs;   /* max -1: variadic */
+    int min_outputs, max_outputs;
+    poprt_op_fn infer;   /* sets every output's dtype and shape */
+    poprt_op_fn compute; /* reads inputs, writes outputs */
+    void *user;
+} poprt_op_desc;
+
+/* Registers an operator (strings are copied). INVALID_ARGUMENT when a
+ * field is missing or the (domain, name, since_version) is taken. Thread
+ * safe. Registrations last for the life of the process. */
+POPRT_API poprt_status poprt_op_register(const poprt_op_desc *desc);
+
+/* In both callbacks: the node's name, input count and each input. dims
+ * hold -1 for dims unknown at inference time, rank is -1 when unknown, data
+ * is NULL unless the value is known (always known in compute). */
+POPRT_API const char *poprt_op_node_name(const poprt_op_context *ctx);
+POPRT_API int poprt_op_num_inputs(const poprt_op_context *ctx);
+POPRT_API int poprt_op_num_outputs(const poprt_op_context *ctx);
+POPRT_API poprt_status poprt_op_input(const poprt_op_context *ctx, int index,
+                                      poprt_dtype *dtype_out, int *rank_out,
+                                      const int64_t **dims_out, const void **data_out);
+/* Attributes of the node; NOT_FOUND when absent. Strings live as long as
+ * the model. */
+POPRT_API poprt_status poprt_op_attr_int(const poprt_op_context *ctx, const char *name,
+                                         int64_t *value_out);
+POPRT_API poprt_status poprt_op_attr_float(const poprt_op_context *ctx, const char *name,
+                                           float *value_out);
+POPRT_API poprt_status poprt_op_attr_string(const poprt_op_context *ctx, const char *name,
+                                            const char **value_out);
+/* infer: the type of output index (dims -1 for unknown, rank -1 unknown).
+ * compute: allocates output index with that exact shape and returns its
+ * buffer (owned by the library) in *data_out. */
+POPRT_API poprt_status poprt_op_set_output(poprt_op_context *ctx, int index, poprt_dtype dtype,
+                                           int rank, const int64_t *dims, void **data_out);
+/* Records the message poprt_last_error() will report, naming the node, and
+ * returns status: `return poprt_op_error(ctx, POPRT_STATUS_SHAPE_MISMATCH,
+ * "x must be 2-D");` */
+POPRT_API poprt_status poprt_op_error(poprt_op_context *ctx, poprt_status status,
+                                      const char *message);
+
+/* Loads a plugin: a shared library (by path) that exports
+ *     poprt_status poprt_plugin_init(unsigned library_version_num);
+ * which checks the version it was built against and registers passes
+ * (poprt_pass_register) and operators (poprt_op_register). The library is
+ * never unloaded. IO_ERROR naming the file when it cannot be loaded,
+ * INVALID_ARGUMENT when it lacks poprt_plugin_init, the init's own status
+ * when it fails. Thread safe. See docs/plugins.md. */
+POPRT_API poprt_status poprt_plugin_load(const char *path);
+
 /* ---------------------------------------------------------------- session */
 
 typedef struct poprt_session poprt_session;

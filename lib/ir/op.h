@@ -81,6 +81,8 @@ struct poprt__op {
 
 /* Registry lookup: the schema for (domain, op_type) valid at `opset`, or NULL. */
 const poprt__op *poprt__op_find(const char *domain, const char *op_type, int64_t opset);
+/* Operators registered through poprt_op_register (lib/api/plugin.c). */
+const poprt__op *poprt__user_op_find(const char *domain, const char *op_type, int64_t opset);
 /* All registered schemas (for listing); *count_out gets their number. */
 const poprt__op *const *poprt__op_all(size_t *count_out);
 

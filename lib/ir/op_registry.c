@@ -32,7 +32,7 @@ const poprt__op *poprt__op_find(const char *domain, const char *op_type, int64_t
             if (!best || op->since_version > best->since_version)
                 best = op;
         }
-    return best;
+    return best ? best : poprt__user_op_find(domain, op_type, opset);
 }
 
 static const poprt__op *all_ops[4096];

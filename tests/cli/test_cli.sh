@@ -102,9 +102,19 @@ has err "invalid choice"
 run 2 -i "$DATA/mlp.onnx" --precision fp64
 one_line_error
 has err "invalid choice"
-run 2 -i "$DATA/mlp.onnx" --custom_library_so_paths libx.so
+run 1 -i "$DATA/mlp.onnx" --custom_library_so_paths "$TMP/libx.so"
 one_line_error
-has err "option --custom_library_so_paths is not supported yet"
+has err "plugin '$TMP/libx.so'"
+# a model with a plugin's operator: unknown without the plugin, runs with it
+if [ -n "${POPRT_SAMPLE_PLUGIN:-}" ]; then
+    run 1 -i "$DATA/custom_op.onnx" --input_shape x=2,4 --run
+    one_line_error
+    has err "Scale"
+    run 0 --custom_library_so_paths "$POPRT_SAMPLE_PLUGIN" -i "$DATA/custom_op.onnx" --input_shape x=2,4 --run --iters 1
+    has out "output y: float [2,4]"
+    run 0 --custom_library_so_paths "$POPRT_SAMPLE_PLUGIN" --list_all_passes
+    has out "example_fix_batch"
+fi
 run 2 -i "$DATA/mlp.onnx" --calibration_loss_type l3
 one_line_error
 has err "invalid choice"

@@ -95,7 +95,25 @@ def conv():
     save(model, "conv.onnx")
 
 
+def custom_op():
+    """y = Relu(com.example.Scale(x, factor=3)): an operator only a plugin
+    (tests/plugin/sample_plugin.c) provides."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4])
+    nodes = [
+        helper.make_node("Scale", ["x"], ["s"], name="scale", domain="com.example", factor=3.0),
+        helper.make_node("Relu", ["s"], ["y"], name="relu"),
+    ]
+    graph = helper.make_graph(nodes, "custom_op", [x], [y])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                    helper.make_opsetid("com.example", 1)],
+                              producer_name="libpoprt-tests")
+    model.ir_version = 8
+    save(model, "custom_op.onnx")
+
+
 if __name__ == "__main__":
     mlp(1, "mlp.onnx", "mlp")
     mlp("batch", "mlp_dynamic.onnx", "mlp_dynamic")
     conv()
+    custom_op()
