@@ -461,7 +461,8 @@ static poprt_status infer_det(poprt__infer_ctx *c)
 #define OP(var, name, since, imin, imax, omin, omax, inf, ker)                                \
     static const poprt__op var = {name, "", since, imin, imax, omin, omax, 0, inf, ker};
 
-OP(op_conv, "Conv", 1, 2, 3, 1, 1, infer_conv, poprt__ref_conv)
+static const poprt__op op_conv = {"Conv", "", 1, 2, 3, 1, 1, 0, infer_conv, poprt__ref_conv,
+                                  poprt__ref_conv_prepare};
 OP(op_conv_t, "ConvTranspose", 1, 2, 3, 1, 1, infer_conv_transpose, poprt__ref_conv_transpose)
 OP(op_maxpool, "MaxPool", 1, 1, 1, 1, 2, infer_maxpool, poprt__ref_maxpool)
 OP(op_avgpool, "AveragePool", 1, 1, 1, 1, 1, infer_avgpool, poprt__ref_averagepool)
