@@ -473,7 +473,8 @@ OP(op_gmax, "GlobalMaxPool", 1, 1, 1, 1, 1, infer_global_pool, poprt__ref_global
 OP(op_glp, "GlobalLpPool", 1, 1, 1, 1, 1, infer_global_pool, poprt__ref_global_lppool)
 OP(op_maxunpool, "MaxUnpool", 9, 2, 3, 1, 1, infer_maxunpool, poprt__ref_maxunpool)
 OP(op_gemm, "Gemm", 1, 2, 3, 1, 1, infer_gemm, poprt__ref_gemm)
-OP(op_matmul, "MatMul", 1, 2, 2, 1, 1, infer_matmul, poprt__ref_matmul)
+static const poprt__op op_matmul = {"MatMul", "", 1, 2, 2, 1, 1, 0, infer_matmul, poprt__ref_matmul,
+                                    poprt__ref_matmul_prepare};
 OP(op_bn, "BatchNormalization", 1, 5, 5, 1, 5, infer_batchnorm, poprt__ref_batchnorm)
 OP(op_in, "InstanceNormalization", 1, 3, 3, 1, 1, infer_same_float, poprt__ref_instancenorm)
 OP(op_ln, "LayerNormalization", 17, 2, 3, 1, 3, infer_layernorm, poprt__ref_layernorm)

@@ -1574,6 +1574,37 @@ DEF_MATMUL_INT(matmul_i64, int64_t)
 DEF_MATMUL_INT(matmul_u32, uint32_t)
 DEF_MATMUL_INT(matmul_u64, uint64_t)
 
+#define MM_PACK_MAGIC 0x314b50424d525050ull /* "PPRMBPK1" */
+#define MM_PACK_HEADER 64u
+
+/* A constant 2-D float B packed once: header {magic, K, N}, then the GEMM's
+ * packed B operand. */
+poprt_status poprt__ref_matmul_prepare(poprt__prep_ctx *c, void **state, size_t *size)
+{
+    *state = NULL;
+    *size = 0;
+    if (c->n_in < 2 || !c->in[1].type || !c->in[1].data || c->in[1].type->elem != POPRT_DTYPE_FLOAT ||
+        c->in[1].type->rank != 2 || !c->in[0].type || c->in[0].type->elem != POPRT_DTYPE_FLOAT ||
+        c->in[0].type->rank < 2)
+        return POPRT_OK;
+    const int64_t K = c->in[1].type->dims[0].value, N = c->in[1].type->dims[1].value;
+    if (K <= 0 || N < 4)
+        return POPRT_OK;
+    const size_t psz = poprt__sgemm_pack_b_size(NULL, K, N);
+    if (!psz)
+        return POPRT_OK;
+    unsigned char *blob = poprt__aligned_alloc(MM_PACK_HEADER + psz);
+    if (!blob)
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory packing MatMul weights");
+    memset(blob, 0, MM_PACK_HEADER);
+    uint64_t h[3] = {MM_PACK_MAGIC, (uint64_t)K, (uint64_t)N};
+    memcpy(blob, h, sizeof h);
+    poprt__sgemm_pack_b(NULL, NULL, 0, K, N, c->in[1].data, N, blob + MM_PACK_HEADER);
+    *state = blob;
+    *size = MM_PACK_HEADER + psz;
+    return POPRT_OK;
+}
+
 poprt_status poprt__ref_matmul(poprt__kctx *k)
 {
     const poprt__tval *a = poprt__kin(k, 0), *b = poprt__kin(k, 1);
@@ -1663,6 +1694,24 @@ poprt_status poprt__ref_matmul(poprt__kctx *k)
         poprt__kctx_parallel_for(k, p.batch, grain_for(p.M * p.N * p.K, 1 << 16),
                                  matmul_task_fn, &t);
     } else {
+        /* a constant B packed when the session was compiled */
+        if (fits && p.batch == 1 && k->state && k->state_size > MM_PACK_HEADER &&
+            y->dtype == POPRT_DTYPE_FLOAT) {
+            uint64_t h[3];
+            memcpy(h, k->state, sizeof h);
+            const void *bp = (const unsigned char *)k->state + MM_PACK_HEADER;
+            void *pws;
+            if (h[0] == MM_PACK_MAGIC && h[1] == (uint64_t)p.K && h[2] == (uint64_t)p.N &&
+                (pws = poprt__kctx_scratch(
+                     k, poprt__sgemm_packed_workspace(NULL, bp, 0, 0, p.M, p.N, p.K)))) {
+                poprt__par par = poprt__par_kctx(k);
+                if (poprt__sgemm_packed(&par, pws, 0, 0, p.M, p.N, p.K, 1.0f, af, p.K, NULL, NULL,
+                                        0, bp, 0.0f, yf, p.N) == 0) {
+                    store_f32(y, yf);
+                    return POPRT_OK;
+                }
+            }
+        }
         void *ws = NULL;
         if (fits && !(ws = fast_gemm_ws(k, 0, 0, p.M, p.N, p.K)))
             return oom(k);
