@@ -279,16 +279,8 @@ static poprt_status check_graph(poprt__graph *g)
                               "graph '%s': output '%s' is not produced by any node", g->name,
                               t->name);
     }
-    poprt_status st = poprt__graph_toposort(g);
-    for (size_t i = 0; !st && i < g->nodes.len; i++) {
-        poprt__node *n = g->nodes.items[i];
-        for (int a = 0; !st && a < n->n_attrs; a++) {
-            poprt__attr *at = &n->attrs[a];
-            if (at->type == POPRT__ATTR_GRAPH && at->g)
-                st = poprt__graph_toposort(at->g);
-        }
-    }
-    return st;
+    /* subgraphs were sorted by their own check_graph above */
+    return poprt__graph_toposort(g);
 }
 
 poprt_status poprt__model_check(poprt__model *m)

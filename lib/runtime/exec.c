@@ -340,11 +340,6 @@ poprt_status poprt__kctx_run_graph(poprt__kctx *k, const poprt__graph *g, int n_
     return st;
 }
 
-typedef struct {
-    void (*fn)(void *, int64_t, int64_t);
-    void *ctx;
-} pf_job;
-
 void poprt__kctx_parallel_for(poprt__kctx *k, int64_t n, int64_t grain,
                               void (*fn)(void *ctx, int64_t begin, int64_t end), void *ctx)
 {
