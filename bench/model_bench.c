@@ -1,7 +1,7 @@
 /* Model latency benchmark: libpoprt next to ONNX Runtime, in one run.
  *
  *   model_bench [--threads N] [--ort] [--iters N] [--runs N] [--warmup N]
- *               [--round-time S] DIR...
+ *               [--round-time S] [--startup N] DIR...
  *
  * Each DIR is a model folder (model.onnx + test_data_set_0/input_K.pb, with
  * output_K.pb checked when present) or a folder of model folders. For each
@@ -16,7 +16,10 @@
  * ../shared/bench/ort/bench.js). The parent alternates the engines in
  * --runs rounds (ABBA order) so machine noise hits both alike; each round
  * is a few untimed runs and then timed runs, and a figure is the median
- * over rounds of the rounds' medians.
+ * over rounds of the rounds' medians. Only one engine runs at a time (the
+ * other child is stopped with SIGSTOP). --startup N also times start-up in
+ * fresh processes: .popef load + first run against ONNX Runtime's session
+ * create + first run (see bench/README.md).
  *
  * Prints a table row per model and, last,
  *   geomean ratio poprt/ort: R over N models
@@ -64,9 +67,14 @@ typedef struct config {
     double round_time; /* seconds of timed runs per engine and round */
     const char *node;
     const char *script;
+    int startup; /* fresh processes per engine for the start-up figure; 0: off */
 } config;
 
-static config cfg = {1, 0, 0, 5, -1, 0.5, "node", MODEL_BENCH_ORT_SCRIPT};
+static config cfg = {1, 0, 0, 5, -1, 0.5, "node", MODEL_BENCH_ORT_SCRIPT, 0};
+
+/* With --startup: the executable file the libpoprt child exports after its
+ * first run (set by the parent before the fork). */
+static char g_popef[4200];
 
 /* ------------------------------------------------------------ utilities */
 
@@ -568,8 +576,12 @@ static int pchild_setup(pchild *c, const char *dir, const char *tmpdir, double *
     }
     if (!strcmp(*check, "ok"))
         snprintf(why, why_size, "max abs err %.3g", worst);
-    if (tmpdir && !write_ort_inputs(c, tmpdir, why, why_size))
+    if (tmpdir && cfg.ort && !write_ort_inputs(c, tmpdir, why, why_size))
         goto done;
+    if (g_popef[0] && (st = poprt_session_export(c->sess, g_popef)) != POPRT_OK) {
+        api_fail(why, why_size, st, "exporting the .popef");
+        goto done;
+    }
     ok = 1;
 done:
     poprt_options_free(opts);
@@ -653,6 +665,78 @@ static void pchild_main(const char *dir, const char *tmpdir, int cmd_fd, int rep
     _exit(0);
 }
 
+/* A start-up sample in a fresh process: the inputs are decoded first, then
+ * the clock runs over poprt_session_load of the .popef, binding and the
+ * first run. Replies "FIRST <total_ms> <load_ms>" or "ERR <msg>". */
+static void startup_child_main(const char *dir, const char *tmpdir, int cmd_fd, int rep_fd) {
+    (void)tmpdir;
+    (void)cmd_fd;
+    poprt__arena arena;
+    poprt__arena_init(&arena);
+    char why[2048] = "";
+    poprt__onnx_tensor ins[64];
+    size_t n_given = 0;
+    char *set_dir = join(dir, "test_data_set_0");
+    for (size_t k = 0; k < 64; k++) {
+        char fname[64];
+        snprintf(fname, sizeof fname, "input_%zu.pb", k);
+        char *p = join(set_dir, fname);
+        int exists = is_file(p);
+        int dec = exists && decode_pb(p, &arena, &ins[k], why, sizeof why);
+        free(p);
+        if (!exists)
+            break;
+        if (!dec) {
+            say(rep_fd, "ERR %s", why);
+            _exit(1);
+        }
+        n_given = k + 1;
+    }
+    free(set_dir);
+    poprt_options *opts = NULL;
+    poprt_session *sess = NULL;
+    poprt_stepio *io = NULL;
+    char threads[32];
+    snprintf(threads, sizeof threads, "%d", cfg.threads);
+    poprt_status st;
+    if ((st = poprt_options_create(&opts)) || (st = poprt_options_set(opts, "threads", threads))) {
+        say(rep_fd, "ERR options: %s", poprt_last_error());
+        _exit(1);
+    }
+    double t0 = now_ms();
+    if ((st = poprt_session_load(g_popef, opts, &sess)) != POPRT_OK) {
+        say(rep_fd, "ERR loading %s: %s", g_popef, poprt_last_error());
+        _exit(1);
+    }
+    double load_ms = now_ms() - t0;
+    if ((st = poprt_stepio_create(&io)) != POPRT_OK)
+        goto fail;
+    for (size_t k = 0; k < n_given && k < poprt_session_num_inputs(sess); k++) {
+        poprt_value_info vi = {.size = sizeof vi};
+        int64_t dims[POPRT__MAX_RANK];
+        const poprt__onnx_tensor *t = &ins[k];
+        for (int d = 0; d < t->type.rank; d++)
+            dims[d] = t->type.dims[d].value;
+        if ((st = poprt_session_input(sess, k, &vi)) ||
+            (st = poprt_stepio_set_input(io, vi.name, (poprt_dtype)t->type.elem, dims,
+                                         t->type.rank, t->data, t->nbytes)))
+            goto fail;
+    }
+    for (size_t k = 0; k < poprt_session_num_outputs(sess); k++) {
+        poprt_value_info vi = {.size = sizeof vi};
+        if ((st = poprt_session_output(sess, k, &vi)) ||
+            (st = poprt_stepio_set_output_alloc(io, vi.name)))
+            goto fail;
+    }
+    if ((st = poprt_session_run(sess, io)) != POPRT_OK)
+        goto fail;
+    say(rep_fd, "FIRST %.3f %.3f", now_ms() - t0, load_ms);
+    _exit(0);
+fail:
+    say(rep_fd, "ERR %s: %s", poprt_status_string(st), poprt_last_error());
+    _exit(1);
+}
+
 /* -------------------------------------------------- parent: the engines */
 
 typedef struct engine {
@@ -703,12 +787,32 @@ static int engine_run(engine *e, int w, int n, double *med) {
     return 1;
 }
 
+/* Only one engine runs at a time: the other is stopped (SIGSTOP) while
+ * it is not its turn, so idle threads of one engine (ONNX Runtime's workers
+ * spin for a while after each run) cannot take a core from the other. */
+static void engine_pause(engine *e) {
+    if (e->pid > 0 && e->alive)
+        kill(e->pid, SIGSTOP);
+}
+
+static void engine_resume(engine *e) {
+    if (e->pid > 0)
+        kill(e->pid, SIGCONT);
+}
+
+/* Gives the machine to e: the other engine is stopped, e continues. */
+static void engine_turn(engine *e, engine *other) {
+    engine_pause(other);
+    engine_resume(e);
+}
+
 /* Ends the child: "quit", then the reply (libpoprt: its VmHWM) and wait4. */
 static long engine_stop(engine *e) {
     long kb = -1;
     char line[LINE_MAX_];
     if (e->pid <= 0)
         return -1;
+    engine_resume(e);
     if (write_all(e->cmd, "quit\n") && read_line(e->rep, line, sizeof line))
         sscanf(line, "BYE %ld", &kb);
     close(e->cmd);
@@ -731,7 +835,10 @@ static int make_pipes(int to_child[2], int from_child[2]) {
     return 1;
 }
 
-static int start_poprt(engine *e, const char *dir, const char *tmpdir) {
+typedef void (*child_main_fn)(const char *dir, const char *tmpdir, int cmd_fd, int rep_fd);
+
+/* Forks a libpoprt child running fn with pipes both ways. */
+static int start_child(engine *e, child_main_fn fn, const char *dir, const char *tmpdir) {
     int tc[2], fc[2];
     if (!make_pipes(tc, fc))
         die("pipe: %s", strerror(errno));
@@ -743,7 +850,7 @@ static int start_poprt(engine *e, const char *dir, const char *tmpdir) {
     if (pid == 0) {
         close(tc[1]);
         close(fc[0]);
-        pchild_main(dir, tmpdir, tc[0], fc[1]);
+        fn(dir, tmpdir, tc[0], fc[1]);
     }
     close(tc[0]);
     close(fc[1]);
@@ -821,6 +928,8 @@ typedef struct result {
     size_t arena;
     long rss_kb, ort_rss_kb;
     double create_ms, first_ms, ort_create_ms;
+    /* --startup: medians over fresh processes (ms; < 0: not measured) */
+    double popef_first_ms, popef_load_ms, ort_first_ms;
     double other_cores; /* other processes' CPU during the timed runs; <0 unknown */
     int poprt_iters, ort_iters;
 } result;
@@ -837,6 +946,94 @@ static void plan_rounds(engine *e) {
     e->warm = cfg.warmup >= 0 ? cfg.warmup : clampi(50.0 / (e->lat_ms + 1e-3), 1, 20);
 }
 
+/* One start-up sample of libpoprt: a fresh child loads the .popef and runs
+ * once. Returns the child's total (ms), or -1 with r->note extended. */
+static double startup_poprt(const char *dir, double *load_ms, result *r) {
+    engine e;
+    memset(&e, 0, sizeof e);
+    start_child(&e, startup_child_main, dir, NULL);
+    char line[LINE_MAX_];
+    double total = -1;
+    int got = read_line(e.rep, line, sizeof line);
+    close(e.cmd);
+    close(e.rep);
+    int status;
+    while (waitpid(e.pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (!got || sscanf(line, "FIRST %lf %lf", &total, load_ms) != 2) {
+        size_t n = strlen(r->note);
+        snprintf(r->note + n, sizeof r->note - n, "%sstart-up: %.500s", n ? "; " : "",
+                 got ? line : "libpoprt child crashed");
+        return -1;
+    }
+    return total;
+}
+
+/* One start-up sample of ONNX Runtime: a fresh node process creates the
+ * session from the .onnx and runs once (its READY figure; loading node and
+ * the onnxruntime-node module is not counted). */
+static double startup_ort(const char *model_path, const char *tmpdir, result *r) {
+    engine O;
+    memset(&O, 0, sizeof O);
+    O.label = "ONNX Runtime";
+    char *index = join(tmpdir, "inputs.json");
+    char threads[32];
+    snprintf(threads, sizeof threads, "%d", cfg.threads);
+    char *argv[] = {(char *)cfg.node, (char *)cfg.script, (char *)model_path, index,
+                    "--threads", threads, NULL};
+    start_exec(&O, argv);
+    free(index);
+    char line[LINE_MAX_];
+    double ms = -1;
+    if (!read_line(O.rep, line, sizeof line) || sscanf(line, "READY %lf", &ms) != 1) {
+        size_t n = strlen(r->note);
+        snprintf(r->note + n, sizeof r->note - n, "%sONNX Runtime start-up: %.500s",
+                 n ? "; " : "", line);
+        ms = -1;
+    }
+    engine_stop(&O);
+    return ms;
+}
+
+/* --startup N: N fresh processes per engine, alternating, medians. */
+static void measure_startup(const char *dir, const char *model_path, const char *tmpdir,
+                            int with_ort, result *r) {
+    double *p = calloc((size_t)cfg.startup, sizeof *p), *l = calloc((size_t)cfg.startup, sizeof *l),
+           *o = calloc((size_t)cfg.startup, sizeof *o);
+    if (!p || !l || !o)
+        die("out of memory");
+    int np = 0, no = 0;
+    for (int i = 0; i < cfg.startup; i++) {
+        for (int j = 0; j < 2; j++) {
+            int ort_turn = (i + j) % 2;
+            sleep_ms(20);
+            if (!ort_turn) {
+                double load, t = startup_poprt(dir, &load, r);
+                if (t < 0)
+                    goto out;
+                l[np] = load;
+                p[np++] = t;
+            } else if (with_ort) {
+                double t = startup_ort(model_path, tmpdir, r);
+                if (t < 0)
+                    with_ort = 0;
+                else
+                    o[no++] = t;
+            }
+        }
+    }
+out:
+    if (np == cfg.startup) {
+        r->popef_first_ms = median(p, np);
+        r->popef_load_ms = median(l, np);
+    }
+    if (no == cfg.startup)
+        r->ort_first_ms = median(o, no);
+    free(p);
+    free(l);
+    free(o);
+}
+
 static void bench_model(const char *dir, int ort_ok, result *r) {
     memset(r, 0, sizeof *r);
     snprintf(r->name, sizeof r->name, "%s", model_name(dir));
@@ -850,9 +1047,13 @@ static void bench_model(const char *dir, int ort_ok, result *r) {
         return;
     }
     char tmpdir[] = "/tmp/model_bench.XXXXXX";
-    int use_ort = ort_ok;
-    if (use_ort && !mkdtemp(tmpdir))
+    int use_ort = ort_ok, use_tmp = ort_ok || cfg.startup;
+    r->popef_first_ms = r->popef_load_ms = r->ort_first_ms = -1;
+    if (use_tmp && !mkdtemp(tmpdir))
         die("mkdtemp: %s", strerror(errno));
+    g_popef[0] = 0;
+    if (cfg.startup)
+        snprintf(g_popef, sizeof g_popef, "%s/model.popef", tmpdir);
 
     engine P, O;
     memset(&P, 0, sizeof P);
@@ -860,7 +1061,7 @@ static void bench_model(const char *dir, int ort_ok, result *r) {
     P.label = "libpoprt";
     O.label = "ONNX Runtime";
     char line[LINE_MAX_];
-    start_poprt(&P, dir, use_ort ? tmpdir : NULL);
+    start_child(&P, pchild_main, dir, use_tmp ? tmpdir : NULL);
     if (!read_line(P.rep, line, sizeof line)) {
         engine_fail(&P, "libpoprt child ended before it was ready (crashed?)");
     } else if (!strncmp(line, "READY ", 6)) {
@@ -896,6 +1097,7 @@ static void bench_model(const char *dir, int ort_ok, result *r) {
     engine *both[2] = {&P, &O};
     for (int j = 0; j < 2; j++) {
         engine *e = both[j];
+        engine_turn(e, both[1 - j]);
         if (e->alive && engine_run(e, 2, 5, &e->lat_ms) &&
             engine_run(e, 0, clampi(100.0 / (e->lat_ms + 1e-3), 1, 2000), &e->lat_ms))
             plan_rounds(e);
@@ -917,7 +1119,7 @@ static void bench_model(const char *dir, int ort_ok, result *r) {
             if (!e->alive)
                 continue;
             double med;
-            /* let the other engine's workers settle (ORT's spin briefly) */
+            engine_turn(e, order[1 - j]);
             sleep_ms(20);
             if (engine_run(e, e->warm, e->iters, &med))
                 e->round_med[e->n_rounds++] = med;
@@ -956,13 +1158,15 @@ static void bench_model(const char *dir, int ort_ok, result *r) {
     }
     free(P.round_med);
     free(O.round_med);
-    if (ort_ok) {
-        char *p = join(tmpdir, "inputs.json");
-        unlink(p);
-        free(p);
-        p = join(tmpdir, "inputs.bin");
-        unlink(p);
-        free(p);
+    if (cfg.startup && r->ok)
+        measure_startup(dir, model_path, tmpdir, r->have_ort, r);
+    if (use_tmp) {
+        const char *names[] = {"inputs.json", "inputs.bin", "model.popef"};
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+            char *p = join(tmpdir, names[i]);
+            unlink(p);
+            free(p);
+        }
         rmdir(tmpdir);
     }
     free(model_path);
@@ -1002,6 +1206,14 @@ static void print_row(const result *r, int ort_ok) {
     if (r->note[0])
         printf("  %s", r->note);
     printf("\n");
+    if (r->popef_first_ms >= 0) {
+        printf("  start-up: .popef load + first run %.1f ms (load %.1f ms)", r->popef_first_ms,
+               r->popef_load_ms);
+        if (r->ort_first_ms >= 0)
+            printf("; ONNX Runtime .onnx create + first run %.1f ms; ort/poprt %.2fx",
+                   r->ort_first_ms, r->ort_first_ms / r->popef_first_ms);
+        printf(" (medians of %d fresh processes each)\n", cfg.startup);
+    }
     fflush(stdout);
 }
 
@@ -1020,14 +1232,17 @@ static void print_header(int ort_ok) {
 static void usage(void) {
     fprintf(stderr,
             "usage: model_bench [--threads N] [--ort] [--iters N] [--runs N] [--warmup N]\n"
-            "                   [--round-time S] DIR...\n"
+            "                   [--round-time S] [--startup N] DIR...\n"
             "  DIR        model folder (model.onnx + test_data_set_0) or a folder of them\n"
             "  --threads  session threads for both engines (default 1)\n"
             "  --ort      also time ONNX Runtime (node + onnxruntime-node), alternating\n"
             "  --iters    timed runs per round (default: about --round-time of runs)\n"
             "  --runs     rounds per engine (default 5); figures are medians over rounds\n"
             "  --warmup   untimed runs at the start of each round (default: automatic)\n"
-            "  --round-time  seconds of timed runs per engine and round (default 0.5)\n");
+            "  --round-time  seconds of timed runs per engine and round (default 0.5)\n"
+            "  --startup N   also time start-up in N fresh processes per engine: libpoprt\n"
+            "                loads a .popef exported from the model and runs once; ONNX\n"
+            "                Runtime creates a session from model.onnx and runs once\n");
     exit(2);
 }
 
@@ -1055,6 +1270,8 @@ int main(int argc, char **argv) {
             cfg.iters = parse_int(v, a, 1), i++;
         else if (!strcmp(a, "--runs"))
             cfg.runs = parse_int(v, a, 1), i++;
+        else if (!strcmp(a, "--startup"))
+            cfg.startup = parse_int(v, a, 1), i++;
         else if (!strcmp(a, "--warmup"))
             cfg.warmup = parse_int(v, a, 0), i++;
         else if (!strcmp(a, "--round-time")) {

@@ -27,6 +27,11 @@ typedef struct placed {
 typedef struct layout {
     placed *v;
     size_t n, cap;
+    /* constants something reads (node inputs and graph outputs, subgraphs
+     * included), sorted: only those and listed initializers are written,
+     * as the ONNX writer does (folding leaves unread constants behind) */
+    const poprt__tensor **used;
+    size_t n_used, cap_used;
     uint64_t total;
     poprt__arena a;
 } layout;
@@ -45,11 +50,63 @@ static const poprt__onnx_place *find_place(void *ctx, const poprt__tensor *t)
     return p ? &p->place : NULL;
 }
 
+static int cmp_ptr(const void *x, const void *y)
+{
+    const void *a = *(const void *const *)x, *b = *(const void *const *)y;
+    return (a > b) - (a < b);
+}
+
+static int add_used(layout *l, const poprt__tensor *t)
+{
+    if (!t || !t->data || t->producer)
+        return 1;
+    if (l->n_used == l->cap_used) {
+        size_t cap = l->cap_used ? l->cap_used * 2 : 256;
+        const poprt__tensor **v = poprt__realloc(l->used, cap * sizeof *v);
+        if (!v)
+            return 0;
+        l->used = v;
+        l->cap_used = cap;
+    }
+    l->used[l->n_used++] = t;
+    return 1;
+}
+
+static poprt_status collect_used(layout *l, const poprt__graph *g)
+{
+    for (size_t i = 0; i < g->nodes.len; i++) {
+        const poprt__node *n = g->nodes.items[i];
+        for (int k = 0; k < n->n_inputs; k++)
+            if (!add_used(l, n->inputs[k]))
+                return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+        for (int a = 0; a < n->n_attrs; a++) {
+            const poprt__attr *at = &n->attrs[a];
+            poprt_status st = POPRT_OK;
+            if (at->type == POPRT__ATTR_GRAPH && at->g)
+                st = collect_used(l, at->g);
+            for (int64_t k = 0; !st && at->type == POPRT__ATTR_GRAPHS && k < at->n; k++)
+                st = collect_used(l, at->graphs[k]);
+            if (st)
+                return st;
+        }
+    }
+    for (size_t i = 0; i < g->outputs.len; i++)
+        if (!add_used(l, g->outputs.items[i]))
+            return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    return POPRT_OK;
+}
+
+static int is_used(const layout *l, const poprt__tensor *t)
+{
+    return t->is_initializer ||
+           (l->n_used && bsearch(&t, l->used, l->n_used, sizeof *l->used, cmp_ptr));
+}
+
 static poprt_status place_graph(layout *l, const poprt__graph *g)
 {
     for (size_t i = 0; i < g->tensors.len; i++) {
         const poprt__tensor *t = g->tensors.items[i];
-        if (!t->data || t->producer || t->type.kind != POPRT__KIND_TENSOR ||
+        if (!t->data || t->producer || !is_used(l, t) || t->type.kind != POPRT__KIND_TENSOR ||
             t->type.elem == POPRT_DTYPE_STRING || poprt__onnx_packed_bits(t->type.elem) ||
             t->nbytes < 64)
             continue;
@@ -188,7 +245,12 @@ static poprt_status build_file(const poprt_session *s, uint64_t model_hash, wbuf
     void *program = NULL;
     size_t program_size = 0;
     char *meta = NULL;
-    poprt_status st = place_graph(&l, s->m->graph);
+    poprt_status st = collect_used(&l, s->m->graph);
+    if (!st) {
+        if (l.n_used)
+            qsort(l.used, l.n_used, sizeof *l.used, cmp_ptr);
+        st = place_graph(&l, s->m->graph);
+    }
     if (!st)
         st = finish_layout(&l);
     if (!st) {
@@ -208,7 +270,7 @@ static poprt_status build_file(const poprt_session *s, uint64_t model_hash, wbuf
         h.sections[ns].kind = (kind_);                                          \
         h.sections[ns].offset = (start_);                                       \
         h.sections[ns].size = b.len - (start_);                                 \
-        h.sections[ns].hash = poprt__hash64(b.p + (start_), b.len - (start_), kind_); \
+        h.sections[ns].hash = poprt__checksum64(b.p + (start_), b.len - (start_), kind_); \
         ns++;                                                                   \
     } while (0)
     if (!st) {
@@ -285,6 +347,7 @@ static poprt_status build_file(const poprt_session *s, uint64_t model_hash, wbuf
     poprt__free(program);
     cJSON_free(meta);
     poprt__free(l.v);
+    poprt__free(l.used);
     poprt__arena_free(&l.a);
     return st;
 }
@@ -360,7 +423,7 @@ static poprt_status check_file(const char *path, const poprt__blob *f,
             sec->size > f->size - sec->offset || sec->kind == 0 ||
             sec->kind > POPRT__POPEF_STATES)
             return bad(path, "corrupt section table");
-        if (poprt__hash64((const char *)f->data + sec->offset, sec->size, sec->kind) != sec->hash)
+        if (poprt__checksum64((const char *)f->data + sec->offset, sec->size, sec->kind) != sec->hash)
             return poprt__err(POPRT_STATUS_PARSE_ERROR,
                               "executable '%s': section %u (kind %u) is corrupt (checksum mismatch)",
                               path, i, sec->kind);
@@ -549,7 +612,7 @@ static poprt_status cache_key(const poprt_model *model, const poprt_options *o, 
     poprt_status st = poprt__onnx_save(model->m, &data, &size);
     if (st)
         return st;
-    uint64_t h = poprt__hash64(data, size, 1);
+    uint64_t h = poprt__checksum64(data, size, 1);
     poprt__free(data);
     for (size_t i = 0; o && i < o->n; i++) {
         if (strcmp(o->kv[i].key, "cache_dir") == 0)

@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #define POPRT__POPEF_MAGIC "\x89POPEF\r\n"
-#define POPRT__POPEF_FORMAT 1
+#define POPRT__POPEF_FORMAT 2
 #define POPRT__POPEF_HEADER 512
 #define POPRT__POPEF_MAX_SECTIONS 8
 

@@ -1,6 +1,7 @@
 /* Unit tests: executable files (.popef) and the engine cache. */
 #include <check.h>
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,6 +184,72 @@ static int count_files(const char *dir)
     return n;
 }
 
+/* Constants that folding leaves unread are not written: W2 = W * 2 and
+ * W3 = W2 * 3 are folded when the session is compiled, and only W (listed)
+ * and W3 (read by MatMul) belong in the weights section, not W2. */
+START_TEST(unread_folded_constants_are_not_written)
+{
+    poprt__model *m = tb_model(17);
+    int64_t xd[2] = {2, 64}, wd[2] = {64, 32}, sd[1] = {1};
+    static float w[64 * 32];
+    for (int i = 0; i < 64 * 32; i++)
+        w[i] = (float)((i * 31) % 17) / 17.0f - 0.5f;
+    const float two = 2.0f, three = 3.0f;
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 2, xd);
+    tb_const(m, "W", POPRT_DTYPE_FLOAT, 2, wd, w);
+    tb_const(m, "two", POPRT_DTYPE_FLOAT, 1, sd, &two);
+    tb_const(m, "three", POPRT_DTYPE_FLOAT, 1, sd, &three);
+    tb_node(m, "Mul", 2, (const char *[]){"W", "two"}, 1, (const char *[]){"W2"});
+    tb_node(m, "Mul", 2, (const char *[]){"W2", "three"}, 1, (const char *[]){"W3"});
+    tb_node(m, "MatMul", 2, (const char *[]){"x", "W3"}, 1, (const char *[]){"y"});
+    tb_output(m, "y");
+    poprt_model *pm;
+    ck_assert_int_eq(tb_load(m, &pm), POPRT_OK);
+    poprt_session *s;
+    ck_assert_int_eq(poprt_session_create(pm, NULL, &s), POPRT_OK);
+    char path[128];
+    snprintf(path, sizeof path, "%s/folded.popef", tmpdir);
+    ck_assert_int_eq(poprt_session_export(s, path), POPRT_OK);
+    size_t n;
+    unsigned char *f = read_all(path, &n);
+    poprt__popef_header h;
+    ck_assert_uint_ge(n, sizeof h);
+    memcpy(&h, f, sizeof h);
+    uint64_t weights = 0;
+    for (uint32_t i = 0; i < h.n_sections && i < POPRT__POPEF_MAX_SECTIONS; i++)
+        if (h.sections[i].kind == POPRT__POPEF_WEIGHTS)
+            weights = h.sections[i].size;
+    /* W and W3: 2 x 8192 bytes plus alignment; W2 too would be 24 KiB */
+    ck_assert_uint_ge(weights, 2 * sizeof w);
+    ck_assert_uint_lt(weights, 2 * sizeof w + 4096);
+    free(f);
+    /* and it still runs: y = x * (6 W) */
+    poprt_session *l;
+    ck_assert_int_eq(poprt_session_load(path, NULL, &l), POPRT_OK);
+    float x[128], y[64], want[64];
+    for (int i = 0; i < 128; i++)
+        x[i] = (float)(i % 9) / 4.5f - 1;
+    for (int r = 0; r < 2; r++)
+        for (int j = 0; j < 32; j++) {
+            double acc = 0;
+            for (int k = 0; k < 64; k++)
+                acc += (double)x[r * 64 + k] * (6.0 * w[k * 32 + j]);
+            want[r * 32 + j] = (float)acc;
+        }
+    poprt_stepio *io;
+    poprt_stepio_create(&io);
+    poprt_stepio_set_input(io, "x", POPRT_DTYPE_FLOAT, xd, 2, x, sizeof x);
+    poprt_stepio_set_output(io, "y", y, sizeof y);
+    ck_assert_int_eq(poprt_session_run(l, io), POPRT_OK);
+    for (int i = 0; i < 64; i++) /* float sums of 64 terms: 1e-4 relative + 1e-5 */
+        ck_assert_float_le(fabsf(y[i] - want[i]), 1e-5f + 1e-4f * fabsf(want[i]));
+    poprt_stepio_free(io);
+    poprt_session_free(l);
+    poprt_session_free(s);
+    poprt_model_free(pm);
+}
+END_TEST
+
 START_TEST(engine_cache_compiles_once)
 {
     char cache[128];
@@ -220,6 +287,7 @@ int main(void)
     tcase_add_test(tc, export_load_run_matches);
     tcase_add_test(tc, corrupt_truncated_and_foreign_files_are_rejected);
     tcase_add_test(tc, engine_cache_compiles_once);
+    tcase_add_test(tc, unread_folded_constants_are_not_written);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
