@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <pthread.h>
 #include <unistd.h>
 #include <cjson/cJSON.h>
 #include "compiler/popef.h"
@@ -13,7 +14,70 @@
 #include "runtime/runtime.h"
 
 #define PAGE 4096u
+/* Sections are checksummed in chunks of this size, so that a load can
+ * verify them on several threads; the value does not depend on how many. */
+#define CHUNK ((uint64_t)4 << 20)
+#define MAX_VERIFY_THREADS 16
 #define ALIGN_UP(x, a) (((x) + (a)-1) & ~((uint64_t)(a)-1))
+
+/* ---- section checksums ----------------------------------------------------
+ * hash(section) = poprt__hash64 over the poprt__checksum64 of each CHUNK
+ * bytes (seeded with the section kind and the chunk index). */
+
+typedef struct ck_job {
+    const unsigned char *data;
+    uint64_t size;
+    uint32_t kind;
+    uint64_t *sums;
+    uint64_t n_chunks;
+    uint64_t next; /* atomic: next chunk to take */
+} ck_job;
+
+static void *ck_worker(void *arg)
+{
+    ck_job *j = arg;
+    for (;;) {
+        uint64_t c = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
+        if (c >= j->n_chunks)
+            return NULL;
+        uint64_t off = c * CHUNK, len = j->size - off < CHUNK ? j->size - off : CHUNK;
+        j->sums[c] = poprt__checksum64(j->data + off, (size_t)len, ((uint64_t)j->kind << 32) ^ c);
+    }
+}
+
+/* The section hash, computed on up to `threads` threads (1: this one).
+ * Returns 0 and sets *out, or -1 when out of memory. */
+static int section_hash(const void *data, uint64_t size, uint32_t kind, int threads,
+                        uint64_t *out)
+{
+    uint64_t one;
+    ck_job j = {data, size, kind, &one, size ? (size + CHUNK - 1) / CHUNK : 0, 0};
+    if (j.n_chunks > 1 && !(j.sums = poprt__malloc(j.n_chunks * sizeof *j.sums)))
+        return -1;
+    pthread_t tid[MAX_VERIFY_THREADS];
+    int started = 0;
+    if (threads > MAX_VERIFY_THREADS)
+        threads = MAX_VERIFY_THREADS;
+    for (int t = 1; t < threads && (uint64_t)t < j.n_chunks; t++)
+        if (pthread_create(&tid[started], NULL, ck_worker, &j) == 0)
+            started++;
+    ck_worker(&j);
+    for (int t = 0; t < started; t++)
+        pthread_join(tid[t], NULL);
+    *out = poprt__hash64(j.sums, (size_t)j.n_chunks * sizeof *j.sums, kind ^ size);
+    if (j.sums != &one)
+        poprt__free(j.sums);
+    return 0;
+}
+
+/* The "threads" option (1 when absent): files are checksummed on as many
+ * threads as the session will run on. */
+static int option_threads(const poprt_options *o)
+{
+    const char *v = o ? poprt__opt(o, "threads") : NULL;
+    long n = v ? strtol(v, NULL, 10) : 1;
+    return n < 1 ? 1 : n > MAX_VERIFY_THREADS ? MAX_VERIFY_THREADS : (int)n;
+}
 
 /* ---- writing ------------------------------------------------------------- */
 
@@ -240,6 +304,7 @@ static int pad_to(wbuf *b, uint64_t align)
 /* Serialises a session into one buffer laid out as popef.h says. */
 static poprt_status build_file(const poprt_session *s, uint64_t model_hash, wbuf *out)
 {
+    const int threads = option_threads(s->options);
     layout l = {0};
     poprt__arena_init(&l.a);
     void *program = NULL;
@@ -270,7 +335,9 @@ static poprt_status build_file(const poprt_session *s, uint64_t model_hash, wbuf
         h.sections[ns].kind = (kind_);                                          \
         h.sections[ns].offset = (start_);                                       \
         h.sections[ns].size = b.len - (start_);                                 \
-        h.sections[ns].hash = poprt__checksum64(b.p + (start_), b.len - (start_), kind_); \
+        if (section_hash(b.p + (start_), b.len - (start_), kind_, threads,     \
+                         &h.sections[ns].hash))                                 \
+            st = POPRT_STATUS_OUT_OF_MEMORY;                                    \
         ns++;                                                                   \
     } while (0)
     if (!st) {
@@ -390,7 +457,7 @@ static poprt_status bad(const char *path, const char *what)
 }
 
 /* Checks the header and every section; fills the sections by kind. */
-static poprt_status check_file(const char *path, const poprt__blob *f,
+static poprt_status check_file(const char *path, const poprt__blob *f, int threads,
                                const poprt__popef_section **by_kind)
 {
     if (f->size < POPRT__POPEF_HEADER)
@@ -423,7 +490,10 @@ static poprt_status check_file(const char *path, const poprt__blob *f,
             sec->size > f->size - sec->offset || sec->kind == 0 ||
             sec->kind > POPRT__POPEF_STATES)
             return bad(path, "corrupt section table");
-        if (poprt__checksum64((const char *)f->data + sec->offset, sec->size, sec->kind) != sec->hash)
+        uint64_t hash;
+        if (section_hash((const char *)f->data + sec->offset, sec->size, sec->kind, threads, &hash))
+            return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory checking '%s'", path);
+        if (hash != sec->hash)
             return poprt__err(POPRT_STATUS_PARSE_ERROR,
                               "executable '%s': section %u (kind %u) is corrupt (checksum mismatch)",
                               path, i, sec->kind);
@@ -501,7 +571,7 @@ static poprt_status load_mapped(const char *path, poprt__blob *f, const poprt_op
                                 poprt_session **out)
 {
     const poprt__popef_section *sec[POPRT__POPEF_STATES + 1] = {0};
-    poprt_status st = check_file(path, f, sec);
+    poprt_status st = check_file(path, f, option_threads(options), sec);
     if (st)
         return st;
     const char *base = f->data;

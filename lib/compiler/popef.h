@@ -13,8 +13,11 @@
  *   STATES        prepare() blobs per node: u64 count, then count entries
  *                 {u64 node index, u64 name hash, u64 offset, u64 size},
  *                 then the data (64-byte aligned)
- * All integers little-endian. Every section and the header carry a 64-bit
- * hash (poprt__hash64) that the reader checks. */
+ * All integers little-endian. The header carries a poprt__hash64 of itself;
+ * each section's hash is the poprt__hash64 of the poprt__checksum64 of its
+ * 4 MiB chunks (format 2), which the reader checks on as many threads as
+ * the session's "threads" option gives. Constants are written only if a
+ * node or graph output reads them, or the model lists them. */
 #ifndef POPRT_POPEF_H
 #define POPRT_POPEF_H
 

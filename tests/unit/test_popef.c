@@ -250,6 +250,71 @@ START_TEST(unread_folded_constants_are_not_written)
 }
 END_TEST
 
+/* Sections bigger than one checksum chunk (4 MiB) verify on any number of
+ * threads with the same result, and a flipped byte in a later chunk is
+ * found whatever the thread count. */
+START_TEST(big_sections_verify_on_threads)
+{
+    enum { K = 1200, N = 1000 };
+    poprt__model *m = tb_model(17);
+    int64_t xd[2] = {1, K}, wd[2] = {K, N};
+    float *w = malloc(sizeof(float) * K * N);
+    ck_assert_ptr_nonnull(w);
+    for (int i = 0; i < K * N; i++)
+        w[i] = (float)(((long long)i * 7919) % 211) / 211.0f - 0.5f;
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 2, xd);
+    tb_const(m, "W", POPRT_DTYPE_FLOAT, 2, wd, w);
+    tb_node(m, "MatMul", 2, (const char *[]){"x", "W"}, 1, (const char *[]){"y"});
+    tb_output(m, "y");
+    poprt_model *pm;
+    ck_assert_int_eq(tb_load(m, &pm), POPRT_OK);
+    poprt_options *o;
+    ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
+    ck_assert_int_eq(poprt_options_set(o, "threads", "2"), POPRT_OK);
+    poprt_session *s;
+    ck_assert_int_eq(poprt_session_create(pm, o, &s), POPRT_OK);
+    char path[128], bad[160];
+    snprintf(path, sizeof path, "%s/big.popef", tmpdir);
+    snprintf(bad, sizeof bad, "%s/bigbad.popef", tmpdir);
+    ck_assert_int_eq(poprt_session_export(s, path), POPRT_OK);
+    float x[K], y1[N], y3[N];
+    for (int i = 0; i < K; i++)
+        x[i] = (float)(i % 17) / 8.5f - 1;
+    const char *threads[] = {"1", "3"};
+    float *ys[] = {y1, y3};
+    for (int t = 0; t < 2; t++) {
+        ck_assert_int_eq(poprt_options_set(o, "threads", threads[t]), POPRT_OK);
+        poprt_session *l = NULL;
+        ck_assert_int_eq(poprt_session_load(path, o, &l), POPRT_OK);
+        poprt_stepio *io;
+        poprt_stepio_create(&io);
+        poprt_stepio_set_input(io, "x", POPRT_DTYPE_FLOAT, xd, 2, x, sizeof x);
+        poprt_stepio_set_output(io, "y", ys[t], sizeof y1);
+        ck_assert_int_eq(poprt_session_run(l, io), POPRT_OK);
+        poprt_stepio_free(io);
+        poprt_session_free(l);
+    }
+    ck_assert_int_eq(memcmp(y1, y3, sizeof y1), 0); /* same program, bit-identical */
+    size_t n;
+    unsigned char *p = read_all(path, &n);
+    ck_assert_uint_gt(n, (size_t)6 << 20);
+    p[n - 100] ^= 0x01; /* in the last section, past its first 4 MiB */
+    write_all(bad, p, n);
+    for (int t = 0; t < 2; t++) {
+        poprt_session *l = NULL;
+        ck_assert_int_eq(poprt_options_set(o, "threads", threads[t]), POPRT_OK);
+        ck_assert_int_eq(poprt_session_load(bad, o, &l), POPRT_STATUS_PARSE_ERROR);
+        ck_assert_ptr_nonnull(strstr(poprt_last_error(), "checksum mismatch"));
+        ck_assert_ptr_null(l);
+    }
+    free(p);
+    free(w);
+    poprt_options_free(o);
+    poprt_session_free(s);
+    poprt_model_free(pm);
+}
+END_TEST
+
 START_TEST(engine_cache_compiles_once)
 {
     char cache[128];
@@ -288,6 +353,7 @@ int main(void)
     tcase_add_test(tc, corrupt_truncated_and_foreign_files_are_rejected);
     tcase_add_test(tc, engine_cache_compiles_once);
     tcase_add_test(tc, unread_folded_constants_are_not_written);
+    tcase_add_test(tc, big_sections_verify_on_threads);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
