@@ -4,6 +4,7 @@
  * after constants are folded. Executable files store the optimised program,
  * so loading one does not repeat this. */
 #include <string.h>
+#include "compiler/compiler.h"
 #include "passes/passes.h"
 
 int poprt__pass_lookup(const char *name, const poprt__pass **builtin, poprt_pass_fn *fn, void **user);
@@ -34,6 +35,15 @@ poprt_status poprt__compile_optimize(poprt__model *m, int *changed_out)
             return poprt__err_prefix(st, "compiling (pass '%s'): ", compile_passes[i]);
         any |= changed;
     }
+    /* elementwise chains last, so the pattern passes above see the plain
+     * operators they match */
+    int changed = 0;
+    poprt_status st = poprt__compile_fuse_elementwise(m, &changed);
+    if (!st && changed)
+        st = poprt__model_check(m);
+    if (st)
+        return poprt__err_prefix(st, "compiling (elementwise fusion): ");
+    any |= changed;
     if (changed_out)
         *changed_out = any;
     return POPRT_OK;

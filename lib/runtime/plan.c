@@ -77,7 +77,13 @@ static int is_inplace_op(const poprt__node *n)
         "Exp",   "Log",   "Sqrt",  "Reciprocal", "Erf", "Floor", "Ceil", "Round", "Sign",
         "Sin",   "Cos",   "Add",   "Sub",   "Mul",   "Div",   "Pow",   "Max",   "Min",
         "Sum",   "PRelu", "ThresholdedRelu", "Shrink"};
-    if (n->domain[0] || n->n_outputs != 1 || !n->outputs[0])
+    if (n->n_outputs != 1 || !n->outputs[0])
+        return 0;
+    /* the compiler's elementwise chains read element i of every input
+     * before they write element i (lib/kernels/ref/poprt_compiled.c) */
+    if (strcmp(n->domain, "ai.poprt") == 0)
+        return strcmp(n->op_type, "FusedElementwise") == 0;
+    if (n->domain[0])
         return 0;
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
         if (strcmp(n->op_type, ops[i]) == 0)

@@ -57,6 +57,8 @@ static const fcase cases[] = {
     {POPRT__VMATH_square, 0.5, 0, 0, {0, 0, 0}},
     {POPRT__VMATH_cube, 1.5, 0, 0, {0, 0, 0}},
     {POPRT__VMATH_pow_half, 0.5, 0, 0, {0, 0, 0}},
+    {POPRT__VMATH_clip, 0, 0, 0, {0, 6, 0}},
+    {POPRT__VMATH_clip, 0, 0, 0, {-1.5f, 2.25f, 0}},
 };
 #define N_CASES ((int)(sizeof cases / sizeof cases[0]))
 
@@ -99,6 +101,10 @@ static double ref(int fn, double x, const poprt__vmath_param *p)
     case POPRT__VMATH_square: return x * x;
     case POPRT__VMATH_cube: return x * x * x;
     case POPRT__VMATH_pow_half: return pow(x, 0.5);
+    case POPRT__VMATH_clip: {
+        double v = x < a ? a : x;
+        return v > p->beta ? p->beta : v;
+    }
     }
     return NAN;
 }

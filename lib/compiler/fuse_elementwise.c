@@ -1,0 +1,277 @@
+/* Compile-time fusion of elementwise chains: a run of float32 elementwise
+ * nodes where each node's result feeds only the next one (Add(3) -> Clip ->
+ * Mul(x) -> Div(6), a decomposed HardSwish; Mul -> Add with per-channel
+ * scale and shift; x * Sigmoid(x); ...) becomes one ai.poprt
+ * FusedElementwise node (lib/kernels/ref/poprt_compiled.h), which makes one
+ * pass over memory instead of one per node and leaves no intermediate
+ * tensors to plan. Only the main graph is rewritten, and only where every
+ * shape is static. */
+#include "compiler/compiler.h"
+#include "kernels/ref/poprt_compiled.h"
+#include "passes/util_replace.h"
+
+typedef struct step {
+    int64_t op, operand, reverse;
+    float alpha, beta;
+    poprt__tensor *t; /* tensor operand, or NULL */
+} step;
+
+static int static_float(const poprt__tensor *t, int rank_max)
+{
+    if (!t || t->type.kind != POPRT__KIND_TENSOR || t->type.elem != POPRT_DTYPE_FLOAT ||
+        t->type.rank < 0 || t->type.rank > rank_max)
+        return 0;
+    for (int d = 0; d < t->type.rank; d++)
+        if (t->type.dims[d].value < 0)
+            return 0;
+    return 1;
+}
+
+static int same_shape(const poprt__tensor *a, const poprt__tensor *b)
+{
+    if (a->type.rank != b->type.rank)
+        return 0;
+    for (int d = 0; d < a->type.rank; d++)
+        if (a->type.dims[d].value != b->type.dims[d].value)
+            return 0;
+    return 1;
+}
+
+/* t broadcasts to y over one contiguous run of axes (the kernel's rule). */
+static int broadcasts_in_run(const poprt__tensor *t, const poprt__tensor *y)
+{
+    if (!static_float(t, y->type.rank))
+        return 0;
+    const int pad = y->type.rank - t->type.rank;
+    int first = -1, last = -1;
+    for (int d = 0; d < t->type.rank; d++)
+        if (t->type.dims[d].value != 1) {
+            if (first < 0)
+                first = d;
+            last = d;
+        }
+    for (int d = first; first >= 0 && d <= last; d++)
+        if (t->type.dims[d].value != y->type.dims[d + pad].value)
+            return 0;
+    return 1;
+}
+
+static int unary_code(const poprt__node *n)
+{
+    static const struct {
+        const char *name;
+        int code;
+    } tab[] = {
+        {"Relu", POPRT__EW_RELU},       {"LeakyRelu", POPRT__EW_LEAKY_RELU},
+        {"Sigmoid", POPRT__EW_SIGMOID}, {"HardSigmoid", POPRT__EW_HARD_SIGMOID},
+        {"HardSwish", POPRT__EW_HARD_SWISH}, {"Tanh", POPRT__EW_TANH},
+        {"Exp", POPRT__EW_EXP},         {"Log", POPRT__EW_LOG},
+        {"Erf", POPRT__EW_ERF},         {"Neg", POPRT__EW_NEG},
+        {"Abs", POPRT__EW_ABS},         {"Sqrt", POPRT__EW_SQRT},
+        {"Reciprocal", POPRT__EW_RECIPROCAL}, {"Softplus", POPRT__EW_SOFTPLUS},
+        {"Clip", POPRT__EW_CLIP},
+    };
+    for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
+        if (rp_is(n, tab[i].name))
+            return tab[i].code;
+    return 0;
+}
+
+static int binary_code(const poprt__node *n)
+{
+    if (n->n_inputs != 2)
+        return 0;
+    if (rp_is(n, "Add") || rp_is(n, "Sum"))
+        return POPRT__EW_ADD;
+    if (rp_is(n, "Sub"))
+        return POPRT__EW_SUB;
+    if (rp_is(n, "Mul"))
+        return POPRT__EW_MUL;
+    if (rp_is(n, "Div"))
+        return POPRT__EW_DIV;
+    if (rp_is(n, "Max"))
+        return POPRT__EW_MAX;
+    if (rp_is(n, "Min"))
+        return POPRT__EW_MIN;
+    return 0;
+}
+
+/* The step node n makes when `cur` (the chain's value so far, shape of Y)
+ * flows into it; 0 when n cannot join. */
+static int step_of(const poprt__node *n, const poprt__tensor *cur, step *s)
+{
+    const poprt__tensor *y = poprt__node_out(n, 0);
+    if (n->n_outputs != 1 || !y || !static_float(y, POPRT__MAX_RANK) || !same_shape(y, cur))
+        return 0;
+    memset(s, 0, sizeof *s);
+    s->operand = -1;
+    int code = unary_code(n);
+    if (code) {
+        if (poprt__node_in(n, 0) != cur)
+            return 0;
+        s->op = code;
+        switch (code) {
+        case POPRT__EW_LEAKY_RELU: s->alpha = poprt__attr_f(n, "alpha", 0.01f); break;
+        case POPRT__EW_HARD_SIGMOID:
+            s->alpha = poprt__attr_f(n, "alpha", 0.2f);
+            s->beta = poprt__attr_f(n, "beta", 0.5f);
+            break;
+        case POPRT__EW_CLIP: {
+            double lo = -INFINITY, hi = INFINITY;
+            if (n->opset < 11) {
+                lo = poprt__attr_f(n, "min", -3.402823466e+38f);
+                hi = poprt__attr_f(n, "max", 3.402823466e+38f);
+            } else {
+                const poprt__tensor *tl = poprt__node_in(n, 1), *th = poprt__node_in(n, 2);
+                if ((tl && (!rp_value(tl) || tl->type.elem != POPRT_DTYPE_FLOAT ||
+                            !rp_const_scalar(tl, &lo))) ||
+                    (th && (!rp_value(th) || th->type.elem != POPRT_DTYPE_FLOAT ||
+                            !rp_const_scalar(th, &hi))))
+                    return 0;
+            }
+            s->alpha = (float)lo;
+            s->beta = (float)hi;
+            break;
+        }
+        default: break;
+        }
+        return 1;
+    }
+    code = binary_code(n);
+    if (!code)
+        return 0;
+    poprt__tensor *a = poprt__node_in(n, 0), *b = poprt__node_in(n, 1);
+    if (!a || !b || (a == cur) == (b == cur))
+        return 0; /* cur must be exactly one side (x * x is not a step) */
+    poprt__tensor *other = a == cur ? b : a;
+    s->op = code;
+    s->reverse = b == cur;
+    double v;
+    if (other->type.elem == POPRT_DTYPE_FLOAT && poprt__type_numel(&other->type) == 1 &&
+        rp_const_scalar(other, &v) && other->type.rank <= cur->type.rank) {
+        s->alpha = (float)v;
+        return 1;
+    }
+    if (!broadcasts_in_run(other, y))
+        return 0;
+    s->t = other;
+    return 1;
+}
+
+/* Finds the chain starting at n; returns its length (steps filled) and the
+ * chain's input in *x. */
+static int grow(const poprt__graph *g, poprt__node *n, poprt__node **nodes, step *steps,
+                poprt__tensor **x)
+{
+    poprt__tensor *a = poprt__node_in(n, 0), *b = n->n_inputs > 1 ? poprt__node_in(n, 1) : NULL;
+    const poprt__tensor *y = poprt__node_out(n, 0);
+    if (!y)
+        return 0;
+    /* the chain's input: the side with Y's shape (input 0 first) */
+    poprt__tensor *cands[2] = {a, b};
+    int len = 0;
+    for (int c = 0; c < 2 && !len; c++) {
+        poprt__tensor *t = cands[c];
+        if (t && static_float(t, POPRT__MAX_RANK) && same_shape(t, y) && !rp_value(t) &&
+            step_of(n, t, &steps[0]))
+            len = 1, *x = t;
+    }
+    if (!len)
+        return 0;
+    nodes[0] = n;
+    poprt__tensor *cur = poprt__node_out(n, 0);
+    while (len < POPRT__EW_MAX_STEPS) {
+        poprt__node *c = poprt__graph_sole_consumer(g, cur);
+        if (!c || !step_of(c, cur, &steps[len]))
+            break;
+        nodes[len++] = c;
+        cur = poprt__node_out(c, 0);
+    }
+    return len;
+}
+
+/* (each poprt__node_add_attr may move the node's attribute array) */
+static int attr_floats(poprt__node *n, const char *name, int64_t cnt, const float *v)
+{
+    poprt__attr *a = poprt__node_add_attr(n, name, POPRT__ATTR_FLOATS);
+    if (!a)
+        return 0;
+    a->n = cnt;
+    a->floats = poprt__arena_memdup(&n->graph->model->arena, v, sizeof(float) * (size_t)cnt);
+    return a->floats != NULL;
+}
+
+/* Replaces nodes[0..len) by one FusedElementwise node. */
+static poprt_status fuse(poprt__graph *g, poprt__node **nodes, step *steps, int len,
+                         poprt__tensor *x)
+{
+    poprt__tensor *ins[POPRT__EW_MAX_STEPS + 1];
+    int n_in = 0;
+    ins[n_in++] = x;
+    int64_t ops[POPRT__EW_MAX_STEPS], opd[POPRT__EW_MAX_STEPS], rev[POPRT__EW_MAX_STEPS];
+    float al[POPRT__EW_MAX_STEPS], be[POPRT__EW_MAX_STEPS];
+    for (int s = 0; s < len; s++) {
+        ops[s] = steps[s].op;
+        rev[s] = steps[s].reverse;
+        al[s] = steps[s].alpha;
+        be[s] = steps[s].beta;
+        opd[s] = -1;
+        if (steps[s].t) {
+            int i = 0;
+            while (i < n_in && ins[i] != steps[s].t)
+                i++;
+            if (i == n_in)
+                ins[n_in++] = steps[s].t;
+            opd[s] = i;
+        }
+    }
+    poprt__tensor *y = poprt__node_out(nodes[len - 1], 0);
+    const char *name = nodes[0]->name;
+    for (int s = 0; s < len; s++)
+        poprt__graph_remove_node(g, nodes[s]);
+    poprt__node *f = poprt__graph_add_node(g, "FusedElementwise", "ai.poprt",
+                                           poprt__model_unique_name(g->model, name), n_in, 1);
+    if (!f)
+        return rp_oom();
+    for (int i = 0; i < n_in; i++)
+        f->inputs[i] = ins[i];
+    f->outputs[0] = y;
+    y->producer = f;
+    y->producer_slot = 0;
+    if (!rp_attr_ints(f, "ops", len, ops) || !rp_attr_ints(f, "operand", len, opd) ||
+        !rp_attr_ints(f, "reverse", len, rev) || !attr_floats(f, "alpha", len, al) ||
+        !attr_floats(f, "beta", len, be))
+        return rp_oom();
+    return POPRT_OK;
+}
+
+poprt_status poprt__compile_fuse_elementwise(poprt__model *m, int *changed)
+{
+    poprt__graph *g = m->graph;
+    *changed = 0;
+    poprt__node *nodes[POPRT__EW_MAX_STEPS];
+    step steps[POPRT__EW_MAX_STEPS];
+    /* in graph order, so that a chain is found from its first node */
+    for (size_t i = 0; i < g->nodes.len; i++) {
+        poprt__node *n = g->nodes.items[i];
+        poprt__tensor *x = NULL;
+        int len = grow(g, n, nodes, steps, &x);
+        if (len < 2)
+            continue;
+        poprt_status st = fuse(g, nodes, steps, len, x);
+        if (st)
+            return st;
+        *changed = 1;
+        /* the chain's nodes left the list and the fused node went to its
+         * end: position i now holds the next unvisited node (nodes before
+         * i cannot start a chain now: fusing removes readers, it adds no
+         * fusable step) */
+        i--;
+    }
+    if (!*changed)
+        return POPRT_OK;
+    poprt_status st = poprt__model_ensure_opset(m, "ai.poprt", 1);
+    if (!st)
+        st = poprt__graph_toposort(g);
+    return st;
+}

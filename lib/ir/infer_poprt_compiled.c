@@ -1,0 +1,50 @@
+/* Operator family 'poprt_compiled': operators the session compiler makes
+ * when it fuses nodes (domain "ai.poprt"); schemas and inference.
+ * docs/ops.md describes each. */
+#include "ir/op.h"
+#include "kernels/ref/poprt_compiled.h"
+
+/* FusedElementwise: Y has X's type; the step attributes must agree. */
+static poprt_status infer_fused_elementwise(poprt__infer_ctx *c)
+{
+    const poprt__node *n = c->node;
+    int64_t c_ops = 0, c_opd = 0, c_rev = 0, c_a = 0, c_b = 0;
+    const int64_t *ops = poprt__attr_ints(n, "ops", &c_ops);
+    const int64_t *opd = poprt__attr_ints(n, "operand", &c_opd);
+    if (!ops || c_ops < 1 || c_ops > POPRT__EW_MAX_STEPS)
+        return POPRT__NODE_ERR(n, POPRT_STATUS_INVALID_MODEL,
+                               "attribute 'ops' must list 1..%d steps", POPRT__EW_MAX_STEPS);
+    poprt__attr_ints(n, "reverse", &c_rev);
+    poprt__attr_floats(n, "alpha", &c_a);
+    poprt__attr_floats(n, "beta", &c_b);
+    if (!opd || c_opd != c_ops || c_rev != c_ops || c_a != c_ops || c_b != c_ops)
+        return POPRT__NODE_ERR(n, POPRT_STATUS_INVALID_MODEL,
+                               "attributes 'operand', 'reverse', 'alpha' and 'beta' must have "
+                               "one value per step (%lld)",
+                               (long long)c_ops);
+    for (int64_t s = 0; s < c_ops; s++) {
+        if (!poprt__ew_known(ops[s]))
+            return POPRT__NODE_ERR(n, POPRT_STATUS_INVALID_MODEL,
+                                   "step %lld: unknown operation %lld", (long long)s,
+                                   (long long)ops[s]);
+        if (opd[s] < -1 || opd[s] >= c->n_in || (opd[s] >= 0 && !poprt__ew_is_binary(ops[s])))
+            return POPRT__NODE_ERR(n, POPRT_STATUS_INVALID_MODEL, "step %lld: bad operand %lld",
+                                   (long long)s, (long long)opd[s]);
+    }
+    for (int i = 0; i < c->n_in; i++) {
+        int32_t e = poprt__infer_elem(c, i);
+        if (e && e != POPRT_DTYPE_FLOAT)
+            return POPRT__NODE_ERR(n, POPRT_STATUS_SHAPE_MISMATCH,
+                                   "input %d must be float, got %s", i,
+                                   poprt_dtype_name((poprt_dtype)e));
+    }
+    poprt__infer_same(c, 0, 0);
+    return POPRT_OK;
+}
+
+static const poprt__op op_fused_elementwise = {
+    .name = "FusedElementwise", .domain = "ai.poprt", .since_version = 1,
+    .min_inputs = 1, .max_inputs = POPRT__EW_MAX_STEPS + 1, .min_outputs = 1, .max_outputs = 1,
+    .infer = infer_fused_elementwise, .kernel = poprt__ref_poprt_fused_elementwise};
+
+const poprt__op *const poprt__ops_poprt_compiled[] = {&op_fused_elementwise, NULL};

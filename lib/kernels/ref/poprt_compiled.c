@@ -1,0 +1,275 @@
+/* Kernels of the 'poprt_compiled' family: see poprt_compiled.h. */
+#include <math.h>
+#include <string.h>
+#include "kernels/ref/poprt_compiled.h"
+#include "kernels/x86/vmath.h"
+
+int poprt__ew_is_binary(int64_t op)
+{
+    return op >= POPRT__EW_ADD && op <= POPRT__EW_MIN;
+}
+
+int poprt__ew_known(int64_t op)
+{
+    return poprt__ew_is_binary(op) || (op >= POPRT__EW_RELU && op <= POPRT__EW_SOFTPLUS);
+}
+
+/* A step as the kernel runs it. */
+typedef struct ew_step {
+    int op;
+    int operand; /* -1: scalar / none, else input index */
+    int reverse;
+    float alpha, beta;
+} ew_step;
+
+/* How a tensor operand maps onto Y's flat index i: value index
+ * (i / inner) % mid, with inner == 1 meaning "contiguous, period mid". */
+typedef struct ew_operand {
+    const float *data;
+    int64_t mid, inner;
+} ew_operand;
+
+typedef struct ew_job {
+    int n_steps;
+    ew_step steps[POPRT__EW_MAX_STEPS];
+    ew_operand ops[POPRT__EW_MAX_STEPS + 1]; /* by input index */
+    const float *x;
+    float *y;
+    const poprt__vmath_variant *vm;
+} ew_job;
+
+/* Reads and checks the step attributes. */
+static poprt_status read_steps(const poprt__kctx *k, ew_job *j)
+{
+    const poprt__node *n = k->node;
+    int64_t c_ops, c_opd, c_rev, c_a, c_b;
+    const int64_t *ops = poprt__attr_ints(n, "ops", &c_ops);
+    const int64_t *opd = poprt__attr_ints(n, "operand", &c_opd);
+    const int64_t *rev = poprt__attr_ints(n, "reverse", &c_rev);
+    const float *a = poprt__attr_floats(n, "alpha", &c_a);
+    const float *b = poprt__attr_floats(n, "beta", &c_b);
+    if (!ops || c_ops < 1 || c_ops > POPRT__EW_MAX_STEPS)
+        return POPRT__NODE_ERR(n, POPRT_STATUS_INVALID_MODEL,
+                               "attribute 'ops' must list 1..%d steps", POPRT__EW_MAX_STEPS);
+    if (!opd || !rev || !a || !b || c_opd != c_ops || c_rev != c_ops || c_a != c_ops ||
+        c_b != c_ops)
+        return POPRT__NODE_ERR(n, POPRT_STATUS_INVALID_MODEL,
+                               "attributes 'operand', 'reverse', 'alpha' and 'beta' must have "
+                               "one value per step (%lld)",
+                               (long long)c_ops);
+    j->n_steps = (int)c_ops;
+    for (int s = 0; s < j->n_steps; s++) {
+        ew_step *st = &j->steps[s];
+        if (!poprt__ew_known(ops[s]))
+            return POPRT__NODE_ERR(n, POPRT_STATUS_INVALID_MODEL, "step %d: unknown operation %lld",
+                                   s, (long long)ops[s]);
+        if (opd[s] < -1 || opd[s] >= k->n_in || (opd[s] >= 0 && !poprt__ew_is_binary(ops[s])))
+            return POPRT__NODE_ERR(n, POPRT_STATUS_INVALID_MODEL, "step %d: bad operand %lld", s,
+                                   (long long)opd[s]);
+        st->op = (int)ops[s];
+        st->operand = (int)opd[s];
+        st->reverse = rev[s] != 0;
+        st->alpha = a[s];
+        st->beta = b[s];
+    }
+    return POPRT_OK;
+}
+
+/* Classifies tensor input i against Y's shape. */
+static poprt_status classify(const poprt__kctx *k, int i, const poprt__tval *y, ew_operand *o)
+{
+    const poprt__tval *t = poprt__kin(k, i);
+    if (!t || t->dtype != POPRT_DTYPE_FLOAT)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_INVALID_ARGUMENT,
+                               "input %d must be a float tensor", i);
+    if (t->rank > y->rank)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
+                               "input %d has rank %d, above the output's %d", i, t->rank, y->rank);
+    const int pad = y->rank - t->rank;
+    int first = -1, last = -1;
+    for (int d = 0; d < t->rank; d++)
+        if (t->dims[d] != 1) {
+            if (first < 0)
+                first = d + pad;
+            last = d + pad;
+        }
+    int64_t mid = 1, inner = 1;
+    for (int d = first; first >= 0 && d <= last; d++) {
+        if (t->dims[d - pad] != y->dims[d])
+            return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
+                                   "input %d does not broadcast to the output over one run of "
+                                   "axes (axis %d: %lld vs %lld)",
+                                   i, d, (long long)t->dims[d - pad], (long long)y->dims[d]);
+        mid *= y->dims[d];
+    }
+    for (int d = last + 1; d < y->rank; d++)
+        inner *= y->dims[d];
+    if (first < 0) /* a single value: constant over the whole output */
+        inner = y->numel > 0 ? y->numel : 1;
+    o->data = t->data;
+    o->mid = mid;
+    o->inner = inner;
+    return POPRT_OK;
+}
+
+enum { EW_BLOCK = 512 };
+
+/* Max / Min with NaN propagating as in their kernels (operand order kept:
+ * it decides which zero Max(-0, +0) returns); a and b are contiguous
+ * (stride 1) or one value (stride 0), not both one value. Written so that
+ * the compiler vectorises each case. */
+static void max_min(int op, const float *a, int64_t sa, const float *b, int64_t sb, float *y,
+                    int64_t n)
+{
+#define MAXMIN_LOOP(AV, BV)                                                                    \
+    for (int64_t i = 0; i < n; i++) {                                                          \
+        const float x = (AV), v = (BV);                                                        \
+        y[i] = op == POPRT__EW_MAX ? ((x != x || x > v) ? x : v) : ((x != x || x < v) ? x : v); \
+    }
+    if (sa && sb) {
+        MAXMIN_LOOP(a[i], b[i])
+    } else if (sa) {
+        const float bv = b[0];
+        MAXMIN_LOOP(a[i], bv)
+    } else {
+        const float av = a[0];
+        MAXMIN_LOOP(av, b[i])
+    }
+#undef MAXMIN_LOOP
+}
+
+/* dst = f(src) over n floats (dst == src allowed) */
+static void apply_unary(const ew_job *j, const ew_step *s, const float *src, float *dst,
+                        int64_t n)
+{
+    const poprt__vmath_variant *vm = j->vm;
+    poprt__vmath_param p = {s->alpha, s->beta, 0.0f};
+    int f = -1;
+    switch (s->op) {
+    case POPRT__EW_RELU: f = POPRT__VMATH_relu; break;
+    case POPRT__EW_LEAKY_RELU: f = POPRT__VMATH_leaky_relu; break;
+    case POPRT__EW_SIGMOID: f = POPRT__VMATH_sigmoid; break;
+    case POPRT__EW_HARD_SIGMOID: f = POPRT__VMATH_hard_sigmoid; break;
+    case POPRT__EW_HARD_SWISH: f = POPRT__VMATH_hard_swish; break;
+    case POPRT__EW_TANH: f = POPRT__VMATH_tanh; break;
+    case POPRT__EW_EXP: f = POPRT__VMATH_exp; break;
+    case POPRT__EW_LOG: f = POPRT__VMATH_log; break;
+    case POPRT__EW_ERF: f = POPRT__VMATH_erf; break;
+    case POPRT__EW_SOFTPLUS: f = POPRT__VMATH_softplus; break;
+    case POPRT__EW_CLIP: f = POPRT__VMATH_clip; break;
+    case POPRT__EW_NEG:
+        for (int64_t i = 0; i < n; i++)
+            dst[i] = -src[i];
+        return;
+    case POPRT__EW_ABS:
+        for (int64_t i = 0; i < n; i++)
+            dst[i] = fabsf(src[i]);
+        return;
+    case POPRT__EW_SQRT:
+        for (int64_t i = 0; i < n; i++)
+            dst[i] = sqrtf(src[i]);
+        return;
+    case POPRT__EW_RECIPROCAL:
+        for (int64_t i = 0; i < n; i++)
+            dst[i] = 1.0f / src[i];
+        return;
+    default: return;
+    }
+    vm->unary[f](src, dst, n, &p);
+}
+
+/* Runs the chain over Y's flat range [b, e). Blocks are cut where an
+ * operand's period or row ends, so that within a block every operand is
+ * either contiguous or one value. The first step reads X and the last
+ * writes Y directly (when Y shares X's bytes, every step reads element i
+ * before the last one writes it). */
+static void ew_range(void *ctx, int64_t b, int64_t e)
+{
+    const ew_job *j = ctx;
+    float acc[EW_BLOCK] __attribute__((aligned(64)));
+    while (b < e) {
+        int64_t len = e - b < EW_BLOCK ? e - b : EW_BLOCK;
+        for (int s = 0; s < j->n_steps; s++) {
+            const int i = j->steps[s].operand;
+            if (i <= 0)
+                continue;
+            const ew_operand *o = &j->ops[i];
+            const int64_t room = o->inner == 1 ? o->mid - b % o->mid : o->inner - b % o->inner;
+            if (room < len)
+                len = room;
+        }
+        for (int s = 0; s < j->n_steps; s++) {
+            const ew_step *st = &j->steps[s];
+            const float *src = s == 0 ? j->x + b : acc;
+            float *dst = s == j->n_steps - 1 ? j->y + b : acc;
+            if (!poprt__ew_is_binary(st->op)) {
+                apply_unary(j, st, src, dst, len);
+                continue;
+            }
+            const float *p;
+            int64_t ps;
+            if (st->operand < 0) {
+                p = &st->alpha;
+                ps = 0;
+            } else if (st->operand == 0) {
+                p = j->x + b;
+                ps = 1;
+            } else {
+                const ew_operand *o = &j->ops[st->operand];
+                if (o->inner == 1) {
+                    p = o->data + b % o->mid;
+                    ps = 1;
+                } else {
+                    p = o->data + (b / o->inner) % o->mid;
+                    ps = 0;
+                }
+            }
+            const float *l = st->reverse ? p : src, *r = st->reverse ? src : p;
+            const int64_t ls = st->reverse ? ps : 1, rs = st->reverse ? 1 : ps;
+            switch (st->op) {
+            case POPRT__EW_ADD: j->vm->binary[POPRT__VMATH_add](l, ls, r, rs, dst, len); break;
+            case POPRT__EW_SUB: j->vm->binary[POPRT__VMATH_sub](l, ls, r, rs, dst, len); break;
+            case POPRT__EW_MUL: j->vm->binary[POPRT__VMATH_mul](l, ls, r, rs, dst, len); break;
+            case POPRT__EW_DIV: j->vm->binary[POPRT__VMATH_div](l, ls, r, rs, dst, len); break;
+            default: max_min(st->op, l, ls, r, rs, dst, len); break;
+            }
+        }
+        b += len;
+    }
+}
+
+poprt_status poprt__ref_poprt_fused_elementwise(poprt__kctx *k)
+{
+    ew_job j;
+    memset(&j, 0, sizeof j);
+    poprt_status st = read_steps(k, &j);
+    if (st)
+        return st;
+    const poprt__tval *x = poprt__kin(k, 0);
+    poprt__tval *y = poprt__kout(k, 0);
+    if (!x || !y || x->dtype != POPRT_DTYPE_FLOAT || y->dtype != POPRT_DTYPE_FLOAT)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_INVALID_ARGUMENT,
+                               "X and Y must be float tensors");
+    if (x->numel != y->numel)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
+                               "X has %lld elements, Y %lld", (long long)x->numel,
+                               (long long)y->numel);
+    for (int s = 0; s < j.n_steps; s++) {
+        const int i = j.steps[s].operand;
+        if (i > 0 && !j.ops[i].data && (st = classify(k, i, y, &j.ops[i])))
+            return st;
+    }
+    if (y->numel == 0)
+        return POPRT_OK;
+    j.x = x->data;
+    j.y = y->data;
+    j.vm = poprt__vmath_best();
+    /* about 16K elements per task: cheap steps would not pay for a thread
+     * below that, and any split gives the same bits */
+    const int64_t grain = 16384;
+    if (y->numel <= grain)
+        ew_range(&j, 0, y->numel);
+    else
+        poprt__kctx_parallel_for(k, y->numel, grain, ew_range, &j);
+    return POPRT_OK;
+}

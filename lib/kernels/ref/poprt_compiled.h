@@ -1,0 +1,57 @@
+/* Kernels of the 'poprt_compiled' family (domain "ai.poprt"): operators the
+ * session compiler makes when it fuses nodes (lib/compiler), described in
+ * docs/ops.md.
+ *
+ * FusedElementwise(X, T1, ..., Tk) -> Y runs a chain of float32 elementwise
+ * steps over X without writing the intermediate tensors:
+ *   acc = X;  for each step s: acc = f_s(acc [, operand_s]);  Y = acc
+ * Attributes, one entry per step:
+ *   ops      INTS    the operation (POPRT__EW_* below)
+ *   operand  INTS    -1: none (unary) or the scalar `alpha` (binary);
+ *                    i >= 0: input i (0 is X itself)
+ *   reverse  INTS    1: the operand is the left-hand side (operand - acc)
+ *   alpha    FLOATS  the scalar operand, or the op's first parameter
+ *   beta     FLOATS  the op's second parameter
+ * A tensor operand either has Y's shape or broadcasts to it over one
+ * contiguous run of axes [first, last] (its other dims are 1): a per-channel
+ * [C,1,1] against [N,C,H,W], [N,C,1,1], a bias [C] against [N,S,C], a scalar.
+ * Each step computes exactly what the ONNX operator it replaces computes
+ * (same vectorised functions), so results match the unfused graph bit for
+ * bit. */
+#ifndef POPRT_REF_POPRT_COMPILED_H
+#define POPRT_REF_POPRT_COMPILED_H
+#include "kernels/kernel.h"
+
+enum {
+    POPRT__EW_ADD = 1,
+    POPRT__EW_SUB = 2,
+    POPRT__EW_MUL = 3,
+    POPRT__EW_DIV = 4,
+    POPRT__EW_MAX = 5,
+    POPRT__EW_MIN = 6,
+    POPRT__EW_RELU = 20,
+    POPRT__EW_LEAKY_RELU = 21,  /* alpha */
+    POPRT__EW_CLIP = 22,        /* alpha = min, beta = max */
+    POPRT__EW_SIGMOID = 23,
+    POPRT__EW_HARD_SIGMOID = 24, /* alpha, beta */
+    POPRT__EW_HARD_SWISH = 25,
+    POPRT__EW_TANH = 26,
+    POPRT__EW_EXP = 27,
+    POPRT__EW_LOG = 28,
+    POPRT__EW_ERF = 29,
+    POPRT__EW_NEG = 30,
+    POPRT__EW_ABS = 31,
+    POPRT__EW_SQRT = 32,
+    POPRT__EW_RECIPROCAL = 33,
+    POPRT__EW_SOFTPLUS = 34,
+};
+#define POPRT__EW_MAX_STEPS 32
+
+/* 1 when op is a binary step (takes an operand). */
+int poprt__ew_is_binary(int64_t op);
+/* 1 when op is a known step code. */
+int poprt__ew_known(int64_t op);
+
+poprt_status poprt__ref_poprt_fused_elementwise(poprt__kctx *k);
+
+#endif

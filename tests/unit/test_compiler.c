@@ -1,0 +1,286 @@
+/* Unit tests: the session compiler's fusions (lib/compiler) and the
+ * operators they make (ai.poprt FusedElementwise). Each fused session is
+ * compared with the same model compiled with "optimize" = "0" (no
+ * rewrites). The fused steps call the same element functions as the ONNX
+ * kernels they replace, so the tolerance is 0: outputs must be bit-equal. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "builder.h"
+#include "kernels/ref/poprt_compiled.h"
+
+/* Runs model with the options (key/value pairs, NULL-terminated) on the
+ * float input x and writes the float output y (n floats). *fused_out: the
+ * number of FusedElementwise nodes of the compiled session, *nodes_out its
+ * node count. */
+static void run_model(const poprt_model *m, const char *const *kv, const char *in_name,
+                      const int64_t *dims, int rank, const float *x, size_t nx,
+                      const char *out_name, float *y, size_t ny, int *fused_out, int *nodes_out)
+{
+    poprt_options *o;
+    ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
+    for (int i = 0; kv && kv[i]; i += 2)
+        ck_assert_int_eq(poprt_options_set(o, kv[i], kv[i + 1]), POPRT_OK);
+    poprt_session *s;
+    ck_assert_msg(poprt_session_create(m, o, &s) == POPRT_OK, "%s", poprt_last_error());
+    int fused = 0;
+    const poprt__graph *g = s->m->graph;
+    for (size_t i = 0; i < g->nodes.len; i++) {
+        const poprt__node *n = g->nodes.items[i];
+        fused += strcmp(n->op_type, "FusedElementwise") == 0 && strcmp(n->domain, "ai.poprt") == 0;
+    }
+    if (fused_out)
+        *fused_out = fused;
+    if (nodes_out)
+        *nodes_out = (int)g->nodes.len;
+    poprt_stepio *io;
+    ck_assert_int_eq(poprt_stepio_create(&io), POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_set_input(io, in_name, POPRT_DTYPE_FLOAT, dims, rank, x,
+                                            nx * sizeof(float)),
+                     POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_set_output(io, out_name, y, ny * sizeof(float)), POPRT_OK);
+    ck_assert_msg(poprt_session_run(s, io) == POPRT_OK, "%s", poprt_last_error());
+    poprt_stepio_free(io);
+    poprt_session_free(s);
+    poprt_options_free(o);
+}
+
+static void fill(float *x, size_t n, unsigned seed)
+{
+    uint32_t r = seed * 2654435761u + 1;
+    for (size_t i = 0; i < n; i++) {
+        r = r * 1664525u + 1013904223u;
+        x[i] = ((float)(r >> 8) / 16777216.0f - 0.5f) * 12.0f; /* [-6, 6) */
+    }
+}
+
+/* Compares fused (default options, then also 2 threads) with unfused. */
+static void check_same(const poprt_model *m, const int64_t *dims, int rank, const float *x,
+                       size_t n, int want_fused, int want_nodes)
+{
+    float *a = malloc(n * sizeof(float)), *b = malloc(n * sizeof(float)),
+          *c = malloc(n * sizeof(float));
+    ck_assert(a && b && c);
+    const char *const off[] = {"optimize", "0", NULL};
+    const char *const two[] = {"threads", "2", NULL};
+    int fused = -1, nodes = -1, fused0 = -1;
+    run_model(m, NULL, "x", dims, rank, x, n, "y", a, n, &fused, &nodes);
+    run_model(m, off, "x", dims, rank, x, n, "y", b, n, &fused0, NULL);
+    run_model(m, two, "x", dims, rank, x, n, "y", c, n, NULL, NULL);
+    ck_assert_int_eq(fused, want_fused);
+    ck_assert_int_eq(nodes, want_nodes);
+    ck_assert_int_eq(fused0, 0);
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_msg(memcmp(&a[i], &b[i], sizeof(float)) == 0 || (isnan(a[i]) && isnan(b[i])),
+                      "element %zu: fused %.9g, unfused %.9g", i, (double)a[i], (double)b[i]);
+        ck_assert_msg(memcmp(&a[i], &c[i], sizeof(float)) == 0 || (isnan(a[i]) && isnan(c[i])),
+                      "element %zu: 1 thread %.9g, 2 threads %.9g", i, (double)a[i],
+                      (double)c[i]);
+    }
+    free(a);
+    free(b);
+    free(c);
+}
+
+static void scalar(poprt__model *m, const char *name, float v)
+{
+    int64_t d[1] = {1};
+    tb_const(m, name, POPRT_DTYPE_FLOAT, 0, d, &v);
+}
+
+/* A decomposed HardSwish followed by a per-channel scale ([C,1,1]), a
+ * per-channel shift ([1,C,1,1]) and Relu: 7 nodes -> 1. */
+START_TEST(hardswish_and_channel_affine_fuse)
+{
+    enum { N = 2, C = 5, H = 7, W = 9, NUM = N * C * H * W };
+    poprt__model *m = tb_model(13);
+    int64_t xd[4] = {N, C, H, W}, sd[3] = {C, 1, 1}, bd[4] = {1, C, 1, 1};
+    float sc[C], sh[C];
+    for (int i = 0; i < C; i++)
+        sc[i] = 0.5f + 0.25f * (float)i, sh[i] = -1.0f + 0.5f * (float)i;
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 4, xd);
+    scalar(m, "three", 3.0f);
+    scalar(m, "zero", 0.0f);
+    scalar(m, "six", 6.0f);
+    tb_const(m, "scale", POPRT_DTYPE_FLOAT, 3, sd, sc);
+    tb_const(m, "shift", POPRT_DTYPE_FLOAT, 4, bd, sh);
+    tb_node(m, "Add", 2, (const char *[]){"x", "three"}, 1, (const char *[]){"a"});
+    tb_node(m, "Clip", 3, (const char *[]){"a", "zero", "six"}, 1, (const char *[]){"c"});
+    tb_node(m, "Mul", 2, (const char *[]){"c", "x"}, 1, (const char *[]){"m"});
+    tb_node(m, "Div", 2, (const char *[]){"m", "six"}, 1, (const char *[]){"d"});
+    tb_node(m, "Mul", 2, (const char *[]){"scale", "d"}, 1, (const char *[]){"e"});
+    tb_node(m, "Add", 2, (const char *[]){"e", "shift"}, 1, (const char *[]){"f"});
+    tb_node(m, "Relu", 1, (const char *[]){"f"}, 1, (const char *[]){"y"});
+    tb_output(m, "y");
+    poprt_model *pm;
+    ck_assert_int_eq(tb_load(m, &pm), POPRT_OK);
+    float x[NUM];
+    fill(x, NUM, 1);
+    check_same(pm, xd, 4, x, NUM, 1, 1);
+    poprt_model_free(pm);
+}
+END_TEST
+
+/* Operands on the left (3 - x, 1 / x), a bias [K] on [B, S, K] (contiguous
+ * with period K), a full-shape tensor, Max / Min with a scalar: NaN, signed
+ * zeros and infinities in the input. Large enough for several blocks and
+ * threads. */
+START_TEST(reversed_operands_bias_and_special_values)
+{
+    enum { B = 3, S = 50, K = 37, NUM = B * S * K };
+    poprt__model *m = tb_model(13);
+    int64_t xd[3] = {B, S, K}, kd[1] = {K};
+    static float bias[K], full[NUM];
+    for (int i = 0; i < K; i++)
+        bias[i] = 0.125f * (float)(i - K / 2);
+    fill(full, NUM, 7);
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 3, xd);
+    tb_const(m, "bias", POPRT_DTYPE_FLOAT, 1, kd, bias);
+    tb_const(m, "full", POPRT_DTYPE_FLOAT, 3, xd, full);
+    scalar(m, "three", 3.0f);
+    scalar(m, "one", 1.0f);
+    scalar(m, "lo", -0.0f);
+    scalar(m, "hi", 4.0f);
+    tb_node(m, "Sub", 2, (const char *[]){"three", "x"}, 1, (const char *[]){"a"});
+    tb_node(m, "Div", 2, (const char *[]){"one", "a"}, 1, (const char *[]){"b"});
+    tb_node(m, "Add", 2, (const char *[]){"bias", "b"}, 1, (const char *[]){"c"});
+    tb_node(m, "Max", 2, (const char *[]){"c", "lo"}, 1, (const char *[]){"d"});
+    tb_node(m, "Min", 2, (const char *[]){"hi", "d"}, 1, (const char *[]){"e"});
+    tb_node(m, "Mul", 2, (const char *[]){"e", "full"}, 1, (const char *[]){"f"});
+    tb_node(m, "Sigmoid", 1, (const char *[]){"f"}, 1, (const char *[]){"g"});
+    tb_node(m, "Sub", 2, (const char *[]){"g", "x"}, 1, (const char *[]){"y"});
+    tb_output(m, "y");
+    poprt_model *pm;
+    ck_assert_int_eq(tb_load(m, &pm), POPRT_OK);
+    static float x[NUM];
+    fill(x, NUM, 3);
+    x[0] = NAN;
+    x[1] = 3.0f; /* 1 / 0 = inf */
+    x[2] = INFINITY;
+    x[3] = -INFINITY;
+    x[4] = -0.0f;
+    x[5] = 3.0f + 1e-7f;
+    check_same(pm, xd, 3, x, NUM, 1, 1);
+    poprt_model_free(pm);
+}
+END_TEST
+
+/* The chain stops at a tensor that is a graph output or read twice, and a
+ * single elementwise node is left alone. */
+START_TEST(chains_stop_at_outputs_and_shared_tensors)
+{
+    enum { NUM = 4 * 6 };
+    poprt__model *m = tb_model(13);
+    int64_t xd[2] = {4, 6};
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 2, xd);
+    scalar(m, "two", 2.0f);
+    /* x -> Mul -> Relu (= z, an output) -> Tanh -> Exp (= y) */
+    tb_node(m, "Mul", 2, (const char *[]){"x", "two"}, 1, (const char *[]){"a"});
+    tb_node(m, "Relu", 1, (const char *[]){"a"}, 1, (const char *[]){"z"});
+    tb_node(m, "Tanh", 1, (const char *[]){"z"}, 1, (const char *[]){"b"});
+    tb_node(m, "Exp", 1, (const char *[]){"b"}, 1, (const char *[]){"y0"});
+    /* y0 read twice: the Neg alone cannot start a chain of 2 */
+    tb_node(m, "Neg", 1, (const char *[]){"y0"}, 1, (const char *[]){"n"});
+    tb_node(m, "Add", 2, (const char *[]){"n", "y0"}, 1, (const char *[]){"y"});
+    tb_output(m, "y");
+    tb_output(m, "z");
+    poprt_model *pm;
+    ck_assert_int_eq(tb_load(m, &pm), POPRT_OK);
+    float x[NUM];
+    fill(x, NUM, 5);
+    /* Mul+Relu fuse (z, an output, ends the chain), Tanh+Exp fuse (y0,
+     * read twice, ends it), and Neg+Add fuse as -y0 + y0 with y0 as the
+     * chain's input: 3 nodes, all fused */
+    check_same(pm, xd, 2, x, NUM, 3, 3);
+    poprt_model_free(pm);
+}
+END_TEST
+
+/* The chain's input is an intermediate tensor whose last reader is the
+ * fused node, so the memory plan runs it in place (Y shares X's bytes),
+ * with X also read as an operand by a later step. */
+START_TEST(in_place_chain_matches)
+{
+    enum { R = 64, K = 300, NUM = R * K };
+    poprt__model *m = tb_model(13);
+    int64_t xd[2] = {R, K};
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 2, xd);
+    scalar(m, "two", 2.0f);
+    tb_node(m, "Softmax", 1, (const char *[]){"x"}, 1, (const char *[]){"t"});
+    tb_node(m, "Mul", 2, (const char *[]){"t", "two"}, 1, (const char *[]){"a"});
+    tb_node(m, "Tanh", 1, (const char *[]){"a"}, 1, (const char *[]){"b"});
+    tb_node(m, "Sub", 2, (const char *[]){"t", "b"}, 1, (const char *[]){"y"});
+    tb_output(m, "y");
+    poprt_model *pm;
+    ck_assert_int_eq(tb_load(m, &pm), POPRT_OK);
+    static float x[NUM];
+    fill(x, NUM, 11);
+    check_same(pm, xd, 2, x, NUM, 1, 2);
+    /* and the plan did put Y on X's bytes */
+    poprt_session *s;
+    ck_assert_int_eq(poprt_session_create(pm, NULL, &s), POPRT_OK);
+    const poprt__graph *g = s->m->graph;
+    const poprt__node *f = NULL;
+    for (size_t i = 0; i < g->nodes.len; i++)
+        if (!strcmp(((const poprt__node *)g->nodes.items[i])->op_type, "FusedElementwise"))
+            f = g->nodes.items[i];
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_ge(s->plan.offset[f->inputs[0]->id], 0);
+    ck_assert_int_eq(s->plan.offset[f->inputs[0]->id], s->plan.offset[f->outputs[0]->id]);
+    poprt_session_free(s);
+    poprt_model_free(pm);
+}
+END_TEST
+
+/* A malformed FusedElementwise in a model file fails at load with a
+ * message naming the node. */
+START_TEST(malformed_fused_node_is_rejected)
+{
+    poprt__model *m = tb_model(13);
+    int64_t xd[1] = {4};
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 1, xd);
+    m->n_opsets = 2;
+    poprt__opset *os = poprt__arena_array(&m->arena, 2, sizeof *os);
+    os[0] = m->opsets[0];
+    os[1].domain = "ai.poprt";
+    os[1].version = 1;
+    m->opsets = os;
+    poprt__node *n = poprt__graph_add_node(m->graph, "FusedElementwise", "ai.poprt", "bad", 1, 1);
+    n->inputs[0] = poprt__graph_tensor(m->graph, "x");
+    n->outputs[0] = poprt__graph_tensor(m->graph, "y");
+    poprt__attr *a = poprt__node_add_attr(n, "ops", POPRT__ATTR_INTS);
+    static int64_t ops[2] = {POPRT__EW_RELU, 99};
+    a->n = 2;
+    a->ints = ops;
+    tb_output(m, "y");
+    poprt_model *pm = NULL;
+    poprt_status st = tb_load(m, &pm);
+    if (st == POPRT_OK) {
+        poprt_session *s = NULL;
+        st = poprt_session_create(pm, NULL, &s);
+        ck_assert_ptr_null(s);
+        poprt_model_free(pm);
+    }
+    ck_assert_int_eq(st, POPRT_STATUS_INVALID_MODEL);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "'bad'"));
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("compiler");
+    TCase *tc = tcase_create("fuse_elementwise");
+    tcase_add_test(tc, hardswish_and_channel_affine_fuse);
+    tcase_add_test(tc, reversed_operands_bias_and_special_values);
+    tcase_add_test(tc, chains_stop_at_outputs_and_shared_tensors);
+    tcase_add_test(tc, in_place_chain_matches);
+    tcase_add_test(tc, malformed_fused_node_is_rejected);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
