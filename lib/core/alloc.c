@@ -1,5 +1,6 @@
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "core/core.h"
 
 void *poprt__malloc(size_t n) { return malloc(n ? n : 1); }
@@ -16,11 +17,24 @@ char *poprt__strdup(const char *s)
     return d;
 }
 
+/* Blocks of at least this size (activation arenas, kernel scratch, packed
+ * weights) are aligned to 2 MiB and marked for transparent huge pages where
+ * the kernel offers them only on request (THP "madvise" mode): first touch
+ * then faults once per 2 MiB instead of once per 4 KiB (page faults are
+ * costly in virtual machines, and a first run touches tens of MB), and the
+ * kernels' streaming loads miss the TLB less. */
+#define HUGE_MIN ((size_t)2 << 20)
+
 void *poprt__aligned_alloc(size_t n)
 {
     void *p = NULL;
-    if (posix_memalign(&p, 64, n ? n : 64) != 0)
+    const size_t align = n >= HUGE_MIN ? HUGE_MIN : 64;
+    if (posix_memalign(&p, align, n ? n : 64) != 0)
         return NULL;
+#if defined(MADV_HUGEPAGE)
+    if (n >= HUGE_MIN)
+        (void)madvise(p, n & ~(HUGE_MIN - 1), MADV_HUGEPAGE); /* advice only: ignore failure */
+#endif
     return p;
 }
 
