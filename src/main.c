@@ -76,6 +76,7 @@ typedef struct cli {
     const char *precision;       /* fp32, fp16, fp8, fp8_weight */
     const char *remove_outputs, *checkpoints, *fp16_skip_op_types, *fp8_skip_op_names;
     const char *fp8_params, *calibration_loss_type, *num_of_layers_keep_fp16;
+    const char *calibration_data; /* folder of samples for fp8 calibration */
     const char *manual_sharding_config, *merge_matmul, *merge_matmul_add, *merge_moe;
     char *serialize_matmul, *serialize_matmul_add; /* KEY=VAL words joined by ',' */
 } cli;
@@ -113,6 +114,7 @@ static void usage(FILE *f) {
             "             [--precision {fp32,fp16,fp8,fp8_weight}] [--fp16_skip_op_types TYPES]\n"
             "             [--fp8_skip_op_names NAMES] [--fp8_params FP8_PARAMS]\n"
             "             [--calibration_loss_type {mse,mae,snr,kld,cos_dist,gptq}]\n"
+            "             [--calibration_data DIR]\n"
             "             [--num_of_layers_keep_fp16 N] [--precision_compare]\n"
             "             [--remove_outputs NAMES] [--checkpoints NAMES]\n"
             "             [--merge_matmul NAMES] [--merge_matmul_add NAMES] [--merge_moe NAMES]\n"
@@ -186,6 +188,9 @@ static void help(void) {
         "  --calibration_loss_type {mse,mae,snr,kld,cos_dist,gptq}\n"
         "                        Calibration method for fp8 (gptq: fp8_weight only).\n"
         "                        Default kld.\n"
+        "  --calibration_data DIR\n"
+        "                        Samples (docs/calibration.md) for fp8 calibration and\n"
+        "                        the fp16 overflow check. Default: random inputs.\n"
         "  --num_of_layers_keep_fp16 NUM_OF_LAYERS_KEEP_FP16\n"
         "                        Layers with the largest fp8 loss kept in fp16. Default 0.\n"
         "  --precision_compare   Report the per-layer precision of Conv/MatMul/Gemm\n"
@@ -369,7 +374,7 @@ static int parse_args(int argc, char **argv, cli *c) {
             "input_shape", "batch_size", "batch_axis",   "iters",         "threads",
             "batches_per_step", "logging_level", "precision", "framework",
             "convert_version", "remove_outputs", "checkpoints", "fp16_skip_op_types",
-            "fp8_skip_op_names", "fp8_params", "calibration_loss_type",
+            "fp8_skip_op_names", "fp8_params", "calibration_loss_type", "calibration_data",
             "num_of_layers_keep_fp16", "manual_sharding_config", "merge_matmul",
             "merge_matmul_add", "merge_moe", "serialize_matmul", "serialize_matmul_add",
         };
@@ -527,6 +532,8 @@ static int parse_args(int argc, char **argv, cli *c) {
             c->fp8_skip_op_names = val;
         } else if (!strcmp(name, "fp8_params")) {
             c->fp8_params = val;
+        } else if (!strcmp(name, "calibration_data")) {
+            c->calibration_data = val;
         } else if (!strcmp(name, "manual_sharding_config")) {
             c->manual_sharding_config = val;
         } else if (!strcmp(name, "merge_matmul")) {
@@ -871,21 +878,26 @@ static int build_pipeline(const cli *c, pipeline *p) {
         rc |= add_step(p, "serialize_matmul_add", "--serialize_matmul_add", 0, "%s",
                        c->serialize_matmul_add);
     if (c->precision && !strcmp(c->precision, "fp16")) {
-        if (c->fp16_skip_op_types)
-            rc |= add_list_step(p, "float_to_half", "--precision fp16", "skip_op_types",
-                                c->fp16_skip_op_types);
-        else
-            rc |= add_step(p, "float_to_half", "--precision fp16", 0, NULL);
+        /* the samples also serve float_to_half's overflow (range) check */
+        char *types = bracket_list(c->fp16_skip_op_types ? c->fp16_skip_op_types : "");
+        rc |= !types || add_step(p, "float_to_half", "--precision fp16", 0, "skip_op_types=%s%s%s",
+                                 types, c->calibration_data ? ",data=" : "",
+                                 c->calibration_data ? c->calibration_data : "");
+        free(types);
     } else if (fp8) {
         char *params = bracket_list(c->fp8_params ? c->fp8_params : "F143,F143,-1,-1");
         char *skip = bracket_list(c->fp8_skip_op_names ? c->fp8_skip_op_names : "");
         rc |= !params || !skip ||
               add_step(p, "float_to_fp8", !strcmp(c->precision, "fp8") ? "--precision fp8"
                                                                         : "--precision fp8_weight",
-                       0, "mode=%s,fp8_params=%s,skip_op_names=%s,loss=%s,num_of_layers_keep_fp16=%s",
+                       0,
+                       "mode=%s,fp8_params=%s,skip_op_names=%s,loss=%s,num_of_layers_keep_fp16=%s"
+                       "%s%s",
                        c->precision, params, skip,
                        c->calibration_loss_type ? c->calibration_loss_type : "kld",
-                       c->num_of_layers_keep_fp16 ? c->num_of_layers_keep_fp16 : "0");
+                       c->num_of_layers_keep_fp16 ? c->num_of_layers_keep_fp16 : "0",
+                       c->calibration_data ? ",calibration=" : "",
+                       c->calibration_data ? c->calibration_data : "");
         free(params);
         free(skip);
     }

@@ -21,7 +21,11 @@
  * most 1024 inputs per output; other nodes fall back to mse).
  * num_of_layers_keep_fp16=N keeps the N quantized nodes with the largest
  * output error (cosine distance on the first sample) in their original
- * precision. float8 in QuantizeLinear/DequantizeLinear is ONNX opset 19;
+ * precision. Conv bias correction (bias_correction=1, the default, with
+ * calibration data) removes the mean shift the rounding causes per output
+ * channel. Weights computed from constants are folded first; weights read
+ * in If/Loop/Scan bodies are quantized too (weights only).
+ * float8 in QuantizeLinear/DequantizeLinear is ONNX opset 19;
  * libpoprt runs it at any opset, other runtimes need the model converted to
  * opset >= 19. */
 #include <math.h>
@@ -41,6 +45,7 @@ typedef struct cfg {
     int32_t in_dt, w_dt;
     int fixed_in, fixed_w; /* fixed power-of-two exponents */
     int64_t in_exp, w_exp;
+    int bias_corr;
     const char *loss;
     const char *const *skip;
     int n_skip;
@@ -68,11 +73,22 @@ typedef struct hess {
     int64_t rows;
 } hess;
 
+/* Per-channel means of a Conv input (axis 1), for bias correction. */
+typedef struct chmean {
+    const char *name;
+    int64_t C;
+    double *sum;
+    double *qsum;  /* of the quantized values (mode fp8), else NULL */
+    int64_t count; /* values summed per channel */
+} chmean;
+
 typedef struct calib {
     act_stat *acts;
     int n_acts;
     hess *h;
     int n_h;
+    chmean *cm;
+    int n_cm;
 } calib;
 
 static poprt_status oom(void) { return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory"); }
@@ -158,6 +174,46 @@ static int find_targets(poprt__graph *g, const cfg *c, target *out, int max)
     return k;
 }
 
+/* Is t computed from constants only (ConstantOfShape(shape), Reshape of an
+ * initializer, ...)? Such weights become initializers only after constant
+ * folding; the depth bound keeps the walk cheap on deep activation chains. */
+static int computed_const(const poprt__tensor *t, int depth)
+{
+    const float *v;
+    int64_t n;
+    if (!t || poprt__const_f32(t, &v, &n) || t->data)
+        return 1;
+    const poprt__node *p = t->producer;
+    if (!p || depth == 0 || p->domain[0])
+        return 0;
+    for (int a = 0; a < p->n_attrs; a++)
+        if (p->attrs[a].type == POPRT__ATTR_GRAPH || p->attrs[a].type == POPRT__ATTR_GRAPHS)
+            return 0;
+    for (int i = 0; i < p->n_inputs; i++)
+        if (p->inputs[i] && !computed_const(p->inputs[i], depth - 1))
+            return 0;
+    return 1;
+}
+
+/* Does some Conv/ConvTranspose/Gemm/MatMul read a weight that constant
+ * folding would turn into an initializer? */
+static int has_computed_weight(const poprt__graph *g)
+{
+    for (size_t i = 0; i < g->nodes.len; i++) {
+        const poprt__node *n = g->nodes.items[i];
+        const char *op = n->op_type;
+        if (n->domain[0] || !(strcmp(op, "Conv") == 0 || strcmp(op, "ConvTranspose") == 0 ||
+                              strcmp(op, "Gemm") == 0 || strcmp(op, "MatMul") == 0))
+            continue;
+        for (int k = 0; k < 2 && k < n->n_inputs; k++) {
+            const poprt__tensor *w = n->inputs[k];
+            if (w && w->producer && !is_weight(w) && computed_const(w, 8))
+                return 1;
+        }
+    }
+    return 0;
+}
+
 /* ---- calibration ----------------------------------------------------------- */
 
 static double qdq_loss(const char *loss, const float *v, int64_t n, float s, int32_t dt, float *tmp)
@@ -198,12 +254,38 @@ static hess *find_hess(calib *cb, const char *node)
     return NULL;
 }
 
+static chmean *find_cm(calib *cb, const char *name)
+{
+    for (int i = 0; i < cb->n_cm; i++)
+        if (strcmp(cb->cm[i].name, name) == 0)
+            return &cb->cm[i];
+    return NULL;
+}
+
+/* A Conv whose float8 weight error bias correction can cancel: an
+ * activation on input 0 and a constant float32 bias, one per output channel. */
+static int bias_correctable(const target *t)
+{
+    const poprt__node *n = t->n;
+    const poprt__tensor *w = poprt__node_in(n, 1), *b = poprt__node_in(n, 2);
+    const float *v;
+    int64_t nb;
+    return strcmp(n->op_type, "Conv") == 0 && t->w_in == 1 && t->n_act == 1 &&
+           t->act_in[0] == 0 && w->type.rank >= 3 && b && poprt__const_f32(b, &v, &nb) &&
+           nb == w->type.dims[0].value;
+}
+
 static void calib_free(calib *cb)
 {
     for (int i = 0; i < cb->n_acts; i++)
         poprt__free(cb->acts[i].vals);
     for (int i = 0; i < cb->n_h; i++)
         poprt__free(cb->h[i].H);
+    for (int i = 0; i < cb->n_cm; i++) {
+        poprt__free(cb->cm[i].sum);
+        poprt__free(cb->cm[i].qsum);
+    }
+    poprt__free(cb->cm);
     poprt__free(cb->acts);
     poprt__free(cb->h);
     memset(cb, 0, sizeof *cb);
@@ -317,16 +399,20 @@ static poprt_status calibrate(poprt__model *m, const cfg *c, const target *tg, i
     const char **names = poprt__calloc((size_t)nt * 3 + 1, sizeof *names);
     cb->acts = poprt__calloc((size_t)nt * 2 + 1, sizeof *cb->acts);
     cb->h = poprt__calloc((size_t)nt + 1, sizeof *cb->h);
-    if (!names || !cb->acts || !cb->h) {
+    cb->cm = poprt__calloc((size_t)nt + 1, sizeof *cb->cm);
+    if (!names || !cb->acts || !cb->h || !cb->cm) {
         poprt__free(names);
         return oom();
     }
     for (int i = 0; i < nt; i++) {
-        int need_act = !c->weight_only || (gptq && gptq_k(&tg[i]));
+        int bc = c->bias_corr && bias_correctable(&tg[i]);
+        int need_act = !c->weight_only || (gptq && gptq_k(&tg[i])) || bc;
         for (int a = 0; need_act && a < tg[i].n_act; a++) {
             const char *nm = tg[i].n->inputs[tg[i].act_in[a]]->name;
             if (!poprt__list_has(names, n_names, nm))
                 names[n_names++] = nm;
+            if (bc && !find_cm(cb, nm))
+                cb->cm[cb->n_cm++].name = nm;
             if (!c->weight_only && !find_act(cb, nm))
                 cb->acts[cb->n_acts++].name = nm;
         }
@@ -378,6 +464,26 @@ static poprt_status calibrate(poprt__model *m, const cfg *c, const target *tg, i
                 for (int64_t k = 0; k < ny[i]; k += step)
                     v[as->n_vals++] = y[i][k];
             }
+            chmean *cm = find_cm(cb, names[i]);
+            int xr;
+            const int64_t *xd = cm ? poprt__prunner_dims(r, i, &xr) : NULL;
+            if (cm && xr >= 3 && (!cm->sum || cm->C == xd[1])) {
+                int64_t inner = 1;
+                for (int k = 2; k < xr; k++)
+                    inner *= xd[k];
+                if (!cm->sum) {
+                    cm->C = xd[1];
+                    cm->sum = poprt__calloc((size_t)cm->C + 1, sizeof(double));
+                    if (!cm->sum) {
+                        st = oom();
+                        break;
+                    }
+                }
+                for (int64_t k = 0; k < ny[i]; k++)
+                    if (isfinite(y[i][k]))
+                        cm->sum[(k / inner) % cm->C] += y[i][k];
+                cm->count += ny[i] / cm->C;
+            }
             for (int t = 0; t < nt; t++) {
                 hess *h = gptq ? find_hess(cb, tg[t].n->name) : NULL;
                 if (!h || strcmp(tg[t].n->inputs[0]->name, names[i]) != 0)
@@ -419,6 +525,33 @@ static poprt_status calibrate(poprt__model *m, const cfg *c, const target *tg, i
                     fp8_max(c->in_dt);
     }
     poprt__free(tmp);
+    /* mode fp8 quantizes the Conv inputs too, which shifts their means where
+     * the scale clips or the values are skewed: a second run over the
+     * samples gives the means of the quantized inputs for bias correction */
+    for (int s = 0; !st && !c->weight_only && cb->n_cm && s < d->n_samples; s++) {
+        const float *const *y;
+        const int64_t *ny;
+        if ((st = poprt__prunner_run(r, d, s, &y, &ny)))
+            break;
+        for (int i = 0; i < first_out && !st; i++) {
+            chmean *cm = find_cm(cb, names[i]);
+            act_stat *as = find_act(cb, names[i]);
+            if (!cm || !cm->sum || !as || ny[i] <= 0 || ny[i] % cm->C)
+                continue;
+            if (!cm->qsum && !(cm->qsum = poprt__calloc((size_t)cm->C + 1, sizeof(double)))) {
+                st = oom();
+                break;
+            }
+            int xr;
+            const int64_t *xd = poprt__prunner_dims(r, i, &xr);
+            int64_t inner = 1;
+            for (int k = 2; k < xr; k++)
+                inner *= xd[k];
+            for (int64_t k = 0; k < ny[i]; k++)
+                if (isfinite(y[i][k]))
+                    cm->qsum[(k / inner) % cm->C] += qdq(y[i][k], as->scale, c->in_dt);
+        }
+    }
     poprt__free(row);
     poprt__prunner_free(r);
     poprt__free(names);
@@ -624,15 +757,68 @@ static poprt_status quant_weight(const cfg *c, calib *cb, const target *tg, cons
 
 /* ---- rewrite ---------------------------------------------------------------- */
 
+/* Bias correction (Nagel et al., "Data-free quantization", 2019): rounding
+ * the weights (and, mode fp8, the input) shifts the mean of each output
+ * channel by sum(Wq * E[q(x)] - W * E[x]), which matters where the filter's
+ * response to its input's mean is larger than to its variation (depthwise
+ * 3x3 filters after a Hardswish, in ppocr). The calibration data give the
+ * means per input channel; the shift is taken out of the Conv's bias
+ * (border pixels, where padding zeros replace the mean, are ignored). */
+static poprt_status correct_bias(poprt__model *m, calib *cb, poprt__node *n, const float *w,
+                                 const uint8_t *codes, const float *scales, int64_t ns,
+                                 int32_t w_dt)
+{
+    chmean *cm = find_cm(cb, n->inputs[0]->name);
+    const poprt__tensor *wt = n->inputs[1], *bt = n->inputs[2];
+    if (!cm || !cm->sum || cm->count <= 0)
+        return POPRT_OK;
+    int64_t M = wt->type.dims[0].value, Cg = wt->type.dims[1].value, K = 1;
+    for (int k = 2; k < wt->type.rank; k++)
+        K *= wt->type.dims[k].value;
+    int64_t groups = poprt__attr_i(n, "group", 1);
+    if (groups <= 0 || M % groups || Cg * groups != cm->C)
+        return POPRT_OK;
+    const float *b;
+    int64_t nb;
+    poprt__const_f32(bt, &b, &nb);
+    float *nbias = poprt__malloc((size_t)M * sizeof(float));
+    if (!nbias)
+        return oom();
+    for (int64_t o = 0; o < M; o++) {
+        int64_t g = o / (M / groups);
+        float s = scales[ns > 1 ? o : 0];
+        double shift = 0;
+        for (int64_t ci = 0; ci < Cg; ci++) {
+            double mean = cm->sum[g * Cg + ci] / (double)cm->count;
+            double qmean = cm->qsum ? cm->qsum[g * Cg + ci] / (double)cm->count : mean;
+            for (int64_t k = 0; k < K; k++) {
+                int64_t idx = (o * Cg + ci) * K + k;
+                shift += (double)poprt__f8_to_float(codes[idx], w_dt) * s * qmean - w[idx] * mean;
+            }
+        }
+        nbias[o] = (float)(b[o] - shift);
+    }
+    int64_t dims[1] = {M};
+    const char *name = poprt__arena_printf(&m->arena, "%s_bias_corrected", n->name);
+    poprt__tensor *t = name ? poprt__graph_add_const(n->graph, name, POPRT_DTYPE_FLOAT, 1, dims,
+                                                     nbias, (size_t)M * sizeof(float))
+                            : NULL;
+    poprt__free(nbias);
+    if (!t)
+        return oom();
+    n->inputs[2] = t;
+    return POPRT_OK;
+}
+
 static poprt__node *add_node(poprt__graph *g, const char *op, int n_in)
 {
     return poprt__graph_add_node(g, op, "", NULL, n_in, 1);
 }
 
-static poprt_status build(poprt__model *m, const cfg *c, calib *cb, const char *const *keep,
-                          int n_keep, int *n_done)
+/* Rewrites the targets of graph g; *n_done counts them. */
+static poprt_status build_graph(poprt__model *m, poprt__graph *g, const cfg *c, calib *cb,
+                                const char *const *keep, int n_keep, int *n_done)
 {
-    poprt__graph *g = m->graph;
     int cap = (int)g->nodes.len + 1;
     target *tg = poprt__calloc((size_t)cap, sizeof *tg);
     if (!tg)
@@ -640,7 +826,6 @@ static poprt_status build(poprt__model *m, const cfg *c, calib *cb, const char *
     int nt = find_targets(g, c, tg, cap);
     poprt__map wmap = {0}, amap = {0};
     poprt_status st = POPRT_OK;
-    *n_done = 0;
     const int64_t zero_dims[1] = {1};
     const uint8_t zero8 = 0;
     for (int i = 0; i < nt && !st; i++) {
@@ -689,6 +874,8 @@ static poprt_status build(poprt__model *m, const cfg *c, calib *cb, const char *
                 }
                 if (!st && poprt__map_put(&wmap, w->name, dq))
                     st = oom();
+                if (!st && c->bias_corr && bias_correctable(&tg[i]))
+                    st = correct_bias(m, cb, n, v, codes, scales, ns, c->w_dt);
                 poprt__free(codes);
                 poprt__free(scales);
             }
@@ -732,6 +919,77 @@ static poprt_status build(poprt__model *m, const cfg *c, calib *cb, const char *
     poprt__map_free(&wmap);
     poprt__map_free(&amap);
     poprt__free(tg);
+    return st;
+}
+
+/* Calls fn on every If/Loop/Scan body under g (nested too), outermost first. */
+static poprt_status each_body(poprt__graph *g, int depth,
+                              poprt_status (*fn)(poprt__graph *body, void *ctx), void *ctx)
+{
+    poprt_status st = POPRT_OK;
+    for (size_t i = 0; i < g->nodes.len && !st; i++) {
+        poprt__node *n = g->nodes.items[i];
+        for (int a = 0; a < n->n_attrs && !st; a++) {
+            poprt__attr *at = &n->attrs[a];
+            int nb = at->type == POPRT__ATTR_GRAPH ? 1
+                     : at->type == POPRT__ATTR_GRAPHS ? (int)at->n
+                                                      : 0;
+            for (int k = 0; k < nb && !st; k++) {
+                poprt__graph *body = at->type == POPRT__ATTR_GRAPH ? at->g : at->graphs[k];
+                if (!body)
+                    continue;
+                if (depth >= 64)
+                    return poprt__err(POPRT_STATUS_UNSUPPORTED, NAME ": subgraphs nested too deeply");
+                if (!(st = fn(body, ctx)))
+                    st = each_body(body, depth + 1, fn, ctx);
+            }
+        }
+    }
+    return st;
+}
+
+typedef struct body_ctx {
+    poprt__model *m;
+    const cfg *c;
+    calib *cb;
+    int count; /* targets found (count_body) or rewritten (build_body) */
+} body_ctx;
+
+static poprt_status count_body(poprt__graph *body, void *ctx)
+{
+    body_ctx *x = ctx;
+    int cap = (int)body->nodes.len + 1;
+    target *tg = poprt__calloc((size_t)cap, sizeof *tg);
+    if (!tg)
+        return oom();
+    x->count += find_targets(body, x->c, tg, cap);
+    poprt__free(tg);
+    return POPRT_OK;
+}
+
+static poprt_status build_body(poprt__graph *body, void *ctx)
+{
+    body_ctx *x = ctx;
+    return build_graph(x->m, body, x->c, x->cb, NULL, 0, &x->count);
+}
+
+/* The main graph as configured; then If/Loop/Scan bodies, whose weights
+ * (outer-scope initializers read inside the body) are stored in float8 with
+ * a DequantizeLinear inside the body: weights only, because calibration
+ * fetches main-graph tensors only, so body activations have no scales (and
+ * no channel means for bias correction). */
+static poprt_status build(poprt__model *m, const cfg *c, calib *cb, const char *const *keep,
+                          int n_keep, int *n_done)
+{
+    *n_done = 0;
+    poprt_status st = build_graph(m, m->graph, c, cb, keep, n_keep, n_done);
+    cfg wc = *c;
+    wc.weight_only = 1;
+    wc.bias_corr = 0;
+    body_ctx x = {m, &wc, cb, 0};
+    if (!st)
+        st = each_body(m->graph, 0, build_body, &x);
+    *n_done += x.count;
     return st;
 }
 
@@ -806,7 +1064,8 @@ static int cmp_rank(const void *a, const void *b)
 static poprt_status run(poprt__model *m, const char *args, int *changed)
 {
     static const char *const known[] = {"mode", "fp8_params", "skip_op_names", "calibration",
-                                        "samples", "loss", "num_of_layers_keep_fp16", NULL};
+                                        "samples", "loss", "num_of_layers_keep_fp16",
+                                        "bias_correction", NULL};
     poprt__pass_args a;
     poprt_status st = poprt__pass_args_parse(NAME, args, known, &a);
     if (st)
@@ -838,17 +1097,36 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
     const char *skip[256];
     c.skip = skip;
     c.n_skip = poprt__arg_list(poprt__pass_arg(&a, "skip_op_names"), sbuf, sizeof sbuf, skip, 256);
-    int64_t samples, keep_n;
+    int64_t samples, keep_n, bias_corr;
     if ((st = poprt__pass_arg_int(NAME, &a, "samples", 0, &samples)) ||
-        (st = poprt__pass_arg_int(NAME, &a, "num_of_layers_keep_fp16", 0, &keep_n)))
+        (st = poprt__pass_arg_int(NAME, &a, "num_of_layers_keep_fp16", 0, &keep_n)) ||
+        (st = poprt__pass_arg_int(NAME, &a, "bias_correction", 1, &bias_corr)))
         return st;
+    c.bias_corr = bias_corr != 0;
 
+    if (has_computed_weight(m->graph)) {
+        /* weights made by nodes (ConstantOfShape, Reshape of an initializer, ...)
+         * are quantized once folded into initializers */
+        int folded = 0;
+        if ((st = poprt__pass_constant_folding.run(m, NULL, &folded)))
+            return st;
+        *changed |= folded;
+        if (folded)
+            poprt__log(POPRT_LOG_INFO, NAME ": folded constants to expose computed weights");
+    }
     int cap = (int)m->graph->nodes.len + 1;
     target *tg = poprt__calloc((size_t)cap, sizeof *tg);
     if (!tg)
         return oom();
     int nt = find_targets(m->graph, &c, tg, cap);
-    if (nt == 0) {
+    cfg wc = c;
+    wc.weight_only = 1;
+    body_ctx bx = {m, &wc, NULL, 0};
+    if ((st = each_body(m->graph, 0, count_body, &bx))) {
+        poprt__free(tg);
+        return st;
+    }
+    if (nt == 0 && bx.count == 0) {
         poprt__free(tg);
         poprt__log(POPRT_LOG_INFO, NAME ": no Conv/MatMul/Gemm node to quantize");
         return POPRT_OK;
@@ -861,9 +1139,13 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
     int64_t opset0 = poprt__model_opset(m, "");
     if (opset0 < 19 && (st = raise_opset(m)))
         goto done_early;
-    *changed = poprt__model_opset(m, "") != opset0;
-    int need_data = !c.weight_only || strcmp(c.loss, "gptq") == 0 || keep_n > 0;
+    *changed |= poprt__model_opset(m, "") != opset0;
     const char *dir = poprt__pass_arg(&a, "calibration");
+    /* fp8_weight without data: means of random inputs say nothing about real ones */
+    if (c.weight_only && !(dir && *dir))
+        c.bias_corr = 0;
+    int need_data = nt > 0 && (!c.weight_only || strcmp(c.loss, "gptq") == 0 || keep_n > 0 ||
+                               c.bias_corr);
     poprt__pdata d = {0};
     calib cb = {0};
     float **ref = poprt__calloc((size_t)nt + 1, sizeof *ref);
@@ -959,6 +1241,9 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
     if (!st)
         poprt__log(POPRT_LOG_INFO, NAME ": %d nodes quantized to %s (%s)", done,
                    c.weight_only ? "fp8 weights" : "fp8 weights and inputs", c.loss);
+    if (!st && bx.count)
+        poprt__log(POPRT_LOG_INFO, NAME ": %d of them in If/Loop/Scan bodies (weights only)",
+                   bx.count);
     for (int i = 0; ref && i < nt; i++)
         poprt__free(ref[i]);
     poprt__free(ref);
@@ -974,5 +1259,5 @@ const poprt__pass poprt__pass_float_to_fp8 = {
     NAME,
     "store Conv/MatMul/Gemm weights (and, mode=fp8, their inputs) in float8 F143/F152 with "
     "calibrated scales; args mode, fp8_params, skip_op_names, calibration=DIR, loss, "
-    "num_of_layers_keep_fp16",
+    "num_of_layers_keep_fp16, bias_correction",
     run};

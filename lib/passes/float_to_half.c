@@ -1,5 +1,5 @@
-/* float_to_half: stores activations and weights of the main graph in
- * float16, keeping the model's interface (graph inputs and outputs) in
+/* float_to_half: stores activations and weights (main graph and subgraph
+ * bodies) in float16, keeping the model's interface (graph inputs and outputs) in
  * float32 with Cast nodes at the boundary.
  *
  * CPU meaning: float16 storage halves weight memory and activation
@@ -13,11 +13,26 @@
  * float32 (overflow- or precision-prone): Softmax/LogSoftmax, Exp, Log,
  * Pow, Sqrt, Reciprocal, sum-type reductions (ReduceSum/Mean/Prod/
  * SumSquare/L1/L2/LogSum/LogSumExp), LayerNormalization, GroupNormalization,
- * LRN, CumSum, Einsum, every op outside ai.onnx, nodes with subgraphs (and
- * everything inside subgraphs), nodes reading a constant that float16
+ * LRN, CumSum, Einsum, every op outside ai.onnx, nodes with subgraphs (their
+ * bodies are converted on their own, see below), nodes reading a constant that float16
  * cannot hold (|v| > 65504, or all nonzero values below 2^-24, such as a
  * LayerNorm epsilon of 1e-12), and the op types and node names the caller
- * skips. */
+ * skips.
+ *
+ * Range rule (overflow-prone activations): the pass runs the float32 model
+ * on sample inputs (data=DIR, docs/calibration.md; random inputs in [-1, 1)
+ * otherwise) and keeps in float32 every node that reads or writes a tensor
+ * whose magnitude exceeds max_abs (default 4096, 1/16 of float16's largest
+ * value, as margin for inputs larger than the samples; 0 disables the rule).
+ * A model the samples cannot run (symbolic dims the random inputs do not
+ * fit) is converted without the rule, with a warning. The scan sees the
+ * main graph only; everywhere (If/Loop/Scan bodies too) a static rule also
+ * keeps float32 the values computed from a constant above 65504 through
+ * range-keeping ops (Mul, Add, Conv, ...).
+ *
+ * Subgraph bodies are converted like the main graph; their formal inputs,
+ * their outputs and the outer-scope values they read keep float32, with
+ * Casts inside the body. */
 #include <math.h>
 #include <string.h>
 #include "passes/util_precision.h"
@@ -98,6 +113,11 @@ static int has_subgraph(const poprt__node *n)
     return 0;
 }
 
+static int kept_f32(const poprt__half_opts *o, const poprt__tensor *t)
+{
+    return o && o->keep_f32 && t && poprt__map_get(o->keep_f32, t->name);
+}
+
 static int eligible(const poprt__node *n, const poprt__half_opts *o)
 {
     unsigned mask = allowed_mask(n);
@@ -106,6 +126,12 @@ static int eligible(const poprt__node *n, const poprt__half_opts *o)
     if (o && (poprt__list_has(o->skip_types, o->n_skip_types, n->op_type) ||
               poprt__list_has(o->skip_names, o->n_skip_names, n->name)))
         return 0;
+    for (int i = 0; i < n->n_inputs; i++)
+        if (kept_f32(o, n->inputs[i]))
+            return 0;
+    for (int j = 0; j < n->n_outputs; j++)
+        if (kept_f32(o, n->outputs[j]))
+            return 0;
     int any = 0;
     for (int i = 0; i < n->n_inputs; i++) {
         const poprt__tensor *t = n->inputs[i];
@@ -182,14 +208,16 @@ static poprt__tensor *half_of(poprt__graph *g, poprt__map *map, poprt__tensor *t
     return h;
 }
 
-poprt_status poprt__to_half(poprt__model *m, const poprt__half_opts *o, poprt__vec *pairs,
-                            int *n_nodes)
+/* Converts the nodes of g (one graph level). Graph inputs, graph outputs
+ * and tensors of enclosing graphs keep their float32 type: reads of them
+ * go through a Cast to float16 made in g, so a subgraph converts on its own
+ * with its boundary (formal inputs, outputs, outer-scope values) intact. */
+static poprt_status to_half_graph(poprt__model *m, poprt__graph *g, const poprt__half_opts *o,
+                                  poprt__vec *pairs, int *n_nodes)
 {
-    poprt__graph *g = m->graph;
     poprt__map map = {0};
     poprt__vec todo = {0}, outs = {0};
     poprt_status st = POPRT_OK;
-    *n_nodes = 0;
     for (size_t i = 0; i < g->nodes.len && !st; i++)
         if (eligible(g->nodes.items[i], o))
             st = poprt__vec_push(&todo, g->nodes.items[i]) ? oom() : POPRT_OK;
@@ -218,7 +246,7 @@ poprt_status poprt__to_half(poprt__model *m, const poprt__half_opts *o, poprt__v
             else {
                 n->outputs[j] = h;
                 t->producer = NULL;
-                if (pairs && (poprt__vec_push(pairs, (void *)t->name) ||
+                if (pairs && g == m->graph && (poprt__vec_push(pairs, (void *)t->name) ||
                               poprt__vec_push(pairs, (void *)h->name)))
                     st = oom();
             }
@@ -241,20 +269,194 @@ poprt_status poprt__to_half(poprt__model *m, const poprt__half_opts *o, poprt__v
     return st;
 }
 
+/* g and, with o->subgraphs, the bodies of its If/Loop/Scan nodes (nested
+ * too); the node list is copied because converting g adds nodes. */
+static poprt_status to_half_rec(poprt__model *m, poprt__graph *g, const poprt__half_opts *o,
+                                poprt__vec *pairs, int *n_nodes, int depth)
+{
+    poprt__vec holders = {0};
+    poprt_status st = POPRT_OK;
+    for (size_t i = 0; o && o->subgraphs && i < g->nodes.len && !st; i++)
+        if (has_subgraph(g->nodes.items[i]))
+            st = poprt__vec_push(&holders, g->nodes.items[i]) ? oom() : POPRT_OK;
+    if (!st)
+        st = to_half_graph(m, g, o, pairs, n_nodes);
+    if (!st && holders.len && depth >= 64)
+        st = poprt__err(POPRT_STATUS_UNSUPPORTED, "float_to_half: subgraphs nested too deeply");
+    for (size_t i = 0; i < holders.len && !st; i++) {
+        poprt__node *n = holders.items[i];
+        for (int a = 0; a < n->n_attrs && !st; a++) {
+            poprt__attr *at = &n->attrs[a];
+            if (at->type == POPRT__ATTR_GRAPH && at->g)
+                st = to_half_rec(m, at->g, o, pairs, n_nodes, depth + 1);
+            for (int64_t k = 0; at->type == POPRT__ATTR_GRAPHS && k < at->n && !st; k++)
+                st = to_half_rec(m, at->graphs[k], o, pairs, n_nodes, depth + 1);
+        }
+    }
+    poprt__vec_free(&holders);
+    return st;
+}
+
+poprt_status poprt__to_half(poprt__model *m, const poprt__half_opts *o, poprt__vec *pairs,
+                            int *n_nodes)
+{
+    *n_nodes = 0;
+    return to_half_rec(m, m->graph, o, pairs, n_nodes, 0);
+}
+
+/* Does constant t hold a finite value float16 cannot (|v| > 65504)? */
+static int const_too_big(const poprt__tensor *t)
+{
+    const float *v;
+    int64_t n;
+    if (!poprt__const_f32(t, &v, &n))
+        return 0;
+    for (int64_t i = 0; i < n; i++)
+        if (isfinite(v[i]) && fabsf(v[i]) > 65504.0f)
+            return 1;
+    return 0;
+}
+
+/* Ops whose output is as large as their inputs (so a too-large input makes
+ * a too-large output); ops such as Log, Sqrt, Sigmoid or Div shrink. */
+static int keeps_range(const char *op)
+{
+    static const char *const ops[] = {
+        "Add", "Sub", "Mul", "Neg", "Abs", "Relu", "LeakyRelu", "PRelu", "Max", "Min", "Sum",
+        "Concat", "Reshape", "Transpose", "Squeeze", "Unsqueeze", "Flatten", "Identity",
+        "Pad", "Slice", "Gather", "Expand", "Tile", "Split", "Conv", "ConvTranspose", "MatMul",
+        "Gemm", "MaxPool", "GlobalMaxPool", "ReduceMax", "ReduceSum", "CumSum", NULL};
+    for (int i = 0; ops[i]; i++)
+        if (strcmp(ops[i], op) == 0)
+            return 1;
+    return 0;
+}
+
+/* Static overflow rule, for graphs the range scan cannot see (subgraph
+ * bodies) and inputs it did not try: the outputs of Mul/Add/Sub/... by a
+ * constant float16 cannot hold are too large for float16, and so are,
+ * transitively, the outputs of range-keeping ops reading them (silero_vad's
+ * magnitude * 2^20 + 1 before its Log). Marks them in big. */
+static poprt_status mark_static_big(poprt__graph *g, poprt__map *big, int depth)
+{
+    for (size_t i = 0; i < g->nodes.len; i++) {
+        poprt__node *n = g->nodes.items[i];
+        int is_big = 0;
+        for (int k = 0; k < n->n_inputs && !is_big && keeps_range(n->op_type); k++) {
+            const poprt__tensor *t = n->inputs[k];
+            is_big = t && (poprt__map_get(big, t->name) || const_too_big(t));
+        }
+        for (int j = 0; j < n->n_outputs && is_big; j++)
+            if (is_f32(n->outputs[j]) && poprt__map_put(big, n->outputs[j]->name, (void *)1))
+                return oom();
+        for (int a = 0; a < n->n_attrs && depth < 64; a++) {
+            poprt__attr *at = &n->attrs[a];
+            poprt_status st = POPRT_OK;
+            if (at->type == POPRT__ATTR_GRAPH && at->g)
+                st = mark_static_big(at->g, big, depth + 1);
+            for (int64_t k = 0; at->type == POPRT__ATTR_GRAPHS && k < at->n && !st; k++)
+                st = mark_static_big(at->graphs[k], big, depth + 1);
+            if (st)
+                return st;
+        }
+    }
+    return POPRT_OK;
+}
+
+poprt_status poprt__half_range_scan(const poprt__model *m, const poprt__pdata *d, float limit,
+                                    poprt__map *big, int *n_big)
+{
+    const poprt__graph *g = m->graph;
+    poprt__vec names = {0};
+    poprt_status st = POPRT_OK;
+    *n_big = 0;
+    for (size_t i = 0; i < g->inputs.len && !st; i++)
+        if (is_f32(g->inputs.items[i]) && !has_const(g->inputs.items[i]))
+            st = poprt__vec_push(&names, (void *)((poprt__tensor *)g->inputs.items[i])->name)
+                     ? oom()
+                     : POPRT_OK;
+    for (size_t i = 0; i < g->nodes.len && !st; i++) {
+        const poprt__node *n = g->nodes.items[i];
+        for (int j = 0; j < n->n_outputs && !st; j++)
+            if (is_f32(n->outputs[j]))
+                st = poprt__vec_push(&names, (void *)n->outputs[j]->name) ? oom() : POPRT_OK;
+    }
+    float *amax = st ? NULL : poprt__calloc(names.len + 1, sizeof *amax);
+    if (!st && !amax)
+        st = oom();
+    poprt__prunner *r = NULL;
+    if (!st && names.len)
+        st = poprt__prunner_create(m, (int)names.len, (const char *const *)names.items, d, &r);
+    for (int s = 0; !st && r && s < d->n_samples; s++) {
+        const float *const *y;
+        const int64_t *ny;
+        if ((st = poprt__prunner_run(r, d, s, &y, &ny)))
+            break;
+        for (size_t i = 0; i < names.len; i++)
+            for (int64_t k = 0; k < ny[i]; k++) {
+                float a = fabsf(y[i][k]);
+                if (!(a <= amax[i])) /* NaN and Inf stick */
+                    amax[i] = isnan(a) ? INFINITY : a;
+            }
+    }
+    for (size_t i = 0; !st && i < names.len; i++)
+        if (!(amax[i] <= limit)) {
+            if (poprt__map_put(big, names.items[i], (void *)1))
+                st = oom();
+            else
+                (*n_big)++;
+        }
+    poprt__prunner_free(r);
+    poprt__free(amax);
+    poprt__vec_free(&names);
+    return st;
+}
+
 static poprt_status run(poprt__model *m, const char *args, int *changed)
 {
-    static const char *const known[] = {"skip_op_types", "skip_op_names", NULL};
+    static const char *const known[] = {"skip_op_types", "skip_op_names", "max_abs", "data",
+                                        "samples", NULL};
     poprt__pass_args a;
     poprt_status st = poprt__pass_args_parse("float_to_half", args, known, &a);
     if (st)
         return st;
     char b1[2048], b2[2048];
     const char *types[64], *names[64];
-    poprt__half_opts o = {types, 0, names, 0};
+    poprt__half_opts o = {types, 0, names, 0, NULL, 1};
     o.n_skip_types = poprt__arg_list(poprt__pass_arg(&a, "skip_op_types"), b1, sizeof b1, types, 64);
     o.n_skip_names = poprt__arg_list(poprt__pass_arg(&a, "skip_op_names"), b2, sizeof b2, names, 64);
+    double max_abs;
+    int64_t samples;
+    if ((st = poprt__pass_arg_float("float_to_half", &a, "max_abs", 4096.0, &max_abs)) ||
+        (st = poprt__pass_arg_int("float_to_half", &a, "samples", 0, &samples)))
+        return st;
+    poprt__map big = {0};
+    if (max_abs > 0) {
+        const char *dir = poprt__pass_arg(&a, "data");
+        poprt__pdata d = {0};
+        int n_big = 0;
+        st = poprt__pdata_get(m, dir, samples > 0 ? (int)samples : (dir && *dir ? 0 : 1), &d);
+        if (!st)
+            st = poprt__half_range_scan(m, &d, (float)max_abs, &big, &n_big);
+        poprt__pdata_free(&d);
+        if (st && st != POPRT_STATUS_OUT_OF_MEMORY && !(dir && *dir)) {
+            /* made-up inputs the model cannot take prove nothing either way */
+            poprt__log(POPRT_LOG_WARNING,
+                       "float_to_half: no range check (give data=DIR): %s", poprt_last_error());
+            poprt__err_clear();
+            st = POPRT_OK;
+        } else if (!st && n_big)
+            poprt__log(POPRT_LOG_INFO,
+                       "float_to_half: %d tensors exceed %g on the sample data: their nodes stay "
+                       "float32", n_big, max_abs);
+    }
+    if (!st && max_abs > 0)
+        st = mark_static_big(m->graph, &big, 0);
+    o.keep_f32 = &big;
     int n = 0;
-    st = poprt__to_half(m, &o, NULL, &n);
+    if (!st)
+        st = poprt__to_half(m, &o, NULL, &n);
+    poprt__map_free(&big);
     *changed = n > 0;
     if (!st)
         poprt__log(POPRT_LOG_INFO, "float_to_half: %d nodes now store float16", n);
@@ -264,5 +466,6 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
 const poprt__pass poprt__pass_float_to_half = {
     "float_to_half",
     "store weights and activations in float16 (interface stays float32; Softmax, Exp, Pow, "
-    "sum reductions, LayerNorm stay float32); args skip_op_types=[..], skip_op_names=[..]",
+    "sum reductions, LayerNorm and nodes whose values exceed max_abs (default 4096) on sample "
+    "data stay float32); args skip_op_types=[..], skip_op_names=[..], max_abs, data=DIR, samples",
     run};

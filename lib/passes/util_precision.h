@@ -87,7 +87,7 @@ int poprt__const_f32(const poprt__tensor *t, const float **data, int64_t *n);
 
 /* ---- shared conversions (implemented in the pass files) ---- */
 
-/* float_to_half's rewrite (float_to_half.c): nodes of the main graph whose
+/* float_to_half's rewrite (float_to_half.c): nodes whose
  * type is in skip_types or whose name is in skip_names stay float32.
  * When pairs is not NULL it receives, for each converted float output,
  * the original tensor name then the float16 tensor's name (arena strings of
@@ -97,7 +97,19 @@ typedef struct poprt__half_opts {
     int n_skip_types;
     const char *const *skip_names;
     int n_skip_names;
+    /* tensors float16 cannot hold (names as keys; NULL: none): nodes reading
+     * or writing one stay float32 */
+    const poprt__map *keep_f32;
+    /* also convert the bodies of If/Loop/Scan nodes (their inputs, outputs
+     * and outer-scope reads stay float32 through Casts) */
+    int subgraphs;
 } poprt__half_opts;
+
+/* Names of the float tensors of m's main graph (graph inputs and node
+ * outputs) whose magnitude on d exceeds limit or is not finite, as keys of
+ * *big (values non-NULL). *n_big gets their number. */
+poprt_status poprt__half_range_scan(const poprt__model *m, const poprt__pdata *d, float limit,
+                                    poprt__map *big, int *n_big);
 poprt_status poprt__to_half(poprt__model *m, const poprt__half_opts *o, poprt__vec *pairs,
                             int *n_nodes);
 

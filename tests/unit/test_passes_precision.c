@@ -219,12 +219,242 @@ START_TEST(float_to_half_converts_and_agrees)
 }
 END_TEST
 
+/* The range rule: on random inputs |x @ W + b| * 3e4 exceeds max_abs (4096),
+ * so the Mul and the nodes reading its result stay float32 and the model
+ * agrees with float32 (1e-2 relative, float16 rounding of the MatMul
+ * and Add) on inputs 4x larger, where plain float16 overflows. */
+START_TEST(float_to_half_keeps_overflow_range)
+{
+    poprt_model *a = mlp(1, NULL), *h, *plain;
+    ck_assert_int_eq(poprt_model_clone(a, &h), POPRT_OK);
+    ck_assert_int_eq(poprt_model_clone(a, &plain), POPRT_OK);
+    ck_assert_msg(run_pass(h, "float_to_half", NULL) == POPRT_OK, "%s", poprt_last_error());
+    ck_assert_int_eq(run_pass(plain, "float_to_half", "max_abs=0"), POPRT_OK);
+    ck_assert_int_eq(node_named(h, "mul_node")->outputs[0]->type.elem, POPRT_DTYPE_FLOAT);
+    ck_assert_int_eq(node_named(h, "relu_node")->outputs[0]->type.elem, POPRT_DTYPE_FLOAT);
+    ck_assert_int_eq(node_named(h, "mm_node")->outputs[0]->type.elem, POPRT_DTYPE_FLOAT16);
+    ck_assert_int_eq(node_named(plain, "mul_node")->outputs[0]->type.elem, POPRT_DTYPE_FLOAT16);
+    float x[16];
+    rng = 21;
+    for (int i = 0; i < 16; i++)
+        x[i] = 4 * frand();
+    int64_t xd[2] = {2, 8}, n1, n2, n3;
+    float *y1 = run1(a, "x", xd, 2, x, "r", &n1), *y2 = run1(h, "x", xd, 2, x, "r", &n2),
+          *y3 = run1(plain, "x", xd, 2, x, "r", &n3);
+    ck_assert_int_eq(n1, n2);
+    ck_assert_double_lt(max_rel(y1, y2, n1), 1e-2);
+    ck_assert(!(max_rel(y1, y3, n1) < 1e-2));
+    free(y1);
+    free(y2);
+    free(y3);
+    ck_assert_int_eq(run_pass(a, "float_to_half", "max_abs=x"), POPRT_STATUS_PASS_FAILED);
+    poprt_model_free(a);
+    poprt_model_free(h);
+    poprt_model_free(plain);
+}
+END_TEST
+
+/* A subgraph of owner (attribute attr) whose parent is owner's graph. */
+static poprt__graph *sub_graph(poprt__model *m, poprt__node *owner, const char *attr)
+{
+    poprt__graph *g = poprt__graph_new(m, owner->graph, attr);
+    ck_assert_ptr_nonnull(g);
+    g->parent_node = owner;
+    poprt__attr *a = poprt__node_add_attr(owner, attr, POPRT__ATTR_GRAPH);
+    ck_assert_ptr_nonnull(a);
+    a->g = g;
+    return g;
+}
+
+static poprt__node *g_node(poprt__graph *g, const char *op, int n_in, const char **ins,
+                           const char *out, const char *name)
+{
+    poprt__node *n = poprt__graph_add_node(g, op, "", name, n_in, 1);
+    ck_assert_ptr_nonnull(n);
+    for (int i = 0; i < n_in; i++) {
+        poprt__tensor *t = poprt__graph_find(g, ins[i]);
+        n->inputs[i] = t ? t : poprt__graph_tensor(g, ins[i]);
+    }
+    n->outputs[0] = poprt__graph_tensor(g, out);
+    return n;
+}
+
+static void g_output(poprt__graph *g, const char *name)
+{
+    poprt__tensor *t = poprt__graph_tensor(g, name);
+    t->is_output = 1;
+    ck_assert_int_eq(poprt__vec_push(&g->outputs, t), POPRT_OK);
+}
+
+/* y = If(c): then Relu(x @ W + b); else Log(|x @ W2| * 2^20 + 1), all
+ * weights in the main graph (outer-scope reads). */
+static poprt_model *if_model(void)
+{
+    rng = 5;
+    poprt__model *m = tb_model(17);
+    int64_t xd[2] = {2, 8}, wd[2] = {8, 16}, bd[1] = {16};
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 2, xd);
+    tb_input(m, "c", POPRT_DTYPE_BOOL, 0, NULL);
+    float w[128], w2[128], b[16], k = 1048576.0f, one = 1.0f;
+    for (int i = 0; i < 128; i++) {
+        w[i] = frand();
+        w2[i] = frand();
+    }
+    for (int i = 0; i < 16; i++)
+        b[i] = frand();
+    tb_const(m, "W", POPRT_DTYPE_FLOAT, 2, wd, w);
+    tb_const(m, "W2", POPRT_DTYPE_FLOAT, 2, wd, w2);
+    tb_const(m, "b", POPRT_DTYPE_FLOAT, 1, bd, b);
+    tb_const(m, "k", POPRT_DTYPE_FLOAT, 0, NULL, &k);
+    tb_const(m, "one", POPRT_DTYPE_FLOAT, 0, NULL, &one);
+    poprt__node *n = tb_node(m, "If", 1, (const char *[]){"c"}, 1, (const char *[]){"y"});
+    poprt__graph *t = sub_graph(m, n, "then_branch"), *e = sub_graph(m, n, "else_branch");
+    g_node(t, "MatMul", 2, (const char *[]){"x", "W"}, "t_mm", "then_mm");
+    g_node(t, "Add", 2, (const char *[]){"t_mm", "b"}, "t_add", "then_add");
+    g_node(t, "Relu", 1, (const char *[]){"t_add"}, "t_y", "then_relu");
+    g_output(t, "t_y");
+    g_node(e, "MatMul", 2, (const char *[]){"x", "W2"}, "e_mm", "else_mm");
+    g_node(e, "Abs", 1, (const char *[]){"e_mm"}, "e_abs", "else_abs");
+    g_node(e, "Mul", 2, (const char *[]){"e_abs", "k"}, "e_mul", "else_mul");
+    g_node(e, "Add", 2, (const char *[]){"e_mul", "one"}, "e_add", "else_add");
+    g_node(e, "Log", 1, (const char *[]){"e_add"}, "e_y", "else_log");
+    g_output(e, "e_y");
+    tb_output(m, "y");
+    poprt_model *model;
+    ck_assert_int_eq(tb_load(m, &model), POPRT_OK);
+    return model;
+}
+
+static float *run_if(const poprt_model *model, const float *x, int cond, int64_t *n_out)
+{
+    poprt_session *s;
+    ck_assert_msg(poprt_session_create(model, NULL, &s) == POPRT_OK, "%s", poprt_last_error());
+    poprt_stepio *io;
+    ck_assert_int_eq(poprt_stepio_create(&io), POPRT_OK);
+    int64_t xd[2] = {2, 8};
+    uint8_t c = (uint8_t)cond;
+    ck_assert_int_eq(poprt_stepio_set_input(io, "x", POPRT_DTYPE_FLOAT, xd, 2, x, 16 * sizeof(float)),
+                     POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_set_input(io, "c", POPRT_DTYPE_BOOL, NULL, 0, &c, 1), POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_set_output_alloc(io, "y"), POPRT_OK);
+    ck_assert_msg(poprt_session_run(s, io) == POPRT_OK, "%s", poprt_last_error());
+    poprt_dtype dt;
+    int r;
+    const int64_t *d;
+    const void *data;
+    size_t nb;
+    ck_assert_int_eq(poprt_stepio_output(io, "y", &dt, &r, &d, &data, &nb), POPRT_OK);
+    ck_assert_int_eq(dt, POPRT_DTYPE_FLOAT);
+    float *y = malloc(nb ? nb : 1);
+    memcpy(y, data, nb);
+    *n_out = (int64_t)(nb / sizeof(float));
+    poprt_stepio_free(io);
+    poprt_session_free(s);
+    return y;
+}
+
+static const poprt__node *sub_node(const poprt_model *m, int branch, const char *name)
+{
+    const poprt__node *n = m->m->graph->nodes.items[0];
+    int k = 0;
+    while (strcmp(n->op_type, "If") != 0)
+        n = m->m->graph->nodes.items[++k];
+    for (int a = 0; a < n->n_attrs; a++) {
+        if (strcmp(n->attrs[a].name, branch ? "then_branch" : "else_branch") != 0)
+            continue;
+        const poprt__graph *g = n->attrs[a].g;
+        for (size_t i = 0; i < g->nodes.len; i++)
+            if (strcmp(((const poprt__node *)g->nodes.items[i])->name, name) == 0)
+                return g->nodes.items[i];
+    }
+    return NULL;
+}
+
+/* If bodies convert too: their MatMuls read float16 weights made inside
+ * the body from the outer float32 initializers, the If keeps its float32
+ * output; the else branch's magnitude * 2^20 + 1 stays float32 (static
+ * overflow rule); both branches agree with float32 within 1e-2 relative. */
+START_TEST(float_to_half_converts_if_bodies)
+{
+    poprt_model *a = if_model(), *h;
+    ck_assert_int_eq(poprt_model_clone(a, &h), POPRT_OK);
+    ck_assert_msg(run_pass(h, "float_to_half", NULL) == POPRT_OK, "%s", poprt_last_error());
+    const poprt__node *tm = sub_node(h, 1, "then_mm"), *tr = sub_node(h, 1, "then_relu");
+    ck_assert_ptr_nonnull(tm);
+    ck_assert_int_eq(tm->inputs[1]->type.elem, POPRT_DTYPE_FLOAT16);
+    ck_assert_int_eq(tr->outputs[0]->type.elem, POPRT_DTYPE_FLOAT16);
+    ck_assert_int_eq(sub_node(h, 0, "else_mm")->outputs[0]->type.elem, POPRT_DTYPE_FLOAT16);
+    ck_assert_int_eq(sub_node(h, 0, "else_mul")->outputs[0]->type.elem, POPRT_DTYPE_FLOAT);
+    ck_assert_int_eq(sub_node(h, 0, "else_add")->outputs[0]->type.elem, POPRT_DTYPE_FLOAT);
+    poprt_value_info info = {.size = sizeof info};
+    ck_assert_int_eq(poprt_model_output(h, 0, &info), POPRT_OK);
+    ck_assert_int_eq(info.dtype, POPRT_DTYPE_FLOAT);
+    float x[16];
+    for (int i = 0; i < 16; i++)
+        x[i] = frand();
+    for (int c = 0; c < 2; c++) {
+        int64_t n1, n2;
+        float *y1 = run_if(a, x, c, &n1), *y2 = run_if(h, x, c, &n2);
+        ck_assert_int_eq(n1, 32);
+        ck_assert_int_eq(n1, n2);
+        ck_assert_msg(max_rel(y1, y2, n1) < 1e-2, "branch %d: %g", c, max_rel(y1, y2, n1));
+        free(y1);
+        free(y2);
+    }
+    /* a saved and reloaded conversion runs the same */
+    const char *path = tmp_path("if16.onnx");
+    ck_assert_int_eq(poprt_model_save(h, path), POPRT_OK);
+    poprt_model *r;
+    ck_assert_msg(poprt_model_load(path, &r) == POPRT_OK, "%s", poprt_last_error());
+    int64_t n1, n2;
+    float *y1 = run_if(h, x, 1, &n1), *y2 = run_if(r, x, 1, &n2);
+    ck_assert_int_eq(n1, n2);
+    ck_assert_double_lt(max_rel(y1, y2, n1), 1e-7);
+    free(y1);
+    free(y2);
+    poprt_model_free(a);
+    poprt_model_free(h);
+    poprt_model_free(r);
+}
+END_TEST
+
+/* float_to_fp8 stores the weights read inside If bodies in float8 too, with
+ * the DequantizeLinear inside the body (weights only: body activations have
+ * no calibration); cosine >= 0.999 against float32 on both branches. */
+START_TEST(float_to_fp8_converts_if_bodies)
+{
+    poprt_model *a = if_model(), *q;
+    ck_assert_int_eq(poprt_model_clone(a, &q), POPRT_OK);
+    ck_assert_msg(run_pass(q, "float_to_fp8", NULL) == POPRT_OK, "%s", poprt_last_error());
+    const poprt__node *tm = sub_node(q, 1, "then_mm"), *em = sub_node(q, 0, "else_mm");
+    ck_assert_ptr_nonnull(tm->inputs[1]->producer);
+    ck_assert_str_eq(tm->inputs[1]->producer->op_type, "DequantizeLinear");
+    ck_assert_ptr_eq(tm->inputs[1]->producer->graph, tm->graph);
+    ck_assert_int_eq(tm->inputs[1]->producer->inputs[0]->type.elem, POPRT_DTYPE_FLOAT8E4M3FN);
+    ck_assert_str_eq(em->inputs[1]->producer->op_type, "DequantizeLinear");
+    ck_assert_ptr_null(tm->inputs[0]->producer); /* the activation is not quantized */
+    float x[16];
+    for (int i = 0; i < 16; i++)
+        x[i] = frand();
+    for (int c = 0; c < 2; c++) {
+        int64_t n1, n2;
+        float *y1 = run_if(a, x, c, &n1), *y2 = run_if(q, x, c, &n2);
+        ck_assert_int_eq(n1, n2);
+        ck_assert_msg(cosine(y1, y2, n1) >= 0.999, "branch %d: %g", c, cosine(y1, y2, n1));
+        free(y1);
+        free(y2);
+    }
+    poprt_model_free(a);
+    poprt_model_free(q);
+}
+END_TEST
+
 START_TEST(float_to_mixed_keeps_overflowing_nodes)
 {
     poprt_model *a = mlp(1, NULL), *h, *mx;
     ck_assert_int_eq(poprt_model_clone(a, &h), POPRT_OK);
     ck_assert_int_eq(poprt_model_clone(a, &mx), POPRT_OK);
-    ck_assert_int_eq(run_pass(h, "float_to_half", NULL), POPRT_OK);
+    ck_assert_int_eq(run_pass(h, "float_to_half", "max_abs=0"), POPRT_OK); /* no range rule */
     if (getenv("PREC_LOG"))
         poprt_set_log_callback(logcb, NULL, POPRT_LOG_DEBUG);
     ck_assert_msg(run_pass(mx, "float_to_mixed", NULL) == POPRT_OK, "%s", poprt_last_error());
@@ -361,6 +591,123 @@ static void check_fp8(const char *args, int want_q, int32_t wdt, double min_cos)
     poprt_model_free(a);
     poprt_model_free(b);
 }
+
+/* A Conv whose weight is computed (Reshape of an initializer, as
+ * ConstantOfShape in light_resnet50): float_to_fp8 folds it first and
+ * quantizes it; the output keeps cosine >= 0.999 (fp8 weights only). */
+START_TEST(float_to_fp8_folds_computed_weights)
+{
+    rng = 13;
+    poprt__model *m = tb_model(13);
+    int64_t xd[4] = {1, 3, 10, 10}, fd[1] = {216}, sd[1] = {4}, shape[4] = {8, 3, 3, 3};
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 4, xd);
+    float w[216];
+    for (int i = 0; i < 216; i++)
+        w[i] = frand() * 0.5f;
+    tb_const(m, "Wflat", POPRT_DTYPE_FLOAT, 1, fd, w);
+    tb_const(m, "Wshape", POPRT_DTYPE_INT64, 1, sd, shape);
+    tb_node(m, "Reshape", 2, (const char *[]){"Wflat", "Wshape"}, 1, (const char *[]){"W"});
+    tb_node(m, "Conv", 2, (const char *[]){"x", "W"}, 1, (const char *[]){"y"})->name = "conv";
+    tb_output(m, "y");
+    poprt_model *a, *b;
+    ck_assert_int_eq(tb_load(m, &a), POPRT_OK);
+    ck_assert_int_eq(poprt_model_clone(a, &b), POPRT_OK);
+    ck_assert_msg(run_pass(b, "float_to_fp8", "mode=fp8_weight") == POPRT_OK, "%s",
+                  poprt_last_error());
+    ck_assert_int_eq(count_op(b, "Reshape"), 0);
+    ck_assert_int_eq(count_op(b, "DequantizeLinear"), 1);
+    ck_assert_int_eq(count_const_dtype(b, POPRT_DTYPE_FLOAT8E4M3FN), 1);
+    float x[300];
+    for (int i = 0; i < 300; i++)
+        x[i] = frand();
+    int64_t n1, n2;
+    float *y1 = run1(a, "x", xd, 4, x, "y", &n1), *y2 = run1(b, "x", xd, 4, x, "y", &n2);
+    ck_assert_int_eq(n1, n2);
+    ck_assert_double_ge(cosine(y1, y2, n1), 0.999);
+    free(y1);
+    free(y2);
+    poprt_model_free(a);
+    poprt_model_free(b);
+}
+END_TEST
+
+/* Bias correction: a depthwise 3x3 Conv reading inputs with a large mean
+ * (3 +- 0.25, as after a Hardswish) responds mostly to that mean, so the
+ * float8 rounding of its weights shifts each output channel; with the
+ * calibration data's channel means the pass moves the shift into the bias.
+ * On held-out inputs of the same distribution the error (max relative to
+ * the output's range around its mean) must fall at least 4x with
+ * fp8_weight, and by a fifth with fp8. */
+static double centred_err(const float *ref, const float *y, int64_t n)
+{
+    double mean = 0, mx = 0, e = 0;
+    for (int64_t i = 0; i < n; i++)
+        mean += ref[i] / (double)n;
+    for (int64_t i = 0; i < n; i++) {
+        mx = fmax(mx, fabs(ref[i] - mean));
+        e = fmax(e, fabs((double)ref[i] - y[i]));
+    }
+    return e / mx;
+}
+
+START_TEST(float_to_fp8_bias_correction)
+{
+    rng = 17;
+    poprt__model *m = tb_model(19);
+    int64_t xd[4] = {1, 8, 12, 12}, wd[4] = {8, 1, 3, 3}, bd[1] = {8};
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 4, xd);
+    float w[72], b[8];
+    for (int i = 0; i < 72; i++)
+        w[i] = frand();
+    for (int i = 0; i < 8; i++)
+        b[i] = frand();
+    tb_const(m, "W", POPRT_DTYPE_FLOAT, 4, wd, w);
+    tb_const(m, "B", POPRT_DTYPE_FLOAT, 1, bd, b);
+    poprt__node *c = tb_node(m, "Conv", 3, (const char *[]){"x", "W", "B"}, 1, (const char *[]){"y"});
+    poprt__node_add_attr(c, "group", POPRT__ATTR_INT)->i = 8;
+    tb_output(m, "y");
+    poprt_model *a;
+    ck_assert_int_eq(tb_load(m, &a), POPRT_OK);
+    const char *dir = tmp_path("calib_dc");
+    mkdir(dir, 0755);
+    float x[1152];
+    for (int s = 0; s < 3; s++) {
+        char sd[700], f[800];
+        snprintf(sd, sizeof sd, "%s/sample_%d", dir, s);
+        mkdir(sd, 0755);
+        for (int i = 0; i < 1152; i++)
+            x[i] = 3.0f + 0.25f * frand();
+        snprintf(f, sizeof f, "%s/input_0.pb", sd);
+        write_tensor_pb(f, "x", xd, 4, x, 1152);
+    }
+    for (int i = 0; i < 1152; i++) /* held out */
+        x[i] = 3.0f + 0.25f * frand();
+    int64_t n0;
+    float *y0 = run1(a, "x", xd, 4, x, "y", &n0);
+    for (int mode = 0; mode < 2; mode++) {
+        double err[2];
+        for (int bc = 0; bc < 2; bc++) {
+            poprt_model *q;
+            ck_assert_int_eq(poprt_model_clone(a, &q), POPRT_OK);
+            char args[900];
+            snprintf(args, sizeof args, "mode=%s,calibration=%s,bias_correction=%d",
+                     mode ? "fp8" : "fp8_weight", dir, bc);
+            ck_assert_msg(run_pass(q, "float_to_fp8", args) == POPRT_OK, "%s", poprt_last_error());
+            int64_t n1;
+            float *y1 = run1(q, "x", xd, 4, x, "y", &n1);
+            ck_assert_int_eq(n0, n1);
+            err[bc] = centred_err(y0, y1, n0);
+            free(y1);
+            poprt_model_free(q);
+        }
+        /* fp8: the input's own rounding (step 0.25 at 3) is most of what is left */
+        ck_assert_msg(err[1] < (mode ? 0.8 : 0.25) * err[0], "mode %d: error %g with, %g without",
+                      mode, err[1], err[0]);
+    }
+    free(y0);
+    poprt_model_free(a);
+}
+END_TEST
 
 START_TEST(float_to_fp8_modes)
 {
@@ -566,7 +913,12 @@ int main(void)
     TCase *tc = tcase_create("precision");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, float_to_half_converts_and_agrees);
+    tcase_add_test(tc, float_to_half_keeps_overflow_range);
+    tcase_add_test(tc, float_to_half_converts_if_bodies);
     tcase_add_test(tc, float_to_mixed_keeps_overflowing_nodes);
+    tcase_add_test(tc, float_to_fp8_folds_computed_weights);
+    tcase_add_test(tc, float_to_fp8_bias_correction);
+    tcase_add_test(tc, float_to_fp8_converts_if_bodies);
     tcase_add_test(tc, float_to_fp8_modes);
     tcase_add_test(tc, layer_precision_compare_writes_table);
     tcase_add_test(tc, check_with_fake_data_compares);
