@@ -312,6 +312,81 @@ START_TEST(test_threads_bit_identical)
 }
 END_TEST
 
+/* a parallel-for that runs everything inline in one call, as a session with
+ * one thread does (the task grid is still planned for threads) */
+static void inline_run(void *self, int64_t n, int64_t grain,
+                       void (*fn)(void *, int64_t, int64_t), void *ctx)
+{
+    (void)self;
+    (void)grain;
+    fn(ctx, 0, n);
+}
+
+/* The driver picks its loop order by how much of packed A stays in L2 (all
+ * of it, one K block of it, or less) and plans the task grid from that.
+ * Shapes for each case, with B given (read in place or packed per call) or
+ * pre-packed, through no parallel-for, an inline one, 2 threads and a
+ * reversed split: the same bits everywhere, within tolerance of the
+ * reference (checked once per shape). */
+START_TEST(test_blocking_orders)
+{
+    poprt__pool *pool = NULL;
+    ck_assert_int_eq(poprt__pool_create(2, &pool), POPRT_OK);
+    const poprt__par pars[] = {{inline_run, NULL}, {pool_run, pool}, {rev_run, NULL}};
+    static const int64_t sh[][3] = {
+        {128, 256, 3072}, /* BERT FFN-down-like: A in L2 one K block at a time */
+        {128, 768, 768},  /* BERT QKV: all of A in L2 */
+        {100, 300, 700},  /* all of A in L2, edge tiles both ways */
+        {600, 200, 300},  /* A panel by panel against L2 blocks of B */
+        {30, 70, 1500},   /* few rows, several K blocks */
+        {1, 300, 700},    /* GEMV-like: B read in place, K block by K block */
+        {300, 500, 40},   /* short K: row panels whatever the size of A */
+    };
+    int64_t runs = 0;
+    for (int i = 0; i < poprt__sgemm_n_variants; i++) {
+        const poprt__sgemm_variant *v = &poprt__sgemm_variants[i];
+        if (!poprt__sgemm_usable(v))
+            continue;
+        for (size_t s = 0; s < sizeof sh / sizeof sh[0]; s++)
+            for (int tb = 0; tb < 2; tb++) {
+                prob p = mkprob(0, tb, sh[s][0], sh[s][1], sh[s][2], (int)s % 2, 1.0f, 0.5f,
+                                (uint32_t)(31 + s * 2 + tb));
+                const size_t n = (size_t)(p.M * p.ldc) * sizeof(float);
+                float *c0 = copy_c(&p), *c = copy_c(&p);
+                run_variant(v, &p, NULL, c0);
+                char what[128];
+                snprintf(what, sizeof what, "%s %lldx%lldx%lld tB%d", v->name,
+                         (long long)p.M, (long long)p.N, (long long)p.K, tb);
+                if (tb == 0)
+                    ck_assert_int_eq(check_c(&p, c0, what), 0);
+                void *pb = ws_alloc(poprt__sgemm_pack_b_size(v, p.K, p.N));
+                poprt__sgemm_pack_b(v, NULL, tb, p.K, p.N, p.B, p.ldb, pb);
+                void *ws = ws_alloc(poprt__sgemm_packed_workspace(NULL, pb, 0, tb, p.M, p.N, p.K));
+                for (size_t q = 0; q < sizeof pars / sizeof pars[0]; q++) {
+                    memcpy(c, p.C0, n);
+                    run_variant(v, &p, &pars[q], c);
+                    ck_assert_msg(!memcmp(c0, c, n), "%s: parallel-for %zu differs", what, q);
+                    memcpy(c, p.C0, n);
+                    ck_assert_int_eq(poprt__sgemm_packed(&pars[q], ws, 0, tb, p.M, p.N, p.K,
+                                                         p.alpha, p.A, p.lda, NULL, NULL, 0, pb,
+                                                         p.beta, c, p.ldc),
+                                     0);
+                    ck_assert_msg(!memcmp(c0, c, n), "%s: packed B, parallel-for %zu differs",
+                                  what, q);
+                    runs += 2;
+                }
+                free(ws);
+                free(pb);
+                free(c0);
+                free(c);
+                freeprob(&p);
+            }
+    }
+    printf("kernels_x86: blocking orders: %lld runs bit-identical\n", (long long)runs);
+    poprt__pool_free(pool);
+}
+END_TEST
+
 START_TEST(test_prepacked)
 {
     poprt__pool *pool = NULL;
@@ -403,6 +478,7 @@ int main(void)
     tcase_add_test(tc, test_isa_scalar);
     tcase_add_loop_test(tc, test_variant_vs_ref, 0, poprt__sgemm_n_variants);
     tcase_add_test(tc, test_threads_bit_identical);
+    tcase_add_test(tc, test_blocking_orders);
     tcase_add_test(tc, test_prepacked);
     tcase_add_test(tc, test_degenerate);
     suite_add_tcase(s, tc);

@@ -287,6 +287,12 @@ typedef struct gemm_job {
     int64_t mpan, npan;     /* panels of A (MR rows) and B (NR columns) */
     int64_t tm, tn;         /* task grid: tm x tn blocks */
     int64_t mb, nb;         /* panels per task block */
+    int a_in_l2;            /* 2: all of packed A fits in L2, 1: one K block of it, 0: no */
+    /* A packed panel by panel just before use (a_fly: one MR x kcb buffer
+     * per row block of tasks), from a_src[r*a_rs + p*a_ps] */
+    float *a_fly;
+    const float *a_src;
+    int64_t a_rs, a_ps;
 } gemm_job;
 
 static const float *b_panel(const gemm_job *g, int64_t b, int64_t j, int64_t kc, int64_t *bs)
@@ -305,23 +311,69 @@ static const float *b_panel(const gemm_job *g, int64_t b, int64_t j, int64_t kc,
     return g->b.pk + k0 * g->b.npad + j * nr * kc;
 }
 
-/* Output block [i0, i1) x [j0, j1) of panels. */
-static void gemm_block(const gemm_job *g, int64_t i0, int64_t i1, int64_t j0, int64_t j1)
+/* B panels [j0, j1) over A panels [i0, i1) and K blocks [b0, b1). */
+static void panel_column(const gemm_job *g, int64_t b0, int64_t b1, int64_t i0, int64_t i1,
+                         int64_t j0, int64_t j1)
 {
     const poprt__sgemm_variant *v = g->v;
     const int MR = v->mr, NR = v->nr;
-    const int64_t ncp = v->nc / NR > 0 ? v->nc / NR : 1; /* B panels per L2 block */
-    for (int64_t b = 0; b < g->kb.nkb; b++) {
+    for (int64_t b = b0; b < b1; b++) {
         const int64_t k0 = b * g->kb.kcb;
         const int64_t kc = g->K - k0 < g->kb.kcb ? g->K - k0 : g->kb.kcb;
         const float beta = b == 0 ? g->beta : 1.0f;
-        for (int64_t jc = j0; jc < j1; jc += ncp) {
-            const int64_t je = j1 - jc < ncp ? j1 : jc + ncp;
+        for (int64_t i = i0; i < i1; i++) {
+            const float *ap = g->a.pk + k0 * g->a.npad + i * MR * kc;
+            const int mr = (int)(g->M - i * MR < MR ? g->M - i * MR : MR);
+            float *crow = g->C + i * MR * g->ldc;
+            for (int64_t j = j0; j < j1; j++) {
+                int64_t bs;
+                const float *bp = b_panel(g, b, j, kc, &bs);
+                const int nr = (int)(g->N - j * NR < NR ? g->N - j * NR : NR);
+                v->ukr(kc, mr, nr, ap, bp, bs, crow + j * NR, g->ldc, g->alpha, beta);
+            }
+        }
+    }
+}
+
+/* Output block [i0, i1) x [j0, j1) of panels. Every C element gets the same
+ * K blocks in the same order whatever the loop order, so the orders below
+ * only change which operand is reused from cache. */
+static void gemm_block(const gemm_job *g, int64_t i0, int64_t i1, int64_t j0, int64_t j1)
+{
+    if (g->a_in_l2 == 2) {
+        /* all of A stays in L2: one B panel at a time over every K block, so
+         * each B panel is read from memory once and reused from L1/L2 by all
+         * A panels right away, and its C columns stay in L1 between K blocks */
+        for (int64_t j = j0; j < j1; j++)
+            panel_column(g, 0, g->kb.nkb, i0, i1, j, j + 1);
+        return;
+    }
+    if (g->a_in_l2 == 1) {
+        /* one K block of A stays in L2: the same, K block by K block */
+        for (int64_t b = 0; b < g->kb.nkb; b++)
+            for (int64_t j = j0; j < j1; j++)
+                panel_column(g, b, b + 1, i0, i1, j, j + 1);
+        return;
+    }
+    /* an L2-sized block of B panels against one A panel at a time (in L1) */
+    const int64_t ncp = g->v->nc / g->v->nr > 0 ? g->v->nc / g->v->nr : 1;
+    if (g->a_fly) {
+        /* one L2 block of B (j1 - j0 <= ncp): each A panel is packed into
+         * this row block's buffer right before its only use, so packed A
+         * never travels through L2 next to the B block */
+        const poprt__sgemm_variant *v = g->v;
+        const int MR = v->mr, NR = v->nr;
+        float *ap = g->a_fly + (i0 / g->mb) * MR * g->kb.kcb;
+        for (int64_t b = 0; b < g->kb.nkb; b++) {
+            const int64_t k0 = b * g->kb.kcb;
+            const int64_t kc = g->K - k0 < g->kb.kcb ? g->K - k0 : g->kb.kcb;
+            const float beta = b == 0 ? g->beta : 1.0f;
             for (int64_t i = i0; i < i1; i++) {
-                const float *ap = g->a.pk + k0 * g->a.npad + i * MR * kc;
                 const int mr = (int)(g->M - i * MR < MR ? g->M - i * MR : MR);
+                pack_panel(v, kc, mr, g->a_src + i * MR * g->a_rs + k0 * g->a_ps, g->a_rs,
+                           g->a_ps, MR, ap);
                 float *crow = g->C + i * MR * g->ldc;
-                for (int64_t j = jc; j < je; j++) {
+                for (int64_t j = j0; j < j1; j++) {
                     int64_t bs;
                     const float *bp = b_panel(g, b, j, kc, &bs);
                     const int nr = (int)(g->N - j * NR < NR ? g->N - j * NR : NR);
@@ -329,7 +381,12 @@ static void gemm_block(const gemm_job *g, int64_t i0, int64_t i1, int64_t j0, in
                 }
             }
         }
+        return;
     }
+    for (int64_t b = 0; b < g->kb.nkb; b++)
+        for (int64_t jc = j0; jc < j1; jc += ncp)
+            for (int64_t i = i0; i < i1; i++)
+                panel_column(g, b, b + 1, i, i + 1, jc, j1 - jc < ncp ? j1 : jc + ncp);
 }
 
 static void gemm_task_fn(void *ctx, int64_t t0, int64_t t1)
@@ -345,6 +402,10 @@ static void gemm_task_fn(void *ctx, int64_t t0, int64_t t1)
     }
 }
 
+/* Packed A of one K block up to this size stays in L2 (1-2 MiB on the
+ * CPUs we target) next to a B panel and C. */
+#define A_L2_BYTES (512 * 1024)
+
 /* Splits the output into a grid of blocks for the threads. The split only
  * decides who computes a tile, never how. */
 static void plan_tasks(gemm_job *g, const poprt__par *par)
@@ -352,6 +413,17 @@ static void plan_tasks(gemm_job *g, const poprt__par *par)
     g->tm = g->tn = 1;
     g->mb = g->mpan;
     g->nb = g->npan;
+    const int64_t a_block = g->a.npad * g->kb.kcb * (int64_t)sizeof(float);
+    g->a_in_l2 = a_block * g->kb.nkb <= A_L2_BYTES ? 2 : a_block <= A_L2_BYTES ? 1 : 0;
+    /* with a short K the tiles are bound by their C stores, which go best
+     * row panel by row panel (whole C rows) */
+    if (g->K < 64)
+        g->a_in_l2 = 0;
+    /* B read in place: a panel over all of K would walk K rows ldb apart (a
+     * page each when rows are long); K block by K block, the next panels
+     * reuse the same kc rows (and their TLB entries) */
+    if (g->b.raw && g->a_in_l2 == 2)
+        g->a_in_l2 = 1;
     const double flops = 2.0 * (double)g->M * (double)g->N * (double)g->K;
     if (!par || !par->run || flops < 4e6)
         return;
@@ -359,6 +431,15 @@ static void plan_tasks(gemm_job *g, const poprt__par *par)
     int64_t want = (int64_t)(flops / 1e6);
     if (want > 16)
         want = 16;
+    if (g->a_in_l2) {
+        /* columns only: every block reads its B columns once (B is often a
+         * weight matrix that comes from memory) and shares the L2-resident
+         * A; rows too would read B once per row block, even on one thread */
+        const int64_t tn = want < g->npan ? want : g->npan;
+        g->nb = (g->npan + tn - 1) / tn;
+        g->tn = (g->npan + g->nb - 1) / g->nb;
+        return;
+    }
     const int64_t ncp = g->v->nc / g->v->nr > 0 ? g->v->nc / g->v->nr : 1;
     /* columns first in L2-block units (A panels are shared), then rows */
     int64_t tn = (g->npan + ncp - 1) / ncp;
@@ -459,9 +540,23 @@ static void run(const poprt__sgemm_variant *v, kblocks kb, const poprt__par *par
     ws_parts(v, !Apk, !Bpk, transB, M, N, K, &a_bytes);
     char *w = ws;
     float *bdst = (float *)(w + a_bytes);
-    /* operands not given pre-packed are packed first, in parallel */
+    if (!Bpk && use_raw_b(v, transB, M, ldb)) {
+        g.b.raw = B;
+        g.b.ld = ldb;
+    }
+    plan_tasks(&g, par);
+    /* operands not given pre-packed are packed first, in parallel, except A
+     * when one L2 block of B covers N and A does not fit in L2: then each
+     * row block of tasks packs its A panels as it goes (see gemm_block) */
+    const int64_t ncp = v->nc / v->nr > 0 ? v->nc / v->nr : 1;
     if (Apk) {
         g.a.pk = Apk;
+    } else if (g.a_in_l2 == 0 && g.tn == 1 && g.npan <= ncp &&
+               g.tm * v->mr * g.kb.kcb <= g.a.npad * K) {
+        g.a_fly = (float *)w;
+        g.a_src = A;
+        g.a_rs = transA ? 1 : lda;
+        g.a_ps = transA ? lda : 1;
     } else {
         pack_job ja = {v, g.kb, M, K, v->mr, A, transA ? 1 : lda, transA ? lda : 1,
                        (float *)w, g.mpan};
@@ -470,9 +565,7 @@ static void run(const poprt__sgemm_variant *v, kblocks kb, const poprt__par *par
     }
     if (Bpk) {
         g.b.pk = Bpk;
-    } else if (use_raw_b(v, transB, M, ldb)) {
-        g.b.raw = B;
-        g.b.ld = ldb;
+    } else if (g.b.raw) {
         g.b.tail = bdst;
         if (N % v->nr) {
             /* only the partial last panel is packed, kcb x NR per K block */
@@ -490,7 +583,6 @@ static void run(const poprt__sgemm_variant *v, kblocks kb, const poprt__par *par
         pack_run(&jb, par);
         g.b.pk = bdst;
     }
-    plan_tasks(&g, par);
     par_for(par, g.tm * g.tn, 1, gemm_task_fn, &g);
 }
 

@@ -5,11 +5,17 @@
  * Structure (Goto/BLIS): A is packed into MR-row micro-panels and B into
  * NR-column micro-panels per K block of at most KC; a register-blocked
  * MR x NR micro-kernel (one per ISA, listed in sgemm_kernels.inc) runs over
- * an L2-sized block of B panels for each A panel. Threads split the output
- * into blocks of whole MR x NR tiles over M and N, never over K: every C
- * element is computed by the same instruction sequence whatever the thread
- * count or the block it falls in, so results are bit-identical for any
- * number of threads (they may differ from poprt__ref_sgemm in the last bits).
+ * them. The loop order depends on the size of packed A: when it fits in L2
+ * (all of it, or one K block of it: the M = 128 MatMuls of transformers),
+ * each B panel is run against every A panel in turn, so B (often a weight
+ * matrix coming from memory) is read once per call and threads split N
+ * only; otherwise an L2-sized block of B panels runs against one A panel
+ * at a time (packed as it is reached when one such block covers N). Threads
+ * split the output into blocks of whole MR x NR tiles over M and N, never
+ * over K: every C element is computed by the same instruction sequence
+ * whatever the thread count or the block it falls in, so results are
+ * bit-identical for any number of threads (they may differ from
+ * poprt__ref_sgemm in the last bits).
  *
  * Memory: the caller passes a 64-byte aligned workspace of at least
  * poprt__sgemm_workspace() bytes (kernels take it from poprt__kctx_scratch);
