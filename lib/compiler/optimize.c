@@ -15,6 +15,9 @@ static const char *const compile_passes[] = {
     "eliminate_nop_flatten",   "eliminate_nop_arithmetic",   "fuse_consecutive_cast",
     "fuse_consecutive_reshape", "fuse_consecutive_transpose", "fuse_consecutive_squeeze",
     "fuse_consecutive_unsqueeze", "fuse_bn_into_conv",       "fuse_bn_into_gemm",
+    /* transformer blocks: each rewrite computes the same formula in one
+     * row-wise or elementwise kernel (equal within float rounding) */
+    "erf_gelu_pattern",        "gelu_pattern",               "layer_norm_pattern",
     "eliminate_deadend",
 };
 

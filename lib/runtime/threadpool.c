@@ -1,9 +1,29 @@
-/* A small thread pool: workers sleep on a condition variable between jobs
- * (no spinning), the calling thread takes part, and every worker acknowledges
- * every job. Kernels compute each output element in one chunk with a fixed
- * order, so results never depend on scheduling or thread count. */
+/* A small thread pool: the calling thread takes part in each job. Between
+ * jobs workers poll briefly, then sleep on a condition variable: a model's
+ * kernels hand out jobs microseconds apart, and a futex wake-up per job (tens
+ * of microseconds on a busy machine) would cost more than many of the jobs
+ * themselves; the bounded poll keeps an idle pool off the CPU.
+ *
+ * Chunks are claimed from one atomic ticket that also names the job, so a
+ * worker that wakes late cannot take a chunk of a later job, and the caller
+ * waits only for chunks that were actually claimed: a worker the OS has not
+ * scheduled yet (a loaded machine) never holds a job up. Kernels compute
+ * each output element in one chunk with a fixed order, so results never
+ * depend on scheduling or thread count. */
 #include <string.h>
 #include "runtime/runtime.h"
+
+/* Poll rounds before sleeping: each is a pause instruction (10-150 cycles
+ * depending on the CPU), so this is some tens of microseconds. */
+#define SPIN_ROUNDS 4096
+#define MAX_CHUNKS 0xffff /* chunk counts live in 16 bits of the ticket */
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
 
 struct poprt__pool {
     int threads; /* including the caller */
@@ -11,47 +31,72 @@ struct poprt__pool {
     pthread_mutex_t mu;
     pthread_cond_t wake, done;
     pthread_mutex_t busy; /* one job at a time; others run inline */
+    /* the current job: written only while no chunk of the previous job is
+     * claimed or running, read by whoever claims one of its chunks */
     void (*fn)(void *, int64_t, int64_t);
     void *ctx;
-    int64_t n, chunk, next_chunk, n_chunks;
-    int acks; /* workers done with the current job */
-    uint64_t job_id;
+    int64_t n, chunk;
+    uint64_t ticket;  /* job id << 32 | chunk count << 16 | next chunk */
+    int64_t finished; /* chunks of the current job completed */
+    uint32_t job_id;  /* changes under mu when a job is published */
     int stop;
     poprt_parallel_for_fn host; /* run jobs through the host instead of workers */
     void *host_user;
 };
 
+/* Claims the next chunk of the current job; 0 when none is left. */
 static int take_chunk(poprt__pool *p, int64_t *b, int64_t *e)
 {
-    int64_t c = __atomic_fetch_add(&p->next_chunk, 1, __ATOMIC_RELAXED);
-    if (c >= p->n_chunks)
-        return 0;
-    *b = c * p->chunk;
-    *e = *b + p->chunk < p->n ? *b + p->chunk : p->n;
-    return 1;
+    uint64_t t = __atomic_load_n(&p->ticket, __ATOMIC_ACQUIRE);
+    for (;;) {
+        const uint64_t next = t & 0xffff, count = (t >> 16) & 0xffff;
+        if (next >= count)
+            return 0;
+        if (__atomic_compare_exchange_n(&p->ticket, &t, t + 1, 1, __ATOMIC_ACQUIRE,
+                                        __ATOMIC_ACQUIRE)) {
+            *b = (int64_t)next * p->chunk;
+            *e = *b + p->chunk < p->n ? *b + p->chunk : p->n;
+            return 1;
+        }
+    }
+}
+
+/* Runs chunks until none is left; returns the number run. */
+static int64_t run_chunks(poprt__pool *p)
+{
+    int64_t b, e, did = 0;
+    while (take_chunk(p, &b, &e)) {
+        p->fn(p->ctx, b, e);
+        __atomic_add_fetch(&p->finished, 1, __ATOMIC_RELEASE);
+        did++;
+    }
+    return did;
 }
 
 static void *worker(void *arg)
 {
     poprt__pool *p = arg;
-    uint64_t seen = 0;
-    pthread_mutex_lock(&p->mu);
+    uint32_t seen = 0;
     for (;;) {
+        /* job_id and stop change under mu; polling them without it only
+         * decides when to take mu, which then reads them properly */
+        for (int i = 0; i < SPIN_ROUNDS && !__atomic_load_n(&p->stop, __ATOMIC_RELAXED) &&
+                        __atomic_load_n(&p->job_id, __ATOMIC_ACQUIRE) == seen;
+             i++)
+            cpu_relax();
+        pthread_mutex_lock(&p->mu);
         while (!p->stop && p->job_id == seen)
             pthread_cond_wait(&p->wake, &p->mu);
         if (p->stop)
             break;
         seen = p->job_id;
         pthread_mutex_unlock(&p->mu);
-        int64_t b, e, did = 0;
-        while (take_chunk(p, &b, &e)) {
-            p->fn(p->ctx, b, e);
-            did++;
-        }
-        (void)did;
-        pthread_mutex_lock(&p->mu);
-        if (++p->acks == p->threads - 1)
+        if (run_chunks(p)) {
+            /* the caller may be asleep waiting for our last chunk */
+            pthread_mutex_lock(&p->mu);
             pthread_cond_broadcast(&p->done);
+            pthread_mutex_unlock(&p->mu);
+        }
     }
     pthread_mutex_unlock(&p->mu);
     return NULL;
@@ -120,7 +165,7 @@ void poprt__pool_free(poprt__pool *p)
     if (!p)
         return;
     pthread_mutex_lock(&p->mu);
-    p->stop = 1;
+    __atomic_store_n(&p->stop, 1, __ATOMIC_RELAXED);
     pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->mu);
     for (int i = 0; p->workers && i < p->threads - 1; i++)
@@ -142,6 +187,8 @@ int poprt__pool_run(poprt__pool *p, int64_t n, int64_t grain,
         return 0;
     int64_t chunks = (n + grain - 1) / grain;
     int64_t want = (int64_t)p->threads * 4;
+    if (want > MAX_CHUNKS)
+        want = MAX_CHUNKS;
     if (chunks > want)
         chunks = want;
     int64_t chunk = (n + chunks - 1) / chunks;
@@ -153,23 +200,28 @@ int poprt__pool_run(poprt__pool *p, int64_t n, int64_t grain,
     }
     if (pthread_mutex_trylock(&p->busy) != 0)
         return 0;
+    const int64_t n_chunks = (n + chunk - 1) / chunk;
     pthread_mutex_lock(&p->mu);
     p->fn = fn;
     p->ctx = ctx;
     p->n = n;
     p->chunk = chunk;
-    p->n_chunks = (n + chunk - 1) / chunk;
-    p->next_chunk = 0;
-    p->acks = 0;
-    p->job_id++;
+    __atomic_store_n(&p->finished, 0, __ATOMIC_RELAXED);
+    const uint32_t id = p->job_id + 1;
+    __atomic_store_n(&p->ticket, (uint64_t)id << 32 | (uint64_t)n_chunks << 16,
+                     __ATOMIC_RELEASE);
+    __atomic_store_n(&p->job_id, id, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->mu);
-    int64_t b, e;
-    while (take_chunk(p, &b, &e))
-        fn(ctx, b, e);
-    /* every worker acknowledges every job, so none can straggle into the next */
+    run_chunks(p);
+    /* every chunk is claimed; wait for those still running elsewhere, which
+     * usually end within microseconds of ours */
+    for (int i = 0; i < SPIN_ROUNDS &&
+                    __atomic_load_n(&p->finished, __ATOMIC_ACQUIRE) < n_chunks;
+         i++)
+        cpu_relax();
     pthread_mutex_lock(&p->mu);
-    while (p->acks < p->threads - 1)
+    while (__atomic_load_n(&p->finished, __ATOMIC_ACQUIRE) < n_chunks)
         pthread_cond_wait(&p->done, &p->mu);
     pthread_mutex_unlock(&p->mu);
     pthread_mutex_unlock(&p->busy);

@@ -796,6 +796,59 @@ END_TEST
 
 /* ---- movement ops ------------------------------------------------------------------------ */
 
+/* Transpose against index arithmetic: tiled (innermost output dim strided,
+ * the one before contiguous in the input), row copies, odd sizes for tile
+ * edges, with and without threads (large enough to be split). Exact. */
+START_TEST(test_transpose_perms_threads)
+{
+    static const struct {
+        int64_t dims[4], perm[4];
+    } cases[] = {
+        {{1, 37, 5, 19}, {0, 2, 3, 1}}, {{1, 37, 5, 19}, {0, 2, 1, 3}},
+        {{3, 37, 5, 19}, {3, 1, 2, 0}}, {{1, 128, 12, 64}, {0, 2, 3, 1}},
+        {{1, 128, 12, 64}, {0, 2, 1, 3}}, {{1, 12, 128, 64}, {0, 2, 1, 3}},
+        {{2, 70, 33, 40}, {0, 3, 1, 2}}, {{2, 40, 70, 33}, {0, 2, 3, 1}},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const int64_t *d = cases[c].dims, *p = cases[c].perm;
+        const int64_t n = d[0] * d[1] * d[2] * d[3];
+        float *x = malloc(sizeof(float) * (size_t)n), *y = malloc(sizeof(float) * (size_t)n);
+        ck_assert(x && y);
+        for (int64_t i = 0; i < n; i++)
+            x[i] = (float)i;
+        int64_t yd[4], str[4] = {d[1] * d[2] * d[3], d[2] * d[3], d[3], 1};
+        for (int i = 0; i < 4; i++)
+            yd[i] = d[p[i]];
+        for (int threads = 0; threads <= 2; threads += 2) {
+            tk t;
+            tk_init(&t, "Transpose", 13);
+            if (threads)
+                ck_assert_int_eq(poprt__pool_create(threads, &t.ex.pool), POPRT_OK);
+            tk_attr_ints(&t, "perm", 4, (int64_t *)p);
+            tk_in(&t, 0, F32, 4, d, x);
+            tk_out(&t, 0, F32, 4, yd, y);
+            memset(y, 0xff, sizeof(float) * (size_t)n);
+            ck_assert_int_eq(tk_run(&t, poprt__ref_transpose), POPRT_OK);
+            int64_t o = 0;
+            for (int64_t a = 0; a < yd[0]; a++)
+                for (int64_t b = 0; b < yd[1]; b++)
+                    for (int64_t e = 0; e < yd[2]; e++)
+                        for (int64_t f = 0; f < yd[3]; f++, o++) {
+                            int64_t src = a * str[p[0]] + b * str[p[1]] + e * str[p[2]] +
+                                          f * str[p[3]];
+                            ck_assert_msg(y[o] == (float)src, "case %zu threads %d at %lld", c,
+                                          threads, (long long)o);
+                        }
+            if (t.ex.pool)
+                poprt__pool_free(t.ex.pool);
+            tk_done(&t);
+        }
+        free(x);
+        free(y);
+    }
+}
+END_TEST
+
 START_TEST(test_transpose_tile_expand)
 {
     int32_t x[6] = {0, 1, 2, 3, 4, 5}, y[24];
@@ -1212,6 +1265,7 @@ int main(void)
     tcase_add_test(tc, test_upsample_nearest);
     tcase_add_test(tc, test_affine_grid_sample_identity);
     tcase_add_test(tc, test_transpose_tile_expand);
+    tcase_add_test(tc, test_transpose_perms_threads);
     tcase_add_test(tc, test_concat_split_strings);
     tcase_add_test(tc, test_depth_space);
     tcase_add_test(tc, test_misc_small_ops);

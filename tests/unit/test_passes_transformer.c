@@ -219,7 +219,10 @@ static poprt_model *with(const poprt_model *m, const char *pass, const char *arg
 }
 
 /* Runs both models on the same random inputs; every float output agrees
- * within tol (relative, floor 1). The mask has one padding token. */
+ * within tol (relative, floor 1). The mask has one padding token. a runs
+ * as written (session option optimize=0), b with the session's compile-time
+ * rewrites, so those are checked against the unfused graph too; tol 0 (the
+ * same float operations) compares both as written. */
 static void same_outputs(const poprt_model *a, const poprt_model *b, double tol)
 {
     const poprt_model *ms[2] = {a, b};
@@ -233,7 +236,12 @@ static void same_outputs(const poprt_model *a, const poprt_model *b, double tol)
     const int64_t mask[S] = {1, 1, 1, 0};
     for (int k = 0; k < 2; k++) {
         poprt_session *s;
-        poprt_status st = poprt_session_create(ms[k], NULL, &s);
+        poprt_options *o;
+        ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
+        const char *opt = k == 0 || tol == 0 ? "0" : "1";
+        ck_assert_int_eq(poprt_options_set(o, "optimize", opt), POPRT_OK);
+        poprt_status st = poprt_session_create(ms[k], o, &s);
+        poprt_options_free(o);
         ck_assert_msg(st == POPRT_OK, "session: %s", poprt_last_error());
         poprt_stepio *io;
         ck_assert_int_eq(poprt_stepio_create(&io), POPRT_OK);
@@ -535,6 +543,46 @@ START_TEST(all_fire_together)
 }
 END_TEST
 
+/* Nodes of type op in a session's compiled graph. */
+static int session_count(const poprt_model *m, const char *optimize, const char *op)
+{
+    poprt_options *o;
+    ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
+    ck_assert_int_eq(poprt_options_set(o, "optimize", optimize), POPRT_OK);
+    poprt_session *s;
+    poprt_status st = poprt_session_create(m, o, &s);
+    poprt_options_free(o);
+    ck_assert_msg(st == POPRT_OK, "session: %s", poprt_last_error());
+    int c = 0;
+    const poprt__graph *g = s->m->graph;
+    for (size_t i = 0; i < g->nodes.len; i++)
+        c += strcmp(((const poprt__node *)g->nodes.items[i])->op_type, op) == 0;
+    poprt_session_free(s);
+    return c;
+}
+
+/* Compiling a session fuses LayerNorm and both GELU forms (the user's model
+ * is left as it is) and computes what the unfused graph computes. */
+START_TEST(compile_fuses)
+{
+    for (int opset = 13; opset <= 17; opset += 4) {
+        poprt_model *m = bert(opset);
+        const int before = nodes(m);
+        ck_assert_int_eq(session_count(m, "0", "ReduceMean"), 2);
+        ck_assert_int_eq(session_count(m, "0", "Erf"), 1);
+        ck_assert_int_eq(session_count(m, "1", "ReduceMean"), 0);
+        ck_assert_int_eq(session_count(m, "1", "Erf"), 0);
+        ck_assert_int_eq(session_count(m, "1", "Tanh"), 0);
+        ck_assert_int_eq(session_count(m, "1", "Gelu"), 2);
+        ck_assert_int_eq(session_count(m, "1", opset >= 17 ? "LayerNormalization" : "LayerNorm"),
+                         1);
+        ck_assert_int_eq(nodes(m), before);
+        same_outputs(m, m, 1e-5);
+        poprt_model_free(m);
+    }
+}
+END_TEST
+
 START_TEST(not_applicable)
 {
     const char *all[] = {"erf_gelu_pattern", "gelu_pattern", "layer_norm_pattern",
@@ -578,6 +626,7 @@ int main(void)
     tcase_add_test(tc, merge_moe);
     tcase_add_test(tc, rotary);
     tcase_add_test(tc, all_fire_together);
+    tcase_add_test(tc, compile_fuses);
     tcase_add_test(tc, not_applicable);
     suite_add_tcase(s, tc);
     SRunner *r = srunner_create(s);

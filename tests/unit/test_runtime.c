@@ -394,6 +394,78 @@ START_TEST(host_parallel_for_runs_the_work)
 }
 END_TEST
 
+/* The thread pool: over many back-to-back jobs of varied sizes (short gaps
+ * exercise the polling hand-over, a pause the sleep path), every index is
+ * covered exactly once, none after its job returned, and jobs issued from
+ * several threads at once (one runs, the others run inline) do the same. */
+typedef struct pool_job {
+    int *hits;
+    int64_t n;
+    int job;
+} pool_job;
+
+static void pool_job_fn(void *ctx, int64_t b, int64_t e)
+{
+    const pool_job *j = ctx;
+    for (int64_t i = b; i < e; i++)
+        __atomic_add_fetch(&j->hits[i], 1, __ATOMIC_RELAXED);
+}
+
+typedef struct pool_user {
+    poprt__pool *p;
+    int failures;
+} pool_user;
+
+static void *pool_user_fn(void *arg)
+{
+    pool_user *u = arg;
+    int hits[300];
+    for (int job = 0; job < 300; job++) {
+        const int64_t n = 1 + job % 300;
+        memset(hits, 0, sizeof hits);
+        pool_job j = {hits, n, job};
+        if (!poprt__pool_run(u->p, n, 1 + job % 7, pool_job_fn, &j))
+            pool_job_fn(&j, 0, n);
+        for (int64_t i = 0; i < n; i++)
+            u->failures += __atomic_load_n(&hits[i], __ATOMIC_RELAXED) != 1;
+    }
+    return NULL;
+}
+
+START_TEST(thread_pool_covers_each_index_once)
+{
+    for (int threads = 2; threads <= 4; threads += 2) {
+        poprt__pool *p;
+        ck_assert_int_eq(poprt__pool_create(threads, &p), POPRT_OK);
+        static int hits[5000];
+        for (int job = 0; job < 3000; job++) {
+            const int64_t n = 1 + (job * 7919) % 5000;
+            memset(hits, 0, sizeof(int) * (size_t)n);
+            pool_job j = {hits, n, job};
+            ck_assert_int_eq(poprt__pool_run(p, n, 1 + job % 13, pool_job_fn, &j), 1);
+            int64_t bad = 0;
+            for (int64_t i = 0; i < n; i++)
+                bad += __atomic_load_n(&hits[i], __ATOMIC_RELAXED) != 1;
+            ck_assert_msg(bad == 0, "threads %d job %d: %lld indices not run once", threads, job,
+                          (long long)bad);
+            if (job % 500 == 0) {
+                struct timespec ts = {0, 2000000}; /* let the workers fall asleep */
+                nanosleep(&ts, NULL);
+            }
+        }
+        pool_user us[3] = {{p, 0}, {p, 0}, {p, 0}};
+        pthread_t th[3];
+        for (int i = 0; i < 3; i++)
+            ck_assert_int_eq(pthread_create(&th[i], NULL, pool_user_fn, &us[i]), 0);
+        for (int i = 0; i < 3; i++) {
+            pthread_join(th[i], NULL);
+            ck_assert_int_eq(us[i].failures, 0);
+        }
+        poprt__pool_free(p);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("runtime");
@@ -408,6 +480,7 @@ int main(void)
     tcase_add_test(tc, symbolic_input_bound_by_option_or_at_run);
     tcase_add_test(tc, views_and_in_place_share_one_buffer);
     tcase_add_test(tc, host_parallel_for_runs_the_work);
+    tcase_add_test(tc, thread_pool_covers_each_index_once);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

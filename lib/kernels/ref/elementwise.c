@@ -159,11 +159,13 @@ static void par_run_fn(void *p, int64_t begin, int64_t end)
     bcast_run_range(pr->b, pr->fn, pr->ctx, begin, end);
 }
 
-/* Work below this many elements stays on the calling thread. Waking the
- * workers costs tens of microseconds, so memory-bound float32 loops (vector
- * Add/Mul, ReLU-like activations) need far more work than exp-based ones. */
+/* Work below this many elements stays on the calling thread. Handing a job
+ * to workers that are still polling costs a few microseconds (a sleeping
+ * worker tens), so memory-bound float32 loops (vector Add/Mul, ReLU-like
+ * activations) need more work than exp-based ones; 64K floats (a 128 x 768
+ * activation and up) take 15-30 us on one core. */
 #define PAR_MIN 32768
-#define PAR_MIN_CHEAP 262144
+#define PAR_MIN_CHEAP 65536
 #define PAR_MIN_MATH 16384
 
 /* Runs fn over all `total` output elements, split over the session's

@@ -101,17 +101,15 @@ static void copy_row(char *o, const char *p, int64_t n, int64_t stride, size_t e
 
 #define MAXS (2 * MAXR + 4)
 
-/* dst (contiguous, row-major over dims) = src at offsets sum(idx*sstr)
- * (elements, strides may be 0 or negative). Adjacent dims that are
- * contiguous in src are merged so plain copies become memcpy. */
-static void copy_strided(void *dst, const void *src, int rank, const int64_t *dims,
-                         const int64_t *sstr, size_t es)
+/* Drops size-1 dims and merges adjacent dims that are contiguous in src
+ * (so plain copies become memcpy). Returns the merged rank; -1 when a dim
+ * is 0 (nothing to copy). */
+static int merge_dims(int rank, const int64_t *dims, const int64_t *sstr, int64_t *d, int64_t *s)
 {
-    int64_t d[MAXS], s[MAXS];
     int r = 0;
     for (int i = 0; i < rank; i++) {
         if (dims[i] == 0)
-            return;
+            return -1;
         if (dims[i] == 1)
             continue;
         if (r > 0 && s[r - 1] == sstr[i] * dims[i]) {
@@ -123,19 +121,23 @@ static void copy_strided(void *dst, const void *src, int rank, const int64_t *di
             r++;
         }
     }
-    if (r == 0) {
-        memcpy(dst, src, es);
-        return;
+    return r;
+}
+
+/* Output rows [n0, n1) (rows of the merged last dim, r >= 1) of a strided copy. */
+static void copy_merged_rows(char *dst, const char *src, int r, const int64_t *d,
+                             const int64_t *s, size_t es, int64_t n0, int64_t n1)
+{
+    const int64_t inner = d[r - 1], istr = s[r - 1];
+    int64_t idx[MAXS] = {0}, off = 0, q = n0;
+    for (int j = r - 2; j >= 0; j--) {
+        idx[j] = q % d[j];
+        q /= d[j];
+        off += idx[j] * s[j];
     }
-    int64_t inner = d[r - 1], istr = s[r - 1], outer = 1;
-    for (int i = 0; i < r - 1; i++)
-        outer *= d[i];
-    int64_t idx[MAXS] = {0};
-    int64_t off = 0;
-    char *o = dst;
-    const char *b = src;
-    for (int64_t n = 0; n < outer; n++) {
-        copy_row(o, b + off * (ptrdiff_t)es, inner, istr, es);
+    char *o = dst + (size_t)n0 * (size_t)inner * es;
+    for (int64_t n = n0; n < n1; n++) {
+        copy_row(o, src + off * (ptrdiff_t)es, inner, istr, es);
         o += (size_t)inner * es;
         for (int j = r - 2; j >= 0; j--) {
             off += s[j];
@@ -145,6 +147,25 @@ static void copy_strided(void *dst, const void *src, int rank, const int64_t *di
             idx[j] = 0;
         }
     }
+}
+
+/* dst (contiguous, row-major over dims) = src at offsets sum(idx*sstr)
+ * (elements, strides may be 0 or negative). */
+static void copy_strided(void *dst, const void *src, int rank, const int64_t *dims,
+                         const int64_t *sstr, size_t es)
+{
+    int64_t d[MAXS], s[MAXS];
+    int r = merge_dims(rank, dims, sstr, d, s);
+    if (r < 0)
+        return;
+    if (r == 0) {
+        memcpy(dst, src, es);
+        return;
+    }
+    int64_t outer = 1;
+    for (int i = 0; i < r - 1; i++)
+        outer *= d[i];
+    copy_merged_rows(dst, src, r, d, s, es, 0, outer);
 }
 
 /* dst[o] = src[sum_a maps[a][o_a] * istr[a]], or *fill when any map entry is
@@ -371,6 +392,88 @@ poprt_status poprt__ref_identity(poprt__kctx *k)
 
 /* ---- Transpose ---------------------------------------------------------------- */
 
+/* Transpose as a strided copy over the session's threads. When the
+ * innermost output dim is strided in the input but the one before it is
+ * contiguous there (the K^T of attention, NCHW <-> NHWC), rows would read one
+ * element per cache line; square tiles read and write whole lines instead. */
+#define TP_TILE 16
+#define TP_PAR_BYTES (256 * 1024) /* below this, waking threads costs more */
+
+typedef struct tp_job {
+    char *dst;
+    const char *src;
+    int r;
+    int64_t d[MAXS], s[MAXS];
+    size_t es;
+    int64_t strips; /* tiled: TP_TILE-row strips per 2-D plane */
+} tp_job;
+
+static void tp_rows_fn(void *ctx, int64_t n0, int64_t n1)
+{
+    const tp_job *j = ctx;
+    copy_merged_rows(j->dst, j->src, j->r, j->d, j->s, j->es, n0, n1);
+}
+
+/* Units are TP_TILE-row strips of the 2-D planes out[a][b] = in[a + b * sb]
+ * (a over d[r-2], b over d[r-1]); planes are indexed by the dims before. */
+static void tp_tiles_fn(void *ctx, int64_t u0, int64_t u1)
+{
+    const tp_job *j = ctx;
+    const int r = j->r;
+    const int64_t A = j->d[r - 2], B = j->d[r - 1], sb = j->s[r - 1];
+    for (int64_t u = u0; u < u1; u++) {
+        int64_t plane = u / j->strips, a0 = (u % j->strips) * TP_TILE, q = plane, off = 0;
+        for (int i = r - 3; i >= 0; i--) {
+            off += (q % j->d[i]) * j->s[i];
+            q /= j->d[i];
+        }
+        const int64_t a1 = a0 + TP_TILE < A ? a0 + TP_TILE : A;
+        const float *in = (const float *)j->src + off;
+        float *out = (float *)j->dst + plane * A * B;
+        for (int64_t b0 = 0; b0 < B; b0 += TP_TILE) {
+            const int64_t b1 = b0 + TP_TILE < B ? b0 + TP_TILE : B;
+            for (int64_t a = a0; a < a1; a++)
+                for (int64_t b = b0; b < b1; b++)
+                    out[a * B + b] = in[a + b * sb];
+        }
+    }
+}
+
+static void transpose_run(poprt__kctx *k, void *dst, const void *src, int rank,
+                          const int64_t *dims, const int64_t *sstr, size_t es)
+{
+    tp_job j;
+    j.dst = dst;
+    j.src = src;
+    j.es = es;
+    j.r = merge_dims(rank, dims, sstr, j.d, j.s);
+    if (j.r < 0)
+        return;
+    if (j.r == 0) {
+        memcpy(dst, src, es);
+        return;
+    }
+    int64_t total = 1;
+    for (int i = 0; i < j.r; i++)
+        total *= j.d[i];
+    const int par = k->exec && (size_t)total * es >= TP_PAR_BYTES;
+    if (j.r >= 2 && es == sizeof(float) && j.s[j.r - 2] == 1 && j.s[j.r - 1] != 1 &&
+        j.d[j.r - 1] >= 4) {
+        j.strips = (j.d[j.r - 2] + TP_TILE - 1) / TP_TILE;
+        const int64_t units = total / (j.d[j.r - 2] * j.d[j.r - 1]) * j.strips;
+        if (par)
+            poprt__kctx_parallel_for(k, units, 1, tp_tiles_fn, &j);
+        else
+            tp_tiles_fn(&j, 0, units);
+        return;
+    }
+    const int64_t rows = total / j.d[j.r - 1];
+    if (par)
+        poprt__kctx_parallel_for(k, rows, 1, tp_rows_fn, &j);
+    else
+        tp_rows_fn(&j, 0, rows);
+}
+
 poprt_status poprt__ref_transpose(poprt__kctx *k)
 {
     const poprt__tval *x = poprt__kin(k, 0);
@@ -390,7 +493,7 @@ poprt_status poprt__ref_transpose(poprt__kctx *k)
         sstr[i] = istr[perm[i]];
     }
     if (y->numel)
-        copy_strided(y->data, x->data, r, y->dims, sstr, esize(x->dtype));
+        transpose_run(k, y->data, x->data, r, y->dims, sstr, esize(x->dtype));
     return POPRT_OK;
 }
 
