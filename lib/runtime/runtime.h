@@ -44,6 +44,9 @@ void poprt__pool_free(poprt__pool *p);
 int poprt__pool_run(poprt__pool *p, int64_t n, int64_t grain,
                     void (*fn)(void *ctx, int64_t b, int64_t e), void *ctx);
 int poprt__pool_threads(const poprt__pool *p);
+/* A run ended: workers polling for the next job go to sleep at once
+ * instead of at the end of their short poll (no spinning between runs). */
+void poprt__pool_rest(poprt__pool *p);
 
 /* ---- execution ---- */
 typedef struct poprt__frame {

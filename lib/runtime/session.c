@@ -415,6 +415,7 @@ poprt_status poprt_session_run(poprt_session *s, poprt_stepio *io)
     }
     if (!st)
         st = poprt__stepio_end(io, s);
+    poprt__pool_rest(s->pool);
     poprt__frame_release(&x->main);
     pthread_mutex_lock(&s->mu);
     poprt_status pst = poprt__vec_push(&s->free_execs, x); /* capacity exists: never fails after warm-up */

@@ -39,6 +39,7 @@ struct poprt__pool {
     uint64_t ticket;  /* job id << 32 | chunk count << 16 | next chunk */
     int64_t finished; /* chunks of the current job completed */
     uint32_t job_id;  /* changes under mu when a job is published */
+    uint32_t rest;    /* bumped at the end of a run: pollers go to sleep now */
     int stop;
     poprt_parallel_for_fn host; /* run jobs through the host instead of workers */
     void *host_user;
@@ -76,12 +77,15 @@ static int64_t run_chunks(poprt__pool *p)
 static void *worker(void *arg)
 {
     poprt__pool *p = arg;
-    uint32_t seen = 0;
+    uint32_t seen = 0, rest = __atomic_load_n(&p->rest, __ATOMIC_RELAXED);
     for (;;) {
         /* job_id and stop change under mu; polling them without it only
-         * decides when to take mu, which then reads them properly */
+         * decides when to take mu, which then reads them properly. A run
+         * that ends (poprt__pool_rest) stops the poll: between runs the
+         * workers sleep. */
         for (int i = 0; i < SPIN_ROUNDS && !__atomic_load_n(&p->stop, __ATOMIC_RELAXED) &&
-                        __atomic_load_n(&p->job_id, __ATOMIC_ACQUIRE) == seen;
+                        __atomic_load_n(&p->job_id, __ATOMIC_ACQUIRE) == seen &&
+                        __atomic_load_n(&p->rest, __ATOMIC_RELAXED) == rest;
              i++)
             cpu_relax();
         pthread_mutex_lock(&p->mu);
@@ -90,6 +94,7 @@ static void *worker(void *arg)
         if (p->stop)
             break;
         seen = p->job_id;
+        rest = __atomic_load_n(&p->rest, __ATOMIC_RELAXED); /* the run of this job */
         pthread_mutex_unlock(&p->mu);
         if (run_chunks(p)) {
             /* the caller may be asleep waiting for our last chunk */
@@ -226,4 +231,10 @@ int poprt__pool_run(poprt__pool *p, int64_t n, int64_t grain,
     pthread_mutex_unlock(&p->mu);
     pthread_mutex_unlock(&p->busy);
     return 1;
+}
+
+void poprt__pool_rest(poprt__pool *p)
+{
+    if (p)
+        __atomic_add_fetch(&p->rest, 1, __ATOMIC_RELAXED);
 }
