@@ -273,6 +273,11 @@ START_TEST(test_binary_exact)
     }
     b[5] = 0.0f;
     a[7] = NAN;
+    b[9] = NAN;
+    a[11] = -0.0f;
+    b[11] = 0.0f;
+    a[12] = 0.0f;
+    b[12] = -0.0f;
     for (int op = 0; op < POPRT__VMATH_N_BINARY; op++)
         for (int mode = 0; mode < 3; mode++)
             for (int n = 0; n <= N; n += (n < 40 ? 1 : 9)) {
@@ -286,6 +291,8 @@ START_TEST(test_binary_exact)
                     case POPRT__VMATH_add: want = av + bv; break;
                     case POPRT__VMATH_sub: want = av - bv; break;
                     case POPRT__VMATH_mul: want = av * bv; break;
+                    case POPRT__VMATH_max: want = (av != av || av > bv) ? av : bv; break;
+                    case POPRT__VMATH_min: want = (av != av || av < bv) ? av : bv; break;
                     default: want = av / bv; break;
                     }
                     if (i >= n)

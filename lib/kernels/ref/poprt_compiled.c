@@ -114,30 +114,6 @@ static poprt_status classify(const poprt__kctx *k, int i, const poprt__tval *y, 
 
 enum { EW_BLOCK = 512 };
 
-/* Max / Min with NaN propagating as in their kernels (operand order kept:
- * it decides which zero Max(-0, +0) returns); a and b are contiguous
- * (stride 1) or one value (stride 0), not both one value. Written so that
- * the compiler vectorises each case. */
-static void max_min(int op, const float *a, int64_t sa, const float *b, int64_t sb, float *y,
-                    int64_t n)
-{
-#define MAXMIN_LOOP(AV, BV)                                                                    \
-    for (int64_t i = 0; i < n; i++) {                                                          \
-        const float x = (AV), v = (BV);                                                        \
-        y[i] = op == POPRT__EW_MAX ? ((x != x || x > v) ? x : v) : ((x != x || x < v) ? x : v); \
-    }
-    if (sa && sb) {
-        MAXMIN_LOOP(a[i], b[i])
-    } else if (sa) {
-        const float bv = b[0];
-        MAXMIN_LOOP(a[i], bv)
-    } else {
-        const float av = a[0];
-        MAXMIN_LOOP(av, b[i])
-    }
-#undef MAXMIN_LOOP
-}
-
 /* dst = f(src) over n floats (dst == src allowed) */
 static void apply_unary(const ew_job *j, const ew_step *s, const float *src, float *dst,
                         int64_t n)
@@ -231,7 +207,8 @@ static void ew_range(void *ctx, int64_t b, int64_t e)
             case POPRT__EW_SUB: j->vm->binary[POPRT__VMATH_sub](l, ls, r, rs, dst, len); break;
             case POPRT__EW_MUL: j->vm->binary[POPRT__VMATH_mul](l, ls, r, rs, dst, len); break;
             case POPRT__EW_DIV: j->vm->binary[POPRT__VMATH_div](l, ls, r, rs, dst, len); break;
-            default: max_min(st->op, l, ls, r, rs, dst, len); break;
+            case POPRT__EW_MAX: j->vm->binary[POPRT__VMATH_max](l, ls, r, rs, dst, len); break;
+            default: j->vm->binary[POPRT__VMATH_min](l, ls, r, rs, dst, len); break;
             }
         }
         b += len;

@@ -43,8 +43,10 @@ typedef struct poprt__vmath_param {
     X(square) X(cube) X(pow_half) X(clip)
 
 /* The binary functions y[i] = a[i*sa] op b[i*sb] with sa, sb in {0, 1}
- * (not both 0); IEEE results (Div is a true division). */
-#define POPRT__VMATH_BINARY(X) X(add) X(sub) X(mul) X(div)
+ * (not both 0); IEEE results (Div is a true division). max, min: as ONNX
+ * Max / Min compute them, (a != a || a > b) ? a : b (a NaN on either side
+ * gives NaN; which zero comes back from max(-0, +0) follows the order). */
+#define POPRT__VMATH_BINARY(X) X(add) X(sub) X(mul) X(div) X(max) X(min)
 
 enum {
 #define POPRT__VMATH_ENUM(f) POPRT__VMATH_##f,
