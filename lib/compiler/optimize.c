@@ -38,6 +38,9 @@ poprt_status poprt__compile_optimize(poprt__model *m, int *changed_out)
             return poprt__err_prefix(st, "compiling (pass '%s'): ", compile_passes[i]);
         any |= changed;
     }
+    poprt_status cst = poprt__compile_fuse_conv(m, &any); /* before the chains take Add/Relu */
+    if (cst)
+        return cst;
     /* elementwise chains last, so the pattern passes above see the plain
      * operators they match */
     int changed = 0;

@@ -112,6 +112,30 @@ static poprt_status infer_rotary(poprt__infer_ctx *c)
     return POPRT_OK;
 }
 
+/* FusedConv (lib/compiler/fuse_conv.c): Conv's attributes and shapes, plus
+ * an optional residual Z of Y's shape. */
+static poprt_status infer_fused_conv(poprt__infer_ctx *c)
+{
+    const poprt__op *conv = poprt__op_find("", "Conv", 11);
+    if (!conv || !conv->infer)
+        return POPRT__NODE_ERR(c->node, POPRT_STATUS_INTERNAL, "no Conv schema");
+    poprt_status st = conv->infer(c);
+    if (st)
+        return st;
+    for (int i = 0; i < 4 && i < c->n_in; i++) {
+        const poprt__type *t = tin(c, i);
+        if (t && t->elem && t->elem != POPRT_DTYPE_FLOAT)
+            return POPRT__NODE_ERR(c->node, POPRT_STATUS_SHAPE_MISMATCH,
+                                   "FusedConv input %d must be float32", i);
+    }
+    return POPRT_OK;
+}
+
+static const poprt__op op_fused_conv = {
+    .name = "FusedConv", .domain = "ai.poprt", .since_version = 1, .min_inputs = 2,
+    .max_inputs = 4, .min_outputs = 1, .max_outputs = 1, .infer = infer_fused_conv,
+    .kernel = poprt__ref_poprt_fused_conv, .prepare = poprt__ref_conv_prepare};
+
 #define OP(var, nm, imin, imax, inf, ker)                                                       \
     static const poprt__op var = {.name = nm, .domain = "ai.poprt", .since_version = 1,         \
                                   .min_inputs = imin, .max_inputs = imax, .min_outputs = 1,    \
@@ -127,5 +151,5 @@ OP(op_rotary, "RotaryEmbedding", 3, 3, infer_rotary, poprt__ref_poprt_rotary_emb
 
 const poprt__op *const poprt__ops_poprt_fused[] = {
     &op_gelu, &op_layernorm, &op_fused_attention, &op_packed_attention, &op_attention_mask,
-    &op_rotary, NULL,
+    &op_rotary, &op_fused_conv, NULL,
 };

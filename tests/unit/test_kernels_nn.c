@@ -428,6 +428,64 @@ START_TEST(test_layernorm)
 }
 END_TEST
 
+/* Rows of many lengths (vector lanes, 256-value blocks and their tails),
+ * far from zero mean, against the formula in double; the same bits with
+ * threads. Tolerance 2e-5 absolute + 1e-5 relative: x - mean is formed in
+ * float, as the decomposed graph does. */
+START_TEST(test_layernorm_long_rows)
+{
+    const int64_t lens[] = {1, 5, 16, 17, 255, 256, 257, 768, 1000};
+    for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+        const int64_t n = lens[li], rows = 6;
+        float *x = malloc(sizeof(float) * (size_t)(rows * n)), *s = malloc(sizeof(float) * n);
+        float *b = malloc(sizeof(float) * n), *y1 = malloc(sizeof(float) * (size_t)(rows * n));
+        float *y2 = malloc(sizeof(float) * (size_t)(rows * n));
+        ck_assert(x && s && b && y1 && y2);
+        for (int64_t i = 0; i < rows * n; i++)
+            x[i] = 50.0f * (float)(i / n) + sinf((float)i * 0.731f) * 3.0f;
+        for (int64_t i = 0; i < n; i++) {
+            s[i] = 1.0f + 0.25f * cosf((float)i);
+            b[i] = 0.1f * (float)(i % 7);
+        }
+        int64_t xd[] = {rows, n}, sd[] = {n};
+        harness h = mk("LayerNormalization");
+        attr_int(&h, "axis", -1);
+        poprt__value vx = tensor(POPRT_DTYPE_FLOAT, 2, xd, x);
+        poprt__value vs = tensor(POPRT_DTYPE_FLOAT, 1, sd, s);
+        poprt__value vb = tensor(POPRT_DTYPE_FLOAT, 1, sd, b);
+        poprt__value vy = tensor(POPRT_DTYPE_FLOAT, 2, xd, y1);
+        poprt__value *in[] = {&vx, &vs, &vb}, *out[] = {&vy};
+        ck_assert_int_eq(run(&h, find("LayerNormalization", 17), 17, 3, in, 1, out, 0), POPRT_OK);
+        vy = tensor(POPRT_DTYPE_FLOAT, 2, xd, y2);
+        ck_assert_int_eq(run(&h, find("LayerNormalization", 17), 17, 3, in, 1, out, 2), POPRT_OK);
+        ck_assert_int_eq(memcmp(y1, y2, sizeof(float) * (size_t)(rows * n)), 0);
+        for (int64_t r = 0; r < rows; r++) {
+            const float *xr = x + r * n;
+            double m = 0, v = 0;
+            for (int64_t i = 0; i < n; i++)
+                m += xr[i];
+            m /= (double)n;
+            for (int64_t i = 0; i < n; i++)
+                v += (xr[i] - m) * (xr[i] - m);
+            v /= (double)n;
+            for (int64_t i = 0; i < n; i++) {
+                double want = (xr[i] - m) / sqrt(v + 1e-5) * s[i] + b[i];
+                double got = y1[r * n + i];
+                ck_assert_msg(fabs(got - want) <= 2e-5 + 1e-5 * fabs(want),
+                              "n %lld row %lld [%lld]: %.9g vs %.9g", (long long)n, (long long)r,
+                              (long long)i, got, want);
+            }
+        }
+        poprt__model_free(h.m);
+        free(x);
+        free(s);
+        free(b);
+        free(y1);
+        free(y2);
+    }
+}
+END_TEST
+
 /* ---- GroupNormalization: per-channel (21) and per-group (18) affine ---- */
 
 START_TEST(test_groupnorm)
@@ -590,6 +648,7 @@ int main(void)
     tcase_add_test(tc, test_matmul_broadcast);
     tcase_add_test(tc, test_sgemm_vs_naive);
     tcase_add_test(tc, test_layernorm);
+    tcase_add_test(tc, test_layernorm_long_rows);
     tcase_add_test(tc, test_groupnorm);
     tcase_add_test(tc, test_conv_thread_determinism);
     tcase_add_test(tc, test_infer_conv_pool_shapes);

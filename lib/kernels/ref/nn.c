@@ -13,6 +13,8 @@
 #include <float.h>
 #include "kernels/ref/nn.h"
 #include "kernels/x86/sgemm.h"
+#include "kernels/x86/conv_dw.h"
+#include "kernels/x86/vmath.h"
 
 /* ======================================================================
  * small helpers
@@ -700,10 +702,55 @@ DEF_IM2COL(im2col_f64, double)
 DEF_COL2IM(col2im_f32, float)
 DEF_COL2IM(col2im_f64, double)
 
+/* FusedConv epilogue: Y = act(conv + B + Z) (see docs/ops.md). */
+enum {
+    CONV_ACT_NONE = 0,
+    CONV_ACT_RELU,
+    CONV_ACT_CLIP,    /* a = min, b = max */
+    CONV_ACT_LEAKY,   /* a = alpha */
+    CONV_ACT_SIGMOID,
+    CONV_ACT_HSIGMOID, /* a = alpha, b = beta */
+    CONV_ACT_HSWISH
+};
+
 typedef struct conv_plan {
     geom3 g;
     int64_t N, C, M, G, Cg, Mg, Kc;
+    int act;        /* CONV_ACT_*; Conv: none */
+    float act_a, act_b;
+    const float *z; /* residual added before act (Y's shape), or NULL */
+    poprt__vmath_binary_fn add_fn;
+    poprt__vmath_unary_fn act_fn; /* NULL: no activation */
+    poprt__vmath_param act_p;
 } conv_plan;
+
+static int conv_has_epilogue(const conv_plan *p) { return p->act != CONV_ACT_NONE || p->z; }
+
+/* y[off + i] = act(y[off + i] + z[off + i]) for i < n: run on each output
+ * block right after it is written, while it is in cache. The vectorised
+ * functions of the Add and activation kernels, so results match the unfused
+ * graph's. */
+static void conv_epilogue(const conv_plan *p, float *y, int64_t off, int64_t n)
+{
+    if (p->z)
+        p->add_fn(y + off, 1, p->z + off, 1, y + off, n);
+    if (p->act_fn)
+        p->act_fn(y + off, y + off, n, &p->act_p);
+}
+
+/* The epilogue over output rows [m0, m1) of one (image, group) block. */
+typedef struct conv_epi_task {
+    const conv_plan *p;
+    float *y;
+    int64_t off; /* of the block's first row */
+} conv_epi_task;
+
+static void conv_epi_task_fn(void *ctx, int64_t m0, int64_t m1)
+{
+    const conv_epi_task *t = ctx;
+    const int64_t n = t->p->g.out_sz;
+    conv_epilogue(t->p, t->y, t->off + m0 * n, (m1 - m0) * n);
+}
 
 /* Checks X/W/B and computes the geometry. transposed: ConvTranspose
  * (W is [C, M/group, k...]). */
@@ -711,6 +758,11 @@ static poprt_status conv_setup(poprt__kctx *k, int transposed, conv_plan *p)
 {
     const poprt__tval *x = poprt__kin(k, 0), *w = poprt__kin(k, 1), *b = poprt__kin(k, 2);
     const poprt__tval *y = poprt__kout(k, 0);
+    p->act = CONV_ACT_NONE;
+    p->act_a = p->act_b = 0.0f;
+    p->z = NULL;
+    p->add_fn = NULL;
+    p->act_fn = NULL;
     if (!x || !w || !y)
         return POPRT__NODE_ERR(k->node, POPRT_STATUS_INVALID_MODEL, "missing X, W or Y");
     if (x->rank < 3 || w->rank != x->rank)
@@ -825,17 +877,494 @@ static void dwconv_task_fn(void *ctx, int64_t q0, int64_t q1)
                 }
             }
         }
+        if (conv_has_epilogue(p))
+            conv_epilogue(p, t->y, q * g->out_sz, g->out_sz);
     }
 }
 
 #define CONV_PACK_MAGIC 0x31434b5043525050ull /* "PPRCPKC1" */
 #define CONV_PACK_HEADER 64u
 
+/* ---- tiled implicit GEMM ----------------------------------------------------
+ * The output positions of each (image, group) are cut into column chunks.
+ * A work item im2cols one chunk (Kc x cw, sized to stay in L2), multiplies
+ * it by the pre-packed weights on one thread and adds the bias while the
+ * output block is still in cache. Items go round-robin to a fixed number of lanes, each with its
+ * own scratch, and the pool balances lanes over threads. The chunking
+ * depends on the shape only, so results do not depend on the thread count. */
+
+#define CONV_TILE_BYTES (768 * 1024) /* im2col block of one chunk */
+#define CONV_TILE_MAX_COLS 512       /* B stays unpacked up to the GEMM's NC */
+#define CONV_LANES 8
+#define CONV_MIN_ITEMS 4 /* fewer: one multi-threaded GEMM splits better */
+
+typedef struct conv_tile_job {
+    const conv_plan *p;
+    const float *x, *b;
+    const unsigned char *apack;
+    uint64_t per_group;
+    float *y;
+    int64_t cw, nchunks, items, lanes;
+    unsigned char *scratch;
+    size_t lane_bytes, col_bytes;
+} conv_tile_job;
+
+/* im2col of output columns [c0, c1) of one group: rows (c, kd, kh, kw) of
+ * c1 - c0 values each, walking the chunk one output row segment at a time. */
+static void im2col_cols_f32(const float *x, const geom3 *g, int64_t rows, int64_t c0, int64_t c1,
+                            float *col)
+{
+    const int64_t k12 = g->k[1] * g->k[2], ow_n = g->out[2], cw = c1 - c0, s2 = g->s[2];
+    for (int64_t r = 0; r < rows; r++) {
+        const int64_t c = r / g->k_sz, rem = r % g->k_sz;
+        const int64_t kd = rem / k12, kh = (rem / g->k[2]) % g->k[1], kw = rem % g->k[2];
+        const float *xp = x + c * g->in_sz;
+        float *dst = col + r * cw;
+        int64_t d0, d1, h0, h1, w0, w1;
+        valid_range(g->out[0], g->s[0], g->pb[0], kd * g->d[0], g->in[0], &d0, &d1);
+        valid_range(g->out[1], g->s[1], g->pb[1], kh * g->d[1], g->in[1], &h0, &h1);
+        valid_range(g->out[2], g->s[2], g->pb[2], kw * g->d[2], g->in[2], &w0, &w1);
+        const int64_t woff = kw * g->d[2] - g->pb[2];
+        int64_t pos = c0, ow = c0 % ow_n, orow = c0 / ow_n;
+        while (pos < c1) {
+            const int64_t n = ow_n - ow < c1 - pos ? ow_n - ow : c1 - pos;
+            float *o = dst + (pos - c0) - ow; /* o[ow'] for ow' in [ow, ow + n) */
+            const int64_t oh = orow % g->out[1], od = orow / g->out[1];
+            if (od < d0 || od >= d1 || oh < h0 || oh >= h1) {
+                memset(o + ow, 0, sizeof(float) * (size_t)n);
+            } else {
+                const int64_t id = od * g->s[0] - g->pb[0] + kd * g->d[0];
+                const int64_t ih = oh * g->s[1] - g->pb[1] + kh * g->d[1];
+                const float *src = xp + (id * g->in[1] + ih) * g->in[2] + woff;
+                const int64_t end = ow + n;
+                const int64_t a = w0 < ow ? ow : w0 > end ? end : w0;
+                const int64_t e = w1 < a ? a : w1 > end ? end : w1;
+                for (int64_t j = ow; j < a; j++)
+                    o[j] = 0;
+                if (s2 == 1) {
+                    if (e > a)
+                        memcpy(o + a, src + a, sizeof(float) * (size_t)(e - a));
+                } else {
+                    for (int64_t j = a; j < e; j++)
+                        o[j] = src[j * s2];
+                }
+                for (int64_t j = e; j < end; j++)
+                    o[j] = 0;
+            }
+            pos += n;
+            ow = 0;
+            orow++;
+        }
+    }
+}
+
+static void conv_tile_lane_fn(void *ctx, int64_t l0, int64_t l1)
+{
+    const conv_tile_job *t = ctx;
+    const conv_plan *p = t->p;
+    const geom3 *g = &p->g;
+    for (int64_t l = l0; l < l1; l++) {
+        unsigned char *mem = t->scratch + (size_t)l * t->lane_bytes;
+        float *col = (float *)mem;
+        void *ws = mem + t->col_bytes;
+        for (int64_t it = l; it < t->items; it += t->lanes) {
+            const int64_t ch = it % t->nchunks, ng = it / t->nchunks;
+            const int64_t n = ng / p->G, gi = ng % p->G;
+            const int64_t c0 = ch * t->cw;
+            const int64_t cols = g->out_sz - c0 < t->cw ? g->out_sz - c0 : t->cw;
+            const float *xg = t->x + (n * p->C + gi * p->Cg) * g->in_sz;
+            float *yg = t->y + (n * p->M + gi * p->Mg) * g->out_sz + c0;
+            im2col_cols_f32(xg, g, p->Kc, c0, c0 + cols, col);
+            /* variant and shape were checked by conv_tiled: cannot fail */
+            (void)poprt__sgemm_packed(NULL, ws, 0, 0, p->Mg, cols, p->Kc, 1.0f, NULL, 0,
+                                      t->apack + (uint64_t)gi * t->per_group, col, cols, NULL,
+                                      0.0f, yg, g->out_sz);
+            if (t->b) {
+                const float *bg = t->b + gi * p->Mg;
+                for (int64_t m = 0; m < p->Mg; m++) {
+                    float *restrict row = yg + m * g->out_sz;
+                    const float bv = bg[m];
+                    for (int64_t i = 0; i < cols; i++)
+                        row[i] += bv;
+                }
+            }
+            if (conv_has_epilogue(p))
+                for (int64_t m = 0; m < p->Mg; m++)
+                    conv_epilogue(p, t->y, yg + m * g->out_sz - t->y, cols);
+        }
+    }
+}
+
+/* Runs the conv tiled when the weights are pre-packed for this CPU and the
+ * shape gives enough work items; *done 0: the caller takes the plain path. */
+static poprt_status conv_tiled(poprt__kctx *k, const conv_plan *p, int pointwise, const float *x,
+                               const float *b, const unsigned char *apack, uint64_t per_group,
+                               float *y, int *done)
+{
+    const geom3 *g = &p->g;
+    *done = 0;
+    const poprt__sgemm_variant *v = poprt__sgemm_packed_variant(apack);
+    /* 1x1 stride-1: no im2col to save; one multi-threaded GEMM over the
+     * whole image shares the packed weights better, unless the input rows
+     * are a multiple of 4 KiB apart (the GEMM reads them in place, all in
+     * the same cache sets) and few (the copy is cheap): then chunks are
+     * copied like im2col blocks (measured: C16 -> M32 at 320x320 1.3x) */
+    if ((pointwise && ((g->out_sz * (int64_t)sizeof(float)) % 4096 != 0 || p->Kc > p->Mg)) ||
+        !v || !poprt__sgemm_usable(v))
+        return POPRT_OK;
+    const int64_t nr = v->nr, ng = p->N * p->G;
+    int64_t cw = CONV_TILE_BYTES / ((int64_t)sizeof(float) * p->Kc) / nr * nr;
+    if (cw > CONV_TILE_MAX_COLS / nr * nr)
+        cw = CONV_TILE_MAX_COLS / nr * nr;
+    if (cw < 2 * nr)
+        cw = 2 * nr;
+    /* enough items for a few threads: narrower chunks, down to two panels */
+    if (ng * ceil_div(g->out_sz, cw) < 2 * CONV_LANES) {
+        const int64_t per = ceil_div(2 * CONV_LANES, ng);
+        int64_t want = ceil_div(ceil_div(g->out_sz, per), nr) * nr;
+        if (want < 2 * nr)
+            want = 2 * nr;
+        if (want < cw)
+            cw = want;
+    }
+    if (cw > g->out_sz)
+        cw = g->out_sz;
+    const int64_t nchunks = ceil_div(g->out_sz, cw), items = ng * nchunks;
+    if (items < CONV_MIN_ITEMS)
+        return POPRT_OK;
+    conv_tile_job t = {p, x, b, apack, per_group, y, cw, nchunks, items, 0, NULL, 0, 0};
+    t.lanes = items < CONV_LANES ? items : CONV_LANES;
+    t.col_bytes = ((size_t)(p->Kc * cw) * sizeof(float) + 63) & ~(size_t)63;
+    size_t ws = poprt__sgemm_packed_workspace(apack, NULL, 0, 0, p->Mg, cw, p->Kc);
+    t.lane_bytes = (t.col_bytes + ws + 63) & ~(size_t)63;
+    size_t all;
+    if (!poprt__mul_size(t.lane_bytes, (size_t)t.lanes, &all) ||
+        !(t.scratch = poprt__kctx_scratch(k, all)))
+        return oom(k);
+    poprt__kctx_parallel_for(k, t.lanes, 1, conv_tile_lane_fn, &t);
+    *done = 1;
+    return POPRT_OK;
+}
+
+/* ---- direct conv on the GEMM micro-kernel ----------------------------------
+ * For stride-1 2-D convs no im2col is needed: on a zero-padded copy of the
+ * input with row pitch Wp, output position q = oh*Wp + ow reads tap (kh, kw)
+ * of channel c at xpad[c][q + kh*dh*Wp + kw*dw], so each tap's B operand is
+ * the padded input itself, shifted, with one row stride (the plane size).
+ * The micro-kernel then runs once per tap over the channels, accumulating
+ * in a register tile; the (kw-1)*dw extra columns per row are computed and
+ * dropped when the block is copied out with the bias. Stride 2 becomes
+ * stride 1 by splitting each padded plane into its 4 phases
+ * (rows/columns even/odd): tap (kh, kw) reads phase (kh%2, kw%2) shifted by
+ * (kh/2, kw/2). Weights are packed per MR-row panel and tap:
+ * apanel(i, t)[c*MR + r] = W[i*MR + r][c][t]. */
+
+#define CONV_DIRECT_MAGIC 0x31524443525050ull /* "PPRCDR1" */
+#define CONV_DIRECT_B_BYTES (512 * 1024)     /* B block of one chunk */
+
+/* Whether the direct path pays off: at most 2-D, stride 1 or 2 (undilated),
+ * not 1x1 (a plain GEMM; with stride 2 only a quarter of the phases would be
+ * read), enough channels per tap for the micro-kernel's K loop, little width
+ * wasted on the grid. */
+static int conv_direct_fits(const geom3 *g, int64_t Cg)
+{
+    if (g->in[0] != 1 || g->k[0] != 1 || g->out[0] != 1 || g->s[1] != g->s[2] || Cg < 8 ||
+        g->out_sz < 32 || g->k_sz < 2)
+        return 0;
+    if (g->s[1] == 1)
+        return g->out[2] >= 3 * g->d[2] * (g->k[2] - 1);
+    return g->s[1] == 2 && g->d[1] == 1 && g->d[2] == 1 && g->out[2] >= 3 * ((g->k[2] - 1) / 2);
+}
+
+typedef struct conv_direct_job {
+    const conv_plan *p;
+    const float *x, *b;
+    const float *apack; /* group 0 */
+    int64_t a_group;    /* floats per group */
+    const poprt__sgemm_variant *v;
+    float *xpad, *tmp;
+    float *y;
+    int64_t Hp, Wp, plane, Q, cw, cwp, nchunks, items, lanes, tmp_floats;
+    int64_t pblk, nmb; /* MR-row panels per M block, M blocks */
+    int64_t ph;        /* 2: planes split into 4 phases of Hp x Wp (stride 2) */
+} conv_direct_job;
+
+/* Input offset of tap (kh, kw) from an output position on the grid. */
+static int64_t conv_tap_off(const conv_direct_job *t, int64_t kh, int64_t kw)
+{
+    const geom3 *g = &t->p->g;
+    if (t->ph != 2)
+        return kh * g->d[1] * t->Wp + kw * g->d[2];
+    return ((kh % 2) * 2 + kw % 2) * t->Hp * t->Wp + (kh / 2) * t->Wp + kw / 2;
+}
+
+/* Stride 2: phase (a, b) of plane q holds padded rows 2i+a, columns 2j+b. */
+static void conv_phase_task_fn(void *ctx, int64_t q0, int64_t q1)
+{
+    const conv_direct_job *t = ctx;
+    const geom3 *g = &t->p->g;
+    const int64_t H = g->in[1], W = g->in[2], pt = g->pb[1], pl = g->pb[2];
+    for (int64_t q = q0; q < q1; q++) {
+        const float *xp = t->x + q * g->in_sz;
+        for (int64_t a = 0; a < 2; a++)
+            for (int64_t b = 0; b < 2; b++) {
+                float *dst = t->xpad + q * t->plane + (a * 2 + b) * t->Hp * t->Wp;
+                for (int64_t i = 0; i < t->Hp; i++) {
+                    float *restrict row = dst + i * t->Wp;
+                    const int64_t ih = 2 * i + a - pt;
+                    if (ih < 0 || ih >= H) {
+                        memset(row, 0, sizeof(float) * (size_t)t->Wp);
+                        continue;
+                    }
+                    const float *restrict src = xp + ih * W;
+                    for (int64_t j = 0; j < t->Wp; j++) {
+                        const int64_t iw = 2 * j + b - pl;
+                        row[j] = iw >= 0 && iw < W ? src[iw] : 0.0f;
+                    }
+                }
+            }
+    }
+}
+
+static void conv_pad_task_fn(void *ctx, int64_t q0, int64_t q1)
+{
+    const conv_direct_job *t = ctx;
+    const geom3 *g = &t->p->g;
+    const int64_t H = g->in[1], W = g->in[2], pt = g->pb[1], pl = g->pb[2];
+    const int64_t j0 = pl < 0 ? 0 : pl > t->Wp ? t->Wp : pl;
+    const int64_t j1 = pl + W < j0 ? j0 : pl + W > t->Wp ? t->Wp : pl + W;
+    for (int64_t q = q0; q < q1; q++) {
+        const float *xp = t->x + q * g->in_sz;
+        float *dst = t->xpad + q * t->plane;
+        for (int64_t i = 0; i < t->Hp; i++) {
+            float *row = dst + i * t->Wp;
+            const int64_t ih = i - pt;
+            if (ih < 0 || ih >= H) {
+                memset(row, 0, sizeof(float) * (size_t)t->Wp);
+                continue;
+            }
+            memset(row, 0, sizeof(float) * (size_t)j0);
+            memcpy(row + j0, xp + ih * W + (j0 - pl), sizeof(float) * (size_t)(j1 - j0));
+            memset(row + j1, 0, sizeof(float) * (size_t)(t->Wp - j1));
+        }
+    }
+}
+
+static void conv_direct_lane_fn(void *ctx, int64_t l0, int64_t l1)
+{
+    const conv_direct_job *t = ctx;
+    const conv_plan *p = t->p;
+    const geom3 *g = &p->g;
+    const poprt__sgemm_variant *v = t->v;
+    const int MR = v->mr, NR = v->nr;
+    const int64_t OW = g->out[2], panels = (p->Mg + MR - 1) / MR;
+    for (int64_t l = l0; l < l1; l++) {
+        float *tmp = t->tmp + l * t->tmp_floats;
+        for (int64_t it = l; it < t->items; it += t->lanes) {
+            const int64_t mbi = it % t->nmb, rest = it / t->nmb;
+            const int64_t ch = rest % t->nchunks, ng = rest / t->nchunks;
+            const int64_t n = ng / p->G, gi = ng % p->G;
+            const int64_t q0 = ch * t->cw, cols = t->Q - q0 < t->cw ? t->Q - q0 : t->cw;
+            const float *xb = t->xpad + (n * p->C + gi * p->Cg) * t->plane + q0;
+            const float *ag = t->apack + gi * t->a_group;
+            const int64_t i0 = mbi * t->pblk, i1 = i0 + t->pblk < panels ? i0 + t->pblk : panels;
+            const int64_t m1 = i1 * MR < p->Mg ? i1 * MR : p->Mg;
+            for (int64_t i = i0; i < i1; i++) {
+                const int mr = (int)(p->Mg - i * MR < MR ? p->Mg - i * MR : MR);
+                const float *ai = ag + i * g->k_sz * p->Cg * MR;
+                for (int64_t j = 0; j < cols; j += NR) {
+                    float *cp = tmp + i * MR * t->cwp + j;
+                    int64_t tap = 0;
+                    for (int64_t kh = 0; kh < g->k[1]; kh++)
+                        for (int64_t kw = 0; kw < g->k[2]; kw++, tap++)
+                            v->ukr(p->Cg, mr, NR, ai + tap * p->Cg * MR,
+                                   xb + j + conv_tap_off(t, kh, kw), t->plane, cp, t->cwp, 1.0f,
+                                   tap ? 1.0f : 0.0f);
+                }
+            }
+            /* copy the valid columns out, with the bias */
+            float *yg = t->y + (n * p->M + gi * p->Mg) * g->out_sz;
+            for (int64_t m = i0 * MR; m < m1; m++) {
+                const float *src = tmp + m * t->cwp;
+                float *restrict dst = yg + m * g->out_sz;
+                const float bv = t->b ? t->b[gi * p->Mg + m] : 0.0f;
+                int64_t q = q0, oh = q0 / t->Wp, ow = q0 % t->Wp, y0 = -1, y1 = 0;
+                while (q < q0 + cols) {
+                    const int64_t n_ = t->Wp - ow < q0 + cols - q ? t->Wp - ow : q0 + cols - q;
+                    const int64_t e = ow + n_ < OW ? ow + n_ : OW;
+                    const float *restrict s = src + (q - q0) - ow;
+                    float *restrict d = dst + oh * OW;
+                    for (int64_t c = ow; c < e; c++)
+                        d[c] = s[c] + bv;
+                    if (e > ow) {
+                        y0 = y0 < 0 ? oh * OW + ow : y0;
+                        y1 = oh * OW + e;
+                    }
+                    q += n_;
+                    ow = 0;
+                    oh++;
+                }
+                /* the chunk's valid positions are one run of Y's row */
+                if (y0 >= 0 && conv_has_epilogue(p))
+                    conv_epilogue(p, t->y, dst + y0 - t->y, y1 - y0);
+            }
+        }
+    }
+}
+
+static poprt_status conv_direct(poprt__kctx *k, const conv_plan *p, const float *x,
+                                const float *b, const float *apack, int64_t a_group,
+                                const poprt__sgemm_variant *v, float *y)
+{
+    const geom3 *g = &p->g;
+    conv_direct_job t;
+    memset(&t, 0, sizeof t);
+    t.p = p;
+    t.x = x;
+    t.b = b;
+    t.apack = apack;
+    t.a_group = a_group;
+    t.v = v;
+    t.y = y;
+    t.ph = g->s[1] == 2 ? 2 : 1;
+    if (t.ph == 2) {
+        t.Hp = g->out[1] + (g->k[1] - 1) / 2;
+        t.Wp = g->out[2] + (g->k[2] - 1) / 2;
+        t.plane = 4 * t.Hp * t.Wp;
+    } else {
+        t.Hp = g->out[1] + g->d[1] * (g->k[1] - 1);
+        t.Wp = g->out[2] + g->d[2] * (g->k[2] - 1);
+        t.plane = t.Hp * t.Wp;
+    }
+    t.Q = (g->out[1] - 1) * t.Wp + g->out[2];
+    /* columns a chunk reads past its own in each phase */
+    const int64_t halo = t.ph == 2 ? (g->k[1] - 1) / 2 * t.Wp + (g->k[2] - 1) / 2
+                                   : conv_tap_off(&t, g->k[1] - 1, g->k[2] - 1);
+    const int64_t NR = v->nr, ng = p->N * p->G;
+    int64_t cw = CONV_DIRECT_B_BYTES / ((int64_t)sizeof(float) * p->Cg * t.ph * t.ph) - halo;
+    cw = cw / NR * NR;
+    if (cw > 1024)
+        cw = 1024;
+    if (cw < 2 * NR)
+        cw = 2 * NR;
+    if (ng * ceil_div(t.Q, cw) < 2 * CONV_LANES) {
+        int64_t want = ceil_div(ceil_div(t.Q, ceil_div(2 * CONV_LANES, ng)), NR) * NR;
+        if (want < 2 * NR)
+            want = 2 * NR;
+        if (want < cw)
+            cw = want;
+    }
+    t.cw = cw;
+    t.cwp = ceil_div(cw, NR) * NR;
+    t.nchunks = ceil_div(t.Q, cw);
+    /* small images: split the output channels too */
+    const int64_t panels = ceil_div(p->Mg, v->mr);
+    t.nmb = ceil_div(2 * CONV_LANES, ng * t.nchunks);
+    if (t.nmb > panels)
+        t.nmb = panels;
+    t.pblk = ceil_div(panels, t.nmb);
+    t.nmb = ceil_div(panels, t.pblk);
+    t.items = ng * t.nchunks * t.nmb;
+    t.lanes = t.items < CONV_LANES ? t.items : CONV_LANES;
+    t.tmp_floats = (ceil_div(p->Mg, v->mr) * v->mr * t.cwp + 15) & ~(int64_t)15;
+    /* the micro-kernel reads NR columns past the last grid position */
+    size_t pad_n, tmp_n;
+    if (!poprt__mul_size((size_t)(p->N * p->C), (size_t)t.plane, &pad_n) ||
+        !poprt__mul_size((size_t)t.lanes, (size_t)t.tmp_floats, &tmp_n) ||
+        !(t.xpad = poprt__kctx_scratch(k, (pad_n + (size_t)(2 * NR)) * sizeof(float))) ||
+        !(t.tmp = poprt__kctx_scratch(k, tmp_n * sizeof(float))))
+        return oom(k);
+    memset(t.xpad + pad_n, 0, sizeof(float) * (size_t)(2 * NR));
+    poprt__kctx_parallel_for(k, p->N * p->C, grain_for(t.plane, 1 << 14),
+                             t.ph == 2 ? conv_phase_task_fn : conv_pad_task_fn, &t);
+    poprt__kctx_parallel_for(k, t.lanes, 1, conv_direct_lane_fn, &t);
+    return POPRT_OK;
+}
+
+/* ---- depthwise planes on a padded copy ---------------------------------------
+ * Each input plane is copied once with its zero border (conv_pad_task_fn),
+ * then every output plane runs the ISA's plane function (conv_dw.h): all
+ * taps of a block of columns accumulate in registers, no bounds checks. */
+
+#define DW_PLANE_NAME dwconv_plane_scalar
+#define DW_PLANE_LINKAGE static
+#include "kernels/x86/conv_dw_body.inc"
+#undef DW_PLANE_NAME
+#undef DW_PLANE_LINKAGE
+
+static poprt__dwconv_plane_fn dwconv_plane_best(void)
+{
+#if defined(__x86_64__)
+    const poprt__isa isa = poprt__cpu_features()->isa;
+    if (isa >= POPRT__ISA_AVX512)
+        return poprt__dwconv_plane_avx512;
+    if (isa >= POPRT__ISA_AVX2)
+        return poprt__dwconv_plane_avx2;
+#endif
+    return dwconv_plane_scalar;
+}
+
+typedef struct dw_plane_job {
+    const conv_direct_job *pad; /* the padded input */
+    const float *w, *b;
+    float *y;
+    poprt__dwconv_plane_fn fn;
+} dw_plane_job;
+
+static void dw_plane_task_fn(void *ctx, int64_t q0, int64_t q1)
+{
+    const dw_plane_job *t = ctx;
+    const conv_plan *p = t->pad->p;
+    const geom3 *g = &p->g;
+    for (int64_t q = q0; q < q1; q++) {
+        const int64_t n = q / p->M, m = q % p->M, c = m / p->Mg;
+        t->fn(t->pad->xpad + (n * p->C + c) * t->pad->plane, t->pad->Wp, t->w + m * g->k_sz,
+              g->k[1], g->k[2], g->s[1], g->d[1], g->d[2], t->b ? t->b[m] : 0.0f, g->out[1],
+              g->out[2], t->y + q * g->out_sz);
+        if (conv_has_epilogue(p))
+            conv_epilogue(p, t->y, q * g->out_sz, g->out_sz);
+    }
+}
+
+/* Depthwise 1-D / 2-D convs; 0 in *done for 3-D (the generic loop). */
+static poprt_status dwconv_padded(poprt__kctx *k, const conv_plan *p, const float *x,
+                                  const float *w, const float *b, float *y, int *done)
+{
+    const geom3 *g = &p->g;
+    *done = 0;
+    if (g->in[0] != 1 || g->k[0] != 1 || g->out[0] != 1 || g->s[1] != g->s[2])
+        return POPRT_OK;
+    conv_direct_job pad;
+    memset(&pad, 0, sizeof pad);
+    pad.p = p;
+    pad.x = x;
+    pad.Hp = (g->out[1] - 1) * g->s[1] + g->d[1] * (g->k[1] - 1) + 1;
+    pad.Wp = (g->out[2] - 1) * g->s[2] + g->d[2] * (g->k[2] - 1) + 1;
+    pad.plane = pad.Hp * pad.Wp;
+    const int64_t slack = 16 * g->s[2] + 16; /* whole 16-column blocks (conv_dw.h) */
+    size_t n;
+    if (!poprt__mul_size((size_t)(p->N * p->C), (size_t)pad.plane, &n) ||
+        !(pad.xpad = poprt__kctx_scratch(k, (n + (size_t)slack) * sizeof(float))))
+        return oom(k);
+    memset(pad.xpad + n, 0, (size_t)slack * sizeof(float));
+    poprt__kctx_parallel_for(k, p->N * p->C, grain_for(pad.plane, 1 << 14), conv_pad_task_fn,
+                             &pad);
+    dw_plane_job t = {&pad, w, b, y, dwconv_plane_best()};
+    poprt__kctx_parallel_for(k, p->N * p->M, grain_for(g->out_sz * g->k_sz, 1 << 15),
+                             dw_plane_task_fn, &t);
+    *done = 1;
+    return POPRT_OK;
+}
+
 static poprt_status conv_f32(poprt__kctx *k, const conv_plan *p, const float *x, const float *w,
                              const float *b, float *y)
 {
     const geom3 *g = &p->g;
     if (p->Cg == 1 && p->G > 1) {
+        int done;
+        poprt_status st = dwconv_padded(k, p, x, w, b, y, &done);
+        if (st || done)
+            return st;
         dw_task t = {p, x, w, b, y};
         int64_t planes = p->N * p->M;
         poprt__kctx_parallel_for(k, planes, grain_for(g->out_sz * g->k_sz, 1 << 15),
@@ -845,15 +1374,22 @@ static poprt_status conv_f32(poprt__kctx *k, const conv_plan *p, const float *x,
     const int pointwise = g->k_sz == 1 && g->s[0] == 1 && g->s[1] == 1 && g->s[2] == 1 &&
                           g->pb[0] == 0 && g->pb[1] == 0 && g->pb[2] == 0 && g->pe[0] == 0 &&
                           g->pe[1] == 0 && g->pe[2] == 0;
-    float *col = NULL;
-    if (!pointwise) {
-        size_t n;
-        if (!poprt__mul_size((size_t)p->Kc, (size_t)g->out_sz, &n) ||
-            !poprt__mul_size(n, sizeof(float), &n))
-            return oom(k);
-        col = poprt__kctx_scratch(k, n ? n : 1);
-        if (!col)
-            return oom(k);
+    if (k->state && k->state_size >= CONV_PACK_HEADER) {
+        uint64_t h[8];
+        memcpy(h, k->state, sizeof h);
+        if (h[0] == CONV_DIRECT_MAGIC && h[1] == (uint64_t)p->G && h[2] == (uint64_t)p->Mg &&
+            h[4] == (uint64_t)p->Cg && h[5] == (uint64_t)g->k_sz &&
+            h[6] < (uint64_t)poprt__sgemm_n_variants && h[3] > 0 &&
+            (uint64_t)p->G <= (k->state_size - CONV_PACK_HEADER) / h[3]) {
+            const poprt__sgemm_variant *v = &poprt__sgemm_variants[h[6]];
+            /* packed for another CPU (an executable file): plain path below */
+            if (poprt__sgemm_usable(v) && h[7] == ((uint64_t)v->nr << 16 | (uint64_t)v->mr) &&
+                conv_direct_fits(g, p->Cg))
+                return conv_direct(k, p, x, b,
+                                   (const float *)((const unsigned char *)k->state +
+                                                   CONV_PACK_HEADER),
+                                   (int64_t)(h[3] / sizeof(float)), v, y);
+        }
     }
     /* weights pre-packed by poprt__ref_conv_prepare, one block per group */
     const unsigned char *apack = NULL;
@@ -866,6 +1402,10 @@ static poprt_status conv_f32(poprt__kctx *k, const conv_plan *p, const float *x,
             h[3] > 0 && (uint64_t)p->G <= (k->state_size - CONV_PACK_HEADER) / h[3]) {
             apack = (const unsigned char *)k->state + CONV_PACK_HEADER;
             per_group = h[3];
+            int done;
+            poprt_status st = conv_tiled(k, p, pointwise, x, b, apack, per_group, y, &done);
+            if (st || done)
+                return st;
             pws = poprt__kctx_scratch(
                 k, poprt__sgemm_packed_workspace(apack, NULL, 0, 0, p->Mg, g->out_sz, p->Kc));
             if (!pws)
@@ -876,6 +1416,16 @@ static poprt_status conv_f32(poprt__kctx *k, const conv_plan *p, const float *x,
     if (!apack && fast_gemm_fits(p->Mg, g->out_sz, p->Kc) &&
         !(ws = fast_gemm_ws(k, 0, 0, p->Mg, g->out_sz, p->Kc)))
         return oom(k);
+    float *col = NULL;
+    if (!pointwise) {
+        size_t n;
+        if (!poprt__mul_size((size_t)p->Kc, (size_t)g->out_sz, &n) ||
+            !poprt__mul_size(n, sizeof(float), &n))
+            return oom(k);
+        col = poprt__kctx_scratch(k, n ? n : 1);
+        if (!col)
+            return oom(k);
+    }
     for (int64_t n = 0; n < p->N; n++) {
         for (int64_t gi = 0; gi < p->G; gi++) {
             const float *xg = x + (n * p->C + gi * p->Cg) * g->in_sz;
@@ -898,18 +1448,24 @@ static poprt_status conv_f32(poprt__kctx *k, const conv_plan *p, const float *x,
                 }
                 beta = 1.0f;
             }
+            int done = 0;
             if (apack) {
                 poprt__par par = poprt__par_kctx(k);
-                if (poprt__sgemm_packed(&par, pws, 0, 0, p->Mg, g->out_sz, p->Kc, 1.0f, NULL, 0,
-                                        apack + (uint64_t)gi * per_group, B, g->out_sz, NULL,
-                                        beta, yg, g->out_sz) == 0)
-                    continue;
+                done = poprt__sgemm_packed(&par, pws, 0, 0, p->Mg, g->out_sz, p->Kc, 1.0f, NULL,
+                                           0, apack + (uint64_t)gi * per_group, B, g->out_sz,
+                                           NULL, beta, yg, g->out_sz) == 0;
                 /* packed for another CPU (an executable file): plain path */
-                if (!ws && !(ws = fast_gemm_ws(k, 0, 0, p->Mg, g->out_sz, p->Kc)))
+                if (!done && !ws && !(ws = fast_gemm_ws(k, 0, 0, p->Mg, g->out_sz, p->Kc)))
                     return oom(k);
             }
-            fast_gemm(k, ws, 0, 0, p->Mg, g->out_sz, p->Kc, 1.0f, wg, p->Kc, B, g->out_sz, beta,
-                      yg, g->out_sz);
+            if (!done)
+                fast_gemm(k, ws, 0, 0, p->Mg, g->out_sz, p->Kc, 1.0f, wg, p->Kc, B, g->out_sz,
+                          beta, yg, g->out_sz);
+            if (conv_has_epilogue(p)) {
+                conv_epi_task et = {p, y, yg - y};
+                poprt__kctx_parallel_for(k, p->Mg, grain_for(g->out_sz, 1 << 14),
+                                         conv_epi_task_fn, &et);
+            }
         }
     }
     return POPRT_OK;
@@ -917,7 +1473,11 @@ static poprt_status conv_f32(poprt__kctx *k, const conv_plan *p, const float *x,
 
 /* Conv weights packed once when the session is compiled: the blob is a
  * header {magic, groups, rows per group, bytes per group} then one packed
- * A operand per group (the GEMM's own position-independent format). */
+ * A operand per group (the GEMM's own position-independent format); for
+ * convs of the direct path, a header {magic, groups, rows per group, bytes
+ * per group, channels per group, taps, GEMM variant index, NR << 16 | MR}
+ * then per group the panels conv_direct reads (checked against the running
+ * CPU's variant list when an executable file is loaded). */
 poprt_status poprt__ref_conv_prepare(poprt__prep_ctx *c, void **state, size_t *size)
 {
     *state = NULL;
@@ -940,6 +1500,47 @@ poprt_status poprt__ref_conv_prepare(poprt__prep_ctx *c, void **state, size_t *s
     const int64_t Mg = M / G, Kc = wnum / M, Cg = wt->dims[1].value;
     if ((Cg == 1 && G > 1) || !fast_gemm_fits(Mg, out_sz, Kc))
         return POPRT_OK; /* depthwise, or shapes the GEMM hands to the reference */
+    const poprt__type *xt = c->in[0].type;
+    if (xt && xt->rank == wt->rank && wt->rank - 2 <= 3) {
+        /* stride-1 convs of the direct path: weights per MR-row panel and tap */
+        const int nsp = wt->rank - 2;
+        int64_t in_sp[3], ker[3];
+        int known = 1;
+        for (int i = 0; i < nsp; i++) {
+            in_sp[i] = xt->dims[2 + i].value;
+            ker[i] = wt->dims[2 + i].value;
+            known &= in_sp[i] >= 0 && ker[i] > 0;
+        }
+        poprt__nn_geom gg;
+        geom3 g3;
+        if (known && poprt__nn_window_geom(c->node, nsp, in_sp, ker, 0, &gg) == POPRT_OK &&
+            lift3(&gg, &g3) && g3.k_sz * Cg == Kc && conv_direct_fits(&g3, Cg)) {
+            const poprt__sgemm_variant *v = poprt__sgemm_best();
+            const int64_t MR = v->mr, panels = (Mg + MR - 1) / MR, ksz = g3.k_sz;
+            const size_t per = ((size_t)(panels * MR * Kc) * sizeof(float) + 63) & ~(size_t)63;
+            const size_t total = CONV_PACK_HEADER + per * (size_t)G;
+            float *blob = poprt__aligned_alloc(total);
+            if (!blob)
+                return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory packing Conv weights");
+            memset(blob, 0, total);
+            uint64_t h[8] = {CONV_DIRECT_MAGIC, (uint64_t)G, (uint64_t)Mg, per, (uint64_t)Cg,
+                             (uint64_t)ksz, (uint64_t)(v - poprt__sgemm_variants),
+                             (uint64_t)v->nr << 16 | (uint64_t)MR};
+            memcpy(blob, h, sizeof h);
+            const float *w = c->in[1].data;
+            for (int64_t gi = 0; gi < G; gi++) {
+                float *dst = (float *)((unsigned char *)blob + CONV_PACK_HEADER + per * (size_t)gi);
+                for (int64_t m = 0; m < Mg; m++)
+                    for (int64_t ci = 0; ci < Cg; ci++)
+                        for (int64_t t = 0; t < ksz; t++)
+                            dst[(((m / MR) * ksz + t) * Cg + ci) * MR + m % MR] =
+                                w[((gi * Mg + m) * Cg + ci) * ksz + t];
+            }
+            *state = blob;
+            *size = total;
+            return POPRT_OK;
+        }
+    }
     const size_t per = (poprt__sgemm_pack_a_size(NULL, Mg, Kc) + 63) & ~(size_t)63;
     if (!per)
         return POPRT_OK;
@@ -999,6 +1600,64 @@ poprt_status poprt__ref_conv(poprt__kctx *k)
         return st;
     store_f32(y, yf);
     return POPRT_OK;
+}
+
+/* ai.poprt FusedConv (lib/compiler/fuse_conv.c): Conv plus its epilogue
+ * Y = act(conv(X, W) + B + Z), float32, on the same paths as Conv. */
+poprt_status poprt__ref_poprt_fused_conv(poprt__kctx *k)
+{
+    static const struct {
+        const char *name;
+        int act;
+        float a, b; /* defaults of activation_alpha / activation_beta */
+    } acts[] = {
+        {"", CONV_ACT_NONE, 0.0f, 0.0f},
+        {"Relu", CONV_ACT_RELU, 0.0f, 0.0f},
+        {"Clip", CONV_ACT_CLIP, -INFINITY, INFINITY},
+        {"LeakyRelu", CONV_ACT_LEAKY, 0.01f, 0.0f},
+        {"Sigmoid", CONV_ACT_SIGMOID, 0.0f, 0.0f},
+        {"HardSigmoid", CONV_ACT_HSIGMOID, 0.2f, 0.5f},
+        {"HardSwish", CONV_ACT_HSWISH, 0.0f, 0.0f},
+    };
+    conv_plan p;
+    poprt_status st = conv_setup(k, 0, &p);
+    if (st)
+        return st;
+    const poprt__tval *x = poprt__kin(k, 0), *w = poprt__kin(k, 1), *b = poprt__kin(k, 2);
+    const poprt__tval *z = poprt__kin(k, 3);
+    poprt__tval *y = poprt__kout(k, 0);
+    if (x->dtype != POPRT_DTYPE_FLOAT || w->dtype != POPRT_DTYPE_FLOAT ||
+        (b && b->dtype != POPRT_DTYPE_FLOAT) || (z && z->dtype != POPRT_DTYPE_FLOAT))
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_UNSUPPORTED,
+                               "FusedConv takes float32 X, W, B and Z");
+    if (z && (z->rank != y->rank || memcmp(z->dims, y->dims, sizeof(int64_t) * (size_t)y->rank)))
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
+                               "Z must have the shape of Y");
+    const char *act = poprt__attr_s(k->node, "activation", "");
+    size_t i = 0;
+    while (i < sizeof acts / sizeof acts[0] && strcmp(acts[i].name, act) != 0)
+        i++;
+    if (i == sizeof acts / sizeof acts[0])
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_UNSUPPORTED, "unknown activation '%s'",
+                               act);
+    p.act = acts[i].act;
+    p.act_a = poprt__attr_f(k->node, "activation_alpha", acts[i].a);
+    p.act_b = poprt__attr_f(k->node, "activation_beta", acts[i].b);
+    p.z = z ? z->data : NULL;
+    const poprt__vmath_variant *vm = poprt__vmath_best();
+    static const int vm_index[] = {
+        [CONV_ACT_RELU] = POPRT__VMATH_relu,       [CONV_ACT_CLIP] = POPRT__VMATH_clip,
+        [CONV_ACT_LEAKY] = POPRT__VMATH_leaky_relu, [CONV_ACT_SIGMOID] = POPRT__VMATH_sigmoid,
+        [CONV_ACT_HSIGMOID] = POPRT__VMATH_hard_sigmoid,
+        [CONV_ACT_HSWISH] = POPRT__VMATH_hard_swish};
+    p.add_fn = vm->binary[POPRT__VMATH_add];
+    p.act_fn = p.act != CONV_ACT_NONE ? vm->unary[vm_index[p.act]] : NULL;
+    p.act_p.alpha = p.act_a;
+    p.act_p.beta = p.act_b;
+    p.act_p.gamma = 0.0f;
+    if (y->numel == 0)
+        return POPRT_OK;
+    return conv_f32(k, &p, x->data, w->data, b ? b->data : NULL, y->data);
 }
 
 /* ======================================================================
@@ -1096,36 +1755,51 @@ typedef struct pool_task {
  * then the kernel-width maximum at the strided positions. Same result as
  * the generic loop: max is exact and NaN-free inputs compare the same way
  * (NaN inputs take the generic path, see pool_run). */
+/* Row width maxpool2d_plane needs: the input row with a -inf border on
+ * both sides covering every window. */
+static int64_t maxpool2d_row(const geom3 *g)
+{
+    const int64_t need = (g->out[2] - 1) * g->s[2] + g->k[2];
+    return (need > g->pb[2] + g->in[2] ? need : g->pb[2] + g->in[2]) + 1;
+}
+
 static void maxpool2d_plane(const geom3 *g, const float *xp, float *yp, float *rowmax)
 {
     const int64_t IH = g->in[1], IW = g->in[2], OH = g->out[1], OW = g->out[2];
     const int64_t KH = g->k[1], KW = g->k[2], SH = g->s[1], SW = g->s[2], PH = g->pb[1],
-                  PW = g->pb[2];
+                  PW = g->pb[2], RW = maxpool2d_row(g);
+    /* NaN-free input (checked by the caller): max over the window rows,
+     * then over the columns of the -inf-bordered row, both vectorisable */
+    float *restrict r = rowmax;
+    for (int64_t w = 0; w < RW; w++)
+        r[w] = -INFINITY;
     for (int64_t oh = 0; oh < OH; oh++) {
         int64_t h0 = oh * SH - PH, h1 = h0 + KH;
         if (h0 < 0)
             h0 = 0;
         if (h1 > IH)
             h1 = IH;
-        float *restrict r = rowmax;
+        float *restrict rm = r + PW;
+        const float *restrict row0 = xp + h0 * IW;
         for (int64_t w = 0; w < IW; w++)
-            r[w] = -INFINITY;
-        for (int64_t h = h0; h < h1; h++) {
+            rm[w] = row0[w];
+        for (int64_t h = h0 + 1; h < h1; h++) {
             const float *restrict row = xp + h * IW;
             for (int64_t w = 0; w < IW; w++)
-                r[w] = row[w] > r[w] ? row[w] : r[w];
+                rm[w] = row[w] > rm[w] ? row[w] : rm[w];
         }
-        float *yr = yp + oh * OW;
-        for (int64_t ow = 0; ow < OW; ow++) {
-            int64_t w0 = ow * SW - PW, w1 = w0 + KW;
-            if (w0 < 0)
-                w0 = 0;
-            if (w1 > IW)
-                w1 = IW;
-            float best = -INFINITY;
-            for (int64_t w = w0; w < w1; w++)
-                best = r[w] > best ? r[w] : best;
-            yr[ow] = best;
+        float *restrict yr = yp + oh * OW;
+        for (int64_t ow = 0; ow < OW; ow++)
+            yr[ow] = r[ow * SW];
+        for (int64_t kw = 1; kw < KW; kw++) {
+            const float *restrict rk = r + kw;
+            if (SW == 1) {
+                for (int64_t ow = 0; ow < OW; ow++)
+                    yr[ow] = rk[ow] > yr[ow] ? rk[ow] : yr[ow];
+            } else {
+                for (int64_t ow = 0; ow < OW; ow++)
+                    yr[ow] = rk[ow * SW] > yr[ow] ? rk[ow * SW] : yr[ow];
+            }
         }
     }
 }
@@ -1140,7 +1814,7 @@ typedef struct maxpool2d_task {
 static void maxpool2d_task_fn(void *ctx, int64_t q0, int64_t q1)
 {
     const maxpool2d_task *t = ctx;
-    float *rowmax = t->scratch + q0 * t->g->in[2];
+    float *rowmax = t->scratch + q0 * maxpool2d_row(t->g);
     for (int64_t q = q0; q < q1; q++)
         maxpool2d_plane(t->g, t->x + q * t->g->in_sz, t->y + q * t->g->out_sz, rowmax);
 }
@@ -1273,10 +1947,18 @@ static poprt_status pool_run(poprt__kctx *k, int kind)
      * the generic loop's first-element semantics */
     for (int a = 1; fast && a < 3; a++)
         fast = t.g.pb[a] < t.g.k[a] && t.g.pe[a] < t.g.k[a];
-    for (int64_t i = 0; fast && i < x->numel; i++)
-        fast = t.x[i] == t.x[i];
+    for (int64_t i0 = 0; fast && i0 < x->numel; i0 += 1024) {
+        /* blocks without an early exit, so the check vectorises */
+        const int64_t i1 = x->numel - i0 < 1024 ? x->numel : i0 + 1024;
+        int ok = 1;
+        for (int64_t i = i0; i < i1; i++)
+            ok &= t.x[i] == t.x[i];
+        fast = ok;
+    }
     if (fast) {
-        maxpool2d_task mt = {&t.g, t.x, t.y, poprt__kctx_scratch(k, (size_t)(planes * t.g.in[2]) * sizeof(float))};
+        maxpool2d_task mt = {&t.g, t.x, t.y,
+                             poprt__kctx_scratch(k, (size_t)(planes * maxpool2d_row(&t.g)) *
+                                                        sizeof(float))};
         if (!mt.scratch)
             return oom(k);
         poprt__kctx_parallel_for(k, planes, grain_for(t.g.out_sz * t.g.k_sz, 1 << 14),
@@ -1730,19 +2412,51 @@ poprt_status poprt__ref_matmul(poprt__kctx *k)
  * Normalisations
  * ==================================================================== */
 
+/* Sum of x[i] (or of (x[i] - shift)^2) over a row. Sixteen float lanes the
+ * compiler keeps in vector registers sum blocks of 256 values; block sums
+ * are added in double, so long rows (GroupNorm) lose no more than short
+ * ones. The order depends only on n, never on threads. */
+#define ROW_LANES 16
+#define ROW_BLOCK 256
+static double row_sum(const float *x, int64_t n, double shift, int squares)
+{
+    const float sh = (float)shift;
+    double total = 0.0;
+    for (int64_t b0 = 0; b0 < n; b0 += ROW_BLOCK) {
+        const int64_t b1 = n - b0 < ROW_BLOCK ? n : b0 + ROW_BLOCK;
+        float acc[ROW_LANES] = {0};
+        int64_t i = b0;
+        if (squares) {
+            for (; i + ROW_LANES <= b1; i += ROW_LANES)
+                for (int j = 0; j < ROW_LANES; j++) {
+                    const float d = x[i + j] - sh;
+                    acc[j] += d * d;
+                }
+            for (; i < b1; i++) {
+                const float d = x[i] - sh;
+                acc[0] += d * d;
+            }
+        } else {
+            for (; i + ROW_LANES <= b1; i += ROW_LANES)
+                for (int j = 0; j < ROW_LANES; j++)
+                    acc[j] += x[i + j];
+            for (; i < b1; i++)
+                acc[0] += x[i];
+        }
+        double bs = 0.0;
+        for (int j = 0; j < ROW_LANES; j++)
+            bs += acc[j];
+        total += bs;
+    }
+    return total;
+}
+
 /* Mean and population variance of n floats, two passes in double. */
 static void row_stats(const float *x, int64_t n, double *mean, double *var)
 {
-    double s = 0.0;
-    for (int64_t i = 0; i < n; i++)
-        s += x[i];
-    double m = n > 0 ? s / (double)n : 0.0, v = 0.0;
-    for (int64_t i = 0; i < n; i++) {
-        double d = x[i] - m;
-        v += d * d;
-    }
+    double m = n > 0 ? row_sum(x, n, 0.0, 0) / (double)n : 0.0;
     *mean = m;
-    *var = n > 0 ? v / (double)n : 0.0;
+    *var = n > 0 ? row_sum(x, n, m, 1) / (double)n : 0.0;
 }
 
 /* y[i] = x[i] * a + b over a plane: the hot loop of BatchNormalization. */
@@ -1966,30 +2680,33 @@ typedef struct lnorm_task {
 static void lnorm_task_fn(void *ctx, int64_t r0, int64_t r1)
 {
     const lnorm_task *t = ctx;
+    const int64_t n = t->inner;
     for (int64_t r = r0; r < r1; r++) {
-        const float *x = t->x + r * t->inner;
-        float *y = t->y + r * t->inner;
-        double m = 0.0, v;
-        if (t->rms) {
-            double s = 0.0;
-            for (int64_t i = 0; i < t->inner; i++)
-                s += (double)x[i] * x[i];
-            v = t->inner > 0 ? s / (double)t->inner : 0.0;
-        } else {
-            row_stats(x, t->inner, &m, &v);
+        const float *x = t->x + r * n;
+        float *y = t->y + r * n;
+        double m = 0.0, v = 0.0;
+        if (n > 0) {
+            if (!t->rms)
+                m = row_sum(x, n, 0.0, 0) / (double)n;
+            v = row_sum(x, n, m, 1) / (double)n; /* centred: two passes */
         }
         const double inv = 1.0 / sqrt(v + t->eps);
         const float mf = (float)m, invf = (float)inv;
-        const float *sc = t->scale ? t->scale + (t->sfull ? r * t->inner : 0) : NULL;
-        const float *bi = t->bias ? t->bias + (t->bfull ? r * t->inner : 0) : NULL;
-        for (int64_t i = 0; i < t->inner; i++) {
-            float n = (x[i] - mf) * invf;
-            if (sc)
-                n *= sc[i];
-            if (bi)
-                n += bi[i];
-            y[i] = n;
-        }
+        const float *sc = t->scale ? t->scale + (t->sfull ? r * n : 0) : NULL;
+        const float *bi = t->bias ? t->bias + (t->bfull ? r * n : 0) : NULL;
+        /* one branch-free loop per operand combination, so each vectorises */
+        if (sc && bi)
+            for (int64_t i = 0; i < n; i++)
+                y[i] = (x[i] - mf) * invf * sc[i] + bi[i];
+        else if (sc)
+            for (int64_t i = 0; i < n; i++)
+                y[i] = (x[i] - mf) * invf * sc[i];
+        else if (bi)
+            for (int64_t i = 0; i < n; i++)
+                y[i] = (x[i] - mf) * invf + bi[i];
+        else
+            for (int64_t i = 0; i < n; i++)
+                y[i] = (x[i] - mf) * invf;
         if (t->mean)
             t->mean[r] = mf;
         if (t->inv)

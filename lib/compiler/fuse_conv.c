@@ -1,0 +1,186 @@
+/* Compile-time fusion of a float32 Conv with what follows it: a residual
+ * Add or two-input Sum (Conv output + another tensor of the same shape),
+ * then an activation (Relu, Clip with constant bounds, LeakyRelu, Sigmoid,
+ * HardSigmoid, HardSwish) become one ai.poprt FusedConv node,
+ * Y = act(conv + B + Z), whose kernel applies the epilogue to each output
+ * block while it is still in cache (lib/kernels/ref/nn.c). Each
+ * intermediate tensor must have exactly one reader and must not be a graph
+ * output. Only the main graph is rewritten, and only where the shapes are
+ * static. It runs before the elementwise-chain fusion, which would
+ * otherwise take Add -> Relu. */
+#include <math.h>
+#include "compiler/compiler.h"
+#include "passes/util_replace.h"
+
+static int static_float(const poprt__tensor *t)
+{
+    if (!t || t->type.kind != POPRT__KIND_TENSOR || t->type.elem != POPRT_DTYPE_FLOAT ||
+        t->type.rank < 3)
+        return 0;
+    for (int d = 0; d < t->type.rank; d++)
+        if (t->type.dims[d].value < 0)
+            return 0;
+    return 1;
+}
+
+static int same_shape(const poprt__tensor *a, const poprt__tensor *b)
+{
+    if (a->type.rank != b->type.rank)
+        return 0;
+    for (int d = 0; d < a->type.rank; d++)
+        if (a->type.dims[d].value != b->type.dims[d].value)
+            return 0;
+    return 1;
+}
+
+/* The activation n computes on its input 0 (name and parameters), or 0. */
+static int activation(const poprt__node *n, const char **name, float *a, float *b)
+{
+    *a = *b = 0.0f;
+    if (n->n_outputs != 1 || !poprt__node_out(n, 0))
+        return 0;
+    if (rp_is(n, "Relu") || rp_is(n, "Sigmoid") || rp_is(n, "HardSwish")) {
+        *name = n->op_type;
+        return 1;
+    }
+    if (rp_is(n, "LeakyRelu")) {
+        *name = "LeakyRelu";
+        *a = poprt__attr_f(n, "alpha", 0.01f);
+        return 1;
+    }
+    if (rp_is(n, "HardSigmoid")) {
+        *name = "HardSigmoid";
+        *a = poprt__attr_f(n, "alpha", 0.2f);
+        *b = poprt__attr_f(n, "beta", 0.5f);
+        return 1;
+    }
+    if (rp_is(n, "Clip")) {
+        *name = "Clip";
+        *a = -INFINITY;
+        *b = INFINITY;
+        if (n->opset < 11) {
+            *a = poprt__attr_f(n, "min", -INFINITY);
+            *b = poprt__attr_f(n, "max", INFINITY);
+            return 1;
+        }
+        double v;
+        const poprt__tensor *lo = poprt__node_in(n, 1), *hi = poprt__node_in(n, 2);
+        if (lo && !rp_const_scalar(lo, &v))
+            return 0;
+        if (lo)
+            *a = (float)v;
+        if (hi && !rp_const_scalar(hi, &v))
+            return 0;
+        if (hi)
+            *b = (float)v;
+        return 1;
+    }
+    return 0;
+}
+
+static int copy_conv_attrs(poprt__node *f, const poprt__node *conv)
+{
+    static const char *const names[] = {"auto_pad", "dilations", "group",
+                                        "kernel_shape", "pads", "strides"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!rp_copy_attr(f, conv, names[i]))
+            return 0;
+    return 1;
+}
+
+static int attr_str(poprt__node *n, const char *name, const char *v)
+{
+    poprt__attr *a = poprt__node_add_attr(n, name, POPRT__ATTR_STRING);
+    if (!a)
+        return 0;
+    a->s = poprt__arena_strdup(&n->graph->model->arena, v);
+    a->s_len = strlen(v);
+    return a->s != NULL;
+}
+
+/* Fuses the chain starting at Conv node c; *done 1 when it did. */
+static poprt_status fuse_one(poprt__graph *g, poprt__node *c, int *done)
+{
+    *done = 0;
+    poprt__tensor *x = poprt__node_in(c, 0), *w = poprt__node_in(c, 1);
+    poprt__tensor *y = poprt__node_out(c, 0);
+    if (c->n_outputs != 1 || !static_float(x) || !static_float(y) || !w ||
+        w->type.elem != POPRT_DTYPE_FLOAT)
+        return POPRT_OK;
+    poprt__node *chain[3] = {c, NULL, NULL};
+    int len = 1;
+    poprt__tensor *z = NULL, *out = y;
+    poprt__node *next = poprt__graph_sole_consumer(g, out);
+    if (next && (rp_is(next, "Add") || rp_is(next, "Sum")) && next->n_inputs == 2 &&
+        next->n_outputs == 1) {
+        poprt__tensor *a = poprt__node_in(next, 0), *b = poprt__node_in(next, 1);
+        poprt__tensor *other = a == out ? b : a;
+        if (other && other != out && static_float(other) && same_shape(other, out) &&
+            static_float(poprt__node_out(next, 0)) && same_shape(poprt__node_out(next, 0), out)) {
+            z = other;
+            chain[len++] = next;
+            out = poprt__node_out(next, 0);
+            next = poprt__graph_sole_consumer(g, out);
+        }
+    }
+    const char *act = "";
+    float aa = 0.0f, ab = 0.0f;
+    if (next && poprt__node_in(next, 0) == out && activation(next, &act, &aa, &ab) &&
+        static_float(poprt__node_out(next, 0))) {
+        chain[len++] = next;
+        out = poprt__node_out(next, 0);
+    } else {
+        act = "";
+    }
+    if (len < 2)
+        return POPRT_OK;
+
+    poprt__tensor *ins[4] = {x, w, poprt__node_in(c, 2), z};
+    const int n_in = z ? 4 : poprt__node_in(c, 2) ? 3 : 2;
+    const char *name = poprt__model_unique_name(g->model, c->name);
+    poprt__node *keep = c;
+    for (int i = 1; i < len; i++)
+        poprt__graph_remove_node(g, chain[i]);
+    poprt__node *f = poprt__graph_add_node(g, "FusedConv", "ai.poprt", name, n_in, 1);
+    if (!f || !copy_conv_attrs(f, keep) || !attr_str(f, "activation", act) ||
+        !rp_attr_f(f, "activation_alpha", aa) || !rp_attr_f(f, "activation_beta", ab))
+        return rp_oom();
+    poprt__graph_remove_node(g, keep);
+    for (int i = 0; i < n_in; i++)
+        f->inputs[i] = ins[i];
+    f->outputs[0] = out;
+    out->producer = f;
+    out->producer_slot = 0;
+    *done = 1;
+    return POPRT_OK;
+}
+
+poprt_status poprt__compile_fuse_conv(poprt__model *m, int *any)
+{
+    poprt__graph *g = m->graph;
+    int changed = 0;
+    for (size_t i = 0; i < g->nodes.len; i++) {
+        poprt__node *n = g->nodes.items[i];
+        if (!rp_is(n, "Conv"))
+            continue;
+        int done;
+        poprt_status st = fuse_one(g, n, &done);
+        if (st)
+            return st;
+        if (done) {
+            changed = 1;
+            i--; /* the chain left the list; the fused node went to its end */
+        }
+    }
+    if (!changed)
+        return POPRT_OK;
+    poprt_status st = poprt__model_ensure_opset(m, "ai.poprt", 1);
+    if (!st)
+        st = poprt__graph_toposort(g);
+    if (!st)
+        st = poprt__model_check(m);
+    if (st)
+        return poprt__err_prefix(st, "compiling (Conv fusion): ");
+    *any = 1;
+    return POPRT_OK;
+}

@@ -1,0 +1,6 @@
+/* Depthwise conv planes, AVX-512 instance (see conv_dw.h). */
+#include "kernels/x86/conv_dw.h"
+
+#define DW_PLANE_NAME poprt__dwconv_plane_avx512
+#define DW_PLANE_LINKAGE
+#include "kernels/x86/conv_dw_body.inc"
