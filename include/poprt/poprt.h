@@ -265,10 +265,13 @@ typedef struct poprt_options poprt_options;
  *                        "EveryN:<n>" or "Sum" (default "All")
  *   "anchors"            return type for every output not named above
  *   "input_shape.<input>" comma-separated dims fixing a symbolic input shape
- *   "optimize"           "1" (default): fold batch norms into convolutions,
- *                        remove no-op nodes and merge consecutive reshapes,
- *                        transposes and casts while compiling; "0": run
- *                        the graph as given
+ *   "optimize"           "1" (default): compile-time rewrites that keep
+ *                        the results (within float rounding): batch norms
+ *                        folded into convolutions, no-op nodes removed,
+ *                        consecutive reshapes/transposes/casts merged,
+ *                        LayerNorm and GELU patterns, convolution
+ *                        epilogues and elementwise chains fused
+ *                        (docs/compiler.md); "0": run the graph as given
  *   "profile"            "1": time every node; the totals by operator type
  *                        go to the log callback (INFO) when the session
  *                        is freed
