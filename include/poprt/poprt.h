@@ -274,7 +274,7 @@ typedef struct poprt_options poprt_options;
  *                        (docs/compiler.md); "0": run the graph as given
  *   "profile"            "1": time every node; the totals by operator type
  *                        go to the log callback (INFO) when the session
- *                        is freed
+ *                        is freed, each node's (DEBUG) after them
  *   "cache_dir"          engine cache folder (also the POPRT_CACHE_DIR
  *                        environment variable): poprt_session_create loads
  *                        a matching executable file from it, or compiles

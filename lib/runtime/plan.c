@@ -56,10 +56,12 @@ static int is_view_op(const poprt__node *n)
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
         if (strcmp(n->op_type, ops[i]) == 0) {
             if (i == 5) {
-                /* Dropout is a view only in inference mode with no mask read */
+                /* Dropout is a view only in inference mode with no mask read
+                 * (old exporters name a mask output that nothing reads) */
                 if (n->n_inputs > 2 && n->inputs[2])
                     return 0;
-                if (n->n_outputs > 1 && n->outputs[1])
+                if (n->n_outputs > 1 && n->outputs[1] &&
+                    (n->outputs[1]->is_output || poprt__tensor_use_count(n->graph, n->outputs[1])))
                     return 0;
             }
             return 1;

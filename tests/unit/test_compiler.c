@@ -234,6 +234,43 @@ START_TEST(in_place_chain_matches)
 }
 END_TEST
 
+/* Dropout in inference with a mask output nothing reads (old exporters
+ * name one) is a view: the node does not run and Y is X's bytes. */
+START_TEST(dropout_with_unread_mask_is_a_view)
+{
+    enum { NUM = 8 * 40 };
+    poprt__model *m = tb_model(10);
+    int64_t xd[2] = {8, 40};
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 2, xd);
+    tb_node(m, "Softmax", 1, (const char *[]){"x"}, 1, (const char *[]){"t"});
+    poprt__node *d = tb_node(m, "Dropout", 1, (const char *[]){"t"}, 2,
+                             (const char *[]){"u", "mask"});
+    poprt__attr *a = poprt__node_add_attr(d, "ratio", POPRT__ATTR_FLOAT);
+    a->f = 0.5f;
+    tb_node(m, "Softmax", 1, (const char *[]){"u"}, 1, (const char *[]){"y"});
+    tb_output(m, "y");
+    poprt_model *pm;
+    ck_assert_int_eq(tb_load(m, &pm), POPRT_OK);
+    static float x[NUM];
+    fill(x, NUM, 13);
+    check_same(pm, xd, 2, x, NUM, 0, 3);
+    poprt_session *s;
+    ck_assert_int_eq(poprt_session_create(pm, NULL, &s), POPRT_OK);
+    const poprt__graph *g = s->m->graph;
+    int found = 0;
+    for (size_t i = 0; i < g->nodes.len; i++) {
+        const poprt__node *n = g->nodes.items[i];
+        if (!strcmp(n->op_type, "Dropout")) {
+            found = 1;
+            ck_assert_int_eq(s->plan.view[i], 1);
+        }
+    }
+    ck_assert_int_eq(found, 1);
+    poprt_session_free(s);
+    poprt_model_free(pm);
+}
+END_TEST
+
 /* A malformed FusedElementwise in a model file fails at load with a
  * message naming the node. */
 START_TEST(malformed_fused_node_is_rejected)
@@ -277,6 +314,7 @@ int main(void)
     tcase_add_test(tc, chains_stop_at_outputs_and_shared_tensors);
     tcase_add_test(tc, in_place_chain_matches);
     tcase_add_test(tc, malformed_fused_node_is_rejected);
+    tcase_add_test(tc, dropout_with_unread_mask_is_a_view);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
