@@ -472,7 +472,8 @@ OP(op_gavg, "GlobalAveragePool", 1, 1, 1, 1, 1, infer_global_pool,
 OP(op_gmax, "GlobalMaxPool", 1, 1, 1, 1, 1, infer_global_pool, poprt__ref_global_maxpool)
 OP(op_glp, "GlobalLpPool", 1, 1, 1, 1, 1, infer_global_pool, poprt__ref_global_lppool)
 OP(op_maxunpool, "MaxUnpool", 9, 2, 3, 1, 1, infer_maxunpool, poprt__ref_maxunpool)
-OP(op_gemm, "Gemm", 1, 2, 3, 1, 1, infer_gemm, poprt__ref_gemm)
+static const poprt__op op_gemm = {"Gemm", "", 1, 2, 3, 1, 1, 0, infer_gemm, poprt__ref_gemm,
+                                  poprt__ref_gemm_prepare};
 static const poprt__op op_matmul = {"MatMul", "", 1, 2, 2, 1, 1, 0, infer_matmul, poprt__ref_matmul,
                                     poprt__ref_matmul_prepare};
 OP(op_bn, "BatchNormalization", 1, 5, 5, 1, 5, infer_batchnorm, poprt__ref_batchnorm)

@@ -271,6 +271,74 @@ START_TEST(dropout_with_unread_mask_is_a_view)
 }
 END_TEST
 
+/* Gemm with a constant B: the weight is packed when the session is
+ * compiled (prepare) and the run uses it; transA/transB, alpha, beta and a
+ * broadcast C, against a double-precision reference. Tolerance: 1e-5 of
+ * the sum of |terms| (float accumulation over K = 300). */
+static void gemm_case(int M, int ta, int tb, int with_c)
+{
+    enum { K = 300, N = 37 };
+    poprt__model *m = tb_model(13);
+    int64_t ad[2] = {ta ? K : M, ta ? M : K}, bd[2] = {tb ? N : K, tb ? K : N}, cd[1] = {N};
+    static float b[K * N], c[N];
+    float *a = malloc(sizeof(float) * (size_t)(M * K)), *y = malloc(sizeof(float) * (size_t)(M * N));
+    ck_assert(a && y);
+    fill(b, K * N, 21);
+    fill(c, N, 22);
+    fill(a, (size_t)(M * K), 23);
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 2, ad);
+    tb_const(m, "B", POPRT_DTYPE_FLOAT, 2, bd, b);
+    if (with_c)
+        tb_const(m, "C", POPRT_DTYPE_FLOAT, 1, cd, c);
+    poprt__node *g = tb_node(m, "Gemm", with_c ? 3 : 2, (const char *[]){"x", "B", "C"}, 1,
+                             (const char *[]){"y"});
+    poprt__attr *at = poprt__node_add_attr(g, "transA", POPRT__ATTR_INT);
+    at->i = ta;
+    at = poprt__node_add_attr(g, "transB", POPRT__ATTR_INT);
+    at->i = tb;
+    at = poprt__node_add_attr(g, "alpha", POPRT__ATTR_FLOAT);
+    at->f = 0.75f;
+    at = poprt__node_add_attr(g, "beta", POPRT__ATTR_FLOAT);
+    at->f = 1.5f;
+    tb_output(m, "y");
+    poprt_model *pm;
+    ck_assert_int_eq(tb_load(m, &pm), POPRT_OK);
+    poprt_session *s;
+    ck_assert_int_eq(poprt_session_create(pm, NULL, &s), POPRT_OK);
+    int packed = 0;
+    for (size_t i = 0; i < s->m->graph->nodes.len; i++)
+        packed |= s->states && s->states[i] != NULL;
+    ck_assert_int_eq(packed, 1);
+    poprt_session_free(s);
+    run_model(pm, NULL, "x", ad, 2, a, (size_t)(M * K), "y", y, (size_t)(M * N), NULL, NULL);
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double acc = 0, mag = 0;
+            for (int p = 0; p < K; p++) {
+                double t = (double)a[ta ? p * M + i : i * K + p] * b[tb ? j * K + p : p * N + j];
+                acc += t;
+                mag += fabs(t);
+            }
+            double want = 0.75 * acc + (with_c ? 1.5 * c[j] : 0.0);
+            ck_assert_msg(fabs(y[i * N + j] - want) <= 1e-5 * (0.75 * mag + 1.5 * fabs(c[j])) + 1e-6,
+                          "M %d ta %d tb %d: [%d,%d] %g vs %g", M, ta, tb, i, j,
+                          (double)y[i * N + j], want);
+        }
+    free(a);
+    free(y);
+    poprt_model_free(pm);
+}
+
+START_TEST(gemm_constant_b_is_prepacked)
+{
+    for (int ta = 0; ta < 2; ta++)
+        for (int tb = 0; tb < 2; tb++) {
+            gemm_case(1, ta, tb, 1);
+            gemm_case(19, ta, tb, tb);
+        }
+}
+END_TEST
+
 /* A malformed FusedElementwise in a model file fails at load with a
  * message naming the node. */
 START_TEST(malformed_fused_node_is_rejected)
@@ -315,6 +383,7 @@ int main(void)
     tcase_add_test(tc, in_place_chain_matches);
     tcase_add_test(tc, malformed_fused_node_is_rejected);
     tcase_add_test(tc, dropout_with_unread_mask_is_a_view);
+    tcase_add_test(tc, gemm_constant_b_is_prepacked);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -2103,6 +2103,52 @@ poprt_status poprt__ref_maxunpool(poprt__kctx *k)
  * Gemm
  * ==================================================================== */
 
+#define GEMM_PACK_MAGIC 0x314b504d47525050ull /* "PPRGMPK1" */
+#define GEMM_PACK_HEADER 64u
+
+/* Gemm's constant B (the usual classifier / linear weight) packed when the
+ * session is compiled: header {magic, K, N, transB}, then op(B) packed. */
+poprt_status poprt__ref_gemm_prepare(poprt__prep_ctx *c, void **state, size_t *size)
+{
+    *state = NULL;
+    *size = 0;
+    if (c->n_in < 2 || !c->in[1].type || !c->in[1].data || c->in[1].type->elem != POPRT_DTYPE_FLOAT ||
+        c->in[1].type->rank != 2 || !c->in[0].type || c->in[0].type->elem != POPRT_DTYPE_FLOAT ||
+        c->n_out < 1 || c->out[0].elem != POPRT_DTYPE_FLOAT)
+        return POPRT_OK;
+    const int tb = poprt__attr_i(c->node, "transB", 0) != 0;
+    const int64_t d0 = c->in[1].type->dims[0].value, d1 = c->in[1].type->dims[1].value;
+    const int64_t K = tb ? d1 : d0, N = tb ? d0 : d1;
+    if (K <= 0 || N < 4)
+        return POPRT_OK;
+    const size_t psz = poprt__sgemm_pack_b_size(NULL, K, N);
+    if (!psz)
+        return POPRT_OK;
+    unsigned char *blob = poprt__aligned_alloc(GEMM_PACK_HEADER + psz);
+    if (!blob)
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory packing Gemm weights");
+    memset(blob, 0, GEMM_PACK_HEADER);
+    uint64_t h[4] = {GEMM_PACK_MAGIC, (uint64_t)K, (uint64_t)N, (uint64_t)tb};
+    memcpy(blob, h, sizeof h);
+    poprt__sgemm_pack_b(NULL, NULL, tb, K, N, c->in[1].data, d1, blob + GEMM_PACK_HEADER);
+    *state = blob;
+    *size = GEMM_PACK_HEADER + psz;
+    return POPRT_OK;
+}
+
+/* The pre-packed B of this node for (K, N), or NULL. */
+static const void *gemm_packed_b(const poprt__kctx *k, int64_t K, int64_t N, int tb)
+{
+    uint64_t h[4];
+    if (!k->state || k->state_size <= GEMM_PACK_HEADER)
+        return NULL;
+    memcpy(h, k->state, sizeof h);
+    if (h[0] != GEMM_PACK_MAGIC || h[1] != (uint64_t)K || h[2] != (uint64_t)N ||
+        h[3] != (uint64_t)tb)
+        return NULL;
+    return (const unsigned char *)k->state + GEMM_PACK_HEADER;
+}
+
 poprt_status poprt__ref_gemm(poprt__kctx *k)
 {
     const poprt__tval *a = poprt__kin(k, 0), *b = poprt__kin(k, 1), *c = poprt__kin(k, 2);
@@ -2148,6 +2194,20 @@ poprt_status poprt__ref_gemm(poprt__kctx *k)
             for (int64_t i = 0; i < M; i++)
                 for (int64_t j = 0; j < N; j++)
                     yf[i * N + j] = cf[i * cs0 + j * cs1];
+        const void *bp = y->dtype == POPRT_DTYPE_FLOAT && fast_gemm_fits(M, N, K)
+                             ? gemm_packed_b(k, K, N, tb)
+                             : NULL;
+        void *pws;
+        if (bp && (pws = poprt__kctx_scratch(
+                       k, poprt__sgemm_packed_workspace(NULL, bp, ta, 0, M, N, K)))) {
+            poprt__par par = poprt__par_kctx(k);
+            /* -1: packed for another CPU (an executable file): the plain path */
+            if (poprt__sgemm_packed(&par, pws, ta, 0, M, N, K, alpha, af, a->dims[1], NULL, NULL, 0,
+                                    bp, beta, yf, N) == 0) {
+                store_f32(y, yf);
+                return POPRT_OK;
+            }
+        }
         void *ws = NULL;
         if (fast_gemm_fits(M, N, K) && !(ws = fast_gemm_ws(k, ta, tb, M, N, K)))
             return oom(k);

@@ -62,6 +62,8 @@ poprt_status poprt__ref_global_maxpool(poprt__kctx *k);
 poprt_status poprt__ref_global_lppool(poprt__kctx *k);
 poprt_status poprt__ref_maxunpool(poprt__kctx *k);
 poprt_status poprt__ref_gemm(poprt__kctx *k);
+/* A constant float32 B packed once for the fast GEMM (op(B), transB applied). */
+poprt_status poprt__ref_gemm_prepare(poprt__prep_ctx *c, void **state, size_t *size);
 poprt_status poprt__ref_matmul(poprt__kctx *k);
 poprt_status poprt__ref_batchnorm(poprt__kctx *k);
 poprt_status poprt__ref_instancenorm(poprt__kctx *k);
