@@ -1763,6 +1763,12 @@ static int64_t maxpool2d_row(const geom3 *g)
     return (need > g->pb[2] + g->in[2] ? need : g->pb[2] + g->in[2]) + 1;
 }
 
+/* Compiled for each vector width the CPU may have and picked by the loader
+ * from the CPU's features (POPRT_ISA does not cap it: max is exact, so every
+ * clone gives the same result). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
 static void maxpool2d_plane(const geom3 *g, const float *xp, float *yp, float *rowmax)
 {
     const int64_t IH = g->in[1], IW = g->in[2], OH = g->out[1], OW = g->out[2];
