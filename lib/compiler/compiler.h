@@ -5,6 +5,29 @@
 
 #include "ir/ir.h"
 
+/* A float32 tensor of known rank (at most max_rank) and known dims. */
+static inline int poprt__cc_static_float(const poprt__tensor *t, int max_rank)
+{
+    if (!t || t->type.kind != POPRT__KIND_TENSOR || t->type.elem != POPRT_DTYPE_FLOAT ||
+        t->type.rank < 0 || t->type.rank > max_rank)
+        return 0;
+    for (int d = 0; d < t->type.rank; d++)
+        if (t->type.dims[d].value < 0)
+            return 0;
+    return 1;
+}
+
+/* a and b have the same (known) shape. */
+static inline int poprt__cc_same_shape(const poprt__tensor *a, const poprt__tensor *b)
+{
+    if (a->type.rank != b->type.rank)
+        return 0;
+    for (int d = 0; d < a->type.rank; d++)
+        if (a->type.dims[d].value != b->type.dims[d].value)
+            return 0;
+    return 1;
+}
+
 /* Chains of float32 elementwise nodes -> one ai.poprt FusedElementwise
  * (fuse_elementwise.c). *changed: 1 when the graph changed. */
 poprt_status poprt__compile_fuse_elementwise(poprt__model *m, int *changed);

@@ -12,25 +12,10 @@
 #include "compiler/compiler.h"
 #include "passes/util_replace.h"
 
+/* A float32 activation of rank >= 3 with static dims. */
 static int static_float(const poprt__tensor *t)
 {
-    if (!t || t->type.kind != POPRT__KIND_TENSOR || t->type.elem != POPRT_DTYPE_FLOAT ||
-        t->type.rank < 3)
-        return 0;
-    for (int d = 0; d < t->type.rank; d++)
-        if (t->type.dims[d].value < 0)
-            return 0;
-    return 1;
-}
-
-static int same_shape(const poprt__tensor *a, const poprt__tensor *b)
-{
-    if (a->type.rank != b->type.rank)
-        return 0;
-    for (int d = 0; d < a->type.rank; d++)
-        if (a->type.dims[d].value != b->type.dims[d].value)
-            return 0;
-    return 1;
+    return poprt__cc_static_float(t, POPRT__MAX_RANK) && t->type.rank >= 3;
 }
 
 /* The activation n computes on its input 0 (name and parameters), or 0. */
@@ -115,8 +100,9 @@ static poprt_status fuse_one(poprt__graph *g, poprt__node *c, int *done)
         next->n_outputs == 1) {
         poprt__tensor *a = poprt__node_in(next, 0), *b = poprt__node_in(next, 1);
         poprt__tensor *other = a == out ? b : a;
-        if (other && other != out && static_float(other) && same_shape(other, out) &&
-            static_float(poprt__node_out(next, 0)) && same_shape(poprt__node_out(next, 0), out)) {
+        if (other && other != out && static_float(other) && poprt__cc_same_shape(other, out) &&
+            static_float(poprt__node_out(next, 0)) &&
+            poprt__cc_same_shape(poprt__node_out(next, 0), out)) {
             z = other;
             chain[len++] = next;
             out = poprt__node_out(next, 0);

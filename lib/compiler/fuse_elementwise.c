@@ -16,31 +16,10 @@ typedef struct step {
     poprt__tensor *t; /* tensor operand, or NULL */
 } step;
 
-static int static_float(const poprt__tensor *t, int rank_max)
-{
-    if (!t || t->type.kind != POPRT__KIND_TENSOR || t->type.elem != POPRT_DTYPE_FLOAT ||
-        t->type.rank < 0 || t->type.rank > rank_max)
-        return 0;
-    for (int d = 0; d < t->type.rank; d++)
-        if (t->type.dims[d].value < 0)
-            return 0;
-    return 1;
-}
-
-static int same_shape(const poprt__tensor *a, const poprt__tensor *b)
-{
-    if (a->type.rank != b->type.rank)
-        return 0;
-    for (int d = 0; d < a->type.rank; d++)
-        if (a->type.dims[d].value != b->type.dims[d].value)
-            return 0;
-    return 1;
-}
-
 /* t broadcasts to y over one contiguous run of axes (the kernel's rule). */
 static int broadcasts_in_run(const poprt__tensor *t, const poprt__tensor *y)
 {
-    if (!static_float(t, y->type.rank))
+    if (!poprt__cc_static_float(t, y->type.rank))
         return 0;
     const int pad = y->type.rank - t->type.rank;
     int first = -1, last = -1;
@@ -101,7 +80,8 @@ static int binary_code(const poprt__node *n)
 static int step_of(const poprt__node *n, const poprt__tensor *cur, step *s)
 {
     const poprt__tensor *y = poprt__node_out(n, 0);
-    if (n->n_outputs != 1 || !y || !static_float(y, POPRT__MAX_RANK) || !same_shape(y, cur))
+    if (n->n_outputs != 1 || !y || !poprt__cc_static_float(y, POPRT__MAX_RANK) ||
+        !poprt__cc_same_shape(y, cur))
         return 0;
     memset(s, 0, sizeof *s);
     s->operand = -1;
@@ -172,8 +152,8 @@ static int grow(const poprt__graph *g, poprt__node *n, poprt__node **nodes, step
     int len = 0;
     for (int c = 0; c < 2 && !len; c++) {
         poprt__tensor *t = cands[c];
-        if (t && static_float(t, POPRT__MAX_RANK) && same_shape(t, y) && !rp_value(t) &&
-            step_of(n, t, &steps[0]))
+        if (t && poprt__cc_static_float(t, POPRT__MAX_RANK) && poprt__cc_same_shape(t, y) &&
+            !rp_value(t) && step_of(n, t, &steps[0]))
             len = 1, *x = t;
     }
     if (!len)

@@ -281,7 +281,8 @@ static void gemm_case(int M, int ta, int tb, int with_c)
     poprt__model *m = tb_model(13);
     int64_t ad[2] = {ta ? K : M, ta ? M : K}, bd[2] = {tb ? N : K, tb ? K : N}, cd[1] = {N};
     static float b[K * N], c[N];
-    float *a = malloc(sizeof(float) * (size_t)(M * K)), *y = malloc(sizeof(float) * (size_t)(M * N));
+    float *a = malloc(sizeof(float) * (size_t)(M * K));
+    float *y = malloc(sizeof(float) * (size_t)(M * N));
     ck_assert(a && y);
     fill(b, K * N, 21);
     fill(c, N, 22);
@@ -320,7 +321,8 @@ static void gemm_case(int M, int ta, int tb, int with_c)
                 mag += fabs(t);
             }
             double want = 0.75 * acc + (with_c ? 1.5 * c[j] : 0.0);
-            ck_assert_msg(fabs(y[i * N + j] - want) <= 1e-5 * (0.75 * mag + 1.5 * fabs(c[j])) + 1e-6,
+            const double tol = 1e-5 * (0.75 * mag + 1.5 * fabs(c[j])) + 1e-6;
+            ck_assert_msg(fabs(y[i * N + j] - want) <= tol,
                           "M %d ta %d tb %d: [%d,%d] %g vs %g", M, ta, tb, i, j,
                           (double)y[i * N + j], want);
         }
