@@ -2109,11 +2109,45 @@ poprt_status poprt__ref_maxunpool(poprt__kctx *k)
  * Gemm
  * ==================================================================== */
 
+/* A constant float B (Gemm's and MatMul's weight) packed when the session is
+ * compiled: a header {magic, K, N, transB}, then op(B) as the GEMM's packed
+ * B operand. */
+#define PACKED_B_HEADER 64u
 #define GEMM_PACK_MAGIC 0x314b504d47525050ull /* "PPRGMPK1" */
-#define GEMM_PACK_HEADER 64u
+#define MM_PACK_MAGIC 0x314b50424d525050ull   /* "PPRMBPK1" */
 
-/* Gemm's constant B (the usual classifier / linear weight) packed when the
- * session is compiled: header {magic, K, N, transB}, then op(B) packed. */
+static poprt_status packed_b_make(uint64_t magic, const float *B, int tb, int64_t K, int64_t N,
+                                  int64_t ldb, const char *what, void **state, size_t *size)
+{
+    const size_t psz = poprt__sgemm_pack_b_size(NULL, K, N);
+    if (!psz)
+        return POPRT_OK;
+    unsigned char *blob = poprt__aligned_alloc(PACKED_B_HEADER + psz);
+    if (!blob)
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory packing %s weights", what);
+    memset(blob, 0, PACKED_B_HEADER);
+    uint64_t h[4] = {magic, (uint64_t)K, (uint64_t)N, (uint64_t)tb};
+    memcpy(blob, h, sizeof h);
+    poprt__sgemm_pack_b(NULL, NULL, tb, K, N, B, ldb, blob + PACKED_B_HEADER);
+    *state = blob;
+    *size = PACKED_B_HEADER + psz;
+    return POPRT_OK;
+}
+
+/* The node's packed B for (K, N, transB), or NULL. */
+static const void *packed_b_find(const poprt__kctx *k, uint64_t magic, int64_t K, int64_t N,
+                                 int tb)
+{
+    uint64_t h[4];
+    if (!k->state || k->state_size <= PACKED_B_HEADER)
+        return NULL;
+    memcpy(h, k->state, sizeof h);
+    if (h[0] != magic || h[1] != (uint64_t)K || h[2] != (uint64_t)N || h[3] != (uint64_t)tb)
+        return NULL;
+    return (const unsigned char *)k->state + PACKED_B_HEADER;
+}
+
+/* Gemm's constant B: the usual classifier / linear weight. */
 poprt_status poprt__ref_gemm_prepare(poprt__prep_ctx *c, void **state, size_t *size)
 {
     *state = NULL;
@@ -2127,32 +2161,7 @@ poprt_status poprt__ref_gemm_prepare(poprt__prep_ctx *c, void **state, size_t *s
     const int64_t K = tb ? d1 : d0, N = tb ? d0 : d1;
     if (K <= 0 || N < 4)
         return POPRT_OK;
-    const size_t psz = poprt__sgemm_pack_b_size(NULL, K, N);
-    if (!psz)
-        return POPRT_OK;
-    unsigned char *blob = poprt__aligned_alloc(GEMM_PACK_HEADER + psz);
-    if (!blob)
-        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory packing Gemm weights");
-    memset(blob, 0, GEMM_PACK_HEADER);
-    uint64_t h[4] = {GEMM_PACK_MAGIC, (uint64_t)K, (uint64_t)N, (uint64_t)tb};
-    memcpy(blob, h, sizeof h);
-    poprt__sgemm_pack_b(NULL, NULL, tb, K, N, c->in[1].data, d1, blob + GEMM_PACK_HEADER);
-    *state = blob;
-    *size = GEMM_PACK_HEADER + psz;
-    return POPRT_OK;
-}
-
-/* The pre-packed B of this node for (K, N), or NULL. */
-static const void *gemm_packed_b(const poprt__kctx *k, int64_t K, int64_t N, int tb)
-{
-    uint64_t h[4];
-    if (!k->state || k->state_size <= GEMM_PACK_HEADER)
-        return NULL;
-    memcpy(h, k->state, sizeof h);
-    if (h[0] != GEMM_PACK_MAGIC || h[1] != (uint64_t)K || h[2] != (uint64_t)N ||
-        h[3] != (uint64_t)tb)
-        return NULL;
-    return (const unsigned char *)k->state + GEMM_PACK_HEADER;
+    return packed_b_make(GEMM_PACK_MAGIC, c->in[1].data, tb, K, N, d1, "Gemm", state, size);
 }
 
 poprt_status poprt__ref_gemm(poprt__kctx *k)
@@ -2201,7 +2210,7 @@ poprt_status poprt__ref_gemm(poprt__kctx *k)
                 for (int64_t j = 0; j < N; j++)
                     yf[i * N + j] = cf[i * cs0 + j * cs1];
         const void *bp = y->dtype == POPRT_DTYPE_FLOAT && fast_gemm_fits(M, N, K)
-                             ? gemm_packed_b(k, K, N, tb)
+                             ? packed_b_find(k, GEMM_PACK_MAGIC, K, N, tb)
                              : NULL;
         void *pws;
         if (bp && (pws = poprt__kctx_scratch(
@@ -2322,11 +2331,7 @@ DEF_MATMUL_INT(matmul_i64, int64_t)
 DEF_MATMUL_INT(matmul_u32, uint32_t)
 DEF_MATMUL_INT(matmul_u64, uint64_t)
 
-#define MM_PACK_MAGIC 0x314b50424d525050ull /* "PPRMBPK1" */
-#define MM_PACK_HEADER 64u
-
-/* A constant 2-D float B packed once: header {magic, K, N}, then the GEMM's
- * packed B operand. */
+/* A constant 2-D float B packed once (packed_b_make). */
 poprt_status poprt__ref_matmul_prepare(poprt__prep_ctx *c, void **state, size_t *size)
 {
     *state = NULL;
@@ -2338,19 +2343,7 @@ poprt_status poprt__ref_matmul_prepare(poprt__prep_ctx *c, void **state, size_t 
     const int64_t K = c->in[1].type->dims[0].value, N = c->in[1].type->dims[1].value;
     if (K <= 0 || N < 4)
         return POPRT_OK;
-    const size_t psz = poprt__sgemm_pack_b_size(NULL, K, N);
-    if (!psz)
-        return POPRT_OK;
-    unsigned char *blob = poprt__aligned_alloc(MM_PACK_HEADER + psz);
-    if (!blob)
-        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory packing MatMul weights");
-    memset(blob, 0, MM_PACK_HEADER);
-    uint64_t h[3] = {MM_PACK_MAGIC, (uint64_t)K, (uint64_t)N};
-    memcpy(blob, h, sizeof h);
-    poprt__sgemm_pack_b(NULL, NULL, 0, K, N, c->in[1].data, N, blob + MM_PACK_HEADER);
-    *state = blob;
-    *size = MM_PACK_HEADER + psz;
-    return POPRT_OK;
+    return packed_b_make(MM_PACK_MAGIC, c->in[1].data, 0, K, N, N, "MatMul", state, size);
 }
 
 poprt_status poprt__ref_matmul(poprt__kctx *k)
@@ -2443,21 +2436,18 @@ poprt_status poprt__ref_matmul(poprt__kctx *k)
                                  matmul_task_fn, &t);
     } else {
         /* a constant B packed when the session was compiled */
-        if (fits && p.batch == 1 && k->state && k->state_size > MM_PACK_HEADER &&
-            y->dtype == POPRT_DTYPE_FLOAT) {
-            uint64_t h[3];
-            memcpy(h, k->state, sizeof h);
-            const void *bp = (const unsigned char *)k->state + MM_PACK_HEADER;
-            void *pws;
-            if (h[0] == MM_PACK_MAGIC && h[1] == (uint64_t)p.K && h[2] == (uint64_t)p.N &&
-                (pws = poprt__kctx_scratch(
-                     k, poprt__sgemm_packed_workspace(NULL, bp, 0, 0, p.M, p.N, p.K)))) {
-                poprt__par par = poprt__par_kctx(k);
-                if (poprt__sgemm_packed(&par, pws, 0, 0, p.M, p.N, p.K, 1.0f, af, p.K, NULL, NULL,
-                                        0, bp, 0.0f, yf, p.N) == 0) {
-                    store_f32(y, yf);
-                    return POPRT_OK;
-                }
+        const void *bp = fits && p.batch == 1 && y->dtype == POPRT_DTYPE_FLOAT
+                             ? packed_b_find(k, MM_PACK_MAGIC, p.K, p.N, 0)
+                             : NULL;
+        void *pws;
+        if (bp && (pws = poprt__kctx_scratch(
+                       k, poprt__sgemm_packed_workspace(NULL, bp, 0, 0, p.M, p.N, p.K)))) {
+            poprt__par par = poprt__par_kctx(k);
+            /* -1: packed for another CPU (an executable file): the plain path */
+            if (poprt__sgemm_packed(&par, pws, 0, 0, p.M, p.N, p.K, 1.0f, af, p.K, NULL, NULL, 0,
+                                    bp, 0.0f, yf, p.N) == 0) {
+                store_f32(y, yf);
+                return POPRT_OK;
             }
         }
         void *ws = NULL;
