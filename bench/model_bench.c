@@ -407,6 +407,18 @@ static int api_fail(char *why, size_t why_size, poprt_status st, const char *wha
     return 0;
 }
 
+/* Decodes set_dir/input_K.pb into *t: 1 decoded, 0 absent, -1 unreadable
+ * (why says why). */
+static int read_input(const char *set_dir, size_t k, poprt__arena *arena, poprt__onnx_tensor *t,
+                      char *why, size_t why_size) {
+    char fname[64];
+    snprintf(fname, sizeof fname, "input_%zu.pb", k);
+    char *p = join(set_dir, fname);
+    int r = !is_file(p) ? 0 : decode_pb(p, arena, t, why, why_size) ? 1 : -1;
+    free(p);
+    return r;
+}
+
 /* Loads, checks and prepares the model. *check gets "ok", "FAIL" or "-"
  * (no reference outputs); on FAIL why says what differs. */
 static int pchild_setup(pchild *c, const char *dir, const char *tmpdir, double *create_ms,
@@ -433,15 +445,10 @@ static int pchild_setup(pchild *c, const char *dir, const char *tmpdir, double *
     }
     /* Inputs input_K.pb for K = 0.. while present; symbolic dims fixed from them. */
     for (size_t k = 0; k < c->n_in; k++) {
-        char fname[64];
-        snprintf(fname, sizeof fname, "input_%zu.pb", k);
-        char *p = join(set_dir, fname);
-        int exists = is_file(p);
-        int dec = exists && decode_pb(p, &c->arena, &c->ins[k], why, why_size);
-        free(p);
-        if (!exists)
+        int r = read_input(set_dir, k, &c->arena, &c->ins[k], why, why_size);
+        if (r == 0)
             break;
-        if (!dec)
+        if (r < 0)
             goto done;
         c->in_info[k].size = sizeof c->in_info[k];
         if ((st = poprt_model_input(c->model, k, &c->in_info[k])) != POPRT_OK) {
@@ -678,15 +685,10 @@ static void startup_child_main(const char *dir, const char *tmpdir, int cmd_fd, 
     size_t n_given = 0;
     char *set_dir = join(dir, "test_data_set_0");
     for (size_t k = 0; k < 64; k++) {
-        char fname[64];
-        snprintf(fname, sizeof fname, "input_%zu.pb", k);
-        char *p = join(set_dir, fname);
-        int exists = is_file(p);
-        int dec = exists && decode_pb(p, &arena, &ins[k], why, sizeof why);
-        free(p);
-        if (!exists)
+        int r = read_input(set_dir, k, &arena, &ins[k], why, sizeof why);
+        if (r == 0)
             break;
-        if (!dec) {
+        if (r < 0) {
             say(rep_fd, "ERR %s", why);
             _exit(1);
         }
