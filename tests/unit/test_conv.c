@@ -257,6 +257,9 @@ static const conv_case cases[] = {
     {2, 24, 20, 2, 33, 35, 5, 5, 2, 2, 1, 1, 2, 1, 0, 2, 0},    /* stride 2, 5x5, groups */
     {1, 32, 48, 1, 28, 28, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1},    /* 1x1 stride 2 */
     {1, 16, 24, 1, 30, 31, 4, 4, 2, 2, 1, 1, 1, 1, 2, 2, 1},    /* stride 2, even kernel */
+    {1, 12, 12, 12, 6, 96, 5, 5, 2, 1, 1, 1, 2, 2, 2, 2, 1},    /* depthwise stride (2, 1) */
+    {1, 8, 8, 8, 5, 150, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 1},      /* depthwise, 4-block rows */
+    {1, 6, 6, 6, 9, 141, 3, 3, 1, 2, 1, 1, 1, 1, 1, 1, 0},      /* depthwise stride (1, 2) */
 };
 
 static double act_ref(const char *act, double v, double a, double b)

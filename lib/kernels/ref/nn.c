@@ -1319,7 +1319,7 @@ static void dw_plane_task_fn(void *ctx, int64_t q0, int64_t q1)
     for (int64_t q = q0; q < q1; q++) {
         const int64_t n = q / p->M, m = q % p->M, c = m / p->Mg;
         t->fn(t->pad->xpad + (n * p->C + c) * t->pad->plane, t->pad->Wp, t->w + m * g->k_sz,
-              g->k[1], g->k[2], g->s[1], g->d[1], g->d[2], t->b ? t->b[m] : 0.0f, g->out[1],
+              g->k[1], g->k[2], g->s[1], g->s[2], g->d[1], g->d[2], t->b ? t->b[m] : 0.0f, g->out[1],
               g->out[2], t->y + q * g->out_sz);
         if (conv_has_epilogue(p))
             conv_epilogue(p, t->y, q * g->out_sz, g->out_sz);
@@ -1332,7 +1332,7 @@ static poprt_status dwconv_padded(poprt__kctx *k, const conv_plan *p, const floa
 {
     const geom3 *g = &p->g;
     *done = 0;
-    if (g->in[0] != 1 || g->k[0] != 1 || g->out[0] != 1 || g->s[1] != g->s[2])
+    if (g->in[0] != 1 || g->k[0] != 1 || g->out[0] != 1)
         return POPRT_OK;
     conv_direct_job pad;
     memset(&pad, 0, sizeof pad);
