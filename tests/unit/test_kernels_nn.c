@@ -233,6 +233,60 @@ END_TEST
 
 /* ---- pools ------------------------------------------------------------- */
 
+/* The 2-D fast path (no Indices output) against the generic loop (the same
+ * node with Indices): exact equality, on planes with NaN (generic semantics
+ * for that plane) and -inf, widths that give whole 16-lane stride-2 blocks
+ * and a tail, strides 1 and 2, kernels 2 and 3, with padding. */
+START_TEST(test_maxpool_fast_path)
+{
+    static const struct {
+        int64_t k, s, pad;
+    } cfg[] = {{3, 2, 1}, {2, 2, 0}, {3, 1, 1}, {3, 2, 0}};
+    enum { C = 3, H = 13, W = 71 };
+    float *x = malloc(sizeof(float) * C * H * W);
+    uint32_t seed = 7;
+    for (int i = 0; i < C * H * W; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        x[i] = (float)(seed >> 8) / 16777216.0f * 8.0f - 4.0f;
+    }
+    x[1 * H * W + 5 * W + 9] = NAN;      /* plane 1 takes the generic loop */
+    x[2 * H * W + 3 * W + 40] = -INFINITY;
+    for (size_t ci = 0; ci < sizeof cfg / sizeof cfg[0]; ci++) {
+        const int64_t OH = (H + 2 * cfg[ci].pad - cfg[ci].k) / cfg[ci].s + 1;
+        const int64_t OW = (W + 2 * cfg[ci].pad - cfg[ci].k) / cfg[ci].s + 1;
+        float *y0 = malloc(sizeof(float) * C * OH * OW), *y1 = malloc(sizeof(float) * C * OH * OW);
+        int64_t *ind = malloc(sizeof(int64_t) * C * OH * OW);
+        int64_t xd[] = {1, C, H, W}, yd[] = {1, C, OH, OW};
+        for (int with_ind = 0; with_ind < 2; with_ind++) {
+            harness h = mk("MaxPool");
+            attr_ints(&h, "kernel_shape", 2, (int64_t[]){cfg[ci].k, cfg[ci].k});
+            attr_ints(&h, "strides", 2, (int64_t[]){cfg[ci].s, cfg[ci].s});
+            attr_ints(&h, "pads", 4,
+                      (int64_t[]){cfg[ci].pad, cfg[ci].pad, cfg[ci].pad, cfg[ci].pad});
+            poprt__value vx = tensor(POPRT_DTYPE_FLOAT, 4, xd, x);
+            poprt__value vy = tensor(POPRT_DTYPE_FLOAT, 4, yd, with_ind ? y1 : y0);
+            poprt__value vi = tensor(POPRT_DTYPE_INT64, 4, yd, ind);
+            poprt__value *in[] = {&vx}, *out[] = {&vy, &vi};
+            ck_assert_int_eq(run(&h, find("MaxPool", 12), 12, 1, in, with_ind ? 2 : 1, out, 0),
+                             POPRT_OK);
+            poprt__model_free(h.m);
+        }
+        for (int64_t i = 0; i < C * OH * OW; i++) {
+            if (isnan(y1[i]))
+                ck_assert_msg(isnan(y0[i]), "config %zu, element %lld: want NaN", ci,
+                              (long long)i);
+            else
+                ck_assert_msg(y0[i] == y1[i], "config %zu, element %lld: %g != %g", ci,
+                              (long long)i, y0[i], y1[i]);
+        }
+        free(y0);
+        free(y1);
+        free(ind);
+    }
+    free(x);
+}
+END_TEST
+
 START_TEST(test_maxpool_ceil_indices)
 {
     float x[16], y[4];
@@ -642,6 +696,7 @@ int main(void)
     tcase_add_test(tc, test_conv_pointwise_same);
     tcase_add_test(tc, test_conv_transpose);
     tcase_add_test(tc, test_maxpool_ceil_indices);
+    tcase_add_test(tc, test_maxpool_fast_path);
     tcase_add_test(tc, test_averagepool_count_include_pad);
     tcase_add_test(tc, test_global_pools);
     tcase_add_test(tc, test_gemm_trans_bias);

@@ -262,6 +262,80 @@ START_TEST(test_variant_vs_ref)
 }
 END_TEST
 
+/* The tap-summing micro-kernel (direct convolution) against a double sum:
+ * full and partial tiles (mr, nr), 1..9 taps with offsets forward, backward
+ * and overlapping, odd and even kc, beta 0 and 1; tolerance 1e-5 of the sum
+ * of |terms| (float accumulation over at most 9*kc terms). */
+START_TEST(test_ukr_taps)
+{
+    const poprt__sgemm_variant *v = &poprt__sgemm_variants[_i];
+    if (!v->ukr_taps) {
+        printf("kernels_x86: %s has no tap micro-kernel: skipped\n", v->name);
+        return;
+    }
+    if (!poprt__sgemm_usable(v)) {
+        printf("kernels_x86: %s taps skipped: CPU lacks %s\n", v->name, poprt__isa_name(v->isa));
+        return;
+    }
+    const int MR = v->mr, NR = v->nr;
+    const int64_t bs = 3 * NR + 5, ldc = NR + 3, toff_all[9] = {0, 1, 2, 57, 58, 59, -3, 7, 4};
+    float *B = malloc(sizeof(float) * 70 * bs), *C = malloc(sizeof(float) * MR * ldc);
+    float *A = malloc(sizeof(float) * 9 * 19 * MR);
+    uint32_t seed = 11;
+    for (int64_t i = 0; i < 70 * bs; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        B[i] = (float)(seed >> 8) / 16777216.0f - 0.5f;
+    }
+    for (int64_t i = 0; i < 9 * 19 * MR; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        A[i] = (float)(seed >> 8) / 16777216.0f - 0.5f;
+    }
+    const float *b0 = B + 8; /* tap offsets may be negative */
+    static const int kcs[] = {1, 2, 7, 19};
+    int64_t checked = 0;
+    for (int ntaps = 1; ntaps <= 9; ntaps += 4)
+        for (size_t ki = 0; ki < sizeof kcs / sizeof kcs[0]; ki++)
+            for (int mr = MR; mr >= 1; mr -= MR - 1 > 4 ? 5 : 1)
+                for (int nr = NR; nr >= 1; nr -= NR / 2 + 3)
+                    for (int beta = 0; beta < 2; beta++) {
+                        const int kc = kcs[ki];
+                        for (int64_t i = 0; i < MR * ldc; i++)
+                            C[i] = (float)(i % 7) - 3.0f;
+                        v->ukr_taps(kc, ntaps, toff_all, mr, nr, A, b0, bs, C, ldc, 1.0f,
+                                    (float)beta);
+                        for (int r = 0; r < MR; r++)
+                            for (int j = 0; j < NR; j++) {
+                                const float got = C[r * ldc + j];
+                                const float old = (float)((r * ldc + j) % 7) - 3.0f;
+                                if (r >= mr || j >= nr) {
+                                    ck_assert_msg(got == old, "%s: C[%d][%d] outside the tile "
+                                                  "written", v->name, r, j);
+                                    continue;
+                                }
+                                double sum = beta ? old : 0.0, mag = fabs(sum);
+                                for (int t = 0; t < ntaps; t++)
+                                    for (int k = 0; k < kc; k++) {
+                                        const double term =
+                                            (double)A[(t * kc + k) * MR + r] *
+                                            b0[toff_all[t] + k * bs + j];
+                                        sum += term;
+                                        mag += fabs(term);
+                                    }
+                                ck_assert_msg(fabs(got - sum) <= 1e-5 * mag + 1e-30,
+                                              "%s taps %d kc %d tile %dx%d beta %d: C[%d][%d] = "
+                                              "%g, want %g", v->name, ntaps, kc, mr, nr, beta, r,
+                                              j, got, sum);
+                                checked++;
+                            }
+                    }
+    printf("kernels_x86: %s tap micro-kernel: %lld elements checked\n", v->name,
+           (long long)checked);
+    free(A);
+    free(B);
+    free(C);
+}
+END_TEST
+
 /* ---- determinism and packed operands --------------------------------------- */
 
 /* a parallel-for that runs units one by one in reverse order: a different
@@ -477,6 +551,7 @@ int main(void)
     tcase_add_test(tc, test_isa_override);
     tcase_add_test(tc, test_isa_scalar);
     tcase_add_loop_test(tc, test_variant_vs_ref, 0, poprt__sgemm_n_variants);
+    tcase_add_loop_test(tc, test_ukr_taps, 0, poprt__sgemm_n_variants);
     tcase_add_test(tc, test_threads_bit_identical);
     tcase_add_test(tc, test_blocking_orders);
     tcase_add_test(tc, test_prepacked);

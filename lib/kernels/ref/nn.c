@@ -1061,6 +1061,7 @@ static poprt_status conv_tiled(poprt__kctx *k, const conv_plan *p, int pointwise
 
 #define CONV_DIRECT_MAGIC 0x31524443525050ull /* "PPRCDR1" */
 #define CONV_DIRECT_B_BYTES (512 * 1024)     /* B block of one chunk */
+#define CONV_DIRECT_MAX_TAPS 64 /* more: one micro-kernel call per tap */
 
 /* Whether the direct path pays off: at most 2-D, stride 1 or 2 (undilated),
  * not 1x1 (a plain GEMM; with stride 2 only a quarter of the phases would be
@@ -1087,6 +1088,7 @@ typedef struct conv_direct_job {
     int64_t Hp, Wp, plane, Q, cw, cwp, nchunks, items, lanes, tmp_floats;
     int64_t pblk, nmb; /* MR-row panels per M block, M blocks */
     int64_t ph;        /* 2: planes split into 4 phases of Hp x Wp (stride 2) */
+    int64_t toff[CONV_DIRECT_MAX_TAPS]; /* B offset of each tap, for v->ukr_taps */
 } conv_direct_job;
 
 /* Input offset of tap (kh, kw) from an output position on the grid. */
@@ -1174,6 +1176,12 @@ static void conv_direct_lane_fn(void *ctx, int64_t l0, int64_t l1)
                 const float *ai = ag + i * g->k_sz * p->Cg * MR;
                 for (int64_t j = 0; j < cols; j += NR) {
                     float *cp = tmp + i * MR * t->cwp + j;
+                    if (v->ukr_taps && g->k_sz <= CONV_DIRECT_MAX_TAPS) {
+                        /* all taps summed in registers, C written once */
+                        v->ukr_taps(p->Cg, g->k_sz, t->toff, mr, NR, ai, xb + j, t->plane, cp,
+                                    t->cwp, 1.0f, 0.0f);
+                        continue;
+                    }
                     int64_t tap = 0;
                     for (int64_t kh = 0; kh < g->k[1]; kh++)
                         for (int64_t kw = 0; kw < g->k[2]; kw++, tap++)
@@ -1237,6 +1245,10 @@ static poprt_status conv_direct(poprt__kctx *k, const conv_plan *p, const float 
         t.plane = t.Hp * t.Wp;
     }
     t.Q = (g->out[1] - 1) * t.Wp + g->out[2];
+    for (int64_t kh = 0, tap = 0; kh < g->k[1]; kh++)
+        for (int64_t kw = 0; kw < g->k[2]; kw++, tap++)
+            if (tap < CONV_DIRECT_MAX_TAPS)
+                t.toff[tap] = conv_tap_off(&t, kh, kw);
     /* columns a chunk reads past its own in each phase */
     const int64_t halo = t.ph == 2 ? (g->k[1] - 1) / 2 * t.Wp + (g->k[2] - 1) / 2
                                    : conv_tap_off(&t, g->k[1] - 1, g->k[2] - 1);
@@ -1752,30 +1764,52 @@ typedef struct pool_task {
 
 /* 2-D max pooling without indices or dilation, the common CNN case: the
  * kernel-height maximum of whole input rows first (contiguous, vectorised),
- * then the kernel-width maximum at the strided positions. Same result as
- * the generic loop: max is exact and NaN-free inputs compare the same way
- * (NaN inputs take the generic path, see pool_run). */
+ * then the kernel-width maximum at the strided positions (stride 2: even
+ * and odd lanes split with shuffles, 16 outputs at a time). Same result as
+ * the generic loop: max is exact and NaN-free inputs compare the same way;
+ * a plane holding a NaN takes the generic loop (pool_task_fn), whose
+ * first-element rule decides where NaN wins. */
 /* Row width maxpool2d_plane needs: the input row with a -inf border on
- * both sides covering every window. */
+ * both sides covering every window, plus room for whole 16-lane blocks. */
 static int64_t maxpool2d_row(const geom3 *g)
 {
     const int64_t need = (g->out[2] - 1) * g->s[2] + g->k[2];
-    return (need > g->pb[2] + g->in[2] ? need : g->pb[2] + g->in[2]) + 1;
+    return (need > g->pb[2] + g->in[2] ? need : g->pb[2] + g->in[2]) + 1 + 2 * 16 + 16;
+}
+
+typedef float mp_v16 __attribute__((vector_size(64)));
+typedef int mp_i16 __attribute__((vector_size(64)));
+
+/* *v = p[0], p[2], ..., p[30] */
+static inline __attribute__((always_inline)) void mp_even16(const float *p, mp_v16 *v)
+{
+    mp_v16 lo, hi;
+    memcpy(&lo, p, sizeof lo);
+    memcpy(&hi, p + 16, sizeof hi);
+    *v = __builtin_shuffle(lo, hi,
+                           (mp_i16){0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30});
 }
 
 /* Compiled for each vector width the CPU may have and picked by the loader
  * from the CPU's features (POPRT_ISA does not cap it: max is exact, so every
- * clone gives the same result). */
+ * clone gives the same result). Returns 0 (nothing written) when the plane
+ * holds a NaN. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
 __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
-static void maxpool2d_plane(const geom3 *g, const float *xp, float *yp, float *rowmax)
+static int maxpool2d_plane(const geom3 *g, const float *xp, float *yp, float *rowmax)
 {
     const int64_t IH = g->in[1], IW = g->in[2], OH = g->out[1], OW = g->out[2];
     const int64_t KH = g->k[1], KW = g->k[2], SH = g->s[1], SW = g->s[2], PH = g->pb[1],
                   PW = g->pb[2], RW = maxpool2d_row(g);
-    /* NaN-free input (checked by the caller): max over the window rows,
-     * then over the columns of the -inf-bordered row, both vectorisable */
+    /* blocks without an early exit, so the check vectorises */
+    int ok = 1;
+    for (int64_t i = 0; i < IH * IW; i++)
+        ok &= xp[i] == xp[i];
+    if (!ok)
+        return 0;
+    /* max over the window rows, then over the columns of the -inf-bordered
+     * row, both vectorisable */
     float *restrict r = rowmax;
     for (int64_t w = 0; w < RW; w++)
         r[w] = -INFINITY;
@@ -1795,34 +1829,50 @@ static void maxpool2d_plane(const geom3 *g, const float *xp, float *yp, float *r
                 rm[w] = row[w] > rm[w] ? row[w] : rm[w];
         }
         float *restrict yr = yp + oh * OW;
-        for (int64_t ow = 0; ow < OW; ow++)
+        int64_t ow0 = 0;
+        if (SW == 2) {
+            for (; ow0 + 16 <= OW; ow0 += 16) {
+                mp_v16 m, e;
+                mp_even16(r + 2 * ow0, &m);
+                for (int64_t kw = 1; kw < KW; kw++) {
+                    mp_even16(r + 2 * ow0 + kw, &e);
+                    const mp_i16 gt = e > m;
+                    m = (mp_v16)(((mp_i16)e & gt) | ((mp_i16)m & ~gt));
+                }
+                memcpy(yr + ow0, &m, sizeof m);
+            }
+        }
+        for (int64_t ow = ow0; ow < OW; ow++)
             yr[ow] = r[ow * SW];
         for (int64_t kw = 1; kw < KW; kw++) {
             const float *restrict rk = r + kw;
             if (SW == 1) {
-                for (int64_t ow = 0; ow < OW; ow++)
+                for (int64_t ow = ow0; ow < OW; ow++)
                     yr[ow] = rk[ow] > yr[ow] ? rk[ow] : yr[ow];
             } else {
-                for (int64_t ow = 0; ow < OW; ow++)
+                for (int64_t ow = ow0; ow < OW; ow++)
                     yr[ow] = rk[ow * SW] > yr[ow] ? rk[ow * SW] : yr[ow];
             }
         }
     }
+    return 1;
 }
 
+static void pool_task_fn(void *ctx, int64_t q0, int64_t q1);
+
 typedef struct maxpool2d_task {
-    const geom3 *g;
-    const float *x;
-    float *y;
-    float *scratch; /* one row per chunk start: indexed by plane */
+    const pool_task *pool; /* the generic loop, for planes holding a NaN */
+    float *scratch;        /* one row per chunk start: indexed by plane */
 } maxpool2d_task;
 
 static void maxpool2d_task_fn(void *ctx, int64_t q0, int64_t q1)
 {
     const maxpool2d_task *t = ctx;
-    float *rowmax = t->scratch + q0 * maxpool2d_row(t->g);
+    const geom3 *g = &t->pool->g;
+    float *rowmax = t->scratch + q0 * maxpool2d_row(g);
     for (int64_t q = q0; q < q1; q++)
-        maxpool2d_plane(t->g, t->x + q * t->g->in_sz, t->y + q * t->g->out_sz, rowmax);
+        if (!maxpool2d_plane(g, t->pool->x + q * g->in_sz, t->pool->y + q * g->out_sz, rowmax))
+            pool_task_fn((void *)t->pool, q, q + 1);
 }
 
 static void pool_task_fn(void *ctx, int64_t q0, int64_t q1)
@@ -1949,22 +1999,12 @@ static poprt_status pool_run(poprt__kctx *k, int kind)
     const int64_t planes = x->dims[0] * x->dims[1];
     int fast = kind == POOL_MAX && !ind && t.g.in[0] == 1 && t.g.k[0] == 1 && t.g.d[1] == 1 &&
                t.g.d[2] == 1 && x->dtype == POPRT_DTYPE_FLOAT;
-    /* every window must hold at least one real element, and NaN inputs keep
-     * the generic loop's first-element semantics */
+    /* every window must hold at least one real element */
     for (int a = 1; fast && a < 3; a++)
         fast = t.g.pb[a] < t.g.k[a] && t.g.pe[a] < t.g.k[a];
-    for (int64_t i0 = 0; fast && i0 < x->numel; i0 += 1024) {
-        /* blocks without an early exit, so the check vectorises */
-        const int64_t i1 = x->numel - i0 < 1024 ? x->numel : i0 + 1024;
-        int ok = 1;
-        for (int64_t i = i0; i < i1; i++)
-            ok &= t.x[i] == t.x[i];
-        fast = ok;
-    }
     if (fast) {
-        maxpool2d_task mt = {&t.g, t.x, t.y,
-                             poprt__kctx_scratch(k, (size_t)(planes * maxpool2d_row(&t.g)) *
-                                                        sizeof(float))};
+        maxpool2d_task mt = {&t, poprt__kctx_scratch(k, (size_t)(planes * maxpool2d_row(&t.g)) *
+                                                            sizeof(float))};
         if (!mt.scratch)
             return oom(k);
         poprt__kctx_parallel_for(k, planes, grain_for(t.g.out_sz * t.g.k_sz, 1 << 14),

@@ -8,8 +8,13 @@
 
 /* ---- the kernel list ------------------------------------------------------ */
 
+/* tap-summing micro-kernels exist for the AVX-512 variants only */
+#define SGEMM_TAPS_avx512(mr, nr) poprt__sgemm_ukr_taps_avx512_##mr##x##nr
+#define SGEMM_TAPS_avx2(mr, nr) NULL
+#define SGEMM_TAPS_scalar(mr, nr) NULL
 #define POPRT__SGEMM_VARIANT(isa, level, mr, nr, kc, nc, pack)                              \
-    {#isa "_" #mr "x" #nr, level, mr, nr, kc, nc, poprt__sgemm_ukr_##isa##_##mr##x##nr, pack},
+    {#isa "_" #mr "x" #nr, level, mr, nr, kc, nc, poprt__sgemm_ukr_##isa##_##mr##x##nr,       \
+     SGEMM_TAPS_##isa(mr, nr), pack},
 const poprt__sgemm_variant poprt__sgemm_variants[] = {
 #include "kernels/x86/sgemm_kernels.inc"
 };

@@ -52,6 +52,13 @@ typedef void (*poprt__sgemm_ukr)(int64_t kc, int mr, int nr, const float *a, con
 /* Packs rows [0, mr) x k [0, kc) of op(A) (x(r, p) = src[r*rs + p*ps]) into
  * dst[p*MR + r], zero rows mr..MR-1. Likewise for B with columns. NULL in a
  * variant means the portable packer. */
+/* Direct-convolution micro-kernel: the same tile with the sum running over
+ * ntaps taps, tap t reading A at a + t*kc*MR and B at b + toff[t]:
+ *   acc = sum_t sum_{p<kc} a[(t*kc + p)*MR + r] * b[toff[t] + p*bs + j]
+ * in that order, then C as above. */
+typedef void (*poprt__sgemm_ukr_taps)(int64_t kc, int64_t ntaps, const int64_t *toff, int mr,
+                                      int nr, const float *a, const float *b, int64_t bs,
+                                      float *c, int64_t ldc, float alpha, float beta);
 typedef void (*poprt__sgemm_pack_fn)(int64_t kc, int n, const float *src, int64_t rs,
                                      int64_t ps, int width, float *dst);
 
@@ -62,6 +69,7 @@ typedef struct poprt__sgemm_variant {
     int kc;                 /* K block (A panel + B panel stay in L1/L2) */
     int nc;                 /* columns of B per L2 block */
     poprt__sgemm_ukr ukr;
+    poprt__sgemm_ukr_taps ukr_taps; /* NULL: callers loop over taps with ukr */
     poprt__sgemm_pack_fn pack; /* transposing packer, or NULL */
 } poprt__sgemm_variant;
 
@@ -117,6 +125,16 @@ int poprt__sgemm_packed(const poprt__par *par, void *ws, int transA, int transB,
 #define POPRT__SGEMM_VARIANT(isa, level, mr, nr, kc, nc, pack) POPRT__SGEMM_DECL(isa, mr, nr)
 #include "kernels/x86/sgemm_kernels.inc"
 #undef POPRT__SGEMM_VARIANT
+#define POPRT__SGEMM_TAPS_DECL(mr, nr)                                                      \
+    void poprt__sgemm_ukr_taps_avx512_##mr##x##nr(int64_t kc, int64_t ntaps,                 \
+                                                  const int64_t *toff, int m, int n,         \
+                                                  const float *a, const float *b, int64_t bs, \
+                                                  float *c, int64_t ldc, float alpha,        \
+                                                  float beta);
+POPRT__SGEMM_TAPS_DECL(14, 32)
+POPRT__SGEMM_TAPS_DECL(12, 32)
+POPRT__SGEMM_TAPS_DECL(6, 64)
+#undef POPRT__SGEMM_TAPS_DECL
 void poprt__sgemm_pack_avx512(int64_t kc, int n, const float *src, int64_t rs, int64_t ps,
                               int width, float *dst);
 

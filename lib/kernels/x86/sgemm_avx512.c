@@ -92,6 +92,20 @@ INLINE void store_acc(const int MR, const int NV, const float *acc, float *restr
         }
 }
 
+/* The tap loop around the k loop of the full tiles (label 4: next tap, 5:
+ * its k loop done): B of tap t starts toff[t] floats after b0, prefetches
+ * run 8 rows ahead of it. */
+#define TAP_BEGIN                                                                           \
+    "4:\n\t"                                                                               \
+    "mov (%[toff]), %[b]\n\t"                                                              \
+    "lea (%[b0],%[b],4), %[b]\n\t"                                                         \
+    "add $8, %[toff]\n\t"                                                                  \
+    "lea (%[b],%[bs],8), %[pf]\n\t"
+#define TAP_END                                                                             \
+    "5:\n\t"                                                                               \
+    "dec %[t]\n\t"                                                                         \
+    "jnz 4b\n\t"
+
 /* Full-height tiles: the k loop is written out in assembly so that the
  * accumulators stay pinned in zmm0.. with one broadcast per A value and no
  * register shuffling (GCC's allocation of the intrinsic version cost ~10%).
@@ -99,11 +113,13 @@ INLINE void store_acc(const int MR, const int NV, const float *acc, float *restr
  * 14x32 takes two k per loop turn (B rows at b and b + bs), which halves
  * the pointer updates and the loop branch, scalar uops that can compete
  * with the FMAs for ports 0 and 5 (about 1% on the kernel alone). */
-static void full_14x32(int64_t kc, const float *a, const float *b, int64_t bs,
+static void full_14x32(int64_t kc, int64_t ntaps, const int64_t *toff, const float *a,
+                        const float *b0, int64_t bs,
                         float *c, int64_t ldc, float alpha, float beta, int nr)
 {
     float acc[14 * 32] __attribute__((aligned(64)));
-    const float *pf = b + 8 * bs; /* B rows 8 k ahead: B may be read in place */
+    const float *b, *pf; /* B rows 8 k ahead: B may be read in place */
+    int64_t t = ntaps;
     int64_t n2;
     __asm__ volatile(
         "vpxord %%zmm0, %%zmm0, %%zmm0\n\t"
@@ -134,6 +150,7 @@ static void full_14x32(int64_t kc, const float *a, const float *b, int64_t bs,
         "vpxord %%zmm25, %%zmm25, %%zmm25\n\t"
         "vpxord %%zmm26, %%zmm26, %%zmm26\n\t"
         "vpxord %%zmm27, %%zmm27, %%zmm27\n\t"
+        TAP_BEGIN
         "mov %[kc], %[n2]\n\t"
         "shr $1, %[n2]\n\t"
         "jz 3f\n\t"
@@ -238,7 +255,7 @@ static void full_14x32(int64_t kc, const float *a, const float *b, int64_t bs,
         "jnz 1b\n\t"
         "3:\n\t"
         "test $1, %[kc]\n\t"
-        "jz 2f\n\t"
+        "jz 5f\n\t"
         "vmovups 0(%[b]), %%zmm28\n\t"
         "vmovups 64(%[b]), %%zmm29\n\t"
         "prefetcht0 (%[pf])\n\t"
@@ -285,7 +302,8 @@ static void full_14x32(int64_t kc, const float *a, const float *b, int64_t bs,
         "vbroadcastss 52(%[a]), %%zmm31\n\t"
         "vfmadd231ps %%zmm28, %%zmm31, %%zmm26\n\t"
         "vfmadd231ps %%zmm29, %%zmm31, %%zmm27\n\t"
-        "2:\n\t"
+        "add $56, %[a]\n\t" /* the odd k: A moves on to the next tap */
+        TAP_END
         "vmovups %%zmm0, 0(%[acc])\n\t"
         "vmovups %%zmm1, 64(%[acc])\n\t"
         "vmovups %%zmm2, 128(%[acc])\n\t"
@@ -314,8 +332,9 @@ static void full_14x32(int64_t kc, const float *a, const float *b, int64_t bs,
         "vmovups %%zmm25, 1600(%[acc])\n\t"
         "vmovups %%zmm26, 1664(%[acc])\n\t"
         "vmovups %%zmm27, 1728(%[acc])\n\t"
-        : [a] "+r"(a), [b] "+r"(b), [pf] "+r"(pf), [n2] "=&r"(n2)
-        : [kc] "r"(kc), [bs] "r"(bs * 4), [acc] "r"(acc)
+        : [a] "+r"(a), [b] "=&r"(b), [pf] "=&r"(pf), [n2] "=&r"(n2), [t] "+r"(t),
+          [toff] "+r"(toff)
+        : [kc] "r"(kc), [bs] "r"(bs * 4), [acc] "r"(acc), [b0] "r"(b0)
         : "zmm0", "zmm1", "zmm2", "zmm3", "zmm4", "zmm5", "zmm6", "zmm7",
           "zmm8", "zmm9", "zmm10", "zmm11", "zmm12", "zmm13", "zmm14", "zmm15",
           "zmm16", "zmm17", "zmm18", "zmm19", "zmm20", "zmm21", "zmm22", "zmm23",
@@ -324,11 +343,13 @@ static void full_14x32(int64_t kc, const float *a, const float *b, int64_t bs,
     store_acc(14, 2, acc, c, ldc, alpha, beta, nr);
 }
 
-static void full_12x32(int64_t kc, const float *a, const float *b, int64_t bs,
+static void full_12x32(int64_t kc, int64_t ntaps, const int64_t *toff, const float *a,
+                        const float *b0, int64_t bs,
                         float *c, int64_t ldc, float alpha, float beta, int nr)
 {
     float acc[12 * 32] __attribute__((aligned(64)));
-    const float *pf = b + 8 * bs; /* B rows 8 k ahead: B may be read in place */
+    const float *b, *pf; /* B rows 8 k ahead: B may be read in place */
+    int64_t t = ntaps, n2;
     __asm__ volatile(
         "vpxord %%zmm0, %%zmm0, %%zmm0\n\t"
         "vpxord %%zmm1, %%zmm1, %%zmm1\n\t"
@@ -354,8 +375,10 @@ static void full_12x32(int64_t kc, const float *a, const float *b, int64_t bs,
         "vpxord %%zmm21, %%zmm21, %%zmm21\n\t"
         "vpxord %%zmm22, %%zmm22, %%zmm22\n\t"
         "vpxord %%zmm23, %%zmm23, %%zmm23\n\t"
-        "test %[kc], %[kc]\n\t"
-        "jz 2f\n\t"
+        TAP_BEGIN
+        "mov %[kc], %[n2]\n\t"
+        "test %[n2], %[n2]\n\t"
+        "jz 5f\n\t"
         ".p2align 5\n\t"
         "1:\n\t"
         "vmovups 0(%[b]), %%zmm28\n\t"
@@ -401,9 +424,9 @@ static void full_12x32(int64_t kc, const float *a, const float *b, int64_t bs,
         "vfmadd231ps %%zmm28, %%zmm31, %%zmm22\n\t"
         "vfmadd231ps %%zmm29, %%zmm31, %%zmm23\n\t"
         "add $48, %[a]\n\t"
-        "dec %[kc]\n\t"
+        "dec %[n2]\n\t"
         "jnz 1b\n\t"
-        "2:\n\t"
+        TAP_END
         "vmovups %%zmm0, 0(%[acc])\n\t"
         "vmovups %%zmm1, 64(%[acc])\n\t"
         "vmovups %%zmm2, 128(%[acc])\n\t"
@@ -428,8 +451,9 @@ static void full_12x32(int64_t kc, const float *a, const float *b, int64_t bs,
         "vmovups %%zmm21, 1344(%[acc])\n\t"
         "vmovups %%zmm22, 1408(%[acc])\n\t"
         "vmovups %%zmm23, 1472(%[acc])\n\t"
-        : [a] "+r"(a), [b] "+r"(b), [kc] "+r"(kc), [pf] "+r"(pf)
-        : [bs] "r"(bs * 4), [acc] "r"(acc)
+        : [a] "+r"(a), [b] "=&r"(b), [pf] "=&r"(pf), [n2] "=&r"(n2), [t] "+r"(t),
+          [toff] "+r"(toff)
+        : [kc] "r"(kc), [bs] "r"(bs * 4), [acc] "r"(acc), [b0] "r"(b0)
         : "zmm0", "zmm1", "zmm2", "zmm3", "zmm4", "zmm5", "zmm6", "zmm7",
           "zmm8", "zmm9", "zmm10", "zmm11", "zmm12", "zmm13", "zmm14", "zmm15",
           "zmm16", "zmm17", "zmm18", "zmm19", "zmm20", "zmm21", "zmm22", "zmm23",
@@ -438,11 +462,13 @@ static void full_12x32(int64_t kc, const float *a, const float *b, int64_t bs,
     store_acc(12, 2, acc, c, ldc, alpha, beta, nr);
 }
 
-static void full_6x64(int64_t kc, const float *a, const float *b, int64_t bs,
+static void full_6x64(int64_t kc, int64_t ntaps, const int64_t *toff, const float *a,
+                        const float *b0, int64_t bs,
                         float *c, int64_t ldc, float alpha, float beta, int nr)
 {
     float acc[6 * 64] __attribute__((aligned(64)));
-    const float *pf = b + 8 * bs; /* B rows 8 k ahead: B may be read in place */
+    const float *b, *pf; /* B rows 8 k ahead: B may be read in place */
+    int64_t t = ntaps, n2;
     __asm__ volatile(
         "vpxord %%zmm0, %%zmm0, %%zmm0\n\t"
         "vpxord %%zmm1, %%zmm1, %%zmm1\n\t"
@@ -468,8 +494,10 @@ static void full_6x64(int64_t kc, const float *a, const float *b, int64_t bs,
         "vpxord %%zmm21, %%zmm21, %%zmm21\n\t"
         "vpxord %%zmm22, %%zmm22, %%zmm22\n\t"
         "vpxord %%zmm23, %%zmm23, %%zmm23\n\t"
-        "test %[kc], %[kc]\n\t"
-        "jz 2f\n\t"
+        TAP_BEGIN
+        "mov %[kc], %[n2]\n\t"
+        "test %[n2], %[n2]\n\t"
+        "jz 5f\n\t"
         ".p2align 5\n\t"
         "1:\n\t"
         "vmovups 0(%[b]), %%zmm24\n\t"
@@ -513,9 +541,9 @@ static void full_6x64(int64_t kc, const float *a, const float *b, int64_t bs,
         "vfmadd231ps %%zmm26, %%zmm31, %%zmm22\n\t"
         "vfmadd231ps %%zmm27, %%zmm31, %%zmm23\n\t"
         "add $24, %[a]\n\t"
-        "dec %[kc]\n\t"
+        "dec %[n2]\n\t"
         "jnz 1b\n\t"
-        "2:\n\t"
+        TAP_END
         "vmovups %%zmm0, 0(%[acc])\n\t"
         "vmovups %%zmm1, 64(%[acc])\n\t"
         "vmovups %%zmm2, 128(%[acc])\n\t"
@@ -540,8 +568,9 @@ static void full_6x64(int64_t kc, const float *a, const float *b, int64_t bs,
         "vmovups %%zmm21, 1344(%[acc])\n\t"
         "vmovups %%zmm22, 1408(%[acc])\n\t"
         "vmovups %%zmm23, 1472(%[acc])\n\t"
-        : [a] "+r"(a), [b] "+r"(b), [kc] "+r"(kc), [pf] "+r"(pf)
-        : [bs] "r"(bs * 4), [acc] "r"(acc)
+        : [a] "+r"(a), [b] "=&r"(b), [pf] "=&r"(pf), [n2] "=&r"(n2), [t] "+r"(t),
+          [toff] "+r"(toff)
+        : [kc] "r"(kc), [bs] "r"(bs * 4), [acc] "r"(acc), [b0] "r"(b0)
         : "zmm0", "zmm1", "zmm2", "zmm3", "zmm4", "zmm5", "zmm6", "zmm7",
           "zmm8", "zmm9", "zmm10", "zmm11", "zmm12", "zmm13", "zmm14", "zmm15",
           "zmm16", "zmm17", "zmm18", "zmm19", "zmm20", "zmm21", "zmm22", "zmm23",
@@ -555,16 +584,35 @@ static void full_6x64(int64_t kc, const float *a, const float *b, int64_t bs,
 #define CASE(R, NV, AS)                                                                     \
     case R: tile(R, NV, AS, kc, a, b, bs, c, ldc, alpha, beta, nr); break;
 
+static const int64_t no_tap_offset[1] = {0};
+
+/* The plain micro-kernel, and the one summing over taps for direct
+ * convolution (sgemm.h): full-height tiles keep the sum in registers
+ * across taps; partial ones add each tap's product into C. */
 #define DEFINE_UKR(MR, NR, NV, CASES)                                                       \
     void poprt__sgemm_ukr_avx512_##MR##x##NR(int64_t kc, int mr, int nr, const float *a,     \
                                              const float *b, int64_t bs, float *c,           \
                                              int64_t ldc, float alpha, float beta)           \
     {                                                                                       \
         if (mr == MR) {                                                                     \
-            full_##MR##x##NR(kc, a, b, bs, c, ldc, alpha, beta, nr);                        \
+            full_##MR##x##NR(kc, 1, no_tap_offset, a, b, bs, c, ldc, alpha, beta, nr);      \
             return;                                                                         \
         }                                                                                   \
         switch (mr) { CASES default: break; }                                               \
+    }                                                                                       \
+    void poprt__sgemm_ukr_taps_avx512_##MR##x##NR(int64_t kc, int64_t ntaps,                 \
+                                                  const int64_t *toff, int mr, int nr,       \
+                                                  const float *a, const float *b, int64_t bs, \
+                                                  float *c, int64_t ldc, float alpha,        \
+                                                  float beta)                                \
+    {                                                                                       \
+        if (mr == MR) {                                                                     \
+            full_##MR##x##NR(kc, ntaps, toff, a, b, bs, c, ldc, alpha, beta, nr);           \
+            return;                                                                         \
+        }                                                                                   \
+        for (int64_t t = 0; t < ntaps; t++)                                                 \
+            poprt__sgemm_ukr_avx512_##MR##x##NR(kc, mr, nr, a + t * kc * MR, b + toff[t], bs, \
+                                                c, ldc, alpha, t ? 1.0f : beta);            \
     }
 
 #define CASES14(NV, AS)                                                                     \
