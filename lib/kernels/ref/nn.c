@@ -1065,12 +1065,15 @@ static poprt_status conv_tiled(poprt__kctx *k, const conv_plan *p, int pointwise
 
 /* Whether the direct path pays off: at most 2-D, stride 1 or 2 (undilated),
  * not 1x1 (a plain GEMM; with stride 2 only a quarter of the phases would be
- * read), enough channels per tap for the micro-kernel's K loop, little width
- * wasted on the grid. */
-static int conv_direct_fits(const geom3 *g, int64_t Cg)
+ * read), enough channels for the micro-kernel's K loop (per tap when v runs
+ * one call per tap; over all taps when it has a tap micro-kernel, which
+ * keeps the sum in registers: then a 3-channel stem conv needs no im2col),
+ * little width wasted on the grid. */
+static int conv_direct_fits(const geom3 *g, int64_t Cg, const poprt__sgemm_variant *v)
 {
-    if (g->in[0] != 1 || g->k[0] != 1 || g->out[0] != 1 || g->s[1] != g->s[2] || Cg < 8 ||
-        g->out_sz < 32 || g->k_sz < 2)
+    const int taps = v->ukr_taps && g->k_sz <= CONV_DIRECT_MAX_TAPS;
+    if (g->in[0] != 1 || g->k[0] != 1 || g->out[0] != 1 || g->s[1] != g->s[2] ||
+        (taps ? Cg * g->k_sz < 16 : Cg < 8) || g->out_sz < 32 || g->k_sz < 2)
         return 0;
     if (g->s[1] == 1)
         return g->out[2] >= 3 * g->d[2] * (g->k[2] - 1);
@@ -1396,7 +1399,7 @@ static poprt_status conv_f32(poprt__kctx *k, const conv_plan *p, const float *x,
             const poprt__sgemm_variant *v = &poprt__sgemm_variants[h[6]];
             /* packed for another CPU (an executable file): plain path below */
             if (poprt__sgemm_usable(v) && h[7] == ((uint64_t)v->nr << 16 | (uint64_t)v->mr) &&
-                conv_direct_fits(g, p->Cg))
+                conv_direct_fits(g, p->Cg, v))
                 return conv_direct(k, p, x, b,
                                    (const float *)((const unsigned char *)k->state +
                                                    CONV_PACK_HEADER),
@@ -1526,7 +1529,8 @@ poprt_status poprt__ref_conv_prepare(poprt__prep_ctx *c, void **state, size_t *s
         poprt__nn_geom gg;
         geom3 g3;
         if (known && poprt__nn_window_geom(c->node, nsp, in_sp, ker, 0, &gg) == POPRT_OK &&
-            lift3(&gg, &g3) && g3.k_sz * Cg == Kc && conv_direct_fits(&g3, Cg)) {
+            lift3(&gg, &g3) && g3.k_sz * Cg == Kc &&
+            conv_direct_fits(&g3, Cg, poprt__sgemm_best())) {
             const poprt__sgemm_variant *v = poprt__sgemm_best();
             const int64_t MR = v->mr, panels = (Mg + MR - 1) / MR, ksz = g3.k_sz;
             const size_t per = ((size_t)(panels * MR * Kc) * sizeof(float) + 63) & ~(size_t)63;
