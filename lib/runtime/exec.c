@@ -434,6 +434,32 @@ static poprt_status prepare_dynamic(struct poprt__exec *x, poprt__node *n, poprt
     return POPRT_OK;
 }
 
+/* A Concat the plan elided: its inputs were written in place inside its
+ * output, so it has nothing to do. An input found elsewhere (a kernel that
+ * did not write its planned buffer) is copied to its place. */
+static poprt_status concat_in_output(poprt__frame *f, const poprt__node *n, poprt__value *const *in)
+{
+    const poprt__value *o = &f->vals[n->outputs[0]->id];
+    size_t at = 0;
+    int fits = o->kind == POPRT__KIND_TENSOR && o->t.data;
+    for (int i = 0; i < n->n_inputs && fits; i++) {
+        fits = in[i] && in[i]->kind == POPRT__KIND_TENSOR && in[i]->t.nbytes <= o->t.nbytes - at;
+        if (fits)
+            at += in[i]->t.nbytes;
+    }
+    if (!fits || at != o->t.nbytes)
+        return POPRT__NODE_ERR(n, POPRT_STATUS_INTERNAL,
+                               "the inputs do not fill the output planned to hold them");
+    at = 0;
+    for (int i = 0; i < n->n_inputs; i++) {
+        char *dst = (char *)o->t.data + at;
+        if (in[i]->t.data != dst)
+            memmove(dst, in[i]->t.data, in[i]->t.nbytes);
+        at += in[i]->t.nbytes;
+    }
+    return POPRT_OK;
+}
+
 static poprt_status run_node(struct poprt__exec *x, poprt__frame *f, poprt__node *n)
 {
     poprt__value *in_stack[32], *out_stack[16];
@@ -460,8 +486,14 @@ static poprt_status run_node(struct poprt__exec *x, poprt__frame *f, poprt__node
             in[i] = NULL;
         }
     }
-    if (x->s && f == &x->main && n->id >= 0 && x->s->plan.view && x->s->plan.view[n->id] && in[0] &&
-        in[0]->kind == POPRT__KIND_TENSOR) {
+    unsigned char how = x->s && f == &x->main && n->id >= 0 && x->s->plan.view
+                            ? x->s->plan.view[n->id]
+                            : POPRT__PLAN_RUN;
+    if (how == POPRT__PLAN_CONCAT) {
+        st = concat_in_output(f, n, in);
+        goto done;
+    }
+    if (how == POPRT__PLAN_VIEW && in[0] && in[0]->kind == POPRT__KIND_TENSOR) {
         /* a view: the output is the input's bytes under the output's shape */
         const poprt__tensor *t = n->outputs[0];
         poprt__value *o = &f->vals[t->id];

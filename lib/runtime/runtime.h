@@ -87,10 +87,17 @@ poprt_status poprt__value_copy_heap(poprt__value *dst, const poprt__value *src);
 void poprt__value_free_heap(poprt__value *v);
 
 /* ---- plan ---- */
+/* plan.view values: how a main-graph node runs */
+enum {
+    POPRT__PLAN_RUN = 0,    /* its kernel runs */
+    POPRT__PLAN_VIEW = 1,   /* output 0 aliases input 0: the node does not run */
+    POPRT__PLAN_CONCAT = 2  /* a Concat whose inputs were written in its output: does not run */
+};
 typedef struct poprt__plan {
     int64_t *offset;     /* per main-graph tensor: arena offset, or -1 */
-    unsigned char *view; /* per main-graph node: 1 = output aliases input 0, node does not run */
+    unsigned char *view; /* per main-graph node: a POPRT__PLAN_* value */
     size_t arena_bytes;
+    size_t n_concat_elided; /* nodes marked POPRT__PLAN_CONCAT */
 } poprt__plan;
 poprt_status poprt__plan_build(const poprt__graph *g, poprt__plan *p);
 void poprt__plan_free(poprt__plan *p);
