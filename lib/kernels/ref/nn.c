@@ -898,6 +898,17 @@ static void dwconv_task_fn(void *ctx, int64_t q0, int64_t q1)
 #define CONV_LANES 8
 #define CONV_MIN_ITEMS 4 /* fewer: one multi-threaded GEMM splits better */
 
+/* d[i] = s[i] + v (d may be s): the bias pass of the conv paths, compiled
+ * per vector width like maxpool2d_plane (exact, so every clone agrees). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+static void row_plus(float *d, const float *s, float v, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        d[i] = s[i] + v;
+}
+
 typedef struct conv_tile_job {
     const conv_plan *p;
     const float *x, *b;
@@ -982,10 +993,8 @@ static void conv_tile_lane_fn(void *ctx, int64_t l0, int64_t l1)
             if (t->b) {
                 const float *bg = t->b + gi * p->Mg;
                 for (int64_t m = 0; m < p->Mg; m++) {
-                    float *restrict row = yg + m * g->out_sz;
-                    const float bv = bg[m];
-                    for (int64_t i = 0; i < cols; i++)
-                        row[i] += bv;
+                    float *row = yg + m * g->out_sz;
+                    row_plus(row, row, bg[m], cols);
                 }
             }
             if (conv_has_epilogue(p))
@@ -1114,6 +1123,10 @@ static void conv_phase_task_fn(void *ctx, int64_t q0, int64_t q1)
         for (int64_t a = 0; a < 2; a++)
             for (int64_t b = 0; b < 2; b++) {
                 float *dst = t->xpad + q * t->plane + (a * 2 + b) * t->Hp * t->Wp;
+                /* columns j with 0 <= 2j + b - pl < W */
+                int64_t j0 = (pl - b + 1) / 2, j1 = (W - 1 + pl - b) / 2 + 1;
+                j0 = j0 < 0 ? 0 : j0 > t->Wp ? t->Wp : j0;
+                j1 = j1 < j0 ? j0 : j1 > t->Wp ? t->Wp : j1;
                 for (int64_t i = 0; i < t->Hp; i++) {
                     float *restrict row = dst + i * t->Wp;
                     const int64_t ih = 2 * i + a - pt;
@@ -1121,11 +1134,13 @@ static void conv_phase_task_fn(void *ctx, int64_t q0, int64_t q1)
                         memset(row, 0, sizeof(float) * (size_t)t->Wp);
                         continue;
                     }
-                    const float *restrict src = xp + ih * W;
-                    for (int64_t j = 0; j < t->Wp; j++) {
-                        const int64_t iw = 2 * j + b - pl;
-                        row[j] = iw >= 0 && iw < W ? src[iw] : 0.0f;
-                    }
+                    const float *restrict src = xp + ih * W + b - pl;
+                    for (int64_t j = 0; j < j0; j++)
+                        row[j] = 0.0f;
+                    for (int64_t j = j0; j < j1; j++)
+                        row[j] = src[2 * j];
+                    for (int64_t j = j1; j < t->Wp; j++)
+                        row[j] = 0.0f;
                 }
             }
     }
@@ -1180,8 +1195,11 @@ static void conv_direct_lane_fn(void *ctx, int64_t l0, int64_t l1)
                 for (int64_t j = 0; j < cols; j += NR) {
                     float *cp = tmp + i * MR * t->cwp + j;
                     if (v->ukr_taps && g->k_sz <= CONV_DIRECT_MAX_TAPS) {
-                        /* all taps summed in registers, C written once */
-                        v->ukr_taps(p->Cg, g->k_sz, t->toff, mr, NR, ai, xb + j, t->plane, cp,
+                        /* all taps summed in registers, C written once; a
+                         * last partial panel runs full height too (its A rows
+                         * are zero-padded and tmp has room for them), so it
+                         * keeps the sum in registers as well */
+                        v->ukr_taps(p->Cg, g->k_sz, t->toff, MR, NR, ai, xb + j, t->plane, cp,
                                     t->cwp, 1.0f, 0.0f);
                         continue;
                     }
@@ -1203,10 +1221,8 @@ static void conv_direct_lane_fn(void *ctx, int64_t l0, int64_t l1)
                 while (q < q0 + cols) {
                     const int64_t n_ = t->Wp - ow < q0 + cols - q ? t->Wp - ow : q0 + cols - q;
                     const int64_t e = ow + n_ < OW ? ow + n_ : OW;
-                    const float *restrict s = src + (q - q0) - ow;
-                    float *restrict d = dst + oh * OW;
-                    for (int64_t c = ow; c < e; c++)
-                        d[c] = s[c] + bv;
+                    if (e > ow)
+                        row_plus(dst + oh * OW + ow, src + (q - q0), bv, e - ow);
                     if (e > ow) {
                         y0 = y0 < 0 ? oh * OW + ow : y0;
                         y1 = oh * OW + e;
