@@ -262,7 +262,7 @@ START_TEST(test_variant_vs_ref)
 }
 END_TEST
 
-/* The tap-summing micro-kernel (direct convolution) against a double sum:
+/* The tap-summing micro-kernel (direct convolution, channel-major) against a double sum:
  * full and partial tiles (mr, nr), 1..9 taps with offsets forward, backward
  * and overlapping, odd and even kc, beta 0 and 1; tolerance 1e-5 of the sum
  * of |terms| (float accumulation over at most 9*kc terms). */
@@ -313,10 +313,10 @@ START_TEST(test_ukr_taps)
                                     continue;
                                 }
                                 double sum = beta ? old : 0.0, mag = fabs(sum);
-                                for (int t = 0; t < ntaps; t++)
-                                    for (int k = 0; k < kc; k++) {
+                                for (int k = 0; k < kc; k++)
+                                    for (int t = 0; t < ntaps; t++) {
                                         const double term =
-                                            (double)A[(t * kc + k) * MR + r] *
+                                            (double)A[(k * ntaps + t) * MR + r] *
                                             b0[toff_all[t] + k * bs + j];
                                         sum += term;
                                         mag += fabs(term);

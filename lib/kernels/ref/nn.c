@@ -1066,7 +1066,10 @@ static poprt_status conv_tiled(poprt__kctx *k, const conv_plan *p, int pointwise
  * stride 1 by splitting each padded plane into its 4 phases
  * (rows/columns even/odd): tap (kh, kw) reads phase (kh%2, kw%2) shifted by
  * (kh/2, kw/2). Weights are packed per MR-row panel and tap:
- * apanel(i, t)[c*MR + r] = W[i*MR + r][c][t]. */
+ * apanel(i, t)[c*MR + r] = W[i*MR + r][c][t]; for a variant with a tap
+ * micro-kernel, channel-major instead: apanel(i)[(c*taps + t)*MR + r], so
+ * that the kernel walks the taps of one channel (a few neighbouring rows of
+ * one plane, in L1) before the next channel. */
 
 #define CONV_DIRECT_MAGIC 0x31524443525050ull /* "PPRCDR1" */
 #define CONV_DIRECT_B_BYTES (512 * 1024)     /* B block of one chunk */
@@ -1078,9 +1081,16 @@ static poprt_status conv_tiled(poprt__kctx *k, const conv_plan *p, int pointwise
  * one call per tap; over all taps when it has a tap micro-kernel, which
  * keeps the sum in registers: then a 3-channel stem conv needs no im2col),
  * little width wasted on the grid. */
+/* Whether v's tap micro-kernel runs this conv (and so the weights are
+ * packed channel-major for it). */
+static int conv_direct_taps(const poprt__sgemm_variant *v, int64_t k_sz)
+{
+    return v->ukr_taps && k_sz <= CONV_DIRECT_MAX_TAPS;
+}
+
 static int conv_direct_fits(const geom3 *g, int64_t Cg, const poprt__sgemm_variant *v)
 {
-    const int taps = v->ukr_taps && g->k_sz <= CONV_DIRECT_MAX_TAPS;
+    const int taps = conv_direct_taps(v, g->k_sz);
     if (g->in[0] != 1 || g->k[0] != 1 || g->out[0] != 1 || g->s[1] != g->s[2] ||
         (taps ? Cg * g->k_sz < 16 : Cg < 8) || g->out_sz < 32 || g->k_sz < 2)
         return 0;
@@ -1194,7 +1204,7 @@ static void conv_direct_lane_fn(void *ctx, int64_t l0, int64_t l1)
                 const float *ai = ag + i * g->k_sz * p->Cg * MR;
                 for (int64_t j = 0; j < cols; j += NR) {
                     float *cp = tmp + i * MR * t->cwp + j;
-                    if (v->ukr_taps && g->k_sz <= CONV_DIRECT_MAX_TAPS) {
+                    if (conv_direct_taps(v, g->k_sz)) {
                         /* all taps summed in registers, C written once; a
                          * last partial panel runs full height too (its A rows
                          * are zero-padded and tmp has room for them), so it
@@ -1678,7 +1688,9 @@ poprt_status poprt__ref_conv_prepare(poprt__prep_ctx *c, void **state, size_t *s
                 for (int64_t m = 0; m < Mg; m++)
                     for (int64_t ci = 0; ci < Cg; ci++)
                         for (int64_t t = 0; t < ksz; t++)
-                            dst[(((m / MR) * ksz + t) * Cg + ci) * MR + m % MR] =
+                            dst[(conv_direct_taps(v, ksz) ? ((m / MR) * Cg + ci) * ksz + t
+                                             : ((m / MR) * ksz + t) * Cg + ci) *
+                                    MR + m % MR] =
                                 w[((gi * Mg + m) * Cg + ci) * ksz + t];
             }
             *state = blob;

@@ -53,8 +53,9 @@ typedef void (*poprt__sgemm_ukr)(int64_t kc, int mr, int nr, const float *a, con
  * dst[p*MR + r], zero rows mr..MR-1. Likewise for B with columns. NULL in a
  * variant means the portable packer. */
 /* Direct-convolution micro-kernel: the same tile with the sum running over
- * ntaps taps, tap t reading A at a + t*kc*MR and B at b + toff[t]:
- *   acc = sum_t sum_{p<kc} a[(t*kc + p)*MR + r] * b[toff[t] + p*bs + j]
+ * kc channels and ntaps taps, channel-major: A holds (channel, tap) rows,
+ * and tap t of channel ch reads B at b + ch*bs + toff[t]:
+ *   acc = sum_{ch<kc} sum_{t<ntaps} a[(ch*ntaps + t)*MR + r] * b[ch*bs + toff[t] + j]
  * in that order, then C as above. */
 typedef void (*poprt__sgemm_ukr_taps)(int64_t kc, int64_t ntaps, const int64_t *toff, int mr,
                                       int nr, const float *a, const float *b, int64_t bs,

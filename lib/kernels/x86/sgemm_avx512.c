@@ -67,6 +67,59 @@ INLINE void tile(const int mr, const int NV, const int AS, int64_t kc, const flo
     }
 }
 
+/* The mr x (16*NV) tile of a direct convolution, channel-major: for each
+ * of kc channels, every tap t reads B at b + c*bs + toff[t] (the taps of
+ * one channel touch a few neighbouring rows of one plane, which stay in
+ * L1), A holds (channel, tap) rows of AS values. */
+INLINE void tile_taps(const int mr, const int NV, const int AS, int64_t kc, int64_t ntaps,
+                      const int64_t *restrict toff, const float *restrict a,
+                      const float *restrict b, int64_t bs, float *restrict c, int64_t ldc,
+                      float alpha, float beta, int nr)
+{
+    __m512 acc[14][4];
+#pragma GCC unroll 14
+    for (int r = 0; r < mr; r++)
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; v++)
+            acc[r][v] = _mm512_setzero_ps();
+    for (int64_t ch = 0; ch < kc; ch++, b += bs) {
+        for (int64_t t = 0; t < ntaps; t++) {
+            const float *bt = b + toff[t];
+            __m512 bv[4];
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; v++)
+                bv[v] = _mm512_loadu_ps(bt + v * 16);
+#pragma GCC unroll 14
+            for (int r = 0; r < mr; r++) {
+                const __m512 ar = _mm512_set1_ps(a[r]);
+#pragma GCC unroll 4
+                for (int v = 0; v < NV; v++)
+                    acc[r][v] = _mm512_fmadd_ps(ar, bv[v], acc[r][v]);
+            }
+            a += AS;
+        }
+    }
+    __mmask16 m[4];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; v++) {
+        const int left = nr - v * 16;
+        m[v] = left >= 16 ? (__mmask16)0xffff : left <= 0 ? 0 : (__mmask16)((1u << left) - 1);
+    }
+    const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+#pragma GCC unroll 14
+    for (int r = 0; r < mr; r++)
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; v++) {
+            float *cp = c + r * ldc + v * 16;
+            const __m512 t = _mm512_mul_ps(va, acc[r][v]);
+            if (beta == 0.0f)
+                _mm512_mask_storeu_ps(cp, m[v], t);
+            else
+                _mm512_mask_storeu_ps(cp, m[v],
+                                      _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m[v], cp), t));
+        }
+}
+
 /* C update of a full tile whose accumulators the k loop left in acc[r][v*16..]. */
 INLINE void store_acc(const int MR, const int NV, const float *acc, float *restrict c,
                       int64_t ldc, float alpha, float beta, int nr)
@@ -92,20 +145,6 @@ INLINE void store_acc(const int MR, const int NV, const float *acc, float *restr
         }
 }
 
-/* The tap loop around the k loop of the full tiles (label 4: next tap, 5:
- * its k loop done): B of tap t starts toff[t] floats after b0, prefetches
- * run 8 rows ahead of it. */
-#define TAP_BEGIN                                                                           \
-    "4:\n\t"                                                                               \
-    "mov (%[toff]), %[b]\n\t"                                                              \
-    "lea (%[b0],%[b],4), %[b]\n\t"                                                         \
-    "add $8, %[toff]\n\t"                                                                  \
-    "lea (%[b],%[bs],8), %[pf]\n\t"
-#define TAP_END                                                                             \
-    "5:\n\t"                                                                               \
-    "dec %[t]\n\t"                                                                         \
-    "jnz 4b\n\t"
-
 /* Full-height tiles: the k loop is written out in assembly so that the
  * accumulators stay pinned in zmm0.. with one broadcast per A value and no
  * register shuffling (GCC's allocation of the intrinsic version cost ~10%).
@@ -113,13 +152,11 @@ INLINE void store_acc(const int MR, const int NV, const float *acc, float *restr
  * 14x32 takes two k per loop turn (B rows at b and b + bs), which halves
  * the pointer updates and the loop branch, scalar uops that can compete
  * with the FMAs for ports 0 and 5 (about 1% on the kernel alone). */
-static void full_14x32(int64_t kc, int64_t ntaps, const int64_t *toff, const float *a,
-                        const float *b0, int64_t bs,
+static void full_14x32(int64_t kc, const float *a, const float *b, int64_t bs,
                         float *c, int64_t ldc, float alpha, float beta, int nr)
 {
     float acc[14 * 32] __attribute__((aligned(64)));
-    const float *b, *pf; /* B rows 8 k ahead: B may be read in place */
-    int64_t t = ntaps;
+    const float *pf = b + 8 * bs; /* B rows 8 k ahead: B may be read in place */
     int64_t n2;
     __asm__ volatile(
         "vpxord %%zmm0, %%zmm0, %%zmm0\n\t"
@@ -150,7 +187,6 @@ static void full_14x32(int64_t kc, int64_t ntaps, const int64_t *toff, const flo
         "vpxord %%zmm25, %%zmm25, %%zmm25\n\t"
         "vpxord %%zmm26, %%zmm26, %%zmm26\n\t"
         "vpxord %%zmm27, %%zmm27, %%zmm27\n\t"
-        TAP_BEGIN
         "mov %[kc], %[n2]\n\t"
         "shr $1, %[n2]\n\t"
         "jz 3f\n\t"
@@ -255,7 +291,7 @@ static void full_14x32(int64_t kc, int64_t ntaps, const int64_t *toff, const flo
         "jnz 1b\n\t"
         "3:\n\t"
         "test $1, %[kc]\n\t"
-        "jz 5f\n\t"
+        "jz 2f\n\t"
         "vmovups 0(%[b]), %%zmm28\n\t"
         "vmovups 64(%[b]), %%zmm29\n\t"
         "prefetcht0 (%[pf])\n\t"
@@ -302,8 +338,7 @@ static void full_14x32(int64_t kc, int64_t ntaps, const int64_t *toff, const flo
         "vbroadcastss 52(%[a]), %%zmm31\n\t"
         "vfmadd231ps %%zmm28, %%zmm31, %%zmm26\n\t"
         "vfmadd231ps %%zmm29, %%zmm31, %%zmm27\n\t"
-        "add $56, %[a]\n\t" /* the odd k: A moves on to the next tap */
-        TAP_END
+        "2:\n\t"
         "vmovups %%zmm0, 0(%[acc])\n\t"
         "vmovups %%zmm1, 64(%[acc])\n\t"
         "vmovups %%zmm2, 128(%[acc])\n\t"
@@ -332,9 +367,8 @@ static void full_14x32(int64_t kc, int64_t ntaps, const int64_t *toff, const flo
         "vmovups %%zmm25, 1600(%[acc])\n\t"
         "vmovups %%zmm26, 1664(%[acc])\n\t"
         "vmovups %%zmm27, 1728(%[acc])\n\t"
-        : [a] "+r"(a), [b] "=&r"(b), [pf] "=&r"(pf), [n2] "=&r"(n2), [t] "+r"(t),
-          [toff] "+r"(toff)
-        : [kc] "r"(kc), [bs] "r"(bs * 4), [acc] "r"(acc), [b0] "r"(b0)
+        : [a] "+r"(a), [b] "+r"(b), [pf] "+r"(pf), [n2] "=&r"(n2)
+        : [kc] "r"(kc), [bs] "r"(bs * 4), [acc] "r"(acc)
         : "zmm0", "zmm1", "zmm2", "zmm3", "zmm4", "zmm5", "zmm6", "zmm7",
           "zmm8", "zmm9", "zmm10", "zmm11", "zmm12", "zmm13", "zmm14", "zmm15",
           "zmm16", "zmm17", "zmm18", "zmm19", "zmm20", "zmm21", "zmm22", "zmm23",
@@ -343,13 +377,11 @@ static void full_14x32(int64_t kc, int64_t ntaps, const int64_t *toff, const flo
     store_acc(14, 2, acc, c, ldc, alpha, beta, nr);
 }
 
-static void full_12x32(int64_t kc, int64_t ntaps, const int64_t *toff, const float *a,
-                        const float *b0, int64_t bs,
+static void full_12x32(int64_t kc, const float *a, const float *b, int64_t bs,
                         float *c, int64_t ldc, float alpha, float beta, int nr)
 {
     float acc[12 * 32] __attribute__((aligned(64)));
-    const float *b, *pf; /* B rows 8 k ahead: B may be read in place */
-    int64_t t = ntaps, n2;
+    const float *pf = b + 8 * bs; /* B rows 8 k ahead: B may be read in place */
     __asm__ volatile(
         "vpxord %%zmm0, %%zmm0, %%zmm0\n\t"
         "vpxord %%zmm1, %%zmm1, %%zmm1\n\t"
@@ -375,10 +407,8 @@ static void full_12x32(int64_t kc, int64_t ntaps, const int64_t *toff, const flo
         "vpxord %%zmm21, %%zmm21, %%zmm21\n\t"
         "vpxord %%zmm22, %%zmm22, %%zmm22\n\t"
         "vpxord %%zmm23, %%zmm23, %%zmm23\n\t"
-        TAP_BEGIN
-        "mov %[kc], %[n2]\n\t"
-        "test %[n2], %[n2]\n\t"
-        "jz 5f\n\t"
+        "test %[kc], %[kc]\n\t"
+        "jz 2f\n\t"
         ".p2align 5\n\t"
         "1:\n\t"
         "vmovups 0(%[b]), %%zmm28\n\t"
@@ -424,9 +454,9 @@ static void full_12x32(int64_t kc, int64_t ntaps, const int64_t *toff, const flo
         "vfmadd231ps %%zmm28, %%zmm31, %%zmm22\n\t"
         "vfmadd231ps %%zmm29, %%zmm31, %%zmm23\n\t"
         "add $48, %[a]\n\t"
-        "dec %[n2]\n\t"
+        "dec %[kc]\n\t"
         "jnz 1b\n\t"
-        TAP_END
+        "2:\n\t"
         "vmovups %%zmm0, 0(%[acc])\n\t"
         "vmovups %%zmm1, 64(%[acc])\n\t"
         "vmovups %%zmm2, 128(%[acc])\n\t"
@@ -451,9 +481,8 @@ static void full_12x32(int64_t kc, int64_t ntaps, const int64_t *toff, const flo
         "vmovups %%zmm21, 1344(%[acc])\n\t"
         "vmovups %%zmm22, 1408(%[acc])\n\t"
         "vmovups %%zmm23, 1472(%[acc])\n\t"
-        : [a] "+r"(a), [b] "=&r"(b), [pf] "=&r"(pf), [n2] "=&r"(n2), [t] "+r"(t),
-          [toff] "+r"(toff)
-        : [kc] "r"(kc), [bs] "r"(bs * 4), [acc] "r"(acc), [b0] "r"(b0)
+        : [a] "+r"(a), [b] "+r"(b), [kc] "+r"(kc), [pf] "+r"(pf)
+        : [bs] "r"(bs * 4), [acc] "r"(acc)
         : "zmm0", "zmm1", "zmm2", "zmm3", "zmm4", "zmm5", "zmm6", "zmm7",
           "zmm8", "zmm9", "zmm10", "zmm11", "zmm12", "zmm13", "zmm14", "zmm15",
           "zmm16", "zmm17", "zmm18", "zmm19", "zmm20", "zmm21", "zmm22", "zmm23",
@@ -462,13 +491,11 @@ static void full_12x32(int64_t kc, int64_t ntaps, const int64_t *toff, const flo
     store_acc(12, 2, acc, c, ldc, alpha, beta, nr);
 }
 
-static void full_6x64(int64_t kc, int64_t ntaps, const int64_t *toff, const float *a,
-                        const float *b0, int64_t bs,
+static void full_6x64(int64_t kc, const float *a, const float *b, int64_t bs,
                         float *c, int64_t ldc, float alpha, float beta, int nr)
 {
     float acc[6 * 64] __attribute__((aligned(64)));
-    const float *b, *pf; /* B rows 8 k ahead: B may be read in place */
-    int64_t t = ntaps, n2;
+    const float *pf = b + 8 * bs; /* B rows 8 k ahead: B may be read in place */
     __asm__ volatile(
         "vpxord %%zmm0, %%zmm0, %%zmm0\n\t"
         "vpxord %%zmm1, %%zmm1, %%zmm1\n\t"
@@ -494,10 +521,8 @@ static void full_6x64(int64_t kc, int64_t ntaps, const int64_t *toff, const floa
         "vpxord %%zmm21, %%zmm21, %%zmm21\n\t"
         "vpxord %%zmm22, %%zmm22, %%zmm22\n\t"
         "vpxord %%zmm23, %%zmm23, %%zmm23\n\t"
-        TAP_BEGIN
-        "mov %[kc], %[n2]\n\t"
-        "test %[n2], %[n2]\n\t"
-        "jz 5f\n\t"
+        "test %[kc], %[kc]\n\t"
+        "jz 2f\n\t"
         ".p2align 5\n\t"
         "1:\n\t"
         "vmovups 0(%[b]), %%zmm24\n\t"
@@ -541,9 +566,9 @@ static void full_6x64(int64_t kc, int64_t ntaps, const int64_t *toff, const floa
         "vfmadd231ps %%zmm26, %%zmm31, %%zmm22\n\t"
         "vfmadd231ps %%zmm27, %%zmm31, %%zmm23\n\t"
         "add $24, %[a]\n\t"
-        "dec %[n2]\n\t"
+        "dec %[kc]\n\t"
         "jnz 1b\n\t"
-        TAP_END
+        "2:\n\t"
         "vmovups %%zmm0, 0(%[acc])\n\t"
         "vmovups %%zmm1, 64(%[acc])\n\t"
         "vmovups %%zmm2, 128(%[acc])\n\t"
@@ -568,9 +593,8 @@ static void full_6x64(int64_t kc, int64_t ntaps, const int64_t *toff, const floa
         "vmovups %%zmm21, 1344(%[acc])\n\t"
         "vmovups %%zmm22, 1408(%[acc])\n\t"
         "vmovups %%zmm23, 1472(%[acc])\n\t"
-        : [a] "+r"(a), [b] "=&r"(b), [pf] "=&r"(pf), [n2] "=&r"(n2), [t] "+r"(t),
-          [toff] "+r"(toff)
-        : [kc] "r"(kc), [bs] "r"(bs * 4), [acc] "r"(acc), [b0] "r"(b0)
+        : [a] "+r"(a), [b] "+r"(b), [kc] "+r"(kc), [pf] "+r"(pf)
+        : [bs] "r"(bs * 4), [acc] "r"(acc)
         : "zmm0", "zmm1", "zmm2", "zmm3", "zmm4", "zmm5", "zmm6", "zmm7",
           "zmm8", "zmm9", "zmm10", "zmm11", "zmm12", "zmm13", "zmm14", "zmm15",
           "zmm16", "zmm17", "zmm18", "zmm19", "zmm20", "zmm21", "zmm22", "zmm23",
@@ -584,18 +608,19 @@ static void full_6x64(int64_t kc, int64_t ntaps, const int64_t *toff, const floa
 #define CASE(R, NV, AS)                                                                     \
     case R: tile(R, NV, AS, kc, a, b, bs, c, ldc, alpha, beta, nr); break;
 
-static const int64_t no_tap_offset[1] = {0};
-
-/* The plain micro-kernel, and the one summing over taps for direct
- * convolution (sgemm.h): full-height tiles keep the sum in registers
- * across taps; partial ones add each tap's product into C. */
-#define DEFINE_UKR(MR, NR, NV, CASES)                                                       \
+/* The plain micro-kernel, and the one summing over channels and taps for
+ * direct convolution (sgemm.h), whose sum stays in registers throughout
+ * (its inner loop compiles to the same broadcast/FMA sequence as the
+ * assembly above, with no spills). */
+#define TCASE(R, NV, AS)                                                                    \
+    case R: tile_taps(R, NV, AS, kc, ntaps, toff, a, b, bs, c, ldc, alpha, beta, nr); break;
+#define DEFINE_UKR(MR, NR, NV, CASES, TCASES)                                               \
     void poprt__sgemm_ukr_avx512_##MR##x##NR(int64_t kc, int mr, int nr, const float *a,     \
                                              const float *b, int64_t bs, float *c,           \
                                              int64_t ldc, float alpha, float beta)           \
     {                                                                                       \
         if (mr == MR) {                                                                     \
-            full_##MR##x##NR(kc, 1, no_tap_offset, a, b, bs, c, ldc, alpha, beta, nr);      \
+            full_##MR##x##NR(kc, a, b, bs, c, ldc, alpha, beta, nr);                        \
             return;                                                                         \
         }                                                                                   \
         switch (mr) { CASES default: break; }                                               \
@@ -606,13 +631,7 @@ static const int64_t no_tap_offset[1] = {0};
                                                   float *c, int64_t ldc, float alpha,        \
                                                   float beta)                                \
     {                                                                                       \
-        if (mr == MR) {                                                                     \
-            full_##MR##x##NR(kc, ntaps, toff, a, b, bs, c, ldc, alpha, beta, nr);           \
-            return;                                                                         \
-        }                                                                                   \
-        for (int64_t t = 0; t < ntaps; t++)                                                 \
-            poprt__sgemm_ukr_avx512_##MR##x##NR(kc, mr, nr, a + t * kc * MR, b + toff[t], bs, \
-                                                c, ldc, alpha, t ? 1.0f : beta);            \
+        switch (mr) { TCASES default: break; }                                              \
     }
 
 #define CASES14(NV, AS)                                                                     \
@@ -627,9 +646,21 @@ static const int64_t no_tap_offset[1] = {0};
     CASE(6, NV, AS) CASE(5, NV, AS) CASE(4, NV, AS) CASE(3, NV, AS) CASE(2, NV, AS)          \
     CASE(1, NV, AS)
 
-DEFINE_UKR(14, 32, 2, CASES14(2, 14))
-DEFINE_UKR(12, 32, 2, CASES12(2, 12))
-DEFINE_UKR(6, 64, 4, CASES6(4, 6))
+#define TCASES14(NV, AS)                                                                    \
+    TCASE(14, NV, AS) TCASE(13, NV, AS) TCASE(12, NV, AS) TCASE(11, NV, AS)                 \
+    TCASE(10, NV, AS) TCASE(9, NV, AS) TCASE(8, NV, AS) TCASE(7, NV, AS) TCASE(6, NV, AS)    \
+    TCASE(5, NV, AS) TCASE(4, NV, AS) TCASE(3, NV, AS) TCASE(2, NV, AS) TCASE(1, NV, AS)
+#define TCASES12(NV, AS)                                                                    \
+    TCASE(12, NV, AS) TCASE(11, NV, AS) TCASE(10, NV, AS) TCASE(9, NV, AS) TCASE(8, NV, AS)  \
+    TCASE(7, NV, AS) TCASE(6, NV, AS) TCASE(5, NV, AS) TCASE(4, NV, AS) TCASE(3, NV, AS)     \
+    TCASE(2, NV, AS) TCASE(1, NV, AS)
+#define TCASES6(NV, AS)                                                                     \
+    TCASE(6, NV, AS) TCASE(5, NV, AS) TCASE(4, NV, AS) TCASE(3, NV, AS) TCASE(2, NV, AS)     \
+    TCASE(1, NV, AS)
+
+DEFINE_UKR(14, 32, 2, CASES14(2, 14), TCASES14(2, 14))
+DEFINE_UKR(12, 32, 2, CASES12(2, 12), TCASES12(2, 12))
+DEFINE_UKR(6, 64, 4, CASES6(4, 6), TCASES6(4, 6))
 
 /* ---- packer ----------------------------------------------------------------
  * dst[p*width + r] = src[r*rs + p*ps] (r < n), zero for n <= r < width.
