@@ -9,10 +9,14 @@
 
 /* The mr x (16*NV) tile, mr a compile-time constant after inlining so the
  * accumulators live in zmm registers. AS is the packed A row count (the
- * variant's MR). B rows are NV vectors at b + p*bs. */
-INLINE void tile(const int mr, const int NV, const int AS, int64_t kc, const float *restrict a,
-                 const float *restrict b, int64_t bs, float *restrict c, int64_t ldc, float alpha,
-                 float beta, int nr)
+ * variant's MR). Direct convolution, channel-major: for each of kc
+ * channels, every tap t reads B at b + c*bs + toff[t] (the taps of one
+ * channel touch a few neighbouring rows of one plane, which stay in L1);
+ * A holds (channel, tap) rows of AS values. */
+INLINE void tile_taps(const int mr, const int NV, const int AS, int64_t kc, int64_t ntaps,
+                      const int64_t *restrict toff, const float *restrict a,
+                      const float *restrict b, int64_t bs, float *restrict c, int64_t ldc,
+                      float alpha, float beta, int nr)
 {
     __m512 acc[14][4];
 #pragma GCC unroll 14
@@ -26,62 +30,6 @@ INLINE void tile(const int mr, const int NV, const int AS, int64_t kc, const flo
 #pragma GCC unroll 4
         for (int v = 0; v < NV; v++)
             _mm_prefetch((const char *)(c + r * ldc + v * 16), _MM_HINT_T0);
-    for (int64_t p = 0; p < kc; p++) {
-        __m512 bv[4];
-#pragma GCC unroll 4
-        for (int v = 0; v < NV; v++)
-            bv[v] = _mm512_loadu_ps(b + v * 16);
-#pragma GCC unroll 14
-        for (int r = 0; r < mr; r++) {
-            const __m512 ar = _mm512_set1_ps(a[r]);
-#pragma GCC unroll 4
-            for (int v = 0; v < NV; v++)
-                acc[r][v] = _mm512_fmadd_ps(ar, bv[v], acc[r][v]);
-        }
-        a += AS;
-        b += bs;
-    }
-    __mmask16 m[4];
-#pragma GCC unroll 4
-    for (int v = 0; v < NV; v++) {
-        const int left = nr - v * 16;
-        m[v] = left >= 16 ? (__mmask16)0xffff : left <= 0 ? 0 : (__mmask16)((1u << left) - 1);
-    }
-    const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
-    if (beta == 0.0f) {
-#pragma GCC unroll 14
-        for (int r = 0; r < mr; r++)
-#pragma GCC unroll 4
-            for (int v = 0; v < NV; v++)
-                _mm512_mask_storeu_ps(c + r * ldc + v * 16, m[v], _mm512_mul_ps(va, acc[r][v]));
-    } else {
-#pragma GCC unroll 14
-        for (int r = 0; r < mr; r++)
-#pragma GCC unroll 4
-            for (int v = 0; v < NV; v++) {
-                float *cp = c + r * ldc + v * 16;
-                const __m512 t = _mm512_mul_ps(va, acc[r][v]);
-                const __m512 old = _mm512_maskz_loadu_ps(m[v], cp);
-                _mm512_mask_storeu_ps(cp, m[v], _mm512_fmadd_ps(vb, old, t));
-            }
-    }
-}
-
-/* The mr x (16*NV) tile of a direct convolution, channel-major: for each
- * of kc channels, every tap t reads B at b + c*bs + toff[t] (the taps of
- * one channel touch a few neighbouring rows of one plane, which stay in
- * L1), A holds (channel, tap) rows of AS values. */
-INLINE void tile_taps(const int mr, const int NV, const int AS, int64_t kc, int64_t ntaps,
-                      const int64_t *restrict toff, const float *restrict a,
-                      const float *restrict b, int64_t bs, float *restrict c, int64_t ldc,
-                      float alpha, float beta, int nr)
-{
-    __m512 acc[14][4];
-#pragma GCC unroll 14
-    for (int r = 0; r < mr; r++)
-#pragma GCC unroll 4
-        for (int v = 0; v < NV; v++)
-            acc[r][v] = _mm512_setzero_ps();
     for (int64_t ch = 0; ch < kc; ch++, b += bs) {
         for (int64_t t = 0; t < ntaps; t++) {
             const float *bt = b + toff[t];
@@ -118,6 +66,15 @@ INLINE void tile_taps(const int mr, const int NV, const int AS, int64_t kc, int6
                 _mm512_mask_storeu_ps(cp, m[v],
                                       _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m[v], cp), t));
         }
+}
+
+/* The GEMM tile: one tap at offset 0, B rows NV vectors at b + p*bs. */
+INLINE void tile(const int mr, const int NV, const int AS, int64_t kc, const float *restrict a,
+                 const float *restrict b, int64_t bs, float *restrict c, int64_t ldc, float alpha,
+                 float beta, int nr)
+{
+    static const int64_t at_b[1] = {0};
+    tile_taps(mr, NV, AS, kc, 1, at_b, a, b, bs, c, ldc, alpha, beta, nr);
 }
 
 /* C update of a full tile whose accumulators the k loop left in acc[r][v*16..]. */
@@ -634,33 +591,21 @@ static void full_6x64(int64_t kc, const float *a, const float *b, int64_t bs,
         switch (mr) { TCASES default: break; }                                              \
     }
 
-#define CASES14(NV, AS)                                                                     \
-    CASE(14, NV, AS) CASE(13, NV, AS) CASE(12, NV, AS) CASE(11, NV, AS) CASE(10, NV, AS)     \
-    CASE(9, NV, AS) CASE(8, NV, AS) CASE(7, NV, AS) CASE(6, NV, AS) CASE(5, NV, AS)          \
-    CASE(4, NV, AS) CASE(3, NV, AS) CASE(2, NV, AS) CASE(1, NV, AS)
-#define CASES12(NV, AS)                                                                     \
-    CASE(12, NV, AS) CASE(11, NV, AS) CASE(10, NV, AS) CASE(9, NV, AS) CASE(8, NV, AS)       \
-    CASE(7, NV, AS) CASE(6, NV, AS) CASE(5, NV, AS) CASE(4, NV, AS) CASE(3, NV, AS)          \
-    CASE(2, NV, AS) CASE(1, NV, AS)
-#define CASES6(NV, AS)                                                                      \
-    CASE(6, NV, AS) CASE(5, NV, AS) CASE(4, NV, AS) CASE(3, NV, AS) CASE(2, NV, AS)          \
-    CASE(1, NV, AS)
+#define CASES14(C, NV, AS)                                                                  \
+    C(14, NV, AS) C(13, NV, AS) C(12, NV, AS) C(11, NV, AS) C(10, NV, AS)                   \
+    C(9, NV, AS) C(8, NV, AS) C(7, NV, AS) C(6, NV, AS) C(5, NV, AS)                        \
+    C(4, NV, AS) C(3, NV, AS) C(2, NV, AS) C(1, NV, AS)
+#define CASES12(C, NV, AS)                                                                  \
+    C(12, NV, AS) C(11, NV, AS) C(10, NV, AS) C(9, NV, AS) C(8, NV, AS)                     \
+    C(7, NV, AS) C(6, NV, AS) C(5, NV, AS) C(4, NV, AS) C(3, NV, AS)                        \
+    C(2, NV, AS) C(1, NV, AS)
+#define CASES6(C, NV, AS)                                                                   \
+    C(6, NV, AS) C(5, NV, AS) C(4, NV, AS) C(3, NV, AS) C(2, NV, AS)                        \
+    C(1, NV, AS)
 
-#define TCASES14(NV, AS)                                                                    \
-    TCASE(14, NV, AS) TCASE(13, NV, AS) TCASE(12, NV, AS) TCASE(11, NV, AS)                 \
-    TCASE(10, NV, AS) TCASE(9, NV, AS) TCASE(8, NV, AS) TCASE(7, NV, AS) TCASE(6, NV, AS)    \
-    TCASE(5, NV, AS) TCASE(4, NV, AS) TCASE(3, NV, AS) TCASE(2, NV, AS) TCASE(1, NV, AS)
-#define TCASES12(NV, AS)                                                                    \
-    TCASE(12, NV, AS) TCASE(11, NV, AS) TCASE(10, NV, AS) TCASE(9, NV, AS) TCASE(8, NV, AS)  \
-    TCASE(7, NV, AS) TCASE(6, NV, AS) TCASE(5, NV, AS) TCASE(4, NV, AS) TCASE(3, NV, AS)     \
-    TCASE(2, NV, AS) TCASE(1, NV, AS)
-#define TCASES6(NV, AS)                                                                     \
-    TCASE(6, NV, AS) TCASE(5, NV, AS) TCASE(4, NV, AS) TCASE(3, NV, AS) TCASE(2, NV, AS)     \
-    TCASE(1, NV, AS)
-
-DEFINE_UKR(14, 32, 2, CASES14(2, 14), TCASES14(2, 14))
-DEFINE_UKR(12, 32, 2, CASES12(2, 12), TCASES12(2, 12))
-DEFINE_UKR(6, 64, 4, CASES6(4, 6), TCASES6(4, 6))
+DEFINE_UKR(14, 32, 2, CASES14(CASE, 2, 14), CASES14(TCASE, 2, 14))
+DEFINE_UKR(12, 32, 2, CASES12(CASE, 2, 12), CASES12(TCASE, 2, 12))
+DEFINE_UKR(6, 64, 4, CASES6(CASE, 4, 6), CASES6(TCASE, 4, 6))
 
 /* ---- packer ----------------------------------------------------------------
  * dst[p*width + r] = src[r*rs + p*ps] (r < n), zero for n <= r < width.
