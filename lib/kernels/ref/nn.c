@@ -1615,6 +1615,28 @@ static poprt_status conv_f32(poprt__kctx *k, const conv_plan *p, const float *x,
  * per group, channels per group, taps, GEMM variant index, NR << 16 | MR}
  * then per group the panels conv_direct reads (checked against the running
  * CPU's variant list when an executable file is loaded). */
+/* The micro-kernel for a conv's weights: among the usable variants of the
+ * best one's ISA level (their speeds differ by a few percent), the one
+ * whose tiles cover M output channels x N positions with the least padding
+ * (M = 16: 14-row tiles compute 28 rows, 6-row tiles 18). */
+static double conv_tile_cost(const poprt__sgemm_variant *v, int64_t M, int64_t N)
+{
+    return (double)(ceil_div(M, v->mr) * v->mr) * (double)(ceil_div(N, v->nr) * v->nr);
+}
+
+static const poprt__sgemm_variant *conv_variant(int64_t M, int64_t N)
+{
+    const poprt__sgemm_variant *pick = poprt__sgemm_best();
+    for (int i = 0; i < poprt__sgemm_n_variants; i++) {
+        const poprt__sgemm_variant *v = &poprt__sgemm_variants[i];
+        /* a clear gain only */
+        if (v->isa == pick->isa && poprt__sgemm_usable(v) &&
+            conv_tile_cost(v, M, N) < 0.97 * conv_tile_cost(pick, M, N))
+            pick = v;
+    }
+    return pick;
+}
+
 poprt_status poprt__ref_conv_prepare(poprt__prep_ctx *c, void **state, size_t *size)
 {
     *state = NULL;
@@ -1669,8 +1691,8 @@ poprt_status poprt__ref_conv_prepare(poprt__prep_ctx *c, void **state, size_t *s
         geom3 g3;
         if (known && poprt__nn_window_geom(c->node, nsp, in_sp, ker, 0, &gg) == POPRT_OK &&
             lift3(&gg, &g3) && g3.k_sz * Cg == Kc &&
-            conv_direct_fits(&g3, Cg, poprt__sgemm_best())) {
-            const poprt__sgemm_variant *v = poprt__sgemm_best();
+            conv_direct_fits(&g3, Cg, conv_variant(Mg, out_sz))) {
+            const poprt__sgemm_variant *v = conv_variant(Mg, out_sz);
             const int64_t MR = v->mr, panels = (Mg + MR - 1) / MR, ksz = g3.k_sz;
             const size_t per = ((size_t)(panels * MR * Kc) * sizeof(float) + 63) & ~(size_t)63;
             const size_t total = CONV_PACK_HEADER + per * (size_t)G;
@@ -1698,7 +1720,8 @@ poprt_status poprt__ref_conv_prepare(poprt__prep_ctx *c, void **state, size_t *s
             return POPRT_OK;
         }
     }
-    const size_t per = (poprt__sgemm_pack_a_size(NULL, Mg, Kc) + 63) & ~(size_t)63;
+    const poprt__sgemm_variant *va = conv_variant(Mg, out_sz);
+    const size_t per = (poprt__sgemm_pack_a_size(va, Mg, Kc) + 63) & ~(size_t)63;
     if (!per)
         return POPRT_OK;
     size_t total = CONV_PACK_HEADER + per * (size_t)G;
@@ -1710,7 +1733,7 @@ poprt_status poprt__ref_conv_prepare(poprt__prep_ctx *c, void **state, size_t *s
     memcpy(blob, h, sizeof h);
     const float *w = c->in[1].data;
     for (int64_t gi = 0; gi < G; gi++)
-        poprt__sgemm_pack_a(NULL, NULL, 0, Mg, Kc, w + gi * Mg * Kc, Kc,
+        poprt__sgemm_pack_a(va, NULL, 0, Mg, Kc, w + gi * Mg * Kc, Kc,
                             blob + CONV_PACK_HEADER + (size_t)gi * per);
     *state = blob;
     *size = total;
