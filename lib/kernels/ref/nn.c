@@ -739,17 +739,34 @@ static void conv_epilogue(const conv_plan *p, float *y, int64_t off, int64_t n)
 }
 
 /* The epilogue over output rows [m0, m1) of one (image, group) block. */
+/* d[i] = s[i] + v (d may be s): the bias pass of the conv paths, compiled
+ * per vector width like maxpool2d_plane (exact, so every clone agrees). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+static void row_plus(float *d, const float *s, float v, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        d[i] = s[i] + v;
+}
+
 typedef struct conv_epi_task {
     const conv_plan *p;
     float *y;
-    int64_t off; /* of the block's first row */
+    int64_t off;    /* of the block's first row */
+    const float *b; /* the rows' bias, or NULL */
 } conv_epi_task;
 
 static void conv_epi_task_fn(void *ctx, int64_t m0, int64_t m1)
 {
     const conv_epi_task *t = ctx;
     const int64_t n = t->p->g.out_sz;
-    conv_epilogue(t->p, t->y, t->off + m0 * n, (m1 - m0) * n);
+    for (int64_t m = m0; t->b && m < m1; m++) {
+        float *row = t->y + t->off + m * n;
+        row_plus(row, row, t->b[m], n);
+    }
+    if (conv_has_epilogue(t->p))
+        conv_epilogue(t->p, t->y, t->off + m0 * n, (m1 - m0) * n);
 }
 
 /* Checks X/W/B and computes the geometry. transposed: ConvTranspose
@@ -897,17 +914,6 @@ static void dwconv_task_fn(void *ctx, int64_t q0, int64_t q1)
 #define CONV_TILE_MAX_COLS 512       /* B stays unpacked up to the GEMM's NC */
 #define CONV_LANES 8
 #define CONV_MIN_ITEMS 4 /* fewer: one multi-threaded GEMM splits better */
-
-/* d[i] = s[i] + v (d may be s): the bias pass of the conv paths, compiled
- * per vector width like maxpool2d_plane (exact, so every clone agrees). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
-__attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-static void row_plus(float *d, const float *s, float v, int64_t n)
-{
-    for (int64_t i = 0; i < n; i++)
-        d[i] = s[i] + v;
-}
 
 typedef struct conv_tile_job {
     const conv_plan *p;
@@ -1575,16 +1581,7 @@ static poprt_status conv_f32(poprt__kctx *k, const conv_plan *p, const float *x,
                                          im2col_task_fn, &t);
                 B = col;
             }
-            float beta = 0.0f;
-            if (b) {
-                for (int64_t m = 0; m < p->Mg; m++) {
-                    float *row = yg + m * g->out_sz;
-                    const float bv = b[gi * p->Mg + m];
-                    for (int64_t i = 0; i < g->out_sz; i++)
-                        row[i] = bv;
-                }
-                beta = 1.0f;
-            }
+            const float beta = 0.0f; /* the bias is added with the epilogue */
             int done = 0;
             if (apack) {
                 poprt__par par = poprt__par_kctx(k);
@@ -1598,8 +1595,8 @@ static poprt_status conv_f32(poprt__kctx *k, const conv_plan *p, const float *x,
             if (!done)
                 fast_gemm(k, ws, 0, 0, p->Mg, g->out_sz, p->Kc, 1.0f, wg, p->Kc, B, g->out_sz,
                           beta, yg, g->out_sz);
-            if (conv_has_epilogue(p)) {
-                conv_epi_task et = {p, y, yg - y};
+            if (b || conv_has_epilogue(p)) {
+                conv_epi_task et = {p, y, yg - y, b ? b + gi * p->Mg : NULL};
                 poprt__kctx_parallel_for(k, p->Mg, grain_for(g->out_sz, 1 << 14),
                                          conv_epi_task_fn, &et);
             }
