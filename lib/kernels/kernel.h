@@ -94,6 +94,9 @@ void poprt__kctx_release_value(poprt__kctx *k, poprt__value *v);
  * threads (or inline with one thread). Ranges are split deterministically. */
 void poprt__kctx_parallel_for(poprt__kctx *k, int64_t n, int64_t grain,
                               void (*fn)(void *ctx, int64_t begin, int64_t end), void *ctx);
+/* Threads a parallel loop may run on (1: inline). Kernels may size their
+ * work split by it, never their arithmetic: results must not depend on it. */
+int poprt__kctx_threads(const poprt__kctx *k);
 /* A seeded random stream for ops that draw random numbers (per node, per run). */
 uint64_t poprt__kctx_random_seed(poprt__kctx *k);
 

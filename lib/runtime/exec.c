@@ -353,6 +353,11 @@ void poprt__kctx_parallel_for(poprt__kctx *k, int64_t n, int64_t grain,
     fn(ctx, 0, n);
 }
 
+int poprt__kctx_threads(const poprt__kctx *k)
+{
+    return poprt__pool_threads(k->exec->pool);
+}
+
 uint64_t poprt__kctx_random_seed(poprt__kctx *k)
 {
     uint64_t h = 1469598103934665603ull;

@@ -1294,8 +1294,12 @@ static poprt_status conv_direct(poprt__kctx *k, const conv_plan *p, const float 
         cw = 1024;
     if (cw < 2 * NR)
         cw = 2 * NR;
-    if (ng * ceil_div(t.Q, cw) < 2 * CONV_LANES) {
-        int64_t want = ceil_div(ceil_div(t.Q, ceil_div(2 * CONV_LANES, ng)), NR) * NR;
+    /* small images: narrower chunks (and below, M blocks) so that several
+     * threads get work; one thread keeps whole chunks (the split never
+     * changes how an output is computed, only which item computes it) */
+    const int64_t want_items = poprt__kctx_threads(k) > 1 ? 2 * CONV_LANES : 1;
+    if (ng * ceil_div(t.Q, cw) < want_items) {
+        int64_t want = ceil_div(ceil_div(t.Q, ceil_div(want_items, ng)), NR) * NR;
         if (want < 2 * NR)
             want = 2 * NR;
         if (want < cw)
@@ -1306,7 +1310,7 @@ static poprt_status conv_direct(poprt__kctx *k, const conv_plan *p, const float 
     t.nchunks = ceil_div(t.Q, cw);
     /* small images: split the output channels too */
     const int64_t panels = ceil_div(p->Mg, v->mr);
-    t.nmb = ceil_div(2 * CONV_LANES, ng * t.nchunks);
+    t.nmb = ceil_div(want_items, ng * t.nchunks);
     if (t.nmb > panels)
         t.nmb = panels;
     t.pblk = ceil_div(panels, t.nmb);
