@@ -262,8 +262,8 @@ static const conv_case cases[] = {
     {1, 6, 6, 6, 9, 141, 3, 3, 1, 2, 1, 1, 1, 1, 1, 1, 0},      /* depthwise stride (1, 2) */
     {1, 13, 30, 1, 21, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},    /* direct, odd channels */
     {1, 9, 16, 1, 22, 37, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 0},     /* direct stride 2, odd channels */
-    {2, 96, 80, 1, 9, 11, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1},     /* transposed GEMM, 1x1, N=2 */
-    {1, 48, 70, 1, 13, 13, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0},    /* transposed GEMM, 3x3 */
+    {2, 96, 136, 1, 9, 11, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1},    /* transposed GEMM, 1x1, N=2 */
+    {1, 48, 140, 1, 13, 13, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0},   /* transposed GEMM, 3x3 */
 };
 
 static double act_ref(const char *act, double v, double a, double b)
@@ -291,7 +291,7 @@ static const conv_case fused_cases[] = {
     {1, 3, 16, 1, 33, 31, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1},   /* tiled im2col */
     {2, 16, 16, 16, 19, 21, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0}, /* depthwise */
     {1, 32, 20, 1, 9, 11, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1},   /* 1x1: plain GEMM */
-    {1, 40, 64, 1, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},    /* transposed GEMM */
+    {1, 40, 128, 1, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},   /* transposed GEMM */
 };
 
 START_TEST(test_fused_conv_kernel)
