@@ -461,6 +461,71 @@ START_TEST(test_blocking_orders)
 }
 END_TEST
 
+/* poprt__sgemm_packed_epi: the epilogue sees every element of C exactly
+ * once, each block already final (equal to the result without an
+ * epilogue), on 1 and 2 threads and for shapes of each loop order. */
+typedef struct epi_check {
+    const float *want, *c;
+    int64_t ldc;
+    int *seen;
+    int bad;
+} epi_check;
+
+static void epi_record(void *ctx, int64_t m0, int64_t m1, int64_t n0, int64_t n1)
+{
+    epi_check *e = ctx;
+    for (int64_t m = m0; m < m1; m++)
+        for (int64_t n = n0; n < n1; n++) {
+            __atomic_add_fetch(&e->seen[m * e->ldc + n], 1, __ATOMIC_RELAXED);
+            if (e->c[m * e->ldc + n] != e->want[m * e->ldc + n])
+                __atomic_store_n(&e->bad, 1, __ATOMIC_RELAXED);
+        }
+}
+
+START_TEST(test_packed_epilogue)
+{
+    static const int64_t shapes[][3] = {{45, 77, 600}, {300, 1024, 20}, {196, 256, 700},
+                                        {1000, 169, 512}, {7, 3, 5}};
+    poprt__pool *pool = NULL;
+    ck_assert_int_eq(poprt__pool_create(2, &pool), POPRT_OK);
+    poprt__par p2 = {pool_run, pool};
+    const poprt__sgemm_variant *v = poprt__sgemm_best();
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+        for (int threads = 1; threads <= 2; threads++) {
+            prob p = mkprob(1, 0, shapes[si][0], shapes[si][1], shapes[si][2], 0, 1.0f, 0.0f, 5);
+            void *pb = ws_alloc(poprt__sgemm_pack_b_size(v, p.K, p.N));
+            poprt__sgemm_pack_b(v, NULL, 0, p.K, p.N, p.B, p.ldb, pb);
+            void *ws = ws_alloc(poprt__sgemm_packed_workspace(NULL, pb, 1, 0, p.M, p.N, p.K));
+            float *c0 = copy_c(&p), *c1 = copy_c(&p);
+            ck_assert_int_eq(poprt__sgemm_packed(threads > 1 ? &p2 : NULL, ws, 1, 0, p.M, p.N,
+                                                 p.K, 1.0f, p.A, p.lda, NULL, NULL, 0, pb, 0.0f,
+                                                 c0, p.ldc),
+                             0);
+            epi_check e = {c0, c1, p.ldc, calloc((size_t)(p.M * p.ldc), sizeof(int)), 0};
+            const poprt__sgemm_epi epi = {epi_record, &e};
+            ck_assert_int_eq(poprt__sgemm_packed_epi(threads > 1 ? &p2 : NULL, ws, 1, 0, p.M,
+                                                     p.N, p.K, 1.0f, p.A, p.lda, NULL, NULL, 0,
+                                                     pb, 0.0f, c1, p.ldc, &epi),
+                             0);
+            ck_assert_msg(!e.bad, "%lldx%lldx%lld, %d threads: a block was not final",
+                          (long long)p.M, (long long)p.N, (long long)p.K, threads);
+            for (int64_t m = 0; m < p.M; m++)
+                for (int64_t n = 0; n < p.N; n++)
+                    ck_assert_msg(e.seen[m * p.ldc + n] == 1,
+                                  "%lldx%lldx%lld, %d threads: C[%lld][%lld] seen %d times",
+                                  (long long)p.M, (long long)p.N, (long long)p.K, threads,
+                                  (long long)m, (long long)n, e.seen[m * p.ldc + n]);
+            free(e.seen);
+            free(c0);
+            free(c1);
+            free(ws);
+            free(pb);
+            freeprob(&p);
+        }
+    poprt__pool_free(pool);
+}
+END_TEST
+
 START_TEST(test_prepacked)
 {
     poprt__pool *pool = NULL;
@@ -555,6 +620,7 @@ int main(void)
     tcase_add_test(tc, test_threads_bit_identical);
     tcase_add_test(tc, test_blocking_orders);
     tcase_add_test(tc, test_prepacked);
+    tcase_add_test(tc, test_packed_epilogue);
     tcase_add_test(tc, test_degenerate);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

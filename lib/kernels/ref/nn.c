@@ -757,16 +757,24 @@ typedef struct conv_epi_task {
     const float *b; /* the rows' bias, or NULL */
 } conv_epi_task;
 
-static void conv_epi_task_fn(void *ctx, int64_t m0, int64_t m1)
+/* The same on block [m0, m1) x [n0, n1) of the output rows, as the GEMM's
+ * epilogue (poprt__sgemm_epi). */
+static void conv_epi_block(void *ctx, int64_t m0, int64_t m1, int64_t n0, int64_t n1)
 {
     const conv_epi_task *t = ctx;
     const int64_t n = t->p->g.out_sz;
-    for (int64_t m = m0; t->b && m < m1; m++) {
-        float *row = t->y + t->off + m * n;
-        row_plus(row, row, t->b[m], n);
+    for (int64_t m = m0; m < m1; m++) {
+        float *row = t->y + t->off + m * n + n0;
+        if (t->b)
+            row_plus(row, row, t->b[m], n1 - n0);
+        if (conv_has_epilogue(t->p))
+            conv_epilogue(t->p, t->y, row - t->y, n1 - n0);
     }
-    if (conv_has_epilogue(t->p))
-        conv_epilogue(t->p, t->y, t->off + m0 * n, (m1 - m0) * n);
+}
+
+static void conv_epi_task_fn(void *ctx, int64_t m0, int64_t m1)
+{
+    conv_epi_block(ctx, m0, m1, 0, ((const conv_epi_task *)ctx)->p->g.out_sz);
 }
 
 /* Checks X/W/B and computes the geometry. transposed: ConvTranspose
@@ -1437,24 +1445,26 @@ typedef struct conv_trans_job {
     float *yall;         /* Y (for the epilogue's offsets) */
 } conv_trans_job;
 
-static void conv_trans_out_fn(void *ctx, int64_t b0, int64_t b1)
+/* The GEMM's epilogue (poprt__sgemm_epi): positions [q0, q1) x channels
+ * [m0, m1) of Y^T, just computed, go to Y with the bias, 16 channels at a
+ * time, then get the conv's epilogue, on the thread that computed them. */
+static void conv_trans_epi(void *ctx, int64_t q0, int64_t q1, int64_t m0, int64_t m1)
 {
     const conv_trans_job *t = ctx;
     const conv_plan *p = t->p;
     const int64_t Q = p->g.out_sz, M = p->M;
-    for (int64_t blk = b0; blk < b1; blk++) {
-        const int64_t m0 = blk * CONV_TRANS_BLOCK;
-        const int64_t nm = M - m0 < CONV_TRANS_BLOCK ? M - m0 : CONV_TRANS_BLOCK;
+    for (int64_t mb = m0; mb < m1; mb += CONV_TRANS_BLOCK) {
+        const int64_t nm = m1 - mb < CONV_TRANS_BLOCK ? m1 - mb : CONV_TRANS_BLOCK;
         float bias[CONV_TRANS_BLOCK];
         for (int64_t i = 0; i < nm; i++)
-            bias[i] = t->b ? t->b[m0 + i] : 0.0f;
-        for (int64_t q = 0; q < Q; q++) {
-            const float *restrict src = t->ct + q * M + m0;
+            bias[i] = t->b ? t->b[mb + i] : 0.0f;
+        for (int64_t q = q0; q < q1; q++) {
+            const float *restrict src = t->ct + q * M + mb;
             for (int64_t i = 0; i < nm; i++)
-                t->y[(m0 + i) * Q + q] = src[i] + bias[i];
+                t->y[(mb + i) * Q + q] = src[i] + bias[i];
         }
-        if (conv_has_epilogue(p))
-            conv_epilogue(p, t->yall, t->y + m0 * Q - t->yall, nm * Q);
+        for (int64_t i = 0; conv_has_epilogue(p) && i < nm; i++)
+            conv_epilogue(p, t->yall, t->y + (mb + i) * Q + q0 - t->yall, q1 - q0);
     }
 }
 
@@ -1484,10 +1494,10 @@ static poprt_status conv_trans(poprt__kctx *k, const conv_plan *p, int pointwise
             a = col;
         }
         /* cannot fail: the packed variant was checked by the caller */
-        (void)poprt__sgemm_packed(&par, ws, 1, 0, Q, p->M, p->Kc, 1.0f, a, Q, NULL, NULL, 0,
-                                  bpack, 0.0f, ct, p->M);
         conv_trans_job t = {p, ct, b, y + in * p->M * Q, y};
-        poprt__kctx_parallel_for(k, ceil_div(p->M, CONV_TRANS_BLOCK), 1, conv_trans_out_fn, &t);
+        const poprt__sgemm_epi epi = {conv_trans_epi, &t};
+        (void)poprt__sgemm_packed_epi(&par, ws, 1, 0, Q, p->M, p->Kc, 1.0f, a, Q, NULL, NULL, 0,
+                                      bpack, 0.0f, ct, p->M, &epi);
     }
     return POPRT_OK;
 }
@@ -1589,20 +1599,25 @@ static poprt_status conv_f32(poprt__kctx *k, const conv_plan *p, const float *x,
             }
             const float beta = 0.0f; /* the bias is added with the epilogue */
             int done = 0;
+            conv_epi_task et = {p, y, yg - y, b ? b + gi * p->Mg : NULL};
+            const int epilogue = b || conv_has_epilogue(p);
             if (apack) {
+                /* the bias and epilogue run on each finished block of Y */
                 poprt__par par = poprt__par_kctx(k);
-                done = poprt__sgemm_packed(&par, pws, 0, 0, p->Mg, g->out_sz, p->Kc, 1.0f, NULL,
-                                           0, apack + (uint64_t)gi * per_group, B, g->out_sz,
-                                           NULL, beta, yg, g->out_sz) == 0;
+                const poprt__sgemm_epi epi = {conv_epi_block, &et};
+                done = poprt__sgemm_packed_epi(&par, pws, 0, 0, p->Mg, g->out_sz, p->Kc, 1.0f,
+                                               NULL, 0, apack + (uint64_t)gi * per_group, B,
+                                               g->out_sz, NULL, beta, yg, g->out_sz,
+                                               epilogue ? &epi : NULL) == 0;
                 /* packed for another CPU (an executable file): plain path */
                 if (!done && !ws && !(ws = fast_gemm_ws(k, 0, 0, p->Mg, g->out_sz, p->Kc)))
                     return oom(k);
+                if (done)
+                    continue;
             }
-            if (!done)
-                fast_gemm(k, ws, 0, 0, p->Mg, g->out_sz, p->Kc, 1.0f, wg, p->Kc, B, g->out_sz,
-                          beta, yg, g->out_sz);
-            if (b || conv_has_epilogue(p)) {
-                conv_epi_task et = {p, y, yg - y, b ? b + gi * p->Mg : NULL};
+            fast_gemm(k, ws, 0, 0, p->Mg, g->out_sz, p->Kc, 1.0f, wg, p->Kc, B, g->out_sz, beta,
+                      yg, g->out_sz);
+            if (epilogue) {
                 poprt__kctx_parallel_for(k, p->Mg, grain_for(g->out_sz, 1 << 14),
                                          conv_epi_task_fn, &et);
             }

@@ -298,6 +298,7 @@ typedef struct gemm_job {
     float *a_fly;
     const float *a_src;
     int64_t a_rs, a_ps;
+    const poprt__sgemm_epi *epi; /* per finished block, or NULL */
 } gemm_job;
 
 static const float *b_panel(const gemm_job *g, int64_t b, int64_t j, int64_t kc, int64_t *bs)
@@ -402,8 +403,14 @@ static void gemm_task_fn(void *ctx, int64_t t0, int64_t t1)
         const int64_t i0 = bi * g->mb, j0 = bj * g->nb;
         const int64_t i1 = i0 + g->mb < g->mpan ? i0 + g->mb : g->mpan;
         const int64_t j1 = j0 + g->nb < g->npan ? j0 + g->nb : g->npan;
-        if (i0 < i1 && j0 < j1)
+        if (i0 < i1 && j0 < j1) {
             gemm_block(g, i0, i1, j0, j1);
+            if (g->epi && g->epi->fn) {
+                const int64_t m1 = i1 * g->v->mr < g->M ? i1 * g->v->mr : g->M;
+                const int64_t n1 = j1 * g->v->nr < g->N ? j1 * g->v->nr : g->N;
+                g->epi->fn(g->epi->ctx, i0 * g->v->mr, m1, j0 * g->v->nr, n1);
+            }
+        }
     }
 }
 
@@ -524,10 +531,11 @@ static void scale_c(int64_t M, int64_t N, float beta, float *C, int64_t ldc)
 static void run(const poprt__sgemm_variant *v, kblocks kb, const poprt__par *par, void *ws,
                 int transA, int transB, int64_t M, int64_t N, int64_t K, float alpha,
                 const float *A, int64_t lda, const float *Apk, const float *B, int64_t ldb,
-                const float *Bpk, float beta, float *C, int64_t ldc)
+                const float *Bpk, float beta, float *C, int64_t ldc, const poprt__sgemm_epi *epi)
 {
     gemm_job g;
     memset(&g, 0, sizeof g);
+    g.epi = epi;
     g.v = v;
     g.kb = kb;
     g.M = M;
@@ -608,13 +616,23 @@ void poprt__sgemm(const poprt__sgemm_variant *v, const poprt__par *par, void *ws
         return;
     }
     run(v, k_blocks(v, K), par, ws, transA, transB, M, N, K, alpha, A, lda, NULL, B, ldb, NULL,
-        beta, C, ldc);
+        beta, C, ldc, NULL);
 }
 
 int poprt__sgemm_packed(const poprt__par *par, void *ws, int transA, int transB, int64_t M,
                         int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
                         const void *Apacked, const float *B, int64_t ldb, const void *Bpacked,
                         float beta, float *C, int64_t ldc)
+{
+    return poprt__sgemm_packed_epi(par, ws, transA, transB, M, N, K, alpha, A, lda, Apacked, B,
+                                   ldb, Bpacked, beta, C, ldc, NULL);
+}
+
+int poprt__sgemm_packed_epi(const poprt__par *par, void *ws, int transA, int transB, int64_t M,
+                            int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
+                            const void *Apacked, const float *B, int64_t ldb,
+                            const void *Bpacked, float beta, float *C, int64_t ldc,
+                            const poprt__sgemm_epi *epi)
 {
     const pack_hdr *ha = Apacked, *hb = Bpacked;
     const poprt__sgemm_variant *v = NULL;
@@ -639,6 +657,8 @@ int poprt__sgemm_packed(const poprt__par *par, void *ws, int transA, int transB,
         return 0;
     if (K <= 0 || alpha == 0.0f) {
         scale_c(M, N, beta, C, ldc);
+        if (epi && epi->fn)
+            epi->fn(epi->ctx, 0, M, 0, N);
         return 0;
     }
     /* the K blocking the operands were packed with */
@@ -655,6 +675,6 @@ int poprt__sgemm_packed(const poprt__par *par, void *ws, int transA, int transB,
     }
     run(v, kb, par, ws, transA, transB, M, N, K, alpha, A, lda,
         ha ? (const float *)((const char *)ha + PACK_HDR) : NULL, B, ldb,
-        hb ? (const float *)((const char *)hb + PACK_HDR) : NULL, beta, C, ldc);
+        hb ? (const float *)((const char *)hb + PACK_HDR) : NULL, beta, C, ldc, epi);
     return 0;
 }

@@ -117,6 +117,21 @@ int poprt__sgemm_packed(const poprt__par *par, void *ws, int transA, int transB,
                         int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
                         const void *Apacked, const float *B, int64_t ldb, const void *Bpacked,
                         float beta, float *C, int64_t ldc);
+/* An epilogue for poprt__sgemm_packed_epi: fn(ctx, m0, m1, n0, n1) runs once
+ * per finished block of C (rows [m0, m1), columns [n0, n1); the blocks
+ * cover C exactly once) on the thread that computed it, right after its
+ * last K block, while the block is in cache: the place for a bias, an
+ * activation or a transposed copy. */
+typedef struct poprt__sgemm_epi {
+    void (*fn)(void *ctx, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
+    void *ctx;
+} poprt__sgemm_epi;
+/* poprt__sgemm_packed, then epi on each block (epi NULL: none). */
+int poprt__sgemm_packed_epi(const poprt__par *par, void *ws, int transA, int transB, int64_t M,
+                            int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
+                            const void *Apacked, const float *B, int64_t ldb,
+                            const void *Bpacked, float beta, float *C, int64_t ldc,
+                            const poprt__sgemm_epi *epi);
 
 /* Micro-kernels and packers of the ISA files (declared for the kernel list). */
 #define POPRT__SGEMM_DECL(isa, mr, nr)                                                      \
