@@ -264,6 +264,7 @@ static const conv_case cases[] = {
     {1, 9, 16, 1, 22, 37, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 0},     /* direct stride 2, odd channels */
     {2, 96, 136, 1, 9, 11, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1},    /* transposed GEMM, 1x1, N=2 */
     {1, 48, 140, 1, 13, 13, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0},   /* transposed GEMM, 3x3 */
+    {1, 16, 130, 1, 3, 12, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1},    /* transposed, 10 positions */
 };
 
 static double act_ref(const char *act, double v, double a, double b)

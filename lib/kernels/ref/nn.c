@@ -1429,13 +1429,15 @@ static poprt_status dwconv_padded(poprt__kctx *k, const conv_plan *p, const floa
 #define CONV_TRANS_MAX_POSITIONS 256
 #define CONV_TRANS_BLOCK 16 /* output channels transposed together */
 
-/* Whether the transposed GEMM pays off (2-D or less, one group, at most
- * CONV_TRANS_MAX_POSITIONS outputs, channels enough to fill the tiles: with
+/* Whether the transposed GEMM pays off (2-D or less, one group, 4 to
+ * CONV_TRANS_MAX_POSITIONS outputs: an STFT-like conv with 8 positions fills
+ * 8 of 32 columns the other way round, 8 of 14 rows this way; channels
+ * enough to fill the tiles: with
  * fewer than 4 column panels of output channels the threads have too little
  * to share; measured on oww_embedding's 72- and 96-channel layers). */
 static int conv_trans_fits(int64_t G, int64_t M, int64_t Kc, int64_t out_sz)
 {
-    return G == 1 && out_sz >= 16 && out_sz <= CONV_TRANS_MAX_POSITIONS && M >= 128 && Kc >= 32;
+    return G == 1 && out_sz >= 4 && out_sz <= CONV_TRANS_MAX_POSITIONS && M >= 128 && Kc >= 32;
 }
 
 typedef struct conv_trans_job {
