@@ -1680,6 +1680,7 @@ poprt_status poprt__ref_conv_prepare(poprt__prep_ctx *c, void **state, size_t *s
     if ((Cg == 1 && G > 1) || !fast_gemm_fits(Mg, out_sz, Kc))
         return POPRT_OK; /* depthwise, or shapes the GEMM hands to the reference */
     const poprt__type *xt = c->in[0].type;
+    const poprt__sgemm_variant *v = conv_variant(Mg, out_sz); /* direct and tiled paths */
     if (wt->rank <= 4 && conv_trans_fits(G, M, Kc, out_sz)) {
         /* small images: W^T as the GEMM's pre-packed B operand */
         const size_t per = (poprt__sgemm_pack_b_size(NULL, Kc, M) + 63) & ~(size_t)63;
@@ -1711,8 +1712,7 @@ poprt_status poprt__ref_conv_prepare(poprt__prep_ctx *c, void **state, size_t *s
         geom3 g3;
         if (known && poprt__nn_window_geom(c->node, nsp, in_sp, ker, 0, &gg) == POPRT_OK &&
             lift3(&gg, &g3) && g3.k_sz * Cg == Kc &&
-            conv_direct_fits(&g3, Cg, conv_variant(Mg, out_sz))) {
-            const poprt__sgemm_variant *v = conv_variant(Mg, out_sz);
+            conv_direct_fits(&g3, Cg, v)) {
             const int64_t MR = v->mr, panels = (Mg + MR - 1) / MR, ksz = g3.k_sz;
             const size_t per = ((size_t)(panels * MR * Kc) * sizeof(float) + 63) & ~(size_t)63;
             const size_t total = CONV_PACK_HEADER + per * (size_t)G;
@@ -1740,8 +1740,7 @@ poprt_status poprt__ref_conv_prepare(poprt__prep_ctx *c, void **state, size_t *s
             return POPRT_OK;
         }
     }
-    const poprt__sgemm_variant *va = conv_variant(Mg, out_sz);
-    const size_t per = (poprt__sgemm_pack_a_size(va, Mg, Kc) + 63) & ~(size_t)63;
+    const size_t per = (poprt__sgemm_pack_a_size(v, Mg, Kc) + 63) & ~(size_t)63;
     if (!per)
         return POPRT_OK;
     size_t total = CONV_PACK_HEADER + per * (size_t)G;
@@ -1753,7 +1752,7 @@ poprt_status poprt__ref_conv_prepare(poprt__prep_ctx *c, void **state, size_t *s
     memcpy(blob, h, sizeof h);
     const float *w = c->in[1].data;
     for (int64_t gi = 0; gi < G; gi++)
-        poprt__sgemm_pack_a(va, NULL, 0, Mg, Kc, w + gi * Mg * Kc, Kc,
+        poprt__sgemm_pack_a(v, NULL, 0, Mg, Kc, w + gi * Mg * Kc, Kc,
                             blob + CONV_PACK_HEADER + (size_t)gi * per);
     *state = blob;
     *size = total;
