@@ -829,16 +829,18 @@ START_TEST(test_transpose_perms_threads)
             tk_out(&t, 0, F32, 4, yd, y);
             memset(y, 0xff, sizeof(float) * (size_t)n);
             ck_assert_int_eq(tk_run(&t, poprt__ref_transpose), POPRT_OK);
-            int64_t o = 0;
+            /* one assertion per case (Check records every passing one) */
+            int64_t o = 0, bad = -1;
             for (int64_t a = 0; a < yd[0]; a++)
                 for (int64_t b = 0; b < yd[1]; b++)
                     for (int64_t e = 0; e < yd[2]; e++)
                         for (int64_t f = 0; f < yd[3]; f++, o++) {
                             int64_t src = a * str[p[0]] + b * str[p[1]] + e * str[p[2]] +
                                           f * str[p[3]];
-                            ck_assert_msg(y[o] == (float)src, "case %zu threads %d at %lld", c,
-                                          threads, (long long)o);
+                            if (bad < 0 && y[o] != (float)src)
+                                bad = o;
                         }
+            ck_assert_msg(bad < 0, "case %zu threads %d at %lld", c, threads, (long long)bad);
             if (t.ex.pool)
                 poprt__pool_free(t.ex.pool);
             tk_done(&t);
