@@ -75,15 +75,23 @@ static void log_profile(const poprt_session *s)
     /* and per node, in execution order, at DEBUG */
     for (size_t i = 0; i < g->nodes.len; i++) {
         const poprt__node *n = g->nodes.items[i];
+        /* the output's shape and the second input's (a weight, for most
+         * of the heavy operators) */
         const poprt__tensor *y = n->n_outputs ? n->outputs[0] : NULL;
-        char shape[96] = "";
+        const poprt__tensor *w = n->n_inputs > 1 ? n->inputs[1] : NULL;
+        char shape[96] = "", wshape[96] = "";
         size_t o = 0;
         for (int d = 0; y && d < y->type.rank && o + 24 < sizeof shape; d++)
             o += (size_t)snprintf(shape + o, sizeof shape - o, d ? "x%lld" : "%lld",
                                   (long long)y->type.dims[d].value);
-        poprt__log(POPRT_LOG_DEBUG, "profile: node %-32s %-18s %10.3f ms %8llu calls  out %s",
-                   n->name, n->op_type, (double)s->prof_ns[i] / 1e6,
-                   (unsigned long long)s->prof_calls[i], shape);
+        o = 0;
+        for (int d = 0; w && d < w->type.rank && o + 24 < sizeof wshape; d++)
+            o += (size_t)snprintf(wshape + o, sizeof wshape - o, d ? "x%lld" : "%lld",
+                                  (long long)w->type.dims[d].value);
+        poprt__log(POPRT_LOG_DEBUG,
+                   "profile: node %-32s %-18s %10.3f ms %8llu calls  out %s  in1 %s", n->name,
+                   n->op_type, (double)s->prof_ns[i] / 1e6, (unsigned long long)s->prof_calls[i],
+                   shape, w ? wshape : "-");
     }
 }
 

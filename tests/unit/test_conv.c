@@ -3,6 +3,9 @@
  * direct convolution summed in double, over many shapes: strides, pads,
  * dilations, groups, 1x1, depthwise, odd sizes, N > 1, with and without
  * bias. Weights are packed by the op's prepare() as a session would.
+ * The cases cover the blocked direct convolution (kernels/x86/conv_blocked.h)
+ * too, which takes every 2-D single-group conv with more than one tap on
+ * CPUs with AVX-512 (elsewhere those cases run the other paths).
  * Tolerance: 1e-4 relative to the sum of |terms| (K up to 4608), and
  * results with 1 and 2 threads must be bit-identical. Then the ai.poprt
  * FusedConv kernel (each activation, with and without a residual) against
@@ -265,6 +268,10 @@ static const conv_case cases[] = {
     {2, 96, 136, 1, 9, 11, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1},    /* transposed GEMM, 1x1, N=2 */
     {1, 48, 140, 1, 13, 13, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0},   /* transposed GEMM, 3x3 */
     {1, 16, 130, 1, 3, 12, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1},    /* transposed, 10 positions */
+    {1, 32, 100, 1, 19, 23, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},   /* blocked: 2 blocks in, M = 64 + 36 */
+    {2, 48, 80, 1, 17, 15, 5, 5, 2, 1, 2, 1, 4, 2, 3, 1, 1},    /* blocked: strides, dilations, pads differ */
+    {1, 24, 70, 1, 26, 29, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0},    /* blocked, one channel per block */
+    {1, 16, 16, 1, 1, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},      /* blocked, one output position */
 };
 
 static double act_ref(const char *act, double v, double a, double b)

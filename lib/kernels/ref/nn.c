@@ -14,6 +14,7 @@
 #include "kernels/ref/nn.h"
 #include "kernels/x86/sgemm.h"
 #include "kernels/x86/conv_dw.h"
+#include "kernels/x86/conv_blocked.h"
 #include "kernels/x86/vmath.h"
 
 /* ======================================================================
@@ -1504,6 +1505,216 @@ static poprt_status conv_trans(poprt__kctx *k, const conv_plan *p, int pointwise
     return POPRT_OK;
 }
 
+/* ---- blocked direct convolution (kernels/x86/conv_blocked.h) -----------------
+ * The input is copied once into 16-channel blocks with its zero border
+ * (xb[cbi][hp][wp][16]); each work item then computes one output row of one
+ * group of up to 64 output channels with all channels and taps summed in
+ * registers, and transposes it back into Y's channel rows, where the
+ * epilogue runs while the rows are in cache. The weights are packed per
+ * group when the session is compiled. Used for 2-D convs with one group and
+ * more than one tap, on CPUs with AVX-512; inputs whose channels are not a
+ * multiple of 16 (3-channel stems) are blocked one channel per block. */
+
+#define CONV_BLOCKED_MAGIC 0x31424b4243525050ull /* "PPRCBKB1" */
+#define CONVB_GROUP 64                          /* output channels per group */
+#define CONVB_CHUNK 48                          /* output positions per work item */
+
+typedef struct convb_job {
+    const conv_plan *p;
+    const float *x, *b, *w; /* w: packed, group og at og * w_group */
+    float *y, *xb, *tmp;    /* tmp: per lane, 4 * 16 floats per position of a chunk */
+    int64_t w_group, Hp, n_og, chunk, nchunks, cstep, items, lanes, tmp_floats;
+    poprt__convb_geom g;
+} convb_job;
+
+static int convb_usable(void)
+{
+#if defined(__x86_64__)
+    return poprt__cpu_features()->isa >= POPRT__ISA_AVX512;
+#else
+    return 0;
+#endif
+}
+
+/* Blocked geometry of a 2-D conv: cb channels per block, zero-padded input
+ * of Hp x Wp (only the rows and columns some tap reads). 0: not blocked. */
+static int convb_fits(const geom3 *g, int64_t G)
+{
+    return G == 1 && g->in[0] == 1 && g->k[0] == 1 && g->out[0] == 1 && g->out_sz >= 1;
+}
+
+/* Channels per input block: 16 when they divide C, else 1 (plain padded
+ * planes; also for stems with 3 channels, whose weights per channel then
+ * fit in L1 on their own). */
+static int64_t convb_cb(int64_t C) { return C % 16 == 0 ? 16 : 1; }
+
+static void convb_geom_of(const geom3 *g, int64_t C, poprt__convb_geom *cg, int64_t *Hp)
+{
+    cg->cb = convb_cb(C);
+    cg->ncb = C / cg->cb;
+    cg->KH = g->k[1];
+    cg->KW = g->k[2];
+    cg->sh = g->s[1];
+    cg->sw = g->s[2];
+    cg->dh = g->d[1];
+    cg->dw = g->d[2];
+    cg->OW = g->out[2];
+    cg->Wp = (g->out[2] - 1) * g->s[2] + (g->k[2] - 1) * g->d[2] + 1;
+    *Hp = (g->out[1] - 1) * g->s[1] + (g->k[1] - 1) * g->d[1] + 1;
+    cg->plane = *Hp * cg->Wp * cg->cb;
+}
+
+/* Rows [r0, r1) of the blocked input: row r = (image * ncb + cbi) * Hp + hp. */
+static void convb_block_task_fn(void *ctx, int64_t r0, int64_t r1)
+{
+    const convb_job *t = ctx;
+    const conv_plan *p = t->p;
+    const geom3 *g = &p->g;
+    const poprt__convb_geom *cg = &t->g;
+    const int64_t H = g->in[1], W = g->in[2], HW = H * W, pt = g->pb[1], pl = g->pb[2];
+    const int64_t cb = cg->cb, Wp = cg->Wp;
+    /* padded columns [c0, c1) hold input columns [c0 - pl, c1 - pl) */
+    int64_t c0 = pl < 0 ? 0 : pl, c1 = pl + W;
+    if (c1 > Wp)
+        c1 = Wp;
+    if (c0 > c1)
+        c0 = c1;
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t hp = r % t->Hp, cbi = (r / t->Hp) % cg->ncb, n = r / t->Hp / cg->ncb;
+        float *dst = t->xb + r * Wp * cb;
+        const int64_t ih = hp - pt;
+        if (ih < 0 || ih >= H) {
+            memset(dst, 0, sizeof(float) * (size_t)(Wp * cb));
+            continue;
+        }
+        memset(dst, 0, sizeof(float) * (size_t)(c0 * cb));
+        memset(dst + c1 * cb, 0, sizeof(float) * (size_t)((Wp - c1) * cb));
+        const float *src = t->x + (n * p->C + cbi * cb) * HW + ih * W + (c0 - pl);
+        if (cb == 16) {
+            poprt__convb_block_avx512(src, HW, 16, c1 - c0, dst + c0 * 16);
+        } else {
+            for (int64_t j = c0; j < c1; j++)
+                for (int64_t i = 0; i < cb; i++)
+                    dst[j * cb + i] = src[i * HW + (j - c0)];
+        }
+    }
+}
+
+static void convb_lane_fn(void *ctx, int64_t l0, int64_t l1)
+{
+    const convb_job *t = ctx;
+    const conv_plan *p = t->p;
+    const poprt__convb_geom *cg = &t->g;
+    const int64_t OHW = p->g.out_sz;
+    float bias[CONVB_GROUP];
+    for (int64_t l = l0; l < l1; l++) {
+        float *tmp = t->tmp + l * t->tmp_floats;
+        /* a lane takes a contiguous run of items: neighbouring chunks share
+         * the cache lines at their ends, which two threads writing them at
+         * once would pass back and forth */
+        const int64_t i0 = l * t->items / t->lanes, i1 = (l + 1) * t->items / t->lanes;
+        for (int64_t it = i0; it < i1; it++) {
+            /* items: image-major, then group, then chunk (a lane's chunks of
+             * one group follow each other, so its weights stay in cache) */
+            const int64_t ch = it % t->nchunks, og = (it / t->nchunks) % t->n_og;
+            const int64_t n = it / t->nchunks / t->n_og;
+            const int64_t q0 = ch * t->chunk, q1 = q0 + t->chunk < OHW ? q0 + t->chunk : OHW;
+            const int64_t oc0 = og * CONVB_GROUP;
+            const int64_t mc = p->M - oc0 < CONVB_GROUP ? p->M - oc0 : CONVB_GROUP;
+            const int nb = (int)((mc + 15) / 16);
+            if (t->b) {
+                memset(bias, 0, sizeof bias);
+                memcpy(bias, t->b + oc0, sizeof(float) * (size_t)mc);
+            }
+            const float *xn = t->xb + n * cg->ncb * cg->plane;
+            const float *wg = t->w + og * t->w_group;
+            /* a few input blocks at a time: their weights stay in L1 while
+             * the chunk's tiles run over them */
+            for (int64_t c0 = 0; c0 < cg->ncb; c0 += t->cstep) {
+                const int64_t c1 = c0 + t->cstep < cg->ncb ? c0 + t->cstep : cg->ncb;
+                poprt__convb_run_avx512(xn, wg, t->b ? bias : NULL, nb, cg, q0, q1, c0, c1,
+                                        c0 > 0, tmp);
+            }
+            float *yq = t->y + (n * p->M + oc0) * OHW + q0;
+            for (int bi = 0; bi < nb; bi++) {
+                const int rows = (int)(mc - bi * 16 < 16 ? mc - bi * 16 : 16);
+                poprt__convb_unblock_avx512(tmp + bi * (q1 - q0) * 16, q1 - q0, rows,
+                                            yq + bi * 16 * OHW, OHW);
+            }
+            if (conv_has_epilogue(p))
+                for (int64_t m = 0; m < mc; m++)
+                    conv_epilogue(p, t->y, yq + m * OHW - t->y, q1 - q0);
+        }
+    }
+}
+
+static poprt_status conv_blocked(poprt__kctx *k, const conv_plan *p, const float *x,
+                                 const float *b, const float *w, int64_t w_group, float *y)
+{
+    const geom3 *g = &p->g;
+    convb_job t = {.p = p, .x = x, .b = b, .w = w, .y = y, .w_group = w_group};
+    convb_geom_of(g, p->C, &t.g, &t.Hp);
+    t.n_og = ceil_div(p->M, CONVB_GROUP);
+    /* chunks of about CONVB_CHUNK positions, in whole tiles */
+    const int64_t nch = ceil_div(g->out_sz, CONVB_CHUNK);
+    t.chunk = ceil_div(ceil_div(g->out_sz, nch), 6) * 6;
+    t.nchunks = ceil_div(g->out_sz, t.chunk);
+    /* input blocks per step: their weights (64 output channels) in ~24 KiB */
+    const int64_t wblk = t.g.KH * t.g.KW * t.g.cb * CONVB_GROUP * (int64_t)sizeof(float);
+    t.cstep = (24 << 10) / wblk;
+    if (t.cstep < 1)
+        t.cstep = 1;
+    t.items = p->N * t.n_og * t.nchunks;
+    t.lanes = t.items < CONV_LANES ? t.items : CONV_LANES;
+    t.tmp_floats = 4 * 16 * t.chunk;
+    size_t xb_n, tmp_n;
+    if (!poprt__mul_size((size_t)(p->N * t.g.ncb), (size_t)t.g.plane, &xb_n) ||
+        !poprt__mul_size((size_t)t.lanes, (size_t)t.tmp_floats, &tmp_n) ||
+        !(t.xb = poprt__kctx_scratch(k, xb_n * sizeof(float))) ||
+        !(t.tmp = poprt__kctx_scratch(k, tmp_n * sizeof(float))))
+        return oom(k);
+    poprt__kctx_parallel_for(k, p->N * t.g.ncb * t.Hp,
+                             grain_for(t.g.Wp * t.g.cb, 1 << 14), convb_block_task_fn, &t);
+    poprt__kctx_parallel_for(k, t.lanes, 1, convb_lane_fn, &t);
+    return POPRT_OK;
+}
+
+/* Packs W [M][C][KH][KW] for conv_blocked: per group of 64 output channels,
+ * [cbi][kh][kw][i][nb * 16], zero for channels past C and M. */
+static poprt_status convb_pack(const float *w, int64_t M, int64_t C, int64_t KH, int64_t KW,
+                               void **state, size_t *size)
+{
+    const int64_t cb = convb_cb(C), ncb = C / cb;
+    const int64_t n_og = ceil_div(M, CONVB_GROUP);
+    const int64_t w_group = ncb * KH * KW * cb * CONVB_GROUP; /* floats, the last may use fewer */
+    const size_t total = CONV_PACK_HEADER + (size_t)(n_og * w_group) * sizeof(float);
+    unsigned char *blob = poprt__aligned_alloc(total);
+    if (!blob)
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory packing Conv weights");
+    memset(blob, 0, total);
+    uint64_t h[8] = {CONV_BLOCKED_MAGIC, (uint64_t)M, (uint64_t)C, (uint64_t)KH,
+                     (uint64_t)KW, (uint64_t)w_group, 0, 0};
+    memcpy(blob, h, sizeof h);
+    float *dst = (float *)(blob + CONV_PACK_HEADER);
+    for (int64_t og = 0; og < n_og; og++) {
+        const int64_t oc0 = og * CONVB_GROUP;
+        const int64_t mc = M - oc0 < CONVB_GROUP ? M - oc0 : CONVB_GROUP;
+        const int64_t width = ceil_div(mc, 16) * 16;
+        float *wg = dst + og * w_group;
+        for (int64_t cbi = 0; cbi < ncb; cbi++)
+            for (int64_t kh = 0; kh < KH; kh++)
+                for (int64_t kw = 0; kw < KW; kw++)
+                    for (int64_t i = 0; i < cb; i++) {
+                        float *o = wg + (((cbi * KH + kh) * KW + kw) * cb + i) * width;
+                        for (int64_t m = 0; m < mc; m++)
+                            o[m] = w[(((oc0 + m) * C + cbi * cb + i) * KH + kh) * KW + kw];
+                    }
+    }
+    *state = blob;
+    *size = total;
+    return POPRT_OK;
+}
+
 static poprt_status conv_f32(poprt__kctx *k, const conv_plan *p, const float *x, const float *w,
                              const float *b, float *y)
 {
@@ -1522,6 +1733,18 @@ static poprt_status conv_f32(poprt__kctx *k, const conv_plan *p, const float *x,
     const int pointwise = g->k_sz == 1 && g->s[0] == 1 && g->s[1] == 1 && g->s[2] == 1 &&
                           g->pb[0] == 0 && g->pb[1] == 0 && g->pb[2] == 0 && g->pe[0] == 0 &&
                           g->pe[1] == 0 && g->pe[2] == 0;
+    if (k->state && k->state_size >= CONV_PACK_HEADER) {
+        uint64_t h[8];
+        memcpy(h, k->state, sizeof h);
+        /* packed for another CPU (an executable file): the paths below */
+        if (h[0] == CONV_BLOCKED_MAGIC && h[1] == (uint64_t)p->M && h[2] == (uint64_t)p->C &&
+            h[3] == (uint64_t)g->k[1] && h[4] == (uint64_t)g->k[2] &&
+            convb_fits(g, p->G) && convb_usable() &&
+            (uint64_t)ceil_div(p->M, CONVB_GROUP) <= (k->state_size - CONV_PACK_HEADER) / sizeof(float) / (h[5] ? h[5] : 1))
+            return conv_blocked(k, p, x, b,
+                                (const float *)((const unsigned char *)k->state + CONV_PACK_HEADER),
+                                (int64_t)h[5], y);
+    }
     if (k->state && k->state_size >= CONV_PACK_HEADER) {
         uint64_t h[4];
         memcpy(h, k->state, sizeof h);
@@ -1681,6 +1904,19 @@ poprt_status poprt__ref_conv_prepare(poprt__prep_ctx *c, void **state, size_t *s
         return POPRT_OK; /* depthwise, or shapes the GEMM hands to the reference */
     const poprt__type *xt = c->in[0].type;
     const poprt__sgemm_variant *v = conv_variant(Mg, out_sz); /* direct and tiled paths */
+    if (xt && xt->rank == 4 && wt->rank == 4 && G == 1 && convb_usable()) {
+        int64_t in_sp[2] = {xt->dims[2].value, xt->dims[3].value};
+        int64_t ker[2] = {wt->dims[2].value, wt->dims[3].value};
+        poprt__nn_geom gg;
+        geom3 g3;
+        /* 1x1 convs stay on the GEMM paths: with no taps to share the
+         * input's blocking and the output's transposition, those cost more
+         * than they save (resnet50's 1x1 convs 0.85x slower blocked) */
+        if (in_sp[0] > 0 && in_sp[1] > 0 &&
+            poprt__nn_window_geom(c->node, 2, in_sp, ker, 0, &gg) == POPRT_OK && lift3(&gg, &g3) &&
+            convb_fits(&g3, G) && g3.k_sz > 1)
+            return convb_pack(c->in[1].data, M, Cg, ker[0], ker[1], state, size);
+    }
     if (wt->rank <= 4 && conv_trans_fits(G, M, Kc, out_sz)) {
         /* small images: W^T as the GEMM's pre-packed B operand */
         const size_t per = (poprt__sgemm_pack_b_size(NULL, Kc, M) + 63) & ~(size_t)63;

@@ -1,0 +1,78 @@
+/* Blocked direct convolution (AVX-512), the layout ONNX Runtime calls
+ * NCHWc: channels are kept in blocks of CB (16, or all of them when a conv
+ * has fewer than 16 input channels), so the CB values of one position are
+ * one contiguous run.
+ *
+ *   input   xb[cbi][hp][wp][i]      the zero-padded input, block cbi holds
+ *                                   channels cbi*CB + i (zero past C)
+ *   weights wb[og][cbi][kh][kw][i][nb*16 + o]
+ *                                   per group og of up to 4 blocks of 16
+ *                                   output channels (nb = blocks in it)
+ *   output  a run of positions of a group: out[n][q][16], n < nb
+ *
+ * An output tile is up to 6 consecutive positions of the plane x nb blocks of
+ * 16 output channels: 24 zmm accumulators, started from the bias. For each
+ * input channel of a block and each tap, nb weight vectors are loaded and
+ * each position's input value is broadcast against them, so every
+ * accumulator gets one FMA per (channel, tap): sum over c of cbi-major,
+ * then kh, kw, i, in that order (the same order for every thread count and
+ * every tile, so results do not depend on how the work is split). */
+#ifndef POPRT_X86_CONV_BLOCKED_H
+#define POPRT_X86_CONV_BLOCKED_H
+
+#include <stdint.h>
+
+typedef struct poprt__convb_geom {
+    int64_t cb;    /* channels per input block: 1..16 */
+    int64_t ncb;   /* input blocks */
+    int64_t Wp;    /* padded input row pitch, in positions */
+    int64_t plane; /* floats between input blocks (Hp * Wp * cb) */
+    int64_t KH, KW, sh, sw, dh, dw;
+    int64_t OW;
+} poprt__convb_geom;
+
+/* Output positions [q0, q1) of the plane (q = oh * OW + ow) for one group
+ * of nb (1..4) output blocks, summing input blocks [c0, c1) only: x is the
+ * image's blocked input (block 0, padded row 0, column 0), w the group's
+ * packed weights, bias nb*16 values (zero-padded) or NULL. out[n][q - q0][16]
+ * starts from the bias (acc_in 0) or from its own values (acc_in 1: the
+ * partial sums of the blocks before c0), so a caller can sum the blocks a
+ * few at a time while their weights stay in L1. */
+void poprt__convb_run_avx512(const float *x, const float *w, const float *bias, int nb,
+                             const poprt__convb_geom *g, int64_t q0, int64_t q1, int64_t c0,
+                             int64_t c1, int acc_in, float *out);
+
+/* dst[i * dpitch + j] = src[j * 16 + i] for i < rows (<= 16), j < n: a
+ * blocked run back to channel rows (the output of poprt__convb_run_avx512,
+ * one block at a time). */
+void poprt__convb_unblock_avx512(const float *src, int64_t n, int rows, float *dst,
+                                 int64_t dpitch);
+
+/* dst[j * 16 + i] = src[i * spitch + j] for j < n, i < 16, with rows
+ * i >= rows read as zeros: 16 channel rows into a blocked run. */
+void poprt__convb_block_avx512(const float *src, int64_t spitch, int rows, int64_t n,
+                               float *dst);
+
+#if !defined(__x86_64__)
+/* other CPUs: never called (callers check for AVX-512 first) */
+static inline void poprt__convb_run_avx512(const float *x, const float *w, const float *bias,
+                                           int nb, const poprt__convb_geom *g, int64_t q0,
+                                           int64_t q1, int64_t c0, int64_t c1, int acc_in,
+                                           float *out)
+{
+    (void)x, (void)w, (void)bias, (void)nb, (void)g, (void)q0, (void)q1, (void)c0, (void)c1,
+        (void)acc_in, (void)out;
+}
+static inline void poprt__convb_unblock_avx512(const float *src, int64_t n, int rows,
+                                               float *dst, int64_t dpitch)
+{
+    (void)src, (void)n, (void)rows, (void)dst, (void)dpitch;
+}
+static inline void poprt__convb_block_avx512(const float *src, int64_t spitch, int rows,
+                                             int64_t n, float *dst)
+{
+    (void)src, (void)spitch, (void)rows, (void)n, (void)dst;
+}
+#endif
+
+#endif

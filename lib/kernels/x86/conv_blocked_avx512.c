@@ -1,0 +1,168 @@
+/* Blocked direct convolution, AVX-512 (see conv_blocked.h). */
+#include <immintrin.h>
+#include <string.h>
+#include "kernels/x86/conv_blocked.h"
+
+#define INLINE static inline __attribute__((always_inline))
+#define TILE_R 6 /* output positions per tile: 6 x 4 accumulators + 4 weights */
+
+/* Positions q .. q+R-1 of the output plane (row-major, any rows) x NB
+ * output blocks, over input blocks [c0, c1): acc starts from out (acc) or
+ * from the bias, gets every (block, kh, kw, i) term, and is stored to out.
+ * R and NB are constants at every call, so the accumulators live in
+ * registers; storing and reloading partial sums between calls is exact. */
+INLINE void tile(const float *x, const float *w, const float *bias, const int R, const int NB,
+                 const poprt__convb_geom *g, int64_t q, int64_t c0, int64_t c1, int acc_in,
+                 float *out, int64_t ldo)
+{
+    __m512 acc[TILE_R][4];
+    const int64_t cb = g->cb;
+    int64_t off[TILE_R];
+    {
+        /* one division per tile (the others would cost more than the
+         * FMAs of a small conv's tile) */
+        int64_t oh = q / g->OW, ow = q - oh * g->OW;
+#pragma GCC unroll 6
+        for (int r = 0; r < R; r++) {
+            off[r] = (oh * g->sh * g->Wp + ow * g->sw) * cb;
+            if (++ow == g->OW) {
+                ow = 0;
+                oh++;
+            }
+        }
+    }
+#pragma GCC unroll 4
+    for (int n = 0; n < NB; n++) {
+        const __m512 b = bias ? _mm512_loadu_ps(bias + n * 16) : _mm512_setzero_ps();
+#pragma GCC unroll 6
+        for (int r = 0; r < R; r++)
+            acc[r][n] = acc_in ? _mm512_loadu_ps(out + (n * ldo + r) * 16) : b;
+    }
+    const float *wp = w + c0 * g->KH * g->KW * cb * NB * 16;
+    for (int64_t c = c0; c < c1; c++) {
+        const float *xc = x + c * g->plane;
+        for (int64_t kh = 0; kh < g->KH; kh++) {
+            const float *xh = xc + kh * g->dh * g->Wp * cb;
+            for (int64_t kw = 0; kw < g->KW; kw++) {
+                const float *xp = xh + kw * g->dw * cb;
+#pragma GCC unroll 2
+                for (int64_t i = 0; i < cb; i++) {
+                    __m512 wv[4];
+#pragma GCC unroll 4
+                    for (int n = 0; n < NB; n++)
+                        wv[n] = _mm512_loadu_ps(wp + n * 16);
+                    wp += NB * 16;
+#pragma GCC unroll 6
+                    for (int r = 0; r < R; r++) {
+                        const __m512 xv = _mm512_set1_ps(xp[off[r] + i]);
+#pragma GCC unroll 4
+                        for (int n = 0; n < NB; n++)
+                            acc[r][n] = _mm512_fmadd_ps(wv[n], xv, acc[r][n]);
+                    }
+                }
+            }
+        }
+    }
+#pragma GCC unroll 4
+    for (int n = 0; n < NB; n++)
+#pragma GCC unroll 6
+        for (int r = 0; r < R; r++)
+            _mm512_storeu_ps(out + (n * ldo + r) * 16, acc[r][n]);
+}
+
+#define RUN_NB(NB)                                                                           \
+    static void run_##NB(const float *x, const float *w, const float *bias,                 \
+                         const poprt__convb_geom *g, int64_t q0, int64_t q1, int64_t c0,     \
+                         int64_t c1, int acc_in, float *out)                                 \
+    {                                                                                        \
+        const int64_t ldo = q1 - q0;                                                         \
+        int64_t q = q0;                                                                      \
+        for (; q + TILE_R <= q1; q += TILE_R)                                                \
+            tile(x, w, bias, TILE_R, NB, g, q, c0, c1, acc_in, out + (q - q0) * 16, ldo);    \
+        float *o = out + (q - q0) * 16;                                                      \
+        switch (q1 - q) {                                                                    \
+        case 5: tile(x, w, bias, 5, NB, g, q, c0, c1, acc_in, o, ldo); break;                \
+        case 4: tile(x, w, bias, 4, NB, g, q, c0, c1, acc_in, o, ldo); break;                \
+        case 3: tile(x, w, bias, 3, NB, g, q, c0, c1, acc_in, o, ldo); break;                \
+        case 2: tile(x, w, bias, 2, NB, g, q, c0, c1, acc_in, o, ldo); break;                \
+        case 1: tile(x, w, bias, 1, NB, g, q, c0, c1, acc_in, o, ldo); break;                \
+        default: break;                                                                      \
+        }                                                                                    \
+    }
+RUN_NB(1)
+RUN_NB(2)
+RUN_NB(3)
+RUN_NB(4)
+
+void poprt__convb_run_avx512(const float *x, const float *w, const float *bias, int nb,
+                             const poprt__convb_geom *g, int64_t q0, int64_t q1, int64_t c0,
+                             int64_t c1, int acc_in, float *out)
+{
+    switch (nb) {
+    case 1: run_1(x, w, bias, g, q0, q1, c0, c1, acc_in, out); break;
+    case 2: run_2(x, w, bias, g, q0, q1, c0, c1, acc_in, out); break;
+    case 3: run_3(x, w, bias, g, q0, q1, c0, c1, acc_in, out); break;
+    default: run_4(x, w, bias, g, q0, q1, c0, c1, acc_in, out); break;
+    }
+}
+
+/* In-register 16x16 transpose: r[c] becomes column c of the rows. */
+INLINE void tr16(__m512 r[16])
+{
+    __m512 t[16];
+    for (int i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 4; i++) {
+        const __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 2]);
+        const __m512d c = _mm512_castps_pd(t[4 * i + 1]), d = _mm512_castps_pd(t[4 * i + 3]);
+        r[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, b));
+        r[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, b));
+        r[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(c, d));
+        r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(c, d));
+    }
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 4; j++) {
+            t[8 * i + j] = _mm512_shuffle_f32x4(r[8 * i + j], r[8 * i + 4 + j], 0x88);
+            t[8 * i + 4 + j] = _mm512_shuffle_f32x4(r[8 * i + j], r[8 * i + 4 + j], 0xdd);
+        }
+    for (int j = 0; j < 8; j++) {
+        r[j] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0x88);
+        r[j + 8] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0xdd);
+    }
+}
+
+void poprt__convb_unblock_avx512(const float *src, int64_t n, int rows, float *dst,
+                                 int64_t dpitch)
+{
+    int64_t j = 0;
+    for (; j + 16 <= n; j += 16) {
+        __m512 r[16];
+        for (int k = 0; k < 16; k++)
+            r[k] = _mm512_loadu_ps(src + (j + k) * 16);
+        tr16(r);
+        for (int c = 0; c < rows; c++)
+            _mm512_storeu_ps(dst + c * dpitch + j, r[c]);
+    }
+    for (; j < n; j++)
+        for (int c = 0; c < rows; c++)
+            dst[c * dpitch + j] = src[j * 16 + c];
+}
+
+void poprt__convb_block_avx512(const float *src, int64_t spitch, int rows, int64_t n,
+                               float *dst)
+{
+    int64_t j = 0;
+    for (; j + 16 <= n; j += 16) {
+        __m512 r[16];
+        for (int k = 0; k < 16; k++)
+            r[k] = k < rows ? _mm512_loadu_ps(src + k * spitch + j) : _mm512_setzero_ps();
+        tr16(r);
+        for (int c = 0; c < 16; c++)
+            _mm512_storeu_ps(dst + (j + c) * 16, r[c]);
+    }
+    for (; j < n; j++)
+        for (int c = 0; c < 16; c++)
+            dst[j * 16 + c] = c < rows ? src[c * spitch + j] : 0.0f;
+}
