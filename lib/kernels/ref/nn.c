@@ -1507,10 +1507,11 @@ static poprt_status conv_trans(poprt__kctx *k, const conv_plan *p, int pointwise
 
 /* ---- blocked direct convolution (kernels/x86/conv_blocked.h) -----------------
  * The input is copied once into 16-channel blocks with its zero border
- * (xb[cbi][hp][wp][16]); each work item then computes one output row of one
- * group of up to 64 output channels with all channels and taps summed in
- * registers, and transposes it back into Y's channel rows, where the
- * epilogue runs while the rows are in cache. The weights are packed per
+ * (xb[cbi][hp][wp][cb]); each work item then computes a run of about 48
+ * output positions of one group of up to 64 output channels, summing a few
+ * input blocks at a time (their weights stay in L1), and transposes the run
+ * back into Y's channel rows, where the epilogue runs while the rows are in
+ * cache. The weights are packed per
  * group when the session is compiled. Used for 2-D convs with one group and
  * more than one tap, on CPUs with AVX-512; inputs whose channels are not a
  * multiple of 16 (3-channel stems) are blocked one channel per block. */
@@ -1536,8 +1537,7 @@ static int convb_usable(void)
 #endif
 }
 
-/* Blocked geometry of a 2-D conv: cb channels per block, zero-padded input
- * of Hp x Wp (only the rows and columns some tap reads). 0: not blocked. */
+/* Whether the blocked path can run a conv: 2-D (or 1-D), one group. */
 static int convb_fits(const geom3 *g, int64_t G)
 {
     return G == 1 && g->in[0] == 1 && g->k[0] == 1 && g->out[0] == 1 && g->out_sz >= 1;
@@ -1548,6 +1548,8 @@ static int convb_fits(const geom3 *g, int64_t G)
  * fit in L1 on their own). */
 static int64_t convb_cb(int64_t C) { return C % 16 == 0 ? 16 : 1; }
 
+/* Blocked geometry: cb channels per block, zero-padded input of Hp x Wp
+ * (only the rows and columns some tap reads). */
 static void convb_geom_of(const geom3 *g, int64_t C, poprt__convb_geom *cg, int64_t *Hp)
 {
     cg->cb = convb_cb(C);
@@ -1590,13 +1592,10 @@ static void convb_block_task_fn(void *ctx, int64_t r0, int64_t r1)
         memset(dst, 0, sizeof(float) * (size_t)(c0 * cb));
         memset(dst + c1 * cb, 0, sizeof(float) * (size_t)((Wp - c1) * cb));
         const float *src = t->x + (n * p->C + cbi * cb) * HW + ih * W + (c0 - pl);
-        if (cb == 16) {
+        if (cb == 16)
             poprt__convb_block_avx512(src, HW, 16, c1 - c0, dst + c0 * 16);
-        } else {
-            for (int64_t j = c0; j < c1; j++)
-                for (int64_t i = 0; i < cb; i++)
-                    dst[j * cb + i] = src[i * HW + (j - c0)];
-        }
+        else /* one channel per block: a padded copy of the row */
+            memcpy(dst + c0, src, sizeof(float) * (size_t)(c1 - c0));
     }
 }
 
@@ -1737,13 +1736,14 @@ static poprt_status conv_f32(poprt__kctx *k, const conv_plan *p, const float *x,
         uint64_t h[8];
         memcpy(h, k->state, sizeof h);
         /* packed for another CPU (an executable file): the paths below */
+        const uint64_t floats = (k->state_size - CONV_PACK_HEADER) / sizeof(float);
         if (h[0] == CONV_BLOCKED_MAGIC && h[1] == (uint64_t)p->M && h[2] == (uint64_t)p->C &&
-            h[3] == (uint64_t)g->k[1] && h[4] == (uint64_t)g->k[2] &&
-            convb_fits(g, p->G) && convb_usable() &&
-            (uint64_t)ceil_div(p->M, CONVB_GROUP) <= (k->state_size - CONV_PACK_HEADER) / sizeof(float) / (h[5] ? h[5] : 1))
-            return conv_blocked(k, p, x, b,
-                                (const float *)((const unsigned char *)k->state + CONV_PACK_HEADER),
-                                (int64_t)h[5], y);
+            h[3] == (uint64_t)g->k[1] && h[4] == (uint64_t)g->k[2] && h[5] > 0 &&
+            (uint64_t)ceil_div(p->M, CONVB_GROUP) <= floats / h[5] && convb_fits(g, p->G) &&
+            convb_usable()) {
+            const void *packed = (const unsigned char *)k->state + CONV_PACK_HEADER;
+            return conv_blocked(k, p, x, b, packed, (int64_t)h[5], y);
+        }
     }
     if (k->state && k->state_size >= CONV_PACK_HEADER) {
         uint64_t h[4];
