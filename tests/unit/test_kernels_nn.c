@@ -236,12 +236,13 @@ END_TEST
 /* The 2-D fast path (no Indices output) against the generic loop (the same
  * node with Indices): exact equality, on planes with NaN (generic semantics
  * for that plane) and -inf, widths that give whole 16-lane stride-2 blocks
- * and a tail, strides 1 and 2, kernels 2 and 3, with padding. */
+ * and a tail, strides 1, 2 and 3, kernels 1 to 5, with padding. */
 START_TEST(test_maxpool_fast_path)
 {
     static const struct {
         int64_t k, s, pad;
-    } cfg[] = {{3, 2, 1}, {2, 2, 0}, {3, 1, 1}, {3, 2, 0}};
+    } cfg[] = {{3, 2, 1}, {2, 2, 0}, {3, 1, 1}, {3, 2, 0}, {5, 2, 2}, {4, 2, 1}, {3, 3, 1},
+               {2, 1, 0}, {1, 2, 0}};
     enum { C = 3, H = 13, W = 71 };
     float *x = malloc(sizeof(float) * C * H * W);
     uint32_t seed = 7;

@@ -15,6 +15,7 @@
 #include "kernels/x86/sgemm.h"
 #include "kernels/x86/conv_dw.h"
 #include "kernels/x86/conv_blocked.h"
+#include "kernels/x86/pool.h"
 #include "kernels/x86/vmath.h"
 
 /* ======================================================================
@@ -2215,8 +2216,8 @@ static inline __attribute__((always_inline)) void mp_even16(const float *p, mp_v
 
 /* Compiled for each vector width the CPU may have and picked by the loader
  * from the CPU's features (POPRT_ISA does not cap it: max is exact, so every
- * clone gives the same result). Returns 0 (nothing written) when the plane
- * holds a NaN. */
+ * clone gives the same result). Returns 0 when a window holds a NaN; what it
+ * wrote is then overwritten by the generic loop. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
 __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
@@ -2225,12 +2226,9 @@ static int maxpool2d_plane(const geom3 *g, const float *xp, float *yp, float *ro
     const int64_t IH = g->in[1], IW = g->in[2], OH = g->out[1], OW = g->out[2];
     const int64_t KH = g->k[1], KW = g->k[2], SH = g->s[1], SW = g->s[2], PH = g->pb[1],
                   PW = g->pb[2], RW = maxpool2d_row(g);
-    /* blocks without an early exit, so the check vectorises */
+    /* NaN check over the rows the windows read (no early exit, so it
+     * vectorises; elements outside every window cannot reach the output) */
     int ok = 1;
-    for (int64_t i = 0; i < IH * IW; i++)
-        ok &= xp[i] == xp[i];
-    if (!ok)
-        return 0;
     /* max over the window rows, then over the columns of the -inf-bordered
      * row, both vectorisable */
     float *restrict r = rowmax;
@@ -2244,12 +2242,16 @@ static int maxpool2d_plane(const geom3 *g, const float *xp, float *yp, float *ro
             h1 = IH;
         float *restrict rm = r + PW;
         const float *restrict row0 = xp + h0 * IW;
-        for (int64_t w = 0; w < IW; w++)
+        for (int64_t w = 0; w < IW; w++) {
             rm[w] = row0[w];
+            ok &= row0[w] == row0[w];
+        }
         for (int64_t h = h0 + 1; h < h1; h++) {
             const float *restrict row = xp + h * IW;
-            for (int64_t w = 0; w < IW; w++)
+            for (int64_t w = 0; w < IW; w++) {
                 rm[w] = row[w] > rm[w] ? row[w] : rm[w];
+                ok &= row[w] == row[w];
+            }
         }
         float *restrict yr = yp + oh * OW;
         int64_t ow0 = 0;
@@ -2278,7 +2280,7 @@ static int maxpool2d_plane(const geom3 *g, const float *xp, float *yp, float *ro
             }
         }
     }
-    return 1;
+    return ok;
 }
 
 static void pool_task_fn(void *ctx, int64_t q0, int64_t q1);
@@ -2286,16 +2288,24 @@ static void pool_task_fn(void *ctx, int64_t q0, int64_t q1);
 typedef struct maxpool2d_task {
     const pool_task *pool; /* the generic loop, for planes holding a NaN */
     float *scratch;        /* one row per chunk start: indexed by plane */
+    int64_t row;           /* floats per row */
+    int avx512;            /* poprt__maxpool2d_plane_avx512 */
+    poprt__maxpool2d_geom xg;
 } maxpool2d_task;
 
 static void maxpool2d_task_fn(void *ctx, int64_t q0, int64_t q1)
 {
     const maxpool2d_task *t = ctx;
     const geom3 *g = &t->pool->g;
-    float *rowmax = t->scratch + q0 * maxpool2d_row(g);
-    for (int64_t q = q0; q < q1; q++)
-        if (!maxpool2d_plane(g, t->pool->x + q * g->in_sz, t->pool->y + q * g->out_sz, rowmax))
+    float *rowmax = t->scratch + q0 * t->row;
+    for (int64_t q = q0; q < q1; q++) {
+        const float *xp = t->pool->x + q * g->in_sz;
+        float *yp = t->pool->y + q * g->out_sz;
+        const int ok = t->avx512 ? poprt__maxpool2d_plane_avx512(&t->xg, xp, yp, rowmax)
+                                 : maxpool2d_plane(g, xp, yp, rowmax);
+        if (!ok)
             pool_task_fn((void *)t->pool, q, q + 1);
+    }
 }
 
 static void pool_task_fn(void *ctx, int64_t q0, int64_t q1)
@@ -2426,8 +2436,12 @@ static poprt_status pool_run(poprt__kctx *k, int kind)
     for (int a = 1; fast && a < 3; a++)
         fast = t.g.pb[a] < t.g.k[a] && t.g.pe[a] < t.g.k[a];
     if (fast) {
-        maxpool2d_task mt = {&t, poprt__kctx_scratch(k, (size_t)(planes * maxpool2d_row(&t.g)) *
-                                                            sizeof(float))};
+        maxpool2d_task mt = {&t, NULL, maxpool2d_row(&t.g), convb_usable(),
+                             {t.g.in[1], t.g.in[2], t.g.out[1], t.g.out[2], t.g.k[1], t.g.k[2],
+                              t.g.s[1], t.g.s[2], t.g.pb[1], t.g.pb[2]}};
+        if (mt.avx512)
+            mt.row = poprt__maxpool2d_row_floats(&mt.xg);
+        mt.scratch = poprt__kctx_scratch(k, (size_t)(planes * mt.row) * sizeof(float));
         if (!mt.scratch)
             return oom(k);
         poprt__kctx_parallel_for(k, planes, grain_for(t.g.out_sz * t.g.k_sz, 1 << 14),
