@@ -5,7 +5,10 @@
  * bias. Weights are packed by the op's prepare() as a session would.
  * The cases cover the blocked direct convolution (kernels/x86/conv_blocked.h)
  * too, which takes every 2-D single-group conv with more than one tap on
- * CPUs with AVX-512 (elsewhere those cases run the other paths).
+ * CPUs with AVX-512 (elsewhere those cases run the other paths); those with
+ * channels not a multiple of 16, column stride 1 or 2 and at least 16
+ * output columns take its row tiles (the stems, the odd-channel and
+ * dilated cases, the "rows" ones).
  * Tolerance: 1e-4 relative to the sum of |terms| (K up to 4608), and
  * results with 1 and 2 threads must be bit-identical. Then the ai.poprt
  * FusedConv kernel (each activation, with and without a residual) against
@@ -272,6 +275,8 @@ static const conv_case cases[] = {
     {2, 48, 80, 1, 17, 15, 5, 5, 2, 1, 2, 1, 4, 2, 3, 1, 1},    /* blocked: strides, dilations, pads differ */
     {1, 24, 70, 1, 26, 29, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0},    /* blocked, one channel per block */
     {1, 16, 16, 1, 1, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},      /* blocked, one output position */
+    {2, 5, 75, 1, 19, 50, 3, 3, 2, 2, 1, 2, 1, 2, 0, 3, 0},     /* rows: N=2, dilated s2, M = 64 + 11 */
+    {1, 3, 64, 1, 35, 38, 3, 3, 2, 2, 1, 1, 0, 0, 0, 0, 1},     /* rows: stem 3x3 s2, odd width */
 };
 
 static double act_ref(const char *act, double v, double a, double b)
@@ -300,6 +305,7 @@ static const conv_case fused_cases[] = {
     {2, 16, 16, 16, 19, 21, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0}, /* depthwise */
     {1, 32, 20, 1, 9, 11, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1},   /* 1x1: plain GEMM */
     {1, 40, 128, 1, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},   /* transposed GEMM */
+    {1, 5, 21, 1, 18, 45, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},   /* rows, M not a multiple of 8 */
 };
 
 START_TEST(test_fused_conv_kernel)

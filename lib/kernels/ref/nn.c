@@ -1554,6 +1554,7 @@ static int64_t convb_cb(int64_t C) { return C % 16 == 0 ? 16 : 1; }
 static void convb_geom_of(const geom3 *g, int64_t C, poprt__convb_geom *cg, int64_t *Hp)
 {
     cg->cb = convb_cb(C);
+    cg->split = 0;
     cg->ncb = C / cg->cb;
     cg->KH = g->k[1];
     cg->KW = g->k[2];
@@ -1590,11 +1591,21 @@ static void convb_block_task_fn(void *ctx, int64_t r0, int64_t r1)
             memset(dst, 0, sizeof(float) * (size_t)(Wp * cb));
             continue;
         }
-        memset(dst, 0, sizeof(float) * (size_t)(c0 * cb));
-        memset(dst + c1 * cb, 0, sizeof(float) * (size_t)((Wp - c1) * cb));
+        if (cg->split) /* the border columns are spread over the row */
+            memset(dst, 0, sizeof(float) * (size_t)Wp);
+        else {
+            memset(dst, 0, sizeof(float) * (size_t)(c0 * cb));
+            memset(dst + c1 * cb, 0, sizeof(float) * (size_t)((Wp - c1) * cb));
+        }
         const float *src = t->x + (n * p->C + cbi * cb) * HW + ih * W + (c0 - pl);
         if (cb == 16)
             poprt__convb_block_avx512(src, HW, 16, c1 - c0, dst + c0 * 16);
+        else if (cg->split) { /* even columns, then odd ones */
+            const int64_t a = c0 & 1; /* src[a] is the first even column */
+            poprt__convb_even_avx512(src + a, (c1 - c0 - a + 1) / 2, dst + ((c0 + a) >> 1));
+            poprt__convb_even_avx512(src + !a, (c1 - c0 - !a + 1) / 2,
+                                     dst + cg->split + ((c0 + !a) >> 1));
+        }
         else /* one channel per block: a padded copy of the row */
             memcpy(dst + c0, src, sizeof(float) * (size_t)(c1 - c0));
     }
@@ -1648,12 +1659,69 @@ static void convb_lane_fn(void *ctx, int64_t l0, int64_t l1)
     }
 }
 
+/* One channel per block with column stride 1 or 2 and rows of at least 16
+ * columns: whole output rows straight into place
+ * (poprt__convb_rows_avx512). Items: image-major, then group, then row. */
+static int convb_by_rows(const poprt__convb_geom *cg)
+{
+    return cg->cb == 1 && (cg->sw == 1 || cg->sw == 2) && cg->OW >= 16;
+}
+
+static void convb_rows_lane_fn(void *ctx, int64_t l0, int64_t l1)
+{
+    const convb_job *t = ctx;
+    const conv_plan *p = t->p;
+    const poprt__convb_geom *cg = &t->g;
+    const int64_t OH = p->g.out[1], OHW = p->g.out_sz;
+    float bias[CONVB_GROUP];
+    /* a lone Relu is applied in the tiles' registers */
+    const int relu = p->act == CONV_ACT_RELU && !p->z;
+    for (int64_t l = l0; l < l1; l++) {
+        const int64_t i0 = l * t->items / t->lanes, i1 = (l + 1) * t->items / t->lanes;
+        for (int64_t it = i0; it < i1; it++) {
+            const int64_t oh = it % OH, og = (it / OH) % t->n_og, n = it / OH / t->n_og;
+            const int64_t oc0 = og * CONVB_GROUP;
+            const int64_t mc = p->M - oc0 < CONVB_GROUP ? p->M - oc0 : CONVB_GROUP;
+            if (t->b) {
+                memset(bias, 0, sizeof bias);
+                memcpy(bias, t->b + oc0, sizeof(float) * (size_t)mc);
+            }
+            float *yr = t->y + (n * p->M + oc0) * OHW + oh * cg->OW;
+            poprt__convb_rows_avx512(t->xb + n * cg->ncb * cg->plane, t->w + og * t->w_group,
+                                     ceil_div(mc, 16) * 16, t->b ? bias : NULL, mc, cg, oh, relu,
+                                     yr, OHW);
+            if (conv_has_epilogue(p) && !relu)
+                for (int64_t m = 0; m < mc; m++)
+                    conv_epilogue(p, t->y, yr + m * OHW - t->y, cg->OW);
+        }
+    }
+}
+
 static poprt_status conv_blocked(poprt__kctx *k, const conv_plan *p, const float *x,
                                  const float *b, const float *w, int64_t w_group, float *y)
 {
     const geom3 *g = &p->g;
     convb_job t = {.p = p, .x = x, .b = b, .w = w, .y = y, .w_group = w_group};
     convb_geom_of(g, p->C, &t.g, &t.Hp);
+    if (convb_by_rows(&t.g)) {
+        if (t.g.sw == 2)
+            t.g.split = (t.g.Wp + 1) / 2;
+        /* the row tiles read up to 31 floats past the last plane */
+        enum { SLACK = 32 };
+        size_t xb_n;
+        if (!poprt__mul_size((size_t)(p->N * t.g.ncb), (size_t)t.g.plane, &xb_n) ||
+            xb_n > SIZE_MAX / sizeof(float) - SLACK ||
+            !(t.xb = poprt__kctx_scratch(k, (xb_n + SLACK) * sizeof(float))))
+            return oom(k);
+        memset(t.xb + xb_n, 0, SLACK * sizeof(float));
+        t.n_og = ceil_div(p->M, CONVB_GROUP);
+        t.items = p->N * t.n_og * g->out[1];
+        t.lanes = t.items < CONV_LANES ? t.items : CONV_LANES;
+        poprt__kctx_parallel_for(k, p->N * t.g.ncb * t.Hp, grain_for(t.g.Wp, 1 << 14),
+                                 convb_block_task_fn, &t);
+        poprt__kctx_parallel_for(k, t.lanes, 1, convb_rows_lane_fn, &t);
+        return POPRT_OK;
+    }
     t.n_og = ceil_div(p->M, CONVB_GROUP);
     /* chunks of about CONVB_CHUNK positions, in whole tiles */
     const int64_t nch = ceil_div(g->out_sz, CONVB_CHUNK);

@@ -29,6 +29,8 @@ typedef struct poprt__convb_geom {
     int64_t plane; /* floats between input blocks (Hp * Wp * cb) */
     int64_t KH, KW, sh, sw, dh, dw;
     int64_t OW;
+    int64_t split; /* rows path, column stride 2: each padded row holds its
+                    * even columns, then from `split` on its odd ones */
 } poprt__convb_geom;
 
 /* Output positions [q0, q1) of the plane (q = oh * OW + ow) for one group
@@ -53,7 +55,38 @@ void poprt__convb_unblock_avx512(const float *src, int64_t n, int rows, float *d
 void poprt__convb_block_avx512(const float *src, int64_t spitch, int rows, int64_t n,
                                float *dst);
 
+/* Output row oh of mc (<= 64) channels of one group straight into their
+ * rows, for one channel per block (cb 1) and column stride 1 or 2: a tile
+ * is up to 2 vectors of 16 consecutive columns x 8 channels, so no
+ * transposition is needed. For stride 2 the padded rows are split into
+ * even and odd columns (g->split), so every tap's columns are one
+ * contiguous run. x: the image's padded planes, followed by at
+ * least 32 readable floats; w: the group's packed weights, wpitch floats
+ * per (channel, kh, kw); bias: the group's (zero-padded to 8) or NULL;
+ * relu: store max(0, sum) (as the Relu kernel computes it); y: the group's
+ * first channel at row oh, column 0; ldy: floats between channel planes.
+ * Sums in the same order as poprt__convb_run_avx512. */
+void poprt__convb_rows_avx512(const float *x, const float *w, int64_t wpitch, const float *bias,
+                              int64_t mc, const poprt__convb_geom *g, int64_t oh, int relu,
+                              float *y, int64_t ldy);
+
+/* dst[i] = src[2 * i] for i < n (reads src[0 .. 2n - 2] only): one phase
+ * of a row split into even and odd columns. */
+void poprt__convb_even_avx512(const float *src, int64_t n, float *dst);
+
 #if !defined(__x86_64__)
+static inline void poprt__convb_even_avx512(const float *src, int64_t n, float *dst)
+{
+    (void)src, (void)n, (void)dst;
+}
+static inline void poprt__convb_rows_avx512(const float *x, const float *w, int64_t wpitch,
+                                            const float *bias, int64_t mc,
+                                            const poprt__convb_geom *g, int64_t oh, int relu,
+                                            float *y, int64_t ldy)
+{
+    (void)x, (void)w, (void)wpitch, (void)bias, (void)mc, (void)g, (void)oh, (void)relu, (void)y,
+        (void)ldy;
+}
 /* other CPUs: never called (callers check for AVX-512 first) */
 static inline void poprt__convb_run_avx512(const float *x, const float *w, const float *bias,
                                            int nb, const poprt__convb_geom *g, int64_t q0,

@@ -166,3 +166,122 @@ void poprt__convb_block_avx512(const float *src, int64_t spitch, int rows, int64
         for (int c = 0; c < 16; c++)
             dst[j * 16 + c] = c < rows ? src[c * spitch + j] : 0.0f;
 }
+
+/* ---- one-channel blocks: output rows in place (see conv_blocked.h) ---- */
+
+#define ROWS_CH 8 /* output channels per tile */
+#define ROWS_R 2  /* vectors of 16 columns per tile (3 would spill registers) */
+
+/* Lanes of the output vector at column ow of a row of OW columns. */
+INLINE __mmask16 row_lanes(int64_t ow, int64_t OW)
+{
+    return OW - ow >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (OW - ow)) - 1u);
+}
+
+/* R (<= ROWS_R) vectors of 16 consecutive output columns from ow x ROWS_CH
+ * channels from cs of output row oh: acc starts from the bias and gets
+ * every (channel, kh, kw) term in that order; S (1 or 2) is the column
+ * stride. Lanes past the row read the columns after it (the buffer has
+ * room) and are not stored. */
+INLINE void rows_tile(const float *x, const float *w, int64_t wpitch, const float *bias,
+                      const int R, const int S, const poprt__convb_geom *g, int64_t oh,
+                      int64_t ow, int64_t cs, int64_t mc, int relu, float *y, int64_t ldy)
+{
+    __m512 acc[ROWS_R][ROWS_CH];
+#pragma GCC unroll 8
+    for (int j = 0; j < ROWS_CH; j++) {
+        const __m512 b = _mm512_set1_ps(bias ? bias[cs + j] : 0.0f);
+#pragma GCC unroll 3
+        for (int r = 0; r < R; r++)
+            acc[r][j] = b;
+    }
+    const float *xr = x + oh * g->sh * g->Wp + ow;
+    const float *wt = w + cs;
+    for (int64_t c = 0; c < g->ncb; c++) {
+        for (int64_t kh = 0; kh < g->KH; kh++) {
+            const float *xh = xr + c * g->plane + kh * g->dh * g->Wp;
+            for (int64_t kw = 0; kw < g->KW; kw++) {
+                /* column (ow + i) * S + kw * dw of the padded row */
+                const int64_t col = kw * g->dw;
+                const float *xp = S == 1 ? xh + col : xh + (col & 1 ? g->split : 0) + (col >> 1);
+                __m512 v[ROWS_R];
+#pragma GCC unroll 3
+                for (int r = 0; r < R; r++)
+                    v[r] = _mm512_loadu_ps(xp + 16 * r);
+#pragma GCC unroll 8
+                for (int j = 0; j < ROWS_CH; j++) {
+                    const __m512 wv = _mm512_set1_ps(wt[j]);
+#pragma GCC unroll 3
+                    for (int r = 0; r < R; r++)
+                        acc[r][j] = _mm512_fmadd_ps(v[r], wv, acc[r][j]);
+                }
+                wt += wpitch;
+            }
+        }
+    }
+    if (relu)
+#pragma GCC unroll 8
+        for (int j = 0; j < ROWS_CH; j++)
+#pragma GCC unroll 3
+            for (int r = 0; r < R; r++)
+                acc[r][j] = _mm512_max_ps(_mm512_setzero_ps(), acc[r][j]);
+    __mmask16 lanes[ROWS_R];
+#pragma GCC unroll 3
+    for (int r = 0; r < R; r++)
+        lanes[r] = row_lanes(ow + 16 * r, g->OW);
+    float *yo = y + cs * ldy + ow;
+    if (mc - cs >= ROWS_CH) {
+        /* all channels: unrolled, so acc stays in registers */
+#pragma GCC unroll 8
+        for (int j = 0; j < ROWS_CH; j++)
+#pragma GCC unroll 3
+            for (int r = 0; r < R; r++)
+                _mm512_mask_storeu_ps(yo + j * ldy + 16 * r, lanes[r], acc[r][j]);
+    } else {
+#pragma GCC unroll 8
+        for (int j = 0; j < ROWS_CH; j++)
+            if (j < mc - cs)
+#pragma GCC unroll 3
+                for (int r = 0; r < R; r++)
+                    _mm512_mask_storeu_ps(yo + j * ldy + 16 * r, lanes[r], acc[r][j]);
+    }
+}
+
+#define ROWS_S(S)                                                                            \
+    static void rows_s##S(const float *x, const float *w, int64_t wpitch, const float *bias, \
+                          const poprt__convb_geom *g, int64_t oh, int64_t mc, int relu,      \
+                          float *y, int64_t ldy)                                             \
+    {                                                                                        \
+        for (int64_t cs = 0; cs < mc; cs += ROWS_CH) {                                       \
+            int64_t ow = 0;                                                                  \
+            for (; ow + 16 < g->OW; ow += 32)                                                \
+                rows_tile(x, w, wpitch, bias, 2, S, g, oh, ow, cs, mc, relu, y, ldy);        \
+            if (ow < g->OW)                                                                  \
+                rows_tile(x, w, wpitch, bias, 1, S, g, oh, ow, cs, mc, relu, y, ldy);              \
+        }                                                                                    \
+    }
+ROWS_S(1)
+ROWS_S(2)
+
+void poprt__convb_rows_avx512(const float *x, const float *w, int64_t wpitch, const float *bias,
+                              int64_t mc, const poprt__convb_geom *g, int64_t oh, int relu,
+                              float *y, int64_t ldy)
+{
+    if (g->sw == 1)
+        rows_s1(x, w, wpitch, bias, g, oh, mc, relu, y, ldy);
+    else
+        rows_s2(x, w, wpitch, bias, g, oh, mc, relu, y, ldy);
+}
+
+void poprt__convb_even_avx512(const float *src, int64_t n, float *dst)
+{
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26,
+                                           28, 30);
+    int64_t i = 0;
+    /* src[2i + 31] is read only while it is at most src[2n - 2] */
+    for (; 2 * i + 32 <= 2 * n - 1; i += 16)
+        _mm512_storeu_ps(dst + i, _mm512_permutex2var_ps(_mm512_loadu_ps(src + 2 * i), even,
+                                                         _mm512_loadu_ps(src + 2 * i + 16)));
+    for (; i < n; i++)
+        dst[i] = src[2 * i];
+}
