@@ -728,6 +728,10 @@ typedef struct conv_plan {
 
 static int conv_has_epilogue(const conv_plan *p) { return p->act != CONV_ACT_NONE || p->z; }
 
+/* The epilogue is a Relu alone: the AVX-512 paths apply it (max(0, v), as
+ * the Relu kernel computes it) while storing their results. */
+static int conv_lone_relu(const conv_plan *p) { return p->act == CONV_ACT_RELU && !p->z; }
+
 /* y[off + i] = act(y[off + i] + z[off + i]) for i < n: run on each output
  * block right after it is written, while it is in cache. The vectorised
  * functions of the Add and activation kernels, so results match the unfused
@@ -1442,11 +1446,14 @@ static int conv_trans_fits(int64_t G, int64_t M, int64_t Kc, int64_t out_sz)
     return G == 1 && out_sz >= 4 && out_sz <= CONV_TRANS_MAX_POSITIONS && M >= 128 && Kc >= 32;
 }
 
+static int convb_usable(void);
+
 typedef struct conv_trans_job {
     const conv_plan *p;
     const float *ct, *b; /* Y^T of one image (out_sz x M), bias */
     float *y;            /* Y of that image */
     float *yall;         /* Y (for the epilogue's offsets) */
+    int avx512;          /* transpose with poprt__transpose_bias_avx512 */
 } conv_trans_job;
 
 /* The GEMM's epilogue (poprt__sgemm_epi): positions [q0, q1) x channels
@@ -1459,15 +1466,21 @@ static void conv_trans_epi(void *ctx, int64_t q0, int64_t q1, int64_t m0, int64_
     const int64_t Q = p->g.out_sz, M = p->M;
     for (int64_t mb = m0; mb < m1; mb += CONV_TRANS_BLOCK) {
         const int64_t nm = m1 - mb < CONV_TRANS_BLOCK ? m1 - mb : CONV_TRANS_BLOCK;
-        float bias[CONV_TRANS_BLOCK];
-        for (int64_t i = 0; i < nm; i++)
-            bias[i] = t->b ? t->b[mb + i] : 0.0f;
-        for (int64_t q = q0; q < q1; q++) {
-            const float *restrict src = t->ct + q * M + mb;
+        const int relu = t->avx512 && conv_lone_relu(p);
+        if (t->avx512)
+            poprt__transpose_bias_avx512(t->ct + q0 * M + mb, M, q1 - q0, nm,
+                                         t->b ? t->b + mb : NULL, relu, t->y + mb * Q + q0, Q);
+        else {
+            float bias[CONV_TRANS_BLOCK];
             for (int64_t i = 0; i < nm; i++)
-                t->y[(mb + i) * Q + q] = src[i] + bias[i];
+                bias[i] = t->b ? t->b[mb + i] : 0.0f;
+            for (int64_t q = q0; q < q1; q++) {
+                const float *restrict src = t->ct + q * M + mb;
+                for (int64_t i = 0; i < nm; i++)
+                    t->y[(mb + i) * Q + q] = src[i] + bias[i];
+            }
         }
-        for (int64_t i = 0; conv_has_epilogue(p) && i < nm; i++)
+        for (int64_t i = 0; conv_has_epilogue(p) && !relu && i < nm; i++)
             conv_epilogue(p, t->yall, t->y + (mb + i) * Q + q0 - t->yall, q1 - q0);
     }
 }
@@ -1498,7 +1511,7 @@ static poprt_status conv_trans(poprt__kctx *k, const conv_plan *p, int pointwise
             a = col;
         }
         /* cannot fail: the packed variant was checked by the caller */
-        conv_trans_job t = {p, ct, b, y + in * p->M * Q, y};
+        conv_trans_job t = {p, ct, b, y + in * p->M * Q, y, convb_usable()};
         const poprt__sgemm_epi epi = {conv_trans_epi, &t};
         (void)poprt__sgemm_packed_epi(&par, ws, 1, 0, Q, p->M, p->Kc, 1.0f, a, Q, NULL, NULL, 0,
                                       bpack, 0.0f, ct, p->M, &epi);
@@ -1618,6 +1631,7 @@ static void convb_lane_fn(void *ctx, int64_t l0, int64_t l1)
     const poprt__convb_geom *cg = &t->g;
     const int64_t OHW = p->g.out_sz;
     float bias[CONVB_GROUP];
+    const int relu = conv_lone_relu(p); /* applied in the transposition */
     for (int64_t l = l0; l < l1; l++) {
         float *tmp = t->tmp + l * t->tmp_floats;
         /* a lane takes a contiguous run of items: neighbouring chunks share
@@ -1649,10 +1663,10 @@ static void convb_lane_fn(void *ctx, int64_t l0, int64_t l1)
             float *yq = t->y + (n * p->M + oc0) * OHW + q0;
             for (int bi = 0; bi < nb; bi++) {
                 const int rows = (int)(mc - bi * 16 < 16 ? mc - bi * 16 : 16);
-                poprt__convb_unblock_avx512(tmp + bi * (q1 - q0) * 16, q1 - q0, rows,
-                                            yq + bi * 16 * OHW, OHW);
+                poprt__transpose_bias_avx512(tmp + bi * (q1 - q0) * 16, 16, q1 - q0, rows, NULL,
+                                             relu, yq + bi * 16 * OHW, OHW);
             }
-            if (conv_has_epilogue(p))
+            if (conv_has_epilogue(p) && !relu)
                 for (int64_t m = 0; m < mc; m++)
                     conv_epilogue(p, t->y, yq + m * OHW - t->y, q1 - q0);
         }
@@ -1661,7 +1675,10 @@ static void convb_lane_fn(void *ctx, int64_t l0, int64_t l1)
 
 /* One channel per block with column stride 1 or 2 and rows of at least 16
  * columns: whole output rows straight into place
- * (poprt__convb_rows_avx512). Items: image-major, then group, then row. */
+ * (poprt__convb_rows_avx512). Items: image-major, then group, then row.
+ * (Splitting the channels first, as the next MaxPool splits its planes,
+ * measured no faster on light_squeezenet: the conv then reads its whole
+ * input once per channel share.) */
 static int convb_by_rows(const poprt__convb_geom *cg)
 {
     return cg->cb == 1 && (cg->sw == 1 || cg->sw == 2) && cg->OW >= 16;
@@ -1674,8 +1691,7 @@ static void convb_rows_lane_fn(void *ctx, int64_t l0, int64_t l1)
     const poprt__convb_geom *cg = &t->g;
     const int64_t OH = p->g.out[1], OHW = p->g.out_sz;
     float bias[CONVB_GROUP];
-    /* a lone Relu is applied in the tiles' registers */
-    const int relu = p->act == CONV_ACT_RELU && !p->z;
+    const int relu = conv_lone_relu(p); /* applied in the tiles' registers */
     for (int64_t l = l0; l < l1; l++) {
         const int64_t i0 = l * t->items / t->lanes, i1 = (l + 1) * t->items / t->lanes;
         for (int64_t it = i0; it < i1; it++) {

@@ -44,12 +44,6 @@ void poprt__convb_run_avx512(const float *x, const float *w, const float *bias, 
                              const poprt__convb_geom *g, int64_t q0, int64_t q1, int64_t c0,
                              int64_t c1, int acc_in, float *out);
 
-/* dst[i * dpitch + j] = src[j * 16 + i] for i < rows (<= 16), j < n: a
- * blocked run back to channel rows (the output of poprt__convb_run_avx512,
- * one block at a time). */
-void poprt__convb_unblock_avx512(const float *src, int64_t n, int rows, float *dst,
-                                 int64_t dpitch);
-
 /* dst[j * 16 + i] = src[i * spitch + j] for j < n, i < 16, with rows
  * i >= rows read as zeros: 16 channel rows into a blocked run. */
 void poprt__convb_block_avx512(const float *src, int64_t spitch, int rows, int64_t n,
@@ -74,7 +68,21 @@ void poprt__convb_rows_avx512(const float *x, const float *w, int64_t wpitch, co
  * of a row split into even and odd columns. */
 void poprt__convb_even_avx512(const float *src, int64_t n, float *dst);
 
+/* dst[i * dpitch + j] = src[j * spitch + i] + bias[i] (bias NULL: no
+ * addition), then max(0, .) if relu (as the Relu kernel computes it), for
+ * i < m, j < n, 16 x 16 at a time: a run of positions x channels (the
+ * blocked conv's output blocks, spitch 16; a GEMM result with the positions
+ * as rows) back into channel rows. */
+void poprt__transpose_bias_avx512(const float *src, int64_t spitch, int64_t n, int64_t m,
+                                  const float *bias, int relu, float *dst, int64_t dpitch);
+
 #if !defined(__x86_64__)
+static inline void poprt__transpose_bias_avx512(const float *src, int64_t spitch, int64_t n,
+                                                int64_t m, const float *bias, int relu,
+                                                float *dst, int64_t dpitch)
+{
+    (void)src, (void)spitch, (void)n, (void)m, (void)bias, (void)relu, (void)dst, (void)dpitch;
+}
 static inline void poprt__convb_even_avx512(const float *src, int64_t n, float *dst)
 {
     (void)src, (void)n, (void)dst;
@@ -95,11 +103,6 @@ static inline void poprt__convb_run_avx512(const float *x, const float *w, const
 {
     (void)x, (void)w, (void)bias, (void)nb, (void)g, (void)q0, (void)q1, (void)c0, (void)c1,
         (void)acc_in, (void)out;
-}
-static inline void poprt__convb_unblock_avx512(const float *src, int64_t n, int rows,
-                                               float *dst, int64_t dpitch)
-{
-    (void)src, (void)n, (void)rows, (void)dst, (void)dpitch;
 }
 static inline void poprt__convb_block_avx512(const float *src, int64_t spitch, int rows,
                                              int64_t n, float *dst)

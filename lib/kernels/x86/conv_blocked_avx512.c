@@ -133,23 +133,6 @@ INLINE void tr16(__m512 r[16])
     }
 }
 
-void poprt__convb_unblock_avx512(const float *src, int64_t n, int rows, float *dst,
-                                 int64_t dpitch)
-{
-    int64_t j = 0;
-    for (; j + 16 <= n; j += 16) {
-        __m512 r[16];
-        for (int k = 0; k < 16; k++)
-            r[k] = _mm512_loadu_ps(src + (j + k) * 16);
-        tr16(r);
-        for (int c = 0; c < rows; c++)
-            _mm512_storeu_ps(dst + c * dpitch + j, r[c]);
-    }
-    for (; j < n; j++)
-        for (int c = 0; c < rows; c++)
-            dst[c * dpitch + j] = src[j * 16 + c];
-}
-
 void poprt__convb_block_avx512(const float *src, int64_t spitch, int rows, int64_t n,
                                float *dst)
 {
@@ -284,4 +267,31 @@ void poprt__convb_even_avx512(const float *src, int64_t n, float *dst)
                                                          _mm512_loadu_ps(src + 2 * i + 16)));
     for (; i < n; i++)
         dst[i] = src[2 * i];
+}
+
+void poprt__transpose_bias_avx512(const float *src, int64_t spitch, int64_t n, int64_t m,
+                                  const float *bias, int relu, float *dst, int64_t dpitch)
+{
+    for (int64_t i0 = 0; i0 < m; i0 += 16) {
+        const int mi = m - i0 < 16 ? (int)(m - i0) : 16;
+        const __mmask16 mask_i = (__mmask16)((1u << mi) - 1u);
+        __m512 b[16];
+        for (int c = 0; c < mi; c++)
+            b[c] = _mm512_set1_ps(bias ? bias[i0 + c] : 0.0f);
+        for (int64_t j0 = 0; j0 < n; j0 += 16) {
+            const int nj = n - j0 < 16 ? (int)(n - j0) : 16;
+            const __mmask16 mask_j = (__mmask16)((1u << nj) - 1u);
+            __m512 r[16];
+            for (int k = 0; k < 16; k++)
+                r[k] = k < nj ? _mm512_maskz_loadu_ps(mask_i, src + (j0 + k) * spitch + i0)
+                              : _mm512_setzero_ps();
+            tr16(r);
+            for (int c = 0; c < mi; c++) {
+                __m512 v = bias ? _mm512_add_ps(r[c], b[c]) : r[c];
+                if (relu)
+                    v = _mm512_max_ps(_mm512_setzero_ps(), v);
+                _mm512_mask_storeu_ps(dst + (i0 + c) * dpitch + j0, mask_j, v);
+            }
+        }
+    }
 }
