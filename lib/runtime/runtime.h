@@ -44,6 +44,11 @@ void poprt__pool_free(poprt__pool *p);
 int poprt__pool_run(poprt__pool *p, int64_t n, int64_t grain,
                     void (*fn)(void *ctx, int64_t b, int64_t e), void *ctx);
 int poprt__pool_threads(const poprt__pool *p);
+/* A run starts: sleeping workers wake and poll for its first job (their
+ * wake-up then overlaps the run's set-up instead of delaying its first
+ * parallel kernel); they sleep again after the short poll or at the end of
+ * the run. */
+void poprt__pool_alert(poprt__pool *p);
 /* A run ended: workers polling for the next job go to sleep at once
  * instead of at the end of their short poll (no spinning between runs). */
 void poprt__pool_rest(poprt__pool *p);

@@ -408,6 +408,7 @@ poprt_status poprt_session_run(poprt_session *s, poprt_stepio *io)
         return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_session_run: NULL argument");
     struct poprt__exec *x = NULL;
     poprt_status st = POPRT_OK;
+    poprt__pool_alert(s->pool);
     pthread_mutex_lock(&s->mu);
     if (s->free_execs.len)
         x = s->free_execs.items[--s->free_execs.len];

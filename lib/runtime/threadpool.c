@@ -92,6 +92,7 @@ struct poprt__pool {
     int64_t finished; /* chunks of the current job completed */
     uint32_t job_id;  /* changes under mu when a job is published */
     uint32_t rest;    /* bumped at the end of a run: pollers go to sleep now */
+    uint32_t alert;   /* bumped under mu at the start of a run: sleepers poll */
     int stop;
     poprt_parallel_for_fn host; /* run jobs through the host instead of workers */
     void *host_user;
@@ -134,7 +135,7 @@ static void *worker(void *arg)
 {
     const pool_worker *w = arg;
     poprt__pool *p = w->pool;
-    uint32_t seen = 0, rest = __atomic_load_n(&p->rest, __ATOMIC_RELAXED);
+    uint32_t seen = 0, rest = __atomic_load_n(&p->rest, __ATOMIC_RELAXED), alert = 0;
     for (;;) {
         /* job_id and stop change under mu; polling them without it only
          * decides when to take mu, which then reads them properly. A run
@@ -144,10 +145,18 @@ static void *worker(void *arg)
                    __atomic_load_n(&p->job_id, __ATOMIC_ACQUIRE) == seen &&
                    __atomic_load_n(&p->rest, __ATOMIC_RELAXED) == rest);
         pthread_mutex_lock(&p->mu);
-        while (!p->stop && p->job_id == seen)
+        while (!p->stop && p->job_id == seen && p->alert == alert)
             pthread_cond_wait(&p->wake, &p->mu);
         if (p->stop)
             break;
+        if (p->job_id == seen) {
+            /* a run has started (poprt__pool_alert): poll for its first job */
+            alert = p->alert;
+            rest = __atomic_load_n(&p->rest, __ATOMIC_RELAXED);
+            pthread_mutex_unlock(&p->mu);
+            continue;
+        }
+        alert = p->alert;
         seen = p->job_id;
         rest = __atomic_load_n(&p->rest, __ATOMIC_RELAXED); /* the run of this job */
         pthread_mutex_unlock(&p->mu);
@@ -297,6 +306,16 @@ int poprt__pool_run(poprt__pool *p, int64_t n, int64_t grain,
     pthread_mutex_unlock(&p->mu);
     pthread_mutex_unlock(&p->busy);
     return 1;
+}
+
+void poprt__pool_alert(poprt__pool *p)
+{
+    if (!p || p->threads < 2 || p->host)
+        return;
+    pthread_mutex_lock(&p->mu);
+    p->alert++;
+    pthread_cond_broadcast(&p->wake);
+    pthread_mutex_unlock(&p->mu);
 }
 
 void poprt__pool_rest(poprt__pool *p)

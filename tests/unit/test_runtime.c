@@ -395,9 +395,11 @@ START_TEST(host_parallel_for_runs_the_work)
 END_TEST
 
 /* The thread pool: over many back-to-back jobs of varied sizes (short gaps
- * exercise the polling hand-over, a pause the sleep path), every index is
- * covered exactly once, none after its job returned, and jobs issued from
- * several threads at once (one runs, the others run inline) do the same. */
+ * exercise the polling hand-over, a pause the sleep path, run starts and
+ * ends the alert and rest paths), every index is covered exactly once, none
+ * after its job returned, an idle pool uses no CPU time, and jobs issued
+ * from several threads at once (one runs, the others run inline) do the
+ * same. */
 typedef struct pool_job {
     int *hits;
     int64_t n;
@@ -452,7 +454,31 @@ START_TEST(thread_pool_covers_each_index_once)
                 struct timespec ts = {0, 2000000}; /* let the workers fall asleep */
                 nanosleep(&ts, NULL);
             }
+            if (job % 500 == 250) {
+                /* a run's start wakes them (next job while they poll, or
+                 * after they fell asleep again), its end sends them back */
+                poprt__pool_alert(p);
+                if (job % 1000 == 250) {
+                    struct timespec ts = {0, 2000000};
+                    nanosleep(&ts, NULL);
+                }
+            }
+            if (job % 500 == 400)
+                poprt__pool_rest(p);
         }
+        /* no spinning between runs: after a run's start and end, idle
+         * workers use (next to) no CPU time; a spinning worker would use
+         * the whole 50 ms */
+        poprt__pool_alert(p);
+        poprt__pool_rest(p);
+        struct timespec c0, c1, nap = {0, 50000000};
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
+        nanosleep(&nap, NULL);
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+        const double cpu_ms = (double)(c1.tv_sec - c0.tv_sec) * 1e3 +
+                              (double)(c1.tv_nsec - c0.tv_nsec) / 1e6;
+        ck_assert_msg(cpu_ms < 25.0, "threads %d: idle pool used %.1f ms of CPU in 50 ms",
+                      threads, cpu_ms);
         pool_user us[3] = {{p, 0}, {p, 0}, {p, 0}};
         pthread_t th[3];
         for (int i = 0; i < 3; i++)
