@@ -4,8 +4,12 @@
 // expected outputs (those of the original float32 model).
 //
 // usage: node check_converted.js MODEL.onnx TEST_DATA_DIR [--opt disabled|basic|extended|all]
+//                                 [--write-expected]
 //   TEST_DATA_DIR holds input_K.pb / output_K.pb (serialized TensorProtos;
 //   matched to the model's inputs and outputs by name, else by position).
+//   --write-expected: run MODEL (the float32 original) on the inputs and
+//   write its float32 outputs as output_K.pb instead of comparing; prints
+//   "WROTE <n> outputs".
 // Prints one line:
 //   OK <max_abs> <max_rel> <cosine>   (over all float outputs; max_rel is
 //                                      max|got - exp| / max|exp| per output)
@@ -104,6 +108,30 @@ function floats(t) {
   return Float64Array.from(t.data, Number);
 }
 
+// ---- a TensorProto writer: float32 tensors with raw_data ---------------------
+function pbVarint(n) {
+  const o = [];
+  let v = BigInt(n);
+  do {
+    let c = Number(v & 0x7fn);
+    v >>= 7n;
+    if (v > 0n) c |= 0x80;
+    o.push(c);
+  } while (v > 0n);
+  return Buffer.from(o);
+}
+
+function writeTensor(file, name, dims, data) {
+  const parts = [];
+  for (const d of dims) parts.push(pbVarint(1 << 3), pbVarint(d)); // dims
+  parts.push(pbVarint(2 << 3), pbVarint(1)); // data_type FLOAT
+  const nb = Buffer.from(name, 'utf8');
+  parts.push(pbVarint(8 << 3 | 2), pbVarint(nb.length), nb); // name
+  const raw = Buffer.from(Float32Array.from(data).buffer);
+  parts.push(pbVarint(9 << 3 | 2), pbVarint(raw.length), raw); // raw_data
+  fs.writeFileSync(file, Buffer.concat(parts));
+}
+
 function listPb(dir, prefix) {
   return fs.readdirSync(dir).filter((f) => f.startsWith(prefix) && f.endsWith('.pb'))
     .sort((a, b) => parseInt(a.slice(prefix.length)) - parseInt(b.slice(prefix.length)))
@@ -115,6 +143,9 @@ async function main() {
   let opt = 'all';
   const k = args.indexOf('--opt');
   if (k >= 0) opt = args.splice(k, 2)[1];
+  const w = args.indexOf('--write-expected');
+  const write = w >= 0;
+  if (write) args.splice(w, 1);
   const [model, dir] = args;
   if (!model || !dir) {
     console.error('usage: node check_converted.js MODEL.onnx TEST_DATA_DIR');
@@ -140,6 +171,15 @@ async function main() {
     res = await sess.run(feeds);
   } catch (e) {
     throw new Error('run: ' + e.message);
+  }
+  if (write) {
+    sess.outputNames.forEach((name, k) => {
+      const got = res[name];
+      if (got.type !== 'float32') throw new Error(`output '${name}' is ${got.type}, not float32`);
+      writeTensor(path.join(dir, `output_${k}.pb`), name, Array.from(got.dims, Number), got.data);
+    });
+    console.log(`WROTE ${sess.outputNames.length} outputs`);
+    return;
   }
   let maxAbs = 0, maxRel = 0, dot = 0, na = 0, nb = 0;
   outs.forEach((t, k) => {
