@@ -744,7 +744,6 @@ static void conv_epilogue(const conv_plan *p, float *y, int64_t off, int64_t n)
         p->act_fn(y + off, y + off, n, &p->act_p);
 }
 
-/* The epilogue over output rows [m0, m1) of one (image, group) block. */
 /* d[i] = s[i] + v (d may be s): the bias pass of the conv paths, compiled
  * per vector width like maxpool2d_plane (exact, so every clone agrees). */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
