@@ -149,16 +149,14 @@ static void *worker(void *arg)
             pthread_cond_wait(&p->wake, &p->mu);
         if (p->stop)
             break;
+        alert = p->alert;
+        rest = __atomic_load_n(&p->rest, __ATOMIC_RELAXED); /* the current run */
         if (p->job_id == seen) {
             /* a run has started (poprt__pool_alert): poll for its first job */
-            alert = p->alert;
-            rest = __atomic_load_n(&p->rest, __ATOMIC_RELAXED);
             pthread_mutex_unlock(&p->mu);
             continue;
         }
-        alert = p->alert;
         seen = p->job_id;
-        rest = __atomic_load_n(&p->rest, __ATOMIC_RELAXED); /* the run of this job */
         pthread_mutex_unlock(&p->mu);
         if (run_chunks(p, w->self)) {
             /* the caller may be asleep waiting for our last chunk */

@@ -726,6 +726,17 @@ typedef struct conv_plan {
     poprt__vmath_param act_p;
 } conv_plan;
 
+/* Whether the AVX-512 kernels (kernels/x86/conv_blocked.h, pool.h) may run:
+ * the CPU has AVX-512 and POPRT_ISA does not cap it. */
+static int avx512_usable(void)
+{
+#if defined(__x86_64__)
+    return poprt__cpu_features()->isa >= POPRT__ISA_AVX512;
+#else
+    return 0;
+#endif
+}
+
 static int conv_has_epilogue(const conv_plan *p) { return p->act != CONV_ACT_NONE || p->z; }
 
 /* The epilogue is a Relu alone: the AVX-512 paths apply it (max(0, v), as
@@ -1445,8 +1456,6 @@ static int conv_trans_fits(int64_t G, int64_t M, int64_t Kc, int64_t out_sz)
     return G == 1 && out_sz >= 4 && out_sz <= CONV_TRANS_MAX_POSITIONS && M >= 128 && Kc >= 32;
 }
 
-static int convb_usable(void);
-
 typedef struct conv_trans_job {
     const conv_plan *p;
     const float *ct, *b; /* Y^T of one image (out_sz x M), bias */
@@ -1463,9 +1472,9 @@ static void conv_trans_epi(void *ctx, int64_t q0, int64_t q1, int64_t m0, int64_
     const conv_trans_job *t = ctx;
     const conv_plan *p = t->p;
     const int64_t Q = p->g.out_sz, M = p->M;
+    const int relu = t->avx512 && conv_lone_relu(p); /* applied in the transposition */
     for (int64_t mb = m0; mb < m1; mb += CONV_TRANS_BLOCK) {
         const int64_t nm = m1 - mb < CONV_TRANS_BLOCK ? m1 - mb : CONV_TRANS_BLOCK;
-        const int relu = t->avx512 && conv_lone_relu(p);
         if (t->avx512)
             poprt__transpose_bias_avx512(t->ct + q0 * M + mb, M, q1 - q0, nm,
                                          t->b ? t->b + mb : NULL, relu, t->y + mb * Q + q0, Q);
@@ -1510,7 +1519,7 @@ static poprt_status conv_trans(poprt__kctx *k, const conv_plan *p, int pointwise
             a = col;
         }
         /* cannot fail: the packed variant was checked by the caller */
-        conv_trans_job t = {p, ct, b, y + in * p->M * Q, y, convb_usable()};
+        conv_trans_job t = {p, ct, b, y + in * p->M * Q, y, avx512_usable()};
         const poprt__sgemm_epi epi = {conv_trans_epi, &t};
         (void)poprt__sgemm_packed_epi(&par, ws, 1, 0, Q, p->M, p->Kc, 1.0f, a, Q, NULL, NULL, 0,
                                       bpack, 0.0f, ct, p->M, &epi);
@@ -1540,15 +1549,6 @@ typedef struct convb_job {
     int64_t w_group, Hp, n_og, chunk, nchunks, cstep, items, lanes, tmp_floats;
     poprt__convb_geom g;
 } convb_job;
-
-static int convb_usable(void)
-{
-#if defined(__x86_64__)
-    return poprt__cpu_features()->isa >= POPRT__ISA_AVX512;
-#else
-    return 0;
-#endif
-}
 
 /* Whether the blocked path can run a conv: 2-D (or 1-D), one group. */
 static int convb_fits(const geom3 *g, int64_t G)
@@ -1718,47 +1718,40 @@ static poprt_status conv_blocked(poprt__kctx *k, const conv_plan *p, const float
     const geom3 *g = &p->g;
     convb_job t = {.p = p, .x = x, .b = b, .w = w, .y = y, .w_group = w_group};
     convb_geom_of(g, p->C, &t.g, &t.Hp);
-    if (convb_by_rows(&t.g)) {
-        if (t.g.sw == 2)
-            t.g.split = (t.g.Wp + 1) / 2;
-        /* the row tiles read up to 31 floats past the last plane */
-        enum { SLACK = 32 };
-        size_t xb_n;
-        if (!poprt__mul_size((size_t)(p->N * t.g.ncb), (size_t)t.g.plane, &xb_n) ||
-            xb_n > SIZE_MAX / sizeof(float) - SLACK ||
-            !(t.xb = poprt__kctx_scratch(k, (xb_n + SLACK) * sizeof(float))))
-            return oom(k);
-        memset(t.xb + xb_n, 0, SLACK * sizeof(float));
-        t.n_og = ceil_div(p->M, CONVB_GROUP);
-        t.items = p->N * t.n_og * g->out[1];
-        t.lanes = t.items < CONV_LANES ? t.items : CONV_LANES;
-        poprt__kctx_parallel_for(k, p->N * t.g.ncb * t.Hp, grain_for(t.g.Wp, 1 << 14),
-                                 convb_block_task_fn, &t);
-        poprt__kctx_parallel_for(k, t.lanes, 1, convb_rows_lane_fn, &t);
-        return POPRT_OK;
-    }
+    const int by_rows = convb_by_rows(&t.g);
+    if (by_rows && t.g.sw == 2)
+        t.g.split = (t.g.Wp + 1) / 2;
     t.n_og = ceil_div(p->M, CONVB_GROUP);
-    /* chunks of about CONVB_CHUNK positions, in whole tiles */
-    const int64_t nch = ceil_div(g->out_sz, CONVB_CHUNK);
-    t.chunk = ceil_div(ceil_div(g->out_sz, nch), 6) * 6;
-    t.nchunks = ceil_div(g->out_sz, t.chunk);
-    /* input blocks per step: their weights (64 output channels) in ~24 KiB */
-    const int64_t wblk = t.g.KH * t.g.KW * t.g.cb * CONVB_GROUP * (int64_t)sizeof(float);
-    t.cstep = (24 << 10) / wblk;
-    if (t.cstep < 1)
-        t.cstep = 1;
-    t.items = p->N * t.n_og * t.nchunks;
+    if (by_rows)
+        t.items = p->N * t.n_og * g->out[1];
+    else {
+        /* chunks of about CONVB_CHUNK positions, in whole tiles */
+        const int64_t nch = ceil_div(g->out_sz, CONVB_CHUNK);
+        t.chunk = ceil_div(ceil_div(g->out_sz, nch), 6) * 6;
+        t.nchunks = ceil_div(g->out_sz, t.chunk);
+        /* input blocks per step: their weights (64 output channels) in ~24 KiB */
+        const int64_t wblk = t.g.KH * t.g.KW * t.g.cb * CONVB_GROUP * (int64_t)sizeof(float);
+        t.cstep = (24 << 10) / wblk;
+        if (t.cstep < 1)
+            t.cstep = 1;
+        t.items = p->N * t.n_og * t.nchunks;
+        t.tmp_floats = 4 * 16 * t.chunk;
+    }
     t.lanes = t.items < CONV_LANES ? t.items : CONV_LANES;
-    t.tmp_floats = 4 * 16 * t.chunk;
-    size_t xb_n, tmp_n;
+    /* the blocked input, then zeros: the row tiles read up to 31 floats
+     * past the last plane */
+    enum { SLACK = 32 };
+    size_t xb_n, tmp_n = 0;
     if (!poprt__mul_size((size_t)(p->N * t.g.ncb), (size_t)t.g.plane, &xb_n) ||
+        xb_n > SIZE_MAX / sizeof(float) - SLACK ||
         !poprt__mul_size((size_t)t.lanes, (size_t)t.tmp_floats, &tmp_n) ||
-        !(t.xb = poprt__kctx_scratch(k, xb_n * sizeof(float))) ||
-        !(t.tmp = poprt__kctx_scratch(k, tmp_n * sizeof(float))))
+        !(t.xb = poprt__kctx_scratch(k, (xb_n + SLACK) * sizeof(float))) ||
+        (tmp_n && !(t.tmp = poprt__kctx_scratch(k, tmp_n * sizeof(float)))))
         return oom(k);
+    memset(t.xb + xb_n, 0, SLACK * sizeof(float));
     poprt__kctx_parallel_for(k, p->N * t.g.ncb * t.Hp,
                              grain_for(t.g.Wp * t.g.cb, 1 << 14), convb_block_task_fn, &t);
-    poprt__kctx_parallel_for(k, t.lanes, 1, convb_lane_fn, &t);
+    poprt__kctx_parallel_for(k, t.lanes, 1, by_rows ? convb_rows_lane_fn : convb_lane_fn, &t);
     return POPRT_OK;
 }
 
@@ -1824,7 +1817,7 @@ static poprt_status conv_f32(poprt__kctx *k, const conv_plan *p, const float *x,
         if (h[0] == CONV_BLOCKED_MAGIC && h[1] == (uint64_t)p->M && h[2] == (uint64_t)p->C &&
             h[3] == (uint64_t)g->k[1] && h[4] == (uint64_t)g->k[2] && h[5] > 0 &&
             (uint64_t)ceil_div(p->M, CONVB_GROUP) <= floats / h[5] && convb_fits(g, p->G) &&
-            convb_usable()) {
+            avx512_usable()) {
             const void *packed = (const unsigned char *)k->state + CONV_PACK_HEADER;
             return conv_blocked(k, p, x, b, packed, (int64_t)h[5], y);
         }
@@ -1988,7 +1981,7 @@ poprt_status poprt__ref_conv_prepare(poprt__prep_ctx *c, void **state, size_t *s
         return POPRT_OK; /* depthwise, or shapes the GEMM hands to the reference */
     const poprt__type *xt = c->in[0].type;
     const poprt__sgemm_variant *v = conv_variant(Mg, out_sz); /* direct and tiled paths */
-    if (xt && xt->rank == 4 && wt->rank == 4 && G == 1 && convb_usable()) {
+    if (xt && xt->rank == 4 && wt->rank == 4 && G == 1 && avx512_usable()) {
         int64_t in_sp[2] = {xt->dims[2].value, xt->dims[3].value};
         int64_t ker[2] = {wt->dims[2].value, wt->dims[3].value};
         poprt__nn_geom gg;
@@ -2519,7 +2512,7 @@ static poprt_status pool_run(poprt__kctx *k, int kind)
     for (int a = 1; fast && a < 3; a++)
         fast = t.g.pb[a] < t.g.k[a] && t.g.pe[a] < t.g.k[a];
     if (fast) {
-        maxpool2d_task mt = {&t, NULL, maxpool2d_row(&t.g), convb_usable(),
+        maxpool2d_task mt = {&t, NULL, maxpool2d_row(&t.g), avx512_usable(),
                              {t.g.in[1], t.g.in[2], t.g.out[1], t.g.out[2], t.g.k[1], t.g.k[2],
                               t.g.s[1], t.g.s[2], t.g.pb[1], t.g.pb[2]}};
         if (mt.avx512)

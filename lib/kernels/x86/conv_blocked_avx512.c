@@ -213,21 +213,14 @@ INLINE void rows_tile(const float *x, const float *w, int64_t wpitch, const floa
     for (int r = 0; r < R; r++)
         lanes[r] = row_lanes(ow + 16 * r, g->OW);
     float *yo = y + cs * ldy + ow;
-    if (mc - cs >= ROWS_CH) {
-        /* all channels: unrolled, so acc stays in registers */
+    /* unrolled with a constant bound, so acc stays in registers (a loop up
+     * to the channel count put it on the stack) */
 #pragma GCC unroll 8
-        for (int j = 0; j < ROWS_CH; j++)
+    for (int j = 0; j < ROWS_CH; j++)
+        if (j < mc - cs)
 #pragma GCC unroll 3
             for (int r = 0; r < R; r++)
                 _mm512_mask_storeu_ps(yo + j * ldy + 16 * r, lanes[r], acc[r][j]);
-    } else {
-#pragma GCC unroll 8
-        for (int j = 0; j < ROWS_CH; j++)
-            if (j < mc - cs)
-#pragma GCC unroll 3
-                for (int r = 0; r < R; r++)
-                    _mm512_mask_storeu_ps(yo + j * ldy + 16 * r, lanes[r], acc[r][j]);
-    }
 }
 
 #define ROWS_S(S)                                                                            \
@@ -240,7 +233,7 @@ INLINE void rows_tile(const float *x, const float *w, int64_t wpitch, const floa
             for (; ow + 16 < g->OW; ow += 32)                                                \
                 rows_tile(x, w, wpitch, bias, 2, S, g, oh, ow, cs, mc, relu, y, ldy);        \
             if (ow < g->OW)                                                                  \
-                rows_tile(x, w, wpitch, bias, 1, S, g, oh, ow, cs, mc, relu, y, ldy);              \
+                rows_tile(x, w, wpitch, bias, 1, S, g, oh, ow, cs, mc, relu, y, ldy);        \
         }                                                                                    \
     }
 ROWS_S(1)
