@@ -28,11 +28,18 @@ static inline int poprt__cc_same_shape(const poprt__tensor *a, const poprt__tens
     return 1;
 }
 
+/* After a rewrite that made ai.poprt nodes: the opset import, the
+ * topological order and the model check; errors say "compiling (what)". */
+poprt_status poprt__compile_commit(poprt__model *m, const char *what);
 /* Chains of float32 elementwise nodes -> one ai.poprt FusedElementwise
  * (fuse_elementwise.c). *changed: 1 when the graph changed. */
 poprt_status poprt__compile_fuse_elementwise(poprt__model *m, int *changed);
 /* Conv [+ residual Add] [+ activation] -> one ai.poprt FusedConv
  * (fuse_conv.c), model checked afterwards; sets *any when the graph changed. */
 poprt_status poprt__compile_fuse_conv(poprt__model *m, int *any);
+/* Activations kept in NCHW16c between convolutions, max pools, channel
+ * concatenations and Relus on CPUs with the blocked convolution
+ * (layout.c); sets *any when the graph changed. */
+poprt_status poprt__compile_layout(poprt__model *m, int *any);
 
 #endif

@@ -73,16 +73,6 @@ static int copy_conv_attrs(poprt__node *f, const poprt__node *conv)
     return 1;
 }
 
-static int attr_str(poprt__node *n, const char *name, const char *v)
-{
-    poprt__attr *a = poprt__node_add_attr(n, name, POPRT__ATTR_STRING);
-    if (!a)
-        return 0;
-    a->s = poprt__arena_strdup(&n->graph->model->arena, v);
-    a->s_len = strlen(v);
-    return a->s != NULL;
-}
-
 /* Fuses the chain starting at Conv node c; *done 1 when it did. */
 static poprt_status fuse_one(poprt__graph *g, poprt__node *c, int *done)
 {
@@ -128,7 +118,7 @@ static poprt_status fuse_one(poprt__graph *g, poprt__node *c, int *done)
     for (int i = 1; i < len; i++)
         poprt__graph_remove_node(g, chain[i]);
     poprt__node *f = poprt__graph_add_node(g, "FusedConv", "ai.poprt", name, n_in, 1);
-    if (!f || !copy_conv_attrs(f, keep) || !attr_str(f, "activation", act) ||
+    if (!f || !copy_conv_attrs(f, keep) || !rp_attr_s(f, "activation", act) ||
         !rp_attr_f(f, "activation_alpha", aa) || !rp_attr_f(f, "activation_beta", ab))
         return rp_oom();
     poprt__graph_remove_node(g, keep);
@@ -160,13 +150,6 @@ poprt_status poprt__compile_fuse_conv(poprt__model *m, int *any)
     }
     if (!changed)
         return POPRT_OK;
-    poprt_status st = poprt__model_ensure_opset(m, "ai.poprt", 1);
-    if (!st)
-        st = poprt__graph_toposort(g);
-    if (!st)
-        st = poprt__model_check(m);
-    if (st)
-        return poprt__err_prefix(st, "compiling (Conv fusion): ");
     *any = 1;
-    return POPRT_OK;
+    return poprt__compile_commit(m, "Conv fusion");
 }

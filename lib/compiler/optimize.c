@@ -21,6 +21,16 @@ static const char *const compile_passes[] = {
     "eliminate_deadend",
 };
 
+poprt_status poprt__compile_commit(poprt__model *m, const char *what)
+{
+    poprt_status st = poprt__model_ensure_opset(m, "ai.poprt", 1);
+    if (!st)
+        st = poprt__graph_toposort(m->graph);
+    if (!st)
+        st = poprt__model_check(m);
+    return st ? poprt__err_prefix(st, "compiling (%s): ", what) : POPRT_OK;
+}
+
 poprt_status poprt__compile_optimize(poprt__model *m, int *changed_out)
 {
     int any = 0;
@@ -50,6 +60,9 @@ poprt_status poprt__compile_optimize(poprt__model *m, int *changed_out)
     if (st)
         return poprt__err_prefix(st, "compiling (elementwise fusion): ");
     any |= changed;
+    /* last: it sees the fused convolutions and what reads them */
+    if ((st = poprt__compile_layout(m, &any)))
+        return st;
     if (changed_out)
         *changed_out = any;
     return POPRT_OK;

@@ -2,6 +2,7 @@
  * when it fuses nodes (domain "ai.poprt"); schemas and inference.
  * docs/ops.md describes each. */
 #include "ir/op.h"
+#include "kernels/ref/nn.h"
 #include "kernels/ref/poprt_compiled.h"
 
 /* FusedElementwise: Y has X's type; the step attributes must agree. */
@@ -47,4 +48,23 @@ static const poprt__op op_fused_elementwise = {
     .min_inputs = 1, .max_inputs = POPRT__EW_MAX_STEPS + 1, .min_outputs = 1, .max_outputs = 1,
     .infer = infer_fused_elementwise, .kernel = poprt__ref_poprt_fused_elementwise};
 
-const poprt__op *const poprt__ops_poprt_compiled[] = {&op_fused_elementwise, NULL};
+/* BlockedMaxPool (lib/compiler/layout.c): MaxPool's attributes and
+ * shapes, one output (no Indices); the data is NCHW16c. */
+static poprt_status infer_blocked_maxpool(poprt__infer_ctx *c)
+{
+    const poprt__op *mp = poprt__op_find("", "MaxPool", 12);
+    if (!mp || !mp->infer)
+        return POPRT__NODE_ERR(c->node, POPRT_STATUS_INTERNAL, "no MaxPool schema");
+    const int32_t e = poprt__infer_elem(c, 0);
+    if (e && e != POPRT_DTYPE_FLOAT)
+        return POPRT__NODE_ERR(c->node, POPRT_STATUS_SHAPE_MISMATCH, "X must be float32");
+    return mp->infer(c);
+}
+
+static const poprt__op op_blocked_maxpool = {
+    .name = "BlockedMaxPool", .domain = "ai.poprt", .since_version = 1, .min_inputs = 1,
+    .max_inputs = 1, .min_outputs = 1, .max_outputs = 1, .infer = infer_blocked_maxpool,
+    .kernel = poprt__ref_poprt_blocked_maxpool};
+
+const poprt__op *const poprt__ops_poprt_compiled[] = {&op_fused_elementwise, &op_blocked_maxpool,
+                                                      NULL};

@@ -173,6 +173,17 @@ static inline int rp_attr_f(poprt__node *n, const char *name, float v)
     return a != NULL;
 }
 
+/* STRING attribute name = v (copied into the model's arena). */
+static inline int rp_attr_s(poprt__node *n, const char *name, const char *v)
+{
+    poprt__attr *a = poprt__node_add_attr(n, name, POPRT__ATTR_STRING);
+    if (!a)
+        return 0;
+    a->s = poprt__arena_strdup(&n->graph->model->arena, v);
+    a->s_len = strlen(v);
+    return a->s != NULL;
+}
+
 static inline int rp_attr_ints(poprt__node *n, const char *name, int64_t cnt, const int64_t *v)
 {
     poprt__attr *a = n ? poprt__node_add_attr(n, name, POPRT__ATTR_INTS) : NULL;

@@ -11,8 +11,9 @@
  * dilated cases, the "rows" ones).
  * Tolerance: 1e-4 relative to the sum of |terms| (K up to 4608), and
  * results with 1 and 2 threads must be bit-identical. Then the ai.poprt
- * FusedConv kernel (each activation, with and without a residual) against
- * the same reference, and the compile-time rewrite (lib/compiler/
+ * FusedConv kernel (each activation, with and without a residual; with
+ * NCHW16c operands, on the blocked path and converted around the plain
+ * ones) against the same reference, and the compile-time rewrite (lib/compiler/
  * fuse_conv.c) on small graphs: fewer nodes, outputs within 1e-5 relative
  * of the unfused session, unchanged through an executable file. */
 #include <check.h>
@@ -43,6 +44,12 @@ static float frand(uint32_t *s)
 
 /* Direct convolution in double; also the sum of |terms| per output for the
  * tolerance. */
+static void fill(float *a, int64_t n, uint32_t *s)
+{
+    for (int64_t i = 0; i < n; i++)
+        a[i] = frand(s);
+}
+
 static void naive_conv(const conv_case *c, const float *x, const float *w, const float *b,
                        int64_t OH, int64_t OW, double *y, double *mag)
 {
@@ -101,6 +108,7 @@ typedef struct epi {
     const char *act; /* NULL: plain Conv */
     float a, b;
     const float *z;
+    int xblk, yblk; /* x_layout / y_layout NCHW16c: x, and y with z, in that layout */
 } epi;
 
 /* Runs the Conv kernel of case c (FusedConv with e) with `threads` workers
@@ -132,6 +140,15 @@ static void run_conv_epi(const conv_case *c, const epi *e, int pack, int threads
         poprt__attr *fb = poprt__node_add_attr(n, "activation_beta", POPRT__ATTR_FLOAT);
         ck_assert_ptr_nonnull(fb);
         fb->f = e->b;
+        const char *lay[2] = {e->xblk ? "x_layout" : NULL, e->yblk ? "y_layout" : NULL};
+        for (int i = 0; i < 2; i++) {
+            if (!lay[i])
+                continue;
+            poprt__attr *la = poprt__node_add_attr(n, lay[i], POPRT__ATTR_STRING);
+            ck_assert_ptr_nonnull(la);
+            la->s = "NCHW16c";
+            la->s_len = 7;
+        }
     }
     const poprt__op *op = e ? poprt__op_find("ai.poprt", "FusedConv", 1)
                             : poprt__op_find("", "Conv", 11);
@@ -327,14 +344,10 @@ START_TEST(test_fused_conv_kernel)
     double *ref = malloc(sizeof(double) * (size_t)ny), *mag = malloc(sizeof(double) * (size_t)ny);
     ck_assert(x && w && b && z && y1 && y2 && ref && mag);
     uint32_t s = 777u;
-    for (int64_t i = 0; i < nx; i++)
-        x[i] = frand(&s);
-    for (int64_t i = 0; i < nw; i++)
-        w[i] = frand(&s);
-    for (int64_t i = 0; i < c->M; i++)
-        b[i] = frand(&s);
-    for (int64_t i = 0; i < ny; i++)
-        z[i] = frand(&s);
+    fill(x, nx, &s);
+    fill(w, nw, &s);
+    fill(b, c->M, &s);
+    fill(z, ny, &s);
     const float *bp = c->bias ? b : NULL;
     naive_conv(c, x, w, bp, OH, OW, ref, mag);
     for (size_t ai = 0; ai < sizeof acts / sizeof acts[0]; ai++)
@@ -424,6 +437,87 @@ static void fuse_run(poprt_session *s, float *out)
     poprt_stepio_free(io);
 }
 
+/* NCHW <-> NCHW16c (lib/compiler/layout.c) for N images of C channels. */
+static void blocked_from(const float *x, int64_t N, int64_t C, int64_t HW, float *xb)
+{
+    for (int64_t i = 0; i < N * C * HW; i++) {
+        const int64_t n = i / (C * HW), c = i / HW % C, q = i % HW;
+        xb[(n * C + c / 16 * 16) * HW + q * 16 + c % 16] = x[i];
+    }
+}
+
+/* FusedConv with an NCHW16c input, output (with its residual) or both:
+ * on the blocked convolution (weights packed, AVX-512) and on the plain
+ * paths with the operands converted around them (no packed weights, as
+ * for an executable file loaded on a CPU without AVX-512); the tolerance
+ * of test_fused_conv_kernel, and 1 and 2 threads bit-identical. */
+static const conv_case layout_cases[] = {
+    {1, 32, 48, 1, 13, 11, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},  /* 3x3, padded: rows copied */
+    {2, 16, 32, 1, 9, 10, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1},   /* 1x1, N=2: read in place */
+    {1, 64, 80, 1, 14, 14, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 0},  /* 1x1 stride 2, M = 64 + 16 */
+    {1, 16, 16, 1, 7, 8, 3, 3, 2, 1, 1, 2, 0, 0, 0, 0, 1},    /* unpadded 3x3, in place */
+};
+
+START_TEST(test_conv_layouts)
+{
+    const conv_case *c = &layout_cases[_i];
+    const int64_t OH = out_dim(c->H, c->kh, c->sh, c->dh, c->pt, c->pb);
+    const int64_t OW = out_dim(c->W, c->kw, c->sw, c->dw, c->pl, c->pr);
+    const int64_t HW = c->H * c->W, OHW = OH * OW;
+    const int64_t nx = c->N * c->C * HW, nw = c->M * c->C * c->kh * c->kw, ny = c->N * c->M * OHW;
+    float *x = malloc(sizeof(float) * (size_t)nx), *xb = malloc(sizeof(float) * (size_t)nx);
+    float *w = malloc(sizeof(float) * (size_t)nw), *b = malloc(sizeof(float) * (size_t)c->M);
+    float *z = malloc(sizeof(float) * (size_t)ny), *zb = malloc(sizeof(float) * (size_t)ny);
+    float *y1 = malloc(sizeof(float) * (size_t)ny), *y2 = malloc(sizeof(float) * (size_t)ny);
+    double *ref = malloc(sizeof(double) * (size_t)ny), *mag = malloc(sizeof(double) * (size_t)ny);
+    double *want = malloc(sizeof(double) * (size_t)ny), *wmag = malloc(sizeof(double) * (size_t)ny);
+    ck_assert(x && xb && w && b && z && zb && y1 && y2 && ref && mag && want && wmag);
+    uint32_t s = 4242u + (uint32_t)_i;
+    fill(x, nx, &s);
+    fill(w, nw, &s);
+    fill(b, c->M, &s);
+    fill(z, ny, &s);
+    blocked_from(x, c->N, c->C, HW, xb);
+    blocked_from(z, c->N, c->M, OHW, zb);
+    const float *bp = c->bias ? b : NULL;
+    naive_conv(c, x, w, bp, OH, OW, ref, mag);
+    for (int lay = 1; lay <= 3; lay++) {
+        const int xl = lay & 1, yl = lay >> 1;
+        /* the expected output (relu(conv + z)) in the output's layout */
+        for (int64_t i = 0; i < ny; i++) {
+            const int64_t n = i / (c->M * OHW), m = i / OHW % c->M, q = i % OHW;
+            const int64_t o = yl ? (n * c->M + m / 16 * 16) * OHW + q * 16 + m % 16 : i;
+            want[o] = act_ref("Relu", ref[i] + z[i], 0, 0);
+            wmag[o] = mag[i];
+        }
+        for (int pack = 0; pack <= 1; pack++) {
+            epi e = {"Relu", 0, 0, yl ? zb : z, xl, yl};
+            run_conv_epi(c, &e, pack, 0, xl ? xb : x, w, bp, y1, OH, OW);
+            for (int64_t i = 0; i < ny; i++)
+                if (fabs(y1[i] - want[i]) > 1.5e-4 * (wmag[i] + 1) + 1e-6)
+                    ck_abort_msg("case %d x_layout %s y_layout %s pack %d: element %lld got %.7g "
+                                 "want %.7g",
+                                 _i, xl ? "NCHW16c" : "NCHW", yl ? "NCHW16c" : "NCHW", pack,
+                                 (long long)i, y1[i], want[i]);
+            run_conv_epi(c, &e, pack, 2, xl ? xb : x, w, bp, y2, OH, OW);
+            ck_assert_int_eq(memcmp(y1, y2, sizeof(float) * (size_t)ny), 0);
+        }
+    }
+    free(x);
+    free(xb);
+    free(w);
+    free(b);
+    free(z);
+    free(zb);
+    free(y1);
+    free(y2);
+    free(ref);
+    free(mag);
+    free(want);
+    free(wmag);
+}
+END_TEST
+
 START_TEST(test_fuse_conv_graph)
 {
     /* the rewrite itself: 7 nodes -> Conv(y3 is an output), Relu, 2 FusedConv */
@@ -492,6 +586,8 @@ static Suite *suite(void)
     tcase_add_loop_test(tc, test_fused_conv_kernel, 0,
                         (int)(sizeof fused_cases / sizeof fused_cases[0]));
     tcase_add_test(tc, test_fuse_conv_graph);
+    tcase_add_loop_test(tc, test_conv_layouts, 0,
+                        (int)(sizeof layout_cases / sizeof layout_cases[0]));
     suite_add_tcase(s, tc);
     return s;
 }

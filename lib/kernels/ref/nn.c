@@ -721,6 +721,7 @@ typedef struct conv_plan {
     int act;        /* CONV_ACT_*; Conv: none */
     float act_a, act_b;
     const float *z; /* residual added before act (Y's shape), or NULL */
+    int xblk, yblk; /* X, and Y with Z, in NCHW16c (FusedConv x_layout / y_layout) */
     poprt__vmath_binary_fn add_fn;
     poprt__vmath_unary_fn act_fn; /* NULL: no activation */
     poprt__vmath_param act_p;
@@ -802,6 +803,7 @@ static poprt_status conv_setup(poprt__kctx *k, int transposed, conv_plan *p)
     p->act = CONV_ACT_NONE;
     p->act_a = p->act_b = 0.0f;
     p->z = NULL;
+    p->xblk = p->yblk = 0;
     p->add_fn = NULL;
     p->act_fn = NULL;
     if (!x || !w || !y)
@@ -1548,6 +1550,7 @@ typedef struct convb_job {
     float *y, *xb, *tmp;    /* tmp: per lane, 4 * 16 floats per position of a chunk */
     int64_t w_group, Hp, n_og, chunk, nchunks, cstep, items, lanes, tmp_floats;
     poprt__convb_geom g;
+    int xblk, yblk; /* x, y (and the residual) in NCHW16c */
 } convb_job;
 
 /* Whether the blocked path can run a conv: 2-D (or 1-D), one group. */
@@ -1609,6 +1612,11 @@ static void convb_block_task_fn(void *ctx, int64_t r0, int64_t r1)
             memset(dst, 0, sizeof(float) * (size_t)(c0 * cb));
             memset(dst + c1 * cb, 0, sizeof(float) * (size_t)((Wp - c1) * cb));
         }
+        if (t->xblk) { /* already blocked: the row's run of positions */
+            memcpy(dst + c0 * 16, t->x + (n * p->C + cbi * 16) * HW + (ih * W + c0 - pl) * 16,
+                   sizeof(float) * (size_t)((c1 - c0) * 16));
+            continue;
+        }
         const float *src = t->x + (n * p->C + cbi * cb) * HW + ih * W + (c0 - pl);
         if (cb == 16)
             poprt__convb_block_avx512(src, HW, 16, c1 - c0, dst + c0 * 16);
@@ -1632,7 +1640,7 @@ static void convb_lane_fn(void *ctx, int64_t l0, int64_t l1)
     float bias[CONVB_GROUP];
     const int relu = conv_lone_relu(p); /* applied in the transposition */
     for (int64_t l = l0; l < l1; l++) {
-        float *tmp = t->tmp + l * t->tmp_floats;
+        float *tmp = t->tmp ? t->tmp + l * t->tmp_floats : NULL;
         /* a lane takes a contiguous run of items: neighbouring chunks share
          * the cache lines at their ends, which two threads writing them at
          * once would pass back and forth */
@@ -1652,12 +1660,20 @@ static void convb_lane_fn(void *ctx, int64_t l0, int64_t l1)
             }
             const float *xn = t->xb + n * cg->ncb * cg->plane;
             const float *wg = t->w + og * t->w_group;
+            /* NCHW16c output: the tiles store straight into its blocks */
+            float *out = t->yblk ? t->y + (n * p->M + oc0) * OHW + q0 * 16 : tmp;
+            const int64_t ldo = t->yblk ? OHW : q1 - q0;
             /* a few input blocks at a time: their weights stay in L1 while
              * the chunk's tiles run over them */
             for (int64_t c0 = 0; c0 < cg->ncb; c0 += t->cstep) {
                 const int64_t c1 = c0 + t->cstep < cg->ncb ? c0 + t->cstep : cg->ncb;
                 poprt__convb_run_avx512(xn, wg, t->b ? bias : NULL, nb, cg, q0, q1, c0, c1,
-                                        c0 > 0, tmp);
+                                        c0 > 0, out, ldo);
+            }
+            if (t->yblk) {
+                for (int bi = 0; conv_has_epilogue(p) && bi < nb; bi++)
+                    conv_epilogue(p, t->y, out + bi * 16 * OHW - t->y, (q1 - q0) * 16);
+                continue;
             }
             float *yq = t->y + (n * p->M + oc0) * OHW + q0;
             for (int bi = 0; bi < nb; bi++) {
@@ -1716,9 +1732,19 @@ static poprt_status conv_blocked(poprt__kctx *k, const conv_plan *p, const float
                                  const float *b, const float *w, int64_t w_group, float *y)
 {
     const geom3 *g = &p->g;
-    convb_job t = {.p = p, .x = x, .b = b, .w = w, .y = y, .w_group = w_group};
+    convb_job t = {.p = p, .x = x, .b = b, .w = w, .y = y, .w_group = w_group,
+                   .xblk = p->xblk, .yblk = p->yblk};
     convb_geom_of(g, p->C, &t.g, &t.Hp);
-    const int by_rows = convb_by_rows(&t.g);
+    /* an NCHW16c input that no tap reads past (no padding) is read in
+     * place, with its own row pitch and plane */
+    const int in_place = p->xblk && g->pb[1] == 0 && g->pb[2] == 0 && t.Hp <= g->in[1] &&
+                         t.g.Wp <= g->in[2];
+    if (in_place) {
+        t.Hp = g->in[1];
+        t.g.Wp = g->in[2];
+        t.g.plane = g->in[1] * g->in[2] * 16;
+    }
+    const int by_rows = convb_by_rows(&t.g) && !p->yblk;
     if (by_rows && t.g.sw == 2)
         t.g.split = (t.g.Wp + 1) / 2;
     t.n_og = ceil_div(p->M, CONVB_GROUP);
@@ -1738,6 +1764,8 @@ static poprt_status conv_blocked(poprt__kctx *k, const conv_plan *p, const float
         t.tmp_floats = 4 * 16 * t.chunk;
     }
     t.lanes = t.items < CONV_LANES ? t.items : CONV_LANES;
+    if (t.yblk) /* the tiles store into the output itself */
+        t.tmp_floats = 0;
     /* the blocked input, then zeros: the row tiles read up to 31 floats
      * past the last plane */
     enum { SLACK = 32 };
@@ -1745,12 +1773,17 @@ static poprt_status conv_blocked(poprt__kctx *k, const conv_plan *p, const float
     if (!poprt__mul_size((size_t)(p->N * t.g.ncb), (size_t)t.g.plane, &xb_n) ||
         xb_n > SIZE_MAX / sizeof(float) - SLACK ||
         !poprt__mul_size((size_t)t.lanes, (size_t)t.tmp_floats, &tmp_n) ||
-        !(t.xb = poprt__kctx_scratch(k, (xb_n + SLACK) * sizeof(float))) ||
         (tmp_n && !(t.tmp = poprt__kctx_scratch(k, tmp_n * sizeof(float)))))
         return oom(k);
-    memset(t.xb + xb_n, 0, SLACK * sizeof(float));
-    poprt__kctx_parallel_for(k, p->N * t.g.ncb * t.Hp,
-                             grain_for(t.g.Wp * t.g.cb, 1 << 14), convb_block_task_fn, &t);
+    if (in_place)
+        t.xb = (float *)x;
+    else {
+        if (!(t.xb = poprt__kctx_scratch(k, (xb_n + SLACK) * sizeof(float))))
+            return oom(k);
+        memset(t.xb + xb_n, 0, SLACK * sizeof(float));
+        poprt__kctx_parallel_for(k, p->N * t.g.ncb * t.Hp,
+                                 grain_for(t.g.Wp * t.g.cb, 1 << 14), convb_block_task_fn, &t);
+    }
     poprt__kctx_parallel_for(k, t.lanes, 1, by_rows ? convb_rows_lane_fn : convb_lane_fn, &t);
     return POPRT_OK;
 }
@@ -1791,10 +1824,15 @@ static poprt_status convb_pack(const float *w, int64_t M, int64_t C, int64_t KH,
     return POPRT_OK;
 }
 
+static poprt_status conv_layout(poprt__kctx *k, const conv_plan *p, const float *x,
+                                const float *w, const float *b, float *y);
+
 static poprt_status conv_f32(poprt__kctx *k, const conv_plan *p, const float *x, const float *w,
                              const float *b, float *y)
 {
     const geom3 *g = &p->g;
+    if (p->xblk || p->yblk)
+        return conv_layout(k, p, x, w, b, y);
     if (p->Cg == 1 && p->G > 1) {
         int done;
         poprt_status st = dwconv_padded(k, p, x, w, b, y, &done);
@@ -1928,6 +1966,77 @@ static poprt_status conv_f32(poprt__kctx *k, const conv_plan *p, const float *x,
     return POPRT_OK;
 }
 
+/* NCHW16c (lib/compiler/layout.c): channel c of position q of image n at
+ * ((n * C/16 + c/16) * HW + q) * 16 + c % 16. C must be a multiple of 16. */
+static void nchw16c_from_nchw(const float *src, int64_t N, int64_t C, int64_t HW, float *dst)
+{
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t q = 0; q < HW; q++)
+                dst[((n * C + (c & ~(int64_t)15)) * HW + q * 16) + (c & 15)] =
+                    src[(n * C + c) * HW + q];
+}
+
+static void nchw16c_to_nchw(const float *src, int64_t N, int64_t C, int64_t HW, float *dst)
+{
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t q = 0; q < HW; q++)
+                dst[(n * C + c) * HW + q] =
+                    src[((n * C + (c & ~(int64_t)15)) * HW + q * 16) + (c & 15)];
+}
+
+/* Whether node attribute `name` asks for NCHW16c. */
+static int layout_blocked(const poprt__node *n, const char *name)
+{
+    return strcmp(poprt__attr_s(n, name, "NCHW"), "NCHW16c") == 0;
+}
+
+/* A convolution with an NCHW16c input or output: the blocked path reads
+ * and writes that layout directly; where it cannot run (an executable file
+ * loaded on a CPU without AVX-512), the operands are converted around the
+ * plain paths, which gives the same results. */
+static poprt_status conv_layout(poprt__kctx *k, const conv_plan *p, const float *x,
+                                const float *w, const float *b, float *y)
+{
+    const geom3 *g = &p->g;
+    if ((p->xblk && p->C % 16) || (p->yblk && p->M % 16) || g->out[0] != 1 || g->in[0] != 1)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_UNSUPPORTED,
+                               "NCHW16c needs 2-D tensors with channels in blocks of 16 (X "
+                               "has %lld, Y %lld)",
+                               (long long)p->C, (long long)p->M);
+    if (k->state && k->state_size >= CONV_PACK_HEADER && convb_fits(g, p->G) &&
+        avx512_usable()) {
+        uint64_t h[8];
+        memcpy(h, k->state, sizeof h);
+        const uint64_t floats = (k->state_size - CONV_PACK_HEADER) / sizeof(float);
+        if (h[0] == CONV_BLOCKED_MAGIC && h[1] == (uint64_t)p->M && h[2] == (uint64_t)p->C &&
+            h[3] == (uint64_t)g->k[1] && h[4] == (uint64_t)g->k[2] && h[5] > 0 &&
+            (uint64_t)ceil_div(p->M, CONVB_GROUP) <= floats / h[5])
+            return conv_blocked(k, p, x, b, (const float *)((const unsigned char *)k->state +
+                                                            CONV_PACK_HEADER),
+                                (int64_t)h[5], y);
+    }
+    conv_plan q = *p;
+    q.xblk = q.yblk = 0;
+    const size_t xn = (size_t)(p->N * p->C * g->in_sz), yn = (size_t)(p->N * p->M * g->out_sz);
+    float *xs = p->xblk ? poprt__kctx_scratch(k, xn * sizeof(float)) : NULL;
+    float *ys = p->yblk ? poprt__kctx_scratch(k, yn * sizeof(float)) : NULL;
+    float *zs = p->yblk && p->z ? poprt__kctx_scratch(k, yn * sizeof(float)) : NULL;
+    if ((p->xblk && !xs) || (p->yblk && !ys) || (p->yblk && p->z && !zs))
+        return oom(k);
+    if (xs)
+        nchw16c_to_nchw(x, p->N, p->C, g->in_sz, xs);
+    if (zs) {
+        nchw16c_to_nchw(p->z, p->N, p->M, g->out_sz, zs);
+        q.z = zs;
+    }
+    poprt_status st = conv_f32(k, &q, xs ? xs : x, w, b, ys ? ys : y);
+    if (!st && ys)
+        nchw16c_from_nchw(ys, p->N, p->M, g->out_sz, y);
+    return st;
+}
+
 /* Conv weights packed once when the session is compiled: the blob is a
  * header {magic, groups, rows per group, bytes per group} then one packed
  * A operand per group (the GEMM's own position-independent format); for
@@ -1989,9 +2098,12 @@ poprt_status poprt__ref_conv_prepare(poprt__prep_ctx *c, void **state, size_t *s
         /* 1x1 convs stay on the GEMM paths: with no taps to share the
          * input's blocking and the output's transposition, those cost more
          * than they save (resnet50's 1x1 convs 0.85x slower blocked) */
+        /* (unless an operand is NCHW16c, lib/compiler/layout.c: then there
+         * is neither) */
+        const int blk = layout_blocked(c->node, "x_layout") || layout_blocked(c->node, "y_layout");
         if (in_sp[0] > 0 && in_sp[1] > 0 &&
             poprt__nn_window_geom(c->node, 2, in_sp, ker, 0, &gg) == POPRT_OK && lift3(&gg, &g3) &&
-            convb_fits(&g3, G) && g3.k_sz > 1)
+            convb_fits(&g3, G) && (g3.k_sz > 1 || blk))
             return convb_pack(c->in[1].data, M, Cg, ker[0], ker[1], state, size);
     }
     if (wt->rank <= 4 && conv_trans_fits(G, M, Kc, out_sz)) {
@@ -2156,6 +2268,8 @@ poprt_status poprt__ref_poprt_fused_conv(poprt__kctx *k)
     p.act_a = poprt__attr_f(k->node, "activation_alpha", acts[i].a);
     p.act_b = poprt__attr_f(k->node, "activation_beta", acts[i].b);
     p.z = z ? z->data : NULL;
+    p.xblk = layout_blocked(k->node, "x_layout");
+    p.yblk = layout_blocked(k->node, "y_layout");
     const poprt__vmath_variant *vm = poprt__vmath_best();
     static const int vm_index[] = {
         [CONV_ACT_RELU] = POPRT__VMATH_relu,       [CONV_ACT_CLIP] = POPRT__VMATH_clip,
@@ -2530,6 +2644,88 @@ static poprt_status pool_run(poprt__kctx *k, int kind)
 }
 
 poprt_status poprt__ref_maxpool(poprt__kctx *k) { return pool_run(k, POOL_MAX); }
+
+/* ai.poprt BlockedMaxPool (lib/compiler/layout.c): MaxPool on NCHW16c
+ * tensors, 2-D. Each output vector holds 16 channels of one position; the
+ * window's taps are taken in MaxPool's order with its rule (the first tap
+ * inside the input, then any greater value), so NaNs come out as the
+ * generic loop gives them. */
+typedef struct bmp_task {
+    const geom3 *g;
+    const float *x;
+    float *y;
+} bmp_task;
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+static void bmp_rows(const geom3 *g, const float *x, float *y, int64_t r0, int64_t r1)
+{
+    const int64_t IH = g->in[1], IW = g->in[2], OH = g->out[1], OW = g->out[2];
+    for (int64_t r = r0; r < r1; r++) { /* r = block * OH + oh */
+        const int64_t blk = r / OH, oh = r % OH;
+        const float *xb = x + blk * IH * IW * 16;
+        float *yr = y + r * OW * 16;
+        const int64_t h0 = oh * g->s[1] - g->pb[1];
+        for (int64_t ow = 0; ow < OW; ow++) {
+            const int64_t w0 = ow * g->s[2] - g->pb[2];
+            mp_v16 best = (mp_v16){0} - INFINITY;
+            int found = 0;
+            for (int64_t kh = 0; kh < g->k[1]; kh++) {
+                const int64_t ih = h0 + kh * g->d[1];
+                if (ih < 0 || ih >= IH)
+                    continue;
+                for (int64_t kw = 0; kw < g->k[2]; kw++) {
+                    const int64_t iw = w0 + kw * g->d[2];
+                    if (iw < 0 || iw >= IW)
+                        continue;
+                    mp_v16 v;
+                    memcpy(&v, xb + (ih * IW + iw) * 16, sizeof v);
+                    if (!found) {
+                        best = v;
+                        found = 1;
+                        continue;
+                    }
+                    const mp_i16 gt = v > best;
+                    best = (mp_v16)(((mp_i16)v & gt) | ((mp_i16)best & ~gt));
+                }
+            }
+            memcpy(yr + ow * 16, &best, sizeof best);
+        }
+    }
+}
+
+static void bmp_task_fn(void *ctx, int64_t r0, int64_t r1)
+{
+    const bmp_task *t = ctx;
+    bmp_rows(t->g, t->x, t->y, r0, r1);
+}
+
+poprt_status poprt__ref_poprt_blocked_maxpool(poprt__kctx *k)
+{
+    const poprt__tval *x = poprt__kin(k, 0);
+    poprt__tval *y = poprt__kout(k, 0);
+    if (!x || !y)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_INVALID_MODEL, "missing X or Y");
+    if (x->dtype != POPRT_DTYPE_FLOAT || x->rank != 4 || x->dims[1] % 16 || y->rank != 4)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_UNSUPPORTED,
+                               "BlockedMaxPool takes float32 NCHW16c tensors of rank 4 with "
+                               "channels in blocks of 16");
+    poprt__nn_geom gg;
+    geom3 g;
+    poprt_status st = poprt__nn_window_geom(k->node, 2, x->dims + 2, NULL, 1, &gg);
+    if (st)
+        return st;
+    if (!lift3(&gg, &g) || y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1] ||
+        y->dims[2] != gg.out[0] || y->dims[3] != gg.out[1])
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH, "output shape mismatch");
+    if (y->numel == 0)
+        return POPRT_OK;
+    bmp_task t = {&g, x->data, y->data};
+    const int64_t rows = x->dims[0] * (x->dims[1] / 16) * g.out[1];
+    poprt__kctx_parallel_for(k, rows, grain_for(g.out[2] * 16 * g.k_sz, 1 << 14), bmp_task_fn, &t);
+    return POPRT_OK;
+}
 poprt_status poprt__ref_averagepool(poprt__kctx *k) { return pool_run(k, POOL_AVG); }
 poprt_status poprt__ref_lppool(poprt__kctx *k) { return pool_run(k, POOL_LP); }
 

@@ -52,6 +52,7 @@ poprt_status poprt__nn_convtranspose_geom(const poprt__node *n, int nsp, const i
 poprt_status poprt__ref_conv(poprt__kctx *k);
 poprt_status poprt__ref_conv_prepare(poprt__prep_ctx *c, void **state, size_t *size);
 poprt_status poprt__ref_poprt_fused_conv(poprt__kctx *k); /* ai.poprt FusedConv */
+poprt_status poprt__ref_poprt_blocked_maxpool(poprt__kctx *k); /* ai.poprt BlockedMaxPool */
 poprt_status poprt__ref_matmul_prepare(poprt__prep_ctx *c, void **state, size_t *size);
 poprt_status poprt__ref_conv_transpose(poprt__kctx *k);
 poprt_status poprt__ref_maxpool(poprt__kctx *k);

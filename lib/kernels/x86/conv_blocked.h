@@ -36,13 +36,15 @@ typedef struct poprt__convb_geom {
 /* Output positions [q0, q1) of the plane (q = oh * OW + ow) for one group
  * of nb (1..4) output blocks, summing input blocks [c0, c1) only: x is the
  * image's blocked input (block 0, padded row 0, column 0), w the group's
- * packed weights, bias nb*16 values (zero-padded) or NULL. out[n][q - q0][16]
- * starts from the bias (acc_in 0) or from its own values (acc_in 1: the
- * partial sums of the blocks before c0), so a caller can sum the blocks a
- * few at a time while their weights stay in L1. */
+ * packed weights, bias nb*16 values (zero-padded) or NULL. Block n's
+ * position q goes to out[(n * ldo + q - q0) * 16 ..]: ldo = q1 - q0 for a
+ * run of its own, the plane's positions to write straight into a blocked
+ * (NCHW16c) output. It starts from the bias (acc_in 0) or from its own
+ * values (acc_in 1: the partial sums of the blocks before c0), so a caller
+ * can sum the blocks a few at a time while their weights stay in L1. */
 void poprt__convb_run_avx512(const float *x, const float *w, const float *bias, int nb,
                              const poprt__convb_geom *g, int64_t q0, int64_t q1, int64_t c0,
-                             int64_t c1, int acc_in, float *out);
+                             int64_t c1, int acc_in, float *out, int64_t ldo);
 
 /* dst[j * 16 + i] = src[i * spitch + j] for j < n, i < 16, with rows
  * i >= rows read as zeros: 16 channel rows into a blocked run. */
@@ -99,10 +101,10 @@ static inline void poprt__convb_rows_avx512(const float *x, const float *w, int6
 static inline void poprt__convb_run_avx512(const float *x, const float *w, const float *bias,
                                            int nb, const poprt__convb_geom *g, int64_t q0,
                                            int64_t q1, int64_t c0, int64_t c1, int acc_in,
-                                           float *out)
+                                           float *out, int64_t ldo)
 {
     (void)x, (void)w, (void)bias, (void)nb, (void)g, (void)q0, (void)q1, (void)c0, (void)c1,
-        (void)acc_in, (void)out;
+        (void)acc_in, (void)out, (void)ldo;
 }
 static inline void poprt__convb_block_avx512(const float *src, int64_t spitch, int rows,
                                              int64_t n, float *dst)

@@ -73,9 +73,8 @@ INLINE void tile(const float *x, const float *w, const float *bias, const int R,
 #define RUN_NB(NB)                                                                           \
     static void run_##NB(const float *x, const float *w, const float *bias,                 \
                          const poprt__convb_geom *g, int64_t q0, int64_t q1, int64_t c0,     \
-                         int64_t c1, int acc_in, float *out)                                 \
+                         int64_t c1, int acc_in, float *out, int64_t ldo)                    \
     {                                                                                        \
-        const int64_t ldo = q1 - q0;                                                         \
         int64_t q = q0;                                                                      \
         for (; q + TILE_R <= q1; q += TILE_R)                                                \
             tile(x, w, bias, TILE_R, NB, g, q, c0, c1, acc_in, out + (q - q0) * 16, ldo);    \
@@ -96,13 +95,13 @@ RUN_NB(4)
 
 void poprt__convb_run_avx512(const float *x, const float *w, const float *bias, int nb,
                              const poprt__convb_geom *g, int64_t q0, int64_t q1, int64_t c0,
-                             int64_t c1, int acc_in, float *out)
+                             int64_t c1, int acc_in, float *out, int64_t ldo)
 {
     switch (nb) {
-    case 1: run_1(x, w, bias, g, q0, q1, c0, c1, acc_in, out); break;
-    case 2: run_2(x, w, bias, g, q0, q1, c0, c1, acc_in, out); break;
-    case 3: run_3(x, w, bias, g, q0, q1, c0, c1, acc_in, out); break;
-    default: run_4(x, w, bias, g, q0, q1, c0, c1, acc_in, out); break;
+    case 1: run_1(x, w, bias, g, q0, q1, c0, c1, acc_in, out, ldo); break;
+    case 2: run_2(x, w, bias, g, q0, q1, c0, c1, acc_in, out, ldo); break;
+    case 3: run_3(x, w, bias, g, q0, q1, c0, c1, acc_in, out, ldo); break;
+    default: run_4(x, w, bias, g, q0, q1, c0, c1, acc_in, out, ldo); break;
     }
 }
 

@@ -1,0 +1,230 @@
+/* Layout choice when a session is compiled: activations that flow only
+ * between convolutions, max pools, channel concatenations and Relus are
+ * kept in NCHW16c (channels in blocks of 16, the 16 values of a position
+ * contiguous: [N][C/16][H][W][16]), the layout of the blocked direct
+ * convolution (lib/kernels/x86/conv_blocked.h). A convolution then reads its
+ * input without copying it into blocks (with padding: one copy of whole
+ * rows) and its tiles store their results without the transposition back
+ * to channel rows; 1x1 convolutions run blocked too. NCHW stays at the
+ * graph's edges: convolutions convert on the way in (their input copy) and
+ * on the way out (their transposition), so no conversion node is added.
+ *
+ * A tensor is made NCHW16c when it is a float32 activation of rank 4 with
+ * static dims and a channel count that is a multiple of 16 (the layout then
+ * has exactly the bytes of NCHW, so the memory plan, Concat elision and
+ * in-place Relu work unchanged), it is not a graph output, and it is
+ * produced and read only by:
+ *   - a single-group 2-D Conv or FusedConv with constant 4-D weights (as X,
+ *     or as FusedConv's residual Z, which then has Y's layout), whose input
+ *     channels are a multiple of 16 when it produces the tensor (stems with
+ *     3 channels keep their row tiles, which write NCHW);
+ *   - MaxPool without Indices (input and output share the layout: it
+ *     becomes ai.poprt BlockedMaxPool);
+ *   - Concat on the channel axis (all inputs and the output share it: a
+ *     channel concatenation of whole blocks is the same copy in both
+ *     layouts);
+ *   - Relu (elementwise: any layout).
+ * Convolutions with an NCHW16c operand become ai.poprt FusedConv with
+ * attributes x_layout / y_layout = "NCHW16c" (docs/ops.md).
+ *
+ * Only on CPUs whose kernels include the blocked convolution (AVX-512): an
+ * executable file made here and loaded elsewhere still runs, as the
+ * kernels convert the operands around their plain paths. */
+#include <string.h>
+#include "compiler/compiler.h"
+#include "kernels/x86/cpu.h"
+#include "passes/util_replace.h"
+
+static const char BLOCKED[] = "NCHW16c";
+
+static int is_fused_conv(const poprt__node *n)
+{
+    return n->domain && strcmp(n->domain, "ai.poprt") == 0 && strcmp(n->op_type, "FusedConv") == 0;
+}
+
+/* A float32 rank-4 tensor with static dims. */
+static int static4(const poprt__tensor *t)
+{
+    return poprt__cc_static_float(t, 4) && t->type.rank == 4;
+}
+
+/* Conv / FusedConv that the blocked convolution can run. */
+static int conv_ok(const poprt__node *n)
+{
+    if (!(rp_is(n, "Conv") || is_fused_conv(n)) || n->n_outputs != 1)
+        return 0;
+    const poprt__tensor *x = poprt__node_in(n, 0), *w = poprt__node_in(n, 1);
+    return poprt__attr_i(n, "group", 1) == 1 && static4(x) && static4(poprt__node_out(n, 0)) &&
+           w && w->data && static4(w);
+}
+
+/* MaxPool that BlockedMaxPool can run: 2-D, no Indices output. */
+static int pool_ok(const poprt__node *n)
+{
+    return rp_is(n, "MaxPool") && (n->n_outputs == 1 || !poprt__node_out(n, 1)) &&
+           static4(poprt__node_in(n, 0)) && static4(poprt__node_out(n, 0));
+}
+
+static int concat_ok(const poprt__node *n)
+{
+    if (!rp_is(n, "Concat") || n->n_outputs != 1 || n->n_inputs < 1)
+        return 0;
+    const int64_t axis = poprt__attr_i(n, "axis", 0);
+    return axis == 1 || axis == -3;
+}
+
+/* May node n read (slot) or write its output in NCHW16c? */
+static int reads_ok(const poprt__node *n, int slot)
+{
+    if (conv_ok(n))
+        return slot == 0 || (slot == 3 && is_fused_conv(n));
+    if (pool_ok(n) || rp_is(n, "Relu"))
+        return slot == 0;
+    return concat_ok(n);
+}
+
+static int writes_ok(const poprt__node *n)
+{
+    if (conv_ok(n)) /* stems (C % 16 != 0) keep their NCHW row tiles */
+        return poprt__node_in(n, 0)->type.dims[1].value % 16 == 0;
+    return pool_ok(n) || concat_ok(n) || (rp_is(n, "Relu") && n->n_outputs == 1);
+}
+
+/* The initial candidates: each tensor by itself. */
+static poprt_status candidates(poprt__graph *g, unsigned char *blk)
+{
+    poprt__vec readers = {0};
+    poprt_status st = POPRT_OK;
+    for (size_t i = 0; !st && i < g->tensors.len; i++) {
+        poprt__tensor *t = g->tensors.items[i];
+        blk[t->id] = 0;
+        if (!static4(t) || t->is_input || t->is_output || t->is_initializer || t->data ||
+            !t->producer || t->type.dims[1].value % 16 || t->type.dims[1].value == 0 ||
+            !writes_ok(t->producer))
+            continue;
+        if ((st = poprt__graph_consumers(g, t, &readers)))
+            break;
+        int reads = 0, ok = readers.len > 0;
+        for (size_t r = 0; ok && r < readers.len; r++) {
+            const poprt__node *n = readers.items[r];
+            for (int s = 0; s < n->n_inputs; s++)
+                if (n->inputs[s] == t) {
+                    reads++;
+                    ok &= reads_ok(n, s);
+                }
+        }
+        /* every read is one of those (none in a subgraph) */
+        blk[t->id] = (unsigned char)(ok && reads == poprt__tensor_use_count(g, t));
+    }
+    poprt__vec_free(&readers);
+    return st;
+}
+
+/* Tensors that must share a layout: clears all of them unless all are set;
+ * returns 1 when it cleared one. */
+static int agree(unsigned char *blk, poprt__tensor *const *ts, int n)
+{
+    int all = 1, any = 0;
+    for (int i = 0; i < n; i++)
+        if (ts[i]) {
+            all &= blk[ts[i]->id];
+            any |= blk[ts[i]->id];
+        }
+    if (all || !any)
+        return 0;
+    for (int i = 0; i < n; i++)
+        if (ts[i])
+            blk[ts[i]->id] = 0;
+    return 1;
+}
+
+/* MaxPool, Relu and Concat keep the layout through; a residual has its
+ * convolution's output layout. Repeated until nothing changes. */
+static void settle(const poprt__graph *g, unsigned char *blk)
+{
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (size_t i = 0; i < g->nodes.len; i++) {
+            poprt__node *n = g->nodes.items[i];
+            if (pool_ok(n) || rp_is(n, "Relu")) {
+                poprt__tensor *io[2] = {poprt__node_in(n, 0), poprt__node_out(n, 0)};
+                changed |= agree(blk, io, 2);
+            } else if (concat_ok(n)) {
+                changed |= agree(blk, n->inputs, n->n_inputs);
+                poprt__tensor *io[2] = {n->inputs[0], n->outputs[0]};
+                for (int s = 0; s < n->n_inputs && !io[0]; s++)
+                    io[0] = n->inputs[s];
+                changed |= agree(blk, io, 2);
+            } else if (conv_ok(n) && is_fused_conv(n) && poprt__node_in(n, 3)) {
+                poprt__tensor *zy[2] = {poprt__node_in(n, 3), poprt__node_out(n, 0)};
+                changed |= agree(blk, zy, 2);
+            }
+        }
+    }
+}
+
+/* A node of type (domain, op) in place of n, with n's inputs, outputs and
+ * attributes. */
+static poprt__node *replace(poprt__graph *g, poprt__node *n, const char *op, const char *domain)
+{
+    poprt__node *f = poprt__graph_add_node(g, op, domain,
+                                           poprt__model_unique_name(g->model, n->name),
+                                           n->n_inputs, n->n_outputs > 1 ? 1 : n->n_outputs);
+    if (!f)
+        return NULL;
+    for (int a = 0; a < n->n_attrs; a++)
+        if (!rp_copy_attr(f, n, n->attrs[a].name))
+            return NULL;
+    for (int i = 0; i < n->n_inputs; i++)
+        f->inputs[i] = n->inputs[i];
+    f->outputs[0] = n->outputs[0];
+    f->outputs[0]->producer = f;
+    f->outputs[0]->producer_slot = 0;
+    poprt__graph_remove_node(g, n);
+    return f;
+}
+
+poprt_status poprt__compile_layout(poprt__model *m, int *any)
+{
+#if defined(__x86_64__)
+    if (poprt__cpu_features()->isa < POPRT__ISA_AVX512)
+        return POPRT_OK;
+#else
+    return POPRT_OK;
+#endif
+    poprt__graph *g = m->graph;
+    unsigned char *blk = poprt__calloc(g->tensors.len + 1, 1);
+    poprt__vec nodes = {0};
+    if (!blk)
+        return rp_oom();
+    poprt_status st = candidates(g, blk);
+    if (!st)
+        settle(g, blk);
+    /* the rewrite: snapshot the nodes first, replace() moves them */
+    for (size_t i = 0; !st && i < g->nodes.len; i++)
+        st = poprt__vec_push(&nodes, g->nodes.items[i]);
+    int changed = 0;
+    for (size_t i = 0; !st && i < nodes.len; i++) {
+        poprt__node *n = nodes.items[i];
+        if (conv_ok(n)) {
+            const int xb = blk[n->inputs[0]->id], yb = blk[n->outputs[0]->id];
+            if (!xb && !yb)
+                continue;
+            poprt__node *f = is_fused_conv(n) ? n : replace(g, n, "FusedConv", "ai.poprt");
+            if (!f || (xb && !rp_attr_s(f, "x_layout", BLOCKED)) ||
+                (yb && !rp_attr_s(f, "y_layout", BLOCKED)))
+                st = rp_oom();
+            changed = 1;
+        } else if (pool_ok(n) && blk[n->inputs[0]->id]) {
+            if (!replace(g, n, "BlockedMaxPool", "ai.poprt"))
+                st = rp_oom();
+            changed = 1;
+        }
+    }
+    poprt__vec_free(&nodes);
+    poprt__free(blk);
+    if (st)
+        return poprt__err_prefix(st, "compiling (layout choice): ");
+    *any |= changed;
+    return changed ? poprt__compile_commit(m, "layout choice") : POPRT_OK;
+}

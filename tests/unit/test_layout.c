@@ -1,0 +1,419 @@
+/* Unit tests: the compile-time layout choice (lib/compiler/layout.c) and
+ * the kernels of NCHW16c tensors.
+ *  - The pass on a graph with every kind of node it handles (convolutions
+ *    3x3 and 1x1, stride 2, a residual, MaxPool, channel Concat, Relu) and
+ *    readers that must keep NCHW (a graph output, GlobalAveragePool, a
+ *    3-channel stem): exactly the documented tensors change layout.
+ *  - Sessions: the optimised graph (with the layouts) against the same model
+ *    with optimize=0, within 1e-5 relative + 1e-6 absolute (the blocked
+ *    convolution sums in another order than the plain paths; the sums
+ *    here have at most 288 terms of magnitude <= 1); an executable file of
+ *    it gives bit-identical results.
+ *  - BlockedMaxPool against MaxPool on blocked copies of the same data,
+ *    with NaN and -inf, pads, strides, dilations and ceil_mode: equal bit
+ *    for bit (the same comparisons in the same order).
+ * The layout pass runs only where the CPU has AVX-512 (the blocked
+ * convolution's kernels); elsewhere the graph test says so and checks that
+ * nothing changed. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "builder.h"
+#include "compiler/compiler.h"
+#include "kernels/x86/cpu.h"
+
+static float frand(uint32_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 17;
+    *s ^= *s << 5;
+    return (float)(*s >> 8) / 8388608.0f - 1.0f;
+}
+
+static int have_avx512(void)
+{
+#if defined(__x86_64__)
+    return poprt__cpu_features()->isa >= POPRT__ISA_AVX512;
+#else
+    return 0;
+#endif
+}
+
+static void ints(poprt__model *m, poprt__node *n, const char *name, int cnt, const int64_t *v)
+{
+    poprt__attr *a = poprt__node_add_attr(n, name, POPRT__ATTR_INTS);
+    ck_assert_ptr_nonnull(a);
+    a->n = cnt;
+    a->ints = poprt__arena_array(&m->arena, (size_t)cnt, sizeof(int64_t));
+    memcpy(a->ints, v, sizeof(int64_t) * (size_t)cnt);
+}
+
+static void weights(poprt__model *m, const char *name, int64_t M, int64_t C, int64_t k,
+                    uint32_t seed)
+{
+    int64_t d[4] = {M, C, k, k};
+    const size_t n = (size_t)(M * C * k * k);
+    float *w = malloc(n * sizeof(float));
+    ck_assert_ptr_nonnull(w);
+    for (size_t i = 0; i < n; i++)
+        w[i] = frand(&seed) / sqrtf((float)(C * k * k));
+    tb_const(m, name, POPRT_DTYPE_FLOAT, 4, d, w);
+    free(w);
+}
+
+static poprt__node *conv(poprt__model *m, const char *x, const char *w, const char *y, int k,
+                         int stride)
+{
+    poprt__node *n = tb_node(m, "Conv", 2, (const char *[]){x, w}, 1, (const char *[]){y});
+    const int64_t p = k / 2;
+    ints(m, n, "pads", 4, (int64_t[]){p, p, p, p});
+    ints(m, n, "strides", 2, (int64_t[]){stride, stride});
+    return n;
+}
+
+/*  s[1,3,23,23] -> Conv 3x3 s2 (stem, 3 channels) -> Relu -> a0 [16,12,12]
+ *  a0 -> Conv 3x3 -> Relu -> a [32,12,12]
+ *  a -> MaxPool 3x3 s2 pad 1 -> p [32,6,6]
+ *  p -> Conv 1x1 -> Relu -> e1 [16];  p -> Conv 3x3 -> Relu -> e3 [16]
+ *  Concat(e1, e3) -> cat [32,6,6]
+ *  cat -> Conv 1x1 -> Add p -> Relu -> z [32,6,6]      (residual)
+ *  z -> Conv 1x1 s2 -> y5 [48,3,3]                     (graph output)
+ *  p -> Conv 3x3 -> q [16,6,6] -> GlobalAveragePool -> g (graph output)
+ * Expected: a, p, e1, e3, cat, z in NCHW16c; s, a0 (made by the stem),
+ * q (read by GlobalAveragePool) and the outputs in NCHW. */
+static poprt__model *layout_model(void)
+{
+    poprt__model *m = tb_model(17);
+    int64_t sd[] = {1, 3, 23, 23};
+    tb_input(m, "s", POPRT_DTYPE_FLOAT, 4, sd);
+    weights(m, "W0", 16, 3, 3, 1u);
+    weights(m, "W1", 32, 16, 3, 2u);
+    weights(m, "We1", 16, 32, 1, 3u);
+    weights(m, "We3", 16, 32, 3, 4u);
+    weights(m, "W4", 32, 32, 1, 5u);
+    weights(m, "W5", 48, 32, 1, 6u);
+    weights(m, "Wq", 16, 32, 3, 7u);
+    conv(m, "s", "W0", "c0", 3, 2);
+    tb_node(m, "Relu", 1, (const char *[]){"c0"}, 1, (const char *[]){"a0"});
+    conv(m, "a0", "W1", "c1", 3, 1);
+    tb_node(m, "Relu", 1, (const char *[]){"c1"}, 1, (const char *[]){"a"});
+    poprt__node *mp = tb_node(m, "MaxPool", 1, (const char *[]){"a"}, 1, (const char *[]){"p"});
+    ints(m, mp, "kernel_shape", 2, (int64_t[]){3, 3});
+    ints(m, mp, "strides", 2, (int64_t[]){2, 2});
+    ints(m, mp, "pads", 4, (int64_t[]){1, 1, 1, 1});
+    conv(m, "p", "We1", "ce1", 1, 1);
+    tb_node(m, "Relu", 1, (const char *[]){"ce1"}, 1, (const char *[]){"e1"});
+    conv(m, "p", "We3", "ce3", 3, 1);
+    tb_node(m, "Relu", 1, (const char *[]){"ce3"}, 1, (const char *[]){"e3"});
+    poprt__node *cat =
+        tb_node(m, "Concat", 2, (const char *[]){"e1", "e3"}, 1, (const char *[]){"cat"});
+    poprt__attr *ax = poprt__node_add_attr(cat, "axis", POPRT__ATTR_INT);
+    ck_assert_ptr_nonnull(ax);
+    ax->i = 1;
+    conv(m, "cat", "W4", "c4", 1, 1);
+    tb_node(m, "Add", 2, (const char *[]){"c4", "p"}, 1, (const char *[]){"r4"});
+    tb_node(m, "Relu", 1, (const char *[]){"r4"}, 1, (const char *[]){"z"});
+    conv(m, "z", "W5", "y5", 1, 2);
+    conv(m, "p", "Wq", "q", 3, 1);
+    tb_node(m, "GlobalAveragePool", 1, (const char *[]){"q"}, 1, (const char *[]){"g"});
+    tb_output(m, "y5");
+    tb_output(m, "g");
+    return m;
+}
+
+/* The layout the compiled graph gives tensor `name`'s producer output and
+ * readers: 1 when its producer writes it NCHW16c. */
+static int written_blocked(const poprt__graph *g, const char *name)
+{
+    for (size_t i = 0; i < g->nodes.len; i++) {
+        const poprt__node *n = g->nodes.items[i];
+        if (n->n_outputs < 1 || !n->outputs[0] || strcmp(n->outputs[0]->name, name) != 0)
+            continue;
+        if (strcmp(n->op_type, "BlockedMaxPool") == 0)
+            return 1;
+        return strcmp(poprt__attr_s(n, "y_layout", "NCHW"), "NCHW16c") == 0;
+    }
+    return -1; /* no such node output (Concat, Relu: see read_blocked) */
+}
+
+/* 1 when every convolution reading `name` as X reads it NCHW16c, 0 when
+ * every one reads it NCHW, -1 when they disagree or none reads it. */
+static int read_blocked(const poprt__graph *g, const char *name)
+{
+    int seen = 0, blk = 0, plain = 0;
+    for (size_t i = 0; i < g->nodes.len; i++) {
+        const poprt__node *n = g->nodes.items[i];
+        if (strcmp(n->op_type, "FusedConv") != 0 && strcmp(n->op_type, "Conv") != 0)
+            continue;
+        if (!n->inputs[0] || strcmp(n->inputs[0]->name, name) != 0)
+            continue;
+        seen = 1;
+        if (strcmp(poprt__attr_s(n, "x_layout", "NCHW"), "NCHW16c") == 0)
+            blk = 1;
+        else
+            plain = 1;
+    }
+    return !seen || (blk && plain) ? -1 : blk;
+}
+
+static void infer(poprt__model *m)
+{
+    ck_assert_int_eq(poprt__graph_resolve(m->graph), POPRT_OK);
+    ck_assert_int_eq(poprt__graph_infer(m->graph, NULL), POPRT_OK);
+}
+
+START_TEST(test_layout_graph)
+{
+    poprt__model *m = layout_model();
+    infer(m);
+    int any = 0;
+    ck_assert_int_eq(poprt__compile_optimize(m, &any), POPRT_OK);
+    const poprt__graph *g = m->graph;
+    int pools = 0, maxpools = 0;
+    for (size_t i = 0; i < g->nodes.len; i++) {
+        const poprt__node *n = g->nodes.items[i];
+        pools += strcmp(n->op_type, "BlockedMaxPool") == 0;
+        maxpools += strcmp(n->op_type, "MaxPool") == 0;
+    }
+    if (!have_avx512()) {
+        fprintf(stderr, "test_layout_graph: no AVX-512 here (or POPRT_ISA caps it): the "
+                        "layout pass leaves the graph as it is; checking that\n");
+        ck_assert_int_eq(pools, 0);
+        ck_assert_int_eq(maxpools, 1);
+        poprt__model_free(m);
+        return;
+    }
+    ck_assert_int_eq(pools, 1);
+    ck_assert_int_eq(maxpools, 0);
+    /* writers: the stem keeps NCHW (its input has 3 channels); q is read by
+     * GlobalAveragePool; y5 is a graph output */
+    ck_assert_int_eq(written_blocked(g, "a0"), 0);
+    ck_assert_int_eq(written_blocked(g, "a"), 1);
+    ck_assert_int_eq(written_blocked(g, "p"), 1);
+    ck_assert_int_eq(written_blocked(g, "e1"), 1);
+    ck_assert_int_eq(written_blocked(g, "e3"), 1);
+    ck_assert_int_eq(written_blocked(g, "z"), 1);
+    ck_assert_int_eq(written_blocked(g, "q"), 0);
+    ck_assert_int_eq(written_blocked(g, "y5"), 0);
+    /* readers */
+    ck_assert_int_eq(read_blocked(g, "a0"), 0);
+    ck_assert_int_eq(read_blocked(g, "p"), 1);
+    ck_assert_int_eq(read_blocked(g, "cat"), 1);
+    ck_assert_int_eq(read_blocked(g, "z"), 1);
+    poprt__model_free(m);
+
+    /* a Concat reader that cannot take the layout keeps its producers in
+     * NCHW: the same graph with e1 also a graph output */
+    m = layout_model();
+    tb_output(m, "e1");
+    infer(m);
+    ck_assert_int_eq(poprt__compile_optimize(m, &any), POPRT_OK);
+    ck_assert_int_eq(written_blocked(m->graph, "e1"), 0);
+    ck_assert_int_eq(written_blocked(m->graph, "e3"), 0);
+    ck_assert_int_eq(read_blocked(m->graph, "cat"), 0);
+    ck_assert_int_eq(written_blocked(m->graph, "p"), 1);
+    poprt__model_free(m);
+}
+END_TEST
+
+static void layout_run(poprt_session *s, float *y5, float *g)
+{
+    static float x[3 * 23 * 23];
+    uint32_t st = 11u;
+    for (size_t i = 0; i < sizeof x / sizeof x[0]; i++)
+        x[i] = frand(&st);
+    int64_t xd[] = {1, 3, 23, 23};
+    poprt_stepio *io;
+    ck_assert_int_eq(poprt_stepio_create(&io), POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_set_input(io, "s", POPRT_DTYPE_FLOAT, xd, 4, x, sizeof x),
+                     POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_set_output(io, "y5", y5, 48 * 9 * sizeof(float)), POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_set_output(io, "g", g, 16 * sizeof(float)), POPRT_OK);
+    ck_assert_int_eq(poprt_session_run(s, io), POPRT_OK);
+    poprt_stepio_free(io);
+}
+
+START_TEST(test_layout_session)
+{
+    static float ref[48 * 9 + 16], got[48 * 9 + 16], again[48 * 9 + 16];
+    poprt_model *pm;
+    ck_assert_int_eq(tb_load(layout_model(), &pm), POPRT_OK);
+    poprt_options *o0, *o2;
+    ck_assert_int_eq(poprt_options_create(&o0), POPRT_OK);
+    ck_assert_int_eq(poprt_options_set(o0, "optimize", "0"), POPRT_OK);
+    ck_assert_int_eq(poprt_options_create(&o2), POPRT_OK);
+    ck_assert_int_eq(poprt_options_set(o2, "threads", "2"), POPRT_OK);
+    poprt_session *s0, *s1, *s2, *s3;
+    ck_assert_int_eq(poprt_session_create(pm, o0, &s0), POPRT_OK);
+    ck_assert_int_eq(poprt_session_create(pm, NULL, &s1), POPRT_OK);
+    ck_assert_int_eq(poprt_session_create(pm, o2, &s3), POPRT_OK);
+    layout_run(s0, ref, ref + 48 * 9);
+    layout_run(s1, got, got + 48 * 9);
+    for (size_t i = 0; i < sizeof ref / sizeof ref[0]; i++)
+        ck_assert_msg(fabs(got[i] - ref[i]) <= 1e-5 * fabs(ref[i]) + 1e-6,
+                      "element %zu: optimised %.7g, plain %.7g", i, got[i], ref[i]);
+    /* the same with 2 threads: bit-identical */
+    layout_run(s3, again, again + 48 * 9);
+    ck_assert_int_eq(memcmp(got, again, sizeof got), 0);
+    /* and through an executable file */
+    char path[] = "/tmp/poprt-test-layout-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    ck_assert_int_eq(poprt_session_export(s1, path), POPRT_OK);
+    ck_assert_int_eq(poprt_session_load(path, NULL, &s2), POPRT_OK);
+    memset(again, 0, sizeof again);
+    layout_run(s2, again, again + 48 * 9);
+    ck_assert_int_eq(memcmp(got, again, sizeof got), 0);
+    unlink(path);
+    poprt_session_free(s0);
+    poprt_session_free(s1);
+    poprt_session_free(s2);
+    poprt_session_free(s3);
+    poprt_options_free(o0);
+    poprt_options_free(o2);
+    poprt_model_free(pm);
+}
+END_TEST
+
+/* NCHW <-> NCHW16c for one image of C channels and HW positions. */
+static void to_blocked(const float *x, int64_t C, int64_t HW, float *xb)
+{
+    for (int64_t c = 0; c < C; c++)
+        for (int64_t q = 0; q < HW; q++)
+            xb[((c / 16) * HW + q) * 16 + c % 16] = x[c * HW + q];
+}
+
+static void from_blocked(const float *xb, int64_t C, int64_t HW, float *x)
+{
+    for (int64_t c = 0; c < C; c++)
+        for (int64_t q = 0; q < HW; q++)
+            x[c * HW + q] = xb[((c / 16) * HW + q) * 16 + c % 16];
+}
+
+typedef struct pool_case {
+    int64_t C, H, W, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr;
+    int ceil;
+} pool_case;
+
+static const pool_case pool_cases[] = {
+    /* C   H   W  kh kw sh sw dh dw pt pl pb pr ceil */
+    {32, 13, 13, 3, 3, 2, 2, 1, 1, 0, 0, 0, 0, 1}, /* squeezenet, ceil_mode */
+    {16, 12, 11, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 0}, /* resnet's, padded */
+    {48, 9, 10, 2, 3, 1, 2, 2, 1, 0, 1, 1, 0, 0},  /* dilation, strides and pads differ */
+    {16, 1, 7, 1, 4, 1, 3, 1, 1, 0, 2, 0, 2, 1},   /* one row */
+};
+
+/* One model: MaxPool (op "MaxPool") or BlockedMaxPool over x. */
+static poprt_model *pool_model(const pool_case *c, const char *op)
+{
+    poprt__model *m = tb_model(17);
+    int64_t xd[] = {1, c->C, c->H, c->W};
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 4, xd);
+    poprt__node *n = tb_node(m, op, 1, (const char *[]){"x"}, 1, (const char *[]){"y"});
+    if (strcmp(op, "MaxPool") != 0) {
+        n->domain = "ai.poprt";
+        ck_assert_int_eq(poprt__model_ensure_opset(m, "ai.poprt", 1), POPRT_OK);
+    }
+    ints(m, n, "kernel_shape", 2, (int64_t[]){c->kh, c->kw});
+    ints(m, n, "strides", 2, (int64_t[]){c->sh, c->sw});
+    ints(m, n, "dilations", 2, (int64_t[]){c->dh, c->dw});
+    ints(m, n, "pads", 4, (int64_t[]){c->pt, c->pl, c->pb, c->pr});
+    poprt__attr *a = poprt__node_add_attr(n, "ceil_mode", POPRT__ATTR_INT);
+    ck_assert_ptr_nonnull(a);
+    a->i = c->ceil;
+    tb_output(m, "y");
+    poprt_model *pm;
+    ck_assert_int_eq(tb_load(m, &pm), POPRT_OK);
+    return pm;
+}
+
+/* Runs model pm on x; writes y and its shape's spatial size. */
+static int64_t pool_run(poprt_model *pm, const pool_case *c, const float *x, float *y,
+                        size_t cap)
+{
+    poprt_options *o;
+    ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
+    ck_assert_int_eq(poprt_options_set(o, "optimize", "0"), POPRT_OK);
+    poprt_session *s;
+    ck_assert_int_eq(poprt_session_create(pm, o, &s), POPRT_OK);
+    poprt_stepio *io;
+    ck_assert_int_eq(poprt_stepio_create(&io), POPRT_OK);
+    int64_t xd[] = {1, c->C, c->H, c->W};
+    ck_assert_int_eq(poprt_stepio_set_input(io, "x", POPRT_DTYPE_FLOAT, xd, 4, x,
+                                            sizeof(float) * (size_t)(c->C * c->H * c->W)),
+                     POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_set_output(io, "y", y, cap), POPRT_OK);
+    ck_assert_int_eq(poprt_session_run(s, io), POPRT_OK);
+    poprt_dtype dt;
+    int rank;
+    const int64_t *dims;
+    const void *data;
+    size_t nbytes;
+    ck_assert_int_eq(poprt_stepio_output(io, "y", &dt, &rank, &dims, &data, &nbytes), POPRT_OK);
+    ck_assert_int_eq(rank, 4);
+    const int64_t ohw = dims[2] * dims[3];
+    poprt_stepio_free(io);
+    poprt_session_free(s);
+    poprt_options_free(o);
+    return ohw;
+}
+
+START_TEST(test_blocked_maxpool)
+{
+    const pool_case *c = &pool_cases[_i];
+    const int64_t HW = c->H * c->W, n = c->C * HW;
+    float *x = malloc(sizeof(float) * (size_t)n), *xb = malloc(sizeof(float) * (size_t)n);
+    const size_t cap = sizeof(float) * (size_t)(c->C * 4 * HW);
+    float *y = malloc(cap), *yb = malloc(cap), *yu = malloc(cap);
+    ck_assert(x && xb && y && yb && yu);
+    uint32_t s = 7u + (uint32_t)_i;
+    for (int64_t i = 0; i < n; i++)
+        x[i] = frand(&s);
+    /* NaNs first in some windows and later in others, and -inf */
+    for (int64_t i = 0; i < n; i += 37)
+        x[i] = NAN;
+    for (int64_t i = 5; i < n; i += 41)
+        x[i] = -INFINITY;
+    to_blocked(x, c->C, HW, xb);
+    poprt_model *plain = pool_model(c, "MaxPool"), *blk = pool_model(c, "BlockedMaxPool");
+    const int64_t ohw = pool_run(plain, c, x, y, cap);
+    ck_assert_int_eq(pool_run(blk, c, xb, yb, cap), ohw);
+    from_blocked(yb, c->C, ohw, yu);
+    for (int64_t i = 0; i < c->C * ohw; i++)
+        ck_assert_msg(memcmp(&y[i], &yu[i], sizeof(float)) == 0 || (isnan(y[i]) && isnan(yu[i])),
+                      "case %d element %lld: MaxPool %g, BlockedMaxPool %g", _i, (long long)i,
+                      y[i], yu[i]);
+    poprt_model_free(plain);
+    poprt_model_free(blk);
+    free(x);
+    free(xb);
+    free(y);
+    free(yb);
+    free(yu);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("layout");
+    TCase *tc = tcase_create("nchw16c");
+    tcase_add_test(tc, test_layout_graph);
+    tcase_add_test(tc, test_layout_session);
+    tcase_add_loop_test(tc, test_blocked_maxpool, 0,
+                        (int)(sizeof pool_cases / sizeof pool_cases[0]));
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *r = srunner_create(suite());
+    srunner_run_all(r, CK_NORMAL);
+    int failed = srunner_ntests_failed(r);
+    srunner_free(r);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
