@@ -15,9 +15,8 @@
  * in-place Relu work unchanged), it is not a graph output, and it is
  * produced and read only by:
  *   - a single-group 2-D Conv or FusedConv with constant 4-D weights (as X,
- *     or as FusedConv's residual Z, which then has Y's layout), whose input
- *     channels are a multiple of 16 when it produces the tensor (stems with
- *     3 channels keep their row tiles, which write NCHW);
+ *     or as FusedConv's residual Z, which then has Y's layout; a stem with
+ *     3 input channels writes NCHW16c from its row tiles too);
  *   - MaxPool without Indices (input and output share the layout: it
  *     becomes ai.poprt BlockedMaxPool);
  *   - Concat on the channel axis (all inputs and the output share it: a
@@ -85,9 +84,7 @@ static int reads_ok(const poprt__node *n, int slot)
 
 static int writes_ok(const poprt__node *n)
 {
-    if (conv_ok(n)) /* stems (C % 16 != 0) keep their NCHW row tiles */
-        return poprt__node_in(n, 0)->type.dims[1].value % 16 == 0;
-    return pool_ok(n) || concat_ok(n) || (rp_is(n, "Relu") && n->n_outputs == 1);
+    return conv_ok(n) || pool_ok(n) || concat_ok(n) || (rp_is(n, "Relu") && n->n_outputs == 1);
 }
 
 /* The initial candidates: each tensor by itself. */

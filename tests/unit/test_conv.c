@@ -447,7 +447,8 @@ static void blocked_from(const float *x, int64_t N, int64_t C, int64_t HW, float
 }
 
 /* FusedConv with an NCHW16c input, output (with its residual) or both:
- * on the blocked convolution (weights packed, AVX-512) and on the plain
+ * on the blocked convolution (weights packed, AVX-512; stems on its row
+ * tiles, which then transpose each tile into place) and on the plain
  * paths with the operands converted around them (no packed weights, as
  * for an executable file loaded on a CPU without AVX-512); the tolerance
  * of test_fused_conv_kernel, and 1 and 2 threads bit-identical. */
@@ -456,6 +457,10 @@ static const conv_case layout_cases[] = {
     {2, 16, 32, 1, 9, 10, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1},   /* 1x1, N=2: read in place */
     {1, 64, 80, 1, 14, 14, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 0},  /* 1x1 stride 2, M = 64 + 16 */
     {1, 16, 16, 1, 7, 8, 3, 3, 2, 1, 1, 2, 0, 0, 0, 0, 1},    /* unpadded 3x3, in place */
+    /* stems (row tiles; only the output can be NCHW16c): */
+    {1, 3, 32, 1, 35, 38, 3, 3, 2, 2, 1, 1, 0, 0, 0, 0, 1},   /* 3x3 s2, partial tiles */
+    {1, 3, 64, 1, 29, 50, 7, 7, 2, 2, 1, 1, 3, 3, 3, 3, 1},   /* 7x7 s2 pad 3 */
+    {2, 5, 80, 1, 9, 37, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0},    /* s1, N=2, two groups */
 };
 
 START_TEST(test_conv_layouts)
@@ -477,27 +482,34 @@ START_TEST(test_conv_layouts)
     fill(w, nw, &s);
     fill(b, c->M, &s);
     fill(z, ny, &s);
-    blocked_from(x, c->N, c->C, HW, xb);
+    if (c->C % 16 == 0)
+        blocked_from(x, c->N, c->C, HW, xb);
     blocked_from(z, c->N, c->M, OHW, zb);
     const float *bp = c->bias ? b : NULL;
     naive_conv(c, x, w, bp, OH, OW, ref, mag);
-    for (int lay = 1; lay <= 3; lay++) {
-        const int xl = lay & 1, yl = lay >> 1;
-        /* the expected output (relu(conv + z)) in the output's layout */
+    /* the activations applied in the tiles' registers (Relu, none) and in
+     * the epilogue pass (HardSwish) */
+    static const char *const acts[] = {"Relu", "", "HardSwish"};
+    for (int k = 0; k < 3 * 3; k++) {
+        const int lay = k % 3 + 1, xl = lay & 1, yl = lay >> 1; /* x, y, both */
+        const char *act = acts[k / 3];
+        if (xl && c->C % 16)
+            continue;
+        /* the expected output (act(conv + z)) in the output's layout */
         for (int64_t i = 0; i < ny; i++) {
             const int64_t n = i / (c->M * OHW), m = i / OHW % c->M, q = i % OHW;
             const int64_t o = yl ? (n * c->M + m / 16 * 16) * OHW + q * 16 + m % 16 : i;
-            want[o] = act_ref("Relu", ref[i] + z[i], 0, 0);
+            want[o] = act_ref(act, ref[i] + z[i], 0, 0);
             wmag[o] = mag[i];
         }
         for (int pack = 0; pack <= 1; pack++) {
-            epi e = {"Relu", 0, 0, yl ? zb : z, xl, yl};
+            epi e = {act, 0, 0, yl ? zb : z, xl, yl};
             run_conv_epi(c, &e, pack, 0, xl ? xb : x, w, bp, y1, OH, OW);
             for (int64_t i = 0; i < ny; i++)
                 if (fabs(y1[i] - want[i]) > 1.5e-4 * (wmag[i] + 1) + 1e-6)
-                    ck_abort_msg("case %d x_layout %s y_layout %s pack %d: element %lld got %.7g "
-                                 "want %.7g",
-                                 _i, xl ? "NCHW16c" : "NCHW", yl ? "NCHW16c" : "NCHW", pack,
+                    ck_abort_msg("case %d act '%s' x_layout %s y_layout %s pack %d: element %lld "
+                                 "got %.7g want %.7g",
+                                 _i, act, xl ? "NCHW16c" : "NCHW", yl ? "NCHW16c" : "NCHW", pack,
                                  (long long)i, y1[i], want[i]);
             run_conv_epi(c, &e, pack, 2, xl ? xb : x, w, bp, y2, OH, OW);
             ck_assert_int_eq(memcmp(y1, y2, sizeof(float) * (size_t)ny), 0);

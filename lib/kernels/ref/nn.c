@@ -1639,6 +1639,7 @@ static void convb_lane_fn(void *ctx, int64_t l0, int64_t l1)
     const int64_t OHW = p->g.out_sz;
     float bias[CONVB_GROUP];
     const int relu = conv_lone_relu(p); /* applied in the transposition */
+    const int reg_epi = p->act == CONV_ACT_NONE || p->act == CONV_ACT_RELU;
     for (int64_t l = l0; l < l1; l++) {
         float *tmp = t->tmp ? t->tmp + l * t->tmp_floats : NULL;
         /* a lane takes a contiguous run of items: neighbouring chunks share
@@ -1663,15 +1664,20 @@ static void convb_lane_fn(void *ctx, int64_t l0, int64_t l1)
             /* NCHW16c output: the tiles store straight into its blocks */
             float *out = t->yblk ? t->y + (n * p->M + oc0) * OHW + q0 * 16 : tmp;
             const int64_t ldo = t->yblk ? OHW : q1 - q0;
+            /* an NCHW16c output whose epilogue is a residual and/or a Relu
+             * gets it in the registers, with the last input blocks */
+            const float *z = t->yblk && reg_epi && p->z ? p->z + (out - t->y) : NULL;
             /* a few input blocks at a time: their weights stay in L1 while
              * the chunk's tiles run over them */
             for (int64_t c0 = 0; c0 < cg->ncb; c0 += t->cstep) {
                 const int64_t c1 = c0 + t->cstep < cg->ncb ? c0 + t->cstep : cg->ncb;
+                const int last = c1 == cg->ncb;
                 poprt__convb_run_avx512(xn, wg, t->b ? bias : NULL, nb, cg, q0, q1, c0, c1,
-                                        c0 > 0, out, ldo);
+                                        c0 > 0, out, ldo, last ? z : NULL,
+                                        last && t->yblk && reg_epi && p->act == CONV_ACT_RELU);
             }
             if (t->yblk) {
-                for (int bi = 0; conv_has_epilogue(p) && bi < nb; bi++)
+                for (int bi = 0; !reg_epi && conv_has_epilogue(p) && bi < nb; bi++)
                     conv_epilogue(p, t->y, out + bi * 16 * OHW - t->y, (q1 - q0) * 16);
                 continue;
             }
@@ -1717,11 +1723,17 @@ static void convb_rows_lane_fn(void *ctx, int64_t l0, int64_t l1)
                 memset(bias, 0, sizeof bias);
                 memcpy(bias, t->b + oc0, sizeof(float) * (size_t)mc);
             }
-            float *yr = t->y + (n * p->M + oc0) * OHW + oh * cg->OW;
+            /* NCHW16c: the group's first block; else its first row oh */
+            float *yg = t->y + (n * p->M + oc0) * OHW;
+            float *yr = t->yblk ? yg : yg + oh * cg->OW;
             poprt__convb_rows_avx512(t->xb + n * cg->ncb * cg->plane, t->w + og * t->w_group,
                                      ceil_div(mc, 16) * 16, t->b ? bias : NULL, mc, cg, oh, relu,
-                                     yr, OHW);
-            if (conv_has_epilogue(p) && !relu)
+                                     t->yblk, yr, OHW);
+            if (conv_has_epilogue(p) && !relu && t->yblk)
+                for (int64_t bi = 0; bi < mc / 16; bi++) /* row oh of each block */
+                    conv_epilogue(p, t->y, yg + (bi * OHW + oh * cg->OW) * 16 - t->y,
+                                  cg->OW * 16);
+            else if (conv_has_epilogue(p) && !relu)
                 for (int64_t m = 0; m < mc; m++)
                     conv_epilogue(p, t->y, yr + m * OHW - t->y, cg->OW);
         }
@@ -1744,7 +1756,7 @@ static poprt_status conv_blocked(poprt__kctx *k, const conv_plan *p, const float
         t.g.Wp = g->in[2];
         t.g.plane = g->in[1] * g->in[2] * 16;
     }
-    const int by_rows = convb_by_rows(&t.g) && !p->yblk;
+    const int by_rows = convb_by_rows(&t.g);
     if (by_rows && t.g.sw == 2)
         t.g.split = (t.g.Wp + 1) / 2;
     t.n_og = ceil_div(p->M, CONVB_GROUP);
@@ -2662,32 +2674,31 @@ __attribute__((target_clones("avx512f", "avx2", "default")))
 static void bmp_rows(const geom3 *g, const float *x, float *y, int64_t r0, int64_t r1)
 {
     const int64_t IH = g->in[1], IW = g->in[2], OH = g->out[1], OW = g->out[2];
+    const int64_t KH = g->k[1], KW = g->k[2], DH = g->d[1], DW = g->d[2];
     for (int64_t r = r0; r < r1; r++) { /* r = block * OH + oh */
         const int64_t blk = r / OH, oh = r % OH;
         const float *xb = x + blk * IH * IW * 16;
         float *yr = y + r * OW * 16;
+        /* the taps inside the input: kh in [kh0, kh1), kw in [kw0, kw1) */
         const int64_t h0 = oh * g->s[1] - g->pb[1];
+        const int64_t kh0 = h0 >= 0 ? 0 : (-h0 + DH - 1) / DH;
+        const int64_t kh1 = h0 > IH - 1 ? 0 : (IH - 1 - h0) / DH + 1 < KH ? (IH - 1 - h0) / DH + 1 : KH;
         for (int64_t ow = 0; ow < OW; ow++) {
             const int64_t w0 = ow * g->s[2] - g->pb[2];
+            const int64_t kw0 = w0 >= 0 ? 0 : (-w0 + DW - 1) / DW;
+            const int64_t kw1 = w0 > IW - 1 ? 0 : (IW - 1 - w0) / DW + 1 < KW ? (IW - 1 - w0) / DW + 1 : KW;
             mp_v16 best = (mp_v16){0} - INFINITY;
-            int found = 0;
-            for (int64_t kh = 0; kh < g->k[1]; kh++) {
-                const int64_t ih = h0 + kh * g->d[1];
-                if (ih < 0 || ih >= IH)
-                    continue;
-                for (int64_t kw = 0; kw < g->k[2]; kw++) {
-                    const int64_t iw = w0 + kw * g->d[2];
-                    if (iw < 0 || iw >= IW)
-                        continue;
-                    mp_v16 v;
-                    memcpy(&v, xb + (ih * IW + iw) * 16, sizeof v);
-                    if (!found) {
-                        best = v;
-                        found = 1;
-                        continue;
+            if (kh0 < kh1 && kw0 < kw1) {
+                const float *xp = xb + ((h0 + kh0 * DH) * IW + w0 + kw0 * DW) * 16;
+                memcpy(&best, xp, sizeof best); /* the first tap, then greater values */
+                for (int64_t kh = kh0; kh < kh1; kh++) {
+                    const float *xr = xb + ((h0 + kh * DH) * IW + w0) * 16;
+                    for (int64_t kw = kh == kh0 ? kw0 + 1 : kw0; kw < kw1; kw++) {
+                        mp_v16 v;
+                        memcpy(&v, xr + kw * DW * 16, sizeof v);
+                        const mp_i16 gt = v > best;
+                        best = (mp_v16)(((mp_i16)v & gt) | ((mp_i16)best & ~gt));
                     }
-                    const mp_i16 gt = v > best;
-                    best = (mp_v16)(((mp_i16)v & gt) | ((mp_i16)best & ~gt));
                 }
             }
             memcpy(yr + ow * 16, &best, sizeof best);

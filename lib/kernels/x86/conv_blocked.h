@@ -41,10 +41,14 @@ typedef struct poprt__convb_geom {
  * run of its own, the plane's positions to write straight into a blocked
  * (NCHW16c) output. It starts from the bias (acc_in 0) or from its own
  * values (acc_in 1: the partial sums of the blocks before c0), so a caller
- * can sum the blocks a few at a time while their weights stay in L1. */
+ * can sum the blocks a few at a time while their weights stay in L1. On
+ * the last of those calls the epilogue can be applied in the registers: z
+ * (laid out as out, or NULL) is added, then relu stores max(0, v), as the
+ * Add and Relu kernels compute them. */
 void poprt__convb_run_avx512(const float *x, const float *w, const float *bias, int nb,
                              const poprt__convb_geom *g, int64_t q0, int64_t q1, int64_t c0,
-                             int64_t c1, int acc_in, float *out, int64_t ldo);
+                             int64_t c1, int acc_in, float *out, int64_t ldo, const float *z,
+                             int relu);
 
 /* dst[j * 16 + i] = src[i * spitch + j] for j < n, i < 16, with rows
  * i >= rows read as zeros: 16 channel rows into a blocked run. */
@@ -61,10 +65,13 @@ void poprt__convb_block_avx512(const float *src, int64_t spitch, int rows, int64
  * per (channel, kh, kw); bias: the group's (zero-padded to 8) or NULL;
  * relu: store max(0, sum) (as the Relu kernel computes it); y: the group's
  * first channel at row oh, column 0; ldy: floats between channel planes.
- * Sums in the same order as poprt__convb_run_avx512. */
+ * blk: y is NCHW16c instead (mc a multiple of 16): the group's first
+ * block, ldy positions per block; each tile is transposed in registers
+ * into 16 positions x 8 channels. Sums in the same order as
+ * poprt__convb_run_avx512. */
 void poprt__convb_rows_avx512(const float *x, const float *w, int64_t wpitch, const float *bias,
                               int64_t mc, const poprt__convb_geom *g, int64_t oh, int relu,
-                              float *y, int64_t ldy);
+                              int blk, float *y, int64_t ldy);
 
 /* dst[i] = src[2 * i] for i < n (reads src[0 .. 2n - 2] only): one phase
  * of a row split into even and odd columns. */
@@ -92,19 +99,19 @@ static inline void poprt__convb_even_avx512(const float *src, int64_t n, float *
 static inline void poprt__convb_rows_avx512(const float *x, const float *w, int64_t wpitch,
                                             const float *bias, int64_t mc,
                                             const poprt__convb_geom *g, int64_t oh, int relu,
-                                            float *y, int64_t ldy)
+                                            int blk, float *y, int64_t ldy)
 {
-    (void)x, (void)w, (void)wpitch, (void)bias, (void)mc, (void)g, (void)oh, (void)relu, (void)y,
-        (void)ldy;
+    (void)x, (void)w, (void)wpitch, (void)bias, (void)mc, (void)g, (void)oh, (void)relu,
+        (void)blk, (void)y, (void)ldy;
 }
 /* other CPUs: never called (callers check for AVX-512 first) */
 static inline void poprt__convb_run_avx512(const float *x, const float *w, const float *bias,
                                            int nb, const poprt__convb_geom *g, int64_t q0,
                                            int64_t q1, int64_t c0, int64_t c1, int acc_in,
-                                           float *out, int64_t ldo)
+                                           float *out, int64_t ldo, const float *z, int relu)
 {
     (void)x, (void)w, (void)bias, (void)nb, (void)g, (void)q0, (void)q1, (void)c0, (void)c1,
-        (void)acc_in, (void)out, (void)ldo;
+        (void)acc_in, (void)out, (void)ldo, (void)z, (void)relu;
 }
 static inline void poprt__convb_block_avx512(const float *src, int64_t spitch, int rows,
                                              int64_t n, float *dst)

@@ -13,7 +13,7 @@
  * registers; storing and reloading partial sums between calls is exact. */
 INLINE void tile(const float *x, const float *w, const float *bias, const int R, const int NB,
                  const poprt__convb_geom *g, int64_t q, int64_t c0, int64_t c1, int acc_in,
-                 float *out, int64_t ldo)
+                 float *out, int64_t ldo, const float *z, int relu)
 {
     __m512 acc[TILE_R][4];
     const int64_t cb = g->cb;
@@ -63,6 +63,20 @@ INLINE void tile(const float *x, const float *w, const float *bias, const int R,
             }
         }
     }
+    /* the epilogue as the Add and Relu kernels compute it: v + z, then
+     * max(0, v) */
+    if (z)
+#pragma GCC unroll 4
+        for (int n = 0; n < NB; n++)
+#pragma GCC unroll 6
+            for (int r = 0; r < R; r++)
+                acc[r][n] = _mm512_add_ps(acc[r][n], _mm512_loadu_ps(z + (n * ldo + r) * 16));
+    if (relu)
+#pragma GCC unroll 4
+        for (int n = 0; n < NB; n++)
+#pragma GCC unroll 6
+            for (int r = 0; r < R; r++)
+                acc[r][n] = _mm512_max_ps(_mm512_setzero_ps(), acc[r][n]);
 #pragma GCC unroll 4
     for (int n = 0; n < NB; n++)
 #pragma GCC unroll 6
@@ -73,18 +87,21 @@ INLINE void tile(const float *x, const float *w, const float *bias, const int R,
 #define RUN_NB(NB)                                                                           \
     static void run_##NB(const float *x, const float *w, const float *bias,                 \
                          const poprt__convb_geom *g, int64_t q0, int64_t q1, int64_t c0,     \
-                         int64_t c1, int acc_in, float *out, int64_t ldo)                    \
+                         int64_t c1, int acc_in, float *out, int64_t ldo, const float *z,   \
+                         int relu)                                                           \
     {                                                                                        \
         int64_t q = q0;                                                                      \
         for (; q + TILE_R <= q1; q += TILE_R)                                                \
-            tile(x, w, bias, TILE_R, NB, g, q, c0, c1, acc_in, out + (q - q0) * 16, ldo);    \
+            tile(x, w, bias, TILE_R, NB, g, q, c0, c1, acc_in, out + (q - q0) * 16, ldo,     \
+                 z ? z + (q - q0) * 16 : NULL, relu);                                        \
         float *o = out + (q - q0) * 16;                                                      \
+        const float *zo = z ? z + (q - q0) * 16 : NULL;                                      \
         switch (q1 - q) {                                                                    \
-        case 5: tile(x, w, bias, 5, NB, g, q, c0, c1, acc_in, o, ldo); break;                \
-        case 4: tile(x, w, bias, 4, NB, g, q, c0, c1, acc_in, o, ldo); break;                \
-        case 3: tile(x, w, bias, 3, NB, g, q, c0, c1, acc_in, o, ldo); break;                \
-        case 2: tile(x, w, bias, 2, NB, g, q, c0, c1, acc_in, o, ldo); break;                \
-        case 1: tile(x, w, bias, 1, NB, g, q, c0, c1, acc_in, o, ldo); break;                \
+        case 5: tile(x, w, bias, 5, NB, g, q, c0, c1, acc_in, o, ldo, zo, relu); break;      \
+        case 4: tile(x, w, bias, 4, NB, g, q, c0, c1, acc_in, o, ldo, zo, relu); break;      \
+        case 3: tile(x, w, bias, 3, NB, g, q, c0, c1, acc_in, o, ldo, zo, relu); break;      \
+        case 2: tile(x, w, bias, 2, NB, g, q, c0, c1, acc_in, o, ldo, zo, relu); break;      \
+        case 1: tile(x, w, bias, 1, NB, g, q, c0, c1, acc_in, o, ldo, zo, relu); break;      \
         default: break;                                                                      \
         }                                                                                    \
     }
@@ -95,13 +112,14 @@ RUN_NB(4)
 
 void poprt__convb_run_avx512(const float *x, const float *w, const float *bias, int nb,
                              const poprt__convb_geom *g, int64_t q0, int64_t q1, int64_t c0,
-                             int64_t c1, int acc_in, float *out, int64_t ldo)
+                             int64_t c1, int acc_in, float *out, int64_t ldo, const float *z,
+                             int relu)
 {
     switch (nb) {
-    case 1: run_1(x, w, bias, g, q0, q1, c0, c1, acc_in, out, ldo); break;
-    case 2: run_2(x, w, bias, g, q0, q1, c0, c1, acc_in, out, ldo); break;
-    case 3: run_3(x, w, bias, g, q0, q1, c0, c1, acc_in, out, ldo); break;
-    default: run_4(x, w, bias, g, q0, q1, c0, c1, acc_in, out, ldo); break;
+    case 1: run_1(x, w, bias, g, q0, q1, c0, c1, acc_in, out, ldo, z, relu); break;
+    case 2: run_2(x, w, bias, g, q0, q1, c0, c1, acc_in, out, ldo, z, relu); break;
+    case 3: run_3(x, w, bias, g, q0, q1, c0, c1, acc_in, out, ldo, z, relu); break;
+    default: run_4(x, w, bias, g, q0, q1, c0, c1, acc_in, out, ldo, z, relu); break;
     }
 }
 
@@ -160,14 +178,53 @@ INLINE __mmask16 row_lanes(int64_t ow, int64_t OW)
     return OW - ow >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (OW - ow)) - 1u);
 }
 
+/* The ROWS_CH (8) channel vectors a[j] of 16 consecutive positions, stored
+ * as NCHW16c: position i's 8 values go to y + i * 16 (the caller's y is
+ * the first position's channel cs % 16), for the positions i < n. An
+ * 8 x 16 transposition: 4 x 4 blocks within each 128-bit lane, then the
+ * lanes of channels 0-3 and 4-7 paired, a position per 256-bit half. */
+INLINE void rows_store_blocked(const __m512 a[ROWS_CH], float *y, int64_t n)
+{
+    __m512 p[4], q[4];
+    for (int h = 0; h < 2; h++) { /* channels 4h .. 4h + 3 */
+        const __m512 *c = a + 4 * h;
+        const __m512 lo01 = _mm512_unpacklo_ps(c[0], c[1]), hi01 = _mm512_unpackhi_ps(c[0], c[1]);
+        const __m512 lo23 = _mm512_unpacklo_ps(c[2], c[3]), hi23 = _mm512_unpackhi_ps(c[2], c[3]);
+        __m512 *o = h ? q : p; /* o[k]: position 4L + k of each 128-bit lane L */
+        o[0] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(lo01), _mm512_castps_pd(lo23)));
+        o[1] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(lo01), _mm512_castps_pd(lo23)));
+        o[2] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(hi01), _mm512_castps_pd(hi23)));
+        o[3] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(hi01), _mm512_castps_pd(hi23)));
+    }
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; k++) {
+        /* [p.L0 q.L0 p.L1 q.L1] and [p.L2 q.L2 p.L3 q.L3]: positions k, 4 + k,
+         * 8 + k, 12 + k */
+        const __m512 s01 = _mm512_shuffle_f32x4(_mm512_shuffle_f32x4(p[k], q[k], 0x44),
+                                                _mm512_shuffle_f32x4(p[k], q[k], 0x44), 0xD8);
+        const __m512 s23 = _mm512_shuffle_f32x4(_mm512_shuffle_f32x4(p[k], q[k], 0xEE),
+                                                _mm512_shuffle_f32x4(p[k], q[k], 0xEE), 0xD8);
+        if (k < n)
+            _mm256_storeu_ps(y + k * 16, _mm512_castps512_ps256(s01));
+        if (4 + k < n) /* the upper half, lanes 8-15, lands on y + (4 + k) * 16 */
+            _mm512_mask_storeu_ps(y + (4 + k) * 16 - 8, 0xFF00, s01);
+        if (8 + k < n)
+            _mm256_storeu_ps(y + (8 + k) * 16, _mm512_castps512_ps256(s23));
+        if (12 + k < n)
+            _mm512_mask_storeu_ps(y + (12 + k) * 16 - 8, 0xFF00, s23);
+    }
+}
+
 /* R (<= ROWS_R) vectors of 16 consecutive output columns from ow x ROWS_CH
  * channels from cs of output row oh: acc starts from the bias and gets
  * every (channel, kh, kw) term in that order; S (1 or 2) is the column
  * stride. Lanes past the row read the columns after it (the buffer has
- * room) and are not stored. */
+ * room) and are not stored. BLK: y is NCHW16c (the group's first block,
+ * ldy positions per block), else channel rows ldy apart. */
 INLINE void rows_tile(const float *x, const float *w, int64_t wpitch, const float *bias,
-                      const int R, const int S, const poprt__convb_geom *g, int64_t oh,
-                      int64_t ow, int64_t cs, int64_t mc, int relu, float *y, int64_t ldy)
+                      const int R, const int S, const int BLK, const poprt__convb_geom *g,
+                      int64_t oh, int64_t ow, int64_t cs, int64_t mc, int relu, float *y,
+                      int64_t ldy)
 {
     __m512 acc[ROWS_R][ROWS_CH];
 #pragma GCC unroll 8
@@ -207,6 +264,14 @@ INLINE void rows_tile(const float *x, const float *w, int64_t wpitch, const floa
 #pragma GCC unroll 3
             for (int r = 0; r < R; r++)
                 acc[r][j] = _mm512_max_ps(_mm512_setzero_ps(), acc[r][j]);
+    if (BLK) { /* mc is a multiple of 16 here: every channel is stored */
+#pragma GCC unroll 3
+        for (int r = 0; r < R; r++)
+            rows_store_blocked(acc[r],
+                               y + ((cs >> 4) * ldy + oh * g->OW + ow + 16 * r) * 16 + (cs & 15),
+                               g->OW - ow - 16 * r);
+        return;
+    }
     __mmask16 lanes[ROWS_R];
 #pragma GCC unroll 3
     for (int r = 0; r < R; r++)
@@ -222,30 +287,32 @@ INLINE void rows_tile(const float *x, const float *w, int64_t wpitch, const floa
                 _mm512_mask_storeu_ps(yo + j * ldy + 16 * r, lanes[r], acc[r][j]);
 }
 
-#define ROWS_S(S)                                                                            \
-    static void rows_s##S(const float *x, const float *w, int64_t wpitch, const float *bias, \
-                          const poprt__convb_geom *g, int64_t oh, int64_t mc, int relu,      \
-                          float *y, int64_t ldy)                                             \
+#define ROWS_S(S, BLK)                                                                       \
+    static void rows_s##S##_##BLK(const float *x, const float *w, int64_t wpitch,            \
+                                  const float *bias, const poprt__convb_geom *g, int64_t oh, \
+                                  int64_t mc, int relu, float *y, int64_t ldy)               \
     {                                                                                        \
         for (int64_t cs = 0; cs < mc; cs += ROWS_CH) {                                       \
             int64_t ow = 0;                                                                  \
             for (; ow + 16 < g->OW; ow += 32)                                                \
-                rows_tile(x, w, wpitch, bias, 2, S, g, oh, ow, cs, mc, relu, y, ldy);        \
+                rows_tile(x, w, wpitch, bias, 2, S, BLK, g, oh, ow, cs, mc, relu, y, ldy);   \
             if (ow < g->OW)                                                                  \
-                rows_tile(x, w, wpitch, bias, 1, S, g, oh, ow, cs, mc, relu, y, ldy);        \
+                rows_tile(x, w, wpitch, bias, 1, S, BLK, g, oh, ow, cs, mc, relu, y, ldy);   \
         }                                                                                    \
     }
-ROWS_S(1)
-ROWS_S(2)
+ROWS_S(1, 0)
+ROWS_S(2, 0)
+ROWS_S(1, 1)
+ROWS_S(2, 1)
 
 void poprt__convb_rows_avx512(const float *x, const float *w, int64_t wpitch, const float *bias,
                               int64_t mc, const poprt__convb_geom *g, int64_t oh, int relu,
-                              float *y, int64_t ldy)
+                              int blk, float *y, int64_t ldy)
 {
-    if (g->sw == 1)
-        rows_s1(x, w, wpitch, bias, g, oh, mc, relu, y, ldy);
+    if (blk)
+        (g->sw == 1 ? rows_s1_1 : rows_s2_1)(x, w, wpitch, bias, g, oh, mc, relu, y, ldy);
     else
-        rows_s2(x, w, wpitch, bias, g, oh, mc, relu, y, ldy);
+        (g->sw == 1 ? rows_s1_0 : rows_s2_0)(x, w, wpitch, bias, g, oh, mc, relu, y, ldy);
 }
 
 void poprt__convb_even_avx512(const float *src, int64_t n, float *dst)
