@@ -22,7 +22,8 @@
  *   - Concat on the channel axis (all inputs and the output share it: a
  *     channel concatenation of whole blocks is the same copy in both
  *     layouts);
- *   - Relu (elementwise: any layout).
+ *   - Relu (elementwise: any layout), Identity and inference Dropout (views
+ *     of their input's bytes: input and output share the layout).
  * Convolutions with an NCHW16c operand become ai.poprt FusedConv with
  * attributes x_layout / y_layout = "NCHW16c" (docs/ops.md).
  *
@@ -72,19 +73,34 @@ static int concat_ok(const poprt__node *n)
     return axis == 1 || axis == -3;
 }
 
+/* Relu, and the views that pass their input's bytes through unchanged
+ * (Identity, inference Dropout with no mask read: lib/runtime/plan.c):
+ * the output has the input's layout. */
+static int same_bytes(const poprt__node *n)
+{
+    if (n->n_inputs < 1 || n->n_outputs < 1 || !poprt__node_out(n, 0))
+        return 0;
+    if (rp_is(n, "Relu") || rp_is(n, "Identity"))
+        return n->n_outputs == 1;
+    if (!rp_is(n, "Dropout") || poprt__node_in(n, 2))
+        return 0;
+    const poprt__tensor *mask = poprt__node_out(n, 1);
+    return !mask || (!mask->is_output && !poprt__tensor_use_count(n->graph, mask));
+}
+
 /* May node n read (slot) or write its output in NCHW16c? */
 static int reads_ok(const poprt__node *n, int slot)
 {
     if (conv_ok(n))
         return slot == 0 || (slot == 3 && is_fused_conv(n));
-    if (pool_ok(n) || rp_is(n, "Relu"))
+    if (pool_ok(n) || same_bytes(n))
         return slot == 0;
     return concat_ok(n);
 }
 
 static int writes_ok(const poprt__node *n)
 {
-    return conv_ok(n) || pool_ok(n) || concat_ok(n) || (rp_is(n, "Relu") && n->n_outputs == 1);
+    return conv_ok(n) || pool_ok(n) || concat_ok(n) || same_bytes(n);
 }
 
 /* The initial candidates: each tensor by itself. */
@@ -135,7 +151,7 @@ static int agree(unsigned char *blk, poprt__tensor *const *ts, int n)
     return 1;
 }
 
-/* MaxPool, Relu and Concat keep the layout through; a residual has its
+/* MaxPool, Relu, the views and Concat keep the layout through; a residual has its
  * convolution's output layout. Repeated until nothing changes. */
 static void settle(const poprt__graph *g, unsigned char *blk)
 {
@@ -143,7 +159,7 @@ static void settle(const poprt__graph *g, unsigned char *blk)
         changed = 0;
         for (size_t i = 0; i < g->nodes.len; i++) {
             poprt__node *n = g->nodes.items[i];
-            if (pool_ok(n) || rp_is(n, "Relu")) {
+            if (pool_ok(n) || same_bytes(n)) {
                 poprt__tensor *io[2] = {poprt__node_in(n, 0), poprt__node_out(n, 0)};
                 changed |= agree(blk, io, 2);
             } else if (concat_ok(n)) {

@@ -1,7 +1,8 @@
 /* Unit tests: the compile-time layout choice (lib/compiler/layout.c) and
  * the kernels of NCHW16c tensors.
  *  - The pass on a graph with every kind of node it handles (convolutions
- *    3x3 and 1x1, stride 2, a residual, MaxPool, channel Concat, Relu) and
+ *    3x3 and 1x1, stride 2, a residual, MaxPool, channel Concat, Relu,
+ *    inference Dropout) and
  *    readers that must keep NCHW (a graph input and output,
  *    GlobalAveragePool): exactly the documented tensors change layout.
  *  - Sessions: the optimised graph (with the layouts) against the same model
@@ -80,10 +81,10 @@ static poprt__node *conv(poprt__model *m, const char *x, const char *w, const ch
  *  p -> Conv 1x1 -> Relu -> e1 [16];  p -> Conv 3x3 -> Relu -> e3 [16]
  *  Concat(e1, e3) -> cat [32,6,6]
  *  cat -> Conv 1x1 -> Add p -> Relu -> z [32,6,6]      (residual)
- *  z -> Conv 1x1 s2 -> y5 [48,3,3]                     (graph output)
+ *  z -> Dropout -> zd -> Conv 1x1 s2 -> y5 [48,3,3]    (graph output)
  *  p -> Conv 3x3 -> q [16,6,6] -> GlobalAveragePool -> g (graph output)
  * Expected: a0 (the stem writes it with its row tiles), a, p, e1, e3, cat,
- * z in NCHW16c; s (a graph input), q (read by GlobalAveragePool) and the
+ * z and zd (Dropout's view of z) in NCHW16c; s (a graph input), q (read by GlobalAveragePool) and the
  * outputs in NCHW. */
 static poprt__model *layout_model(void)
 {
@@ -117,7 +118,8 @@ static poprt__model *layout_model(void)
     conv(m, "cat", "W4", "c4", 1, 1);
     tb_node(m, "Add", 2, (const char *[]){"c4", "p"}, 1, (const char *[]){"r4"});
     tb_node(m, "Relu", 1, (const char *[]){"r4"}, 1, (const char *[]){"z"});
-    conv(m, "z", "W5", "y5", 1, 2);
+    tb_node(m, "Dropout", 1, (const char *[]){"z"}, 1, (const char *[]){"zd"});
+    conv(m, "zd", "W5", "y5", 1, 2);
     conv(m, "p", "Wq", "q", 3, 1);
     tb_node(m, "GlobalAveragePool", 1, (const char *[]){"q"}, 1, (const char *[]){"g"});
     tb_output(m, "y5");
@@ -203,7 +205,7 @@ START_TEST(test_layout_graph)
     ck_assert_int_eq(read_blocked(g, "a0"), 1);
     ck_assert_int_eq(read_blocked(g, "p"), 1);
     ck_assert_int_eq(read_blocked(g, "cat"), 1);
-    ck_assert_int_eq(read_blocked(g, "z"), 1);
+    ck_assert_int_eq(read_blocked(g, "zd"), 1);
     poprt__model_free(m);
 
     /* a Concat reader that cannot take the layout keeps its producers in
