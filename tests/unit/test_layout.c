@@ -84,8 +84,8 @@ static poprt__node *conv(poprt__model *m, const char *x, const char *w, const ch
  *  z -> Dropout -> zd -> Conv 1x1 s2 -> y5 [48,3,3]    (graph output)
  *  p -> Conv 3x3 -> q [16,6,6] -> GlobalAveragePool -> g (graph output)
  * Expected: a0 (the stem writes it with its row tiles), a, p, e1, e3, cat,
- * z and zd (Dropout's view of z) in NCHW16c; s (a graph input), q (read by GlobalAveragePool) and the
- * outputs in NCHW. */
+ * z and zd (Dropout's view of z) in NCHW16c; s (a graph input), q (read
+ * by GlobalAveragePool) and the outputs in NCHW. */
 static poprt__model *layout_model(void)
 {
     poprt__model *m = tb_model(17);

@@ -2656,6 +2656,8 @@ static poprt_status pool_run(poprt__kctx *k, int kind)
 }
 
 poprt_status poprt__ref_maxpool(poprt__kctx *k) { return pool_run(k, POOL_MAX); }
+poprt_status poprt__ref_averagepool(poprt__kctx *k) { return pool_run(k, POOL_AVG); }
+poprt_status poprt__ref_lppool(poprt__kctx *k) { return pool_run(k, POOL_LP); }
 
 /* ai.poprt BlockedMaxPool (lib/compiler/layout.c): MaxPool on NCHW16c
  * tensors, 2-D. Each output vector holds 16 channels of one position; the
@@ -2667,6 +2669,13 @@ typedef struct bmp_task {
     const float *x;
     float *y;
 } bmp_task;
+
+/* Taps k < K with k * d <= room (room >= 0): the window's end inside the
+ * input. */
+static inline int64_t bmp_taps(int64_t room, int64_t d, int64_t K)
+{
+    return room / d + 1 < K ? room / d + 1 : K;
+}
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
 __attribute__((target_clones("avx512f", "avx2", "default")))
@@ -2682,11 +2691,11 @@ static void bmp_rows(const geom3 *g, const float *x, float *y, int64_t r0, int64
         /* the taps inside the input: kh in [kh0, kh1), kw in [kw0, kw1) */
         const int64_t h0 = oh * g->s[1] - g->pb[1];
         const int64_t kh0 = h0 >= 0 ? 0 : (-h0 + DH - 1) / DH;
-        const int64_t kh1 = h0 > IH - 1 ? 0 : (IH - 1 - h0) / DH + 1 < KH ? (IH - 1 - h0) / DH + 1 : KH;
+        const int64_t kh1 = h0 >= IH ? 0 : bmp_taps(IH - 1 - h0, DH, KH);
         for (int64_t ow = 0; ow < OW; ow++) {
             const int64_t w0 = ow * g->s[2] - g->pb[2];
             const int64_t kw0 = w0 >= 0 ? 0 : (-w0 + DW - 1) / DW;
-            const int64_t kw1 = w0 > IW - 1 ? 0 : (IW - 1 - w0) / DW + 1 < KW ? (IW - 1 - w0) / DW + 1 : KW;
+            const int64_t kw1 = w0 >= IW ? 0 : bmp_taps(IW - 1 - w0, DW, KW);
             mp_v16 best = (mp_v16){0} - INFINITY;
             if (kh0 < kh1 && kw0 < kw1) {
                 const float *xp = xb + ((h0 + kh0 * DH) * IW + w0 + kw0 * DW) * 16;
@@ -2737,8 +2746,6 @@ poprt_status poprt__ref_poprt_blocked_maxpool(poprt__kctx *k)
     poprt__kctx_parallel_for(k, rows, grain_for(g.out[2] * 16 * g.k_sz, 1 << 14), bmp_task_fn, &t);
     return POPRT_OK;
 }
-poprt_status poprt__ref_averagepool(poprt__kctx *k) { return pool_run(k, POOL_AVG); }
-poprt_status poprt__ref_lppool(poprt__kctx *k) { return pool_run(k, POOL_LP); }
 
 typedef struct gpool_task {
     int kind;
