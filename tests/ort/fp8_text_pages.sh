@@ -18,11 +18,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 model=${3:-$here/../../../shared/models/ppocr_v4_det}/model.onnx
 py=${PYTHON:-/usr/bin/python3}
 "$py" "$here/text_pages.py" "$out/calib" 1,2,3,4,5,6,7,8
-"$py" "$here/text_pages.py" "$out/check" 77,78
+"$py" "$here/text_pages.py" "$out/check" 77,78,79,80,81,82
 for d in "$out/check"/sample_*; do
     node "$here/check_converted.js" "$model" "$d" --write-expected >/dev/null
 done
-printf '%-11s %-14s %s\n' scheme loss "held-out pages 77, 78: ORT (max_abs max_rel cosine)"
+printf '%-11s %-14s %s\n' scheme loss "held-out pages 77-82: ORT (max_abs max_rel cosine)"
 # scheme:loss[:layers kept in fp16]
 for cfg in fp8:kld fp8:mse fp8:mae fp8:kld:4 fp8:kld:12 fp8_weight:kld fp8_weight:gptq; do
     p=${cfg%%:*}; rest=${cfg#*:}; loss=${rest%%:*}; keep=0
