@@ -279,7 +279,8 @@ typedef struct poprt_options poprt_options;
  *                        environment variable): poprt_session_create loads
  *                        a matching executable file from it, or compiles
  *                        and stores one. The key covers the model, the
- *                        options and the library version.
+ *                        options, the library version and the CPU
+ *                        features the kernels may use.
  */
 POPRT_API poprt_status poprt_options_create(poprt_options **options_out);
 POPRT_API void poprt_options_free(poprt_options *options);

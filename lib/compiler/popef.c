@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <cjson/cJSON.h>
 #include "compiler/popef.h"
+#include "kernels/x86/cpu.h"
 #include "onnx/onnx.h"
 #include "runtime/runtime.h"
 
@@ -690,6 +691,11 @@ static poprt_status cache_key(const poprt_model *model, const poprt_options *o, 
         h = poprt__hash64(o->kv[i].key, strlen(o->kv[i].key), h);
         h = poprt__hash64(o->kv[i].value, strlen(o->kv[i].value), h);
     }
+    /* the program depends on the kernels this CPU may use (the layout
+     * choice, the packed weights): CPUs sharing a cache folder keep a file
+     * each instead of loading one another's */
+    const uint32_t cpu = poprt__cpu_features()->flags;
+    h = poprt__hash64(&cpu, sizeof cpu, h);
     const char *v = poprt_version();
     *key = poprt__hash64(v, strlen(v), h);
     return POPRT_OK;
