@@ -139,6 +139,25 @@ has out "input x: float"
 run 0 -i "$TMP/mlp.popef" --run --iters 2 --threads 2
 grep -F "output y:" "$TMP/out" | sed 's/.* first: //' >"$TMP/popef_values"
 cmp -s "$TMP/onnx_values" "$TMP/popef_values" || bad "values differ between the .onnx and the .popef run"
+# a model whose activations the compiler keeps in NCHW16c on AVX-512 CPUs
+# (docs/compiler.md): its .popef also runs with the kernels of a CPU without
+# AVX-512 (POPRT_ISA=avx2: the convolutions convert their operands), and the
+# printed values agree within 1e-4 relative (other summation orders)
+run 0 -i "$DATA/conv_blocks.onnx" --run --iters 1
+grep -F "output y:" "$TMP/out" | sed 's/.* first: //' >"$TMP/blocks_onnx"
+run 0 -i "$DATA/conv_blocks.onnx" --export_popef "$TMP/blocks.popef"
+export POPRT_ISA=avx2
+run 0 -i "$TMP/blocks.popef" --run --iters 1 --threads 2
+unset POPRT_ISA
+grep -F "output y:" "$TMP/out" | sed 's/.* first: //' >"$TMP/blocks_avx2"
+paste -d ' ' "$TMP/blocks_onnx" "$TMP/blocks_avx2" | awk '{
+    n = NF / 2; if (n < 6 || $(n + 1) == "") exit 1
+    for (i = 1; i <= n; i++) if ($i != "...") {
+        d = $i - $(i + n); if (d < 0) d = -d
+        a = $i < 0 ? -$i : $i
+        if (d > 1e-4 * a + 1e-6) exit 1
+    }
+}' || bad "conv_blocks values differ between AVX-512 and POPRT_ISA=avx2 runs of the .popef"
 run 2 -i "$TMP/mlp.popef" --output_dir "$TMP/x"
 one_line_error
 has err "compiled executable"

@@ -68,6 +68,19 @@ def mlp(batch, name, graph_name):
     save(model, name)
 
 
+def save_cnn(nodes, graph_name, x_shape, y_shape, inits, file_name):
+    """One float input x and output y, opset 13, IR version 7."""
+    graph = helper.make_graph(
+        nodes, graph_name,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, y_shape)],
+        inits)
+    model = helper.make_model(graph, producer_name="libpoprt-tests",
+                              opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 7
+    save(model, file_name)
+
+
 def conv():
     """x[1,3,8,8] -> Conv(4, 3x3, pad 1) -> Relu -> MaxPool(2) -> Flatten -> Gemm(5) -> y[1,5]."""
     nodes = [
@@ -84,15 +97,42 @@ def conv():
         weight("fw", [5, 64], 13, 0.2),
         weight("fb", [5], 14, 0.1),
     ]
-    graph = helper.make_graph(
-        nodes, "conv_small",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 5])],
-        inits)
-    model = helper.make_model(graph, producer_name="libpoprt-tests",
-                              opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 7
-    save(model, "conv.onnx")
+    save_cnn(nodes, "conv_small", [1, 3, 8, 8], [1, 5], inits, "conv.onnx")
+
+
+def conv_blocks():
+    """x[1,3,20,20] -> Conv(16, 3x3 s2, pad 1) -> Relu -> MaxPool(3, s2, pad 1)
+    -> Conv(32, 1x1) -> Relu -> Conv(32, 3x3, pad 1) + residual -> Relu
+    -> Conv(16, 1x1) -> GlobalAveragePool -> Flatten -> y[1,16]. On AVX-512 CPUs the compiler
+    keeps the activations between the convolutions in NCHW16c
+    (docs/compiler.md); the CLI test runs its .popef with POPRT_ISA=avx2 too."""
+    nodes = [
+        helper.make_node("Conv", ["x", "w0", "b0"], ["c0"], name="stem",
+                         kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c0"], ["r0"], name="relu0"),
+        helper.make_node("MaxPool", ["r0"], ["p"], name="pool", kernel_shape=[3, 3],
+                         strides=[2, 2], pads=[1, 1, 1, 1]),
+        helper.make_node("Conv", ["p", "w1", "b1"], ["c1"], name="expand", kernel_shape=[1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+        helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], name="conv3x3",
+                         kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("Add", ["c2", "r1"], ["s"], name="residual"),
+        helper.make_node("Relu", ["s"], ["r2"], name="relu2"),
+        helper.make_node("Conv", ["r2", "w3", "b3"], ["h"], name="head", kernel_shape=[1, 1]),
+        helper.make_node("GlobalAveragePool", ["h"], ["g"], name="gap"),
+        helper.make_node("Flatten", ["g"], ["y"], name="flatten", axis=1),
+    ]
+    inits = [
+        weight("w0", [16, 3, 3, 3], 21, 0.4),
+        weight("b0", [16], 22, 0.1),
+        weight("w1", [32, 16, 1, 1], 23, 0.4),
+        weight("b1", [32], 24, 0.1),
+        weight("w2", [32, 32, 3, 3], 25, 0.1),
+        weight("b2", [32], 26, 0.1),
+        weight("w3", [16, 32, 1, 1], 27, 0.3),
+        weight("b3", [16], 28, 0.1),
+    ]
+    save_cnn(nodes, "conv_blocks", [1, 3, 20, 20], [1, 16], inits, "conv_blocks.onnx")
 
 
 def custom_op():
@@ -116,4 +156,5 @@ if __name__ == "__main__":
     mlp(1, "mlp.onnx", "mlp")
     mlp("batch", "mlp_dynamic.onnx", "mlp_dynamic")
     conv()
+    conv_blocks()
     custom_op()
