@@ -2684,6 +2684,7 @@ static void bmp_rows(const geom3 *g, const float *x, float *y, int64_t r0, int64
 {
     const int64_t IH = g->in[1], IW = g->in[2], OH = g->out[1], OW = g->out[2];
     const int64_t KH = g->k[1], KW = g->k[2], DH = g->d[1], DW = g->d[2];
+    const int k33 = KH == 3 && KW == 3;
     for (int64_t r = r0; r < r1; r++) { /* r = block * OH + oh */
         const int64_t blk = r / OH, oh = r % OH;
         const float *xb = x + blk * IH * IW * 16;
@@ -2697,7 +2698,18 @@ static void bmp_rows(const geom3 *g, const float *x, float *y, int64_t r0, int64
             const int64_t kw0 = w0 >= 0 ? 0 : (-w0 + DW - 1) / DW;
             const int64_t kw1 = w0 >= IW ? 0 : bmp_taps(IW - 1 - w0, DW, KW);
             mp_v16 best = (mp_v16){0} - INFINITY;
-            if (kh0 < kh1 && kw0 < kw1) {
+            if (k33 && kh0 == 0 && kh1 == 3 && kw0 == 0 && kw1 == 3) {
+                /* 3x3 inside the input (most windows): unrolled, same order */
+                const float *xp = xb + (h0 * IW + w0) * 16;
+                memcpy(&best, xp, sizeof best);
+#pragma GCC unroll 9
+                for (int t = 1; t < 9; t++) {
+                    mp_v16 v;
+                    memcpy(&v, xp + ((t / 3) * DH * IW + (t % 3) * DW) * 16, sizeof v);
+                    const mp_i16 gt = v > best;
+                    best = (mp_v16)(((mp_i16)v & gt) | ((mp_i16)best & ~gt));
+                }
+            } else if (kh0 < kh1 && kw0 < kw1) {
                 const float *xp = xb + ((h0 + kh0 * DH) * IW + w0 + kw0 * DW) * 16;
                 memcpy(&best, xp, sizeof best); /* the first tap, then greater values */
                 for (int64_t kh = kh0; kh < kh1; kh++) {
