@@ -133,11 +133,11 @@ static poprt_status candidates(poprt__graph *g, unsigned char *blk)
     return st;
 }
 
-/* Tensors that must share a layout: clears all of them unless all are set;
- * returns 1 when it cleared one. */
-static int agree(unsigned char *blk, poprt__tensor *const *ts, int n)
+/* Tensors ts[0..n) and `also` (NULL entries skipped) must share a layout:
+ * clears all of them unless all are set; returns 1 when it cleared one. */
+static int agree(unsigned char *blk, poprt__tensor *const *ts, int n, const poprt__tensor *also)
 {
-    int all = 1, any = 0;
+    int all = !also || blk[also->id], any = also && blk[also->id];
     for (int i = 0; i < n; i++)
         if (ts[i]) {
             all &= blk[ts[i]->id];
@@ -148,6 +148,8 @@ static int agree(unsigned char *blk, poprt__tensor *const *ts, int n)
     for (int i = 0; i < n; i++)
         if (ts[i])
             blk[ts[i]->id] = 0;
+    if (also)
+        blk[also->id] = 0;
     return 1;
 }
 
@@ -159,19 +161,10 @@ static void settle(const poprt__graph *g, unsigned char *blk)
         changed = 0;
         for (size_t i = 0; i < g->nodes.len; i++) {
             poprt__node *n = g->nodes.items[i];
-            if (pool_ok(n) || same_bytes(n)) {
-                poprt__tensor *io[2] = {poprt__node_in(n, 0), poprt__node_out(n, 0)};
-                changed |= agree(blk, io, 2);
-            } else if (concat_ok(n)) {
-                changed |= agree(blk, n->inputs, n->n_inputs);
-                poprt__tensor *io[2] = {n->inputs[0], n->outputs[0]};
-                for (int s = 0; s < n->n_inputs && !io[0]; s++)
-                    io[0] = n->inputs[s];
-                changed |= agree(blk, io, 2);
-            } else if (conv_ok(n) && is_fused_conv(n) && poprt__node_in(n, 3)) {
-                poprt__tensor *zy[2] = {poprt__node_in(n, 3), poprt__node_out(n, 0)};
-                changed |= agree(blk, zy, 2);
-            }
+            if (pool_ok(n) || same_bytes(n) || concat_ok(n))
+                changed |= agree(blk, n->inputs, concat_ok(n) ? n->n_inputs : 1, n->outputs[0]);
+            else if (conv_ok(n) && is_fused_conv(n) && poprt__node_in(n, 3))
+                changed |= agree(blk, n->inputs + 3, 1, n->outputs[0]);
         }
     }
 }

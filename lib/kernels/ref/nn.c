@@ -1639,7 +1639,10 @@ static void convb_lane_fn(void *ctx, int64_t l0, int64_t l1)
     const int64_t OHW = p->g.out_sz;
     float bias[CONVB_GROUP];
     const int relu = conv_lone_relu(p); /* applied in the transposition */
-    const int reg_epi = p->act == CONV_ACT_NONE || p->act == CONV_ACT_RELU;
+    /* an NCHW16c output whose epilogue is a residual and/or a Relu gets it
+     * in the registers, with the last input blocks */
+    const int in_regs = t->yblk && (p->act == CONV_ACT_NONE || p->act == CONV_ACT_RELU);
+    const int regs_relu = in_regs && p->act == CONV_ACT_RELU;
     for (int64_t l = l0; l < l1; l++) {
         float *tmp = t->tmp ? t->tmp + l * t->tmp_floats : NULL;
         /* a lane takes a contiguous run of items: neighbouring chunks share
@@ -1664,20 +1667,17 @@ static void convb_lane_fn(void *ctx, int64_t l0, int64_t l1)
             /* NCHW16c output: the tiles store straight into its blocks */
             float *out = t->yblk ? t->y + (n * p->M + oc0) * OHW + q0 * 16 : tmp;
             const int64_t ldo = t->yblk ? OHW : q1 - q0;
-            /* an NCHW16c output whose epilogue is a residual and/or a Relu
-             * gets it in the registers, with the last input blocks */
-            const float *z = t->yblk && reg_epi && p->z ? p->z + (out - t->y) : NULL;
+            const float *z = in_regs && p->z ? p->z + (out - t->y) : NULL;
             /* a few input blocks at a time: their weights stay in L1 while
              * the chunk's tiles run over them */
             for (int64_t c0 = 0; c0 < cg->ncb; c0 += t->cstep) {
                 const int64_t c1 = c0 + t->cstep < cg->ncb ? c0 + t->cstep : cg->ncb;
                 const int last = c1 == cg->ncb;
                 poprt__convb_run_avx512(xn, wg, t->b ? bias : NULL, nb, cg, q0, q1, c0, c1,
-                                        c0 > 0, out, ldo, last ? z : NULL,
-                                        last && t->yblk && reg_epi && p->act == CONV_ACT_RELU);
+                                        c0 > 0, out, ldo, last ? z : NULL, last && regs_relu);
             }
             if (t->yblk) {
-                for (int bi = 0; !reg_epi && conv_has_epilogue(p) && bi < nb; bi++)
+                for (int bi = 0; !in_regs && conv_has_epilogue(p) && bi < nb; bi++)
                     conv_epilogue(p, t->y, out + bi * 16 * OHW - t->y, (q1 - q0) * 16);
                 continue;
             }
@@ -1839,6 +1839,26 @@ static poprt_status convb_pack(const float *w, int64_t M, int64_t C, int64_t KH,
 static poprt_status conv_layout(poprt__kctx *k, const conv_plan *p, const float *x,
                                 const float *w, const float *b, float *y);
 
+/* The weights convb_pack made for this conv, when the blocked path can run
+ * them on this CPU (*w_group: floats per group of output channels); else
+ * NULL (no such blob, or one made for another shape). */
+static const float *convb_state(const poprt__kctx *k, const conv_plan *p, int64_t *w_group)
+{
+    const geom3 *g = &p->g;
+    if (!k->state || k->state_size < CONV_PACK_HEADER || !convb_fits(g, p->G) ||
+        !avx512_usable())
+        return NULL;
+    uint64_t h[8];
+    memcpy(h, k->state, sizeof h);
+    const uint64_t floats = (k->state_size - CONV_PACK_HEADER) / sizeof(float);
+    if (h[0] != CONV_BLOCKED_MAGIC || h[1] != (uint64_t)p->M || h[2] != (uint64_t)p->C ||
+        h[3] != (uint64_t)g->k[1] || h[4] != (uint64_t)g->k[2] || h[5] == 0 ||
+        (uint64_t)ceil_div(p->M, CONVB_GROUP) > floats / h[5])
+        return NULL;
+    *w_group = (int64_t)h[5];
+    return (const float *)((const unsigned char *)k->state + CONV_PACK_HEADER);
+}
+
 static poprt_status conv_f32(poprt__kctx *k, const conv_plan *p, const float *x, const float *w,
                              const float *b, float *y)
 {
@@ -1859,18 +1879,11 @@ static poprt_status conv_f32(poprt__kctx *k, const conv_plan *p, const float *x,
     const int pointwise = g->k_sz == 1 && g->s[0] == 1 && g->s[1] == 1 && g->s[2] == 1 &&
                           g->pb[0] == 0 && g->pb[1] == 0 && g->pb[2] == 0 && g->pe[0] == 0 &&
                           g->pe[1] == 0 && g->pe[2] == 0;
-    if (k->state && k->state_size >= CONV_PACK_HEADER) {
-        uint64_t h[8];
-        memcpy(h, k->state, sizeof h);
-        /* packed for another CPU (an executable file): the paths below */
-        const uint64_t floats = (k->state_size - CONV_PACK_HEADER) / sizeof(float);
-        if (h[0] == CONV_BLOCKED_MAGIC && h[1] == (uint64_t)p->M && h[2] == (uint64_t)p->C &&
-            h[3] == (uint64_t)g->k[1] && h[4] == (uint64_t)g->k[2] && h[5] > 0 &&
-            (uint64_t)ceil_div(p->M, CONVB_GROUP) <= floats / h[5] && convb_fits(g, p->G) &&
-            avx512_usable()) {
-            const void *packed = (const unsigned char *)k->state + CONV_PACK_HEADER;
-            return conv_blocked(k, p, x, b, packed, (int64_t)h[5], y);
-        }
+    {
+        int64_t w_group;
+        const float *packed = convb_state(k, p, &w_group);
+        if (packed) /* else packed for another CPU (an executable file): the paths below */
+            return conv_blocked(k, p, x, b, packed, w_group, y);
     }
     if (k->state && k->state_size >= CONV_PACK_HEADER) {
         uint64_t h[4];
@@ -2017,18 +2030,10 @@ static poprt_status conv_layout(poprt__kctx *k, const conv_plan *p, const float 
                                "NCHW16c needs 2-D tensors with channels in blocks of 16 (X "
                                "has %lld, Y %lld)",
                                (long long)p->C, (long long)p->M);
-    if (k->state && k->state_size >= CONV_PACK_HEADER && convb_fits(g, p->G) &&
-        avx512_usable()) {
-        uint64_t h[8];
-        memcpy(h, k->state, sizeof h);
-        const uint64_t floats = (k->state_size - CONV_PACK_HEADER) / sizeof(float);
-        if (h[0] == CONV_BLOCKED_MAGIC && h[1] == (uint64_t)p->M && h[2] == (uint64_t)p->C &&
-            h[3] == (uint64_t)g->k[1] && h[4] == (uint64_t)g->k[2] && h[5] > 0 &&
-            (uint64_t)ceil_div(p->M, CONVB_GROUP) <= floats / h[5])
-            return conv_blocked(k, p, x, b, (const float *)((const unsigned char *)k->state +
-                                                            CONV_PACK_HEADER),
-                                (int64_t)h[5], y);
-    }
+    int64_t w_group;
+    const float *packed = convb_state(k, p, &w_group);
+    if (packed)
+        return conv_blocked(k, p, x, b, packed, w_group, y);
     conv_plan q = *p;
     q.xblk = q.yblk = 0;
     const size_t xn = (size_t)(p->N * p->C * g->in_sz), yn = (size_t)(p->N * p->M * g->out_sz);
