@@ -183,16 +183,10 @@ float poprt__f8_to_float(uint8_t v, int32_t dtype)
     return neg ? -r : r;
 }
 
-static uint8_t double_to_f8(double f, int32_t dtype, int saturate)
+/* Encoding of magnitude bits b (mini_encode's, 0xFFFF for Inf) with sign:
+ * the format's overflow rules. */
+static uint8_t f8_finish(const f8_fmt *t, uint8_t sign, uint32_t b, int saturate)
 {
-    const f8_fmt *t = f8_format(dtype);
-    uint8_t sign = (d2u(f) >> 63) ? 0x80 : 0;
-    if (isnan(f)) {
-        if (t->uz)
-            return 0x80;
-        return (uint8_t)(sign | (t->has_inf ? 0x7E : 0x7F));
-    }
-    uint32_t b = isinf(f) ? 0xFFFFu : mini_encode(f, t->mbits, t->bias);
     if (b > t->max) {
         if (saturate)
             b = t->max;
@@ -206,9 +200,50 @@ static uint8_t double_to_f8(double f, int32_t dtype, int saturate)
     return (uint8_t)(sign | b);
 }
 
+static uint8_t f8_nan(const f8_fmt *t, uint8_t sign)
+{
+    if (t->uz)
+        return 0x80;
+    return (uint8_t)(sign | (t->has_inf ? 0x7E : 0x7F));
+}
+
+static uint8_t double_to_f8(double f, int32_t dtype, int saturate)
+{
+    const f8_fmt *t = f8_format(dtype);
+    uint8_t sign = (d2u(f) >> 63) ? 0x80 : 0;
+    if (isnan(f))
+        return f8_nan(t, sign);
+    return f8_finish(t, sign, isinf(f) ? 0xFFFFu : mini_encode(f, t->mbits, t->bias), saturate);
+}
+
+/* mini_encode for a finite float32 magnitude (bits a), without doubles: the
+ * same rounding (to nearest even, subnormals included). Quantizing
+ * activations to float8 calls this per value, so it is kept cheap. */
+static uint32_t mini_encode_f32(uint32_t a, int mbits, int bias)
+{
+    int emin = 1 - bias;
+    if ((int)(a >> 23) - 127 >= emin) {
+        /* normal in the target: round the mantissa field; a carry moves
+         * into the exponent, as it should */
+        int drop = 23 - mbits;
+        uint32_t r = (a + ((1u << (drop - 1)) - 1) + ((a >> drop) & 1)) >> drop;
+        return r - ((uint32_t)(127 - bias) << mbits);
+    }
+    /* subnormal: a whole number of the smallest subnormal, 2^(emin - mbits);
+     * the scaling is exact, the rounding to nearest even */
+    float v = u2f(a) * u2f((uint32_t)(127 + mbits - emin) << 23);
+    return (uint32_t)nearbyintf(v);
+}
+
 uint8_t poprt__float_to_f8(float f, int32_t dtype, int saturate)
 {
-    return double_to_f8((double)f, dtype, saturate);
+    const f8_fmt *t = f8_format(dtype);
+    uint32_t u = f2u(f), a = u & 0x7FFFFFFFu;
+    uint8_t sign = (u >> 24) & 0x80;
+    if (a > 0x7F800000u)
+        return f8_nan(t, sign);
+    return f8_finish(t, sign, a == 0x7F800000u ? 0xFFFFu : mini_encode_f32(a, t->mbits, t->bias),
+                     saturate);
 }
 
 /* ---- float4 e2m1 ------------------------------------------------------------ */

@@ -224,6 +224,44 @@ START_TEST(test_f8_roundtrip_all)
 }
 END_TEST
 
+/* poprt__float_to_f8 encodes floats without doubles; storing the same value
+ * as a double (poprt__store_f64, saturating) takes the double encoder. They
+ * agree on every 9973rd float bit pattern (all exponents, both signs, NaNs),
+ * and on every float within 64 ulps of each format's code midpoints (the
+ * ties). */
+START_TEST(test_f8_float_path_matches_double_path)
+{
+    const int32_t types[4] = {E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ};
+    for (int t = 0; t < 4; t++) {
+        for (uint64_t u = 0; u < (1ull << 32); u += 9973) {
+            float f;
+            uint32_t b = (uint32_t)u;
+            memcpy(&f, &b, 4);
+            uint8_t d;
+            poprt__store_f64(&d, types[t], 0, (double)f);
+            ck_assert_msg(poprt__float_to_f8(f, types[t], 1) == d, "type %d, bits %08x: %02x vs %02x",
+                          types[t], b, poprt__float_to_f8(f, types[t], 1), d);
+        }
+        for (int v = 0; v < 255; v++) {
+            float lo = poprt__f8_to_float((uint8_t)v, types[t]);
+            float hi = poprt__f8_to_float((uint8_t)(v + 1), types[t]);
+            if (!isfinite(lo) || !isfinite(hi))
+                continue;
+            uint32_t mid = bits_of((lo + hi) / 2);
+            for (uint32_t k = mid - 64; k != mid + 64; k++) {
+                float f;
+                memcpy(&f, &k, 4);
+                uint8_t d;
+                poprt__store_f64(&d, types[t], 0, (double)f);
+                ck_assert_msg(poprt__float_to_f8(f, types[t], 1) == d,
+                              "type %d, bits %08x: %02x vs %02x", types[t], k,
+                              poprt__float_to_f8(f, types[t], 1), d);
+            }
+        }
+    }
+}
+END_TEST
+
 /* ---- float4 e2m1 and e8m0 ----------------------------------------------------- */
 
 START_TEST(test_f4e2m1)
@@ -360,6 +398,7 @@ int main(void)
     tcase_add_test(tc, test_e5m2);
     tcase_add_test(tc, test_e5m2fnuz);
     tcase_add_test(tc, test_f8_roundtrip_all);
+    tcase_add_test(tc, test_f8_float_path_matches_double_path);
     tcase_add_test(tc, test_f4e2m1);
     tcase_add_test(tc, test_e8m0);
     tcase_add_test(tc, test_store_int_wrap);

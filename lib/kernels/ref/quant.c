@@ -156,6 +156,12 @@ static inline int64_t sat_round(double v, int64_t lo, int64_t hi)
     return (int64_t)v;
 }
 
+static int is_float8(int32_t dt)
+{
+    return dt == POPRT_DTYPE_FLOAT8E4M3FN || dt == POPRT_DTYPE_FLOAT8E4M3FNUZ ||
+           dt == POPRT_DTYPE_FLOAT8E5M2 || dt == POPRT_DTYPE_FLOAT8E5M2FNUZ;
+}
+
 static poprt_status need(const poprt__kctx *k, const void *p, const char *what)
 {
     if (!p)
@@ -184,6 +190,28 @@ poprt_status poprt__ref_quantize_linear(poprt__kctx *k)
                    ? POPRT_DTYPE_DOUBLE
                    : POPRT_DTYPE_FLOAT;
     const int is_int = poprt__dtype_is_int(yt);
+    if (is_float8(yt) && q.kind != POPRT__Q_BLOCK &&
+        x->dtype == POPRT_DTYPE_FLOAT && s->dtype == POPRT_DTYPE_FLOAT && prec == POPRT_DTYPE_FLOAT) {
+        /* float32 to float8, the activations of fp8 models: a float quotient
+         * is the double one rounded to float (53 >= 2 * 24 + 2 bits, so the
+         * double rounding is innocuous), and the encoder works on floats */
+        const float *xf = x->data, *sf = s->data;
+        uint8_t *yb = y->data;
+        int64_t i = 0;
+        for (int64_t o = 0; o < q.outer; o++)
+            for (int64_t a = 0; a < q.len; a++) {
+                int64_t si = q_index(&q, o, a, 0);
+                const float sv = sf[si];
+                const float zv = zp ? (float)poprt__load_f64(zp->data, zp->dtype, si) : 0.0f;
+                if (zp)
+                    for (int64_t r = 0; r < q.inner; r++, i++)
+                        yb[i] = poprt__float_to_f8(xf[i] / sv + zv, yt, saturate);
+                else
+                    for (int64_t r = 0; r < q.inner; r++, i++)
+                        yb[i] = poprt__float_to_f8(xf[i] / sv, yt, saturate);
+            }
+        return POPRT_OK;
+    }
     int64_t lo, hi;
     poprt__int_range(yt, &lo, &hi);
     int64_t i = 0;
@@ -224,6 +252,29 @@ poprt_status poprt__ref_dequantize_linear(poprt__kctx *k)
         return st;
     int64_t i = 0;
     float *yf = y->dtype == POPRT_DTYPE_FLOAT ? y->data : NULL;
+    if (yf && is_float8(x->dtype) && q.kind != POPRT__Q_BLOCK &&
+        s->dtype == POPRT_DTYPE_FLOAT && x->numel >= 1024) {
+        /* float8 to float32 through a table of the 256 codes; the same
+         * float arithmetic as below */
+        float tab[256];
+        for (int c = 0; c < 256; c++)
+            tab[c] = poprt__f8_to_float((uint8_t)c, x->dtype);
+        const uint8_t *xb = x->data;
+        const float *sf = s->data;
+        for (int64_t o = 0; o < q.outer; o++)
+            for (int64_t a = 0; a < q.len; a++) {
+                int64_t si = q_index(&q, o, a, 0);
+                const float sv = sf[si];
+                const float zv = zp ? load_f32(zp->data, zp->dtype, si) : 0.0f;
+                if (zp)
+                    for (int64_t r = 0; r < q.inner; r++, i++)
+                        yf[i] = (tab[xb[i]] - zv) * sv;
+                else
+                    for (int64_t r = 0; r < q.inner; r++, i++)
+                        yf[i] = tab[xb[i]] * sv;
+            }
+        return POPRT_OK;
+    }
     for (int64_t o = 0; o < q.outer; o++)
         for (int64_t a = 0; a < q.len; a++)
             for (int64_t r = 0; r < q.inner; r++, i++) {
