@@ -1,7 +1,8 @@
 /* Compile-time fusion of elementwise chains: a run of float32 elementwise
  * nodes where each node's result feeds only the next one (Add(3) -> Clip ->
  * Mul(x) -> Div(6), a decomposed HardSwish; Mul -> Add with per-channel
- * scale and shift; x * Sigmoid(x); ...) becomes one ai.poprt
+ * scale and shift; x * Sigmoid(x); a float8 QuantizeLinear ->
+ * DequantizeLinear pair, with what precedes or follows it; ...) becomes one ai.poprt
  * FusedElementwise node (lib/kernels/ref/poprt_compiled.h), which makes one
  * pass over memory instead of one per node and leaves no intermediate
  * tensors to plan. Only the main graph is rewritten, and only where every
@@ -13,7 +14,8 @@
 typedef struct step {
     int64_t op, operand, reverse;
     float alpha, beta;
-    poprt__tensor *t; /* tensor operand, or NULL */
+    poprt__tensor *t;   /* tensor operand, or NULL */
+    poprt__node *pair;  /* the DequantizeLinear of a float8 pair (its output is the step's) */
 } step;
 
 /* t broadcasts to y over one contiguous run of axes (the kernel's rule). */
@@ -75,10 +77,57 @@ static int binary_code(const poprt__node *n)
     return 0;
 }
 
+/* Constant scalar zero point of a float8 QuantizeLinear/DequantizeLinear:
+ * absent, or 0 of the float8 type. */
+static int zero_point_ok(const poprt__tensor *z, int32_t dt)
+{
+    double v;
+    return !z || (z->type.elem == dt && rp_const_scalar(z, &v) && v == 0);
+}
+
+/* QuantizeLinear n to float8 e4m3fn / e5m2 (saturating, float32 input and
+ * per-tensor constant scale) whose code only a DequantizeLinear with the
+ * same scale reads, back to float32: one FP8 step (the float_to_fp8 pass
+ * puts such a pair before every quantized Conv/MatMul/Gemm input). */
+static int fp8_pair(const poprt__graph *g, const poprt__node *n, const poprt__tensor *cur, step *s)
+{
+    const poprt__tensor *q = poprt__node_out(n, 0);
+    if (n->n_outputs != 1 || !q || poprt__node_in(n, 0) != cur ||
+        (q->type.elem != POPRT_DTYPE_FLOAT8E4M3FN && q->type.elem != POPRT_DTYPE_FLOAT8E5M2) ||
+        poprt__attr_i(n, "saturate", 1) != 1 ||
+        (poprt__attr_i(n, "precision", 0) != 0 &&
+         poprt__attr_i(n, "precision", 0) != POPRT_DTYPE_FLOAT))
+        return 0;
+    poprt__node *d = poprt__graph_sole_consumer(g, q);
+    const poprt__tensor *y = d ? poprt__node_out(d, 0) : NULL;
+    if (!d || !rp_is(d, "DequantizeLinear") || poprt__node_in(d, 0) != q || d->n_outputs != 1 ||
+        !y || !poprt__cc_static_float(y, POPRT__MAX_RANK) || !poprt__cc_same_shape(y, cur))
+        return 0;
+    const poprt__tensor *s1 = poprt__node_in(n, 1), *s2 = poprt__node_in(d, 1);
+    double v1, v2;
+    if (!s1 || !s2 || s1->type.elem != POPRT_DTYPE_FLOAT || s2->type.elem != POPRT_DTYPE_FLOAT ||
+        !rp_const_scalar(s1, &v1) || !rp_const_scalar(s2, &v2) || v1 != v2 ||
+        !zero_point_ok(poprt__node_in(n, 2), q->type.elem) ||
+        !zero_point_ok(poprt__node_in(d, 2), q->type.elem))
+        return 0;
+    memset(s, 0, sizeof *s);
+    s->op = q->type.elem == POPRT_DTYPE_FLOAT8E5M2 ? POPRT__EW_FP8_E5M2 : POPRT__EW_FP8_E4M3FN;
+    s->operand = -1;
+    s->alpha = (float)v1;
+    s->beta = poprt__node_in(n, 2) ? 1.0f : 0.0f;
+    s->pair = d;
+    return 1;
+}
+
+/* The node whose output is step s's result (n, or the pair's second). */
+static poprt__node *step_last(poprt__node *n, const step *s) { return s->pair ? s->pair : n; }
+
 /* The step node n makes when `cur` (the chain's value so far, shape of Y)
  * flows into it; 0 when n cannot join. */
-static int step_of(const poprt__node *n, const poprt__tensor *cur, step *s)
+static int step_of(const poprt__graph *g, const poprt__node *n, const poprt__tensor *cur, step *s)
 {
+    if (rp_is(n, "QuantizeLinear"))
+        return fp8_pair(g, n, cur, s);
     const poprt__tensor *y = poprt__node_out(n, 0);
     if (n->n_outputs != 1 || !y || !poprt__cc_static_float(y, POPRT__MAX_RANK) ||
         !poprt__cc_same_shape(y, cur))
@@ -153,19 +202,20 @@ static int grow(const poprt__graph *g, poprt__node *n, poprt__node **nodes, step
     for (int c = 0; c < 2 && !len; c++) {
         poprt__tensor *t = cands[c];
         if (t && poprt__cc_static_float(t, POPRT__MAX_RANK) && poprt__cc_same_shape(t, y) &&
-            !rp_value(t) && step_of(n, t, &steps[0]))
+            !rp_value(t) && step_of(g, n, t, &steps[0]))
             len = 1, *x = t;
     }
     if (!len)
         return 0;
     nodes[0] = n;
-    poprt__tensor *cur = poprt__node_out(n, 0);
+    poprt__tensor *cur = poprt__node_out(step_last(n, &steps[0]), 0);
     while (len < POPRT__EW_MAX_STEPS) {
         poprt__node *c = poprt__graph_sole_consumer(g, cur);
-        if (!c || !step_of(c, cur, &steps[len]))
+        if (!c || !step_of(g, c, cur, &steps[len]))
             break;
-        nodes[len++] = c;
-        cur = poprt__node_out(c, 0);
+        nodes[len] = c;
+        cur = poprt__node_out(step_last(c, &steps[len]), 0);
+        len++;
     }
     return len;
 }
@@ -205,10 +255,13 @@ static poprt_status fuse(poprt__graph *g, poprt__node **nodes, step *steps, int 
             opd[s] = i;
         }
     }
-    poprt__tensor *y = poprt__node_out(nodes[len - 1], 0);
+    poprt__tensor *y = poprt__node_out(step_last(nodes[len - 1], &steps[len - 1]), 0);
     const char *name = nodes[0]->name;
-    for (int s = 0; s < len; s++)
+    for (int s = 0; s < len; s++) {
         poprt__graph_remove_node(g, nodes[s]);
+        if (steps[s].pair)
+            poprt__graph_remove_node(g, steps[s].pair);
+    }
     poprt__node *f = poprt__graph_add_node(g, "FusedElementwise", "ai.poprt",
                                            poprt__model_unique_name(g->model, name), n_in, 1);
     if (!f)
@@ -236,7 +289,7 @@ poprt_status poprt__compile_fuse_elementwise(poprt__model *m, int *changed)
         poprt__node *n = g->nodes.items[i];
         poprt__tensor *x = NULL;
         int len = grow(g, n, nodes, steps, &x);
-        if (len < 2)
+        if (len < 2 && !(len == 1 && steps[0].pair)) /* one node gains nothing */
             continue;
         poprt_status st = fuse(g, nodes, steps, len, x);
         if (st)

@@ -167,6 +167,54 @@ START_TEST(reversed_operands_bias_and_special_values)
 }
 END_TEST
 
+/* float8 QuantizeLinear -> DequantizeLinear pairs (e4m3fn with a zero
+ * point, e5m2 without: -0 keeps its sign) join the chain as rounding steps:
+ * 5 nodes -> 1. The input walks every range of both formats: NaN, +-Inf,
+ * signed zeros, ties in the subnormal and normal ranges, values at and past
+ * the largest one, random values over 2^-30..2^30. */
+START_TEST(float8_pairs_fuse)
+{
+    enum { NUM = 4096 };
+    poprt__model *m = tb_model(21);
+    int64_t xd[1] = {NUM}, one[1] = {1};
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 1, xd);
+    scalar(m, "s1", 0.05f);
+    scalar(m, "s2", 3.0f);
+    scalar(m, "two", 2.0f);
+    const uint8_t z8 = 0;
+    tb_const(m, "z1", POPRT_DTYPE_FLOAT8E4M3FN, 0, one, &z8);
+    tb_node(m, "QuantizeLinear", 3, (const char *[]){"x", "s1", "z1"}, 1, (const char *[]){"q1"});
+    tb_node(m, "DequantizeLinear", 2, (const char *[]){"q1", "s1"}, 1, (const char *[]){"d1"});
+    tb_node(m, "Mul", 2, (const char *[]){"d1", "two"}, 1, (const char *[]){"e"});
+    poprt__node *q2 = tb_node(m, "QuantizeLinear", 2, (const char *[]){"e", "s2"}, 1,
+                              (const char *[]){"q2"});
+    poprt__node_add_attr(q2, "output_dtype", POPRT__ATTR_INT)->i = POPRT_DTYPE_FLOAT8E5M2;
+    tb_node(m, "DequantizeLinear", 2, (const char *[]){"q2", "s2"}, 1, (const char *[]){"y"});
+    tb_output(m, "y");
+    poprt_model *pm;
+    ck_assert_msg(tb_load(m, &pm) == POPRT_OK, "%s", poprt_last_error());
+    static float x[NUM];
+    uint32_t r = 12345;
+    for (int i = 0; i < NUM; i++) {
+        r = r * 1664525u + 1013904223u;
+        float mant = 1.0f + (float)(r >> 9) / 8388608.0f;
+        x[i] = ldexpf((r & 1) ? -mant : mant, (int)((r >> 1) % 61) - 30);
+    }
+    const float special[] = {NAN, -NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1e-40f, -1e-40f,
+                             /* e4m3fn after / 0.05: smallest subnormal 2^-9, ties */
+                             0.05f * 0x1p-10f, 0.05f * 0x3p-10f, 0.05f * 0x1p-6f,
+                             0.05f * 0x1.1p-6f, 0.05f * 0x1.08p-6f, 0.05f * 448.0f,
+                             0.05f * 464.0f, 0.05f * 465.0f, 0.05f * 1e6f, -0.05f * 1e6f,
+                             /* e5m2 after * 2 / 3: 2^-16 subnormals, 57344 */
+                             1.5f * 0x1p-17f, 1.5f * 0x1p-14f, 1.5f * 57344.0f, 1.5f * 61440.0f,
+                             3e38f, -3e38f};
+    for (size_t i = 0; i < sizeof special / sizeof special[0]; i++)
+        x[i] = special[i];
+    check_same(pm, xd, 1, x, NUM, 1, 1);
+    poprt_model_free(pm);
+}
+END_TEST
+
 /* The chain stops at a tensor that is a graph output or read twice, and a
  * single elementwise node is left alone. */
 START_TEST(chains_stop_at_outputs_and_shared_tensors)
@@ -381,6 +429,7 @@ int main(void)
     TCase *tc = tcase_create("fuse_elementwise");
     tcase_add_test(tc, hardswish_and_channel_affine_fuse);
     tcase_add_test(tc, reversed_operands_bias_and_special_values);
+    tcase_add_test(tc, float8_pairs_fuse);
     tcase_add_test(tc, chains_stop_at_outputs_and_shared_tensors);
     tcase_add_test(tc, in_place_chain_matches);
     tcase_add_test(tc, malformed_fused_node_is_rejected);

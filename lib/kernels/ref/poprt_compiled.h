@@ -44,6 +44,12 @@ enum {
     POPRT__EW_SQRT = 32,
     POPRT__EW_RECIPROCAL = 33,
     POPRT__EW_SOFTPLUS = 34,
+    /* QuantizeLinear to float8 then DequantizeLinear, same per-tensor scale
+     * (alpha), saturating: acc rounded to the float8 grid times the scale.
+     * beta 1: the QuantizeLinear had a (zero) zero point, so it computed
+     * acc / scale + 0, which turns -0 into +0 */
+    POPRT__EW_FP8_E4M3FN = 35,
+    POPRT__EW_FP8_E5M2 = 36,
 };
 #define POPRT__EW_MAX_STEPS 32
 
