@@ -71,11 +71,12 @@ typedef struct cli {
     const char *threads;
     const char *batches_per_step;
     poprt_log_level log_level;
-    int show, list_passes, run, check, version, help, precision_compare;
+    int show, list_passes, run, check, version, help, precision_compare, profile;
     const char *convert_version; /* NULL: the default (11), applied only without --passes */
     const char *precision;       /* fp32, fp16, fp8, fp8_weight */
     const char *remove_outputs, *checkpoints, *fp16_skip_op_types, *fp8_skip_op_names;
     const char *fp8_params, *calibration_loss_type, *num_of_layers_keep_fp16;
+    const char *fp8_target_cosine; /* libpoprt: layers kept in fp16 chosen by accuracy */
     const char *calibration_data; /* folder of samples for fp8 calibration */
     const char *manual_sharding_config, *merge_matmul, *merge_matmul_add, *merge_moe;
     char *serialize_matmul, *serialize_matmul_add; /* KEY=VAL words joined by ',' */
@@ -115,14 +116,15 @@ static void usage(FILE *f) {
             "             [--fp8_skip_op_names NAMES] [--fp8_params FP8_PARAMS]\n"
             "             [--calibration_loss_type {mse,mae,snr,kld,cos_dist,gptq}]\n"
             "             [--calibration_data DIR]\n"
-            "             [--num_of_layers_keep_fp16 N] [--precision_compare]\n"
+            "             [--num_of_layers_keep_fp16 N] [--fp8_target_cosine C]\n"
+            "             [--precision_compare]\n"
             "             [--remove_outputs NAMES] [--checkpoints NAMES]\n"
             "             [--merge_matmul NAMES] [--merge_matmul_add NAMES] [--merge_moe NAMES]\n"
             "             [--serialize_matmul KEY=VAL [KEY=VAL ...]]\n"
             "             [--serialize_matmul_add KEY=VAL [KEY=VAL ...]]\n"
             "             [--manual_sharding_config CONFIG]\n"
             "             [--export_popef POPEF] [--custom_library_so_paths PLUGIN]\n"
-            "             [--framework {onnx}] [--check] [--run]\n"
+            "             [--framework {onnx}] [--check] [--run] [--profile]\n"
             "             [--iters ITERS] [--threads THREADS]\n"
             "             [--batches_per_step BATCHES_PER_STEP]\n"
             "             [--logging_level {DEBUG,INFO,WARNING,ERROR,CRITICAL}]\n");
@@ -192,7 +194,12 @@ static void help(void) {
         "                        Samples (docs/calibration.md) for fp8 calibration and\n"
         "                        the fp16 overflow check. Default: random inputs.\n"
         "  --num_of_layers_keep_fp16 NUM_OF_LAYERS_KEEP_FP16\n"
-        "                        Layers with the largest fp8 loss kept in fp16. Default 0.\n"
+        "                        Layers whose fp8 error moves the outputs most, kept in\n"
+        "                        fp16. Default 0.\n"
+        "  --fp8_target_cosine FP8_TARGET_COSINE\n"
+        "                        (libpoprt) Keep in fp16 the fewest layers with which\n"
+        "                        every calibration sample's outputs keep this cosine\n"
+        "                        similarity to fp32's. Default: off.\n"
         "  --precision_compare   Report the per-layer precision of Conv/MatMul/Gemm\n"
         "                        between the original and the converted model (fp8).\n"
         "  --remove_outputs REMOVE_OUTPUTS\n"
@@ -222,6 +229,8 @@ static void help(void) {
         "                        output's shape, dtype and values, and the median\n"
         "                        latency.\n"
         "  --iters ITERS         Timed runs for --run, after one warm-up run. Default 10.\n"
+        "  --profile             (libpoprt) With --run: time each kernel and log the\n"
+        "                        totals per operator type at INFO (per node at DEBUG).\n"
         "  --threads THREADS     Worker threads per run. Default 1.\n"
         "  --batches_per_step BATCHES_PER_STEP\n"
         "                        Set the number of mini-batches to perform on the\n"
@@ -353,6 +362,8 @@ static int parse_args(int argc, char **argv, cli *c) {
             flag = &c->run;
         else if (!strcmp(name, "check"))
             flag = &c->check;
+        else if (!strcmp(name, "profile"))
+            flag = &c->profile;
         else if (!strcmp(name, "precision_compare"))
             flag = &c->precision_compare;
         if (flag) {
@@ -375,7 +386,7 @@ static int parse_args(int argc, char **argv, cli *c) {
             "batches_per_step", "logging_level", "precision", "framework",
             "convert_version", "remove_outputs", "checkpoints", "fp16_skip_op_types",
             "fp8_skip_op_names", "fp8_params", "calibration_loss_type", "calibration_data",
-            "num_of_layers_keep_fp16", "manual_sharding_config", "merge_matmul",
+            "num_of_layers_keep_fp16", "fp8_target_cosine", "manual_sharding_config", "merge_matmul",
             "merge_matmul_add", "merge_moe", "serialize_matmul", "serialize_matmul_add",
         };
         int known = 0;
@@ -534,6 +545,16 @@ static int parse_args(int argc, char **argv, cli *c) {
             c->fp8_params = val;
         } else if (!strcmp(name, "calibration_data")) {
             c->calibration_data = val;
+        } else if (!strcmp(name, "fp8_target_cosine")) {
+            char *end;
+            double v = strtod(val, &end);
+            if (end == val || *end || !(v > 0 && v <= 1)) {
+                errmsg("argument --fp8_target_cosine: invalid value '%s' (expected a number in "
+                       "(0, 1])",
+                       val);
+                return EXIT_USAGE;
+            }
+            c->fp8_target_cosine = val;
         } else if (!strcmp(name, "manual_sharding_config")) {
             c->manual_sharding_config = val;
         } else if (!strcmp(name, "merge_matmul")) {
@@ -892,10 +913,12 @@ static int build_pipeline(const cli *c, pipeline *p) {
                                                                         : "--precision fp8_weight",
                        0,
                        "mode=%s,fp8_params=%s,skip_op_names=%s,loss=%s,num_of_layers_keep_fp16=%s"
-                       "%s%s",
+                       "%s%s%s%s",
                        c->precision, params, skip,
                        c->calibration_loss_type ? c->calibration_loss_type : "kld",
                        c->num_of_layers_keep_fp16 ? c->num_of_layers_keep_fp16 : "0",
+                       c->fp8_target_cosine ? ",target_cosine=" : "",
+                       c->fp8_target_cosine ? c->fp8_target_cosine : "",
                        c->calibration_data ? ",calibration=" : "",
                        c->calibration_data ? c->calibration_data : "");
         free(params);
@@ -1466,6 +1489,10 @@ static int job(const cli *c) {
         rc = fail(st, "--batches_per_step");
         goto done;
     }
+    if (c->profile && (st = poprt_options_set(opts, "profile", "1")) != POPRT_OK) {
+        rc = fail(st, "--profile");
+        goto done;
+    }
     if (poprt_file_is_executable(c->input_model)) {
         rc = executable_job(c, opts);
         goto done;
@@ -1567,7 +1594,9 @@ int main(int argc, char **argv) {
                POPRT_VERSION_MAJOR, POPRT_VERSION_MINOR, POPRT_VERSION_PATCH);
         goto out;
     }
-    poprt_set_log_callback(log_to_stderr, NULL, c.log_level);
+    /* the profile is logged at INFO */
+    poprt_set_log_callback(log_to_stderr, NULL,
+                           c.profile && c.log_level > POPRT_LOG_INFO ? POPRT_LOG_INFO : c.log_level);
     /* plugins first: they add passes and operators the rest may use */
     for (int k = 0; k < c.n_plugins && !rc; k++) {
         poprt_status st = poprt_plugin_load(c.plugins[k]);

@@ -9,8 +9,10 @@
  * byte each) and every value the node sees is exactly a scaled float8
  * value, so the numerics are those of an fp8 matmul with wide
  * accumulation. libpoprt computes the products in float32: at session
- * creation the weight DequantizeLinear nodes are constant-folded, so run
- * time is that of the float32 model.
+ * creation the weight DequantizeLinear nodes are constant-folded, and each
+ * activation's QuantizeLinear/DequantizeLinear pair becomes one rounding
+ * step of a FusedElementwise (lib/compiler/fuse_elementwise.c), so run time
+ * is the float32 model's plus one pass over each quantized input.
  *
  * Scales: weights per output channel (amax / fp8 max, times a ratio chosen
  * by the calibration loss), activations per tensor from calibration data
@@ -19,9 +21,10 @@
  * (fp8_weight only: GPTQ rounding of the weights with the Hessian of the
  * calibration inputs, for MatMul, Gemm and 2-D Conv with group 1 and at
  * most 1024 inputs per output; other nodes fall back to mse).
- * num_of_layers_keep_fp16=N keeps the N quantized nodes with the largest
- * output error (cosine distance on the first sample) in their original
- * precision. Conv bias correction (bias_correction=1, the default, with
+ * num_of_layers_keep_fp16=N keeps in their original precision the N
+ * quantized nodes that, quantized alone, move the model's outputs most;
+ * target_cosine=C keeps the fewest of them with which every calibration
+ * sample's outputs keep cosine >= C (choose_keep). Conv bias correction (bias_correction=1, the default, with
  * calibration data) removes the mean shift the rounding causes per output
  * channel. Weights computed from constants are folded first; weights read
  * in If/Loop/Scan bodies are quantized too (weights only).
@@ -391,12 +394,11 @@ static int gptq_k(const target *t)
 }
 
 static poprt_status calibrate(poprt__model *m, const cfg *c, const target *tg, int nt,
-                              const poprt__pdata *d, int want_outputs, calib *cb,
-                              float **ref_out, int64_t *ref_n)
+                              const poprt__pdata *d, calib *cb)
 {
     int gptq = strcmp(c->loss, "gptq") == 0;
     int n_names = 0;
-    const char **names = poprt__calloc((size_t)nt * 3 + 1, sizeof *names);
+    const char **names = poprt__calloc((size_t)nt * 2 + 1, sizeof *names);
     cb->acts = poprt__calloc((size_t)nt * 2 + 1, sizeof *cb->acts);
     cb->h = poprt__calloc((size_t)nt + 1, sizeof *cb->h);
     cb->cm = poprt__calloc((size_t)nt + 1, sizeof *cb->cm);
@@ -427,9 +429,6 @@ static poprt_status calibrate(poprt__model *m, const cfg *c, const target *tg, i
             }
         }
     }
-    int first_out = n_names;
-    for (int i = 0; want_outputs && i < nt; i++)
-        names[n_names++] = tg[i].n->outputs[0]->name;
     if (n_names == 0) {
         poprt__free(names);
         return POPRT_OK;
@@ -445,7 +444,7 @@ static poprt_status calibrate(poprt__model *m, const cfg *c, const target *tg, i
         const int64_t *ny;
         if ((st = poprt__prunner_run(r, d, s, &y, &ny)))
             break;
-        for (int i = 0; i < first_out; i++) {
+        for (int i = 0; i < n_names; i++) {
             if (ny[i] <= 0)
                 continue;
             act_stat *as = find_act(cb, names[i]);
@@ -494,13 +493,6 @@ static poprt_status calibrate(poprt__model *m, const cfg *c, const target *tg, i
                     hess_add(h, &tg[t], y[i], ny[i], xd, xr, row);
             }
         }
-        if (!st && s == 0 && want_outputs)
-            for (int i = first_out; i < n_names; i++) {
-                ref_n[i - first_out] = ny[i];
-                ref_out[i - first_out] = ny[i] > 0 ? poprt__malloc((size_t)ny[i] * sizeof(float)) : NULL;
-                if (ref_out[i - first_out])
-                    memcpy(ref_out[i - first_out], y[i], (size_t)ny[i] * sizeof(float));
-            }
     }
     /* activation scales */
     float *tmp = NULL;
@@ -533,7 +525,7 @@ static poprt_status calibrate(poprt__model *m, const cfg *c, const target *tg, i
         const int64_t *ny;
         if ((st = poprt__prunner_run(r, d, s, &y, &ny)))
             break;
-        for (int i = 0; i < first_out && !st; i++) {
+        for (int i = 0; i < n_names && !st; i++) {
             chmean *cm = find_cm(cb, names[i]);
             act_stat *as = find_act(cb, names[i]);
             if (!cm || !cm->sum || !as || ny[i] <= 0 || ny[i] % cm->C)
@@ -815,9 +807,10 @@ static poprt__node *add_node(poprt__graph *g, const char *op, int n_in)
     return poprt__graph_add_node(g, op, "", NULL, n_in, 1);
 }
 
-/* Rewrites the targets of graph g; *n_done counts them. */
+/* Rewrites the targets of graph g but those whose keep[] flag is set (in
+ * find_targets' order; keep NULL: none); *n_done counts them. */
 static poprt_status build_graph(poprt__model *m, poprt__graph *g, const cfg *c, calib *cb,
-                                const char *const *keep, int n_keep, int *n_done)
+                                const unsigned char *keep, int *n_done)
 {
     int cap = (int)g->nodes.len + 1;
     target *tg = poprt__calloc((size_t)cap, sizeof *tg);
@@ -830,7 +823,7 @@ static poprt_status build_graph(poprt__model *m, poprt__graph *g, const cfg *c, 
     const uint8_t zero8 = 0;
     for (int i = 0; i < nt && !st; i++) {
         poprt__node *n = tg[i].n;
-        if (poprt__list_has(keep, n_keep, n->name))
+        if (keep && keep[i])
             continue;
         if (tg[i].w_in >= 0) {
             poprt__tensor *w = n->inputs[tg[i].w_in];
@@ -970,7 +963,7 @@ static poprt_status count_body(poprt__graph *body, void *ctx)
 static poprt_status build_body(poprt__graph *body, void *ctx)
 {
     body_ctx *x = ctx;
-    return build_graph(x->m, body, x->c, x->cb, NULL, 0, &x->count);
+    return build_graph(x->m, body, x->c, x->cb, NULL, &x->count);
 }
 
 /* The main graph as configured; then If/Loop/Scan bodies, whose weights
@@ -978,11 +971,11 @@ static poprt_status build_body(poprt__graph *body, void *ctx)
  * a DequantizeLinear inside the body: weights only, because calibration
  * fetches main-graph tensors only, so body activations have no scales (and
  * no channel means for bias correction). */
-static poprt_status build(poprt__model *m, const cfg *c, calib *cb, const char *const *keep,
-                          int n_keep, int *n_done)
+static poprt_status build(poprt__model *m, const cfg *c, calib *cb, const unsigned char *keep,
+                          int *n_done)
 {
     *n_done = 0;
-    poprt_status st = build_graph(m, m->graph, c, cb, keep, n_keep, n_done);
+    poprt_status st = build_graph(m, m->graph, c, cb, keep, n_done);
     cfg wc = *c;
     wc.weight_only = 1;
     wc.bias_corr = 0;
@@ -1050,22 +1043,177 @@ static poprt_status raise_opset(poprt__model *m)
     return POPRT_OK;
 }
 
+/* ---- layers kept in their original precision ----------------------------- */
+
+/* The float graph outputs of a model on every sample: v[s * n + k] with
+ * nv[s * n + k] values (-1: not a float output). */
+typedef struct outset {
+    int n, n_samples;
+    float **v;
+    int64_t *nv;
+} outset;
+
+static void outset_free(outset *o)
+{
+    for (int i = 0; o->v && i < o->n * o->n_samples; i++)
+        poprt__free(o->v[i]);
+    poprt__free(o->v);
+    poprt__free(o->nv);
+    memset(o, 0, sizeof *o);
+}
+
+/* Runs m on every sample of d: keeps its outputs in *keep_to (ref NULL), or
+ * compares them with ref's: *mean_dist gets the mean cosine distance over
+ * samples and outputs, *worst the lowest cosine. */
+static poprt_status run_outputs(const poprt__model *m, const poprt__pdata *d, outset *keep_to,
+                                const outset *ref, double *mean_dist, double *worst)
+{
+    poprt__prunner *r;
+    poprt_status st = poprt__prunner_create(m, 0, NULL, d, &r);
+    if (st)
+        return st;
+    int n = poprt__prunner_count(r);
+    size_t cells = (size_t)n * (size_t)d->n_samples + 1;
+    if (keep_to) {
+        keep_to->n = n;
+        keep_to->n_samples = d->n_samples;
+        keep_to->v = poprt__calloc(cells, sizeof *keep_to->v);
+        keep_to->nv = poprt__calloc(cells, sizeof *keep_to->nv);
+        if (!keep_to->v || !keep_to->nv)
+            st = oom();
+    }
+    double sum = 0, low = 1;
+    int64_t count = 0;
+    for (int s = 0; !st && s < d->n_samples; s++) {
+        const float *const *y;
+        const int64_t *ny;
+        if ((st = poprt__prunner_run(r, d, s, &y, &ny)))
+            break;
+        for (int k = 0; k < n && !st; k++) {
+            size_t at = (size_t)s * (size_t)n + (size_t)k;
+            if (keep_to) {
+                keep_to->nv[at] = ny[k];
+                if (ny[k] > 0 && !(keep_to->v[at] = poprt__malloc((size_t)ny[k] * sizeof(float))))
+                    st = oom();
+                else if (ny[k] > 0)
+                    memcpy(keep_to->v[at], y[k], (size_t)ny[k] * sizeof(float));
+            } else if (ref->nv[at] > 0) {
+                double dist = ny[k] == ref->nv[at] ? poprt__metric_cos_dist(ref->v[at], y[k], ny[k])
+                                                   : 1.0;
+                sum += dist;
+                count++;
+                if (1 - dist < low)
+                    low = 1 - dist;
+            }
+        }
+    }
+    poprt__prunner_free(r);
+    if (mean_dist)
+        *mean_dist = count ? sum / (double)count : 0;
+    if (worst)
+        *worst = low;
+    return st;
+}
+
+/* Converts a copy of m, leaving the targets flagged in keep alone, and
+ * scores the copy's outputs against ref (run_outputs). */
+static poprt_status trial(const poprt__model *m, const cfg *c, calib *cb,
+                          const unsigned char *keep, const poprt__pdata *d, const outset *ref,
+                          double *mean_dist, double *worst)
+{
+    poprt__model *t = NULL;
+    int done;
+    poprt_status st = poprt__model_clone(m, &t);
+    if (!st)
+        st = build(t, c, cb, keep, &done);
+    if (!st)
+        st = poprt__model_check(t);
+    if (!st)
+        st = run_outputs(t, d, NULL, ref, mean_dist, worst);
+    poprt__model_free(t);
+    return st;
+}
+
 typedef struct rank_item {
-    const char *name;
+    int target;
     double loss;
 } rank_item;
 
 static int cmp_rank(const void *a, const void *b)
 {
-    double x = ((const rank_item *)a)->loss, y = ((const rank_item *)b)->loss;
-    return x < y ? 1 : (x > y ? -1 : 0);
+    const rank_item *x = a, *y = b;
+    if (x->loss != y->loss)
+        return x->loss < y->loss ? 1 : -1;
+    return x->target - y->target;
+}
+
+/* Sets keep[i] for the targets that stay in their original precision. Each
+ * target is ranked by the error it alone causes in the model's outputs (a
+ * trial conversion quantizing only that target: mean cosine distance of the
+ * outputs from float32's over the samples). The keep_n worst are kept; or,
+ * with min_cos > 0, the fewest worst with which every sample's outputs keep
+ * a cosine >= min_cos (found by bisection on the count, trial conversions
+ * again: the error grows as fewer are kept). */
+static poprt_status choose_keep(poprt__model *m, const cfg *c, calib *cb, const target *tg, int nt,
+                                const poprt__pdata *d, int64_t keep_n, double min_cos,
+                                unsigned char *keep)
+{
+    outset ref = {0};
+    rank_item *rk = poprt__calloc((size_t)nt + 1, sizeof *rk);
+    unsigned char *mask = poprt__malloc((size_t)nt + 1);
+    poprt_status st = rk && mask ? run_outputs(m, d, &ref, NULL, NULL, NULL) : oom();
+    for (int i = 0; !st && i < nt; i++) {
+        memset(mask, 1, (size_t)nt);
+        mask[i] = 0;
+        rk[i].target = i;
+        st = trial(m, c, cb, mask, d, &ref, &rk[i].loss, NULL);
+    }
+    if (!st)
+        qsort(rk, (size_t)nt, sizeof *rk, cmp_rank);
+    int k = (int)(keep_n < nt ? keep_n : nt);
+    double worst = 1;
+    if (!st && min_cos > 0) {
+        /* lo: a count that misses min_cos; hi: one that reaches it
+         * (keeping all of them is the float32 model) */
+        int lo = -1, hi = nt;
+        for (int trials = 0; !st && hi - lo > 1; trials++) {
+            int mid = lo < 0 ? 0 : lo + (hi - lo) / 2;
+            double w;
+            memset(mask, 0, (size_t)nt);
+            for (int i = 0; i < mid; i++)
+                mask[rk[i].target] = 1;
+            if ((st = trial(m, c, cb, mask, d, &ref, NULL, &w)))
+                break;
+            if (w >= min_cos) {
+                hi = mid;
+                worst = w;
+            } else
+                lo = mid;
+        }
+        k = hi;
+        if (!st)
+            poprt__log(POPRT_LOG_INFO,
+                       NAME ": %d of %d quantized nodes kept unquantized for an output cosine >= "
+                       "%g on every calibration sample (lowest %.5f)",
+                       k, nt, min_cos, k == nt ? 1.0 : worst);
+    }
+    for (int i = 0; !st && i < k; i++) {
+        keep[rk[i].target] = 1;
+        poprt__log(POPRT_LOG_INFO,
+                   NAME ": keeping '%s' unquantized (alone it moves the outputs' cosine by %.3g)",
+                   tg[rk[i].target].n->name, rk[i].loss);
+    }
+    outset_free(&ref);
+    poprt__free(rk);
+    poprt__free(mask);
+    return st;
 }
 
 static poprt_status run(poprt__model *m, const char *args, int *changed)
 {
     static const char *const known[] = {"mode", "fp8_params", "skip_op_names", "calibration",
                                         "samples", "loss", "num_of_layers_keep_fp16",
-                                        "bias_correction", NULL};
+                                        "target_cosine", "bias_correction", NULL};
     poprt__pass_args a;
     poprt_status st = poprt__pass_args_parse(NAME, args, known, &a);
     if (st)
@@ -1103,6 +1251,15 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
         (st = poprt__pass_arg_int(NAME, &a, "bias_correction", 1, &bias_corr)))
         return st;
     c.bias_corr = bias_corr != 0;
+    double min_cos;
+    if ((st = poprt__pass_arg_float(NAME, &a, "target_cosine", 0, &min_cos)))
+        return st;
+    if (poprt__pass_arg(&a, "target_cosine") && !(min_cos > 0 && min_cos <= 1))
+        return poprt__err(POPRT_STATUS_INVALID_OPTION,
+                          NAME ": target_cosine %g is not in (0, 1]", min_cos);
+    if (keep_n > 0 && min_cos > 0)
+        return poprt__err(POPRT_STATUS_INVALID_OPTION,
+                          NAME ": give num_of_layers_keep_fp16 or target_cosine, not both");
 
     if (has_computed_weight(m->graph)) {
         /* weights made by nodes (ConstantOfShape, Reshape of an initializer, ...)
@@ -1145,93 +1302,25 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
     if (c.weight_only && !(dir && *dir))
         c.bias_corr = 0;
     int need_data = nt > 0 && (!c.weight_only || strcmp(c.loss, "gptq") == 0 || keep_n > 0 ||
-                               c.bias_corr);
+                               min_cos > 0 || c.bias_corr);
     poprt__pdata d = {0};
     calib cb = {0};
-    float **ref = poprt__calloc((size_t)nt + 1, sizeof *ref);
-    int64_t *ref_n = poprt__calloc((size_t)nt + 1, sizeof *ref_n);
-    if (!ref || !ref_n)
-        st = oom();
     if (!st && need_data) {
         if (!dir || !*dir)
             poprt__log(POPRT_LOG_WARNING,
                        NAME ": no calibration data (calibration=DIR): calibrating on random inputs");
         st = poprt__pdata_get(m, dir, samples > 0 ? (int)samples : (dir ? 0 : 4), &d);
         if (!st)
-            st = calibrate(m, &c, tg, nt, &d, 0, &cb, ref, ref_n);
+            st = calibrate(m, &c, tg, nt, &d, &cb);
     }
-    const char **keep = poprt__calloc((size_t)nt + 1, sizeof *keep);
-    int n_keep = 0;
+    unsigned char *keep = poprt__calloc((size_t)nt + 1, 1);
     if (!st && !keep)
         st = oom();
-    if (!st && keep_n > 0) {
-        /* rank the quantized nodes by the error they add in a trial
-         * conversion: cosine distance of the output minus that of the input */
-        poprt__model *trial = NULL;
-        int done;
-        const char **names = poprt__calloc((size_t)nt * 2 + 1, sizeof *names);
-        rank_item *rk = poprt__calloc((size_t)nt + 1, sizeof *rk);
-        float **ry = poprt__calloc((size_t)nt * 2 + 1, sizeof *ry);
-        int64_t *rn = poprt__calloc((size_t)nt * 2 + 1, sizeof *rn);
-        st = names && rk && ry && rn ? poprt__model_clone(m, &trial) : oom();
-        for (int i = 0; !st && i < nt; i++) {
-            names[i] = tg[i].n->outputs[0]->name;
-            names[nt + i] = tg[i].n_act ? tg[i].n->inputs[tg[i].act_in[0]]->name : names[i];
-        }
-        poprt__prunner *r = NULL;
-        const float *const *y;
-        const int64_t *ny;
-        if (!st)
-            st = poprt__prunner_create(m, 2 * nt, names, &d, &r);
-        if (!st)
-            st = poprt__prunner_run(r, &d, 0, &y, &ny);
-        for (int i = 0; !st && i < 2 * nt; i++) {
-            rn[i] = ny[i];
-            ry[i] = poprt__malloc((size_t)(ny[i] > 0 ? ny[i] : 1) * sizeof(float));
-            if (!ry[i])
-                st = oom();
-            else if (ny[i] > 0)
-                memcpy(ry[i], y[i], (size_t)ny[i] * sizeof(float));
-        }
-        poprt__prunner_free(r);
-        r = NULL;
-        if (!st)
-            st = build(trial, &c, &cb, NULL, 0, &done);
-        if (!st)
-            st = poprt__model_check(trial);
-        if (!st)
-            st = poprt__prunner_create(trial, 2 * nt, names, &d, &r);
-        if (!st)
-            st = poprt__prunner_run(r, &d, 0, &y, &ny);
-        for (int i = 0; !st && i < nt; i++) {
-            rk[i].name = tg[i].n->name;
-            double dout = ny[i] == rn[i] && ny[i] > 0 ? poprt__metric_cos_dist(ry[i], y[i], ny[i]) : 0;
-            double din = ny[nt + i] == rn[nt + i] && ny[nt + i] > 0
-                             ? poprt__metric_cos_dist(ry[nt + i], y[nt + i], ny[nt + i])
-                             : 0;
-            rk[i].loss = dout - (names[nt + i] == names[i] ? 0 : din);
-        }
-        if (!st) {
-            qsort(rk, (size_t)nt, sizeof *rk, cmp_rank);
-            for (int i = 0; i < nt && i < keep_n; i++) {
-                keep[n_keep++] = rk[i].name;
-                poprt__log(POPRT_LOG_INFO,
-                           NAME ": keeping '%s' unquantized (adds %.3g cosine distance)", rk[i].name,
-                           rk[i].loss);
-            }
-        }
-        poprt__prunner_free(r);
-        poprt__model_free(trial);
-        for (int i = 0; ry && i < 2 * nt; i++)
-            poprt__free(ry[i]);
-        poprt__free(ry);
-        poprt__free(rn);
-        poprt__free(names);
-        poprt__free(rk);
-    }
+    if (!st && (keep_n > 0 || min_cos > 0))
+        st = choose_keep(m, &c, &cb, tg, nt, &d, keep_n, min_cos, keep);
     int done = 0;
     if (!st)
-        st = build(m, &c, &cb, keep, n_keep, &done);
+        st = build(m, &c, &cb, keep, &done);
     *changed |= done > 0;
     if (!st && done && poprt__model_opset(m, "") < 19)
         poprt__log(POPRT_LOG_WARNING,
@@ -1244,10 +1333,6 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
     if (!st && bx.count)
         poprt__log(POPRT_LOG_INFO, NAME ": %d of them in If/Loop/Scan bodies (weights only)",
                    bx.count);
-    for (int i = 0; ref && i < nt; i++)
-        poprt__free(ref[i]);
-    poprt__free(ref);
-    poprt__free(ref_n);
     poprt__free(keep);
     poprt__free(tg);
     calib_free(&cb);

@@ -120,6 +120,12 @@ one_line_error
 has err "invalid choice"
 run 2 -i "$DATA/mlp.onnx" --convert_version x
 one_line_error
+run 2 -i "$DATA/mlp.onnx" --precision fp8 --fp8_target_cosine 1.5
+one_line_error
+has err "--fp8_target_cosine"
+run 1 -i "$DATA/mlp.onnx" --output_dir "$TMP/tc" --precision fp8 --fp8_target_cosine 0.9 --num_of_layers_keep_fp16 1
+one_line_error
+has err "not both"
 run 2 -i "$DATA/mlp.onnx" --serialize_matmul nokeyval
 one_line_error
 run 2 -i "$DATA/mlp.onnx" --skip_passes no_such_pass_xyz
@@ -308,6 +314,13 @@ has out "float_to_half"
 has out "check:"
 run 0 -i "$TMP/p6/mlp.optimized.onnx" --run --iters 1
 has out "output y: float [1,10]"
+# --profile: kernel times per operator type at INFO
+run 0 -i "$DATA/mlp.onnx" --run --iters 2 --profile
+has err "profile: Gemm"
+has err "ms in kernels over all runs"
+# all layers kept (target 1): no float8 left; the logged choice says so
+run 0 -i "$DATA/conv.onnx" --output_dir "$TMP/p6c" --precision fp8 --fp8_target_cosine 1 --logging_level INFO
+has err "kept unquantized for an output cosine >= 1"
 run 0 -i "$DATA/conv.onnx" --output_dir "$TMP/p7" --checkpoints r
 has out "add_checkpoints"
 run 0 -i "$TMP/p7/conv.optimized.onnx" --show

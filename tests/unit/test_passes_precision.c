@@ -746,6 +746,124 @@ START_TEST(float_to_fp8_modes)
 }
 END_TEST
 
+/* A chain of 6 Convs (8 channels, 3x3, Relu between) on [1, 8, 8, 8]: fp8
+ * errors add up along it. */
+static poprt_model *conv_chain(void)
+{
+    rng = 23;
+    poprt__model *m = tb_model(19);
+    int64_t xd[4] = {1, 8, 8, 8}, wd[4] = {8, 8, 3, 3};
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 4, xd);
+    static float w[6][576];
+    char names[6][3][8];
+    for (int l = 0; l < 6; l++) {
+        for (int i = 0; i < 576; i++)
+            w[l][i] = frand() * 0.2f;
+        snprintf(names[l][0], 8, "W%d", l);
+        snprintf(names[l][1], 8, "c%d", l);
+        snprintf(names[l][2], 8, "r%d", l);
+        tb_const(m, names[l][0], POPRT_DTYPE_FLOAT, 4, wd, w[l]);
+        const char *in = l ? names[l - 1][2] : "x";
+        poprt__node *c = tb_node(m, "Conv", 2, (const char *[]){in, names[l][0]}, 1,
+                                 (const char *[]){names[l][1]});
+        poprt__attr *p = poprt__node_add_attr(c, "pads", POPRT__ATTR_INTS);
+        p->n = 4;
+        p->ints = poprt__arena_array(&m->arena, 4, sizeof(int64_t));
+        for (int i = 0; i < 4; i++)
+            p->ints[i] = 1;
+        tb_node(m, l < 5 ? "Relu" : "Identity", 1, (const char *[]){names[l][1]}, 1,
+                (const char *[]){names[l][2]});
+    }
+    tb_output(m, "r5");
+    poprt_model *model;
+    ck_assert_int_eq(tb_load(m, &model), POPRT_OK);
+    return model;
+}
+
+/* Lowest cosine over the samples xs (n of 512 values) of b's output against a's. */
+static double worst_cosine(const poprt_model *a, const poprt_model *b, const float *xs, int n)
+{
+    int64_t xd[4] = {1, 8, 8, 8};
+    double low = 1;
+    for (int s = 0; s < n; s++) {
+        int64_t n1, n2;
+        float *y1 = run1(a, "x", xd, 4, xs + s * 512, "r5", &n1);
+        float *y2 = run1(b, "x", xd, 4, xs + s * 512, "r5", &n2);
+        ck_assert_int_eq(n1, n2);
+        double c = cosine(y1, y2, n1);
+        low = c < low ? c : low;
+        free(y1);
+        free(y2);
+    }
+    return low;
+}
+
+/* target_cosine keeps the fewest Convs unquantized with which every
+ * calibration sample's output reaches the target; it keeps none when full
+ * fp8 reaches it already, all when the target is 1; bad values are errors. */
+START_TEST(float_to_fp8_target_cosine)
+{
+    poprt_model *a = conv_chain();
+    const char *dir = tmp_path("calib_chain");
+    mkdir(dir, 0755);
+    static float xs[4 * 512];
+    int64_t xd[4] = {1, 8, 8, 8};
+    for (int s = 0; s < 4; s++) {
+        char sd[700], f[800];
+        snprintf(sd, sizeof sd, "%s/sample_%d", dir, s);
+        mkdir(sd, 0755);
+        for (int i = 0; i < 512; i++)
+            xs[s * 512 + i] = frand();
+        snprintf(f, sizeof f, "%s/input_0.pb", sd);
+        write_tensor_pb(f, "x", xd, 4, xs + s * 512, 512);
+    }
+    char args[1200];
+    poprt_model *b;
+    /* full fp8: every Conv's input and weight quantized */
+    ck_assert_int_eq(poprt_model_clone(a, &b), POPRT_OK);
+    snprintf(args, sizeof args, "calibration=%s", dir);
+    ck_assert_msg(run_pass(b, "float_to_fp8", args) == POPRT_OK, "%s", poprt_last_error());
+    ck_assert_int_eq(count_op(b, "QuantizeLinear"), 6);
+    double full = worst_cosine(a, b, xs, 4);
+    ck_assert_msg(full < 0.9999 && full > 0.9, "full fp8: cosine %g", full);
+    poprt_model_free(b);
+    /* a target between full fp8 and float32: some Convs kept, target met */
+    double want = 1 - (1 - full) / 5;
+    ck_assert_int_eq(poprt_model_clone(a, &b), POPRT_OK);
+    snprintf(args, sizeof args, "calibration=%s,target_cosine=%.9f", dir, want);
+    ck_assert_msg(run_pass(b, "float_to_fp8", args) == POPRT_OK, "%s", poprt_last_error());
+    int q = count_op(b, "QuantizeLinear");
+    ck_assert_msg(q > 0 && q < 6, "%d Convs quantized", q);
+    ck_assert_int_eq(count_op(b, "DequantizeLinear"), 2 * q);
+    double got = worst_cosine(a, b, xs, 4);
+    ck_assert_msg(got >= want, "target %.9f, cosine %.9f", want, got);
+    poprt_model_free(b);
+    /* a target full fp8 meets: nothing kept */
+    ck_assert_int_eq(poprt_model_clone(a, &b), POPRT_OK);
+    snprintf(args, sizeof args, "calibration=%s,target_cosine=%.9f", dir, full - 1e-6);
+    ck_assert_msg(run_pass(b, "float_to_fp8", args) == POPRT_OK, "%s", poprt_last_error());
+    ck_assert_int_eq(count_op(b, "QuantizeLinear"), 6);
+    poprt_model_free(b);
+    /* target 1: all kept, the model computes as before */
+    ck_assert_int_eq(poprt_model_clone(a, &b), POPRT_OK);
+    snprintf(args, sizeof args, "calibration=%s,target_cosine=1", dir);
+    ck_assert_msg(run_pass(b, "float_to_fp8", args) == POPRT_OK, "%s", poprt_last_error());
+    ck_assert_int_eq(count_op(b, "QuantizeLinear"), 0);
+    ck_assert_int_eq(count_op(b, "DequantizeLinear"), 0);
+    ck_assert(worst_cosine(a, b, xs, 4) > 1 - 1e-9);
+    /* out of range, or together with num_of_layers_keep_fp16 */
+    ck_assert_int_eq(run_pass(b, "float_to_fp8", "target_cosine=1.5"), POPRT_STATUS_PASS_FAILED);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "target_cosine"));
+    ck_assert_int_eq(run_pass(b, "float_to_fp8", "target_cosine=0"), POPRT_STATUS_PASS_FAILED);
+    ck_assert_int_eq(run_pass(b, "float_to_fp8", "target_cosine=0.9,num_of_layers_keep_fp16=1"),
+                     POPRT_STATUS_PASS_FAILED);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "num_of_layers_keep_fp16"));
+    ck_assert_int_eq(count_op(b, "QuantizeLinear"), 0);
+    poprt_model_free(b);
+    poprt_model_free(a);
+}
+END_TEST
+
 START_TEST(layer_precision_compare_writes_table)
 {
     const char *orig = tmp_path("cnn.onnx"), *table = tmp_path("table.txt");
@@ -920,6 +1038,7 @@ int main(void)
     tcase_add_test(tc, float_to_fp8_bias_correction);
     tcase_add_test(tc, float_to_fp8_converts_if_bodies);
     tcase_add_test(tc, float_to_fp8_modes);
+    tcase_add_test(tc, float_to_fp8_target_cosine);
     tcase_add_test(tc, layer_precision_compare_writes_table);
     tcase_add_test(tc, check_with_fake_data_compares);
     tcase_add_test(tc, final_check_and_overview);
