@@ -28,6 +28,21 @@ static inline int poprt__cc_same_shape(const poprt__tensor *a, const poprt__tens
     return 1;
 }
 
+/* A QuantizeLinear q of float32 x to float8 e4m3fn / e5m2 (saturating,
+ * constant per-tensor float32 scale, zero point absent or 0) whose code only
+ * a DequantizeLinear with the same scale (and zero point absent or 0) reads,
+ * back to float32 of x's static shape: the value x rounded to the format's
+ * grid (lib/kernels/ref/poprt_compiled.h, poprt__fp8_round). */
+typedef struct poprt__cc_fp8 {
+    poprt__node *q, *dq;
+    int e5m2;       /* float8e5m2, else float8e4m3fn */
+    float scale;
+    int zero_point; /* q has a (zero) zero point: it computes x / scale + 0 */
+} poprt__cc_fp8;
+/* 1 and *out when q (reading x) starts such a pair (fp8_pair.c). */
+int poprt__cc_fp8_pair(const poprt__graph *g, poprt__node *q, const poprt__tensor *x,
+                       poprt__cc_fp8 *out);
+
 /* After a rewrite that made ai.poprt nodes: the opset import, the
  * topological order and the model check; errors say "compiling (what)". */
 poprt_status poprt__compile_commit(poprt__model *m, const char *what);

@@ -1,8 +1,9 @@
 /* Compile-time fusion of a float32 Conv with what follows it: a residual
  * Add or two-input Sum (Conv output + another tensor of the same shape),
  * then an activation (Relu, Clip with constant bounds, LeakyRelu, Sigmoid,
- * HardSigmoid, HardSwish) become one ai.poprt FusedConv node,
- * Y = act(conv + B + Z), whose kernel applies the epilogue to each output
+ * HardSigmoid, HardSwish), then a float8 QuantizeLinear -> DequantizeLinear
+ * pair (fp8_pair.c) become one ai.poprt FusedConv node,
+ * Y = fp8(act(conv + B + Z)), whose kernel applies the epilogue to each output
  * block while it is still in cache (lib/kernels/ref/nn.c). Each
  * intermediate tensor must have exactly one reader and must not be a graph
  * output. Only the main graph is rewritten, and only where the shapes are
@@ -82,7 +83,7 @@ static poprt_status fuse_one(poprt__graph *g, poprt__node *c, int *done)
     if (c->n_outputs != 1 || !static_float(x) || !static_float(y) || !w ||
         w->type.elem != POPRT_DTYPE_FLOAT)
         return POPRT_OK;
-    poprt__node *chain[3] = {c, NULL, NULL};
+    poprt__node *chain[5] = {c, NULL, NULL, NULL, NULL};
     int len = 1;
     poprt__tensor *z = NULL, *out = y;
     poprt__node *next = poprt__graph_sole_consumer(g, out);
@@ -108,6 +109,17 @@ static poprt_status fuse_one(poprt__graph *g, poprt__node *c, int *done)
     } else {
         act = "";
     }
+    /* a float8 QuantizeLinear -> DequantizeLinear pair reading the result
+     * (the input of a conv float_to_fp8 quantized): the rounding joins the
+     * epilogue */
+    poprt__cc_fp8 f8;
+    next = poprt__graph_sole_consumer(g, out);
+    const int fp8 = next && poprt__cc_fp8_pair(g, next, out, &f8);
+    if (fp8) {
+        chain[len++] = f8.q;
+        chain[len++] = f8.dq;
+        out = poprt__node_out(f8.dq, 0);
+    }
     if (len < 2)
         return POPRT_OK;
 
@@ -119,7 +131,10 @@ static poprt_status fuse_one(poprt__graph *g, poprt__node *c, int *done)
         poprt__graph_remove_node(g, chain[i]);
     poprt__node *f = poprt__graph_add_node(g, "FusedConv", "ai.poprt", name, n_in, 1);
     if (!f || !copy_conv_attrs(f, keep) || !rp_attr_s(f, "activation", act) ||
-        !rp_attr_f(f, "activation_alpha", aa) || !rp_attr_f(f, "activation_beta", ab))
+        !rp_attr_f(f, "activation_alpha", aa) || !rp_attr_f(f, "activation_beta", ab) ||
+        (fp8 && (!rp_attr_s(f, "y_fp8", f8.e5m2 ? "float8e5m2" : "float8e4m3fn") ||
+                 !rp_attr_f(f, "y_fp8_scale", f8.scale) ||
+                 !rp_attr_i(f, "y_fp8_zero_point", f8.zero_point))))
         return rp_oom();
     poprt__graph_remove_node(g, keep);
     for (int i = 0; i < n_in; i++)

@@ -167,6 +167,22 @@ START_TEST(reversed_operands_bias_and_special_values)
 }
 END_TEST
 
+/* x -> QuantizeLinear(scale) -> code -> DequantizeLinear(scale) -> y: to
+ * float8e4m3fn through the zero point zp when given, else to float8e5m2
+ * (output_dtype) without one. */
+static void fp8_pair(poprt__model *m, const char *x, const char *scale, const char *zp,
+                     const char *code, const char *y)
+{
+    if (zp) {
+        tb_node(m, "QuantizeLinear", 3, (const char *[]){x, scale, zp}, 1, (const char *[]){code});
+    } else {
+        poprt__node *q = tb_node(m, "QuantizeLinear", 2, (const char *[]){x, scale}, 1,
+                                 (const char *[]){code});
+        poprt__node_add_attr(q, "output_dtype", POPRT__ATTR_INT)->i = POPRT_DTYPE_FLOAT8E5M2;
+    }
+    tb_node(m, "DequantizeLinear", 2, (const char *[]){code, scale}, 1, (const char *[]){y});
+}
+
 /* float8 QuantizeLinear -> DequantizeLinear pairs (e4m3fn with a zero
  * point, e5m2 without: -0 keeps its sign) join the chain as rounding steps:
  * 5 nodes -> 1. The input walks every range of both formats: NaN, +-Inf,
@@ -183,13 +199,9 @@ START_TEST(float8_pairs_fuse)
     scalar(m, "two", 2.0f);
     const uint8_t z8 = 0;
     tb_const(m, "z1", POPRT_DTYPE_FLOAT8E4M3FN, 0, one, &z8);
-    tb_node(m, "QuantizeLinear", 3, (const char *[]){"x", "s1", "z1"}, 1, (const char *[]){"q1"});
-    tb_node(m, "DequantizeLinear", 2, (const char *[]){"q1", "s1"}, 1, (const char *[]){"d1"});
+    fp8_pair(m, "x", "s1", "z1", "q1", "d1");
     tb_node(m, "Mul", 2, (const char *[]){"d1", "two"}, 1, (const char *[]){"e"});
-    poprt__node *q2 = tb_node(m, "QuantizeLinear", 2, (const char *[]){"e", "s2"}, 1,
-                              (const char *[]){"q2"});
-    poprt__node_add_attr(q2, "output_dtype", POPRT__ATTR_INT)->i = POPRT_DTYPE_FLOAT8E5M2;
-    tb_node(m, "DequantizeLinear", 2, (const char *[]){"q2", "s2"}, 1, (const char *[]){"y"});
+    fp8_pair(m, "e", "s2", NULL, "q2", "y");
     tb_output(m, "y");
     poprt_model *pm;
     ck_assert_msg(tb_load(m, &pm) == POPRT_OK, "%s", poprt_last_error());
@@ -211,6 +223,61 @@ START_TEST(float8_pairs_fuse)
     for (size_t i = 0; i < sizeof special / sizeof special[0]; i++)
         x[i] = special[i];
     check_same(pm, xd, 1, x, NUM, 1, 1);
+    poprt_model_free(pm);
+}
+END_TEST
+
+static void pads1(poprt__node *c)
+{
+    poprt__attr *p = poprt__node_add_attr(c, "pads", POPRT__ATTR_INTS);
+    p->n = 4;
+    p->ints = poprt__arena_array(&c->graph->model->arena, 4, sizeof(int64_t));
+    for (int i = 0; i < 4; i++)
+        p->ints[i] = 1;
+}
+
+/* Conv -> Relu -> float8 e4m3fn pair -> Conv -> residual Add -> float8 e5m2
+ * pair (no zero point): two FusedConvs that round their outputs in the
+ * epilogue; the first output is NCHW16c on AVX-512 CPUs (32 channels
+ * between two convs). Inputs are small integers and weights multiples of
+ * 1/2, so every sum is exact in any order: each path gives the same values
+ * before the rounding, and the rounding must give the same codes. */
+START_TEST(conv_output_rounding_fuses)
+{
+    enum { C = 16, M = 32, H = 8, W = 8, NUM = C * H * W };
+    poprt__model *m = tb_model(21);
+    int64_t xd[4] = {1, C, H, W}, w1d[4] = {M, C, 3, 3}, w2d[4] = {C, M, 3, 3}, one[1] = {1};
+    static float w1[M * C * 9], w2[C * M * 9];
+    uint32_t r = 99;
+    for (int i = 0; i < M * C * 9; i++) {
+        r = r * 1664525u + 1013904223u;
+        w1[i] = 0.5f * (float)((int)(r >> 29) - 4); /* -2 .. 1.5 */
+        r = r * 1664525u + 1013904223u;
+        w2[i] = 0.5f * (float)((int)(r >> 30) - 2); /* -1 .. 0.5 */
+    }
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 4, xd);
+    tb_const(m, "w1", POPRT_DTYPE_FLOAT, 4, w1d, w1);
+    tb_const(m, "w2", POPRT_DTYPE_FLOAT, 4, w2d, w2);
+    scalar(m, "s1", 0.25f);
+    scalar(m, "s2", 2.0f);
+    const uint8_t z8 = 0;
+    tb_const(m, "z1", POPRT_DTYPE_FLOAT8E4M3FN, 0, one, &z8);
+    pads1(tb_node(m, "Conv", 2, (const char *[]){"x", "w1"}, 1, (const char *[]){"c1"}));
+    tb_node(m, "Relu", 1, (const char *[]){"c1"}, 1, (const char *[]){"r1"});
+    fp8_pair(m, "r1", "s1", "z1", "q1", "d1");
+    pads1(tb_node(m, "Conv", 2, (const char *[]){"d1", "w2"}, 1, (const char *[]){"c2"}));
+    tb_node(m, "Add", 2, (const char *[]){"c2", "x"}, 1, (const char *[]){"a2"});
+    fp8_pair(m, "a2", "s2", NULL, "q2", "y");
+    tb_output(m, "y");
+    poprt_model *pm;
+    ck_assert_msg(tb_load(m, &pm) == POPRT_OK, "%s", poprt_last_error());
+    static float x[NUM];
+    for (int i = 0; i < NUM; i++) {
+        r = r * 1664525u + 1013904223u;
+        x[i] = (float)((int)(r >> 29) - 4);
+    }
+    x[0] = -0.0f;
+    check_same(pm, xd, 4, x, NUM, 0, 2);
     poprt_model_free(pm);
 }
 END_TEST
@@ -430,6 +497,7 @@ int main(void)
     tcase_add_test(tc, hardswish_and_channel_affine_fuse);
     tcase_add_test(tc, reversed_operands_bias_and_special_values);
     tcase_add_test(tc, float8_pairs_fuse);
+    tcase_add_test(tc, conv_output_rounding_fuses);
     tcase_add_test(tc, chains_stop_at_outputs_and_shared_tensors);
     tcase_add_test(tc, in_place_chain_matches);
     tcase_add_test(tc, malformed_fused_node_is_rejected);

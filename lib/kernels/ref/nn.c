@@ -12,6 +12,7 @@
 #include <string.h>
 #include <float.h>
 #include "kernels/ref/nn.h"
+#include "kernels/ref/poprt_compiled.h"
 #include "kernels/x86/sgemm.h"
 #include "kernels/x86/conv_dw.h"
 #include "kernels/x86/conv_blocked.h"
@@ -725,6 +726,9 @@ typedef struct conv_plan {
     poprt__vmath_binary_fn add_fn;
     poprt__vmath_unary_fn act_fn; /* NULL: no activation */
     poprt__vmath_param act_p;
+    int fp8;        /* FusedConv y_fp8: 0, 1 float8e4m3fn, 2 float8e5m2 */
+    float fp8_scale;
+    int fp8_zp;
 } conv_plan;
 
 /* Whether the AVX-512 kernels (kernels/x86/conv_blocked.h, pool.h) may run:
@@ -738,22 +742,31 @@ static int avx512_usable(void)
 #endif
 }
 
-static int conv_has_epilogue(const conv_plan *p) { return p->act != CONV_ACT_NONE || p->z; }
+static int conv_has_epilogue(const conv_plan *p)
+{
+    return p->act != CONV_ACT_NONE || p->z || p->fp8;
+}
 
 /* The epilogue is a Relu alone: the AVX-512 paths apply it (max(0, v), as
  * the Relu kernel computes it) while storing their results. */
-static int conv_lone_relu(const conv_plan *p) { return p->act == CONV_ACT_RELU && !p->z; }
+static int conv_lone_relu(const conv_plan *p)
+{
+    return p->act == CONV_ACT_RELU && !p->z && !p->fp8;
+}
 
-/* y[off + i] = act(y[off + i] + z[off + i]) for i < n: run on each output
- * block right after it is written, while it is in cache. The vectorised
- * functions of the Add and activation kernels, so results match the unfused
- * graph's. */
+/* y[off + i] = act(y[off + i] + z[off + i]) for i < n, then rounded to
+ * float8 and back (y_fp8): run on each output block right after it is
+ * written, while it is in cache. The vectorised functions of the Add and
+ * activation kernels and FusedElementwise's float8 rounding, so results
+ * match the unfused graph's. */
 static void conv_epilogue(const conv_plan *p, float *y, int64_t off, int64_t n)
 {
     if (p->z)
         p->add_fn(y + off, 1, p->z + off, 1, y + off, n);
     if (p->act_fn)
         p->act_fn(y + off, y + off, n, &p->act_p);
+    if (p->fp8)
+        poprt__fp8_round(y + off, y + off, n, p->fp8_scale, p->fp8 == 2, p->fp8_zp);
 }
 
 /* d[i] = s[i] + v (d may be s): the bias pass of the conv paths, compiled
@@ -806,6 +819,8 @@ static poprt_status conv_setup(poprt__kctx *k, int transposed, conv_plan *p)
     p->xblk = p->yblk = 0;
     p->add_fn = NULL;
     p->act_fn = NULL;
+    p->fp8 = p->fp8_zp = 0;
+    p->fp8_scale = 1.0f;
     if (!x || !w || !y)
         return POPRT__NODE_ERR(k->node, POPRT_STATUS_INVALID_MODEL, "missing X, W or Y");
     if (x->rank < 3 || w->rank != x->rank)
@@ -1641,7 +1656,8 @@ static void convb_lane_fn(void *ctx, int64_t l0, int64_t l1)
     const int relu = conv_lone_relu(p); /* applied in the transposition */
     /* an NCHW16c output whose epilogue is a residual and/or a Relu gets it
      * in the registers, with the last input blocks */
-    const int in_regs = t->yblk && (p->act == CONV_ACT_NONE || p->act == CONV_ACT_RELU);
+    const int in_regs =
+        t->yblk && !p->fp8 && (p->act == CONV_ACT_NONE || p->act == CONV_ACT_RELU);
     const int regs_relu = in_regs && p->act == CONV_ACT_RELU;
     for (int64_t l = l0; l < l1; l++) {
         float *tmp = t->tmp ? t->tmp + l * t->tmp_floats : NULL;
@@ -2287,6 +2303,15 @@ poprt_status poprt__ref_poprt_fused_conv(poprt__kctx *k)
     p.z = z ? z->data : NULL;
     p.xblk = layout_blocked(k->node, "x_layout");
     p.yblk = layout_blocked(k->node, "y_layout");
+    const char *fp8 = poprt__attr_s(k->node, "y_fp8", "");
+    if (*fp8) {
+        if (strcmp(fp8, "float8e4m3fn") != 0 && strcmp(fp8, "float8e5m2") != 0)
+            return POPRT__NODE_ERR(k->node, POPRT_STATUS_UNSUPPORTED,
+                                   "y_fp8 '%s' is not float8e4m3fn or float8e5m2", fp8);
+        p.fp8 = strcmp(fp8, "float8e5m2") == 0 ? 2 : 1;
+        p.fp8_scale = poprt__attr_f(k->node, "y_fp8_scale", 1.0f);
+        p.fp8_zp = poprt__attr_i(k->node, "y_fp8_zero_point", 0) != 0;
+    }
     const poprt__vmath_variant *vm = poprt__vmath_best();
     static const int vm_index[] = {
         [CONV_ACT_RELU] = POPRT__VMATH_relu,       [CONV_ACT_CLIP] = POPRT__VMATH_clip,

@@ -18,6 +18,11 @@ int poprt__ew_known(int64_t op)
  * saturation, times scale: exactly what QuantizeLinear's code decoded by
  * DequantizeLinear gives (lib/ir/dtype_convert.c encodes the same way), but
  * on floats, without the byte. */
+/* compiled per vector width (every operation is exact or correctly
+ * rounded and the build does not contract a * b + c, so the clones agree) */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
 static void fp8_round(const float *src, float *dst, int64_t n, float scale, int e5m2, int zp)
 {
     const int drop = e5m2 ? 21 : 20;                            /* mantissa bits dropped */
@@ -54,6 +59,13 @@ static void fp8_round(const float *src, float *dst, int64_t n, float scale, int 
         memcpy(&q, &r, 4);
         dst[i] = q * scale;
     }
+}
+
+/* (a target_clones function gets an exported resolver: the clones stay
+ * static behind this entry point) */
+void poprt__fp8_round(const float *src, float *dst, int64_t n, float scale, int e5m2, int zp)
+{
+    fp8_round(src, dst, n, scale, e5m2, zp);
 }
 
 /* A step as the kernel runs it. */
@@ -193,7 +205,7 @@ static void apply_unary(const ew_job *j, const ew_step *s, const float *src, flo
         return;
     case POPRT__EW_FP8_E4M3FN:
     case POPRT__EW_FP8_E5M2:
-        fp8_round(src, dst, n, s->alpha, s->op == POPRT__EW_FP8_E5M2, s->beta != 0);
+        poprt__fp8_round(src, dst, n, s->alpha, s->op == POPRT__EW_FP8_E5M2, s->beta != 0);
         return;
     default: return;
     }

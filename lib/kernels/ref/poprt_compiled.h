@@ -60,4 +60,10 @@ int poprt__ew_known(int64_t op);
 
 poprt_status poprt__ref_poprt_fused_elementwise(poprt__kctx *k);
 
+/* dst[i] = src[i] / scale (+ 0 when zero_point) rounded to float8 e4m3fn
+ * (e5m2: e5m2) with saturation, times scale: a float8 QuantizeLinear and
+ * DequantizeLinear, bit for bit, without the byte (dst may be src). */
+void poprt__fp8_round(const float *src, float *dst, int64_t n, float scale, int e5m2,
+                      int zero_point);
+
 #endif
