@@ -68,9 +68,18 @@ typedef struct config {
     const char *node;
     const char *script;
     int startup; /* fresh processes per engine for the start-up figure; 0: off */
+    int profile; /* kernel time per operator type, both engines */
 } config;
 
-static config cfg = {1, 0, 0, 5, -1, 0.5, "node", MODEL_BENCH_ORT_SCRIPT, 0};
+static config cfg = {1, 0, 0, 5, -1, 0.5, "node", MODEL_BENCH_ORT_SCRIPT, 0, 0};
+
+/* --profile: an engine's kernel time per operator type, per run. */
+#define PROF_MAX 64
+typedef struct profile {
+    int n;
+    char op[PROF_MAX][48];
+    double ms[PROF_MAX]; /* per run */
+} profile;
 
 /* With --startup: the executable file the libpoprt child exports after its
  * first run (set by the parent before the fork). */
@@ -484,6 +493,10 @@ static int pchild_setup(pchild *c, const char *dir, const char *tmpdir, double *
         api_fail(why, why_size, st, "option threads");
         goto done;
     }
+    if (cfg.profile && (st = poprt_options_set(opts, "profile", "1")) != POPRT_OK) {
+        api_fail(why, why_size, st, "option profile");
+        goto done;
+    }
     if ((st = poprt_session_create(c->model, opts, &c->sess)) != POPRT_OK) {
         api_fail(why, why_size, st, "creating the session");
         goto done;
@@ -612,10 +625,28 @@ static long vm_hwm_kb(void) {
     return kb;
 }
 
+/* --profile in the libpoprt child: the session logs its kernel time per
+ * operator type at INFO when it is freed ("profile: <op> <ms> ms <pct>%
+ * <calls> calls", totals over all runs); this keeps them. */
+static profile g_prof;
+
+static void prof_log(poprt_log_level level, const char *message, void *user) {
+    (void)level;
+    (void)user;
+    char op[48];
+    double ms;
+    if (g_prof.n < PROF_MAX && sscanf(message, "profile: %47s %lf ms", op, &ms) == 2 &&
+        strcmp(op, "node")) {
+        snprintf(g_prof.op[g_prof.n], sizeof g_prof.op[0], "%s", op);
+        g_prof.ms[g_prof.n++] = ms;
+    }
+}
+
 /* The libpoprt child: replies "READY <arena> <create_ms> <first_ms> <check> <note>"
  * (or "ERR <msg>"), then serves "run W N" with
  * "OK <median> <min> <wall_ms> <own_cpu_ms> <machine_busy_ms>" (the last
- * three over the timed runs) and "quit" with "BYE <VmHWM kB>". */
+ * three over the timed runs) and "quit" with "BYE <VmHWM kB>", after
+ * "PROF <op> <ms per run>" lines with --profile. */
 static void pchild_main(const char *dir, const char *tmpdir, int cmd_fd, int rep_fd) {
     pchild c;
     memset(&c, 0, sizeof c);
@@ -629,6 +660,7 @@ static void pchild_main(const char *dir, const char *tmpdir, int cmd_fd, int rep
     }
     say(rep_fd, "READY %zu %.3f %.3f %s %s", poprt_session_arena_bytes(c.sess), create_ms,
         first_ms, check, why[0] ? why : "-");
+    long runs = 1; /* the first run, in pchild_setup */
     char line[256];
     while (read_line(cmd_fd, line, sizeof line)) {
         int w, n;
@@ -643,6 +675,7 @@ static void pchild_main(const char *dir, const char *tmpdir, int cmd_fd, int rep
             say(rep_fd, "ERR out of memory");
             _exit(1);
         }
+        runs += w + n;
         poprt_status st = POPRT_OK;
         for (int i = 0; i < w && st == POPRT_OK; i++)
             st = poprt_session_run(c.sess, c.io);
@@ -665,7 +698,12 @@ static void pchild_main(const char *dir, const char *tmpdir, int cmd_fd, int rep
         free(ms);
     }
     poprt_stepio_free(c.io);
+    if (cfg.profile)
+        poprt_set_log_callback(prof_log, NULL, POPRT_LOG_INFO);
     poprt_session_free(c.sess);
+    poprt_set_log_callback(NULL, NULL, POPRT_LOG_OFF);
+    for (int i = 0; i < g_prof.n; i++)
+        say(rep_fd, "PROF %s %.6f", g_prof.op[i], g_prof.ms[i] / (double)runs);
     poprt_model_free(c.model);
     poprt__arena_free(&c.arena);
     say(rep_fd, "BYE %ld", vm_hwm_kb());
@@ -754,6 +792,7 @@ typedef struct engine {
     double wall_ms, own_ms, busy_ms; /* sums over the timed runs */
     int busy_known;
     struct rusage ru;
+    profile prof; /* --profile: from the PROF lines before BYE */
 } engine;
 
 static void engine_fail(engine *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -815,8 +854,16 @@ static long engine_stop(engine *e) {
     if (e->pid <= 0)
         return -1;
     engine_resume(e);
-    if (write_all(e->cmd, "quit\n") && read_line(e->rep, line, sizeof line))
+    int sent = write_all(e->cmd, "quit\n");
+    while (sent && read_line(e->rep, line, sizeof line)) {
+        profile *p = &e->prof;
+        if (p->n < PROF_MAX && sscanf(line, "PROF %47s %lf", p->op[p->n], &p->ms[p->n]) == 2) {
+            p->n++;
+            continue;
+        }
         sscanf(line, "BYE %ld", &kb);
+        break;
+    }
     close(e->cmd);
     close(e->rep);
     int status;
@@ -934,6 +981,7 @@ typedef struct result {
     double popef_first_ms, popef_load_ms, ort_first_ms;
     double other_cores; /* other processes' CPU during the timed runs; <0 unknown */
     int poprt_iters, ort_iters;
+    profile prof_p, prof_o; /* --profile */
 } result;
 
 static int clampi(double v, int lo, int hi) {
@@ -1085,10 +1133,12 @@ static void bench_model(const char *dir, int ort_ok, result *r) {
         char *index = join(tmpdir, "inputs.json");
         char threads[32];
         snprintf(threads, sizeof threads, "%d", cfg.threads);
+        char *prof = join(tmpdir, "ort_profile");
         char *argv[] = {(char *)cfg.node, (char *)cfg.script, model_path, index,
-                        "--threads", threads, NULL};
+                        "--threads", threads, cfg.profile ? "--profile" : NULL, prof, NULL};
         start_exec(&O, argv);
         free(index);
+        free(prof);
         if (!read_line(O.rep, line, sizeof line))
             engine_fail(&O, "node ended before it was ready");
         else if (sscanf(line, "READY %lf", &r->ort_create_ms) != 1)
@@ -1140,6 +1190,8 @@ static void bench_model(const char *dir, int ort_ok, result *r) {
         engine_stop(&O);
         r->ort_rss_kb = O.ru.ru_maxrss;
     }
+    r->prof_p = P.prof;
+    r->prof_o = O.prof;
     if (P.n_rounds == cfg.runs) {
         r->ok = 1;
         r->poprt_ms = median(P.round_med, P.n_rounds);
@@ -1175,6 +1227,46 @@ static void bench_model(const char *dir, int ort_ok, result *r) {
 }
 
 /* --------------------------------------------------------------- output */
+
+/* --profile: the two engines' kernel time per operator type, side by side,
+ * each sorted by time (their operator sets differ: each reports the nodes
+ * it runs after its own fusions). */
+static void print_profile(const result *r) {
+    const profile *pp[2] = {&r->prof_p, &r->prof_o};
+    int order[2][PROF_MAX];
+    double total[2] = {0, 0};
+    for (int e = 0; e < 2; e++) {
+        for (int i = 0; i < pp[e]->n; i++) {
+            order[e][i] = i;
+            total[e] += pp[e]->ms[i];
+        }
+        for (int i = 1; i < pp[e]->n; i++) /* insertion sort, largest first */
+            for (int j = i; j > 0 && pp[e]->ms[order[e][j]] > pp[e]->ms[order[e][j - 1]]; j--) {
+                int t = order[e][j];
+                order[e][j] = order[e][j - 1];
+                order[e][j - 1] = t;
+            }
+    }
+    if (!pp[0]->n && !pp[1]->n)
+        return;
+    printf("  profile %s: kernel ms per run by operator type (with profiling's own cost)\n",
+           r->name);
+    printf("    %-26s %9.3f %6s | %-26s %9.3f\n", "libpoprt total", total[0], "",
+           r->prof_o.n ? "ONNX Runtime total" : "ONNX Runtime: -", total[1]);
+    int rows = pp[0]->n > pp[1]->n ? pp[0]->n : pp[1]->n;
+    for (int i = 0; i < rows; i++) {
+        char left[64] = "", right[64] = "";
+        if (i < pp[0]->n)
+            snprintf(left, sizeof left, "%-26s %9.3f %5.1f%%", pp[0]->op[order[0][i]],
+                     pp[0]->ms[order[0][i]],
+                     total[0] > 0 ? 100 * pp[0]->ms[order[0][i]] / total[0] : 0.0);
+        if (i < pp[1]->n)
+            snprintf(right, sizeof right, "%-26s %9.3f %5.1f%%", pp[1]->op[order[1][i]],
+                     pp[1]->ms[order[1][i]],
+                     total[1] > 0 ? 100 * pp[1]->ms[order[1][i]] / total[1] : 0.0);
+        printf("    %-43s | %s\n", left, right);
+    }
+}
 
 static void print_row(const result *r, int ort_ok) {
     char pm[32] = "-", om[32] = "-", ratio[32] = "-", arena[32] = "-", rss[32] = "-",
@@ -1234,7 +1326,7 @@ static void print_header(int ort_ok) {
 static void usage(void) {
     fprintf(stderr,
             "usage: model_bench [--threads N] [--ort] [--iters N] [--runs N] [--warmup N]\n"
-            "                   [--round-time S] [--startup N] DIR...\n"
+            "                   [--round-time S] [--startup N] [--profile] DIR...\n"
             "  DIR        model folder (model.onnx + test_data_set_0) or a folder of them\n"
             "  --threads  session threads for both engines (default 1)\n"
             "  --ort      also time ONNX Runtime (node + onnxruntime-node), alternating\n"
@@ -1244,7 +1336,11 @@ static void usage(void) {
             "  --round-time  seconds of timed runs per engine and round (default 0.5)\n"
             "  --startup N   also time start-up in N fresh processes per engine: libpoprt\n"
             "                loads a .popef exported from the model and runs once; ONNX\n"
-            "                Runtime creates a session from model.onnx and runs once\n");
+            "                Runtime creates a session from model.onnx and runs once\n"
+            "  --profile     also time every kernel (libpoprt session option profile,\n"
+            "                ONNX Runtime enableProfiling) and print, per model, each\n"
+            "                engine's kernel time per run by operator type; latencies\n"
+            "                then include the profiling's own cost\n");
     exit(2);
 }
 
@@ -1268,6 +1364,8 @@ int main(int argc, char **argv) {
             cfg.threads = parse_int(v, a, 1), i++;
         else if (!strcmp(a, "--ort"))
             cfg.ort = 1;
+        else if (!strcmp(a, "--profile"))
+            cfg.profile = 1;
         else if (!strcmp(a, "--iters"))
             cfg.iters = parse_int(v, a, 1), i++;
         else if (!strcmp(a, "--runs"))
@@ -1355,6 +1453,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "[%zu/%zu] %s\n", i + 1, n_dirs, dirs[i]);
         bench_model(dirs[i], ort_ok, &r);
         print_row(&r, ort_ok);
+        if (cfg.profile)
+            print_profile(&r);
         if (r.ok)
             n_poprt++;
         if (r.ok && r.have_ort) {

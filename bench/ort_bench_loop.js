@@ -5,7 +5,7 @@
 //
 // usage: node ort_bench_loop.js --probe
 //          prints "ORT <version>" when onnxruntime-node loads, else fails.
-//        node ort_bench_loop.js MODEL.onnx INPUTS.json [--threads N]
+//        node ort_bench_loop.js MODEL.onnx INPUTS.json [--threads N] [--profile PREFIX]
 //          INPUTS.json: {"bin": "PATH", "inputs": [{"name", "type", "shape",
 //          "offset", "nbytes"}]} with raw little-endian data in PATH (written
 //          by model_bench from the model folder's test_data_set_0).
@@ -15,7 +15,10 @@
 //   "run W N"  W untimed runs, N timed runs ->
 //              "OK <median_ms> <min_ms> <wall_ms> <own_cpu_ms> <machine_busy_ms>"
 //              (the last three over the timed runs; busy from /proc/stat, -1 if unknown)
-//   "quit"     exits.
+//   "quit"     exits; with --profile (ORT's enableProfiling, the file at
+//              PREFIX_<date>.json) it first prints "PROF <op_type> <ms per run>"
+//              per operator type (kernel time over all runs / model runs)
+//              and "BYE -1".
 // Errors print "ERR <message>" and exit 1.
 //
 // Session options are those of ../shared/bench/ort/bench.js (intra-op
@@ -59,6 +62,33 @@ function median(a) {
   return n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
+// Kernel time per operator type from ORT's profile (a JSON array of trace
+// events: one "model_run" per run, and per node "<name>_kernel_time" with
+// args.op_name and dur in microseconds); the file is removed afterwards.
+function printProfile(session, prefix) {
+  session.endProfiling();
+  const dir = path.dirname(prefix), base = path.basename(prefix);
+  const files = fs.readdirSync(dir).filter((f) => f.startsWith(base) && f.endsWith('.json'));
+  const byOp = new Map();
+  let runs = 0;
+  for (const f of files) {
+    const p = path.join(dir, f);
+    let events = [];
+    try { events = JSON.parse(fs.readFileSync(p, 'utf8')); } catch (e) { /* partial file */ }
+    fs.unlinkSync(p);
+    for (const ev of events) {
+      if (ev.name === 'model_run') runs++;
+      else if (ev.cat === 'Node' && String(ev.name).endsWith('_kernel_time') && ev.args) {
+        const op = ev.args.op_name || '?';
+        byOp.set(op, (byOp.get(op) || 0) + ev.dur);
+      }
+    }
+  }
+  for (const [op, us] of byOp)
+    process.stdout.write(`PROF ${op} ${(us / 1000 / Math.max(runs, 1)).toFixed(6)}\n`);
+  process.stdout.write('BYE -1\n');
+}
+
 async function main() {
   const argv = process.argv.slice(2);
   let ort;
@@ -68,10 +98,11 @@ async function main() {
     process.stdout.write('ORT ' + (v || '?') + '\n');
     return;
   }
-  let threads = 1;
+  let threads = 1, profile = null;
   const pos = [];
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--threads') threads = parseInt(argv[++i], 10);
+    else if (argv[i] === '--profile') profile = argv[++i];
     else pos.push(argv[i]);
   }
   if (pos.length !== 2 || !(threads >= 1)) fail('usage: ort_bench_loop.js MODEL.onnx INPUTS.json [--threads N]');
@@ -93,6 +124,7 @@ async function main() {
     intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: 'sequential',
     graphOptimizationLevel: 'all', executionProviders: ['cpu'],
   };
+  if (profile) Object.assign(opts, { enableProfiling: true, profileFilePrefix: profile });
   let session;
   const t0 = process.hrtime.bigint();
   try {
@@ -125,6 +157,7 @@ async function main() {
       `${((cpu.user + cpu.system) / 1000).toFixed(3)} ${busy.toFixed(3)}\n`);
   }
   rl.close();
+  if (profile) printProfile(session, profile);
   await session.release();
   process.exit(0);
 }
