@@ -692,6 +692,27 @@ START_TEST(test_resize_tf_crop_and_sizes)
     assert_f32(y, (float[]){7.6f, 8.05f, 8.5f, 12.4f, 12.85f, 13.3f, 10, 10, 10}, 9, 1e-6f);
     tk_done(&t);
 
+    /* nearest, tf_crop_and_resize over [0, 2] of a 2x2 input to 5x5: the
+     * coordinates 0, 0.5, 1 take rows/columns 0, 0, 1; 1.5 and 2 lie past
+     * the input and take the extrapolation value (repeated rows, a partly
+     * outside last axis, whole rows outside) */
+    float xn[4] = {1, 2, 3, 4}, yn[25], roin[8] = {0, 0, 0, 0, 1, 1, 2, 2};
+    int64_t xnd[4] = {1, 1, 2, 2}, ynd[4] = {1, 1, 5, 5}, szn[4] = {1, 1, 5, 5};
+    tk_init(&t, "Resize", 13);
+    tk_attr_s(&t, "mode", "nearest");
+    tk_attr_s(&t, "coordinate_transformation_mode", "tf_crop_and_resize");
+    tk_attr_f(&t, "extrapolation_value", 9.0f);
+    tk_in(&t, 0, F32, 4, xnd, xn);
+    tk_in(&t, 1, F32, 1, n8, roin);
+    tk_skip(&t, 2);
+    tk_in(&t, 3, I64, 1, n4, szn);
+    tk_out(&t, 0, F32, 4, ynd, yn);
+    ck_assert_int_eq(tk_run(&t, poprt__ref_resize), POPRT_OK);
+    assert_f32(yn, (float[]){1, 1, 2, 9, 9, 1, 1, 2, 9, 9, 3, 3, 4, 9, 9, 9, 9, 9, 9, 9,
+                             9, 9, 9, 9, 9},
+               25, 0);
+    tk_done(&t);
+
     /* inference: sizes with keep_aspect_ratio_policy and axes */
     ti c;
     int64_t sz2[2] = {7, 8}, n2[1] = {2}, axes[2] = {2, 3};

@@ -187,7 +187,11 @@ static void gather_mapped(void *dst, const void *src, int rank, const int64_t *o
         return;
     const int64_t *lm = maps[rank - 1];
     int64_t ls = istr[rank - 1];
+    int in_range = 1; /* the last axis maps inside the input everywhere */
+    for (int64_t i = 0; i < inner && in_range; i++)
+        in_range = lm[i] >= 0;
     int64_t idx[MAXR] = {0};
+    int64_t prev_off = -1; /* the source row of the row before, if valid */
     for (int64_t n = 0; n < outer; n++) {
         int64_t off = 0;
         int valid = 1;
@@ -200,16 +204,31 @@ static void gather_mapped(void *dst, const void *src, int rank, const int64_t *o
         if (!valid) {
             for (int64_t i = 0; i < inner; i++, o += es)
                 memcpy(o, fill, es);
+            prev_off = -1;
+        } else if (off == prev_off) {
+            /* the same source row as the row just written (an upsampled
+             * row): copy that row */
+            memcpy(o, o - (size_t)inner * es, (size_t)inner * es);
+            o += (size_t)inner * es;
+        } else if (es == 4 && in_range) {
+            const uint32_t *s4 = (const uint32_t *)(const void *)b + off;
+            uint32_t *d4 = (uint32_t *)(void *)o;
+            for (int64_t i = 0; i < inner; i++)
+                d4[i] = s4[lm[i] * ls];
+            o += (size_t)inner * 4;
+            prev_off = off;
         } else if (es == 4) {
             for (int64_t i = 0; i < inner; i++, o += 4) {
                 int64_t m = lm[i];
                 memcpy(o, m < 0 ? fill : b + (off + m * ls) * 4, 4);
             }
+            prev_off = off;
         } else {
             for (int64_t i = 0; i < inner; i++, o += es) {
                 int64_t m = lm[i];
                 memcpy(o, m < 0 ? fill : b + (size_t)(off + m * ls) * es, es);
             }
+            prev_off = off;
         }
         for (int j = rank - 2; j >= 0; j--) {
             if (++idx[j] < odims[j])
