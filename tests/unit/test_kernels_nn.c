@@ -111,7 +111,7 @@ static void expect_close(const float *got, const float *want, int64_t n, double 
 {
     for (int64_t i = 0; i < n; i++) {
         double tol = rtol * fabs(want[i]) + 1e-6;
-        if (fabs(got[i] - want[i]) > tol)
+        if (!(fabs(got[i] - want[i]) <= tol)) /* NaN fails too */
             ck_abort_msg("element %lld: got %.7g, want %.7g", (long long)i, got[i], want[i]);
     }
 }
@@ -228,6 +228,74 @@ START_TEST(test_conv_transpose)
     const float want3[] = {1, 3, 2, 4, 10, 6, 3, 7, 4};
     expect_close(y, want3, 9, 0);
     poprt__model_free(h.m);
+}
+END_TEST
+
+/* Kernel equal to the stride, no padding (each output element takes one
+ * product sum: the slab path of ConvTranspose) against a direct loop, 1e-5
+ * relative: 2x2 and 3x3 / 1x4 taps, bias, two groups, a batch of 2, several
+ * slabs with a shorter last one (64 output channels, 64 columns), 1 and 2
+ * threads. */
+START_TEST(test_conv_transpose_patches)
+{
+    static const struct {
+        int64_t N, C, M, G, H, W, kh, kw;
+    } cases[] = {
+        {2, 3, 5, 1, 7, 9, 2, 2},   {1, 4, 6, 2, 5, 6, 2, 2}, {1, 2, 3, 1, 4, 5, 3, 3},
+        {1, 3, 64, 1, 10, 64, 2, 2}, {1, 2, 2, 1, 3, 5, 1, 4},
+    };
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        const int64_t N = cases[ci].N, C = cases[ci].C, M = cases[ci].M, G = cases[ci].G;
+        const int64_t H = cases[ci].H, W = cases[ci].W, KH = cases[ci].kh, KW = cases[ci].kw;
+        const int64_t Cg = C / G, Mg = M / G, OH = H * KH, OW = W * KW;
+        const int64_t nx = N * C * H * W, nw = C * Mg * KH * KW, ny = N * M * OH * OW;
+        float *x = malloc(sizeof(float) * (size_t)nx), *w = malloc(sizeof(float) * (size_t)nw);
+        float *b = malloc(sizeof(float) * (size_t)M), *y = malloc(sizeof(float) * (size_t)ny);
+        float *want = malloc(sizeof(float) * (size_t)ny);
+        ck_assert(x && w && b && y && want);
+        uint32_t r = 7u + (uint32_t)ci;
+        for (int64_t i = 0; i < nx; i++)
+            x[i] = (float)((r = r * 1664525u + 1013904223u) >> 8) / 16777216.0f - 0.5f;
+        for (int64_t i = 0; i < nw; i++)
+            w[i] = (float)((r = r * 1664525u + 1013904223u) >> 8) / 16777216.0f - 0.5f;
+        for (int64_t i = 0; i < M; i++)
+            b[i] = (float)i * 0.25f - 1.0f;
+        /* W is [C, M/G, KH, KW]; output channel m of group g is g * Mg + mm */
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t m = 0; m < M; m++)
+                for (int64_t oh = 0; oh < OH; oh++)
+                    for (int64_t ow = 0; ow < OW; ow++) {
+                        const int64_t g = m / Mg, mm = m % Mg, ih = oh / KH, kh = oh % KH;
+                        const int64_t iw = ow / KW, kw = ow % KW;
+                        double acc = b[m];
+                        for (int64_t c = g * Cg; c < (g + 1) * Cg; c++)
+                            acc += (double)x[((n * C + c) * H + ih) * W + iw] *
+                                   w[((c * Mg + mm) * KH + kh) * KW + kw];
+                        want[((n * M + m) * OH + oh) * OW + ow] = (float)acc;
+                    }
+        for (int threads = 0; threads <= 2; threads += 2) {
+            harness h = mk("ConvTranspose");
+            attr_ints(&h, "strides", 2, (int64_t[]){KH, KW});
+            attr_ints(&h, "kernel_shape", 2, (int64_t[]){KH, KW});
+            attr_int(&h, "group", G);
+            int64_t xd[] = {N, C, H, W}, wd[] = {C, Mg, KH, KW}, bd[] = {M}, yd[] = {N, M, OH, OW};
+            poprt__value vx = tensor(POPRT_DTYPE_FLOAT, 4, xd, x);
+            poprt__value vw = tensor(POPRT_DTYPE_FLOAT, 4, wd, w);
+            poprt__value vb = tensor(POPRT_DTYPE_FLOAT, 1, bd, b);
+            poprt__value vy = tensor(POPRT_DTYPE_FLOAT, 4, yd, y);
+            poprt__value *in[] = {&vx, &vw, &vb}, *out[] = {&vy};
+            memset(y, 0xff, sizeof(float) * (size_t)ny); /* NaN: every element must be written */
+            ck_assert_int_eq(run(&h, find("ConvTranspose", 11), 11, 3, in, 1, out, threads),
+                             POPRT_OK);
+            expect_close(y, want, ny, 1e-5);
+            poprt__model_free(h.m);
+        }
+        free(x);
+        free(w);
+        free(b);
+        free(y);
+        free(want);
+    }
 }
 END_TEST
 
@@ -696,6 +764,7 @@ int main(void)
     tcase_add_test(tc, test_conv_groups_bias);
     tcase_add_test(tc, test_conv_pointwise_same);
     tcase_add_test(tc, test_conv_transpose);
+    tcase_add_test(tc, test_conv_transpose_patches);
     tcase_add_test(tc, test_maxpool_ceil_indices);
     tcase_add_test(tc, test_maxpool_fast_path);
     tcase_add_test(tc, test_averagepool_count_include_pad);

@@ -2344,6 +2344,62 @@ static void col2im_task_fn(void *ctx, int64_t m0, int64_t m1)
     col2im_f32(t->col, t->g, m0, m1, t->y);
 }
 
+/* A transposed convolution whose kernel equals its stride, without padding
+ * or dilation (out = in * stride): every output element takes exactly one
+ * product sum, from one input position and one kernel tap (the 2x2 / 2
+ * upsampling of detection heads). */
+static int tconv_patches(const geom3 *g)
+{
+    for (int i = 0; i < 3; i++)
+        if (g->k[i] != g->s[i] || g->d[i] != 1 || g->pb[i] != 0 || g->out[i] != g->in[i] * g->s[i])
+            return 0;
+    return 1;
+}
+
+/* Writes y = bias + col for input rows [r0, r1) (a row: one (d, h) of the
+ * input, in[2] positions) of col = W^T X over those rows only. */
+typedef struct tconv_scatter_task {
+    const float *col;  /* [Mg * k_sz][npos] */
+    const geom3 *g;
+    const float *bias; /* of the group's channels, or NULL */
+    int64_t r0, r1, npos;
+    float *y;          /* the group's first output channel */
+} tconv_scatter_task;
+
+static void tconv_scatter_fn(void *ctx, int64_t m0, int64_t m1)
+{
+    const tconv_scatter_task *t = ctx;
+    const geom3 *g = t->g;
+    const int64_t W = g->in[2], K2 = g->k[2]; /* = s[2]: the taps of a row interleave */
+    for (int64_t m = m0; m < m1; m++) {
+        const float bv = t->bias ? t->bias[m] : 0.0f;
+        float *yp = t->y + m * g->out_sz;
+        for (int64_t kd = 0; kd < g->k[0]; kd++)
+            for (int64_t kh = 0; kh < g->k[1]; kh++) {
+                /* col rows of the taps (kd, kh, 0 .. K2-1) */
+                const float *row =
+                    t->col + (m * g->k_sz + (kd * g->k[1] + kh) * K2) * t->npos;
+                for (int64_t r = t->r0; r < t->r1; r++) {
+                    const int64_t od = (r / g->in[1]) * g->s[0] + kd;
+                    const int64_t oh = (r % g->in[1]) * g->s[1] + kh;
+                    float *o = yp + (od * g->out[1] + oh) * g->out[2];
+                    const float *src = row + (r - t->r0) * W;
+                    if (K2 == 2) {
+                        const float *s1 = src + t->npos;
+                        for (int64_t iw = 0; iw < W; iw++) {
+                            o[2 * iw] = bv + src[iw];
+                            o[2 * iw + 1] = bv + s1[iw];
+                        }
+                    } else {
+                        for (int64_t iw = 0; iw < W; iw++)
+                            for (int64_t kw = 0; kw < K2; kw++)
+                                o[iw * K2 + kw] = bv + src[kw * t->npos + iw];
+                    }
+                }
+            }
+    }
+}
+
 poprt_status poprt__ref_conv_transpose(poprt__kctx *k)
 {
     conv_plan p;
@@ -2358,7 +2414,12 @@ poprt_status poprt__ref_conv_transpose(poprt__kctx *k)
     const int64_t rows = p.Mg * g->k_sz; /* col is rows x in_sz */
     const int dbl = x->dtype == POPRT_DTYPE_DOUBLE;
     const size_t esz = dbl ? sizeof(double) : sizeof(float);
-    void *col = poprt__kctx_scratch(k, (size_t)(rows * g->in_sz + 1) * esz);
+    const int patches = !dbl && tconv_patches(g);
+    /* col: rows x in_sz, or (patches) rows x one slab of R input rows */
+    const int64_t W = g->in[2], nrows = g->in[0] * g->in[1];
+    int64_t R = (65536 / (rows > 0 ? rows : 1)) / (W > 0 ? W : 1);
+    R = R < 1 ? 1 : R > nrows ? nrows : R;
+    void *col = poprt__kctx_scratch(k, (size_t)(rows * (patches ? R * W : g->in_sz) + 1) * esz);
     if (!col)
         return oom(k);
     if (dbl) {
@@ -2382,6 +2443,33 @@ poprt_status poprt__ref_conv_transpose(poprt__kctx *k)
     if (!xf || !wf || (b && !bf) || !yf)
         return oom(k);
     void *ws = NULL;
+    if (patches) {
+        /* in slabs of input rows whose col (rows x slab positions, ~256 KiB)
+         * stays in cache between the GEMM and the scatter, which writes each
+         * output element once: bias + its product sum (what the general
+         * path's bias fill and col2im add compute, in one pass) */
+        if (fast_gemm_fits(rows, R * W, p.Cg) && !(ws = fast_gemm_ws(k, 1, 0, rows, R * W, p.Cg)))
+            return oom(k);
+        for (int64_t n = 0; n < p.N; n++)
+            for (int64_t gi = 0; gi < p.G; gi++)
+                for (int64_t r0 = 0; r0 < nrows; r0 += R) {
+                    const int64_t r1 = r0 + R < nrows ? r0 + R : nrows, npos = (r1 - r0) * W;
+                    void *wsr = npos == R * W ? ws : NULL; /* the last slab may be shorter */
+                    if (!wsr && fast_gemm_fits(rows, npos, p.Cg) &&
+                        !(wsr = fast_gemm_ws(k, 1, 0, rows, npos, p.Cg)))
+                        return oom(k);
+                    fast_gemm(k, wsr, 1, 0, rows, npos, p.Cg, 1.0f, wf + gi * p.Cg * rows, rows,
+                              xf + (n * p.C + gi * p.Cg) * g->in_sz + r0 * W, g->in_sz, 0.0f,
+                              col, npos);
+                    tconv_scatter_task t = {col, g, bf ? bf + gi * p.Mg : NULL, r0, r1, npos,
+                                            yf + (n * p.M + gi * p.Mg) * g->out_sz};
+                    poprt__kctx_parallel_for(k, p.Mg, grain_for(g->k_sz * npos, 1 << 14),
+                                             tconv_scatter_fn, &t);
+                }
+
+        store_f32(y, yf);
+        return POPRT_OK;
+    }
     if (fast_gemm_fits(rows, g->in_sz, p.Cg) &&
         !(ws = fast_gemm_ws(k, 1, 0, rows, g->in_sz, p.Cg)))
         return oom(k);
