@@ -43,6 +43,18 @@ typedef struct poprt__cc_fp8 {
 int poprt__cc_fp8_pair(const poprt__graph *g, poprt__node *q, const poprt__tensor *x,
                        poprt__cc_fp8 *out);
 
+/* One step of a FusedElementwise chain (kernels/ref/poprt_compiled.h). */
+typedef struct poprt__cc_step {
+    int64_t op, operand, reverse;
+    float alpha, beta;
+    poprt__tensor *t;  /* tensor operand, or NULL (none, or the scalar alpha) */
+    poprt__node *pair; /* the DequantizeLinear of a float8 pair (its output is the step's) */
+} poprt__cc_step;
+/* The step node n makes when `cur` (a chain's value so far: float32 of
+ * static shape) flows into it; 0 when n cannot be one (fuse_elementwise.c). */
+int poprt__cc_step_of(const poprt__graph *g, poprt__node *n, const poprt__tensor *cur,
+                      poprt__cc_step *s);
+
 /* After a rewrite that made ai.poprt nodes: the opset import, the
  * topological order and the model check; errors say "compiling (what)". */
 poprt_status poprt__compile_commit(poprt__model *m, const char *what);

@@ -1,9 +1,10 @@
 /* Compile-time fusion of a float32 Conv with what follows it: a residual
  * Add or two-input Sum (Conv output + another tensor of the same shape),
  * then an activation (Relu, Clip with constant bounds, LeakyRelu, Sigmoid,
- * HardSigmoid, HardSwish), then a float8 QuantizeLinear -> DequantizeLinear
- * pair (fp8_pair.c) become one ai.poprt FusedConv node,
- * Y = fp8(act(conv + B + Z)), whose kernel applies the epilogue to each output
+ * HardSigmoid, HardSwish), then elementwise steps with at most a scalar
+ * operand (FusedElementwise's), then a float8 QuantizeLinear ->
+ * DequantizeLinear pair (fp8_pair.c) become one ai.poprt FusedConv node,
+ * Y = fp8(post(act(conv + B + Z))), whose kernel applies the epilogue to each output
  * block while it is still in cache (lib/kernels/ref/nn.c). Each
  * intermediate tensor must have exactly one reader and must not be a graph
  * output. Only the main graph is rewritten, and only where the shapes are
@@ -11,6 +12,7 @@
  * otherwise take Add -> Relu. */
 #include <math.h>
 #include "compiler/compiler.h"
+#include "kernels/ref/poprt_compiled.h"
 #include "passes/util_replace.h"
 
 /* A float32 activation of rank >= 3 with static dims. */
@@ -83,7 +85,7 @@ static poprt_status fuse_one(poprt__graph *g, poprt__node *c, int *done)
     if (c->n_outputs != 1 || !static_float(x) || !static_float(y) || !w ||
         w->type.elem != POPRT_DTYPE_FLOAT)
         return POPRT_OK;
-    poprt__node *chain[5] = {c, NULL, NULL, NULL, NULL};
+    poprt__node *chain[5 + POPRT__EW_MAX_STEPS] = {c};
     int len = 1;
     poprt__tensor *z = NULL, *out = y;
     poprt__node *next = poprt__graph_sole_consumer(g, out);
@@ -109,6 +111,24 @@ static poprt_status fuse_one(poprt__graph *g, poprt__node *c, int *done)
     } else {
         act = "";
     }
+    /* elementwise steps with at most a scalar operand (x * s + b,
+     * Max(x, c), another activation, ...): FusedElementwise's own steps,
+     * applied to each output block after the activation */
+    int64_t pops[POPRT__EW_MAX_STEPS], prev[POPRT__EW_MAX_STEPS];
+    float pal[POPRT__EW_MAX_STEPS], pbe[POPRT__EW_MAX_STEPS];
+    int n_post = 0;
+    poprt__cc_step st;
+    while (n_post < POPRT__EW_MAX_STEPS && (next = poprt__graph_sole_consumer(g, out)) &&
+           !rp_is(next, "QuantizeLinear") && poprt__cc_step_of(g, next, out, &st) && !st.t &&
+           !st.pair && static_float(poprt__node_out(next, 0))) {
+        pops[n_post] = st.op;
+        prev[n_post] = st.reverse;
+        pal[n_post] = st.alpha;
+        pbe[n_post] = st.beta;
+        n_post++;
+        chain[len++] = next;
+        out = poprt__node_out(next, 0);
+    }
     /* a float8 QuantizeLinear -> DequantizeLinear pair reading the result
      * (the input of a conv float_to_fp8 quantized): the rounding joins the
      * epilogue */
@@ -132,6 +152,10 @@ static poprt_status fuse_one(poprt__graph *g, poprt__node *c, int *done)
     poprt__node *f = poprt__graph_add_node(g, "FusedConv", "ai.poprt", name, n_in, 1);
     if (!f || !copy_conv_attrs(f, keep) || !rp_attr_s(f, "activation", act) ||
         !rp_attr_f(f, "activation_alpha", aa) || !rp_attr_f(f, "activation_beta", ab) ||
+        (n_post && (!rp_attr_ints(f, "post_ops", n_post, pops) ||
+                    !rp_attr_ints(f, "post_reverse", n_post, prev) ||
+                    !rp_attr_floats(f, "post_alpha", n_post, pal) ||
+                    !rp_attr_floats(f, "post_beta", n_post, pbe))) ||
         (fp8 && (!rp_attr_s(f, "y_fp8", f8.e5m2 ? "float8e5m2" : "float8e4m3fn") ||
                  !rp_attr_f(f, "y_fp8_scale", f8.scale) ||
                  !rp_attr_i(f, "y_fp8_zero_point", f8.zero_point))))

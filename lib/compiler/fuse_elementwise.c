@@ -11,12 +11,7 @@
 #include "kernels/ref/poprt_compiled.h"
 #include "passes/util_replace.h"
 
-typedef struct step {
-    int64_t op, operand, reverse;
-    float alpha, beta;
-    poprt__tensor *t;   /* tensor operand, or NULL */
-    poprt__node *pair;  /* the DequantizeLinear of a float8 pair (its output is the step's) */
-} step;
+typedef poprt__cc_step step;
 
 /* t broadcasts to y over one contiguous run of axes (the kernel's rule). */
 static int broadcasts_in_run(const poprt__tensor *t, const poprt__tensor *y)
@@ -80,9 +75,8 @@ static int binary_code(const poprt__node *n)
 /* The node whose output is step s's result (n, or the pair's second). */
 static poprt__node *step_last(poprt__node *n, const step *s) { return s->pair ? s->pair : n; }
 
-/* The step node n makes when `cur` (the chain's value so far, shape of Y)
- * flows into it; 0 when n cannot join. */
-static int step_of(const poprt__graph *g, poprt__node *n, const poprt__tensor *cur, step *s)
+int poprt__cc_step_of(const poprt__graph *g, poprt__node *n, const poprt__tensor *cur,
+                      poprt__cc_step *s)
 {
     poprt__cc_fp8 f8;
     if (rp_is(n, "QuantizeLinear")) {
@@ -171,7 +165,7 @@ static int grow(const poprt__graph *g, poprt__node *n, poprt__node **nodes, step
     for (int c = 0; c < 2 && !len; c++) {
         poprt__tensor *t = cands[c];
         if (t && poprt__cc_static_float(t, POPRT__MAX_RANK) && poprt__cc_same_shape(t, y) &&
-            !rp_value(t) && step_of(g, n, t, &steps[0]))
+            !rp_value(t) && poprt__cc_step_of(g, n, t, &steps[0]))
             len = 1, *x = t;
     }
     if (!len)
@@ -180,24 +174,13 @@ static int grow(const poprt__graph *g, poprt__node *n, poprt__node **nodes, step
     poprt__tensor *cur = poprt__node_out(step_last(n, &steps[0]), 0);
     while (len < POPRT__EW_MAX_STEPS) {
         poprt__node *c = poprt__graph_sole_consumer(g, cur);
-        if (!c || !step_of(g, c, cur, &steps[len]))
+        if (!c || !poprt__cc_step_of(g, c, cur, &steps[len]))
             break;
         nodes[len] = c;
         cur = poprt__node_out(step_last(c, &steps[len]), 0);
         len++;
     }
     return len;
-}
-
-/* (each poprt__node_add_attr may move the node's attribute array) */
-static int attr_floats(poprt__node *n, const char *name, int64_t cnt, const float *v)
-{
-    poprt__attr *a = poprt__node_add_attr(n, name, POPRT__ATTR_FLOATS);
-    if (!a)
-        return 0;
-    a->n = cnt;
-    a->floats = poprt__arena_memdup(&n->graph->model->arena, v, sizeof(float) * (size_t)cnt);
-    return a->floats != NULL;
 }
 
 /* Replaces nodes[0..len) by one FusedElementwise node. */
@@ -241,8 +224,8 @@ static poprt_status fuse(poprt__graph *g, poprt__node **nodes, step *steps, int 
     y->producer = f;
     y->producer_slot = 0;
     if (!rp_attr_ints(f, "ops", len, ops) || !rp_attr_ints(f, "operand", len, opd) ||
-        !rp_attr_ints(f, "reverse", len, rev) || !attr_floats(f, "alpha", len, al) ||
-        !attr_floats(f, "beta", len, be))
+        !rp_attr_ints(f, "reverse", len, rev) || !rp_attr_floats(f, "alpha", len, al) ||
+        !rp_attr_floats(f, "beta", len, be))
         return rp_oom();
     return POPRT_OK;
 }

@@ -194,6 +194,16 @@ static inline int rp_attr_ints(poprt__node *n, const char *name, int64_t cnt, co
     return a->ints != NULL;
 }
 
+static inline int rp_attr_floats(poprt__node *n, const char *name, int64_t cnt, const float *v)
+{
+    poprt__attr *a = n ? poprt__node_add_attr(n, name, POPRT__ATTR_FLOATS) : NULL;
+    if (!a)
+        return 0;
+    a->n = cnt;
+    a->floats = poprt__arena_memdup(&n->graph->model->arena, v, (size_t)(cnt ? cnt : 1) * sizeof *v);
+    return a->floats != NULL;
+}
+
 /* Copies attribute `name` of src (if present) onto dst. */
 static inline int rp_copy_attr(poprt__node *dst, const poprt__node *src, const char *name)
 {

@@ -236,25 +236,36 @@ static void pads1(poprt__node *c)
         p->ints[i] = 1;
 }
 
+/* Small exact data for the two-conv tests: weights in halves (w1 in
+ * -2 .. 1.5, w2 in -1 .. 0.5), inputs integers in -4 .. 3, from seed r. */
+static void exact_data(uint32_t r, float *w1, float *w2, int nw, float *x, int nx)
+{
+    for (int i = 0; i < nw; i++) {
+        r = r * 1664525u + 1013904223u;
+        w1[i] = 0.5f * (float)((int)(r >> 29) - 4);
+        r = r * 1664525u + 1013904223u;
+        w2[i] = 0.5f * (float)((int)(r >> 30) - 2);
+    }
+    for (int i = 0; i < nx; i++) {
+        r = r * 1664525u + 1013904223u;
+        x[i] = (float)((int)(r >> 29) - 4);
+    }
+}
+
 /* Conv -> Relu -> float8 e4m3fn pair -> Conv -> residual Add -> float8 e5m2
  * pair (no zero point): two FusedConvs that round their outputs in the
  * epilogue; the first output is NCHW16c on AVX-512 CPUs (32 channels
  * between two convs). Inputs are small integers and weights multiples of
- * 1/2, so every sum is exact in any order: each path gives the same values
- * before the rounding, and the rounding must give the same codes. */
+ * 1/2 (exact_data), so every sum is exact in any order: each path gives the
+ * same values before the rounding, and the rounding must give the same
+ * codes. */
 START_TEST(conv_output_rounding_fuses)
 {
     enum { C = 16, M = 32, H = 8, W = 8, NUM = C * H * W };
     poprt__model *m = tb_model(21);
     int64_t xd[4] = {1, C, H, W}, w1d[4] = {M, C, 3, 3}, w2d[4] = {C, M, 3, 3}, one[1] = {1};
-    static float w1[M * C * 9], w2[C * M * 9];
-    uint32_t r = 99;
-    for (int i = 0; i < M * C * 9; i++) {
-        r = r * 1664525u + 1013904223u;
-        w1[i] = 0.5f * (float)((int)(r >> 29) - 4); /* -2 .. 1.5 */
-        r = r * 1664525u + 1013904223u;
-        w2[i] = 0.5f * (float)((int)(r >> 30) - 2); /* -1 .. 0.5 */
-    }
+    static float w1[M * C * 9], w2[C * M * 9], x[NUM];
+    exact_data(99, w1, w2, M * C * 9, x, NUM);
     tb_input(m, "x", POPRT_DTYPE_FLOAT, 4, xd);
     tb_const(m, "w1", POPRT_DTYPE_FLOAT, 4, w1d, w1);
     tb_const(m, "w2", POPRT_DTYPE_FLOAT, 4, w2d, w2);
@@ -271,12 +282,44 @@ START_TEST(conv_output_rounding_fuses)
     tb_output(m, "y");
     poprt_model *pm;
     ck_assert_msg(tb_load(m, &pm) == POPRT_OK, "%s", poprt_last_error());
-    static float x[NUM];
-    for (int i = 0; i < NUM; i++) {
-        r = r * 1664525u + 1013904223u;
-        x[i] = (float)((int)(r >> 29) - 4);
-    }
     x[0] = -0.0f;
+    check_same(pm, xd, 4, x, NUM, 0, 2);
+    poprt_model_free(pm);
+}
+END_TEST
+
+/* Elementwise steps with scalar operands after a Conv's activation join its
+ * epilogue: Conv -> Relu -> Mul(s) -> Add(s) -> Sub(c - x) -> Conv -> Max(c, x)
+ * -> HardSwish -> Min(x, c) becomes two FusedConvs (the first output NCHW16c
+ * on AVX-512 CPUs). Integer data and weights in halves keep every conv sum
+ * exact, so the steps see the same values on both paths: bit-equal. */
+START_TEST(conv_scalar_steps_fuse)
+{
+    enum { C = 16, M = 32, H = 6, W = 7, NUM = C * H * W };
+    poprt__model *m = tb_model(14);
+    int64_t xd[4] = {1, C, H, W}, w1d[4] = {M, C, 3, 3}, w2d[4] = {C, M, 3, 3};
+    static float w1[M * C * 9], w2[C * M * 9], x[NUM];
+    exact_data(5, w1, w2, M * C * 9, x, NUM);
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 4, xd);
+    tb_const(m, "w1", POPRT_DTYPE_FLOAT, 4, w1d, w1);
+    tb_const(m, "w2", POPRT_DTYPE_FLOAT, 4, w2d, w2);
+    scalar(m, "half", 0.5f);
+    scalar(m, "one", 1.0f);
+    scalar(m, "four", 4.0f);
+    scalar(m, "lo", -2.0f);
+    scalar(m, "hi", 5.0f);
+    pads1(tb_node(m, "Conv", 2, (const char *[]){"x", "w1"}, 1, (const char *[]){"c1"}));
+    tb_node(m, "Relu", 1, (const char *[]){"c1"}, 1, (const char *[]){"r1"});
+    tb_node(m, "Mul", 2, (const char *[]){"r1", "half"}, 1, (const char *[]){"m1"});
+    tb_node(m, "Add", 2, (const char *[]){"m1", "one"}, 1, (const char *[]){"a1"});
+    tb_node(m, "Sub", 2, (const char *[]){"four", "a1"}, 1, (const char *[]){"s1"});
+    pads1(tb_node(m, "Conv", 2, (const char *[]){"s1", "w2"}, 1, (const char *[]){"c2"}));
+    tb_node(m, "Max", 2, (const char *[]){"lo", "c2"}, 1, (const char *[]){"x2"});
+    tb_node(m, "HardSwish", 1, (const char *[]){"x2"}, 1, (const char *[]){"h2"});
+    tb_node(m, "Min", 2, (const char *[]){"h2", "hi"}, 1, (const char *[]){"y"});
+    tb_output(m, "y");
+    poprt_model *pm;
+    ck_assert_msg(tb_load(m, &pm) == POPRT_OK, "%s", poprt_last_error());
     check_same(pm, xd, 4, x, NUM, 0, 2);
     poprt_model_free(pm);
 }
@@ -498,6 +541,7 @@ int main(void)
     tcase_add_test(tc, reversed_operands_bias_and_special_values);
     tcase_add_test(tc, float8_pairs_fuse);
     tcase_add_test(tc, conv_output_rounding_fuses);
+    tcase_add_test(tc, conv_scalar_steps_fuse);
     tcase_add_test(tc, chains_stop_at_outputs_and_shared_tensors);
     tcase_add_test(tc, in_place_chain_matches);
     tcase_add_test(tc, malformed_fused_node_is_rejected);

@@ -729,6 +729,9 @@ typedef struct conv_plan {
     int fp8;        /* FusedConv y_fp8: 0, 1 float8e4m3fn, 2 float8e5m2 */
     float fp8_scale;
     int fp8_zp;
+    int n_post;     /* FusedConv post_*: scalar steps after the activation */
+    poprt__ew_scalar_step post[POPRT__EW_MAX_STEPS];
+    const poprt__vmath_variant *vm;
 } conv_plan;
 
 /* Whether the AVX-512 kernels (kernels/x86/conv_blocked.h, pool.h) may run:
@@ -744,14 +747,14 @@ static int avx512_usable(void)
 
 static int conv_has_epilogue(const conv_plan *p)
 {
-    return p->act != CONV_ACT_NONE || p->z || p->fp8;
+    return p->act != CONV_ACT_NONE || p->z || p->fp8 || p->n_post;
 }
 
 /* The epilogue is a Relu alone: the AVX-512 paths apply it (max(0, v), as
  * the Relu kernel computes it) while storing their results. */
 static int conv_lone_relu(const conv_plan *p)
 {
-    return p->act == CONV_ACT_RELU && !p->z && !p->fp8;
+    return p->act == CONV_ACT_RELU && !p->z && !p->fp8 && !p->n_post;
 }
 
 /* y[off + i] = act(y[off + i] + z[off + i]) for i < n, then rounded to
@@ -765,6 +768,8 @@ static void conv_epilogue(const conv_plan *p, float *y, int64_t off, int64_t n)
         p->add_fn(y + off, 1, p->z + off, 1, y + off, n);
     if (p->act_fn)
         p->act_fn(y + off, y + off, n, &p->act_p);
+    if (p->n_post)
+        poprt__ew_scalar_run(p->vm, p->post, p->n_post, y + off, n);
     if (p->fp8)
         poprt__fp8_round(y + off, y + off, n, p->fp8_scale, p->fp8 == 2, p->fp8_zp);
 }
@@ -821,6 +826,8 @@ static poprt_status conv_setup(poprt__kctx *k, int transposed, conv_plan *p)
     p->act_fn = NULL;
     p->fp8 = p->fp8_zp = 0;
     p->fp8_scale = 1.0f;
+    p->n_post = 0;
+    p->vm = NULL;
     if (!x || !w || !y)
         return POPRT__NODE_ERR(k->node, POPRT_STATUS_INVALID_MODEL, "missing X, W or Y");
     if (x->rank < 3 || w->rank != x->rank)
@@ -1657,7 +1664,7 @@ static void convb_lane_fn(void *ctx, int64_t l0, int64_t l1)
     /* an NCHW16c output whose epilogue is a residual and/or a Relu gets it
      * in the registers, with the last input blocks */
     const int in_regs =
-        t->yblk && !p->fp8 && (p->act == CONV_ACT_NONE || p->act == CONV_ACT_RELU);
+        t->yblk && !p->fp8 && !p->n_post && (p->act == CONV_ACT_NONE || p->act == CONV_ACT_RELU);
     const int regs_relu = in_regs && p->act == CONV_ACT_RELU;
     for (int64_t l = l0; l < l1; l++) {
         float *tmp = t->tmp ? t->tmp + l * t->tmp_floats : NULL;
@@ -2260,7 +2267,7 @@ poprt_status poprt__ref_conv(poprt__kctx *k)
 }
 
 /* ai.poprt FusedConv (lib/compiler/fuse_conv.c): Conv plus its epilogue
- * Y = act(conv(X, W) + B + Z), float32, on the same paths as Conv. */
+ * Y = fp8(post(act(conv(X, W) + B + Z))), float32, on the same paths as Conv. */
 poprt_status poprt__ref_poprt_fused_conv(poprt__kctx *k)
 {
     static const struct {
@@ -2313,6 +2320,9 @@ poprt_status poprt__ref_poprt_fused_conv(poprt__kctx *k)
         p.fp8_zp = poprt__attr_i(k->node, "y_fp8_zero_point", 0) != 0;
     }
     const poprt__vmath_variant *vm = poprt__vmath_best();
+    p.vm = vm;
+    if ((st = poprt__ew_scalar_read(k->node, "post_", p.post, &p.n_post)))
+        return st;
     static const int vm_index[] = {
         [CONV_ACT_RELU] = POPRT__VMATH_relu,       [CONV_ACT_CLIP] = POPRT__VMATH_clip,
         [CONV_ACT_LEAKY] = POPRT__VMATH_leaky_relu, [CONV_ACT_SIGMOID] = POPRT__VMATH_sigmoid,

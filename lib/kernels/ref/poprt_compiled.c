@@ -1,5 +1,6 @@
 /* Kernels of the 'poprt_compiled' family: see poprt_compiled.h. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include "kernels/ref/poprt_compiled.h"
 #include "kernels/x86/vmath.h"
@@ -169,13 +170,12 @@ static poprt_status classify(const poprt__kctx *k, int i, const poprt__tval *y, 
 enum { EW_BLOCK = 512 };
 
 /* dst = f(src) over n floats (dst == src allowed) */
-static void apply_unary(const ew_job *j, const ew_step *s, const float *src, float *dst,
-                        int64_t n)
+static void apply_unary(const poprt__vmath_variant *vm, int op, float alpha, float beta,
+                        const float *src, float *dst, int64_t n)
 {
-    const poprt__vmath_variant *vm = j->vm;
-    poprt__vmath_param p = {s->alpha, s->beta, 0.0f};
+    poprt__vmath_param p = {alpha, beta, 0.0f};
     int f = -1;
-    switch (s->op) {
+    switch (op) {
     case POPRT__EW_RELU: f = POPRT__VMATH_relu; break;
     case POPRT__EW_LEAKY_RELU: f = POPRT__VMATH_leaky_relu; break;
     case POPRT__EW_SIGMOID: f = POPRT__VMATH_sigmoid; break;
@@ -205,11 +205,78 @@ static void apply_unary(const ew_job *j, const ew_step *s, const float *src, flo
         return;
     case POPRT__EW_FP8_E4M3FN:
     case POPRT__EW_FP8_E5M2:
-        poprt__fp8_round(src, dst, n, s->alpha, s->op == POPRT__EW_FP8_E5M2, s->beta != 0);
+        poprt__fp8_round(src, dst, n, alpha, op == POPRT__EW_FP8_E5M2, beta != 0);
         return;
     default: return;
     }
     vm->unary[f](src, dst, n, &p);
+}
+
+/* dst = src op p (reverse: p op src), p's stride ps (0: one value). */
+static void apply_binary(const poprt__vmath_variant *vm, int op, int reverse, const float *src,
+                         const float *p, int64_t ps, float *dst, int64_t len)
+{
+    const float *l = reverse ? p : src, *r = reverse ? src : p;
+    const int64_t ls = reverse ? ps : 1, rs = reverse ? 1 : ps;
+    switch (op) {
+    case POPRT__EW_ADD: vm->binary[POPRT__VMATH_add](l, ls, r, rs, dst, len); break;
+    case POPRT__EW_SUB: vm->binary[POPRT__VMATH_sub](l, ls, r, rs, dst, len); break;
+    case POPRT__EW_MUL: vm->binary[POPRT__VMATH_mul](l, ls, r, rs, dst, len); break;
+    case POPRT__EW_DIV: vm->binary[POPRT__VMATH_div](l, ls, r, rs, dst, len); break;
+    case POPRT__EW_MAX: vm->binary[POPRT__VMATH_max](l, ls, r, rs, dst, len); break;
+    default: vm->binary[POPRT__VMATH_min](l, ls, r, rs, dst, len); break;
+    }
+}
+
+void poprt__ew_scalar_run(const poprt__vmath_variant *vm, const poprt__ew_scalar_step *steps,
+                          int n_steps, float *y, int64_t n)
+{
+    for (int64_t b = 0; b < n; b += EW_BLOCK) {
+        const int64_t len = n - b < EW_BLOCK ? n - b : EW_BLOCK;
+        for (int s = 0; s < n_steps; s++) {
+            const poprt__ew_scalar_step *st = &steps[s];
+            if (poprt__ew_is_binary(st->op))
+                apply_binary(vm, st->op, st->reverse, y + b, &st->alpha, 0, y + b, len);
+            else
+                apply_unary(vm, st->op, st->alpha, st->beta, y + b, y + b, len);
+        }
+    }
+}
+
+poprt_status poprt__ew_scalar_read(const poprt__node *n, const char *prefix,
+                                   poprt__ew_scalar_step *steps, int *n_steps)
+{
+    char key[64];
+    int64_t c_ops, c_rev, c_a, c_b;
+    snprintf(key, sizeof key, "%sops", prefix);
+    const int64_t *ops = poprt__attr_ints(n, key, &c_ops);
+    snprintf(key, sizeof key, "%sreverse", prefix);
+    const int64_t *rev = poprt__attr_ints(n, key, &c_rev);
+    snprintf(key, sizeof key, "%salpha", prefix);
+    const float *a = poprt__attr_floats(n, key, &c_a);
+    snprintf(key, sizeof key, "%sbeta", prefix);
+    const float *b = poprt__attr_floats(n, key, &c_b);
+    *n_steps = 0;
+    if (!ops)
+        return POPRT_OK;
+    if (c_ops > POPRT__EW_MAX_STEPS || c_rev != c_ops || c_a != c_ops || c_b != c_ops || !rev ||
+        !a || !b)
+        return POPRT__NODE_ERR(n, POPRT_STATUS_INVALID_MODEL,
+                               "%sops, %sreverse, %salpha and %sbeta must have one value per "
+                               "step (at most %d)",
+                               prefix, prefix, prefix, prefix, POPRT__EW_MAX_STEPS);
+    for (int64_t s = 0; s < c_ops; s++) {
+        if (!poprt__ew_known(ops[s]))
+            return POPRT__NODE_ERR(n, POPRT_STATUS_INVALID_MODEL,
+                                   "%sops: step %lld: unknown operation %lld", prefix,
+                                   (long long)s, (long long)ops[s]);
+        steps[s].op = (int)ops[s];
+        steps[s].reverse = rev[s] != 0;
+        steps[s].alpha = a[s];
+        steps[s].beta = b[s];
+    }
+    *n_steps = (int)c_ops;
+    return POPRT_OK;
 }
 
 /* Runs the chain over Y's flat range [b, e). Blocks are cut where an
@@ -237,7 +304,7 @@ static void ew_range(void *ctx, int64_t b, int64_t e)
             const float *src = s == 0 ? j->x + b : acc;
             float *dst = s == j->n_steps - 1 ? j->y + b : acc;
             if (!poprt__ew_is_binary(st->op)) {
-                apply_unary(j, st, src, dst, len);
+                apply_unary(j->vm, st->op, st->alpha, st->beta, src, dst, len);
                 continue;
             }
             const float *p;
@@ -258,16 +325,7 @@ static void ew_range(void *ctx, int64_t b, int64_t e)
                     ps = 0;
                 }
             }
-            const float *l = st->reverse ? p : src, *r = st->reverse ? src : p;
-            const int64_t ls = st->reverse ? ps : 1, rs = st->reverse ? 1 : ps;
-            switch (st->op) {
-            case POPRT__EW_ADD: j->vm->binary[POPRT__VMATH_add](l, ls, r, rs, dst, len); break;
-            case POPRT__EW_SUB: j->vm->binary[POPRT__VMATH_sub](l, ls, r, rs, dst, len); break;
-            case POPRT__EW_MUL: j->vm->binary[POPRT__VMATH_mul](l, ls, r, rs, dst, len); break;
-            case POPRT__EW_DIV: j->vm->binary[POPRT__VMATH_div](l, ls, r, rs, dst, len); break;
-            case POPRT__EW_MAX: j->vm->binary[POPRT__VMATH_max](l, ls, r, rs, dst, len); break;
-            default: j->vm->binary[POPRT__VMATH_min](l, ls, r, rs, dst, len); break;
-            }
+            apply_binary(j->vm, st->op, st->reverse, src, p, ps, dst, len);
         }
         b += len;
     }

@@ -21,6 +21,7 @@
 #ifndef POPRT_REF_POPRT_COMPILED_H
 #define POPRT_REF_POPRT_COMPILED_H
 #include "kernels/kernel.h"
+#include "kernels/x86/vmath.h"
 
 enum {
     POPRT__EW_ADD = 1,
@@ -59,6 +60,20 @@ int poprt__ew_is_binary(int64_t op);
 int poprt__ew_known(int64_t op);
 
 poprt_status poprt__ref_poprt_fused_elementwise(poprt__kctx *k);
+
+/* A step with no tensor operand (unary, or binary with the scalar alpha;
+ * reverse: alpha is the left-hand side), as FusedElementwise runs it. */
+typedef struct poprt__ew_scalar_step {
+    int op, reverse;
+    float alpha, beta;
+} poprt__ew_scalar_step;
+/* y = steps(y) in place over n floats, in cache-sized blocks. */
+void poprt__ew_scalar_run(const poprt__vmath_variant *vm, const poprt__ew_scalar_step *steps,
+                          int n_steps, float *y, int64_t n);
+/* Reads steps from the node's attributes <prefix>ops / reverse / alpha /
+ * beta (absent: *n_steps 0); INVALID_MODEL naming them when malformed. */
+poprt_status poprt__ew_scalar_read(const poprt__node *n, const char *prefix,
+                                   poprt__ew_scalar_step *steps, int *n_steps);
 
 /* dst[i] = src[i] / scale (+ 0 when zero_point) rounded to float8 e4m3fn
  * (e5m2: e5m2) with saturation, times scale: a float8 QuantizeLinear and
