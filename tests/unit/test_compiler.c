@@ -501,17 +501,66 @@ END_TEST
 
 /* A malformed FusedElementwise in a model file fails at load with a
  * message naming the node. */
-START_TEST(malformed_fused_node_is_rejected)
+/* Adds the ai.poprt opset import to a built model (one default import). */
+static void import_poprt(poprt__model *m)
 {
-    poprt__model *m = tb_model(13);
-    int64_t xd[1] = {4};
-    tb_input(m, "x", POPRT_DTYPE_FLOAT, 1, xd);
     m->n_opsets = 2;
     poprt__opset *os = poprt__arena_array(&m->arena, 2, sizeof *os);
     os[0] = m->opsets[0];
     os[1].domain = "ai.poprt";
     os[1].version = 1;
     m->opsets = os;
+}
+
+/* A FusedConv whose post_ops has no post_reverse / alpha / beta fails with
+ * a status and a message naming the attributes, at the latest when it runs. */
+START_TEST(malformed_fused_conv_steps_are_rejected)
+{
+    poprt__model *m = tb_model(13);
+    int64_t xd[4] = {1, 1, 3, 3}, wd[4] = {1, 1, 1, 1};
+    const float w = 2.0f;
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 4, xd);
+    tb_const(m, "w", POPRT_DTYPE_FLOAT, 4, wd, &w);
+    import_poprt(m);
+    poprt__node *n = poprt__graph_add_node(m->graph, "FusedConv", "ai.poprt", "badconv", 2, 1);
+    n->inputs[0] = poprt__graph_tensor(m->graph, "x");
+    n->inputs[1] = poprt__graph_tensor(m->graph, "w");
+    n->outputs[0] = poprt__graph_tensor(m->graph, "y");
+    poprt__attr *a = poprt__node_add_attr(n, "post_ops", POPRT__ATTR_INTS);
+    static int64_t ops[1] = {POPRT__EW_MUL};
+    a->n = 1;
+    a->ints = ops;
+    tb_output(m, "y");
+    poprt_model *pm = NULL;
+    poprt_status st = tb_load(m, &pm);
+    if (st == POPRT_OK) {
+        poprt_session *s = NULL;
+        st = poprt_session_create(pm, NULL, &s);
+        if (st == POPRT_OK) {
+            float x[9] = {0}, y[9];
+            poprt_stepio *io;
+            ck_assert_int_eq(poprt_stepio_create(&io), POPRT_OK);
+            ck_assert_int_eq(poprt_stepio_set_input(io, "x", POPRT_DTYPE_FLOAT, xd, 4, x, sizeof x),
+                             POPRT_OK);
+            ck_assert_int_eq(poprt_stepio_set_output(io, "y", y, sizeof y), POPRT_OK);
+            st = poprt_session_run(s, io);
+            poprt_stepio_free(io);
+            poprt_session_free(s);
+        }
+        poprt_model_free(pm);
+    }
+    ck_assert_int_eq(st, POPRT_STATUS_INVALID_MODEL);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "post_ops"));
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "badconv"));
+}
+END_TEST
+
+START_TEST(malformed_fused_node_is_rejected)
+{
+    poprt__model *m = tb_model(13);
+    int64_t xd[1] = {4};
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 1, xd);
+    import_poprt(m);
     poprt__node *n = poprt__graph_add_node(m->graph, "FusedElementwise", "ai.poprt", "bad", 1, 1);
     n->inputs[0] = poprt__graph_tensor(m->graph, "x");
     n->outputs[0] = poprt__graph_tensor(m->graph, "y");
@@ -545,6 +594,7 @@ int main(void)
     tcase_add_test(tc, chains_stop_at_outputs_and_shared_tensors);
     tcase_add_test(tc, in_place_chain_matches);
     tcase_add_test(tc, malformed_fused_node_is_rejected);
+    tcase_add_test(tc, malformed_fused_conv_steps_are_rejected);
     tcase_add_test(tc, dropout_with_unread_mask_is_a_view);
     tcase_add_test(tc, gemm_constant_b_is_prepacked);
     suite_add_tcase(s, tc);

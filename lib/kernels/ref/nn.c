@@ -2321,7 +2321,9 @@ poprt_status poprt__ref_poprt_fused_conv(poprt__kctx *k)
     }
     const poprt__vmath_variant *vm = poprt__vmath_best();
     p.vm = vm;
-    if ((st = poprt__ew_scalar_read(k->node, "post_", p.post, &p.n_post)))
+    static const char *const post_attrs[4] = {"post_ops", "post_reverse", "post_alpha",
+                                               "post_beta"};
+    if ((st = poprt__ew_scalar_read(k->node, post_attrs, p.post, &p.n_post)))
         return st;
     static const int vm_index[] = {
         [CONV_ACT_RELU] = POPRT__VMATH_relu,       [CONV_ACT_CLIP] = POPRT__VMATH_clip,

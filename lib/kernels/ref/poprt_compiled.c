@@ -1,6 +1,5 @@
 /* Kernels of the 'poprt_compiled' family: see poprt_compiled.h. */
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
 #include "kernels/ref/poprt_compiled.h"
 #include "kernels/x86/vmath.h"
@@ -243,32 +242,26 @@ void poprt__ew_scalar_run(const poprt__vmath_variant *vm, const poprt__ew_scalar
     }
 }
 
-poprt_status poprt__ew_scalar_read(const poprt__node *n, const char *prefix,
+poprt_status poprt__ew_scalar_read(const poprt__node *n, const char *const names[4],
                                    poprt__ew_scalar_step *steps, int *n_steps)
 {
-    char key[64];
     int64_t c_ops, c_rev, c_a, c_b;
-    snprintf(key, sizeof key, "%sops", prefix);
-    const int64_t *ops = poprt__attr_ints(n, key, &c_ops);
-    snprintf(key, sizeof key, "%sreverse", prefix);
-    const int64_t *rev = poprt__attr_ints(n, key, &c_rev);
-    snprintf(key, sizeof key, "%salpha", prefix);
-    const float *a = poprt__attr_floats(n, key, &c_a);
-    snprintf(key, sizeof key, "%sbeta", prefix);
-    const float *b = poprt__attr_floats(n, key, &c_b);
+    const int64_t *ops = poprt__attr_ints(n, names[0], &c_ops);
     *n_steps = 0;
     if (!ops)
         return POPRT_OK;
-    if (c_ops > POPRT__EW_MAX_STEPS || c_rev != c_ops || c_a != c_ops || c_b != c_ops || !rev ||
-        !a || !b)
+    const int64_t *rev = poprt__attr_ints(n, names[1], &c_rev);
+    const float *a = poprt__attr_floats(n, names[2], &c_a);
+    const float *b = poprt__attr_floats(n, names[3], &c_b);
+    if (c_ops > POPRT__EW_MAX_STEPS || !rev || !a || !b || c_rev != c_ops || c_a != c_ops ||
+        c_b != c_ops)
         return POPRT__NODE_ERR(n, POPRT_STATUS_INVALID_MODEL,
-                               "%sops, %sreverse, %salpha and %sbeta must have one value per "
-                               "step (at most %d)",
-                               prefix, prefix, prefix, prefix, POPRT__EW_MAX_STEPS);
+                               "%s, %s, %s and %s must have one value per step (at most %d)",
+                               names[0], names[1], names[2], names[3], POPRT__EW_MAX_STEPS);
     for (int64_t s = 0; s < c_ops; s++) {
         if (!poprt__ew_known(ops[s]))
             return POPRT__NODE_ERR(n, POPRT_STATUS_INVALID_MODEL,
-                                   "%sops: step %lld: unknown operation %lld", prefix,
+                                   "%s: step %lld: unknown operation %lld", names[0],
                                    (long long)s, (long long)ops[s]);
         steps[s].op = (int)ops[s];
         steps[s].reverse = rev[s] != 0;

@@ -70,9 +70,10 @@ typedef struct poprt__ew_scalar_step {
 /* y = steps(y) in place over n floats, in cache-sized blocks. */
 void poprt__ew_scalar_run(const poprt__vmath_variant *vm, const poprt__ew_scalar_step *steps,
                           int n_steps, float *y, int64_t n);
-/* Reads steps from the node's attributes <prefix>ops / reverse / alpha /
- * beta (absent: *n_steps 0); INVALID_MODEL naming them when malformed. */
-poprt_status poprt__ew_scalar_read(const poprt__node *n, const char *prefix,
+/* Reads steps from the node's attributes names = {ops (INTS), reverse
+ * (INTS), alpha (FLOATS), beta (FLOATS)} (ops absent: *n_steps 0);
+ * INVALID_MODEL naming them when malformed. */
+poprt_status poprt__ew_scalar_read(const poprt__node *n, const char *const names[4],
                                    poprt__ew_scalar_step *steps, int *n_steps);
 
 /* dst[i] = src[i] / scale (+ 0 when zero_point) rounded to float8 e4m3fn
