@@ -2460,16 +2460,19 @@ poprt_status poprt__ref_conv_transpose(poprt__kctx *k)
          * stays in cache between the GEMM and the scatter, which writes each
          * output element once: bias + its product sum (what the general
          * path's bias fill and col2im add compute, in one pass) */
-        if (fast_gemm_fits(rows, R * W, p.Cg) && !(ws = fast_gemm_ws(k, 1, 0, rows, R * W, p.Cg)))
+        /* workspaces for a full slab and for the shorter last one, taken
+         * once (scratch lives until the kernel returns) */
+        const int64_t last = (nrows % R) * W;
+        void *ws_last = NULL;
+        if ((fast_gemm_fits(rows, R * W, p.Cg) && !(ws = fast_gemm_ws(k, 1, 0, rows, R * W, p.Cg))) ||
+            (last && fast_gemm_fits(rows, last, p.Cg) &&
+             !(ws_last = fast_gemm_ws(k, 1, 0, rows, last, p.Cg))))
             return oom(k);
         for (int64_t n = 0; n < p.N; n++)
             for (int64_t gi = 0; gi < p.G; gi++)
                 for (int64_t r0 = 0; r0 < nrows; r0 += R) {
                     const int64_t r1 = r0 + R < nrows ? r0 + R : nrows, npos = (r1 - r0) * W;
-                    void *wsr = npos == R * W ? ws : NULL; /* the last slab may be shorter */
-                    if (!wsr && fast_gemm_fits(rows, npos, p.Cg) &&
-                        !(wsr = fast_gemm_ws(k, 1, 0, rows, npos, p.Cg)))
-                        return oom(k);
+                    void *wsr = npos == R * W ? ws : ws_last;
                     fast_gemm(k, wsr, 1, 0, rows, npos, p.Cg, 1.0f, wf + gi * p.Cg * rows, rows,
                               xf + (n * p.C + gi * p.Cg) * g->in_sz + r0 * W, g->in_sz, 0.0f,
                               col, npos);
