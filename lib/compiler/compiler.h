@@ -28,27 +28,16 @@ static inline int poprt__cc_same_shape(const poprt__tensor *a, const poprt__tens
     return 1;
 }
 
-/* A QuantizeLinear q of float32 x to float8 e4m3fn / e5m2 (saturating,
- * constant per-tensor float32 scale, zero point absent or 0) whose code only
- * a DequantizeLinear with the same scale (and zero point absent or 0) reads,
- * back to float32 of x's static shape: the value x rounded to the format's
- * grid (lib/kernels/ref/poprt_compiled.h, poprt__fp8_round). */
-typedef struct poprt__cc_fp8 {
-    poprt__node *q, *dq;
-    int e5m2;       /* float8e5m2, else float8e4m3fn */
-    float scale;
-    int zero_point; /* q has a (zero) zero point: it computes x / scale + 0 */
-} poprt__cc_fp8;
-/* 1 and *out when q (reading x) starts such a pair (fp8_pair.c). */
-int poprt__cc_fp8_pair(const poprt__graph *g, poprt__node *q, const poprt__tensor *x,
-                       poprt__cc_fp8 *out);
-
 /* One step of a FusedElementwise chain (kernels/ref/poprt_compiled.h). */
 typedef struct poprt__cc_step {
     int64_t op, operand, reverse;
     float alpha, beta;
     poprt__tensor *t;  /* tensor operand, or NULL (none, or the scalar alpha) */
-    poprt__node *pair; /* the DequantizeLinear of a float8 pair (its output is the step's) */
+    /* a float8 pair: QuantizeLinear (the node) to e4m3fn / e5m2 with a
+     * constant per-tensor scale (alpha), zero points absent or 0 (beta 1:
+     * the QuantizeLinear has one), saturating, whose code only this
+     * DequantizeLinear with the same scale reads; its output is the step's */
+    poprt__node *pair;
 } poprt__cc_step;
 /* The step node n makes when `cur` (a chain's value so far: float32 of
  * static shape) flows into it; 0 when n cannot be one (fuse_elementwise.c). */

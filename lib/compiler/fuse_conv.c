@@ -3,9 +3,9 @@
  * then an activation (Relu, Clip with constant bounds, LeakyRelu, Sigmoid,
  * HardSigmoid, HardSwish), then elementwise steps with at most a scalar
  * operand (FusedElementwise's), then a float8 QuantizeLinear ->
- * DequantizeLinear pair (fp8_pair.c) become one ai.poprt FusedConv node,
- * Y = fp8(post(act(conv + B + Z))), whose kernel applies the epilogue to each output
- * block while it is still in cache (lib/kernels/ref/nn.c). Each
+ * DequantizeLinear pair become one ai.poprt FusedConv node,
+ * Y = fp8(post(act(conv + B + Z))), whose kernel applies the epilogue to
+ * each output block while it is still in cache (lib/kernels/ref/nn.c). Each
  * intermediate tensor must have exactly one reader and must not be a graph
  * output. Only the main graph is rewritten, and only where the shapes are
  * static. It runs before the elementwise-chain fusion, which would
@@ -117,10 +117,19 @@ static poprt_status fuse_one(poprt__graph *g, poprt__node *c, int *done)
     int64_t pops[POPRT__EW_MAX_STEPS], prev[POPRT__EW_MAX_STEPS];
     float pal[POPRT__EW_MAX_STEPS], pbe[POPRT__EW_MAX_STEPS];
     int n_post = 0;
-    poprt__cc_step st;
+    poprt__cc_step st, f8 = {0};
     while (n_post < POPRT__EW_MAX_STEPS && (next = poprt__graph_sole_consumer(g, out)) &&
-           !rp_is(next, "QuantizeLinear") && poprt__cc_step_of(g, next, out, &st) && !st.t &&
-           !st.pair && static_float(poprt__node_out(next, 0))) {
+           poprt__cc_step_of(g, next, out, &st) && !st.t) {
+        if (st.pair) {
+            /* a float8 QuantizeLinear -> DequantizeLinear pair (the input
+             * of a conv float_to_fp8 quantized): its rounding ends the
+             * epilogue */
+            f8 = st;
+            chain[len++] = next;
+            chain[len++] = st.pair;
+            out = poprt__node_out(st.pair, 0);
+            break;
+        }
         pops[n_post] = st.op;
         prev[n_post] = st.reverse;
         pal[n_post] = st.alpha;
@@ -128,17 +137,6 @@ static poprt_status fuse_one(poprt__graph *g, poprt__node *c, int *done)
         n_post++;
         chain[len++] = next;
         out = poprt__node_out(next, 0);
-    }
-    /* a float8 QuantizeLinear -> DequantizeLinear pair reading the result
-     * (the input of a conv float_to_fp8 quantized): the rounding joins the
-     * epilogue */
-    poprt__cc_fp8 f8;
-    next = poprt__graph_sole_consumer(g, out);
-    const int fp8 = next && poprt__cc_fp8_pair(g, next, out, &f8);
-    if (fp8) {
-        chain[len++] = f8.q;
-        chain[len++] = f8.dq;
-        out = poprt__node_out(f8.dq, 0);
     }
     if (len < 2)
         return POPRT_OK;
@@ -156,9 +154,10 @@ static poprt_status fuse_one(poprt__graph *g, poprt__node *c, int *done)
                     !rp_attr_ints(f, "post_reverse", n_post, prev) ||
                     !rp_attr_floats(f, "post_alpha", n_post, pal) ||
                     !rp_attr_floats(f, "post_beta", n_post, pbe))) ||
-        (fp8 && (!rp_attr_s(f, "y_fp8", f8.e5m2 ? "float8e5m2" : "float8e4m3fn") ||
-                 !rp_attr_f(f, "y_fp8_scale", f8.scale) ||
-                 !rp_attr_i(f, "y_fp8_zero_point", f8.zero_point))))
+        (f8.pair && (!rp_attr_s(f, "y_fp8",
+                                 f8.op == POPRT__EW_FP8_E5M2 ? "float8e5m2" : "float8e4m3fn") ||
+                     !rp_attr_f(f, "y_fp8_scale", f8.alpha) ||
+                     !rp_attr_i(f, "y_fp8_zero_point", f8.beta != 0))))
         return rp_oom();
     poprt__graph_remove_node(g, keep);
     for (int i = 0; i < n_in; i++)

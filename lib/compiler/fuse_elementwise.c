@@ -72,25 +72,54 @@ static int binary_code(const poprt__node *n)
     return 0;
 }
 
+/* Constant scalar zero point of the pair: absent, or 0 of the float8 type. */
+static int zero_point_ok(const poprt__tensor *z, int32_t dt)
+{
+    double v;
+    return !z || (z->type.elem == dt && rp_const_scalar(z, &v) && v == 0);
+}
+
+/* The pair step QuantizeLinear q (reading x) starts, or 0 (poprt__cc_step). */
+static int fp8_pair(const poprt__graph *g, poprt__node *q, const poprt__tensor *x, step *s)
+{
+    const poprt__tensor *code = poprt__node_out(q, 0);
+    if (q->n_outputs != 1 || !code || poprt__node_in(q, 0) != x ||
+        (code->type.elem != POPRT_DTYPE_FLOAT8E4M3FN &&
+         code->type.elem != POPRT_DTYPE_FLOAT8E5M2) ||
+        poprt__attr_i(q, "saturate", 1) != 1 ||
+        (poprt__attr_i(q, "precision", 0) != 0 &&
+         poprt__attr_i(q, "precision", 0) != POPRT_DTYPE_FLOAT))
+        return 0;
+    poprt__node *d = poprt__graph_sole_consumer(g, code);
+    const poprt__tensor *y = d ? poprt__node_out(d, 0) : NULL;
+    if (!d || !rp_is(d, "DequantizeLinear") || poprt__node_in(d, 0) != code ||
+        d->n_outputs != 1 || !y || !poprt__cc_static_float(y, POPRT__MAX_RANK) ||
+        !poprt__cc_same_shape(y, x))
+        return 0;
+    const poprt__tensor *s1 = poprt__node_in(q, 1), *s2 = poprt__node_in(d, 1);
+    double v1, v2;
+    if (!s1 || !s2 || s1->type.elem != POPRT_DTYPE_FLOAT || s2->type.elem != POPRT_DTYPE_FLOAT ||
+        !rp_const_scalar(s1, &v1) || !rp_const_scalar(s2, &v2) || v1 != v2 ||
+        !zero_point_ok(poprt__node_in(q, 2), code->type.elem) ||
+        !zero_point_ok(poprt__node_in(d, 2), code->type.elem))
+        return 0;
+    memset(s, 0, sizeof *s);
+    s->op = code->type.elem == POPRT_DTYPE_FLOAT8E5M2 ? POPRT__EW_FP8_E5M2 : POPRT__EW_FP8_E4M3FN;
+    s->operand = -1;
+    s->alpha = (float)v1;
+    s->beta = poprt__node_in(q, 2) ? 1.0f : 0.0f;
+    s->pair = d;
+    return 1;
+}
+
 /* The node whose output is step s's result (n, or the pair's second). */
 static poprt__node *step_last(poprt__node *n, const step *s) { return s->pair ? s->pair : n; }
 
 int poprt__cc_step_of(const poprt__graph *g, poprt__node *n, const poprt__tensor *cur,
                       poprt__cc_step *s)
 {
-    poprt__cc_fp8 f8;
-    if (rp_is(n, "QuantizeLinear")) {
-        if (!poprt__cc_fp8_pair(g, n, cur, &f8))
-            return 0;
-        /* the pair is one step */
-        memset(s, 0, sizeof *s);
-        s->op = f8.e5m2 ? POPRT__EW_FP8_E5M2 : POPRT__EW_FP8_E4M3FN;
-        s->operand = -1;
-        s->alpha = f8.scale;
-        s->beta = f8.zero_point ? 1.0f : 0.0f;
-        s->pair = f8.dq;
-        return 1;
-    }
+    if (rp_is(n, "QuantizeLinear")) /* a float8 pair is one step */
+        return poprt__cc_static_float(cur, POPRT__MAX_RANK) && fp8_pair(g, n, cur, s);
     const poprt__tensor *y = poprt__node_out(n, 0);
     if (n->n_outputs != 1 || !y || !poprt__cc_static_float(y, POPRT__MAX_RANK) ||
         !poprt__cc_same_shape(y, cur))

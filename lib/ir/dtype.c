@@ -49,6 +49,12 @@ size_t poprt_dtype_size(poprt_dtype dt) { return poprt__dtype_valid(dt) ? rows[d
 
 int poprt__dtype_is_float(int32_t dt) { return poprt__dtype_valid(dt) && rows[dt].cls == 1; }
 
+int poprt__dtype_is_float8(int32_t dt)
+{
+    return dt == POPRT_DTYPE_FLOAT8E4M3FN || dt == POPRT_DTYPE_FLOAT8E4M3FNUZ ||
+           dt == POPRT_DTYPE_FLOAT8E5M2 || dt == POPRT_DTYPE_FLOAT8E5M2FNUZ;
+}
+
 int poprt__dtype_is_int(int32_t dt)
 {
     return poprt__dtype_valid(dt) && (rows[dt].cls == 2 || rows[dt].cls == 3);

@@ -13,6 +13,7 @@
 int poprt__dtype_valid(int32_t dt);
 int poprt__dtype_is_float(int32_t dt);   /* any floating type incl. float8/float4 */
 int poprt__dtype_is_int(int32_t dt);     /* signed or unsigned integer incl. int4/int2 */
+int poprt__dtype_is_float8(int32_t dt);  /* the four 8-bit floats with sign (not e8m0) */
 int poprt__dtype_is_signed(int32_t dt);  /* signed integers and all floats */
 /* Parses ONNX names ("float", "tensor(float)" not accepted) -> dtype, 0 if unknown. */
 int32_t poprt__dtype_from_name(const char *name);

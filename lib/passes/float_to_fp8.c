@@ -24,10 +24,11 @@
  * num_of_layers_keep_fp16=N keeps in their original precision the N
  * quantized nodes that, quantized alone, move the model's outputs most;
  * target_cosine=C keeps the fewest of them with which every calibration
- * sample's outputs keep cosine >= C (choose_keep). Conv bias correction (bias_correction=1, the default, with
- * calibration data) removes the mean shift the rounding causes per output
- * channel. Weights computed from constants are folded first; weights read
- * in If/Loop/Scan bodies are quantized too (weights only).
+ * sample's outputs keep cosine >= C (choose_keep). Conv bias correction
+ * (bias_correction=1, the default, with calibration data) removes the mean
+ * shift the rounding causes per output channel. Weights computed from
+ * constants are folded first; weights read in If/Loop/Scan bodies are
+ * quantized too (weights only).
  * float8 in QuantizeLinear/DequantizeLinear is ONNX opset 19;
  * libpoprt runs it at any opset, other runtimes need the model converted to
  * opset >= 19. */
@@ -1176,7 +1177,7 @@ static poprt_status choose_keep(poprt__model *m, const cfg *c, calib *cb, const 
         /* lo: a count that misses min_cos; hi: one that reaches it
          * (keeping all of them is the float32 model) */
         int lo = -1, hi = nt;
-        for (int trials = 0; !st && hi - lo > 1; trials++) {
+        while (!st && hi - lo > 1) {
             int mid = lo < 0 ? 0 : lo + (hi - lo) / 2;
             double w;
             memset(mask, 0, (size_t)nt);
@@ -1316,7 +1317,7 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
     unsigned char *keep = poprt__calloc((size_t)nt + 1, 1);
     if (!st && !keep)
         st = oom();
-    if (!st && (keep_n > 0 || min_cos > 0))
+    if (!st && nt > 0 && (keep_n > 0 || min_cos > 0))
         st = choose_keep(m, &c, &cb, tg, nt, &d, keep_n, min_cos, keep);
     int done = 0;
     if (!st)

@@ -6,12 +6,6 @@
 #include <string.h>
 #include "kernels/ref/cast.h"
 
-static int is_f8(int32_t dt)
-{
-    return dt == POPRT_DTYPE_FLOAT8E4M3FN || dt == POPRT_DTYPE_FLOAT8E4M3FNUZ ||
-           dt == POPRT_DTYPE_FLOAT8E5M2 || dt == POPRT_DTYPE_FLOAT8E5M2FNUZ;
-}
-
 int poprt__e8m0_round_mode(const char *s)
 {
     if (!s || strcmp(s, "up") == 0)
@@ -127,7 +121,7 @@ static void parse_value(const char *s, void *data, int32_t dt, int64_t i, int sa
     double d = strtod(s, &end);
     if (end == s)
         d = 0.0;
-    if (is_f8(dt))
+    if (poprt__dtype_is_float8(dt))
         ((uint8_t *)data)[i] = poprt__float_to_f8((float)d, dt, saturate);
     else if (dt == POPRT_DTYPE_FLOAT8E8M0)
         ((uint8_t *)data)[i] = poprt__float_to_e8m0_mode((float)d, saturate, mode);
@@ -210,11 +204,12 @@ poprt_status poprt__cast_values(poprt__kctx *k, const poprt__tval *x, poprt__tva
 
     int src_float = poprt__dtype_is_float(sd);
     for (int64_t i = 0; i < n; i++) {
-        if (is_f8(dd) || dd == POPRT_DTYPE_FLOAT8E8M0) {
+        if (poprt__dtype_is_float8(dd) || dd == POPRT_DTYPE_FLOAT8E8M0) {
             double d = sd == POPRT_DTYPE_UINT64 ? (double)((const uint64_t *)X)[i]
                                                 : poprt__load_f64(X, sd, i);
-            ((uint8_t *)Y)[i] = is_f8(dd) ? poprt__float_to_f8((float)d, dd, saturate)
-                                          : poprt__float_to_e8m0_mode((float)d, saturate, mode);
+            ((uint8_t *)Y)[i] = poprt__dtype_is_float8(dd)
+                                    ? poprt__float_to_f8((float)d, dd, saturate)
+                                    : poprt__float_to_e8m0_mode((float)d, saturate, mode);
         } else if (src_float) {
             poprt__store_f64(Y, dd, i, poprt__load_f64(X, sd, i));
         } else if (sd == POPRT_DTYPE_UINT64 && poprt__dtype_is_float(dd)) {

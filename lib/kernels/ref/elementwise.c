@@ -21,9 +21,8 @@ static poprt_status bad_dtype(const poprt__kctx *k, int32_t dt)
 
 static int is_f8ish(int32_t dt)
 {
-    return dt == POPRT_DTYPE_FLOAT8E4M3FN || dt == POPRT_DTYPE_FLOAT8E4M3FNUZ ||
-           dt == POPRT_DTYPE_FLOAT8E5M2 || dt == POPRT_DTYPE_FLOAT8E5M2FNUZ ||
-           dt == POPRT_DTYPE_FLOAT4E2M1 || dt == POPRT_DTYPE_FLOAT8E8M0;
+    return poprt__dtype_is_float8(dt) || dt == POPRT_DTYPE_FLOAT4E2M1 ||
+           dt == POPRT_DTYPE_FLOAT8E8M0;
 }
 
 /* Types computed in float32 and rounded back to their storage. */

@@ -757,10 +757,10 @@ static int conv_lone_relu(const conv_plan *p)
     return p->act == CONV_ACT_RELU && !p->z && !p->fp8 && !p->n_post;
 }
 
-/* y[off + i] = act(y[off + i] + z[off + i]) for i < n, then rounded to
- * float8 and back (y_fp8): run on each output block right after it is
- * written, while it is in cache. The vectorised functions of the Add and
- * activation kernels and FusedElementwise's float8 rounding, so results
+/* y[off + i] = act(y[off + i] + z[off + i]) for i < n, then the post steps,
+ * then rounded to float8 and back (y_fp8): run on each output block right
+ * after it is written, while it is in cache. The vectorised functions of
+ * the Add and activation kernels and FusedElementwise's steps, so results
  * match the unfused graph's. */
 static void conv_epilogue(const conv_plan *p, float *y, int64_t off, int64_t n)
 {
@@ -2396,7 +2396,7 @@ static void tconv_scatter_fn(void *ctx, int64_t m0, int64_t m1)
                     const int64_t oh = (r % g->in[1]) * g->s[1] + kh;
                     float *o = yp + (od * g->out[1] + oh) * g->out[2];
                     const float *src = row + (r - t->r0) * W;
-                    if (K2 == 2) {
+                    if (K2 == 2) { /* the common case, as two streams the compiler interleaves */
                         const float *s1 = src + t->npos;
                         for (int64_t iw = 0; iw < W; iw++) {
                             o[2 * iw] = bv + src[iw];
@@ -2459,9 +2459,9 @@ poprt_status poprt__ref_conv_transpose(poprt__kctx *k)
         /* in slabs of input rows whose col (rows x slab positions, ~256 KiB)
          * stays in cache between the GEMM and the scatter, which writes each
          * output element once: bias + its product sum (what the general
-         * path's bias fill and col2im add compute, in one pass) */
-        /* workspaces for a full slab and for the shorter last one, taken
-         * once (scratch lives until the kernel returns) */
+         * path's bias fill and col2im add compute, in one pass). The GEMM
+         * workspaces, for a full slab and the shorter last one, are taken
+         * once (scratch lives until the kernel returns). */
         const int64_t last = (nrows % R) * W;
         void *ws_last = NULL;
         if ((fast_gemm_fits(rows, R * W, p.Cg) && !(ws = fast_gemm_ws(k, 1, 0, rows, R * W, p.Cg))) ||

@@ -17,9 +17,9 @@ int poprt__ew_known(int64_t op)
 /* x / scale (+ 0 with a zero point) rounded to float8 e4m3fn or e5m2 with
  * saturation, times scale: exactly what QuantizeLinear's code decoded by
  * DequantizeLinear gives (lib/ir/dtype_convert.c encodes the same way), but
- * on floats, without the byte. */
-/* compiled per vector width (every operation is exact or correctly
- * rounded and the build does not contract a * b + c, so the clones agree) */
+ * on floats, without the byte. Compiled per vector width: every operation
+ * is exact or correctly rounded and the build does not contract a * b + c,
+ * so the clones agree. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
 __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif

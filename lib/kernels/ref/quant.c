@@ -156,12 +156,6 @@ static inline int64_t sat_round(double v, int64_t lo, int64_t hi)
     return (int64_t)v;
 }
 
-static int is_float8(int32_t dt)
-{
-    return dt == POPRT_DTYPE_FLOAT8E4M3FN || dt == POPRT_DTYPE_FLOAT8E4M3FNUZ ||
-           dt == POPRT_DTYPE_FLOAT8E5M2 || dt == POPRT_DTYPE_FLOAT8E5M2FNUZ;
-}
-
 static poprt_status need(const poprt__kctx *k, const void *p, const char *what)
 {
     if (!p)
@@ -190,7 +184,7 @@ poprt_status poprt__ref_quantize_linear(poprt__kctx *k)
                    ? POPRT_DTYPE_DOUBLE
                    : POPRT_DTYPE_FLOAT;
     const int is_int = poprt__dtype_is_int(yt);
-    if (is_float8(yt) && q.kind != POPRT__Q_BLOCK &&
+    if (poprt__dtype_is_float8(yt) && q.kind != POPRT__Q_BLOCK &&
         x->dtype == POPRT_DTYPE_FLOAT && s->dtype == POPRT_DTYPE_FLOAT && prec == POPRT_DTYPE_FLOAT) {
         /* float32 to float8, the activations of fp8 models: a float quotient
          * is the double one rounded to float (53 >= 2 * 24 + 2 bits, so the
@@ -252,7 +246,7 @@ poprt_status poprt__ref_dequantize_linear(poprt__kctx *k)
         return st;
     int64_t i = 0;
     float *yf = y->dtype == POPRT_DTYPE_FLOAT ? y->data : NULL;
-    if (yf && is_float8(x->dtype) && q.kind != POPRT__Q_BLOCK &&
+    if (yf && poprt__dtype_is_float8(x->dtype) && q.kind != POPRT__Q_BLOCK &&
         s->dtype == POPRT_DTYPE_FLOAT && x->numel >= 1024) {
         /* float8 to float32 through a table of the 256 codes; the same
          * float arithmetic as below */
