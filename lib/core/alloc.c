@@ -56,3 +56,12 @@ int poprt__mul_i64(int64_t a, int64_t b, int64_t *out)
     *out = r;
     return 1;
 }
+
+int poprt__add_i64(int64_t a, int64_t b, int64_t *out)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r))
+        return 0;
+    *out = r;
+    return 1;
+}

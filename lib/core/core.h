@@ -44,6 +44,7 @@ void poprt__aligned_free(void *p);
 /* Overflow-checked size arithmetic: return 0 on overflow. */
 int poprt__mul_size(size_t a, size_t b, size_t *out);
 int poprt__mul_i64(int64_t a, int64_t b, int64_t *out);
+int poprt__add_i64(int64_t a, int64_t b, int64_t *out);
 
 /* ---- arena: bump allocator; everything freed at once --------------------- */
 typedef struct poprt__arena_block poprt__arena_block;

@@ -285,9 +285,13 @@ static poprt_status check_graph(poprt__graph *g)
 
 poprt_status poprt__model_check(poprt__model *m)
 {
-    poprt_status st = poprt__graph_resolve(m->graph);
+    poprt_status st = poprt__model_validate_opsets(m);
+    if (!st)
+        st = poprt__graph_resolve(m->graph);
     if (!st)
         st = check_graph(m->graph);
+    if (!st)
+        st = poprt__model_validate(m);
     if (!st)
         st = poprt__graph_infer(m->graph, NULL);
     return st;

@@ -3,6 +3,43 @@
  * declared; optionally folds constant nodes through the runtime. */
 #include <string.h>
 #include "ir/op.h"
+#include "ir/schema.h"
+
+/* An inferred output's type: a rank libpoprt handles, a size that fits. */
+static poprt_status check_out(const poprt__infer_ctx *c, int j)
+{
+    const poprt__type *t = &c->out[j];
+    const poprt__tensor *v = poprt__node_out(c->node, j);
+    if (t->kind != POPRT__KIND_TENSOR)
+        return POPRT_OK;
+    if (t->rank > POPRT__MAX_RANK)
+        return POPRT__NODE_ERR(c->node, POPRT_STATUS_UNSUPPORTED,
+                               "output %d '%s' would have rank %d; libpoprt handles ranks up to %d",
+                               j, v ? v->name : "", t->rank, POPRT__MAX_RANK);
+    size_t bytes = t->elem ? poprt_dtype_size((poprt_dtype)t->elem) : 1;
+    for (int i = 0; i < t->rank; i++) {
+        int64_t d = t->dims[i].value;
+        if (d >= 0 && (d > (int64_t)(SIZE_MAX >> 1) || !poprt__mul_size(bytes, (size_t)d, &bytes)))
+            return POPRT__NODE_ERR(c->node, POPRT_STATUS_INVALID_MODEL,
+                                   "output %d '%s' would have more elements than fit in memory "
+                                   "(dimension %d is %lld)",
+                                   j, v ? v->name : "", i, (long long)d);
+    }
+    return POPRT_OK;
+}
+
+poprt_status poprt__node_infer(poprt__infer_ctx *c)
+{
+    const poprt__node *n = c->node;
+    poprt_status st = poprt__schema_check_types(c, 0);
+    if (!st && n->op && n->op->infer)
+        st = n->op->infer(c);
+    for (int j = 0; !st && j < c->n_out; j++)
+        st = check_out(c, j);
+    if (!st)
+        st = poprt__schema_check_types(c, 1);
+    return st;
+}
 
 /* Keep declared information where inference knows less (symbolic names,
  * dims the operator could not compute). */
@@ -107,11 +144,8 @@ static poprt_status infer_node(poprt__node *n, const poprt__folder *folder)
         out[j].rank = -1;
     poprt__infer_ctx c = {.node = n, .opset = n->opset, .n_in = n->n_inputs, .in = in,
                           .n_out = n->n_outputs, .out = out, .arena = &m->arena};
-    if (n->op && n->op->infer) {
-        st = n->op->infer(&c);
-        if (st)
-            goto done;
-    }
+    if ((st = poprt__node_infer(&c)))
+        goto done;
     for (int j = 0; j < n->n_outputs; j++)
         if (n->outputs[j])
             merge_type(&m->arena, &n->outputs[j]->type, &out[j]);

@@ -187,3 +187,17 @@ int poprt__norm_axis(int64_t axis, int rank, int64_t *out)
     *out = axis < 0 ? axis + rank : axis;
     return 1;
 }
+
+int poprt__double_dim(double v, int64_t *out)
+{
+    if (!(v >= 0.0 && v <= 4611686018427387904.0)) /* NaN fails too */
+        return 0;
+    *out = (int64_t)v;
+    return 1;
+}
+
+poprt_status poprt__infer_overflow(const poprt__infer_ctx *c, const char *what)
+{
+    return POPRT__NODE_ERR(c->node, POPRT_STATUS_INVALID_MODEL,
+                           "%s overflows (more elements than fit in memory)", what);
+}

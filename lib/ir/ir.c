@@ -145,6 +145,15 @@ void poprt__graph_remove_node(poprt__graph *g, poprt__node *n)
 poprt__attr *poprt__node_add_attr(poprt__node *n, const char *name, poprt__attr_type type)
 {
     poprt__model *m = n->graph->model;
+    for (int i = 0; i < n->n_attrs; i++)
+        if (strcmp(n->attrs[i].name, name) == 0) {
+            /* setting an attribute the node has replaces it */
+            const char *keep = n->attrs[i].name;
+            memset(&n->attrs[i], 0, sizeof n->attrs[i]);
+            n->attrs[i].name = keep;
+            n->attrs[i].type = type;
+            return &n->attrs[i];
+        }
     poprt__attr *attrs = poprt__arena_array(&m->arena, (size_t)n->n_attrs + 1, sizeof *attrs);
     if (!attrs)
         return NULL;

@@ -199,6 +199,8 @@ poprt__tensor *poprt__graph_new_tensor(poprt__graph *g, const char *base);
 poprt__node *poprt__graph_add_node(poprt__graph *g, const char *op_type, const char *domain,
                                    const char *name, int n_inputs, int n_outputs);
 void poprt__graph_remove_node(poprt__graph *g, poprt__node *n);
+/* The attribute `name` of n, zeroed with the given type: added, or the one n
+ * has replaced (a node never holds one name twice). NULL when out of memory. */
 poprt__attr *poprt__node_add_attr(poprt__node *n, const char *name, poprt__attr_type type);
 /* Opset version imported for domain ("" and "ai.onnx" are the same), or 0. */
 int64_t poprt__model_opset(const poprt__model *m, const char *domain);
@@ -276,6 +278,12 @@ poprt_status poprt__graph_toposort(poprt__graph *g);
 /* Structural validation: unique producers, defined inputs, arity, attribute
  * kinds, then type/shape inference (poprt__graph_infer). */
 poprt_status poprt__model_check(poprt__model *m);
+/* The parts of poprt__model_check before inference (lib/ir/validate.c):
+ * opset imports (versions from 1 to the newest known, each domain once),
+ * and, after poprt__graph_resolve, every node's attributes against its
+ * schema and the declared types of every value. */
+poprt_status poprt__model_validate_opsets(const poprt__model *m);
+poprt_status poprt__model_validate(const poprt__model *m);
 /* Shape and type inference over g and its subgraphs, in topological order.
  * With a folder, nodes whose inputs are all constant (Shape/Size: whose
  * input shape is static) and whose outputs are at most folder->max_bytes

@@ -35,6 +35,12 @@ typedef struct poprt__infer_ctx {
 } poprt__infer_ctx;
 
 typedef poprt_status (*poprt__infer_fn)(poprt__infer_ctx *c);
+
+/* Runs c->node's inference function between the checks every inference
+ * gets (lib/ir/infer.c): the inputs' types against the node's schema
+ * before, the outputs' ranks, sizes and types after. Graph inference and
+ * the runtime's inference of dynamic nodes both come through here. */
+poprt_status poprt__node_infer(poprt__infer_ctx *c);
 typedef poprt_status (*poprt__kernel_fn)(poprt__kctx *k);
 
 /* Compile-time preparation of one node of a session's main graph (weight
@@ -123,6 +129,32 @@ poprt_status poprt__infer_broadcast(poprt__infer_ctx *c, int j, int first, int c
 int poprt__infer_input_ints(poprt__infer_ctx *c, int i, int64_t **vals, int64_t *n);
 /* Elem type of input i (0 if omitted or unknown). */
 int32_t poprt__infer_elem(const poprt__infer_ctx *c, int i);
+/* Dimension arithmetic on values that come from the model (attributes,
+ * constant inputs, data at run time): a * b and a + b, or -1 with *ovf set
+ * when the result does not fit in int64; the inference function then
+ * reports poprt__infer_overflow. */
+static inline int64_t poprt__dmul(int64_t a, int64_t b, int *ovf)
+{
+    int64_t r;
+    if (poprt__mul_i64(a, b, &r))
+        return r;
+    *ovf = 1;
+    return -1;
+}
+static inline int64_t poprt__dadd(int64_t a, int64_t b, int *ovf)
+{
+    int64_t r;
+    if (poprt__add_i64(a, b, &r))
+        return r;
+    *ovf = 1;
+    return -1;
+}
+/* A double (a scaled size, a count) as a dimension: 1 and *out for finite
+ * values in [0, 2^62], else 0. */
+int poprt__double_dim(double v, int64_t *out);
+/* INVALID_MODEL naming the node: `what` overflows. */
+poprt_status poprt__infer_overflow(const poprt__infer_ctx *c, const char *what);
+
 /* Normalises axis in [-rank, rank) to [0, rank); returns 0 when out of range. */
 int poprt__norm_axis(int64_t axis, int rank, int64_t *out);
 

@@ -930,7 +930,11 @@ static poprt_status attr_from_proto(lctx *c, span sp, poprt__graph *g, poprt__no
     if (c->oom)
         return oom();
     int type = msg.type;
-    if (type == 0) { /* very old files: infer the kind from the field set */
+    if (type == 0 && c->m && c->m->ir_version >= 2)
+        return poprt__err(POPRT_STATUS_INVALID_MODEL,
+                          "node '%s': attribute '%s' has no type (IR version %lld requires one)",
+                          nname, a->name, (long long)c->m->ir_version);
+    if (type == 0) { /* IR version 1 files: infer the kind from the field set */
         type = msg.has_f ? 1 : msg.has_i ? 2 : L.s.len ? 3 : L.t.len ? 4 : L.g.len ? 5 : L.floats.len ? 6
              : L.ints.len ? 7 : L.strings.len ? 8 : L.tensors.len ? 9 : L.graphs.len ? 10 : L.sparse.len ? 11
              : L.sparses.len ? 12 : L.tp.len ? 13 : L.tps.len ? 14 : 0;
@@ -1147,6 +1151,9 @@ static poprt_status build_nodes(lctx *c, poprt__graph *g, const list *nodes)
             poprt__attr a;
             if ((st = attr_from_proto(c, SPANS(pn[i].attrs)[k], g, n, n->name, &a)))
                 return st;
+            if (poprt__node_attr(n, a.name))
+                return poprt__err(POPRT_STATUS_INVALID_MODEL,
+                                  "node '%s': attribute '%s' is given twice", n->name, a.name);
             poprt__attr *slot = poprt__node_add_attr(n, a.name, a.type);
             if (!slot)
                 return oom();

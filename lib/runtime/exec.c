@@ -420,7 +420,7 @@ static poprt_status prepare_dynamic(struct poprt__exec *x, poprt__node *n, poprt
         ots[j].rank = -1;
     poprt__infer_ctx c = {.node = n, .opset = n->opset, .n_in = n->n_inputs, .in = ivs,
                           .n_out = n->n_outputs, .out = ots, .arena = &x->strings};
-    poprt_status st = n->op->infer ? n->op->infer(&c) : POPRT_OK;
+    poprt_status st = poprt__node_infer(&c);
     if (st)
         return st;
     for (int j = 0; j < n->n_outputs; j++) {

@@ -606,7 +606,8 @@ static pbuf build_model(void)
         f_packed(&at, 8, iv, 3);
         f_msg(&aa, 5, &at);
         f_str(&at, 1, "s");
-        f_bytes(&at, 4, "hi\0x", 4); /* untyped: inferred STRING */
+        f_varint(&at, 20, POPRT__ATTR_STRING);
+        f_bytes(&at, 4, "hi\0x", 4);
         f_msg(&aa, 5, &at);
         f_str(&at, 1, "ss");
         f_varint(&at, 20, POPRT__ATTR_STRINGS);
