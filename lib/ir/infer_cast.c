@@ -24,7 +24,8 @@ static poprt_status attr_to(poprt__infer_ctx *c, int32_t *to)
         *to = (int32_t)a->i;
     }
     if (!poprt__dtype_valid(*to) || *to == POPRT_DTYPE_COMPLEX64 || *to == POPRT_DTYPE_COMPLEX128)
-        return POPRT__NODE_ERR(c->node, POPRT_STATUS_INVALID_MODEL, "unsupported 'to' type");
+        return POPRT__NODE_ERR(c->node, POPRT_STATUS_INVALID_MODEL,
+                               "attribute 'to' names no element type Cast produces (%d)", *to);
     return POPRT_OK;
 }
 

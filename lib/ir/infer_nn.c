@@ -74,7 +74,8 @@ static poprt_status infer_conv_common(poprt__infer_ctx *c, int transposed)
     int64_t out[POPRT__MAX_RANK];
     out[0] = xd[0];
     if (!transposed) {
-        if (xd[1] >= 0 && wd[1] >= 0 && xd[1] != wd[1] * group)
+        int64_t wc;
+        if (xd[1] >= 0 && wd[1] >= 0 && (!poprt__mul_i64(wd[1], group, &wc) || xd[1] != wc))
             return POPRT__NODE_ERR(c->node, POPRT_STATUS_SHAPE_MISMATCH,
                                    "X has %lld channels, W expects %lld x %lld groups",
                                    (long long)xd[1], (long long)wd[1], (long long)group);
@@ -84,7 +85,10 @@ static poprt_status infer_conv_common(poprt__infer_ctx *c, int transposed)
             return POPRT__NODE_ERR(c->node, POPRT_STATUS_SHAPE_MISMATCH,
                                    "X has %lld channels, W has %lld", (long long)xd[1],
                                    (long long)wd[0]);
-        out[1] = wd[1] >= 0 ? wd[1] * group : -1;
+        int ovf = 0;
+        out[1] = wd[1] >= 0 ? poprt__dmul(wd[1], group, &ovf) : -1;
+        if (ovf)
+            return poprt__infer_overflow(c, "W's channels times group");
     }
     for (int i = 0; i < nsp; i++)
         out[2 + i] = g.out[i];

@@ -31,7 +31,20 @@ static poprt__dim dim_val(int64_t v)
 
 static int64_t dv(const poprt__type *t, int i) { return dim_of(t, i).value; }
 
-static int64_t mul_known(int64_t a, int64_t b) { return (a < 0 || b < 0) ? -1 : a * b; }
+static int64_t mul_known(int64_t a, int64_t b)
+{
+    int64_t r;
+    return (a < 0 || b < 0 || !poprt__mul_i64(a, b, &r)) ? -1 : r;
+}
+
+/* SHAPE_MISMATCH when two known sizes of one quantity differ. */
+static poprt_status agree(const poprt__node *n, const char *what, int64_t a, int64_t b)
+{
+    if (a >= 0 && b >= 0 && a != b)
+        return POPRT__NODE_ERR(n, POPRT_STATUS_SHAPE_MISMATCH, "%s: %lld and %lld differ", what,
+                               (long long)a, (long long)b);
+    return POPRT_OK;
+}
 
 int poprt__reduce_axes_from_input(const poprt__node *n, int opset)
 {
@@ -191,6 +204,38 @@ static poprt_status infer_attention(poprt__infer_ctx *c)
         Dk = dv(k, 2) >= 0 ? dv(k, 2) / kvh : -1;
         Dv = dv(v, 2) >= 0 ? dv(v, 2) / kvh : -1;
     }
+    /* Q, K, V (and the past state) must describe one batch, one key/value
+     * sequence and one head size: the kernels index them together */
+    const int sa = qr == 4 ? 2 : 1;
+    poprt_status st = POPRT_OK;
+    if (qr == 3 && ((dv(q, 2) >= 0 && dv(q, 2) % qh) || (dv(k, 2) >= 0 && dv(k, 2) % kvh) ||
+                    (dv(v, 2) >= 0 && dv(v, 2) % kvh)))
+        return POPRT__NODE_ERR(n, POPRT_STATUS_SHAPE_MISMATCH,
+                               "hidden sizes must divide by q_num_heads / kv_num_heads");
+    if (qr >= 0 && (!(st = agree(n, "batch of Q and K", dv(q, 0), dv(k, 0))) &&
+                    !(st = agree(n, "batch of Q and V", dv(q, 0), dv(v, 0))) &&
+                    !(st = agree(n, "sequence of K and V", dv(k, sa), dv(v, sa))) &&
+                    !(st = agree(n, "head size of Q and K",
+                                 qr == 4 ? dv(q, 3) : dv(q, 2) >= 0 ? dv(q, 2) / qh : -1, Dk))))
+        st = qr == 4 ? agree(n, "heads of K and V", dv(k, 1), dv(v, 1)) : POPRT_OK;
+    if (!st && Hq >= 0 && Hkv > 0 && Hq % Hkv)
+        st = POPRT__NODE_ERR(n, POPRT_STATUS_SHAPE_MISMATCH,
+                             "q heads (%lld) must be a multiple of kv heads (%lld)", (long long)Hq,
+                             (long long)Hkv);
+    if (!st && (pk || pv)) {
+        if (!pk || !pv || (pk->rank >= 0 && pk->rank != 4) || (pv->rank >= 0 && pv->rank != 4))
+            st = POPRT__NODE_ERR(n, POPRT_STATUS_INVALID_MODEL,
+                                 "past_key and past_value go together, both 4-D");
+        else if (!(st = agree(n, "batch of Q and past_key", dv(q, 0), dv(pk, 0))) &&
+                 !(st = agree(n, "batch of Q and past_value", dv(q, 0), dv(pv, 0))) &&
+                 !(st = agree(n, "heads of K and past_key", Hkv, dv(pk, 1))) &&
+                 !(st = agree(n, "heads of K and past_value", Hkv, dv(pv, 1))) &&
+                 !(st = agree(n, "sequence of past_key and past_value", dv(pk, 2), dv(pv, 2))) &&
+                 !(st = agree(n, "head size of K and past_key", Dk, dv(pk, 3))))
+            st = agree(n, "head size of V and past_value", Dv, dv(pv, 3));
+    }
+    if (st)
+        return st;
     if (B < 0)
         B = dv(k, 0);
     int64_t past = pk ? dv(pk, 2) : 0;

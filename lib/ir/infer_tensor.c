@@ -143,15 +143,17 @@ static poprt_status infer_reshape(poprt__infer_ctx *c)
     }
     int64_t total = x && xr >= 0 ? dims_prod(x, 0, xr) : -1;
     int64_t known_prod = 1;
-    int all = 1;
+    int all = 1, ovf = 0;
     for (int64_t i = 0; i < n; i++) {
         if (i == neg)
             continue;
         if (d[i].value < 0)
             all = 0;
         else
-            known_prod *= d[i].value;
+            known_prod = poprt__dmul(known_prod, d[i].value, &ovf);
     }
+    if (ovf)
+        return poprt__infer_overflow(c, "the shape's element count");
     if (neg >= 0 && all && total >= 0) {
         if (known_prod == 0 ? total != 0 : total % known_prod != 0)
             return POPRT__NODE_ERR(c->node, POPRT_STATUS_SHAPE_MISMATCH,
@@ -315,7 +317,7 @@ static poprt_status infer_concat(poprt__infer_ctx *c)
     for (int a = 0; a < r; a++)
         d[a] = unknown_dim();
     int64_t sum = 0;
-    int sum_known = 1;
+    int sum_known = 1, ovf = 0;
     for (int i = 0; i < c->n_in; i++) {
         if (!present(c, i))
             continue;
@@ -333,7 +335,7 @@ static poprt_status infer_concat(poprt__infer_ctx *c)
                 if (x->value < 0)
                     sum_known = 0;
                 else
-                    sum += x->value;
+                    sum = poprt__dadd(sum, x->value, &ovf);
                 continue;
             }
             if (x->value >= 0 && d[a].value >= 0 && x->value != d[a].value)
@@ -344,6 +346,8 @@ static poprt_status infer_concat(poprt__infer_ctx *c)
                 d[a] = *x;
         }
     }
+    if (ovf)
+        return poprt__infer_overflow(c, "the concatenated axis");
     d[axis] = mkdim(sum_known ? sum : -1);
     poprt__infer_set(c, 0, elem, r, d);
     return POPRT_OK;
@@ -373,12 +377,15 @@ static poprt_status infer_split(poprt__infer_ctx *c)
         if (n != nout)
             return bad(c, "split has a different length than the outputs");
         int64_t s = 0;
+        int ovf = 0;
         for (int j = 0; j < nout; j++) {
             if (split[j] < 0)
                 return bad(c, "negative split");
             sizes[j] = split[j];
-            s += split[j];
+            s = poprt__dadd(s, split[j], &ovf);
         }
+        if (ovf)
+            return poprt__infer_overflow(c, "the sum of the splits");
         if (D >= 0 && s != D)
             return POPRT__NODE_ERR(c->node, POPRT_STATUS_SHAPE_MISMATCH,
                                    "splits sum to %lld, axis has %lld", (long long)s, (long long)D);
@@ -595,12 +602,15 @@ static poprt_status infer_tile(poprt__infer_ctx *c)
     if (n != x->rank)
         return bad(c, "repeats length differs from the input rank");
     poprt__dim d[MAXR];
+    int ovf = 0;
     for (int a = 0; a < x->rank; a++) {
         if (rep[a] < 0)
             return bad(c, "negative repeat");
         d[a] = rep[a] == 1 ? x->dims[a]
-                           : mkdim(x->dims[a].value < 0 ? -1 : x->dims[a].value * rep[a]);
+                           : mkdim(x->dims[a].value < 0 ? -1 : poprt__dmul(x->dims[a].value, rep[a], &ovf));
     }
+    if (ovf)
+        return poprt__infer_overflow(c, "the tiled shape");
     poprt__infer_set(c, 0, elem, x->rank, d);
     return POPRT_OK;
 }
@@ -641,16 +651,20 @@ static poprt_status infer_pad(poprt__infer_ctx *c)
     int64_t full[2 * MAXR];
     if (!poprt__pad_full(r, pads, np, ka > 0 ? axes : NULL, na, full))
         return bad(c, "pads do not match the input rank or axes");
+    int ovf = 0;
     for (int a = 0; a < r; a++) {
         int64_t v = x->dims[a].value;
+        int64_t padded = poprt__dadd(poprt__dadd(v, full[a], &ovf), full[a + r], &ovf);
+        if (ovf)
+            return poprt__infer_overflow(c, "the padded shape");
         if (full[a] == 0 && full[a + r] == 0)
             d[a] = x->dims[a];
         else if (v < 0)
             d[a] = unknown_dim();
-        else if (v + full[a] + full[a + r] < 0)
+        else if (padded < 0)
             return bad(c, "negative pads remove more than the axis");
         else
-            d[a] = mkdim(v + full[a] + full[a + r]);
+            d[a] = mkdim(padded);
     }
     poprt__infer_set(c, 0, elem, r, d);
     return POPRT_OK;
@@ -678,6 +692,8 @@ static poprt_status infer_center_crop_pad(poprt__infer_ctx *c)
         int64_t a = axes ? axes[i] : i;
         if (!poprt__norm_axis(a, r, &a))
             return bad(c, "axis out of range");
+        if (known && shape[i] < 0)
+            return bad(c, "negative value in shape");
         d[a] = known ? mkdim(shape[i]) : unknown_dim();
     }
     poprt__infer_set(c, 0, elem, r, d);
@@ -771,9 +787,14 @@ static poprt_status infer_range(poprt__infer_ctx *c)
             poprt__infer_input_ints(c, 2, &d, &n3) && n1 && n2 && n3) {
             if (d[0] == 0)
                 return bad(c, "delta is zero");
-            int64_t span = l[0] - s[0];
-            len = span / d[0] + ((span % d[0]) != 0 && ((span < 0) == (d[0] < 0)) ? 1 : 0);
-            len = len < 0 ? 0 : len;
+            /* ceil((limit - start) / delta), in 128 bits: the span of two
+             * int64 values does not fit in one */
+            __int128 span = (__int128)l[0] - (__int128)s[0], q = span / d[0];
+            if (span % d[0] != 0 && ((span < 0) == (d[0] < 0)))
+                q++;
+            if (q > ((__int128)1 << 62))
+                return poprt__infer_overflow(c, "the number of values");
+            len = q < 0 ? 0 : (int64_t)q;
         }
     } else {
         double s, l, d;
@@ -783,7 +804,10 @@ static poprt_status infer_range(poprt__infer_ctx *c)
             double q = elem == POPRT_DTYPE_FLOAT ? (double)(((float)l - (float)s) / (float)d)
                                                  : (l - s) / d;
             q = ceil(q);
-            len = q > 0 ? (int64_t)q : 0;
+            if (q > 0 && !poprt__double_dim(q, &len))
+                return poprt__infer_overflow(c, "the number of values");
+            if (!(q > 0))
+                len = 0;
         }
     }
     poprt__infer_set_i64(c, 0, elem, 1, &len);
@@ -827,20 +851,26 @@ static poprt_status infer_d2s(poprt__infer_ctx *c, int to_space)
         return bad(c, "input must be 4-D");
     poprt__dim d[4];
     int64_t ch = x->dims[1].value, h = x->dims[2].value, w = x->dims[3].value;
+    int ovf = 0;
+    const int64_t bb = poprt__dmul(b, b, &ovf);
+    if (ovf)
+        return poprt__infer_overflow(c, "blocksize squared");
     d[0] = x->dims[0];
     if (to_space) {
-        if (ch >= 0 && ch % (b * b))
+        if (ch >= 0 && ch % bb)
             return bad(c, "channels not divisible by blocksize^2");
-        d[1] = mkdim(ch < 0 ? -1 : ch / (b * b));
-        d[2] = mkdim(h < 0 ? -1 : h * b);
-        d[3] = mkdim(w < 0 ? -1 : w * b);
+        d[1] = mkdim(ch < 0 ? -1 : ch / bb);
+        d[2] = mkdim(h < 0 ? -1 : poprt__dmul(h, b, &ovf));
+        d[3] = mkdim(w < 0 ? -1 : poprt__dmul(w, b, &ovf));
     } else {
         if ((h >= 0 && h % b) || (w >= 0 && w % b))
             return bad(c, "spatial dims not divisible by blocksize");
-        d[1] = mkdim(ch < 0 ? -1 : ch * b * b);
+        d[1] = mkdim(ch < 0 ? -1 : poprt__dmul(ch, bb, &ovf));
         d[2] = mkdim(h < 0 ? -1 : h / b);
         d[3] = mkdim(w < 0 ? -1 : w / b);
     }
+    if (ovf)
+        return poprt__infer_overflow(c, "the output shape");
     poprt__infer_set(c, 0, elem, 4, d);
     return POPRT_OK;
 }
@@ -936,9 +966,10 @@ static poprt_status infer_one_hot(poprt__infer_ctx *c)
     double depth;
     int64_t dep = -1;
     if (in_f64(c, 1, &depth)) {
-        dep = (int64_t)depth;
-        if (dep < 1)
+        if (!(depth >= 1))
             return bad(c, "depth must be positive");
+        if (!poprt__double_dim(depth, &dep))
+            return poprt__infer_overflow(c, "depth");
     }
     poprt__dim d[MAXR];
     int j = 0;
@@ -961,13 +992,17 @@ static poprt_status infer_topk(poprt__infer_ctx *c)
     if (!poprt__norm_axis(poprt__attr_i(c->node, "axis", -1), x->rank, &axis))
         return bad(c, "axis out of range");
     int64_t kk = -1, *kv, n;
+    int known = 0;
     if (present(c, 1)) {
-        if (poprt__infer_input_ints(c, 1, &kv, &n) && n == 1)
+        if ((known = poprt__infer_input_ints(c, 1, &kv, &n) && n == 1))
             kk = kv[0];
     } else {
+        known = poprt__node_attr(c->node, "k") != NULL;
         kk = poprt__attr_i(c->node, "k", -1);
     }
     int64_t dim = x->dims[axis].value;
+    if (known && kk < 0)
+        return bad(c, "k is negative");
     if (kk >= 0 && dim >= 0 && kk > dim)
         return POPRT__NODE_ERR(c->node, POPRT_STATUS_SHAPE_MISMATCH, "k=%lld exceeds axis size %lld",
                                (long long)kk, (long long)dim);
@@ -1031,14 +1066,23 @@ static poprt_status infer_col2im(poprt__infer_ctx *c)
     d[1] = unknown_dim();
     if (kb && x && x->rank == 3 && x->dims[1].value >= 0) {
         int64_t K = 1;
-        for (int64_t i = 0; i < nb; i++)
-            K *= blk[i];
-        if (K <= 0 || x->dims[1].value % K)
+        int ovf = 0;
+        for (int64_t i = 0; i < nb; i++) {
+            if (blk[i] <= 0)
+                return bad(c, "block_shape values must be positive");
+            K = poprt__dmul(K, blk[i], &ovf);
+        }
+        if (ovf)
+            return poprt__infer_overflow(c, "the block size");
+        if (x->dims[1].value % K)
             return bad(c, "channels not divisible by the block size");
         d[1] = mkdim(x->dims[1].value / K);
     }
-    for (int64_t i = 0; i < nd; i++)
+    for (int64_t i = 0; i < nd; i++) {
+        if (ki && img[i] < 0)
+            return bad(c, "negative image_shape value");
         d[2 + i] = ki ? mkdim(img[i]) : unknown_dim();
+    }
     poprt__infer_set(c, 0, elem, (int)nd + 2, d);
     return POPRT_OK;
 }
@@ -1178,6 +1222,9 @@ static poprt_status infer_affine_grid(poprt__infer_ctx *c)
     }
     if (n != 4 && n != 5)
         return bad(c, "size must have 4 or 5 values");
+    for (int64_t i = 0; i < n; i++)
+        if (size[i] < 0)
+            return bad(c, "negative value in size");
     int64_t d[5];
     d[0] = size[0];
     for (int i = 2; i < n; i++)

@@ -851,7 +851,7 @@ END_TEST
 START_TEST(test_cast_strings)
 {
     tk t;
-    const char *s[6] = {"0.5", "NaN", "-INF", "+INF", "1e-5", "abc"};
+    const char *s[6] = {"0.5", "NaN", "-INF", "+INF", "1e-5", " 7 "};
     float y[6];
     int64_t d[1] = {6};
     tk_init(&t, "Cast", 19);
@@ -864,6 +864,16 @@ START_TEST(test_cast_strings)
     ck_assert(isinf(y[2]) && y[2] < 0);
     ck_assert(isinf(y[3]) && y[3] > 0);
     ck_assert_float_eq(y[4], 1e-5f);
+    ck_assert_float_eq(y[5], 7.0f);
+    /* a string that is not a number is an error naming it, not a zero */
+    const char *bad[3] = {"1", "abc", ""};
+    int64_t d3[1] = {3};
+    tk_init(&t, "Cast", 19);
+    tk_attr_i(&t, "to", F32);
+    tk_in(&t, 0, POPRT_DTYPE_STRING, 1, d3, bad);
+    tk_out(&t, F32, 1, d3, y);
+    ck_assert_int_eq(tk_run(&t, poprt__ref_cast), POPRT_STATUS_RUNTIME_ERROR);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "element 1 \"abc\""));
 
     const char *is[2] = {"9007199254740993", "-12"};
     int64_t iy[2], d2[1] = {2};

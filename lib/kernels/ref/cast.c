@@ -95,9 +95,10 @@ static const char *format_value(char *buf, size_t cap, const void *data, int32_t
 }
 
 /* Integer strings exactly ("123", "-5"); anything else through strtod, which
- * also reads "NaN", "INF", "+INF", "-inf" and scientific notation. */
-static void parse_value(const char *s, void *data, int32_t dt, int64_t i, int saturate,
-                        int mode)
+ * also reads "NaN", "INF", "+INF", "-inf" and scientific notation. 0 when
+ * the string is not a number (surrounding spaces allowed). */
+static int parse_value(const char *s, void *data, int32_t dt, int64_t i, int saturate,
+                       int mode)
 {
     if (!s)
         s = "";
@@ -108,25 +109,28 @@ static void parse_value(const char *s, void *data, int32_t dt, int64_t i, int sa
             unsigned long long u = strtoull(s, &end, 10);
             if (end != s && *end == '\0' && !errno) {
                 ((uint64_t *)data)[i] = u;
-                return;
+                return 1;
             }
         } else {
             long long v = strtoll(s, &end, 10);
             if (end != s && *end == '\0' && !errno) {
                 poprt__store_i64(data, dt, i, v);
-                return;
+                return 1;
             }
         }
     }
     double d = strtod(s, &end);
-    if (end == s)
-        d = 0.0;
+    while (*end == ' ' || *end == '\t' || *end == '\n')
+        end++;
+    if (end == s || *end)
+        return 0;
     if (poprt__dtype_is_float8(dt))
         ((uint8_t *)data)[i] = poprt__float_to_f8((float)d, dt, saturate);
     else if (dt == POPRT_DTYPE_FLOAT8E8M0)
         ((uint8_t *)data)[i] = poprt__float_to_e8m0_mode((float)d, saturate, mode);
     else
         poprt__store_f64(data, dt, i, d);
+    return 1;
 }
 
 /* ---- the conversion ----------------------------------------------------------- */
@@ -159,7 +163,11 @@ poprt_status poprt__cast_values(poprt__kctx *k, const poprt__tval *x, poprt__tva
                     return POPRT__NODE_ERR(k->node, POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
                 ((char **)Y)[i] = c;
             } else if (sd == POPRT_DTYPE_STRING) {
-                parse_value(((const char *const *)X)[i], Y, dd, i, saturate, mode);
+                const char *v = ((const char *const *)X)[i];
+                if (!parse_value(v, Y, dd, i, saturate, mode))
+                    return POPRT__NODE_ERR(k->node, POPRT_STATUS_RUNTIME_ERROR,
+                                           "element %lld \"%.40s\" is not a number",
+                                           (long long)i, v ? v : "");
             } else {
                 const char *s = format_value(buf, sizeof buf, X, sd, i);
                 char *c = poprt__kctx_strdup(k, s, strlen(s));

@@ -484,14 +484,19 @@ poprt_status poprt__nn_window_geom(const poprt__node *n, int nsp, const int64_t 
                 g->pb[i] = g->pe[i] = 0;
             continue;
         }
-        const int64_t dk = (kk - 1) * g->d[i] + 1;
+        int ovf = 0;
+        const int64_t dk = poprt__dadd(poprt__dmul(kk - 1, g->d[i], &ovf), 1, &ovf);
+        const int64_t padded = poprt__dadd(poprt__dadd(in, g->pb[i], &ovf), g->pe[i], &ovf);
+        if (ovf)
+            return POPRT__NODE_ERR(n, POPRT_STATUS_INVALID_MODEL,
+                                   "the window or padding on axis %d overflows", i);
         switch (ap) {
         case PAD_NOTSET: {
-            int64_t span = in + g->pb[i] + g->pe[i] - dk;
+            int64_t span = padded - dk;
             if (span < 0)
                 return POPRT__NODE_ERR(n, POPRT_STATUS_SHAPE_MISMATCH,
                                        "kernel extent %lld exceeds padded input %lld on axis %d",
-                                       (long long)dk, (long long)(in + g->pb[i] + g->pe[i]), i);
+                                       (long long)dk, (long long)padded, i);
             int64_t o = ceil_mode ? ceil_div(span, s) + 1 : span / s + 1;
             /* the last window must start inside the input or left padding */
             if (ceil_mode && (o - 1) * s >= in + g->pb[i])
@@ -509,7 +514,10 @@ poprt_status poprt__nn_window_geom(const poprt__node *n, int nsp, const int64_t 
             break;
         default: {
             int64_t o = ceil_div(in, s);
-            int64_t total = (o - 1) * s + dk - in;
+            int64_t total = poprt__dadd(poprt__dmul(o - 1, s, &ovf), dk - in, &ovf);
+            if (ovf)
+                return POPRT__NODE_ERR(n, POPRT_STATUS_INVALID_MODEL,
+                                       "the padding on axis %d overflows", i);
             if (total < 0)
                 total = 0;
             if (ap == PAD_SAME_UPPER) {
@@ -526,6 +534,8 @@ poprt_status poprt__nn_window_geom(const poprt__node *n, int nsp, const int64_t 
     }
     return POPRT_OK;
 }
+
+static int os_neg(const int64_t *os, int i) { return os && os[i] < 0; }
 
 poprt_status poprt__nn_convtranspose_geom(const poprt__node *n, int nsp, const int64_t *in_sp,
                                           const int64_t *kernel, poprt__nn_geom *g)
@@ -554,9 +564,19 @@ poprt_status poprt__nn_convtranspose_geom(const poprt__node *n, int nsp, const i
             g->out[i] = os ? os[i] : -1;
             continue;
         }
-        const int64_t full = s * (in - 1) + opad[i] + (kk - 1) * g->d[i] + 1;
+        int ovf = 0;
+        if (opad[i] < 0 || os_neg(os, i))
+            return POPRT__NODE_ERR(n, POPRT_STATUS_INVALID_MODEL,
+                                   "negative output_padding or output_shape on axis %d", i);
+        const int64_t full = poprt__dadd(
+            poprt__dadd(poprt__dmul(s, in - 1, &ovf), opad[i], &ovf),
+            poprt__dadd(poprt__dmul(kk - 1, g->d[i], &ovf), 1, &ovf), &ovf);
+        const int64_t same = poprt__dmul(in, s, &ovf);
+        if (ovf)
+            return POPRT__NODE_ERR(n, POPRT_STATUS_INVALID_MODEL,
+                                   "the output size on axis %d overflows", i);
         if (os || ap == PAD_SAME_UPPER || ap == PAD_SAME_LOWER) {
-            int64_t o = os ? os[i] : in * s;
+            int64_t o = os ? os[i] : same;
             int64_t total = full - o;
             if (total < 0)
                 total = 0;
@@ -570,8 +590,8 @@ poprt_status poprt__nn_convtranspose_geom(const poprt__node *n, int nsp, const i
         } else {
             if (ap == PAD_VALID)
                 g->pb[i] = g->pe[i] = 0;
-            g->out[i] = full - g->pb[i] - g->pe[i];
-            if (g->out[i] < 0)
+            g->out[i] = poprt__dadd(poprt__dadd(full, -g->pb[i], &ovf), -g->pe[i], &ovf);
+            if (ovf || g->out[i] < 0)
                 return POPRT__NODE_ERR(n, POPRT_STATUS_SHAPE_MISMATCH,
                                        "negative output size on axis %d", i);
         }

@@ -959,6 +959,9 @@ poprt_status poprt__ref_attention(poprt__kctx *k)
     att_job a;
     memset(&a, 0, sizeof a);
     a.B = Q->dims[0];
+    if (K->dims[0] != a.B || V->dims[0] != a.B || (three && V->dims[1] != K->dims[1]))
+        return POPRT__NODE_ERR(n, POPRT_STATUS_SHAPE_MISMATCH,
+                               "Q, K and V must have one batch size and K, V one sequence");
     if (three) {
         a.Hq = poprt__attr_i(n, "q_num_heads", 0);
         a.Hkv = poprt__attr_i(n, "kv_num_heads", 0);

@@ -298,7 +298,8 @@ int64_t poprt__slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step,
     start = start < 0 ? 0 : start > dim - 1 ? dim - 1 : start;
     end = end < -1 ? -1 : end > dim - 1 ? dim - 1 : end;
     *first = start;
-    return start > end ? (start - end - 1) / (-step) + 1 : 0;
+    /* -step in unsigned arithmetic: step may be INT64_MIN */
+    return start > end ? (int64_t)((uint64_t)(start - end - 1) / (0 - (uint64_t)step)) + 1 : 0;
 }
 
 int poprt__pad_full(int rank, const int64_t *pads, int64_t npads, const int64_t *axes,
@@ -372,7 +373,8 @@ int poprt__resize_plan(const poprt__node *node, int rank, const int64_t *in_dims
             s = larger ? (r > s ? r : s) : (r < s ? r : s);
         }
         for (int64_t i = 0; i < nax; i++) {
-            out_dims[ax[i]] = (int64_t)floor(s * (double)in_dims[ax[i]] + 0.5);
+            if (!poprt__double_dim(floor(s * (double)in_dims[ax[i]] + 0.5), &out_dims[ax[i]]))
+                return 0;
             eff_scales[ax[i]] = s;
         }
         return 1;
@@ -381,9 +383,10 @@ int poprt__resize_plan(const poprt__node *node, int rank, const int64_t *in_dims
         if (nscales != nax)
             return 0;
         for (int64_t i = 0; i < nax; i++) {
-            if (!(scales[i] > 0))
+            if (!(scales[i] > 0) ||
+                !poprt__double_dim(floor((double)scales[i] * (double)in_dims[ax[i]]),
+                                   &out_dims[ax[i]]))
                 return 0;
-            out_dims[ax[i]] = (int64_t)floor((double)scales[i] * (double)in_dims[ax[i]]);
             eff_scales[ax[i]] = scales[i];
         }
         return 1;
