@@ -77,11 +77,22 @@ static const poprt__attr *attr_of(const poprt_op_context *c, const char *name, p
     return a && a->type == t ? a : NULL;
 }
 
+/* NOT_FOUND (INVALID_ARGUMENT without an out pointer), with a message: a
+ * status without one would leave an older call's message behind. */
+static poprt_status attr_missing(const poprt_op_context *c, const char *name, const char *kind,
+                                 int have_out)
+{
+    if (!c || !name || !have_out)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT,
+                          "poprt_op_attr_%s: NULL context, name or out pointer", kind);
+    return POPRT__NODE_ERR(c->node, POPRT_STATUS_NOT_FOUND, "no %s attribute '%s'", kind, name);
+}
+
 poprt_status poprt_op_attr_int(const poprt_op_context *c, const char *name, int64_t *value_out)
 {
     const poprt__attr *a = attr_of(c, name, POPRT__ATTR_INT);
     if (!a || !value_out)
-        return POPRT_STATUS_NOT_FOUND;
+        return attr_missing(c, name, "int", value_out != NULL);
     *value_out = a->i;
     return POPRT_OK;
 }
@@ -90,7 +101,7 @@ poprt_status poprt_op_attr_float(const poprt_op_context *c, const char *name, fl
 {
     const poprt__attr *a = attr_of(c, name, POPRT__ATTR_FLOAT);
     if (!a || !value_out)
-        return POPRT_STATUS_NOT_FOUND;
+        return attr_missing(c, name, "float", value_out != NULL);
     *value_out = a->f;
     return POPRT_OK;
 }
@@ -99,7 +110,7 @@ poprt_status poprt_op_attr_string(const poprt_op_context *c, const char *name, c
 {
     const poprt__attr *a = attr_of(c, name, POPRT__ATTR_STRING);
     if (!a || !value_out)
-        return POPRT_STATUS_NOT_FOUND;
+        return attr_missing(c, name, "string", value_out != NULL);
     *value_out = a->s;
     return POPRT_OK;
 }
@@ -112,6 +123,13 @@ poprt_status poprt_op_set_output(poprt_op_context *c, int j, poprt_dtype dtype, 
         return poprt__err(POPRT_STATUS_INVALID_ARGUMENT,
                           "node '%s': poprt_op_set_output: bad output index, dtype or shape",
                           c ? c->node->name : "?");
+    for (int d = 0; d < rank; d++)
+        if (dims[d] < -1 || (!c->ic && dims[d] < 0))
+            return poprt__err(POPRT_STATUS_INVALID_ARGUMENT,
+                              "node '%s': poprt_op_set_output: output %d: dim %d is %lld (%s)",
+                              c->node->name, j, d, (long long)dims[d],
+                              c->ic ? "-1 is the only negative value, for unknown"
+                                    : "every dim is known at compute time");
     if (c->ic) {
         if (rank < 0)
             poprt__infer_unknown(c->ic, j, dtype);
@@ -119,11 +137,6 @@ poprt_status poprt_op_set_output(poprt_op_context *c, int j, poprt_dtype dtype, 
             poprt__infer_set_i64(c->ic, j, dtype, rank, dims);
         return POPRT_OK;
     }
-    for (int d = 0; d < rank; d++)
-        if (dims[d] < 0)
-            return poprt__err(POPRT_STATUS_INVALID_ARGUMENT,
-                              "node '%s': output %d: dim %d is unknown at compute time",
-                              c->node->name, j, d);
     poprt_status st = poprt__kctx_alloc_output(c->kc, j, dtype, rank < 0 ? 0 : rank, dims);
     if (st)
         return st;

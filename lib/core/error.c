@@ -3,7 +3,7 @@
 #include "core/core.h"
 
 /* Thread-local detail message for poprt_last_error(). */
-static _Thread_local char last_error[2048];
+static _Thread_local char last_error[4096];
 
 static const struct {
     int num;
@@ -35,6 +35,12 @@ poprt_status poprt__err(poprt_status st, const char *fmt, ...)
     return st;
 }
 
+/* The message a failure ends with (the cause) is the part a reader needs
+ * most, and prefixes pile up in front of it as the error travels out of
+ * nested graphs: when prefix and message do not fit together, the middle
+ * gives way, the outermost context and the cause stay. */
+#define KEEP_HEAD 512
+
 poprt_status poprt__err_prefix(poprt_status st, const char *fmt, ...)
 {
     char prefix[1024], old[sizeof last_error];
@@ -43,13 +49,26 @@ poprt_status poprt__err_prefix(poprt_status st, const char *fmt, ...)
     vsnprintf(prefix, sizeof prefix, fmt, ap);
     va_end(ap);
     memcpy(old, last_error, sizeof old);
-    size_t np = strlen(prefix), no = strlen(old);
-    if (np > sizeof last_error - 1)
-        np = sizeof last_error - 1;
-    if (no > sizeof last_error - 1 - np)
-        no = sizeof last_error - 1 - np;
-    memcpy(last_error, prefix, np);
-    memcpy(last_error + np, old, no);
-    last_error[np + no] = 0;
+    const size_t cap = sizeof last_error - 1, np = strlen(prefix), no = strlen(old);
+    if (np + no <= cap) {
+        memcpy(last_error, prefix, np);
+        memcpy(last_error + np, old, no + 1);
+        return st;
+    }
+    static const char cut[] = " [...] ";
+    const size_t cn = sizeof cut - 1;
+    /* head: the start of prefix + old, at most KEEP_HEAD bytes */
+    size_t head = KEEP_HEAD, tail = cap - KEEP_HEAD - cn;
+    size_t len = 0;
+    for (size_t i = 0; i < head; i++)
+        last_error[len++] = i < np ? prefix[i] : old[i - np];
+    memcpy(last_error + len, cut, cn);
+    len += cn;
+    /* tail: the end of prefix + old (old is at least as long as tail here
+     * unless the prefix itself is long) */
+    size_t total = np + no;
+    for (size_t i = total - tail; i < total; i++)
+        last_error[len++] = i < np ? prefix[i] : old[i - np];
+    last_error[len] = 0;
     return st;
 }

@@ -31,11 +31,13 @@ float poprt__e8m0_to_float(uint8_t v);
 uint8_t poprt__float_to_e8m0(float f, int saturate);
 
 /* Element i of a buffer of dtype as double / int64 (for generic code paths,
- * not for hot loops). Strings are not handled. */
+ * not for hot loops). Strings, complex and unknown types read as 0: the
+ * schema check keeps them from operands that are read as numbers. */
 double poprt__load_f64(const void *data, int32_t dtype, int64_t i);
 int64_t poprt__load_i64(const void *data, int32_t dtype, int64_t i);
 /* Stores v converted to dtype (with ONNX Cast semantics: floats to ints
- * truncate toward zero, saturating fp8 conversion). */
+ * truncate toward zero, saturating fp8 conversion); strings, complex and
+ * unknown types are left unchanged. */
 void poprt__store_f64(void *data, int32_t dtype, int64_t i, double v);
 void poprt__store_i64(void *data, int32_t dtype, int64_t i, int64_t v);
 

@@ -311,7 +311,12 @@ double poprt__load_f64(const void *data, int32_t dtype, int64_t i)
     case POPRT_DTYPE_FLOAT4E2M1: return poprt__f4e2m1_to_float(((const uint8_t *)data)[i]);
     case POPRT_DTYPE_FLOAT8E8M0: return poprt__e8m0_to_float(((const uint8_t *)data)[i]);
     case POPRT_DTYPE_UINT64: return (double)((const uint64_t *)data)[i];
-    default: return (double)poprt__load_i64(data, dtype, i);
+    default:
+        /* integers and bool; strings, complex and unknown types have no
+         * numeric reading here (callers check the type first) */
+        return poprt__dtype_is_int(dtype) || dtype == POPRT_DTYPE_BOOL
+                   ? (double)poprt__load_i64(data, dtype, i)
+                   : 0.0;
     }
 }
 
@@ -334,6 +339,8 @@ int64_t poprt__load_i64(const void *data, int32_t dtype, int64_t i)
     case POPRT_DTYPE_INT64: return ((const int64_t *)data)[i];
     case POPRT_DTYPE_UINT64: return (int64_t)((const uint64_t *)data)[i];
     default: {
+        if (!poprt__dtype_is_float(dtype))
+            return 0; /* strings, complex, unknown: see poprt__load_f64 */
         double d = poprt__load_f64(data, dtype, i);
         if (isnan(d))
             return 0;
@@ -382,7 +389,11 @@ void poprt__store_f64(void *data, int32_t dtype, int64_t i, double v)
         }
         poprt__store_i64(data, dtype, i, trunc_i64(v));
         return;
-    default: poprt__store_i64(data, dtype, i, trunc_i64(v)); return;
+    default:
+        /* integers; strings, complex and unknown types take no number */
+        if (poprt__dtype_is_int(dtype))
+            poprt__store_i64(data, dtype, i, trunc_i64(v));
+        return;
     }
 }
 
@@ -411,6 +422,9 @@ void poprt__store_i64(void *data, int32_t dtype, int64_t i, int64_t v)
     case POPRT_DTYPE_INT4: ((int8_t *)data)[i] = sext(v, 4); return;
     case POPRT_DTYPE_UINT2: ((uint8_t *)data)[i] = (uint8_t)(v & 0x3); return;
     case POPRT_DTYPE_INT2: ((int8_t *)data)[i] = sext(v, 2); return;
-    default: poprt__store_f64(data, dtype, i, (double)v); return;
+    default:
+        if (poprt__dtype_is_float(dtype))
+            poprt__store_f64(data, dtype, i, (double)v);
+        return;
     }
 }

@@ -32,4 +32,4 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
 
 const poprt__pass poprt__pass_add_checkpoints = {
     "add_checkpoints",
-    "add intermediate tensors as graph outputs for debugging; args checkpoints=[name,...]", run};
+    "add intermediate tensors as graph outputs for debugging; args checkpoints=[name,...]", run, 1};

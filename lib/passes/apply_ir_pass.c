@@ -75,4 +75,4 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
 }
 
 const poprt__pass poprt__pass_apply_ir_pass = {
-    "apply_ir_pass", "run the built-in passes passes=[a,b,...] in order, checking after each", run};
+    "apply_ir_pass", "run the built-in passes passes=[a,b,...] in order, checking after each", run, 1};

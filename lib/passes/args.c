@@ -1,4 +1,5 @@
 /* Pass arguments: "key=value,key=value", values may hold [a,b] lists. */
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,20 +19,33 @@ poprt_status poprt__pass_args_parse(const char *pass, const char *text, const ch
     while (*p) {
         if (out->n == 32)
             return poprt__err(POPRT_STATUS_INVALID_OPTION, "pass '%s': too many arguments", pass);
-        char *key = p, *eq = strchr(p, '=');
-        if (!eq || eq == p)
+        /* a key is a name: letters, digits, '_', '.', '-', '/', ':' */
+        char *key = p, *eq = p;
+        while (*eq && (isalnum((unsigned char)*eq) || strchr("_.-/:", *eq)))
+            eq++;
+        if (*eq != '=' || eq == p)
             return poprt__err(POPRT_STATUS_INVALID_OPTION,
-                              "pass '%s': argument '%s' is not key=value", pass, p);
+                              "pass '%s': argument '%s' is not key=value (a key is a name)", pass,
+                              p);
         *eq = 0;
         char *val = eq + 1, *q = val;
         int depth = 0;
         while (*q && (depth || *q != ',')) {
             depth += *q == '[';
             depth -= *q == ']';
+            if (depth < 0)
+                break;
             q++;
         }
+        if (depth != 0)
+            return poprt__err(POPRT_STATUS_INVALID_OPTION,
+                              "pass '%s': argument '%s': unbalanced [ ]", pass, key);
         if (*q)
             *q++ = 0;
+        for (int i = 0; i < out->n; i++)
+            if (strcmp(out->keys[i], key) == 0)
+                return poprt__err(POPRT_STATUS_INVALID_OPTION,
+                                  "pass '%s': argument '%s' is given twice", pass, key);
         int ok = !known;
         for (const char *const *k = known; k && *k && !ok; k++)
             ok = strcmp(*k, key) == 0;

@@ -34,4 +34,4 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
 
 const poprt__pass poprt__pass_auto_insert_remap = {
     "auto_insert_remap",
-    "IPU tile remapping; on the CPU a validated no-op (checks remap_mode=before_|after_<op>)", run};
+    "IPU tile remapping; on the CPU a validated no-op (checks remap_mode=before_|after_<op>)", run, 1};

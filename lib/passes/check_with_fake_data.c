@@ -141,4 +141,4 @@ const poprt__pass poprt__pass_check_with_fake_data = {
     "check_with_fake_data",
     "run the original and the converted model on the same random inputs and compare outputs; "
     "args origin=PATH, tolerance=1e-3, data=DIR, seed, samples, dim",
-    run};
+    run, 1};

@@ -36,4 +36,4 @@ const poprt__pass poprt__pass_const_batch_size = {
     "const_batch_size",
     "fix the unknown batch dim (dim 0) of every input to const_batch_size=N (default 1) and "
     "re-infer shapes",
-    run};
+    run, 1};

@@ -72,4 +72,4 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
 const poprt__pass poprt__pass_const_input_shape = {
     "const_input_shape",
     "fix input shapes given as NAME=[D1,D2,...],... (symbolic dims become constants) and re-infer",
-    run};
+    run, 1};

@@ -89,4 +89,4 @@ const poprt__pass poprt__pass_constant_folding = {
     "constant_folding",
     "evaluate nodes whose inputs are all constant (and Shape/Size of static shapes) and store "
     "their results as initializers; max_tensor_size=BYTES limits each folded result (-1: no limit)",
-    run};
+    run, 1};

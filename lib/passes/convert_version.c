@@ -1909,4 +1909,4 @@ const poprt__pass poprt__pass_convert_version = {
     "convert_version",
     "convert the default-domain opset to version=N (default 11, 7..27), rewriting every operator "
     "whose signature changed; fails naming the node when one has no equivalent",
-    run};
+    run, 1};

@@ -60,4 +60,4 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
 
 const poprt__pass poprt__pass_eight_bits_io = {
     "eight_bits_io",
-    "make image inputs (rank-4 float, or inputs=[..]) uint8 with a Cast after them", run};
+    "make image inputs (rank-4 float, or inputs=[..]) uint8 with a Cast after them", run, 1};

@@ -65,4 +65,4 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
 const poprt__pass poprt__pass_final_check = {
     "final_check",
     "validate the converted model: structure, dtypes and shapes, a libpoprt kernel for every op",
-    run};
+    run, 1};

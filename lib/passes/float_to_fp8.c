@@ -1346,4 +1346,4 @@ const poprt__pass poprt__pass_float_to_fp8 = {
     "store Conv/MatMul/Gemm weights (and, mode=fp8, their inputs) in float8 F143/F152 with "
     "calibrated scales; args mode, fp8_params, skip_op_names, calibration=DIR, loss, "
     "num_of_layers_keep_fp16, bias_correction",
-    run};
+    run, 1};

@@ -468,4 +468,4 @@ const poprt__pass poprt__pass_float_to_half = {
     "store weights and activations in float16 (interface stays float32; Softmax, Exp, Pow, "
     "sum reductions, LayerNorm and nodes whose values exceed max_abs (default 4096) on sample "
     "data stay float32); args skip_op_types=[..], skip_op_names=[..], max_abs, data=DIR, samples",
-    run};
+    run, 1};

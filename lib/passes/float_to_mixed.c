@@ -200,4 +200,4 @@ const poprt__pass poprt__pass_float_to_mixed = {
     NAME,
     "float16 except nodes a per-layer check on sample data flags (overflow or error > "
     "tolerance); args skip_op_types, skip_op_names, data=DIR, samples, tolerance=1e-2, rounds",
-    run};
+    run, 1};

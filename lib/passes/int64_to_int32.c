@@ -268,4 +268,4 @@ const poprt__pass poprt__pass_int64_to_int32 = {
     "int64_to_int32",
     "store int64 tensors as int32 where no value can change (index data, not shape math); io=1 "
     "(default) also makes converted graph inputs/outputs int32, io=0 keeps them int64 with Casts",
-    run};
+    run, 1};

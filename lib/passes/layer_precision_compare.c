@@ -150,4 +150,4 @@ const poprt__pass poprt__pass_layer_precision_compare = {
     NAME,
     "report per-layer cosine distance between the original and the converted model (Conv/"
     "MatMul/Gemm outputs); args origin=PATH, data=DIR, samples, output=PATH, op_types=[..]",
-    run};
+    run, 1};

@@ -49,6 +49,19 @@ poprt_status poprt_pass_manager_add(poprt_pass_manager *pm, const char *name, co
     void *user;
     if (!poprt__pass_lookup(name, &b, &fn, &user))
         return poprt__err(POPRT_STATUS_NOT_FOUND, "no pass named '%s' (see poprt --list_all_passes)", name);
+    if (b && args && *args) {
+        /* arguments are checked when given, not when the pass runs: a
+         * pass that takes none refuses them, the others get well-formed
+         * key=value lists (each pass then checks its keys) */
+        if (!b->takes_args)
+            return poprt__err(POPRT_STATUS_INVALID_OPTION, "pass '%s' takes no arguments, got '%s'",
+                              name, args);
+        poprt__pass_args a;
+        poprt_status st = b->takes_args == 1 ? poprt__pass_args_parse(name, args, NULL, &a)
+                                             : POPRT_OK;
+        if (st)
+            return st;
+    }
     step *s = poprt__realloc(pm->steps, (pm->n + 1) * sizeof *s);
     if (!s)
         return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");

@@ -146,4 +146,4 @@ const poprt__pass poprt__pass_manual_sharding = {
     "manual_sharding",
     "annotate nodes with shard and pipeline stage from a JSON config (args config=PATH); the "
     "CPU runtime does not act on them yet",
-    run};
+    run, 1};

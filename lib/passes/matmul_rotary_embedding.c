@@ -163,4 +163,4 @@ const poprt__pass poprt__pass_matmul_rotary_embedding = {
     "matmul_rotary_embedding",
     "x*cos + rotate_half(x)*sin -> ai.poprt.RotaryEmbedding (mode=fuse, default) or rotate_half "
     "as MatMul with a signed permutation (mode=matmul, the reference's form)",
-    run};
+    run, 1};

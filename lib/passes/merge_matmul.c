@@ -191,4 +191,4 @@ const poprt__pass poprt__pass_merge_matmul = {
     "merge_matmul",
     "MatMuls sharing an input (named: MatMul_1,MatMul_2; or all) -> one wider MatMul + Split: "
     "the input is read once, one GEMM instead of several",
-    run};
+    run, 2};

@@ -18,4 +18,4 @@ const poprt__pass poprt__pass_merge_matmul_add = {
     "merge_matmul_add",
     "MatMul+Add pairs sharing an input (named: MatMul_1,Add_1,MatMul_2,Add_2; or all) -> one "
     "MatMul + one Add + Split",
-    run};
+    run, 2};

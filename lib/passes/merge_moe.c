@@ -47,4 +47,4 @@ const poprt__pass poprt__pass_merge_moe = {
     "merge_moe",
     "MoE experts named begin,end,begin,end...: their first MatMul(+Add) reading the shared "
     "tokens -> one wider MatMul(+Add) + Split",
-    run};
+    run, 2};

@@ -276,4 +276,4 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
 const poprt__pass poprt__pass_model_overview = {
     "model_overview",
     "report operator histogram, parameters, FLOPs and memory (log at INFO; args output=PATH)",
-    run};
+    run, 1};

@@ -77,4 +77,4 @@ const poprt__pass poprt__pass_packed_transformer = {
     "self-attention on padded batches -> ai.poprt.PackedAttention reading the [B,S] mask: "
     "K/V and scores computed only over each sequence's valid tokens (args max_valid_num, "
     "segment_max_size, enable_double_batch_unpack)",
-    run};
+    run, 1};

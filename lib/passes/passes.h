@@ -18,6 +18,10 @@ typedef struct poprt__pass {
     const char *name;
     const char *description;
     poprt_status (*run)(poprt__model *m, const char *args, int *changed);
+    /* 0: takes no arguments (poprt_pass_manager_add refuses any); 1: a
+     * key=value list (checked for form when added, keys when run); 2: text
+     * of its own form (lists of node or output names) */
+    int takes_args;
 } poprt__pass;
 
 #define POPRT__PASS(name) extern const poprt__pass poprt__pass_##name;

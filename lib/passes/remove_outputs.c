@@ -97,4 +97,4 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
 
 const poprt__pass poprt__pass_remove_outputs = {
     "remove_outputs",
-    "remove the named graph outputs (outputs=[a,b] or a,b) and the nodes only they needed", run};
+    "remove the named graph outputs (outputs=[a,b] or a,b) and the nodes only they needed", run, 2};

@@ -249,4 +249,4 @@ const poprt__pass poprt__pass_serialize_matmul = {
     "serialize_matmul",
     "split MatMuls into `factor` pieces along N (output_channels), M (input_channels) or K "
     "(reducing_dim) and join with Concat/Sum: bounds each GEMM's working set",
-    run};
+    run, 1};

@@ -98,4 +98,4 @@ const poprt__pass poprt__pass_serialize_matmul_add = {
     "serialize_matmul_add",
     "MatMul+bias Add -> `factor` column pieces (MatMul+Add each) joined by Concat: bounds each "
     "GEMM's working set",
-    run};
+    run, 1};

@@ -268,9 +268,32 @@ poprt_status poprt_stepio_set_output_alloc(poprt_stepio *io, const char *name)
 
 /* ---- run-loop side ---- */
 
+/* Every name the stepio binds is an input or an output of the session: a
+ * misspelt output would otherwise be silently left unwritten. */
+static poprt_status check_names(const poprt_stepio *io, const poprt_session *s)
+{
+    const poprt__graph *g = s->m->graph;
+    for (size_t i = 0; i < io->n; i++) {
+        const entry *e = &io->e[i];
+        const poprt__vec *v = e->is_input ? &s->inputs : &g->outputs;
+        int found = 0;
+        for (size_t k = 0; k < v->len && !found; k++)
+            found = strcmp(((const poprt__tensor *)v->items[k])->name, e->name) == 0;
+        if (!found)
+            return poprt__err(POPRT_STATUS_NOT_FOUND,
+                              "the stepio binds %s '%s', which the session does not have",
+                              e->is_input ? "input" : "output", e->name);
+    }
+    return POPRT_OK;
+}
+
 poprt_status poprt__stepio_begin(poprt_stepio *io, poprt_session *s)
 {
-    (void)s;
+    if (!io->callback) {
+        poprt_status st = check_names(io, s);
+        if (st)
+            return st;
+    }
     poprt__arena_free(&io->strings);
     poprt__arena_init(&io->strings);
     for (size_t i = 0; i < io->n; i++)
@@ -308,6 +331,21 @@ poprt_status poprt__stepio_bind_input(poprt_stepio *io, poprt_session *s, const 
     entry *e = find(io, t->name, 1);
     if (!e)
         return poprt__err(POPRT_STATUS_NOT_FOUND, "input '%s' is not bound in the stepio", t->name);
+    /* the kind given must be the kind the model takes (an optional input
+     * also takes its value, a sequence or a tensor) */
+    const poprt__kind want = ty->kind == POPRT__KIND_OPTIONAL && ty->inner ? ty->inner->kind
+                                                                           : ty->kind;
+    const poprt_value_kind given = e->kind == POPRT_VALUE_OPTIONAL ? e->inner : e->kind;
+    const int absent = e->kind == POPRT_VALUE_OPTIONAL && !e->present;
+    if ((e->kind == POPRT_VALUE_OPTIONAL && ty->kind != POPRT__KIND_OPTIONAL) ||
+        (!absent && (want == POPRT__KIND_SEQUENCE) != (given == POPRT_VALUE_SEQUENCE)))
+        return poprt__err(POPRT_STATUS_SHAPE_MISMATCH,
+                          "input '%s': the stepio holds %s%s, the model takes %s", t->name,
+                          e->kind == POPRT_VALUE_OPTIONAL ? "an optional " : "",
+                          given == POPRT_VALUE_SEQUENCE ? "a sequence" : "a tensor",
+                          ty->kind == POPRT__KIND_OPTIONAL ? "an optional value"
+                          : want == POPRT__KIND_SEQUENCE  ? "a sequence"
+                                                          : "a tensor");
     if (e->kind == POPRT_VALUE_SEQUENCE || (e->kind == POPRT_VALUE_OPTIONAL && !e->present) ||
         (e->kind == POPRT_VALUE_OPTIONAL && e->inner == POPRT_VALUE_SEQUENCE)) {
         v->kind = e->kind == POPRT_VALUE_SEQUENCE ? POPRT__KIND_SEQUENCE : POPRT__KIND_OPTIONAL;

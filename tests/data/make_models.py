@@ -152,9 +152,25 @@ def custom_op():
     save(model, "custom_op.onnx")
 
 
+def custom_bad_shape():
+    """y = com.test.BadShape(x): the operator tests/unit/test_plugin.c
+    registers with an inference callback that gives a dim of -5."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    nodes = [helper.make_node("BadShape", ["x"], ["y"], name="bad_shape", domain="com.test")]
+    graph = helper.make_graph(nodes, "custom_bad_shape", [x], [y])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                    helper.make_opsetid("com.test", 1)],
+                              producer_name="libpoprt-tests")
+    model.ir_version = 8
+    onnx.save(model, os.path.join(HERE, "custom_bad_shape.onnx"))
+    print("wrote", os.path.join(HERE, "custom_bad_shape.onnx"))
+
+
 if __name__ == "__main__":
     mlp(1, "mlp.onnx", "mlp")
     mlp("batch", "mlp_dynamic.onnx", "mlp_dynamic")
     conv()
     conv_blocks()
     custom_op()
+    custom_bad_shape()

@@ -200,6 +200,91 @@ START_TEST(null_arguments_are_invalid_not_crashes)
 }
 END_TEST
 
+/* Misused bindings fail with a status and a message naming the value: an
+ * output name the session lacks, a sequence bound to a tensor input. */
+START_TEST(bindings_are_checked_against_the_session)
+{
+    poprt_model *m = tb_add_relu(0);
+    poprt_session *s;
+    ck_assert_int_eq(poprt_session_create(m, NULL, &s), POPRT_OK);
+    float x[6] = {0}, y[6];
+    int64_t d[2] = {2, 3};
+    poprt_stepio *io;
+    ck_assert_int_eq(poprt_stepio_create(&io), POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_set_input(io, "x", POPRT_DTYPE_FLOAT, d, 2, x, sizeof x), POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_set_output(io, "y", y, sizeof y), POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_set_output(io, "why", y, sizeof y), POPRT_OK);
+    ck_assert_int_eq(poprt_session_run(s, io), POPRT_STATUS_NOT_FOUND);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "output 'why'"));
+    poprt_stepio_free(io);
+
+    /* a sequence where the model takes a tensor */
+    ck_assert_int_eq(poprt_stepio_create(&io), POPRT_OK);
+    const int64_t *dims[1] = {d};
+    const int ranks[1] = {2};
+    const void *data[1] = {x};
+    const size_t sizes[1] = {sizeof x};
+    ck_assert_int_eq(poprt_stepio_set_input_sequence(io, "x", POPRT_DTYPE_FLOAT, 1, dims, ranks,
+                                                     data, sizes),
+                     POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_set_output(io, "y", y, sizeof y), POPRT_OK);
+    ck_assert_int_eq(poprt_session_run(s, io), POPRT_STATUS_SHAPE_MISMATCH);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "input 'x'"));
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "sequence"));
+    poprt_stepio_free(io);
+    poprt_session_free(s);
+    poprt_model_free(m);
+}
+END_TEST
+
+/* A failed call always leaves its own message: an argument error right
+ * after another failure does not report the older message. */
+START_TEST(argument_errors_replace_the_last_message)
+{
+    poprt_model *m = NULL;
+    for (int call = 0; call < 7; call++) {
+        ck_assert_int_ne(poprt_model_load("/no/such/file.onnx", &m), POPRT_OK);
+        ck_assert_ptr_nonnull(strstr(poprt_last_error(), "/no/such/file.onnx"));
+        poprt_status st = POPRT_OK;
+        const char *name = "";
+        switch (call) {
+        case 0: st = poprt_model_load(NULL, &m), name = "poprt_model_load"; break;
+        case 1: st = poprt_session_create(NULL, NULL, NULL), name = "poprt_session_create"; break;
+        case 2: st = poprt_session_run(NULL, NULL), name = "poprt_session_run"; break;
+        case 3: st = poprt_stepio_set_output(NULL, "y", NULL, 0), name = "poprt_stepio_set_output"; break;
+        case 4: st = poprt_pass_manager_add(NULL, "x", NULL), name = "poprt_pass_manager_add"; break;
+        case 5: st = poprt_op_attr_int(NULL, "axis", NULL), name = "poprt_op_attr_int"; break;
+        case 6: st = poprt_op_attr_string(NULL, "mode", NULL), name = "poprt_op_attr_string"; break;
+        }
+        ck_assert_int_eq(st, POPRT_STATUS_INVALID_ARGUMENT);
+        ck_assert_msg(strstr(poprt_last_error(), name) != NULL, "call %d: '%s'", call,
+                      poprt_last_error());
+    }
+}
+END_TEST
+
+/* Pass arguments are checked when they are given. */
+START_TEST(pass_arguments_are_checked_when_added)
+{
+    poprt_pass_manager *pm;
+    ck_assert_int_eq(poprt_pass_manager_create(&pm), POPRT_OK);
+    const char *bad[] = {",,=,=", "=1", "a", "threshold=[1,2", "threshold=1,threshold=2",
+                         "threshold]=1"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert_int_eq(poprt_pass_manager_add(pm, "constant_folding", bad[i]),
+                         POPRT_STATUS_INVALID_OPTION);
+        ck_assert_ptr_nonnull(strstr(poprt_last_error(), "constant_folding"));
+    }
+    /* a pass without arguments refuses any */
+    ck_assert_int_eq(poprt_pass_manager_add(pm, "eliminate_identity", "x=1"),
+                     POPRT_STATUS_INVALID_OPTION);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "takes no arguments"));
+    ck_assert_int_eq(poprt_pass_manager_add(pm, "eliminate_identity", ""), POPRT_OK);
+    ck_assert_int_eq(poprt_pass_manager_add(pm, "eliminate_identity", NULL), POPRT_OK);
+    poprt_pass_manager_free(pm);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("api");
@@ -212,6 +297,9 @@ int main(void)
     tcase_add_test(tc, huge_and_negative_dims_are_rejected);
     tcase_add_test(tc, dtype_table);
     tcase_add_test(tc, null_arguments_are_invalid_not_crashes);
+    tcase_add_test(tc, bindings_are_checked_against_the_session);
+    tcase_add_test(tc, argument_errors_replace_the_last_message);
+    tcase_add_test(tc, pass_arguments_are_checked_when_added);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -384,9 +384,32 @@ START_TEST(test_store_narrow_floats)
 }
 END_TEST
 
+/* Types without a numeric reading (strings, complex, unknown numbers) read
+ * as 0 and take no stores: no conversion recurses between the int64 and
+ * double paths (a string operand once overflowed the stack that way). */
+START_TEST(test_load_store_non_numeric)
+{
+    const char *strs[2] = {"1.5", "x"};
+    float cplx[4] = {1.f, 2.f, 3.f, 4.f};
+    const int32_t types[] = {POPRT_DTYPE_STRING, POPRT_DTYPE_COMPLEX64, POPRT_DTYPE_COMPLEX128,
+                             POPRT_DTYPE_UNDEFINED, 99, -3};
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+        const void *src = types[t] == POPRT_DTYPE_STRING ? (const void *)strs : (const void *)cplx;
+        ck_assert_int_eq(poprt__load_i64(src, types[t], 1), 0);
+        ck_assert(poprt__load_f64(src, types[t], 1) == 0.0);
+        unsigned char buf[32];
+        memset(buf, 0xA5, sizeof buf);
+        poprt__store_i64(buf, types[t], 0, 7);
+        poprt__store_f64(buf, types[t], 1, 7.5);
+        for (size_t b = 0; b < sizeof buf; b++)
+            ck_assert_int_eq(buf[b], 0xA5);
+    }
+}
+END_TEST
+
 int main(void)
 {
-    Suite *s = suite_create("dtype");
+Suite *s = suite_create("dtype");
     TCase *tc = tcase_create("dtype");
     tcase_add_test(tc, test_half_basic);
     tcase_add_test(tc, test_half_rounding);
@@ -404,6 +427,7 @@ int main(void)
     tcase_add_test(tc, test_store_int_wrap);
     tcase_add_test(tc, test_store_float_to_int);
     tcase_add_test(tc, test_store_narrow_floats);
+    tcase_add_test(tc, test_load_store_non_numeric);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -91,6 +91,27 @@ START_TEST(register_rejects_bad_descriptors)
 }
 END_TEST
 
+static poprt_status bad_shape_infer(poprt_op_context *c, void *u)
+{
+    (void)u;
+    const int64_t dims[2] = {2, -5};
+    return poprt_op_set_output(c, 0, POPRT_DTYPE_FLOAT, 2, dims, NULL);
+}
+
+/* An inference callback giving a dim below -1 fails, naming the node. */
+START_TEST(custom_op_with_a_negative_dim_is_refused)
+{
+    poprt_op_desc d = {sizeof d, "com.test", "BadShape", 1, 1, 1, 1, 1, bad_shape_infer, noop,
+                       NULL};
+    ck_assert_int_eq(poprt_op_register(&d), POPRT_OK);
+    poprt_model *m = NULL;
+    ck_assert_int_eq(poprt_model_load(POPRT_TEST_DATA "/custom_bad_shape.onnx", &m),
+                     POPRT_STATUS_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "bad_shape"));
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "-5"));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("plugin");
@@ -98,6 +119,7 @@ int main(void)
     tcase_add_test(tc, load_errors_name_the_file);
     tcase_add_test(tc, custom_op_needs_the_plugin_then_runs);
     tcase_add_test(tc, register_rejects_bad_descriptors);
+    tcase_add_test(tc, custom_op_with_a_negative_dim_is_refused);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK);

@@ -991,6 +991,16 @@ def nested_if(depth, leaf):
     return g
 
 
+def long_if_names(graph, length, level=0):
+    """Gives every If of the then-branch chain a name `length` characters long."""
+    for n in graph.node:
+        if n.op_type == "If":
+            n.name = ("level%d_" % level) + "n" * length
+            for a in n.attribute:
+                if a.name == "then_branch":
+                    long_if_names(a.g, length, level + 1)
+
+
 @case("INVALID_MODEL", "node 'deep_leaf'", "an error 40 If-levels deep keeps its cause")
 def nested_error_kept():
     leaf = [node("Concat", ["x", "xd"], ["r40"], name="deep_leaf", axis=0)]
@@ -1005,16 +1015,34 @@ def nested_error_long_names():
     leaf = [node("Concat", ["x", "xd"], ["r6"], name="deep_leaf", axis=0)]
     g = nested_if(6, leaf)
 
-    def rename(graph, level):
-        for n in graph.node:
-            if n.op_type == "If":
-                n.name = ("level%d_" % level) + "n" * 600
-                for a in n.attribute:
-                    if a.name == "then_branch":
-                        rename(a.g, level + 1)
-    rename(g, 0)
+    long_if_names(g, 600)
     return model([g.node[0]], [vi("c", B, []), vi("x", F, [2]), vi("xd", D, [2])],
                  [vi("r0", F, None)])
+
+
+@case("RUNTIME_ERROR", "node 'deep_gather'", "a run-time error under 8 levels of long-named Ifs")
+def nested_runtime_error_long_names():
+    leaf = [node("Add", ["i", "big"], ["j"], name="deep_add"),
+            node("Gather", ["x", "j"], ["r8"], name="deep_gather")]
+    g = nested_if(8, leaf)
+
+    long_if_names(g, 600)
+    # c is true whatever the input, but not a constant: the Ifs run
+    return model([node("Or", ["c_in", "yes"], ["c"], name="or"), g.node[0]],
+                 [vi("c_in", B, []), vi("x", F, [4]), vi("i", I64, [1])], [vi("r0", F, None)],
+                 inits=[const("big", I64, [1], [100]), const("yes", B, [], [True])])
+
+
+@case("UNSUPPORTED", "unknown data type 99",
+      "a decoding error 12 If-levels deep, under 6 KB of context, keeps its cause")
+def nested_decode_error():
+    t = const("bad", F, [1], [1.0])
+    t.data_type = 99
+    leaf = [node("Constant", [], ["r12"], name="deep_leaf", value=t)]
+    g = nested_if(12, leaf)
+
+    long_if_names(g, 500)
+    return model([g.node[0]], [vi("c", B, []), vi("x", F, [2])], [vi("r0", F, None)])
 
 
 # ---- external data ----------------------------------------------------------------------
