@@ -172,6 +172,13 @@ static poprt_status infer_maxunpool(poprt__infer_ctx *c)
                 return POPRT__NODE_ERR(c->node, POPRT_STATUS_SHAPE_MISMATCH,
                                        "output_shape has %lld values for rank %d", (long long)n,
                                        rx);
+            for (int64_t i = 0; i < n; i++)
+                if (vals[i] < 0)
+                    return POPRT__NODE_ERR(c->node, POPRT_STATUS_INVALID_MODEL,
+                                           "output_shape has a negative value");
+            if (n > POPRT__MAX_RANK)
+                return POPRT__NODE_ERR(c->node, POPRT_STATUS_UNSUPPORTED, "output_shape rank %lld",
+                                       (long long)n);
             poprt__infer_set_i64(c, 0, elem, (int)n, vals);
             return POPRT_OK;
         }
@@ -206,9 +213,22 @@ static poprt_status infer_maxunpool(poprt__infer_ctx *c)
         pads[i] = pv ? pv[i] : 0;
         pads[nsp + i] = pv ? pv[nsp + i] : 0;
     }
-    for (int i = 0; i < nsp; i++)
-        if (xd[2 + i] >= 0)
-            xd[2 + i] = (xd[2 + i] - 1) * s[i] + ks[i] - pads[i] - pads[nsp + i];
+    int ovf = 0;
+    for (int i = 0; i < nsp; i++) {
+        if (ks[i] < 1 || s[i] < 1 || pads[i] < 0 || pads[nsp + i] < 0)
+            return POPRT__NODE_ERR(c->node, POPRT_STATUS_INVALID_MODEL,
+                                   "invalid kernel_shape, strides or pads on axis %d", i);
+        if (xd[2 + i] < 0)
+            continue;
+        xd[2 + i] = poprt__dadd(
+            poprt__dadd(poprt__dmul(xd[2 + i] - 1, s[i], &ovf), ks[i], &ovf),
+            -poprt__dadd(pads[i], pads[nsp + i], &ovf), &ovf);
+        if (ovf)
+            return poprt__infer_overflow(c, "the unpooled size");
+        if (xd[2 + i] < 0)
+            return POPRT__NODE_ERR(c->node, POPRT_STATUS_SHAPE_MISMATCH,
+                                   "the pads leave a negative size on axis %d", i);
+    }
     poprt__infer_set_i64(c, 0, elem, rx, xd);
     return POPRT_OK;
 }

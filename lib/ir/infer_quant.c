@@ -162,7 +162,8 @@ static poprt_status conv_like(poprt__infer_ctx *c, int ix, int iw, int32_t elem)
     const int64_t group = poprt__attr_i(c->node, "group", 1);
     if (group < 1)
         return POPRT__NODE_ERR(c->node, POPRT_STATUS_INVALID_MODEL, "group must be >= 1");
-    if (xd[1] >= 0 && wd[1] >= 0 && xd[1] != wd[1] * group)
+    int64_t wc;
+    if (xd[1] >= 0 && wd[1] >= 0 && (!poprt__mul_i64(wd[1], group, &wc) || xd[1] != wc))
         return POPRT__NODE_ERR(c->node, POPRT_STATUS_SHAPE_MISMATCH,
                                "x has %lld channels, w expects %lld x %lld groups",
                                (long long)xd[1], (long long)wd[1], (long long)group);

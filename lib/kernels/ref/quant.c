@@ -84,7 +84,7 @@ poprt_status poprt__quant_layout(const poprt__node *n, int xrank, const int64_t 
     for (int d = 0; d < xrank; d++) {
         if (sd[d] < 0 || xd[d] < 0)
             continue;
-        int64_t want = d == q->axis ? (xd[d] + bs - 1) / bs : xd[d];
+        int64_t want = d == q->axis ? xd[d] / bs + (xd[d] % bs != 0) : xd[d];
         if (sd[d] != want)
             return POPRT__NODE_ERR(n, POPRT_STATUS_SHAPE_MISMATCH,
                                    "blocked scale dim %d is %lld, expected %lld", d,

@@ -767,6 +767,72 @@ def depth_to_space_indivisible():
     return unary("DepthToSpace", F, [1, 3, 2, 2], blocksize=2)
 
 
+@case("INVALID_MODEL", "node 'maxunpool'", "MaxUnpool with strides of 2^62")
+def overflow_maxunpool():
+    return model([node("MaxUnpool", ["x", "i"], ["y"], kernel_shape=[2, 2], strides=[BIG, BIG])],
+                 [vi("x", F, [1, 1, 2, 2]), vi("i", I64, [1, 1, 2, 2])], [vi("y", F, None)])
+
+
+@case("INVALID_MODEL", "node 'convtranspose'", "ConvTranspose with group 2^62")
+def overflow_convtranspose_group():
+    return typed_operand("ConvTranspose", [("x", F, [1, 2, 3, 3]), ("w", F, [2, 1, 1, 1])],
+                         [const("w", F, [2, 1, 1, 1], [1.0, 1.0])], group=BIG)
+
+
+@case("SHAPE_MISMATCH", "node 'conv'", "Conv with group 2^62 (channels times group overflows)")
+def overflow_conv_group():
+    return typed_operand("Conv", [("x", F, [1, 2, 3, 3]), ("w", F, [2, 2, 1, 1])],
+                         [const("w", F, [2, 2, 1, 1], [1.0] * 4)], group=BIG)
+
+
+@case("SHAPE_MISMATCH", "node 'dequantizelinear'", "blocked DequantizeLinear with block_size 2^62")
+def overflow_block_size():
+    return model([node("DequantizeLinear", ["x", "s"], ["y"], axis=0, block_size=BIG)],
+                 [vi("x", TensorProto.INT8, [4])], [vi("y", F, None)],
+                 inits=[const("s", F, [2], [1.0, 1.0])], opset=21)
+
+
+@case("RUNTIME_ERROR", "node 'sequenceat'", "SequenceAt with a position out of range")
+def sequence_at_range():
+    return model([node("SequenceConstruct", ["x"], ["s"], name="seq"),
+                  node("Add", ["p", "nine"], ["q"], name="add"),
+                  node("SequenceAt", ["s", "q"], ["y"])],
+                 [vi("x", F, [2]), vi("p", I64, [])], [vi("y", F, None)],
+                 inits=[const("nine", I64, [], [9])])
+
+
+@case("RUNTIME_ERROR", "node 'scatternd'", "ScatterND with an index out of range")
+def scatternd_range():
+    return model([node("Add", ["i", "nine"], ["j"], name="add"),
+                  node("ScatterND", ["x", "j", "u"], ["y"])],
+                 [vi("x", F, [4]), vi("i", I64, [1, 1]), vi("u", F, [1])], [vi("y", F, None)],
+                 inits=[const("nine", I64, [], [9])])
+
+
+@case("RUNTIME_ERROR", "node 'gatherelements'", "GatherElements with an index out of range")
+def gather_elements_range():
+    return model([node("Add", ["i", "nine"], ["j"], name="add"),
+                  node("GatherElements", ["x", "j"], ["y"])],
+                 [vi("x", F, [4]), vi("i", I64, [2])], [vi("y", F, None)],
+                 inits=[const("nine", I64, [], [9])])
+
+
+@case("RUNTIME_ERROR", "node 'gathernd'", "GatherND with an index out of range")
+def gather_nd_range():
+    return model([node("Add", ["i", "nine"], ["j"], name="add"),
+                  node("GatherND", ["x", "j"], ["y"])],
+                 [vi("x", F, [4]), vi("i", I64, [2, 1])], [vi("y", F, None)],
+                 inits=[const("nine", I64, [], [9])])
+
+
+@case("INVALID_MODEL", "node 'onehot'", "OneHot with depth 0 at run time")
+def onehot_depth_runtime():
+    return model([node("Mul", ["d", "zero"], ["d0"], name="mul"),
+                  node("OneHot", ["i", "d0", "v"], ["y"])],
+                 [vi("i", I64, [3]), vi("d", I64, [])], [vi("y", F, None)],
+                 inits=[const("zero", I64, [], [0]), const("v", F, [2], [0.0, 1.0])])
+
+
 # ---- opset imports --------------------------------------------------------------------
 
 @case("INVALID_MODEL", "opset_import", "opset version 0")
