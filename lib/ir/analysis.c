@@ -1,6 +1,7 @@
 /* Schema resolution, topological order and structural validation. */
 #include <string.h>
 #include "ir/op.h"
+#include "ir/schema.h"
 
 static int node_has_graphs(const poprt__node *n)
 {
@@ -84,6 +85,7 @@ poprt_status poprt__graph_resolve(poprt__graph *g)
         }
         n->op = op;
         n->opset = (int)opset;
+        n->schema = poprt__schema_find(n->domain, n->op_type, opset);
         if (n->n_inputs < op->min_inputs || (op->max_inputs >= 0 && n->n_inputs > op->max_inputs))
             return POPRT__NODE_ERR(n, POPRT_STATUS_INVALID_MODEL,
                                    "has %d inputs, the operator takes %d to %d", n->n_inputs,

@@ -121,7 +121,8 @@ struct poprt__node {
     int n_attrs;
     poprt__attr *attrs;
     poprt__graph *graph;
-    const poprt__op *op; /* schema, resolved by poprt__graph_resolve */
+    const poprt__op *op; /* implementation, resolved by poprt__graph_resolve */
+    const struct poprt__schema *schema; /* ONNX schema in force (lib/ir/schema.h), or NULL */
     int opset;           /* version of node->domain in force */
     int id;              /* scratch index, set by poprt__graph_toposort */
     /* metadata_props as key/value pairs (used for shard/pipeline annotations) */

@@ -34,6 +34,15 @@ const poprt__schema *poprt__schema_find(const char *domain, const char *op_type,
     return best;
 }
 
+/* The node's schema at opset: the one poprt__graph_resolve recorded when it
+ * was resolved at that opset, else looked up. */
+static const poprt__schema *schema_of(const poprt__node *n, int opset)
+{
+    if (n->schema && n->opset == opset && strcmp(n->schema->name, n->op_type) == 0)
+        return n->schema;
+    return poprt__schema_find(n->domain, n->op_type, opset);
+}
+
 static const char *attr_type_name(int t)
 {
     static const char *const names[] = {
@@ -72,7 +81,7 @@ poprt_status poprt__schema_check_attrs(const poprt__node *n)
             if (strcmp(n->attrs[i].name, n->attrs[j].name) == 0)
                 return POPRT__NODE_ERR(n, POPRT_STATUS_INVALID_MODEL,
                                        "attribute '%s' is given twice", n->attrs[i].name);
-    const poprt__schema *s = poprt__schema_find(n->domain, n->op_type, n->opset);
+    const poprt__schema *s = schema_of(n, n->opset);
     if (!s)
         return POPRT_OK;
     for (int i = 0; i < n->n_attrs; i++) {
@@ -271,7 +280,7 @@ static poprt_status check_one(const poprt__node *n, const poprt__schema *s, bind
 poprt_status poprt__schema_check_types(const poprt__infer_ctx *c, int outputs)
 {
     const poprt__node *n = c->node;
-    const poprt__schema *s = poprt__schema_find(n->domain, n->op_type, c->opset);
+    const poprt__schema *s = schema_of(n, c->opset);
     if (!s)
         return POPRT_OK;
     binding bound[256];
