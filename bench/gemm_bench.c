@@ -249,7 +249,7 @@ static double fma_sample(int zmm, long iters)
 #if defined(__x86_64__)
     static volatile float sink;
     double t0 = now();
-    sink += zmm ? fma_loop_zmm(iters) : fma_loop_ymm(iters);
+    sink = sink + (zmm ? fma_loop_zmm(iters) : fma_loop_ymm(iters));
     r = (double)iters * (zmm ? 16 * 16 : 12 * 8) * 2 / (now() - t0) * 1e-9;
 #else
     (void)zmm;

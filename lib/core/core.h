@@ -16,6 +16,28 @@
 #define POPRT__UNUSED
 #endif
 
+/* Functions compiled once per vector width and picked by the loader from the
+ * CPU's features (GCC's target_clones: an ifunc resolver). Left out under the
+ * sanitizers (their runtimes are not set up when the resolvers run at
+ * relocation time: ASan misreports, TSan crashes) and with clang. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#define POPRT__CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define POPRT__CLONES
+#endif
+
+/* The even lanes of two 16-lane vectors: lo[0], lo[2], ..., hi[14]. ITYPE is
+ * the matching 16-lane int vector type (GCC's __builtin_shuffle takes a
+ * mask vector, clang's __builtin_shufflevector constant indices). */
+#if defined(__clang__)
+#define POPRT__EVEN16(lo, hi, ITYPE) \
+    __builtin_shufflevector(lo, hi, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30)
+#else
+#define POPRT__EVEN16(lo, hi, ITYPE) \
+    __builtin_shuffle(lo, hi, (ITYPE){0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30})
+#endif
+
 /* ---- errors -------------------------------------------------------------
  * poprt__err() records the thread-local detail message returned by
  * poprt_last_error() and returns the status, so call sites read

@@ -63,9 +63,7 @@ static const uint64_t ck_key[8] = {
     0x27d4eb2f165667c5ull, 0xd6e8feb86659fd93ull, 0xa0761d6478bd642full, 0xe7037ed1a0b428dbull,
 };
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
-__attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
+POPRT__CLONES
 static void ck_blocks(const unsigned char *p, size_t nblocks, uint64_t *acc)
 {
     uint64_t a[8];

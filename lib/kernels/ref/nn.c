@@ -796,9 +796,7 @@ static void conv_epilogue(const conv_plan *p, float *y, int64_t off, int64_t n)
 
 /* d[i] = s[i] + v (d may be s): the bias pass of the conv paths, compiled
  * per vector width like maxpool2d_plane (exact, so every clone agrees). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
-__attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
+POPRT__CLONES
 static void row_plus(float *d, const float *s, float v, int64_t n)
 {
     for (int64_t i = 0; i < n; i++)
@@ -2565,17 +2563,14 @@ static inline __attribute__((always_inline)) void mp_even16(const float *p, mp_v
     mp_v16 lo, hi;
     memcpy(&lo, p, sizeof lo);
     memcpy(&hi, p + 16, sizeof hi);
-    *v = __builtin_shuffle(lo, hi,
-                           (mp_i16){0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30});
+    *v = POPRT__EVEN16(lo, hi, mp_i16);
 }
 
 /* Compiled for each vector width the CPU may have and picked by the loader
  * from the CPU's features (POPRT_ISA does not cap it: max is exact, so every
  * clone gives the same result). Returns 0 when a window holds a NaN; what it
  * wrote is then overwritten by the generic loop. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
-__attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
+POPRT__CLONES
 static int maxpool2d_plane(const geom3 *g, const float *xp, float *yp, float *rowmax)
 {
     const int64_t IH = g->in[1], IW = g->in[2], OH = g->out[1], OW = g->out[2];
@@ -2830,9 +2825,7 @@ static inline int64_t bmp_taps(int64_t room, int64_t d, int64_t K)
     return room / d + 1 < K ? room / d + 1 : K;
 }
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
-__attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
+POPRT__CLONES
 static void bmp_rows(const geom3 *g, const float *x, float *y, int64_t r0, int64_t r1)
 {
     const int64_t IH = g->in[1], IW = g->in[2], OH = g->out[1], OW = g->out[2];

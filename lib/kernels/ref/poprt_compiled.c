@@ -20,9 +20,7 @@ int poprt__ew_known(int64_t op)
  * on floats, without the byte. Compiled per vector width: every operation
  * is exact or correctly rounded and the build does not contract a * b + c,
  * so the clones agree. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
-__attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
+POPRT__CLONES
 static void fp8_round(const float *src, float *dst, int64_t n, float scale, int e5m2, int zp)
 {
     const int drop = e5m2 ? 21 : 20;                            /* mantissa bits dropped */
