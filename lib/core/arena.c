@@ -21,8 +21,45 @@ void poprt__arena_free(poprt__arena *a)
         poprt__aligned_free(b);
         b = n;
     }
+    poprt__aligned_free(a->spare);
     a->head = NULL;
+    a->spare = NULL;
     a->total = 0;
+}
+
+poprt__arena_mark poprt__arena_mark_now(const poprt__arena *a)
+{
+    poprt__arena_mark m = {a->head, a->head ? a->head->next : NULL, a->head ? a->head->used : 0};
+    return m;
+}
+
+/* Frees b, or keeps it as the spare when it is a standard block. */
+static void give_back(poprt__arena *a, poprt__arena_block *b)
+{
+    a->total -= b->size;
+    if (b->size == BLOCK && !a->spare)
+        a->spare = b;
+    else
+        poprt__aligned_free(b);
+}
+
+void poprt__arena_release(poprt__arena *a, poprt__arena_mark m)
+{
+    /* blocks made after the mark sit in front of it, and large blocks made
+     * while the mark's block was the head sit right behind it */
+    while (a->head && a->head != m.head) {
+        poprt__arena_block *b = a->head;
+        a->head = b->next;
+        give_back(a, b);
+    }
+    if (!m.head)
+        return;
+    while (m.head->next != m.next) {
+        poprt__arena_block *b = m.head->next;
+        m.head->next = b->next;
+        give_back(a, b);
+    }
+    m.head->used = m.used;
 }
 
 void *poprt__arena_alloc(poprt__arena *a, size_t n)
@@ -41,8 +78,11 @@ void *poprt__arena_alloc(poprt__arena *a, size_t n)
         }
     }
     size_t size = n > BLOCK / 4 ? n : BLOCK;
-    poprt__arena_block *nb = poprt__aligned_alloc(HDR + size);
-    if (!nb)
+    poprt__arena_block *nb;
+    if (size == BLOCK && a->spare) {
+        nb = a->spare;
+        a->spare = NULL;
+    } else if (!(nb = poprt__aligned_alloc(HDR + size)))
         return NULL;
     nb->size = size;
     nb->used = n;

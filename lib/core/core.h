@@ -72,13 +72,24 @@ int poprt__add_i64(int64_t a, int64_t b, int64_t *out);
 typedef struct poprt__arena_block poprt__arena_block;
 typedef struct poprt__arena {
     poprt__arena_block *head;
+    poprt__arena_block *spare; /* a block given back by a release, reused first */
     size_t total;
 } poprt__arena;
+/* A point to return to: poprt__arena_release frees what was allocated after
+ * poprt__arena_mark (the memory is reused, not given back to the system, for
+ * one standard block), so scratch that lives for one step of a long loop
+ * does not pile up. */
+typedef struct poprt__arena_mark {
+    poprt__arena_block *head, *next;
+    size_t used;
+} poprt__arena_mark;
 
 void poprt__arena_init(poprt__arena *a);
 void poprt__arena_free(poprt__arena *a);
 /* Zeroed memory aligned to 16 bytes (64 for requests >= 4 KiB). */
 void *poprt__arena_alloc(poprt__arena *a, size_t n);
+poprt__arena_mark poprt__arena_mark_now(const poprt__arena *a);
+void poprt__arena_release(poprt__arena *a, poprt__arena_mark m);
 void *poprt__arena_array(poprt__arena *a, size_t count, size_t size);
 char *poprt__arena_strdup(poprt__arena *a, const char *s);
 char *poprt__arena_strndup(poprt__arena *a, const char *s, size_t n);

@@ -394,8 +394,8 @@ static poprt_status value_type(poprt__arena *a, const poprt__value *v, poprt__ty
 
 /* Types the node's outputs with concrete shapes from its actual inputs and
  * allocates those that come out static. */
-static poprt_status prepare_dynamic(struct poprt__exec *x, poprt__node *n, poprt__value **in,
-                                    poprt__value **out)
+static poprt_status infer_and_allocate(struct poprt__exec *x, poprt__node *n, poprt__value **in,
+                                       poprt__value **out)
 {
     poprt__ival ivs[32];
     poprt__type its[32], ots[16];
@@ -407,7 +407,7 @@ static poprt_status prepare_dynamic(struct poprt__exec *x, poprt__node *n, poprt
         ivs[i].nbytes = 0;
         if (!in[i] || in[i]->kind == POPRT__KIND_UNKNOWN)
             continue;
-        if (value_type(&x->strings, in[i], &its[i]))
+        if (value_type(&x->types, in[i], &its[i]))
             return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
         ivs[i].type = &its[i];
         if (in[i]->kind == POPRT__KIND_TENSOR) {
@@ -419,7 +419,7 @@ static poprt_status prepare_dynamic(struct poprt__exec *x, poprt__node *n, poprt
     for (int j = 0; j < n->n_outputs; j++)
         ots[j].rank = -1;
     poprt__infer_ctx c = {.node = n, .opset = n->opset, .n_in = n->n_inputs, .in = ivs,
-                          .n_out = n->n_outputs, .out = ots, .arena = &x->strings};
+                          .n_out = n->n_outputs, .out = ots, .arena = &x->types};
     poprt_status st = poprt__node_infer(&c);
     if (st)
         return st;
@@ -437,6 +437,18 @@ static poprt_status prepare_dynamic(struct poprt__exec *x, poprt__node *n, poprt
             return st;
     }
     return POPRT_OK;
+}
+
+/* The types inference makes live in the run's arena only while the node is
+ * prepared (outputs copy the dims they need): released at once, so a Loop of
+ * a million iterations does not keep a million nodes' worth of types. */
+static poprt_status prepare_dynamic(struct poprt__exec *x, poprt__node *n, poprt__value **in,
+                                    poprt__value **out)
+{
+    poprt__arena_mark mark = poprt__arena_mark_now(&x->types);
+    poprt_status st = infer_and_allocate(x, n, in, out);
+    poprt__arena_release(&x->types, mark);
+    return st;
 }
 
 /* A Concat the plan elided: its inputs were written in place inside its
@@ -577,6 +589,7 @@ void poprt__exec_free(struct poprt__exec *x)
         x->scratch = c;
     }
     poprt__arena_free(&x->strings);
+    poprt__arena_free(&x->types);
 }
 
 /* ---- constant folding ------------------------------------------------------------- */
@@ -588,6 +601,7 @@ poprt_status poprt__fold_node(poprt__node *n, void *ctx)
     struct poprt__exec x;
     memset(&x, 0, sizeof x);
     poprt__arena_init(&x.strings);
+    poprt__arena_init(&x.types);
     poprt__value in_vals[32], out_vals[16];
     poprt__value *in[32], *out[16];
     void *provided[16] = {0};

@@ -72,7 +72,8 @@ struct poprt__exec {
     char *arena;               /* activations of the main graph's static plan */
     poprt__frame main;
     poprt__scratch_chunk *scratch;
-    poprt__arena strings;      /* string payloads and run-time type info */
+    poprt__arena strings;      /* string payloads (and folded outputs) */
+    poprt__arena types;        /* types of the node being prepared (released after it) */
     uint64_t run_counter;
     poprt__frame *cur;         /* frame of the node being run */
     poprt_status sub_status;

@@ -14,6 +14,7 @@ poprt_status poprt__exec_init(struct poprt__exec *x, struct poprt_session *s)
     x->s = s;
     x->pool = s->pool;
     poprt__arena_init(&x->strings);
+    poprt__arena_init(&x->types);
     if (s->plan.arena_bytes) {
         x->arena = poprt__aligned_alloc(s->plan.arena_bytes);
         if (!x->arena)

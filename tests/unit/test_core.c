@@ -92,6 +92,40 @@ START_TEST(arena_alignment_and_zeroing)
 }
 END_TEST
 
+/* What a release gives back: everything allocated after the mark (small
+ * blocks in front of it, large ones behind it), nothing before it; the
+ * memory is reused, so a loop of mark/alloc/release keeps total flat. */
+START_TEST(arena_mark_release)
+{
+    poprt__arena a;
+    poprt__arena_init(&a);
+    char *keep = poprt__arena_strdup(&a, "kept");
+    poprt__arena_mark m = poprt__arena_mark_now(&a);
+    size_t base = a.total;
+    for (int round = 0; round < 1000; round++) {
+        for (int i = 0; i < 40; i++)
+            ck_assert_ptr_nonnull(poprt__arena_alloc(&a, 3000)); /* two blocks' worth */
+        ck_assert_ptr_nonnull(poprt__arena_alloc(&a, 100000));  /* a large block */
+        poprt__arena_release(&a, m);
+        ck_assert_uint_eq(a.total, base);
+    }
+    ck_assert_str_eq(keep, "kept");
+    char *next = poprt__arena_strdup(&a, "next");
+    ck_assert_ptr_eq(next, keep + 16); /* the mark's block continues where it stood */
+    /* a mark on an empty arena releases everything */
+    poprt__arena b;
+    poprt__arena_init(&b);
+    poprt__arena_mark e = poprt__arena_mark_now(&b);
+    ck_assert_ptr_nonnull(poprt__arena_alloc(&b, 1 << 20));
+    ck_assert_ptr_nonnull(poprt__arena_alloc(&b, 10));
+    poprt__arena_release(&b, e);
+    ck_assert_uint_eq(b.total, 0);
+    ck_assert_ptr_null(b.head);
+    poprt__arena_free(&b);
+    poprt__arena_free(&a);
+}
+END_TEST
+
 START_TEST(map_put_get_delete_grow)
 {
     poprt__map m = {0};
@@ -238,6 +272,7 @@ int main(void)
     tcase_add_test(tc, last_error_is_thread_local);
     tcase_add_test(tc, overflow_checks);
     tcase_add_test(tc, arena_alignment_and_zeroing);
+    tcase_add_test(tc, arena_mark_release);
     tcase_add_test(tc, map_put_get_delete_grow);
     tcase_add_test(tc, vec_push_grows);
     tcase_add_test(tc, blob_map_missing_file);
