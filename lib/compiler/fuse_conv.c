@@ -161,7 +161,7 @@ static poprt_status fuse_one(poprt__graph *g, poprt__node *c, int *done)
         return rp_oom();
     poprt__graph_remove_node(g, keep);
     for (int i = 0; i < n_in; i++)
-        f->inputs[i] = ins[i];
+        poprt__node_set_input(f, i, ins[i]);
     f->outputs[0] = out;
     out->producer = f;
     out->producer_slot = 0;

@@ -238,17 +238,18 @@ static poprt_status fuse(poprt__graph *g, poprt__node **nodes, step *steps, int 
     }
     poprt__tensor *y = poprt__node_out(step_last(nodes[len - 1], &steps[len - 1]), 0);
     const char *name = nodes[0]->name;
+    /* detached now, dropped from the list once the sweep is done */
     for (int s = 0; s < len; s++) {
-        poprt__graph_remove_node(g, nodes[s]);
+        poprt__graph_detach_node(nodes[s]);
         if (steps[s].pair)
-            poprt__graph_remove_node(g, steps[s].pair);
+            poprt__graph_detach_node(steps[s].pair);
     }
     poprt__node *f = poprt__graph_add_node(g, "FusedElementwise", "ai.poprt",
                                            poprt__model_unique_name(g->model, name), n_in, 1);
     if (!f)
         return rp_oom();
     for (int i = 0; i < n_in; i++)
-        f->inputs[i] = ins[i];
+        poprt__node_set_input(f, i, ins[i]);
     f->outputs[0] = y;
     y->producer = f;
     y->producer_slot = 0;
@@ -266,25 +267,24 @@ poprt_status poprt__compile_fuse_elementwise(poprt__model *m, int *changed)
     poprt__node *nodes[POPRT__EW_MAX_STEPS];
     step steps[POPRT__EW_MAX_STEPS];
     /* in graph order, so that a chain is found from its first node */
-    for (size_t i = 0; i < g->nodes.len; i++) {
+    poprt_status st = POPRT_OK;
+    for (size_t i = 0; i < g->nodes.len && !st; i++) {
         poprt__node *n = g->nodes.items[i];
         poprt__tensor *x = NULL;
+        if (n->removed)
+            continue;
         int len = grow(g, n, nodes, steps, &x);
         if (len < 2 && !(len == 1 && steps[0].pair)) /* one node gains nothing */
             continue;
-        poprt_status st = fuse(g, nodes, steps, len, x);
-        if (st)
-            return st;
+        /* (nodes before i cannot start a chain now: fusing removes readers,
+         * it adds no fusable step; the fused node goes to the list's end) */
+        st = fuse(g, nodes, steps, len, x);
         *changed = 1;
-        /* the chain's nodes left the list and the fused node went to its
-         * end: position i now holds the next unvisited node (nodes before
-         * i cannot start a chain now: fusing removes readers, it adds no
-         * fusable step) */
-        i--;
     }
-    if (!*changed)
-        return POPRT_OK;
-    poprt_status st = poprt__model_ensure_opset(m, "ai.poprt", 1);
+    poprt__graph_compact(g);
+    if (st || !*changed)
+        return st;
+    st = poprt__model_ensure_opset(m, "ai.poprt", 1);
     if (!st)
         st = poprt__graph_toposort(g);
     return st;

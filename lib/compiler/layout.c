@@ -182,7 +182,7 @@ static poprt__node *replace(poprt__graph *g, poprt__node *n, const char *op, con
         if (!rp_copy_attr(f, n, n->attrs[a].name))
             return NULL;
     for (int i = 0; i < n->n_inputs; i++)
-        f->inputs[i] = n->inputs[i];
+        poprt__node_set_input(f, i, n->inputs[i]);
     f->outputs[0] = n->outputs[0];
     f->outputs[0]->producer = f;
     f->outputs[0]->producer_slot = 0;

@@ -1,6 +1,7 @@
 /* Executable files (.popef): writing a compiled session out, loading one
  * back with its weights used in place, and the engine cache. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -420,23 +421,6 @@ static poprt_status build_file(const poprt_session *s, uint64_t model_hash, wbuf
     return st;
 }
 
-/* Writes atomically: a temporary file in the same folder, then rename. */
-static poprt_status write_atomic(const char *path, const void *data, size_t n)
-{
-    size_t len = strlen(path);
-    char *tmp = poprt__malloc(len + 32);
-    if (!tmp)
-        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
-    snprintf(tmp, len + 32, "%s.tmp%ld", path, (long)getpid());
-    poprt_status st = poprt__write_file(tmp, data, n);
-    if (!st && rename(tmp, path) != 0)
-        st = poprt__err(POPRT_STATUS_IO_ERROR, "file '%s': %s", path, strerror(errno));
-    if (st)
-        unlink(tmp);
-    poprt__free(tmp);
-    return st;
-}
-
 poprt_status poprt_session_export(const poprt_session *s, const char *path)
 {
     if (!s || !path)
@@ -445,7 +429,7 @@ poprt_status poprt_session_export(const poprt_session *s, const char *path)
     poprt_status st = build_file(s, 0, &b);
     if (st)
         return st;
-    st = write_atomic(path, b.p, b.len);
+    st = poprt__write_file(path, b.p, b.len);
     poprt__free(b.p);
     return st;
 }
@@ -663,12 +647,15 @@ poprt_status poprt_session_load(const char *path, const poprt_options *options,
 
 int poprt_file_is_executable(const char *path)
 {
-    FILE *fp = path ? fopen(path, "rb") : NULL;
-    if (!fp)
+    /* non-blocking: a FIFO is not an executable file, and must not hang */
+    int fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY) : -1;
+    if (fd < 0)
         return 0;
+    struct stat st;
     char magic[8];
-    int yes = fread(magic, 1, 8, fp) == 8 && memcmp(magic, POPRT__POPEF_MAGIC, 8) == 0;
-    fclose(fp);
+    int yes = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && pread(fd, magic, 8, 0) == 8 &&
+              memcmp(magic, POPRT__POPEF_MAGIC, 8) == 0;
+    close(fd);
     return yes;
 }
 
@@ -734,7 +721,7 @@ poprt_status poprt__session_cached(const poprt_model *model, const poprt_options
     } else {
         wbuf b;
         if (build_file(s, key, &b) == POPRT_OK) {
-            if (write_atomic(path, b.p, b.len) != POPRT_OK)
+            if (poprt__write_file(path, b.p, b.len) != POPRT_OK)
                 poprt__log(POPRT_LOG_WARNING, "engine cache: %s", poprt_last_error());
             poprt__free(b.p);
         }

@@ -21,30 +21,39 @@ void poprt__vec_free(poprt__vec *v)
     memset(v, 0, sizeof *v);
 }
 
+struct poprt__map_entry {
+    const char *key; /* NULL: empty; TOMB: deleted */
+    void *val;
+    uint64_t hash;
+};
+
+static const char tomb[1];
+#define TOMB tomb
+
 static uint64_t hash_str(const char *s)
 {
     uint64_t h = 1469598103934665603ull; /* FNV-1a */
     while (*s)
         h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+    /* the table takes the low bits, which a multiplicative hash mixes least
+     * (names like t0, t1, ... cluster): fold the high bits down */
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
     return h;
 }
 
-static void **slot(const poprt__map *m, const char *key, size_t *idx)
+/* The entry holding key, or the empty one ending its probe sequence. The
+ * stored hash is compared first, so a probe rarely reads another key. */
+static poprt__map_entry *slot(const poprt__map *m, const char *key, uint64_t h)
 {
-    size_t mask = m->cap - 1, i = hash_str(key) & mask;
-    while (m->keys[i]) {
-        if (m->keys[i] != (const char *)m && strcmp(m->keys[i], key) == 0)
+    size_t mask = m->cap - 1, i = h & mask;
+    while (m->e[i].key) {
+        if (m->e[i].key != TOMB && m->e[i].hash == h && strcmp(m->e[i].key, key) == 0)
             break;
         i = (i + 1) & mask;
     }
-    *idx = i;
-    return &m->vals[i];
-}
-
-/* Deleted slots hold the map's own address as a tombstone key. */
-static int live(const poprt__map *m, size_t i)
-{
-    return m->keys[i] && m->keys[i] != (const char *)m;
+    return &m->e[i];
 }
 
 static poprt_status grow(poprt__map *m)
@@ -52,23 +61,16 @@ static poprt_status grow(poprt__map *m)
     size_t cap = m->cap ? m->cap * 2 : 16;
     poprt__map n = {0};
     n.cap = cap;
-    n.keys = poprt__calloc(cap, sizeof *n.keys);
-    n.vals = poprt__calloc(cap, sizeof *n.vals);
-    if (!n.keys || !n.vals) {
-        poprt__free(n.keys);
-        poprt__free(n.vals);
+    n.e = poprt__calloc(cap, sizeof *n.e);
+    if (!n.e)
         return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory growing a name table");
-    }
     for (size_t i = 0; i < m->cap; i++)
-        if (live(m, i)) {
-            size_t j;
-            slot(&n, m->keys[i], &j);
-            n.keys[j] = m->keys[i];
-            n.vals[j] = m->vals[i];
+        if (m->e[i].key && m->e[i].key != TOMB) {
+            poprt__map_entry *d = slot(&n, m->e[i].key, m->e[i].hash);
+            *d = m->e[i];
             n.len++;
         }
-    poprt__free(m->keys);
-    poprt__free(m->vals);
+    poprt__free(m->e);
     *m = n;
     return POPRT_OK;
 }
@@ -80,14 +82,15 @@ poprt_status poprt__map_put(poprt__map *m, const char *key, void *val)
         if (st)
             return st;
     }
-    size_t i;
-    /* find existing key first (tombstones are skipped by slot()) */
-    slot(m, key, &i);
-    if (!m->keys[i]) {
-        m->keys[i] = key;
+    uint64_t h = hash_str(key);
+    /* find the existing key first (tombstones are skipped by slot()) */
+    poprt__map_entry *e = slot(m, key, h);
+    if (!e->key) {
+        e->key = key;
+        e->hash = h;
         m->len++;
     }
-    m->vals[i] = val;
+    e->val = val;
     return POPRT_OK;
 }
 
@@ -95,26 +98,23 @@ void *poprt__map_get(const poprt__map *m, const char *key)
 {
     if (!m->cap)
         return NULL;
-    size_t i;
-    slot(m, key, &i);
-    return m->keys[i] ? m->vals[i] : NULL;
+    poprt__map_entry *e = slot(m, key, hash_str(key));
+    return e->key ? e->val : NULL;
 }
 
 void poprt__map_del(poprt__map *m, const char *key)
 {
     if (!m->cap)
         return;
-    size_t i;
-    slot(m, key, &i);
-    if (m->keys[i]) {
-        m->keys[i] = (const char *)m;
-        m->vals[i] = NULL;
+    poprt__map_entry *e = slot(m, key, hash_str(key));
+    if (e->key) {
+        e->key = TOMB;
+        e->val = NULL;
     }
 }
 
 void poprt__map_free(poprt__map *m)
 {
-    poprt__free(m->keys);
-    poprt__free(m->vals);
+    poprt__free(m->e);
     memset(m, 0, sizeof *m);
 }

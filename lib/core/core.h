@@ -105,9 +105,9 @@ poprt_status poprt__vec_push(poprt__vec *v, void *item);
 void poprt__vec_free(poprt__vec *v);
 
 /* ---- string -> pointer hash map (keys are not copied) --------------------- */
+typedef struct poprt__map_entry poprt__map_entry;
 typedef struct poprt__map {
-    const char **keys;
-    void **vals;
+    poprt__map_entry *e; /* open addressing; key, value and hash side by side */
     size_t cap, len;
 } poprt__map;
 poprt_status poprt__map_put(poprt__map *m, const char *key, void *val);
@@ -120,9 +120,21 @@ typedef struct poprt__blob {
     int refs; /* atomic */
     void *data;
     size_t size;
-    int mapped; /* 1: munmap on release, 0: poprt__free, 2: a view (nothing) */
+    int mapped; /* 1: munmap on release, 0: poprt__free, 2: a view (nothing),
+                   3: poprt__aligned_free */
+    int fd;     /* a mapped file's descriptor, kept to see it truncated; else -1 */
+    const char *path; /* a mapped file's path (for messages), else NULL */
 } poprt__blob;
+/* A file's bytes: files below POPRT__MAP_MIN_BYTES are read into memory (a
+ * copy nothing can pull away), larger ones are mapped read-only and shared
+ * with every process that maps them. Only regular files are accepted (a
+ * FIFO or a device is refused without blocking). */
+#define POPRT__MAP_MIN_BYTES ((size_t)4 << 20)
 poprt_status poprt__blob_map_file(const char *path, poprt__blob **out);
+/* IO_ERROR when a mapped file is now shorter than its mapping (truncated
+ * after it was loaded: reading the mapping would raise SIGBUS); OK for
+ * every other blob. */
+poprt_status poprt__blob_check(const poprt__blob *b);
 poprt__blob *poprt__blob_wrap(void *heap_data, size_t size); /* takes ownership */
 void poprt__blob_ref(poprt__blob *b);
 void poprt__blob_unref(poprt__blob *b);

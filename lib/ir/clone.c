@@ -166,7 +166,7 @@ static poprt__graph *clone_graph(cl *c, const poprt__graph *sg, poprt__graph *pa
         if (poprt__vec_push(&dg->inputs, poprt__graph_find(dg, ((poprt__tensor *)sg->inputs.items[i])->name)))
             return NULL;
     for (size_t i = 0; i < sg->outputs.len; i++)
-        if (poprt__vec_push(&dg->outputs, map_t(c, dg, sg->outputs.items[i])))
+        if (poprt__graph_add_output(dg, map_t(c, dg, sg->outputs.items[i])))
             return NULL;
     for (size_t i = 0; i < sg->initializers.len; i++)
         if (poprt__vec_push(&dg->initializers, poprt__graph_find(dg, ((poprt__tensor *)sg->initializers.items[i])->name)))
@@ -182,7 +182,7 @@ static poprt__graph *clone_graph(cl *c, const poprt__graph *sg, poprt__graph *pa
         dn->schema = sn->schema;
         dn->opset = sn->opset;
         for (int k = 0; k < sn->n_inputs; k++)
-            dn->inputs[k] = map_t(c, dg, sn->inputs[k]);
+            poprt__node_set_input(dn, k, map_t(c, dg, sn->inputs[k]));
         for (int k = 0; k < sn->n_outputs; k++) {
             dn->outputs[k] = map_t(c, dg, sn->outputs[k]);
             if (dn->outputs[k]) {

@@ -79,9 +79,9 @@ static poprt_status inline_call(poprt__graph *g, poprt__node *call, const poprt_
         }
         g->nodes.len--; /* placed by the caller */
         for (int k = 0; k < bn->n_inputs; k++) {
-            n->inputs[k] = NULL;
+            poprt__node_set_input(n, k, NULL);
             if (bn->inputs[k] && bn->inputs[k]->name[0]) {
-                n->inputs[k] = map_tensor(g, &rename, bn->inputs[k], call->name);
+                poprt__node_set_input(n, k, map_tensor(g, &rename, bn->inputs[k], call->name));
                 if (!n->inputs[k])
                     st = poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory inlining");
             }
@@ -133,6 +133,7 @@ static poprt_status inline_graph(poprt__model *m, poprt__graph *g, int depth)
             const poprt__function *f = find_function(m, n);
             if (f) {
                 st = inline_call(g, n, f, &out);
+                poprt__graph_detach_node(n); /* its body's copies take its place */
                 again = 1;
             } else {
                 st = poprt__vec_push(&out, n);

@@ -1,4 +1,5 @@
 /* IR construction and lookup. */
+#include <stdlib.h>
 #include <string.h>
 #include "ir/ir.h"
 
@@ -121,25 +122,323 @@ poprt__node *poprt__graph_add_node(poprt__graph *g, const char *op_type, const c
     n->n_inputs = n_inputs;
     n->n_outputs = n_outputs;
     n->inputs = poprt__arena_array(&m->arena, (size_t)(n_inputs ? n_inputs : 1), sizeof *n->inputs);
+    n->uses = poprt__arena_array(&m->arena, (size_t)(n_inputs ? n_inputs : 1), sizeof *n->uses);
     n->outputs = poprt__arena_array(&m->arena, (size_t)(n_outputs ? n_outputs : 1), sizeof *n->outputs);
     n->graph = g;
-    if (!n->op_type || !n->domain || !n->name || !n->inputs || !n->outputs)
+    if (!n->op_type || !n->domain || !n->name || !n->inputs || !n->uses || !n->outputs)
         return NULL;
     if (poprt__vec_push(&g->nodes, n))
         return NULL;
     return n;
 }
 
+/* ---- use lists ------------------------------------------------------------- */
+
+/* A use is linked while u->node is set. */
+static void use_link(poprt__tensor *t, poprt__use *u, poprt__node *n, int slot)
+{
+    u->node = n;
+    u->slot = slot;
+    u->prev = NULL;
+    u->next = t->uses;
+    if (t->uses)
+        t->uses->prev = u;
+    t->uses = u;
+    t->n_uses++;
+}
+
+static void use_unlink(poprt__tensor *t, poprt__use *u)
+{
+    if (u->prev)
+        u->prev->next = u->next;
+    else
+        t->uses = u->next;
+    if (u->next)
+        u->next->prev = u->prev;
+    u->next = u->prev = NULL;
+    u->node = NULL;
+    t->n_uses--;
+}
+
+void poprt__node_set_input(poprt__node *n, int k, poprt__tensor *t)
+{
+    poprt__tensor **ins = (poprt__tensor **)n->inputs;
+    if (ins[k] == t)
+        return;
+    if (ins[k] && n->uses[k].node)
+        use_unlink(ins[k], &n->uses[k]);
+    ins[k] = t;
+    if (t && !n->removed)
+        use_link(t, &n->uses[k], n, k);
+}
+
+poprt_status poprt__node_resize_inputs(poprt__node *n, int count)
+{
+    if (count == n->n_inputs)
+        return POPRT_OK;
+    if (count < n->n_inputs) {
+        for (int k = count; k < n->n_inputs; k++)
+            poprt__node_set_input(n, k, NULL);
+        n->n_inputs = count;
+        return POPRT_OK;
+    }
+    poprt__arena *a = &n->graph->model->arena;
+    poprt__tensor **ins = poprt__arena_array(a, (size_t)count, sizeof *ins);
+    poprt__use *uses = poprt__arena_array(a, (size_t)count, sizeof *uses);
+    if (!ins || !uses)
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory growing node '%s'", n->name);
+    /* the reads move to the new slots */
+    int old = n->n_inputs;
+    poprt__tensor *keep[64], **kept = keep;
+    if (old > 64 && !(kept = poprt__arena_array(a, (size_t)old, sizeof *kept)))
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory growing node '%s'", n->name);
+    for (int k = 0; k < old; k++) {
+        kept[k] = n->inputs[k];
+        poprt__node_set_input(n, k, NULL);
+    }
+    n->inputs = ins;
+    n->uses = uses;
+    n->n_inputs = count;
+    /* (new slots read nothing: their uses are zeroed, so unlinked) */
+    for (int k = 0; k < old; k++)
+        poprt__node_set_input(n, k, kept[k]);
+    return POPRT_OK;
+}
+
+poprt_status poprt__graph_add_output(poprt__graph *g, poprt__tensor *t)
+{
+    if (poprt__vec_push(&g->outputs, t))
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory adding output '%s'",
+                          t ? t->name : "");
+    if (t)
+        t->n_out_uses++;
+    return POPRT_OK;
+}
+
+void poprt__graph_set_output(poprt__graph *g, size_t i, poprt__tensor *t)
+{
+    poprt__tensor *old = g->outputs.items[i];
+    if (old)
+        old->n_out_uses--;
+    g->outputs.items[i] = t;
+    if (t)
+        t->n_out_uses++;
+}
+
+void poprt__graph_truncate_outputs(poprt__graph *g, size_t len)
+{
+    for (size_t i = len; i < g->outputs.len; i++)
+        if (g->outputs.items[i])
+            ((poprt__tensor *)g->outputs.items[i])->n_out_uses--;
+    if (len < g->outputs.len)
+        g->outputs.len = len;
+}
+
+int poprt__node_within(const poprt__node *n, const poprt__graph *g)
+{
+    for (const poprt__graph *h = n ? n->graph : NULL; h; h = h->parent_node ? h->parent_node->graph : NULL)
+        if (h == g)
+            return 1;
+    return 0;
+}
+
+/* Drops the reads of every node of g and of its subgraphs, and of g's
+ * outputs: g goes away with the node that holds it. */
+static void unlink_graph(poprt__graph *g);
+
+static void unlink_node(poprt__node *n)
+{
+    for (int k = 0; k < n->n_inputs; k++)
+        if (n->inputs[k] && n->uses[k].node)
+            use_unlink(n->inputs[k], &n->uses[k]);
+    for (int a = 0; a < n->n_attrs; a++) {
+        const poprt__attr *at = &n->attrs[a];
+        if (at->type == POPRT__ATTR_GRAPH && at->g)
+            unlink_graph(at->g);
+        for (int64_t k = 0; at->type == POPRT__ATTR_GRAPHS && k < at->n; k++)
+            if (at->graphs[k])
+                unlink_graph(at->graphs[k]);
+    }
+}
+
+static void unlink_graph(poprt__graph *g)
+{
+    for (size_t i = 0; i < g->nodes.len; i++) {
+        poprt__node *n = g->nodes.items[i];
+        if (!n->removed) {
+            unlink_node(n);
+            n->removed = 1;
+        }
+    }
+    for (size_t i = 0; i < g->outputs.len; i++)
+        if (g->outputs.items[i])
+            ((poprt__tensor *)g->outputs.items[i])->n_out_uses--;
+    g->outputs.len = 0;
+}
+
+void poprt__graph_detach_node(poprt__node *n)
+{
+    if (n->removed)
+        return;
+    unlink_node(n);
+    n->removed = 1;
+    for (int i = 0; i < n->n_outputs; i++)
+        if (n->outputs[i] && n->outputs[i]->producer == n)
+            n->outputs[i]->producer = NULL;
+}
+
+void poprt__graph_compact(poprt__graph *g)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < g->nodes.len; i++)
+        if (!((poprt__node *)g->nodes.items[i])->removed)
+            g->nodes.items[k++] = g->nodes.items[i];
+    g->nodes.len = k;
+}
+
 void poprt__graph_remove_node(poprt__graph *g, poprt__node *n)
 {
+    poprt__graph_detach_node(n);
     size_t k = 0;
     for (size_t i = 0; i < g->nodes.len; i++)
         if (g->nodes.items[i] != n)
             g->nodes.items[k++] = g->nodes.items[i];
     g->nodes.len = k;
-    for (int i = 0; i < n->n_outputs; i++)
-        if (n->outputs[i] && n->outputs[i]->producer == n)
-            n->outputs[i]->producer = NULL;
+}
+
+/* ---- use lists checked against the graphs ------------------------------------ */
+
+int poprt__ir_strict_uses(void)
+{
+    static int v = -1; /* read once; a race only computes the same value twice */
+    int r = __atomic_load_n(&v, __ATOMIC_RELAXED);
+    if (r < 0) {
+        const char *e = getenv("POPRT_CHECK_IR");
+        r = e && *e && strcmp(e, "0") != 0;
+        __atomic_store_n(&v, r, __ATOMIC_RELAXED);
+    }
+    return r;
+}
+
+/* Calls fn on every graph reachable from the model (main graph, function
+ * bodies, their subgraphs), parents before subgraphs. */
+static void each_live_graph(poprt__graph *g, void (*fn)(poprt__graph *, void *), void *ctx)
+{
+    fn(g, ctx);
+    for (size_t i = 0; i < g->nodes.len; i++) {
+        const poprt__node *n = g->nodes.items[i];
+        if (n->removed)
+            continue;
+        for (int a = 0; a < n->n_attrs; a++) {
+            const poprt__attr *at = &n->attrs[a];
+            if (at->type == POPRT__ATTR_GRAPH && at->g)
+                each_live_graph(at->g, fn, ctx);
+            for (int64_t k = 0; at->type == POPRT__ATTR_GRAPHS && k < at->n; k++)
+                if (at->graphs[k])
+                    each_live_graph(at->graphs[k], fn, ctx);
+        }
+    }
+}
+
+static void each_model_graph(poprt__model *m, void (*fn)(poprt__graph *, void *), void *ctx)
+{
+    each_live_graph(m->graph, fn, ctx);
+    for (int f = 0; f < m->n_functions; f++)
+        if (m->functions[f].body)
+            each_live_graph(m->functions[f].body, fn, ctx);
+}
+
+static void mark_live(poprt__graph *g, void *ctx)
+{
+    int on = *(int *)ctx;
+    for (size_t i = 0; i < g->nodes.len; i++) {
+        poprt__node *n = g->nodes.items[i];
+        n->live = on && !n->removed;
+    }
+    for (size_t i = 0; i < g->outputs.len; i++)
+        if (g->outputs.items[i])
+            ((poprt__tensor *)g->outputs.items[i])->n_out_uses += on ? -1 : 1;
+}
+
+static void link_live(poprt__graph *g, void *ctx)
+{
+    (void)ctx;
+    for (size_t i = 0; i < g->nodes.len; i++) {
+        poprt__node *n = g->nodes.items[i];
+        for (int k = 0; !n->removed && k < n->n_inputs; k++)
+            if (n->inputs[k])
+                use_link(n->inputs[k], &n->uses[k], n, k);
+    }
+    for (size_t i = 0; i < g->outputs.len; i++)
+        if (g->outputs.items[i])
+            ((poprt__tensor *)g->outputs.items[i])->n_out_uses++;
+}
+
+/* The first disagreement between t's list and the graphs, or NULL. */
+static const char *tensor_uses_wrong(const poprt__tensor *t)
+{
+    int len = 0;
+    for (const poprt__use *u = t->uses; u; u = u->next, len++) {
+        const poprt__node *n = u->node;
+        if (!n || u->slot < 0 || u->slot >= n->n_inputs || &n->uses[u->slot] != u)
+            return "holds a stray entry";
+        if (n->inputs[u->slot] != t)
+            return "names a node input that reads another value";
+        if (!n->live)
+            return "names a removed or unreachable node";
+    }
+    if (len != t->n_uses)
+        return "length differs from its count";
+    if (t->n_out_uses)
+        return "output count differs from the graphs' outputs";
+    return NULL;
+}
+
+poprt_status poprt__model_check_uses(poprt__model *m, int rebuild)
+{
+    if (rebuild) {
+        for (size_t gi = 0; gi < m->graphs_all.len; gi++) {
+            poprt__graph *g = m->graphs_all.items[gi];
+            for (size_t i = 0; i < g->nodes.len; i++) {
+                poprt__node *n = g->nodes.items[i];
+                for (int k = 0; k < n->n_inputs; k++)
+                    n->uses[k].node = NULL;
+            }
+            for (size_t i = 0; i < g->tensors.len; i++) {
+                poprt__tensor *t = g->tensors.items[i];
+                t->uses = NULL;
+                t->n_uses = t->n_out_uses = 0;
+            }
+        }
+        each_model_graph(m, link_live, NULL);
+        return POPRT_OK;
+    }
+    /* every live slot linked where it says... */
+    int on = 1;
+    each_model_graph(m, mark_live, &on); /* also takes the outputs off the counts */
+    const poprt__tensor *bad = NULL;
+    const char *why = NULL;
+    for (size_t gi = 0; gi < m->graphs_all.len && !bad; gi++) {
+        poprt__graph *g = m->graphs_all.items[gi];
+        for (size_t i = 0; i < g->nodes.len && !bad; i++) {
+            poprt__node *n = g->nodes.items[i];
+            for (int k = 0; n->live && k < n->n_inputs && !bad; k++)
+                if (n->inputs[k] && n->uses[k].node != n) {
+                    bad = n->inputs[k];
+                    why = "misses a read";
+                }
+        }
+        /* ...and every list entry a live slot reading that tensor */
+        for (size_t i = 0; i < g->tensors.len && !bad; i++)
+            if ((why = tensor_uses_wrong(g->tensors.items[i])))
+                bad = g->tensors.items[i];
+    }
+    on = 0;
+    each_model_graph(m, mark_live, &on);
+    if (bad)
+        return poprt__err(POPRT_STATUS_INTERNAL, "use list of '%s' (graph '%s') %s", bad->name,
+                          bad->graph->name, why);
+    return POPRT_OK;
 }
 
 poprt__attr *poprt__node_add_attr(poprt__node *n, const char *name, poprt__attr_type type)

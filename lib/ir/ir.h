@@ -48,6 +48,18 @@ typedef struct poprt__type {
     struct poprt__type *inner;
 } poprt__type;
 
+/* One read of a tensor by an input slot of a node: node->uses[slot], linked
+ * into the list of the tensor the slot reads (the tensor's uses). The lists
+ * are kept by the functions that change a node's inputs, a graph's outputs
+ * or remove nodes (poprt__node_set_input, poprt__node_resize_inputs,
+ * poprt__graph_add_output, poprt__graph_set_output, poprt__graph_remove_node,
+ * ...), so "who reads t" costs the number of readers, not a graph scan. */
+typedef struct poprt__use {
+    struct poprt__use *next, *prev;
+    poprt__node *node;
+    int slot;
+} poprt__use;
+
 /* A named value of a graph: a graph input, an initializer, a node output. */
 typedef struct poprt__tensor {
     const char *name;
@@ -64,6 +76,11 @@ typedef struct poprt__tensor {
     unsigned is_initializer : 1; /* listed in graph initializers */
     const char *doc;
     int id; /* position in graph->tensors */
+    /* reads: node input slots (any graph: subgraph nodes read outer values)
+     * in the list, and the number of graph output slots (any graph) naming t */
+    poprt__use *uses;
+    int n_uses;
+    int n_out_uses;
 } poprt__tensor;
 
 /* ONNX AttributeProto.AttributeType numbers. */
@@ -114,8 +131,12 @@ struct poprt__node {
     const char *domain; /* "" for ai.onnx */
     const char *overload;
     const char *doc;
+    /* Inputs are written only through poprt__node_set_input and
+     * poprt__node_resize_inputs (the elements are const so the compiler
+     * refuses other writes): they keep the tensors' use lists. */
     int n_inputs;
-    poprt__tensor **inputs; /* NULL entry: omitted optional input */
+    poprt__tensor *const *inputs; /* NULL entry: omitted optional input */
+    poprt__use *uses;             /* uses[k]: the read of inputs[k] */
     int n_outputs;
     poprt__tensor **outputs; /* NULL entry: omitted optional output */
     int n_attrs;
@@ -125,6 +146,9 @@ struct poprt__node {
     const struct poprt__schema *schema; /* ONNX schema in force (lib/ir/schema.h), or NULL */
     int opset;           /* version of node->domain in force */
     int id;              /* scratch index, set by poprt__graph_toposort */
+    unsigned removed : 1; /* detached, waiting for poprt__graph_compact */
+    unsigned live : 1;    /* scratch of poprt__model_check_uses */
+    unsigned seen : 1;    /* scratch of poprt__graph_consumers */
     /* metadata_props as key/value pairs (used for shard/pipeline annotations) */
     int n_meta;
     const char **meta_keys;
@@ -199,7 +223,36 @@ poprt__tensor *poprt__graph_tensor(poprt__graph *g, const char *name);
 poprt__tensor *poprt__graph_new_tensor(poprt__graph *g, const char *base);
 poprt__node *poprt__graph_add_node(poprt__graph *g, const char *op_type, const char *domain,
                                    const char *name, int n_inputs, int n_outputs);
+/* Removes n from g: its reads (and those of its subgraphs' nodes and
+ * outputs) leave the use lists and its outputs lose their producer. Costs a
+ * pass over g->nodes; passes that remove many nodes detach them and compact
+ * once. */
 void poprt__graph_remove_node(poprt__graph *g, poprt__node *n);
+/* The first half of a removal: n's reads leave the use lists, its outputs
+ * lose their producer, and n is marked removed, but it stays in g->nodes
+ * until poprt__graph_compact(g) (callers skip removed nodes meanwhile). */
+void poprt__graph_detach_node(poprt__node *n);
+void poprt__graph_compact(poprt__graph *g);
+/* n->inputs[k] = t, moving the read between use lists (t may be NULL). */
+void poprt__node_set_input(poprt__node *n, int k, poprt__tensor *t);
+/* Grows (new slots read nothing) or shrinks n's inputs. OUT_OF_MEMORY
+ * leaves n as it was. */
+poprt_status poprt__node_resize_inputs(poprt__node *n, int count);
+/* g's outputs list, kept with the tensors' output-read counts. */
+poprt_status poprt__graph_add_output(poprt__graph *g, poprt__tensor *t);
+void poprt__graph_set_output(poprt__graph *g, size_t i, poprt__tensor *t);
+void poprt__graph_truncate_outputs(poprt__graph *g, size_t len);
+/* Whether node n lies in g or in a subgraph of g's nodes. */
+int poprt__node_within(const poprt__node *n, const poprt__graph *g);
+/* The use lists checked against the graphs (every reachable node's input
+ * slots and graph outputs); INTERNAL naming the first tensor whose list
+ * disagrees. Rebuilds them when asked (rebuild = 1): after a bulk change that
+ * did not keep them. */
+poprt_status poprt__model_check_uses(poprt__model *m, int rebuild);
+/* Whether poprt__model_check fails (INTERNAL) on a use list that disagrees
+ * with the graphs instead of rebuilding it: set POPRT_CHECK_IR=1 in the
+ * environment (the tests do) to find the pass that did not keep them. */
+int poprt__ir_strict_uses(void);
 /* The attribute `name` of n, zeroed with the given type: added, or the one n
  * has replaced (a node never holds one name twice). NULL when out of memory. */
 poprt__attr *poprt__node_add_attr(poprt__node *n, const char *name, poprt__attr_type type);
@@ -208,7 +261,8 @@ int64_t poprt__model_opset(const poprt__model *m, const char *domain);
 const char *poprt__model_unique_name(poprt__model *m, const char *base);
 
 /* ---- rewriting (lib/ir/rewrite.c), for passes ------------------------------- */
-/* Nodes of g (not subgraphs) reading t, in graph order; out is cleared first. */
+/* Nodes of g (not subgraphs) reading t (directly or in their subgraphs),
+ * each once, in no particular order; out is cleared first. */
 poprt_status poprt__graph_consumers(const poprt__graph *g, const poprt__tensor *t, poprt__vec *out);
 /* Number of reads of t anywhere (nodes of g and of subgraphs, and as a graph
  * output of g). */
@@ -224,6 +278,8 @@ poprt_status poprt__tensor_rename(poprt__tensor *t, const char *name);
 /* Removes nodes whose outputs are all unused and not graph outputs, repeatedly,
  * and initializers nothing reads; returns the number of nodes removed. */
 int poprt__graph_remove_dead(poprt__graph *g);
+/* Only the nodes part of poprt__graph_remove_dead (initializers stay). */
+int poprt__graph_remove_dead_nodes(poprt__graph *g);
 /* Makes t a constant initializer of its graph holding data (copied into the
  * model arena) with the given dtype and shape; t keeps its name. */
 poprt_status poprt__tensor_set_const(poprt__tensor *t, int32_t dtype, int rank,

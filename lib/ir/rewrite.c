@@ -2,14 +2,8 @@
 #include <string.h>
 #include "ir/ir.h"
 
-static int node_reads(const poprt__node *n, const poprt__tensor *t)
-{
-    for (int i = 0; i < n->n_inputs; i++)
-        if (n->inputs[i] == t)
-            return 1;
-    return 0;
-}
-
+/* Reads of t by the nodes of g (and their subgraphs) and by the outputs of g
+ * and of its subgraphs: the slow count, for a tensor of an enclosing graph. */
 static int graph_reads(const poprt__graph *g, const poprt__tensor *t);
 
 static int attrs_read(const poprt__node *n, const poprt__tensor *t)
@@ -25,7 +19,6 @@ static int attrs_read(const poprt__node *n, const poprt__tensor *t)
     return c;
 }
 
-/* Reads of t by nodes of g, its subgraphs, and g's outputs. */
 static int graph_reads(const poprt__graph *g, const poprt__tensor *t)
 {
     int c = 0;
@@ -40,24 +33,52 @@ static int graph_reads(const poprt__graph *g, const poprt__tensor *t)
     return c;
 }
 
+/* Every read of t lies in t's own graph or below it, so when g is t's graph
+ * the use list and the output count are the whole answer. */
 int poprt__tensor_use_count(const poprt__graph *g, const poprt__tensor *t)
 {
-    return graph_reads(g, t);
+    return t->graph == g ? t->n_uses + t->n_out_uses : graph_reads(g, t);
+}
+
+/* The node of g that holds n (n itself, or the node whose subgraph holds it). */
+static poprt__node *node_in(const poprt__graph *g, poprt__node *n)
+{
+    while (n && n->graph != g)
+        n = n->graph->parent_node;
+    return n;
 }
 
 poprt_status poprt__graph_consumers(const poprt__graph *g, const poprt__tensor *t, poprt__vec *out)
 {
     out->len = 0;
-    for (size_t i = 0; i < g->nodes.len; i++) {
-        poprt__node *n = g->nodes.items[i];
-        if ((node_reads(n, t) || attrs_read(n, t)) && poprt__vec_push(out, n))
-            return POPRT_STATUS_OUT_OF_MEMORY;
+    if (t->graph != g || t->n_out_uses) {
+        for (size_t i = 0; i < g->nodes.len; i++) {
+            poprt__node *n = g->nodes.items[i];
+            int reads = attrs_read(n, t);
+            for (int k = 0; k < n->n_inputs && !reads; k++)
+                reads = n->inputs[k] == t;
+            if (reads && poprt__vec_push(out, n))
+                return POPRT_STATUS_OUT_OF_MEMORY;
+        }
+        return POPRT_OK;
     }
-    return POPRT_OK;
+    poprt_status st = POPRT_OK;
+    for (const poprt__use *u = t->uses; u && !st; u = u->next) {
+        poprt__node *n = node_in(g, u->node);
+        if (n && !n->seen) {
+            n->seen = 1;
+            st = poprt__vec_push(out, n);
+        }
+    }
+    for (size_t i = 0; i < out->len; i++)
+        ((poprt__node *)out->items[i])->seen = 0;
+    return st ? POPRT_STATUS_OUT_OF_MEMORY : POPRT_OK;
 }
 
 poprt__node *poprt__graph_sole_consumer(const poprt__graph *g, const poprt__tensor *t)
 {
+    if (t->graph == g && !t->n_out_uses)
+        return t->n_uses == 1 ? node_in(g, t->uses->node) : NULL;
     poprt__node *found = NULL;
     for (size_t i = 0; i < g->outputs.len; i++)
         if (g->outputs.items[i] == t)
@@ -77,35 +98,22 @@ poprt__node *poprt__graph_sole_consumer(const poprt__graph *g, const poprt__tens
     return found;
 }
 
-static void replace_in_graph(poprt__graph *g, poprt__tensor *from, poprt__tensor *to, int outputs)
-{
-    for (size_t i = 0; i < g->nodes.len; i++) {
-        poprt__node *n = g->nodes.items[i];
-        for (int k = 0; k < n->n_inputs; k++)
-            if (n->inputs[k] == from)
-                n->inputs[k] = to;
-        for (int a = 0; a < n->n_attrs; a++) {
-            poprt__attr *at = &n->attrs[a];
-            if (at->type == POPRT__ATTR_GRAPH && at->g)
-                replace_in_graph(at->g, from, to, 0);
-            for (int64_t k = 0; at->type == POPRT__ATTR_GRAPHS && k < at->n; k++)
-                replace_in_graph(at->graphs[k], from, to, 0);
-        }
-    }
-    if (outputs)
-        for (size_t i = 0; i < g->outputs.len; i++)
-            if (g->outputs.items[i] == from) {
-                g->outputs.items[i] = to;
-                from->is_output = 0;
-                to->is_output = 1;
-            }
-}
-
 poprt_status poprt__graph_replace_uses(poprt__graph *g, poprt__tensor *from, poprt__tensor *to)
 {
     if (from == to)
         return POPRT_OK;
-    replace_in_graph(g, from, to, 1);
+    /* the reads within g: all of from's when g is its graph */
+    for (poprt__use *u = from->uses, *next; u; u = next) {
+        next = u->next;
+        if (from->graph == g || poprt__node_within(u->node, g))
+            poprt__node_set_input(u->node, u->slot, to);
+    }
+    for (size_t i = 0; from->n_out_uses && i < g->outputs.len; i++)
+        if (g->outputs.items[i] == from) {
+            poprt__graph_set_output(g, i, to);
+            from->is_output = 0;
+            to->is_output = 1;
+        }
     return POPRT_OK;
 }
 
@@ -122,41 +130,58 @@ poprt_status poprt__tensor_rename(poprt__tensor *t, const char *name)
     return poprt__map_put(&g->by_name, t->name, t);
 }
 
-static void remove_from(poprt__vec *v, const void *item)
+static int node_unused(const poprt__graph *g, const poprt__node *n)
 {
-    size_t k = 0;
-    for (size_t i = 0; i < v->len; i++)
-        if (v->items[i] != item)
-            v->items[k++] = v->items[i];
-    v->len = k;
+    for (int j = 0; j < n->n_outputs; j++) {
+        const poprt__tensor *t = n->outputs[j];
+        if (t && (t->is_output || poprt__tensor_use_count(g, t)))
+            return 0;
+    }
+    return 1;
+}
+
+/* A node whose outputs nothing reads goes, and with it its reads: the
+ * producers it read from are looked at again (a stack of candidates, so the
+ * whole sweep is linear in the graph's size). */
+int poprt__graph_remove_dead_nodes(poprt__graph *g)
+{
+    poprt__vec stack = {0};
+    int removed = 0;
+    for (size_t i = 0; i < g->nodes.len; i++)
+        if (poprt__vec_push(&stack, g->nodes.items[i]))
+            break; /* out of memory: fewer candidates, never a wrong removal */
+    while (stack.len) {
+        poprt__node *n = stack.items[--stack.len];
+        if (n->removed || n->graph != g || !node_unused(g, n))
+            continue;
+        poprt__graph_detach_node(n);
+        removed++;
+        for (int k = 0; k < n->n_inputs; k++) {
+            poprt__node *p = n->inputs[k] ? n->inputs[k]->producer : NULL;
+            if (p && !p->removed && p->graph == g)
+                (void)poprt__vec_push(&stack, p);
+        }
+    }
+    poprt__vec_free(&stack);
+    if (removed)
+        poprt__graph_compact(g);
+    return removed;
 }
 
 int poprt__graph_remove_dead(poprt__graph *g)
 {
-    int removed = 0, again = 1;
-    while (again) {
-        again = 0;
-        for (size_t i = g->nodes.len; i-- > 0;) {
-            poprt__node *n = g->nodes.items[i];
-            int used = 0;
-            for (int j = 0; j < n->n_outputs && !used; j++)
-                used = n->outputs[j] && (n->outputs[j]->is_output || graph_reads(g, n->outputs[j]));
-            if (used)
-                continue;
-            poprt__graph_remove_node(g, n);
-            removed++;
-            again = 1;
-        }
-    }
-    for (size_t i = g->initializers.len; i-- > 0;) {
+    int removed = poprt__graph_remove_dead_nodes(g);
+    size_t k = 0;
+    for (size_t i = 0; i < g->initializers.len; i++) {
         poprt__tensor *t = g->initializers.items[i];
-        if (!t->is_output && !t->is_input && !graph_reads(g, t)) {
-            remove_from(&g->initializers, t);
+        if (!t->is_output && !t->is_input && !poprt__tensor_use_count(g, t)) {
             t->is_initializer = 0;
             t->data = NULL;
             t->nbytes = 0;
-        }
+        } else
+            g->initializers.items[k++] = t;
     }
+    g->initializers.len = k;
     return removed;
 }
 

@@ -1142,7 +1142,7 @@ static poprt_status build_nodes(lctx *c, poprt__graph *g, const list *nodes)
             poprt__tensor *t = poprt__graph_find(g, tn);
             if (!t && !(t = poprt__graph_tensor(g, tn))) /* undefined: poprt__model_check reports it */
                 return oom();
-            pn[i].n->inputs[k] = t;
+            poprt__node_set_input(pn[i].n, k, t);
         }
     }
     for (size_t i = 0; i < nodes->len; i++) {
@@ -1249,7 +1249,7 @@ static poprt_status build_graph(lctx *c, span sp, poprt__graph *g)
             t->is_output = 1;
         if (vi.has_type && t->type.kind == POPRT__KIND_UNKNOWN)
             st = type_from_proto(c, vi.type, &t->type, vi.name);
-        if (!st && poprt__vec_push(&g->outputs, t))
+        if (!st && poprt__graph_add_output(g, t))
             st = oom();
     }
     for (size_t i = 0; i < vinfos.len && !st; i++) {
@@ -1339,7 +1339,7 @@ static poprt_status function_from_proto(lctx *c, span sp, poprt__function *f)
     for (size_t i = 0; i < outputs.len; i++) {
         const char *tn = tmp_str(c, SPANS(outputs)[i]);
         poprt__tensor *t = tn ? poprt__graph_tensor(g, tn) : NULL;
-        if (!t || poprt__vec_push(&g->outputs, t))
+        if (!t || poprt__graph_add_output(g, t))
             return oom();
         t->is_output = 1;
     }

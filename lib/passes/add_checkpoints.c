@@ -23,8 +23,9 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
         if (t->is_output)
             continue;
         t->is_output = 1;
-        if (poprt__vec_push(&g->outputs, t))
-            return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+        poprt_status st = poprt__graph_add_output(g, t);
+        if (st)
+            return st;
         *changed = 1;
     }
     return POPRT_OK;

@@ -32,7 +32,7 @@ static poprt_status rewrite(poprt__graph *g, void *ctx, int *changed)
                 st = rp_oom();
                 break;
             }
-            n->inputs[0] = u->outputs[0];
+            poprt__node_set_input(n, 0, u->outputs[0]);
             n->outputs[0] = t;
             if (!rp_axes_node(g, "Squeeze", t, 1, &ax, y)) {
                 st = rp_oom();

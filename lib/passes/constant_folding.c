@@ -35,6 +35,7 @@ static poprt_status to_initializers(poprt__graph *g, void *ctx, int *changed)
             g->nodes.items[k++] = n;
             continue;
         }
+        poprt__graph_detach_node(n);
         for (int j = 0; j < n->n_outputs && !st; j++) {
             poprt__tensor *t = n->outputs[j];
             if (!t)

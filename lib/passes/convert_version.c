@@ -281,16 +281,9 @@ static poprt__tensor *mk_num(poprt__node *n, const char *what, int32_t dtype, co
 static poprt_status set_input(cv *c, poprt__node *n, int i, poprt__tensor *t)
 {
     c->changed = 1;
-    if (i >= n->n_inputs) {
-        poprt__tensor **in = poprt__arena_array(&c->m->arena, (size_t)i + 1, sizeof *in);
-        if (!in)
-            return oom();
-        if (n->n_inputs)
-            memcpy(in, n->inputs, (size_t)n->n_inputs * sizeof *in);
-        n->inputs = in;
-        n->n_inputs = i + 1;
-    }
-    n->inputs[i] = t;
+    if (i >= n->n_inputs && poprt__node_resize_inputs(n, i + 1))
+        return oom();
+    poprt__node_set_input(n, i, t);
     return POPRT_OK;
 }
 
@@ -303,10 +296,11 @@ static poprt_status drop_input(cv *c, poprt__node *n, int i)
     c->changed = 1;
     if (poprt__vec_push(&c->dropped, n->inputs[i]))
         return oom();
-    n->inputs[i] = NULL;
-    while (n->n_inputs > 0 && !n->inputs[n->n_inputs - 1])
-        n->n_inputs--;
-    return POPRT_OK;
+    poprt__node_set_input(n, i, NULL);
+    int k = n->n_inputs;
+    while (k > 0 && !n->inputs[k - 1])
+        k--;
+    return poprt__node_resize_inputs(n, k);
 }
 
 static poprt_status set_n_inputs(cv *c, poprt__node *n, int k)
@@ -316,9 +310,7 @@ static poprt_status set_n_inputs(cv *c, poprt__node *n, int k)
         if (st)
             return st;
     }
-    if (n->n_inputs > k)
-        n->n_inputs = k;
-    return POPRT_OK;
+    return n->n_inputs > k ? poprt__node_resize_inputs(n, k) : POPRT_OK;
 }
 
 static poprt__node *add_node(cv *c, poprt__node *near, const char *op, int nin, int nout)
@@ -854,14 +846,14 @@ static poprt_status cv_softmax(cv *c, poprt__node *n)
         poprt__node *rs = add_node(c, n, "Reshape", 2, 1);
         if (!fl || !sh || !rs || (st = attr_set_int(c, fl, "axis", axis)))
             return fl && sh && rs ? st : oom();
-        fl->inputs[0] = x;
-        sh->inputs[0] = x;
-        n->inputs[0] = fl->outputs[0];
+        poprt__node_set_input(fl, 0, x);
+        poprt__node_set_input(sh, 0, x);
+        poprt__node_set_input(n, 0, fl->outputs[0]);
         poprt__tensor *y = detach_output(c, n, 0);
         if (!y)
             return oom();
-        rs->inputs[0] = n->outputs[0];
-        rs->inputs[1] = sh->outputs[0];
+        poprt__node_set_input(rs, 0, n->outputs[0]);
+        poprt__node_set_input(rs, 1, sh->outputs[0]);
         rs->outputs[0] = y;
         return attr_set_int(c, n, "axis", 1);
     }
@@ -892,12 +884,12 @@ static poprt_status cv_softmax(cv *c, poprt__node *n)
         return oom();
     if ((st = attr_set_ints(c, t1, "perm", perm, r)) || (st = attr_set_ints(c, t2, "perm", inv, r)))
         return st;
-    t1->inputs[0] = x;
-    n->inputs[0] = t1->outputs[0];
+    poprt__node_set_input(t1, 0, x);
+    poprt__node_set_input(n, 0, t1->outputs[0]);
     poprt__tensor *y = detach_output(c, n, 0);
     if (!y)
         return oom();
-    t2->inputs[0] = n->outputs[0];
+    poprt__node_set_input(t2, 0, n->outputs[0]);
     t2->outputs[0] = y;
     return attr_set_int(c, n, "axis", r - 1);
 }
@@ -1027,8 +1019,8 @@ static poprt_status cv_shape(cv *c, poprt__node *n)
         poprt__tensor *ts = mk_i64(n, "start", &s, 1, 1), *te = mk_i64(n, "end", &e, 1, 1);
         if (!ts || !te)
             return oom();
-        sl->inputs[1] = ts;
-        sl->inputs[2] = te;
+        poprt__node_set_input(sl, 1, ts);
+        poprt__node_set_input(sl, 2, te);
     } else {
         int64_t zero = 0;
         if ((st = attr_set_ints(c, sl, "starts", &s, 1)) || (st = attr_set_ints(c, sl, "ends", &e, 1)) ||
@@ -1040,7 +1032,7 @@ static poprt_status cv_shape(cv *c, poprt__node *n)
     poprt__tensor *y = detach_output(c, n, 0);
     if (!y)
         return oom();
-    sl->inputs[0] = n->outputs[0];
+    poprt__node_set_input(sl, 0, n->outputs[0]);
     sl->outputs[0] = y;
     return POPRT_OK;
 }
@@ -1256,8 +1248,8 @@ static poprt_status cv_pow(cv *c, poprt__node *n)
     poprt_status st;
     if (!cast || (st = attr_set_int(c, cast, "to", a)))
         return cast ? st : oom();
-    cast->inputs[0] = n->inputs[1];
-    n->inputs[1] = cast->outputs[0];
+    poprt__node_set_input(cast, 0, n->inputs[1]);
+    poprt__node_set_input(n, 1, cast->outputs[0]);
     return POPRT_OK;
 }
 
@@ -1535,7 +1527,7 @@ static poprt_status cv_resize(cv *c, poprt__node *n)
         }
         if ((st = set_input(c, n, 2, ts)))
             return st;
-        n->inputs[1] = roi;
+        poprt__node_set_input(n, 1, roi);
         return POPRT_OK;
     }
 
@@ -1599,11 +1591,11 @@ static poprt_status cv_decompose(cv *c, poprt__node *n)
     poprt__node *b = hs ? NULL : add_node(c, n, "Tanh", 1, 1);
     if (!a || (!hs && !b))
         return oom();
-    a->inputs[0] = x;
+    poprt__node_set_input(a, 0, x);
     if (hs && ((st = attr_set_float(c, a, "alpha", 1.0f / 6)) || (st = attr_set_float(c, a, "beta", 0.5f))))
         return st;
     if (b)
-        b->inputs[0] = a->outputs[0];
+        poprt__node_set_input(b, 0, a->outputs[0]);
     /* the node itself becomes the Mul, keeping its output */
     n->op_type = "Mul";
     n->n_attrs = 0;
@@ -1620,11 +1612,13 @@ static poprt_status cv_or_equal(cv *c, poprt__node *n)
     poprt__node *eq = add_node(c, n, "Equal", 2, 1);
     if (!cmp || !eq)
         return oom();
-    for (int i = 0; i < 2; i++)
-        cmp->inputs[i] = eq->inputs[i] = n->inputs[i];
+    for (int i = 0; i < 2; i++) {
+        poprt__node_set_input(cmp, i, n->inputs[i]);
+        poprt__node_set_input(eq, i, n->inputs[i]);
+    }
     n->op_type = "Or";
-    n->inputs[0] = cmp->outputs[0];
-    n->inputs[1] = eq->outputs[0];
+    poprt__node_set_input(n, 0, cmp->outputs[0]);
+    poprt__node_set_input(n, 1, eq->outputs[0]);
     return POPRT_OK;
 }
 
@@ -1650,9 +1644,9 @@ static poprt__tensor *bin(cv *c, poprt__node *near, const char *op, poprt__tenso
     poprt__node *k = add_node(c, near, op, b ? 2 : 1, 1);
     if (!k || !a)
         return NULL;
-    k->inputs[0] = a;
+    poprt__node_set_input(k, 0, a);
     if (b)
-        k->inputs[1] = b;
+        poprt__node_set_input(k, 1, b);
     if (out)
         k->outputs[0] = out;
     return k->outputs[0];
@@ -1693,7 +1687,7 @@ static poprt_status cv_gelu(cv *c, poprt__node *n)
     /* the node itself becomes the last Mul, keeping its output */
     n->op_type = "Mul";
     n->n_attrs = 0;
-    n->inputs[0] = t;
+    poprt__node_set_input(n, 0, t);
     return set_input(c, n, 1, k[0]);
 }
 

@@ -26,7 +26,7 @@ static poprt_status rewrite(poprt__graph *g, void *ctx, int *changed)
             st = rp_oom();
             break;
         }
-        n->inputs[1] = t;
+        poprt__node_set_input(n, 1, t);
         if (a->producer && rp_is(a->producer, "Constant") && a->graph == g && !a->is_output &&
             poprt__tensor_use_count(g, a) == 0)
             rp_drop(g, a->producer);

@@ -5,20 +5,8 @@
 static poprt_status dead(poprt__graph *g, void *ctx, int *changed)
 {
     (void)ctx;
-    for (int again = 1; again;) {
-        again = 0;
-        for (size_t i = g->nodes.len; i-- > 0;) {
-            poprt__node *n = g->nodes.items[i];
-            int used = 0;
-            for (int j = 0; j < n->n_outputs && !used; j++)
-                used = n->outputs[j] &&
-                       (n->outputs[j]->is_output || poprt__tensor_use_count(g, n->outputs[j]));
-            if (used)
-                continue;
-            poprt__graph_remove_node(g, n);
-            *changed = again = 1;
-        }
-    }
+    if (poprt__graph_remove_dead_nodes(g))
+        *changed = 1;
     return POPRT_OK;
 }
 

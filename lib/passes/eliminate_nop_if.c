@@ -41,18 +41,26 @@ static poprt_status inline_branch(poprt__graph *g, poprt__node *n, poprt__graph 
         }
         st = poprt__vec_push(&g->nodes, c);
     }
-    if (st)
+    /* the branch's nodes are g's now; its outputs list is read below, after
+     * the If (and with it the branch) is removed */
+    poprt__vec outs = {0};
+    for (size_t k = 0; k < b->outputs.len && !st; k++)
+        st = poprt__vec_push(&outs, b->outputs.items[k]);
+    if (st) {
+        poprt__vec_free(&outs);
         return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
-    for (size_t k = 0; k < b->outputs.len; k++)
-        ((poprt__tensor *)b->outputs.items[k])->is_output = 0;
+    }
+    b->nodes.len = 0;
+    for (size_t k = 0; k < outs.len; k++)
+        ((poprt__tensor *)outs.items[k])->is_output = 0;
     poprt__graph_remove_node(g, n);
-    for (int k = 0; k < n->n_outputs && (size_t)k < b->outputs.len; k++) {
-        poprt__tensor *y = n->outputs[k], *bo = b->outputs.items[k];
+    for (int k = 0; k < n->n_outputs && (size_t)k < outs.len && !st; k++) {
+        poprt__tensor *y = n->outputs[k], *bo = outs.items[k];
         if (!y)
             continue;
         int shared = 0;
-        for (size_t j = 0; j < b->outputs.len; j++)
-            shared += b->outputs.items[j] == bo;
+        for (size_t j = 0; j < outs.len; j++)
+            shared += outs.items[j] == bo;
         poprt__node *p = bo->producer;
         if (shared == 1 && p && bo->graph == g && p->graph == g && !bo->is_input &&
             !bo->is_initializer) {
@@ -63,12 +71,15 @@ static poprt_status inline_branch(poprt__graph *g, poprt__node *n, poprt__graph 
         }
         /* the branch passes through a value defined elsewhere */
         poprt__node *id = poprt__graph_add_node(g, "Identity", "", NULL, 1, 1);
-        if (!id)
-            return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
-        id->inputs[0] = bo;
+        if (!id) {
+            st = poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+            break;
+        }
+        poprt__node_set_input(id, 0, bo);
         poprt__pc_set_output(id, 0, y);
     }
-    return POPRT_OK;
+    poprt__vec_free(&outs);
+    return st;
 }
 
 static poprt_status nop_if(poprt__graph *g, void *ctx, int *changed)

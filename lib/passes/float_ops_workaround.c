@@ -49,7 +49,7 @@ static poprt_status rewrite(poprt__graph *g, void *ctx, int *changed)
             if (!c || !rp_attr_i(c, "to", POPRT_DTYPE_FLOAT))
                 st = rp_oom();
             else
-                n->inputs[k] = c->outputs[0];
+                poprt__node_set_input(n, k, c->outputs[0]);
         }
         if (!st && r->value_output) {
             poprt__tensor *y = n->outputs[0], *t = poprt__graph_new_tensor(g, "float_out");

@@ -799,7 +799,7 @@ static poprt_status correct_bias(poprt__model *m, calib *cb, poprt__node *n, con
     poprt__free(nbias);
     if (!t)
         return oom();
-    n->inputs[2] = t;
+    poprt__node_set_input(n, 2, t);
     return POPRT_OK;
 }
 
@@ -855,8 +855,8 @@ static poprt_status build_graph(poprt__model *m, poprt__graph *g, const cfg *c, 
                 if (!st && !dq)
                     st = oom();
                 if (!st) {
-                    d->inputs[0] = q8;
-                    d->inputs[1] = sc;
+                    poprt__node_set_input(d, 0, q8);
+                    poprt__node_set_input(d, 1, sc);
                     d->outputs[0] = dq;
                     if (ns > 1) {
                         poprt__attr *ax = poprt__node_add_attr(d, "axis", POPRT__ATTR_INT);
@@ -874,7 +874,7 @@ static poprt_status build_graph(poprt__model *m, poprt__graph *g, const cfg *c, 
                 poprt__free(scales);
             }
             if (!st)
-                n->inputs[tg[i].w_in] = dq;
+                poprt__node_set_input(n, tg[i].w_in, dq);
         }
         for (int a = 0; a < tg[i].n_act && !st && !c->weight_only; a++) {
             poprt__tensor *x = n->inputs[tg[i].act_in[a]];
@@ -893,18 +893,18 @@ static poprt_status build_graph(poprt__model *m, poprt__graph *g, const cfg *c, 
                     st = oom();
                     break;
                 }
-                q->inputs[0] = x;
-                q->inputs[1] = sc;
-                q->inputs[2] = zp;
+                poprt__node_set_input(q, 0, x);
+                poprt__node_set_input(q, 1, sc);
+                poprt__node_set_input(q, 2, zp);
                 q->outputs[0] = qt;
-                d->inputs[0] = qt;
-                d->inputs[1] = sc;
+                poprt__node_set_input(d, 0, qt);
+                poprt__node_set_input(d, 1, sc);
                 d->outputs[0] = dq;
                 if (poprt__map_put(&amap, x->name, dq))
                     st = oom();
             }
             if (!st)
-                n->inputs[tg[i].act_in[a]] = dq;
+                poprt__node_set_input(n, tg[i].act_in[a], dq);
         }
         (*n_done)++;
     }

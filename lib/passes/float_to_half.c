@@ -165,7 +165,7 @@ static poprt__node *add_cast(poprt__graph *g, poprt__tensor *in, poprt__tensor *
     poprt__node *c = poprt__graph_add_node(g, "Cast", "", NULL, 1, 1);
     if (!c)
         return NULL;
-    c->inputs[0] = in;
+    poprt__node_set_input(c, 0, in);
     c->outputs[0] = out;
     poprt__attr *a = poprt__node_add_attr(c, "to", POPRT__ATTR_INT);
     if (!a)
@@ -233,7 +233,7 @@ static poprt_status to_half_graph(poprt__model *m, poprt__graph *g, const poprt_
             if (!h)
                 st = oom();
             else
-                n->inputs[i] = h;
+                poprt__node_set_input(n, i, h);
         }
         for (int j = 0; j < n->n_outputs && !st; j++) {
             poprt__tensor *t = n->outputs[j];

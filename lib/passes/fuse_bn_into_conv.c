@@ -53,16 +53,11 @@ static poprt_status fuse(poprt__graph *g, void *ctx, int *changed)
         poprt__free(t);
         if (!nw || !nb)
             return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
-        if (conv->n_inputs < 3) {
-            poprt__tensor **ins = poprt__arena_array(&g->model->arena, 3, sizeof *ins);
-            if (!ins)
-                return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
-            ins[0] = conv->inputs[0];
-            conv->inputs = ins;
-            conv->n_inputs = 3;
-        }
-        conv->inputs[1] = nw;
-        conv->inputs[2] = nb;
+        poprt_status st = conv->n_inputs < 3 ? poprt__node_resize_inputs(conv, 3) : POPRT_OK;
+        if (st)
+            return st;
+        poprt__node_set_input(conv, 1, nw);
+        poprt__node_set_input(conv, 2, nb);
         poprt__graph_remove_node(g, bn);
         conv->outputs[0]->producer = NULL;
         poprt__pc_set_output(conv, 0, bn->outputs[0]);

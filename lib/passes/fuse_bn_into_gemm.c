@@ -69,9 +69,9 @@ static poprt_status fuse_one(poprt__graph *g, poprt__node *mm, poprt__node *bn, 
     }
     if (gemm)
         aa->i = poprt__attr_i(mm, "transA", 0);
-    ng->inputs[0] = a;
-    ng->inputs[1] = nb;
-    ng->inputs[2] = nc;
+    poprt__node_set_input(ng, 0, a);
+    poprt__node_set_input(ng, 1, nb);
+    poprt__node_set_input(ng, 2, nc);
     poprt__graph_remove_node(g, mm);
     poprt__graph_remove_node(g, bn);
     poprt__pc_set_output(ng, 0, bn->outputs[0]);

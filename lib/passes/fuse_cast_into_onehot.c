@@ -20,7 +20,7 @@ static poprt_status fuse(poprt__graph *g, void *ctx, int *changed)
             poprt__dtype_is_int(c->inputs[0]->type.elem) &&
             poprt__dtype_is_int((int32_t)poprt__attr_i(c, "to", 0)) &&
             poprt__pc_cast_exact(c->inputs[0]->type.elem, (int32_t)poprt__attr_i(c, "to", 0))) {
-            oh->inputs[0] = c->inputs[0];
+            poprt__node_set_input(oh, 0, c->inputs[0]);
             if (!idx->is_output && !poprt__tensor_use_count(g, idx))
                 poprt__graph_remove_node(g, c);
             *changed = 1;
@@ -50,7 +50,7 @@ static poprt_status fuse(poprt__graph *g, void *ctx, int *changed)
                                                    2 * poprt_dtype_size((poprt_dtype)to));
         if (!nv)
             return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
-        oh->inputs[2] = nv;
+        poprt__node_set_input(oh, 2, nv);
         poprt__graph_remove_node(g, c2);
         oh->outputs[0]->producer = NULL;
         poprt__pc_set_output(oh, 0, c2->outputs[0]);

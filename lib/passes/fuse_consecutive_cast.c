@@ -25,9 +25,9 @@ static poprt_status fuse(poprt__graph *g, void *ctx, int *changed)
             if (st)
                 return st;
             if (!done) /* the output keeps its name: c2 stays, a no-op cast of x */
-                c2->inputs[0] = x;
+                poprt__node_set_input(c2, 0, x);
         } else
-            c2->inputs[0] = x;
+            poprt__node_set_input(c2, 0, x);
         if (!mid->is_output && !poprt__tensor_use_count(g, mid))
             poprt__graph_remove_node(g, c1);
         *changed = 1;

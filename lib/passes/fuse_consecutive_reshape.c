@@ -22,7 +22,7 @@ static poprt_status fuse(poprt__graph *g, void *ctx, int *changed)
             copies |= shape[k] == 0;
         if (copies && !poprt__attr_i(r2, "allowzero", 0))
             continue;
-        r2->inputs[0] = r1->inputs[0];
+        poprt__node_set_input(r2, 0, r1->inputs[0]);
         if (!mid->is_output && !poprt__tensor_use_count(g, mid)) {
             poprt__graph_remove_node(g, r1);
             poprt__pc_drop_if_unused(g, poprt__node_in(r1, 1));

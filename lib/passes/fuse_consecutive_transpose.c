@@ -68,7 +68,7 @@ static poprt_status fuse(poprt__graph *g, void *ctx, int *changed)
                 ints[k] = p[k];
             a->ints = ints;
             a->n = r1;
-            t2->inputs[0] = x;
+            poprt__node_set_input(t2, 0, x);
         }
         if (!t1->outputs[0]->is_output && !poprt__tensor_use_count(g, t1->outputs[0]))
             poprt__graph_remove_node(g, t1);

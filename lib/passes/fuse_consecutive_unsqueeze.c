@@ -55,7 +55,7 @@ static poprt_status fuse(poprt__graph *g, void *ctx, int *changed)
         poprt_status st = poprt__pc_set_axes(u2, "axes", 1, 13, a, n1 + n2);
         if (st)
             return st;
-        u2->inputs[0] = x;
+        poprt__node_set_input(u2, 0, x);
         if (!mid->is_output && !poprt__tensor_use_count(g, mid)) {
             poprt__graph_remove_node(g, u1);
             poprt__pc_drop_if_unused(g, poprt__node_in(u1, 1));

@@ -226,11 +226,11 @@ static poprt_status fuse_poprt(poprt__model *m, const att_match *o, int *done)
         st = tf_oom();
         goto out;
     }
-    n->inputs[0] = o->q.x;
-    n->inputs[1] = wt;
-    n->inputs[2] = bt;
+    poprt__node_set_input(n, 0, o->q.x);
+    poprt__node_set_input(n, 1, wt);
+    poprt__node_set_input(n, 2, bt);
     if (o->mask)
-        n->inputs[3] = o->mask;
+        poprt__node_set_input(n, 3, o->mask);
     if ((st = tf_attr_i(n, "num_heads", o->q.nh)) || (st = tf_attr_f(n, "scale", (float)o->scale)))
         goto out;
     tf_take_output(g, o->last, 0, n, 0);
@@ -248,11 +248,11 @@ static poprt_status fuse_onnx(poprt__model *m, const att_match *o, int *done)
     poprt__node *n = tf_node(g, "Attention", "", o->last->name, o->mask ? 4 : 3, 1);
     if (!n)
         return tf_oom();
-    n->inputs[0] = o->q.out;
-    n->inputs[1] = o->k.out;
-    n->inputs[2] = o->v.out;
+    poprt__node_set_input(n, 0, o->q.out);
+    poprt__node_set_input(n, 1, o->k.out);
+    poprt__node_set_input(n, 2, o->v.out);
     if (o->mask)
-        n->inputs[3] = o->mask;
+        poprt__node_set_input(n, 3, o->mask);
     poprt_status st;
     if ((st = tf_attr_i(n, "q_num_heads", o->q.nh)) || (st = tf_attr_i(n, "kv_num_heads", o->q.nh)) ||
         (st = tf_attr_f(n, "scale", (float)o->scale)))

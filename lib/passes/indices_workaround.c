@@ -46,7 +46,7 @@ static poprt_status rewrite(poprt__graph *g, void *ctx, int *changed)
             st = rp_oom();
             break;
         }
-        n->inputs[1] = t;
+        poprt__node_set_input(n, 1, t);
         (*changed)++;
     }
     return st;

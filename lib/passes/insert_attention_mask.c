@@ -115,10 +115,10 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
             poprt__tensor *ct = poprt__graph_new_tensor(g, "attention_mask_float");
             if (!cast || !am || !ct)
                 return tf_oom();
-            cast->inputs[0] = raw;
+            poprt__node_set_input(cast, 0, raw);
             cast->outputs[0] = ct;
             ct->producer = cast;
-            am->inputs[0] = ct;
+            poprt__node_set_input(am, 0, ct);
             if ((st = tf_attr_i(cast, "to", to)) || (st = tf_attr_f(am, "value", value)) ||
                 (to != POPRT_DTYPE_FLOAT && (st = tf_attr_i(am, "to", to))))
                 return st;

@@ -141,19 +141,19 @@ static poprt_status convert(poprt__graph *g, poprt__tensor *t, int io, int *chan
         poprt__graph_replace_uses(g, t, t32);
         for (size_t k = 0; k < g->outputs.len; k++)
             if (g->outputs.items[k] == t32) {
-                g->outputs.items[k] = t;
+                poprt__graph_set_output(g, k, t);
                 t->is_output = 1;
                 t32->is_output = 0;
             }
         if (t->is_input) {
             to->i = POPRT_DTYPE_INT32;
-            c->inputs[0] = t;
+            poprt__node_set_input(c, 0, t);
             poprt__pc_set_output(c, 0, t32);
         } else {
             to->i = POPRT_DTYPE_INT64;
             poprt__node *p = t->producer;
             poprt__pc_set_output(p, t->producer_slot, t32);
-            c->inputs[0] = t32;
+            poprt__node_set_input(c, 0, t32);
             poprt__pc_set_output(c, 0, t);
         }
     }

@@ -135,10 +135,10 @@ static poprt_status rewrite(poprt__model *m, const ln_match *o)
                              o->last->name, beta ? 3 : 2, 1);
     if (!n)
         return tf_oom();
-    n->inputs[0] = o->x;
-    n->inputs[1] = gamma;
+    poprt__node_set_input(n, 0, o->x);
+    poprt__node_set_input(n, 1, gamma);
     if (beta)
-        n->inputs[2] = beta;
+        poprt__node_set_input(n, 2, beta);
     if ((st = tf_attr_i(n, "axis", -1)) || (st = tf_attr_f(n, "epsilon", (float)o->eps)))
         return st;
     tf_take_output(g, o->last, 0, n, 0);

@@ -116,9 +116,10 @@ poprt_status poprt_pass_manager_run(poprt_pass_manager *pm, poprt_model *model)
             st = poprt__err(POPRT_STATUS_NOT_FOUND, "no pass named '%s'", name);
             break;
         }
-        int changed = 1;
+        int changed = 1; /* user passes do not say: checked as changed */
         st = b ? b->run(model->m, pm->steps[i].args, &changed) : fn(model, pm->steps[i].args, user);
-        if (!st)
+        /* a pass that changed nothing leaves a checked model as it was */
+        if (!st && changed)
             st = poprt__model_check(model->m);
         poprt__model_touch(model);
         if (st)

@@ -135,8 +135,8 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
                 poprt__node *mm = tf_node(g, "MatMul", "", o.concat->name, 2, 1);
                 if (!rt || !mm)
                     return tf_oom();
-                mm->inputs[0] = o.x;
-                mm->inputs[1] = rt;
+                poprt__node_set_input(mm, 0, o.x);
+                poprt__node_set_input(mm, 1, rt);
                 tf_take_output(g, o.concat, 0, mm, 0);
             } else {
                 if (!fits(&o))
@@ -146,9 +146,9 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
                 poprt__node *n = tf_node(g, "RotaryEmbedding", "ai.poprt", o.last->name, 3, 1);
                 if (!n)
                     return tf_oom();
-                n->inputs[0] = o.x;
-                n->inputs[1] = o.cos;
-                n->inputs[2] = o.sin;
+                poprt__node_set_input(n, 0, o.x);
+                poprt__node_set_input(n, 1, o.cos);
+                poprt__node_set_input(n, 2, o.sin);
                 tf_take_output(g, o.last, 0, n, 0);
             }
             *changed = again = 1;

@@ -81,19 +81,19 @@ poprt_status poprt__tf_merge_matmuls(poprt__model *m, poprt__node **mms, int n, 
         st = tf_oom();
         goto out;
     }
-    mm->inputs[0] = A;
-    mm->inputs[1] = wt;
+    poprt__node_set_input(mm, 0, A);
+    poprt__node_set_input(mm, 1, wt);
     mm->outputs[0] = t1;
     t1->producer = mm;
     if (with_add) {
-        add->inputs[0] = t1;
-        add->inputs[1] = bt;
+        poprt__node_set_input(add, 0, t1);
+        poprt__node_set_input(add, 1, bt);
         add->outputs[0] = t2;
         t2->producer = add;
     }
-    split->inputs[0] = t2;
+    poprt__node_set_input(split, 0, t2);
     if (opset >= 13)
-        split->inputs[1] = sz;
+        poprt__node_set_input(split, 1, sz);
     else if ((st = tf_attr_ints(split, "split", n, cols)))
         goto out;
     if ((st = tf_attr_i(split, "axis", -1)))

@@ -55,8 +55,8 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
         if (!p)
             return tf_oom();
         for (int k = 0; k < 3; k++)
-            p->inputs[k] = poprt__node_in(n, k);
-        p->inputs[3] = raw;
+            poprt__node_set_input(p, k, poprt__node_in(n, k));
+        poprt__node_set_input(p, 3, raw);
         if ((st = tf_attr_i(p, "num_heads", poprt__attr_i(n, "num_heads", 1))) ||
             (poprt__node_attr(n, "scale") && (st = tf_attr_f(p, "scale", poprt__attr_f(n, "scale", 1)))) ||
             (st = tf_attr_f(p, "mask_value", value)) ||

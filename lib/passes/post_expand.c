@@ -54,7 +54,7 @@ static poprt_status rewrite(poprt__graph *g, void *ctx, int *changed)
             }
             for (int k = 0; k < op->n_inputs; k++)
                 if (op->inputs[k] == ex)
-                    op->inputs[k] = x;
+                    poprt__node_set_input(op, k, x);
             op->outputs[0] = t;
             poprt__tensor *ins[2] = {t, s};
             if (!rp_node(g, "Expand", "", 2, ins, y, NULL)) {

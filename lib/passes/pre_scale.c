@@ -76,9 +76,9 @@ static poprt_status fused(poprt__graph *g, poprt__node *n, int *changed)
     poprt__tensor *b2 = b ? scaled(g, b, d[1], d[1] / 3, s) : NULL;
     if (!w2 || (b && !b2))
         return tf_oom();
-    n->inputs[1] = w2;
+    poprt__node_set_input(n, 1, w2);
     if (b)
-        n->inputs[2] = b2;
+        poprt__node_set_input(n, 2, b2);
     for (int a = 0; a < n->n_attrs; a++)
         if (strcmp(n->attrs[a].name, "scale") == 0)
             n->attrs[a].f = 1.0f;
@@ -132,9 +132,9 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
         poprt__tensor *b2 = bs >= 0 ? scaled(g, add->inputs[bs], wd[1], wd[1], s) : NULL;
         if (!w2 || (bs >= 0 && !b2))
             return tf_oom();
-        mm->inputs[1] = w2;
+        poprt__node_set_input(mm, 1, w2);
         if (bs >= 0)
-            add->inputs[bs] = b2;
+            poprt__node_set_input(add, bs, b2);
         poprt_status st = poprt__graph_replace_uses(g, n->outputs[0], sc);
         if (st)
             return st;

@@ -78,18 +78,21 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
         }
     }
     size_t k = 0;
-    for (size_t i = 0; i < g->outputs.len; i++) {
+    for (size_t i = 0; i < g->outputs.len; i++)
+        k += !listed(&a, ((poprt__tensor *)g->outputs.items[i])->name);
+    if (k == 0)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT,
+                          "pass 'remove_outputs': removing every output leaves nothing to compute");
+    k = 0;
+    for (size_t i = 0, n = g->outputs.len; i < n; i++) {
         poprt__tensor *t = g->outputs.items[i];
         if (listed(&a, t->name)) {
             t->is_output = 0;
             *changed = 1;
         } else
-            g->outputs.items[k++] = t;
+            poprt__graph_set_output(g, k++, t);
     }
-    if (k == 0)
-        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT,
-                          "pass 'remove_outputs': removing every output leaves nothing to compute");
-    g->outputs.len = k;
+    poprt__graph_truncate_outputs(g, k);
     if (*changed)
         poprt__graph_remove_dead(g);
     return POPRT_OK;

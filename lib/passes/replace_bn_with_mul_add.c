@@ -48,11 +48,11 @@ static poprt_status replace(poprt__graph *g, void *ctx, int *changed)
         poprt__free(t);
         if (!st_ || !tt || !mid || !mul || !add)
             return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
-        mul->inputs[0] = x;
-        mul->inputs[1] = st_;
+        poprt__node_set_input(mul, 0, x);
+        poprt__node_set_input(mul, 1, st_);
         poprt__pc_set_output(mul, 0, mid);
-        add->inputs[0] = mid;
-        add->inputs[1] = tt;
+        poprt__node_set_input(add, 0, mid);
+        poprt__node_set_input(add, 1, tt);
         poprt__graph_remove_node(g, bn);
         poprt__pc_set_output(add, 0, y);
         for (int k = 1; k < 5; k++)

@@ -42,9 +42,9 @@ static poprt_status rewrite(poprt__graph *g, void *ctx, int *changed)
             int32_t dt = n->inputs[0]->type.elem;
             if (dt == POPRT_DTYPE_INT64) {
                 int64_t mn = INT64_MIN;
-                n->inputs[1] = poprt__graph_add_const(g, "clip_min", dt, 0, NULL, &mn, sizeof mn);
+                poprt__node_set_input(n, 1, poprt__graph_add_const(g, "clip_min", dt, 0, NULL, &mn, sizeof mn));
             } else if (lowest(dt, &lo))
-                n->inputs[1] = rp_const_of(g, "clip_min", dt, 0, lo);
+                poprt__node_set_input(n, 1, rp_const_of(g, "clip_min", dt, 0, lo));
             else
                 continue;
             if (!n->inputs[1]) {
@@ -53,8 +53,11 @@ static poprt_status rewrite(poprt__graph *g, void *ctx, int *changed)
             }
             touched = 1;
         }
-        while (n->n_inputs > 1 && !n->inputs[n->n_inputs - 1]) {
-            n->n_inputs--;
+        int keep = n->n_inputs;
+        while (keep > 1 && !n->inputs[keep - 1])
+            keep--;
+        if (keep < n->n_inputs) {
+            poprt__node_resize_inputs(n, keep); /* shrinking allocates nothing */
             touched = 1;
         }
         *changed += touched;

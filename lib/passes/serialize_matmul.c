@@ -61,13 +61,15 @@ static poprt_status add_split(poprt__model *m, poprt__tensor *x, int64_t axis, i
     poprt__node *s = tf_node(g, "Split", "", base, new_form ? 2 : 1, n);
     if (!s)
         return tf_oom();
-    s->inputs[0] = x;
+    poprt__node_set_input(s, 0, x);
     poprt_status st;
     if (new_form) {
         int64_t nn = n;
-        if (!(s->inputs[1] = poprt__graph_add_const(g, "split_sizes", POPRT_DTYPE_INT64, 1, &nn, sizes,
-                                                    (size_t)n * sizeof(int64_t))))
+        poprt__tensor *sz = poprt__graph_add_const(g, "split_sizes", POPRT_DTYPE_INT64, 1, &nn,
+                                                   sizes, (size_t)n * sizeof(int64_t));
+        if (!sz)
             return tf_oom();
+        poprt__node_set_input(s, 1, sz);
     } else if ((st = tf_attr_ints(s, "split", n, sizes))) {
         return st;
     }
@@ -89,8 +91,8 @@ static poprt__tensor *add_node2(poprt__graph *g, const char *op, const char *bas
     poprt__tensor *t = poprt__graph_new_tensor(g, "serialized_out");
     if (!n || !t)
         return NULL;
-    n->inputs[0] = a;
-    n->inputs[1] = b;
+    poprt__node_set_input(n, 0, a);
+    poprt__node_set_input(n, 1, b);
     n->outputs[0] = t;
     t->producer = n;
     return t;
@@ -158,7 +160,7 @@ poprt_status poprt__tf_serialize(poprt__model *m, poprt__node *mm, poprt__node *
     if (!j)
         return tf_oom();
     for (int i = 0; i < n; i++)
-        j->inputs[i] = parts[i];
+        poprt__node_set_input(j, i, parts[i]);
     if (mode != SER_K && (st = tf_attr_i(j, "axis", mode == SER_N ? ry - 1 : ry - 2)))
         return st;
     tf_take_output(g, last, 0, j, 0);

@@ -314,16 +314,10 @@ poprt_status poprt__pc_set_axes(poprt__node *n, const char *attr, int slot, int 
         poprt__tensor *t = poprt__pc_add_ints(g, "axes", axes, count);
         if (!t)
             return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
-        if (n->n_inputs <= slot) {
-            poprt__tensor **ins = poprt__arena_array(&g->model->arena, (size_t)slot + 1, sizeof *ins);
-            if (!ins)
-                return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
-            for (int i = 0; i < n->n_inputs; i++)
-                ins[i] = n->inputs[i];
-            n->inputs = ins;
-            n->n_inputs = slot + 1;
-        }
-        n->inputs[slot] = t;
+        poprt_status st = n->n_inputs <= slot ? poprt__node_resize_inputs(n, slot + 1) : POPRT_OK;
+        if (st)
+            return st;
+        poprt__node_set_input(n, slot, t);
         poprt__pc_drop_if_unused(g, old);
         return POPRT_OK;
     }

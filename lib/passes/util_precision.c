@@ -292,7 +292,7 @@ poprt_status poprt__prunner_create(const poprt__model *m, int n_names, const cha
                 st = oom();
             else if (!t->is_output) {
                 t->is_output = 1;
-                st = poprt__vec_push(&g->outputs, t) ? oom() : POPRT_OK;
+                st = poprt__graph_add_output(g, t);
             }
         }
     }

@@ -152,7 +152,7 @@ static inline poprt__node *rp_node(poprt__graph *g, const char *op, const char *
     if (!n)
         return NULL;
     for (int i = 0; i < n_in; i++)
-        n->inputs[i] = ins[i];
+        poprt__node_set_input(n, i, ins[i]);
     n->outputs[0] = out ? out : poprt__graph_new_tensor(g, base ? base : op);
     return n->outputs[0] ? n : NULL;
 }

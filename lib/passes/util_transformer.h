@@ -278,7 +278,7 @@ static inline poprt_status tf_make_gelu(poprt__model *m, poprt__node *last, popr
     poprt__node *n = tf_node(g, "Gelu", onnx ? "" : "ai.poprt", last->name, 1, 1);
     if (!n)
         return tf_oom();
-    n->inputs[0] = x;
+    poprt__node_set_input(n, 0, x);
     if (strcmp(approximate, "none") && (st = tf_attr_s(n, "approximate", approximate)))
         return st;
     tf_take_output(g, last, 0, n, 0);

@@ -193,9 +193,7 @@ static void drop_folded(poprt__graph *g)
             g->nodes.items[k++] = n;
             continue;
         }
-        for (int j = 0; j < n->n_outputs; j++)
-            if (n->outputs[j])
-                n->outputs[j]->producer = NULL;
+        poprt__graph_detach_node(n);
     }
     g->nodes.len = k;
     for (size_t i = 0; i < g->nodes.len; i++)
@@ -403,12 +401,25 @@ static void reset_frame(struct poprt__exec *x, poprt_session *s)
     }
 }
 
+/* The files whose mappings the session reads (an executable file, a model
+ * file or external data used in place) must still be as long as when they
+ * were mapped: a truncated one is an error here, not SIGBUS in a kernel. */
+static poprt_status check_files(const poprt_session *s)
+{
+    poprt_status st = poprt__blob_check(s->file);
+    for (size_t i = 0; !st && i < s->m->blobs.len; i++)
+        st = poprt__blob_check(s->m->blobs.items[i]);
+    return st;
+}
+
 poprt_status poprt_session_run(poprt_session *s, poprt_stepio *io)
 {
     if (!s || !io)
         return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_session_run: NULL argument");
     struct poprt__exec *x = NULL;
-    poprt_status st = POPRT_OK;
+    poprt_status st = check_files(s);
+    if (st)
+        return st;
     poprt__pool_alert(s->pool);
     pthread_mutex_lock(&s->mu);
     if (s->free_execs.len)

@@ -51,7 +51,7 @@ static inline poprt__node *tb_node(poprt__model *m, const char *op, int n_in, co
     poprt__node *n = poprt__graph_add_node(m->graph, op, "", NULL, n_in, n_out);
     ck_assert_ptr_nonnull(n);
     for (int i = 0; i < n_in; i++)
-        n->inputs[i] = ins[i] ? poprt__graph_tensor(m->graph, ins[i]) : NULL;
+        poprt__node_set_input(n, i, ins[i] ? poprt__graph_tensor(m->graph, ins[i]) : NULL);
     for (int i = 0; i < n_out; i++)
         n->outputs[i] = poprt__graph_tensor(m->graph, outs[i]);
     return n;
@@ -61,7 +61,7 @@ static inline void tb_output(poprt__model *m, const char *name)
 {
     poprt__tensor *t = poprt__graph_tensor(m->graph, name);
     t->is_output = 1;
-    ck_assert_int_eq(poprt__vec_push(&m->graph->outputs, t), POPRT_OK);
+    ck_assert_int_eq(poprt__graph_add_output(m->graph, t), POPRT_OK);
 }
 
 /* Serialises m (then frees it) and loads it through the public API. */

@@ -523,8 +523,8 @@ START_TEST(malformed_fused_conv_steps_are_rejected)
     tb_const(m, "w", POPRT_DTYPE_FLOAT, 4, wd, &w);
     import_poprt(m);
     poprt__node *n = poprt__graph_add_node(m->graph, "FusedConv", "ai.poprt", "badconv", 2, 1);
-    n->inputs[0] = poprt__graph_tensor(m->graph, "x");
-    n->inputs[1] = poprt__graph_tensor(m->graph, "w");
+    poprt__node_set_input(n, 0, poprt__graph_tensor(m->graph, "x"));
+    poprt__node_set_input(n, 1, poprt__graph_tensor(m->graph, "w"));
     n->outputs[0] = poprt__graph_tensor(m->graph, "y");
     poprt__attr *a = poprt__node_add_attr(n, "post_ops", POPRT__ATTR_INTS);
     static int64_t ops[1] = {POPRT__EW_MUL};
@@ -562,7 +562,7 @@ START_TEST(malformed_fused_node_is_rejected)
     tb_input(m, "x", POPRT_DTYPE_FLOAT, 1, xd);
     import_poprt(m);
     poprt__node *n = poprt__graph_add_node(m->graph, "FusedElementwise", "ai.poprt", "bad", 1, 1);
-    n->inputs[0] = poprt__graph_tensor(m->graph, "x");
+    poprt__node_set_input(n, 0, poprt__graph_tensor(m->graph, "x"));
     n->outputs[0] = poprt__graph_tensor(m->graph, "y");
     poprt__attr *a = poprt__node_add_attr(n, "ops", POPRT__ATTR_INTS);
     static int64_t ops[2] = {POPRT__EW_RELU, 99};

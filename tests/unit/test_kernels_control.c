@@ -42,11 +42,11 @@ static poprt__node *g_node(poprt__graph *g, const char *op, int n_in, const char
     ck_assert_ptr_nonnull(n);
     for (int i = 0; i < n_in; i++) {
         if (!ins[i] || !ins[i][0]) {
-            n->inputs[i] = NULL;
+            poprt__node_set_input(n, i, NULL);
             continue;
         }
         poprt__tensor *t = poprt__graph_find(g, ins[i]);
-        n->inputs[i] = t ? t : poprt__graph_tensor(g, ins[i]);
+        poprt__node_set_input(n, i, t ? t : poprt__graph_tensor(g, ins[i]));
     }
     for (int i = 0; i < n_out; i++)
         n->outputs[i] = outs[i] && outs[i][0] ? poprt__graph_tensor(g, outs[i]) : NULL;
@@ -57,7 +57,7 @@ static void g_output(poprt__graph *g, const char *name)
 {
     poprt__tensor *t = poprt__graph_tensor(g, name);
     t->is_output = 1;
-    ck_assert_int_eq(poprt__vec_push(&g->outputs, t), POPRT_OK);
+    ck_assert_int_eq(poprt__graph_add_output(g, t), POPRT_OK);
 }
 
 static poprt__tensor *g_const(poprt__graph *g, const char *name, int32_t elem, int rank,

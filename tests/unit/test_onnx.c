@@ -1230,6 +1230,12 @@ START_TEST(test_external_data)
     ck_assert_int_eq(try_ext("weights.bin", "0", "8", "ext_w"), POPRT_STATUS_INVALID_MODEL); /* shorter than shape */
     ck_assert_int_eq(try_ext("weights.bin", "-4", NULL, "ext_w"), POPRT_STATUS_INVALID_MODEL);
     ck_assert_int_eq(try_ext("missing.bin", NULL, NULL, "ext_w"), POPRT_STATUS_IO_ERROR);
+    /* a FIFO: refused at once, not waited on */
+    char fifo[512];
+    snprintf(fifo, sizeof fifo, "%s/pipe.bin", tmpdir);
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    ck_assert_int_eq(try_ext("pipe.bin", NULL, NULL, "not a regular file"), POPRT_STATUS_IO_ERROR);
+    unlink(fifo);
     /* no folder (loaded from memory) */
     m = ext_model("weights.bin", NULL, NULL, 0);
     ck_assert_ptr_null(load_bytes(m.p, m.n, NULL, &st));

@@ -459,11 +459,11 @@ static poprt__graph *branch(poprt__model *m, poprt__node *owner, const char *att
     g->parent_node = owner;
     poprt__node_add_attr(owner, attr, POPRT__ATTR_GRAPH)->g = g;
     poprt__node *n = poprt__graph_add_node(g, op, "", NULL, 1, 1);
-    n->inputs[0] = poprt__graph_find(g, "x");
+    poprt__node_set_input(n, 0, poprt__graph_find(g, "x"));
     n->outputs[0] = poprt__graph_tensor(g, out);
     poprt__tensor *t = n->outputs[0];
     t->is_output = 1;
-    poprt__vec_push(&g->outputs, t);
+    poprt__graph_add_output(g, t);
     return g;
 }
 

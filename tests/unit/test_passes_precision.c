@@ -273,7 +273,7 @@ static poprt__node *g_node(poprt__graph *g, const char *op, int n_in, const char
     ck_assert_ptr_nonnull(n);
     for (int i = 0; i < n_in; i++) {
         poprt__tensor *t = poprt__graph_find(g, ins[i]);
-        n->inputs[i] = t ? t : poprt__graph_tensor(g, ins[i]);
+        poprt__node_set_input(n, i, t ? t : poprt__graph_tensor(g, ins[i]));
     }
     n->outputs[0] = poprt__graph_tensor(g, out);
     return n;
@@ -283,7 +283,7 @@ static void g_output(poprt__graph *g, const char *name)
 {
     poprt__tensor *t = poprt__graph_tensor(g, name);
     t->is_output = 1;
-    ck_assert_int_eq(poprt__vec_push(&g->outputs, t), POPRT_OK);
+    ck_assert_int_eq(poprt__graph_add_output(g, t), POPRT_OK);
 }
 
 /* y = If(c): then Relu(x @ W + b); else Log(|x @ W2| * 2^20 + 1), all

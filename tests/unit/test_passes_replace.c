@@ -729,11 +729,11 @@ START_TEST(move_subgraph_initializer)
         w->is_initializer = 1;
         poprt__vec_push(&sub->initializers, w);
         poprt__node *add = poprt__graph_add_node(sub, b ? "Sub" : "Add", "", NULL, 2, 1);
-        add->inputs[0] = poprt__graph_find(m->graph, "x");
-        add->inputs[1] = w;
+        poprt__node_set_input(add, 0, poprt__graph_find(m->graph, "x"));
+        poprt__node_set_input(add, 1, w);
         add->outputs[0] = poprt__graph_tensor(sub, "o");
         add->outputs[0]->is_output = 1;
-        poprt__vec_push(&sub->outputs, add->outputs[0]);
+        poprt__graph_add_output(sub, add->outputs[0]);
         poprt__attr *at = poprt__node_add_attr(n, names[b], POPRT__ATTR_GRAPH);
         at->g = sub;
     }

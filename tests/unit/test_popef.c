@@ -250,10 +250,9 @@ START_TEST(unread_folded_constants_are_not_written)
 }
 END_TEST
 
-/* Sections bigger than one checksum chunk (4 MiB) verify on any number of
- * threads with the same result, and a flipped byte in a later chunk is
- * found whatever the thread count. */
-START_TEST(big_sections_verify_on_threads)
+/* y = x W with a 1200x1000 weight: its executable file (~4.8 MB) is larger
+ * than one checksum chunk and than POPRT__MAP_MIN_BYTES (so it is mapped). */
+static poprt_model *big_model(float **w_out)
 {
     enum { K = 1200, N = 1000 };
     poprt__model *m = tb_model(17);
@@ -268,6 +267,33 @@ START_TEST(big_sections_verify_on_threads)
     tb_output(m, "y");
     poprt_model *pm;
     ck_assert_int_eq(tb_load(m, &pm), POPRT_OK);
+    *w_out = w;
+    return pm;
+}
+
+static poprt_status run_big(poprt_session *s, float *y)
+{
+    static float x[1200];
+    const int64_t xd[2] = {1, 1200};
+    for (int i = 0; i < 1200; i++)
+        x[i] = (float)(i % 17) / 8.5f - 1;
+    poprt_stepio *io;
+    poprt_stepio_create(&io);
+    poprt_stepio_set_input(io, "x", POPRT_DTYPE_FLOAT, xd, 2, x, sizeof x);
+    poprt_stepio_set_output(io, "y", y, 1000 * sizeof(float));
+    poprt_status st = poprt_session_run(s, io);
+    poprt_stepio_free(io);
+    return st;
+}
+
+/* Sections bigger than one checksum chunk (4 MiB) verify on any number of
+ * threads with the same result, and a flipped byte in a later chunk is
+ * found whatever the thread count. */
+START_TEST(big_sections_verify_on_threads)
+{
+    enum { N = 1000 };
+    float *w;
+    poprt_model *pm = big_model(&w);
     poprt_options *o;
     ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
     ck_assert_int_eq(poprt_options_set(o, "threads", "2"), POPRT_OK);
@@ -277,21 +303,14 @@ START_TEST(big_sections_verify_on_threads)
     snprintf(path, sizeof path, "%s/big.popef", tmpdir);
     snprintf(bad, sizeof bad, "%s/bigbad.popef", tmpdir);
     ck_assert_int_eq(poprt_session_export(s, path), POPRT_OK);
-    float x[K], y1[N], y3[N];
-    for (int i = 0; i < K; i++)
-        x[i] = (float)(i % 17) / 8.5f - 1;
+    float y1[N], y3[N];
     const char *threads[] = {"1", "3"};
     float *ys[] = {y1, y3};
     for (int t = 0; t < 2; t++) {
         ck_assert_int_eq(poprt_options_set(o, "threads", threads[t]), POPRT_OK);
         poprt_session *l = NULL;
         ck_assert_int_eq(poprt_session_load(path, o, &l), POPRT_OK);
-        poprt_stepio *io;
-        poprt_stepio_create(&io);
-        poprt_stepio_set_input(io, "x", POPRT_DTYPE_FLOAT, xd, 2, x, sizeof x);
-        poprt_stepio_set_output(io, "y", ys[t], sizeof y1);
-        ck_assert_int_eq(poprt_session_run(l, io), POPRT_OK);
-        poprt_stepio_free(io);
+        ck_assert_int_eq(run_big(l, ys[t]), POPRT_OK);
         poprt_session_free(l);
     }
     ck_assert_int_eq(memcmp(y1, y3, sizeof y1), 0); /* same program, bit-identical */
@@ -312,6 +331,64 @@ START_TEST(big_sections_verify_on_threads)
     poprt_options_free(o);
     poprt_session_free(s);
     poprt_model_free(pm);
+}
+END_TEST
+
+/* A mapped file cut short afterwards: the next run fails with IO_ERROR
+ * naming it instead of dying of SIGBUS; a file exported again over it (a
+ * new file renamed into place) leaves the running session's mapping intact. */
+START_TEST(mapped_file_truncated_or_replaced)
+{
+    float *w, y0[1000], y1[1000];
+    poprt_model *pm = big_model(&w);
+    poprt_session *s, *l;
+    ck_assert_int_eq(poprt_session_create(pm, NULL, &s), POPRT_OK);
+    char path[128];
+    snprintf(path, sizeof path, "%s/big.popef", tmpdir);
+    ck_assert_int_eq(poprt_session_export(s, path), POPRT_OK);
+    ck_assert_int_eq(poprt_session_load(path, NULL, &l), POPRT_OK);
+    ck_assert_int_eq(run_big(l, y0), POPRT_OK);
+    /* exported again over the file the session maps */
+    ck_assert_int_eq(poprt_session_export(s, path), POPRT_OK);
+    ck_assert_int_eq(run_big(l, y1), POPRT_OK);
+    ck_assert_int_eq(memcmp(y0, y1, sizeof y0), 0);
+    /* no temporary file left beside it */
+    DIR *d = opendir(tmpdir);
+    ck_assert_ptr_nonnull(d);
+    int files = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        files += e->d_name[0] != '.';
+    closedir(d);
+    ck_assert_int_eq(files, 1);
+    poprt_session_free(l);
+    /* cut short under a loaded session */
+    ck_assert_int_eq(poprt_session_load(path, NULL, &l), POPRT_OK);
+    ck_assert_int_eq(truncate(path, 4096), 0);
+    ck_assert_int_eq(run_big(l, y1), POPRT_STATUS_IO_ERROR);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "big.popef"));
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "truncated"));
+    poprt_session_free(l);
+    poprt_session_free(s);
+    poprt_model_free(pm);
+    free(w);
+}
+END_TEST
+
+/* A FIFO where a file is expected is refused at once (opening one for
+ * reading would wait for a writer forever). */
+START_TEST(fifo_is_refused_without_blocking)
+{
+    char fifo[128];
+    snprintf(fifo, sizeof fifo, "%s/pipe", tmpdir);
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    poprt_session *l = NULL;
+    ck_assert_int_eq(poprt_session_load(fifo, NULL, &l), POPRT_STATUS_IO_ERROR);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "not a regular file"));
+    ck_assert_ptr_null(l);
+    poprt_model *m = NULL;
+    ck_assert_int_eq(poprt_model_load(fifo, &m), POPRT_STATUS_IO_ERROR);
+    ck_assert_ptr_null(m);
+    ck_assert_int_eq(poprt_file_is_executable(fifo), 0);
 }
 END_TEST
 
@@ -354,6 +431,8 @@ int main(void)
     tcase_add_test(tc, engine_cache_compiles_once);
     tcase_add_test(tc, unread_folded_constants_are_not_written);
     tcase_add_test(tc, big_sections_verify_on_threads);
+    tcase_add_test(tc, mapped_file_truncated_or_replaced);
+    tcase_add_test(tc, fifo_is_refused_without_blocking);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
