@@ -63,7 +63,8 @@ POPRT_API unsigned poprt_version_num(void);
     XX(INVALID_OPTION, 10, "unknown option or invalid option value")             \
     XX(PASS_FAILED, 11, "pass failed")                                           \
     XX(INTERNAL, 12, "internal error")                                           \
-    XX(CANCELLED, 13, "cancelled by a callback")
+    XX(CANCELLED, 13, "cancelled by a callback")                                 \
+    XX(LIMIT_EXCEEDED, 14, "a resource limit was exceeded")
 
 typedef enum poprt_status {
 #define POPRT__STATUS_ENUM(name, num, text) POPRT_STATUS_##name = num,
@@ -179,6 +180,7 @@ typedef struct poprt_value_info {
 /* ------------------------------------------------------------------ model */
 
 typedef struct poprt_model poprt_model;
+typedef struct poprt_options poprt_options; /* see "options" below */
 
 /* Loads an ONNX model (ModelProto) from a file. The file is mapped, not read:
  * weights stay in the mapping and are not copied. External data is resolved
@@ -197,6 +199,21 @@ POPRT_API poprt_status poprt_model_load(const char *path, poprt_model **model_ou
 POPRT_API poprt_status poprt_model_load_from_memory(const void *data, size_t size,
                                                     const char *base_dir,
                                                     poprt_model **model_out);
+
+/* As poprt_model_load and poprt_model_load_from_memory, within the resource
+ * limits that options set ("max_nodes", "max_tensor_bytes",
+ * "max_subgraph_depth"; see poprt_options_create; NULL options: the
+ * defaults). The limits stay with the model: sessions created from it use
+ * them unless their own options set others. Other session keys in options
+ * are accepted and not used here. Returns LIMIT_EXCEEDED naming the limit
+ * and the node, graph or tensor past it, INVALID_OPTION, and the statuses
+ * of the calls above. Thread safe. */
+POPRT_API poprt_status poprt_model_load_v2(const char *path, const poprt_options *options,
+                                           poprt_model **model_out);
+POPRT_API poprt_status poprt_model_load_from_memory_v2(const void *data, size_t size,
+                                                       const char *base_dir,
+                                                       const poprt_options *options,
+                                                       poprt_model **model_out);
 
 /* Saves the model as an ONNX file (all weights inside the file). Returns
  * INVALID_ARGUMENT, IO_ERROR, OUT_OF_MEMORY. The model must not be modified
@@ -254,7 +271,6 @@ POPRT_API poprt_status poprt_model_set_input_shape(poprt_model *model, const cha
 
 /* ---------------------------------------------------------------- options */
 
-typedef struct poprt_options poprt_options;
 
 /* Options are string key/value pairs; unknown keys are rejected by the call
  * that consumes the options (and by poprt_options_set for known consumers),
@@ -281,6 +297,16 @@ typedef struct poprt_options poprt_options;
  *                        and stores one. The key covers the model, the
  *                        options, the library version and the CPU
  *                        features the kernels may use.
+ * Resource limits (also taken by poprt_model_load_v2): past one, the call
+ * fails with LIMIT_EXCEEDED naming the option:
+ *   "max_nodes"          nodes in all graphs of a model (default 4194304)
+ *   "max_tensor_bytes"   bytes of any one tensor: declared, inferred, an
+ *                        initializer, or made at run time (default: the
+ *                        machine's physical memory)
+ *   "max_loop_iterations" Loop iterations in one poprt_session_run, all Loop
+ *                        nodes (nested ones included) together (default
+ *                        100000000)
+ *   "max_subgraph_depth" graphs nested in graphs (default and most: 64)
  */
 POPRT_API poprt_status poprt_options_create(poprt_options **options_out);
 POPRT_API void poprt_options_free(poprt_options *options);

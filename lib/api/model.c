@@ -70,20 +70,51 @@ static poprt_status finish_load(poprt__model *m, const char *what, poprt_model *
     return wrap(m, out);
 }
 
-poprt_status poprt_model_load(const char *path, poprt_model **model_out)
+/* The limits a load works within: the defaults and the options' limit keys
+ * (the other session keys are accepted and left for the session). */
+static poprt_status load_limits(const poprt_options *options, poprt__limits *lim)
 {
-    CHECK_ARG(path && model_out, "poprt_model_load");
+    poprt__limits_default(lim);
+    poprt_status st = poprt__options_validate(options);
+    return st ? st : poprt__limits_from_options(options, lim);
+}
+
+poprt_status poprt_model_load_v2(const char *path, const poprt_options *options,
+                                 poprt_model **model_out)
+{
+    CHECK_ARG(path && model_out, "poprt_model_load_v2");
+    poprt__limits lim;
     poprt__model *m;
-    poprt_status st = poprt__onnx_load_file(path, &m);
+    poprt_status st = load_limits(options, &lim);
+    if (!st)
+        st = poprt__onnx_load_file(path, &lim, &m);
     if (st)
         return st;
     return finish_load(m, path, model_out);
+}
+
+poprt_status poprt_model_load(const char *path, poprt_model **model_out)
+{
+    CHECK_ARG(path && model_out, "poprt_model_load");
+    return poprt_model_load_v2(path, NULL, model_out);
 }
 
 poprt_status poprt_model_load_from_memory(const void *data, size_t size, const char *base_dir,
                                           poprt_model **model_out)
 {
     CHECK_ARG(data && model_out, "poprt_model_load_from_memory");
+    return poprt_model_load_from_memory_v2(data, size, base_dir, NULL, model_out);
+}
+
+poprt_status poprt_model_load_from_memory_v2(const void *data, size_t size, const char *base_dir,
+                                             const poprt_options *options,
+                                             poprt_model **model_out)
+{
+    CHECK_ARG(data && model_out, "poprt_model_load_from_memory_v2");
+    poprt__limits lim;
+    poprt_status st = load_limits(options, &lim);
+    if (st)
+        return st;
     void *copy = poprt__malloc(size);
     if (!copy)
         return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory copying %zu bytes", size);
@@ -94,7 +125,7 @@ poprt_status poprt_model_load_from_memory(const void *data, size_t size, const c
         return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
     }
     poprt__model *m;
-    poprt_status st = poprt__onnx_load_blob(b, NULL, base_dir, &m);
+    st = poprt__onnx_load_blob(b, NULL, base_dir, &lim, &m);
     poprt__blob_unref(b);
     if (st)
         return st;

@@ -579,8 +579,12 @@ static poprt_status load_mapped(const char *path, poprt__blob *f, const poprt_op
     program->size = sec[POPRT__POPEF_PROGRAM]->size;
     program->mapped = 2; /* a view: nothing to release */
     poprt__model *m;
-    st = poprt__onnx_load_blob_weights(program, f, base + sec[POPRT__POPEF_WEIGHTS]->offset,
-                                       sec[POPRT__POPEF_WEIGHTS]->size, &m);
+    poprt__limits lim;
+    poprt__limits_default(&lim);
+    st = poprt__limits_from_options(options, &lim);
+    if (!st)
+        st = poprt__onnx_load_blob_weights(program, f, base + sec[POPRT__POPEF_WEIGHTS]->offset,
+                                           sec[POPRT__POPEF_WEIGHTS]->size, &lim, &m);
     poprt__blob_unref(program);
     if (st) {
         poprt_options_free(opts);

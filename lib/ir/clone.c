@@ -224,6 +224,7 @@ poprt_status poprt__model_clone(const poprt__model *s, poprt__model **out)
             goto oom;
         }
     }
+    d->limits = s->limits;
     d->ir_version = s->ir_version;
     d->producer_name = DUPS(s->producer_name);
     d->producer_version = DUPS(s->producer_version);

@@ -25,6 +25,17 @@ static poprt_status check_out(const poprt__infer_ctx *c, int j)
                                    "(dimension %d is %lld)",
                                    j, v ? v->name : "", i, (long long)d);
     }
+    /* a static size past the model's limit (unknown dims count as 0 here) */
+    const poprt__limits *lim = poprt__node_limits(c->node);
+    int known = 1;
+    for (int i = 0; i < t->rank; i++)
+        known &= t->dims[i].value >= 0;
+    if (known && bytes > lim->max_tensor_bytes)
+        return POPRT__NODE_ERR(c->node, POPRT_STATUS_LIMIT_EXCEEDED,
+                               "output %d '%s' would hold %zu bytes (option 'max_tensor_bytes' "
+                               "is %llu)",
+                               j, v ? v->name : "", bytes,
+                               (unsigned long long)lim->max_tensor_bytes);
     return POPRT_OK;
 }
 

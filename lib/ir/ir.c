@@ -1,6 +1,8 @@
 /* IR construction and lookup. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "ir/ir.h"
 
 poprt_status poprt__model_new(poprt__model **out)
@@ -9,6 +11,7 @@ poprt_status poprt__model_new(poprt__model **out)
     if (!m)
         return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory creating a model");
     poprt__arena_init(&m->arena);
+    poprt__limits_default(&m->limits);
     m->graph = poprt__graph_new(m, NULL, "main");
     if (!m->graph) {
         poprt__model_free(m);
@@ -16,6 +19,33 @@ poprt_status poprt__model_new(poprt__model **out)
     }
     *out = m;
     return POPRT_OK;
+}
+
+void poprt__limits_default(poprt__limits *l)
+{
+    static uint64_t phys;
+    uint64_t p = __atomic_load_n(&phys, __ATOMIC_RELAXED);
+    if (!p) {
+        long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+        p = pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : (uint64_t)1 << 40;
+        __atomic_store_n(&phys, p, __ATOMIC_RELAXED);
+    }
+    l->max_nodes = POPRT__DEFAULT_MAX_NODES;
+    l->max_tensor_bytes = p;
+    l->max_loop_iterations = POPRT__DEFAULT_MAX_LOOP_ITERATIONS;
+    l->max_subgraph_depth = POPRT__DEFAULT_MAX_SUBGRAPH_DEPTH;
+}
+
+static poprt__limits dflt_limits;
+static void init_default_limits(void) { poprt__limits_default(&dflt_limits); }
+
+const poprt__limits *poprt__node_limits(const poprt__node *n)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    if (n && n->graph && n->graph->model)
+        return &n->graph->model->limits;
+    pthread_once(&once, init_default_limits);
+    return &dflt_limits;
 }
 
 /* Every graph registers in m->graphs_all so poprt__model_free can release

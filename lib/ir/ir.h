@@ -190,8 +190,28 @@ typedef struct poprt__function {
     poprt__graph *body;
 } poprt__function;
 
+/* Resource limits (options "max_nodes", "max_tensor_bytes",
+ * "max_loop_iterations", "max_subgraph_depth"): a model or run that would
+ * exceed one fails with LIMIT_EXCEEDED naming the option. */
+typedef struct poprt__limits {
+    int64_t max_nodes;           /* nodes in all graphs of a model */
+    uint64_t max_tensor_bytes;   /* bytes of one tensor (declared, inferred, made) */
+    int64_t max_loop_iterations; /* Loop iterations, all Loops together, in one run */
+    int max_subgraph_depth;      /* graphs nested inside graphs */
+} poprt__limits;
+#define POPRT__DEFAULT_MAX_NODES ((int64_t)1 << 22)
+#define POPRT__DEFAULT_MAX_LOOP_ITERATIONS ((int64_t)100000000)
+#define POPRT__HARD_MAX_SUBGRAPH_DEPTH 64 /* what the C stack allows */
+#define POPRT__DEFAULT_MAX_SUBGRAPH_DEPTH POPRT__HARD_MAX_SUBGRAPH_DEPTH
+/* The defaults; max_tensor_bytes is the machine's physical memory. */
+void poprt__limits_default(poprt__limits *l);
+/* The limits of the model n belongs to (the defaults for a node outside any
+ * model, as the kernel tests make). */
+const poprt__limits *poprt__node_limits(const poprt__node *n);
+
 struct poprt__model {
     poprt__arena arena;
+    poprt__limits limits;
     poprt__vec blobs; /* poprt__blob * kept alive (file mapping, external data) */
     poprt__vec graphs_all; /* every poprt__graph made for this model */
     int64_t ir_version;

@@ -50,7 +50,8 @@ static poprt_status check_opsets(const poprt__opset *ops, int n, const char *whe
 
 /* A value's declared type: ranks within POPRT__MAX_RANK, element counts and
  * byte sizes that fit in a size_t, map keys the specification allows. */
-static poprt_status check_type(const poprt__type *t, const char *graph, const char *name, int depth)
+static poprt_status check_type(const poprt__type *t, const char *graph, const char *name, int depth,
+                               uint64_t max_bytes)
 {
     if (depth > 64)
         return poprt__err(POPRT_STATUS_INVALID_MODEL, "graph '%s': value '%s': type nests too deeply",
@@ -73,6 +74,14 @@ static poprt_status check_type(const poprt__type *t, const char *graph, const ch
                                   "(dimension %d is %lld)",
                                   graph, name, i, (long long)d);
         }
+        int known = t->rank >= 0;
+        for (int i = 0; i < t->rank; i++)
+            known &= t->dims[i].value >= 0;
+        if (known && bytes > max_bytes)
+            return poprt__err(POPRT_STATUS_LIMIT_EXCEEDED,
+                              "graph '%s': value '%s' is declared with %zu bytes (option "
+                              "'max_tensor_bytes' is %llu)",
+                              graph, name, bytes, (unsigned long long)max_bytes);
         return POPRT_OK;
     }
     if (t->kind == POPRT__KIND_MAP && t->elem != POPRT_DTYPE_STRING &&
@@ -81,14 +90,14 @@ static poprt_status check_type(const poprt__type *t, const char *graph, const ch
                           "graph '%s': value '%s' is a map with key type %s (keys are integers or "
                           "strings)",
                           graph, name, poprt_dtype_name((poprt_dtype)t->elem));
-    return t->inner ? check_type(t->inner, graph, name, depth + 1) : POPRT_OK;
+    return t->inner ? check_type(t->inner, graph, name, depth + 1, max_bytes) : POPRT_OK;
 }
 
 static poprt_status check_graph(const poprt__graph *g, int main_graph)
 {
     for (size_t i = 0; i < g->tensors.len; i++) {
         const poprt__tensor *t = g->tensors.items[i];
-        poprt_status st = check_type(&t->type, g->name, t->name, 0);
+        poprt_status st = check_type(&t->type, g->name, t->name, 0, g->model->limits.max_tensor_bytes);
         if (st)
             return st;
         /* the specification requires the element type of every graph input

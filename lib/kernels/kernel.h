@@ -90,6 +90,10 @@ poprt_status poprt__kctx_run_graph(poprt__kctx *k, const poprt__graph *g, int n_
                                    const poprt__value *const *ins, int n_outs,
                                    poprt__value *outs);
 void poprt__kctx_release_value(poprt__kctx *k, poprt__value *v);
+/* Counts one iteration of a Loop against the run's limit
+ * ("max_loop_iterations", all Loops of the run together): LIMIT_EXCEEDED
+ * naming the node once it is passed. */
+poprt_status poprt__kctx_loop_iteration(poprt__kctx *k);
 /* Parallel loop over [0, n): fn(ctx, begin, end) on the session's worker
  * threads (or inline with one thread). Ranges are split deterministically. */
 void poprt__kctx_parallel_for(poprt__kctx *k, int64_t n, int64_t grain,

@@ -20,12 +20,15 @@
  * Returns PARSE_ERROR (malformed protobuf), INVALID_MODEL (bad shapes, data
  * sizes, external data, missing graph), UNSUPPORTED (unknown dtype numbers,
  * segmented tensors), IO_ERROR (external file unreadable), OUT_OF_MEMORY;
- * the message names the tensor, node or file. *out is untouched on failure. */
+ * the message names the tensor, node or file. *out is untouched on failure.
+ * limits (NULL: the defaults) bound the nodes, the graphs' nesting and the
+ * initializers' sizes (LIMIT_EXCEEDED) and become the model's limits. */
 poprt_status poprt__onnx_load_blob(poprt__blob *blob, const char *path, const char *dir,
-                                   poprt__model **out);
+                                   const poprt__limits *limits, poprt__model **out);
 
 /* Maps the file at path and loads it with dir = the file's folder. */
-poprt_status poprt__onnx_load_file(const char *path, poprt__model **out);
+poprt_status poprt__onnx_load_file(const char *path, const poprt__limits *limits,
+                                   poprt__model **out);
 
 /* Encodes model as one self-contained ModelProto (all tensor data inline as
  * raw_data in ONNX packing, strings in string_data; value_info for every
@@ -72,7 +75,7 @@ poprt_status poprt__onnx_save_placed(const poprt__model *model, const poprt__onn
  * weights_owner alive). Other external locations are rejected. */
 poprt_status poprt__onnx_load_blob_weights(poprt__blob *blob, poprt__blob *weights_owner,
                                            const void *weights, size_t weights_size,
-                                           poprt__model **out);
+                                           const poprt__limits *limits, poprt__model **out);
 
 /* Decodes a serialized TensorProto. External data is rejected
  * (INVALID_MODEL); other errors as poprt__onnx_load_blob. All allocations

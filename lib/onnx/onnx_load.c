@@ -39,6 +39,9 @@ typedef struct lctx {
     const uint8_t *base, *end; /* the buffer being decoded */
     int oom;
     int depth;
+    int graph_depth;          /* graphs being built, one inside the other */
+    int64_t n_nodes;          /* nodes made so far, all graphs */
+    const poprt__limits *lim; /* the model's limits (NULL when decoding test data) */
 } lctx;
 
 /* A growable list of spans or numbers in the scratch arena. */
@@ -882,13 +885,22 @@ static poprt__tensor *const_tensor(lctx *c, const tensor_out *o)
 
 static poprt__graph *subgraph(lctx *c, span sp, poprt__graph *parent, poprt__node *pn, poprt_status *st)
 {
+    if (c->lim && c->graph_depth >= c->lim->max_subgraph_depth) {
+        *st = poprt__err(POPRT_STATUS_LIMIT_EXCEEDED,
+                         "node '%s': its subgraph would be nested %d levels deep (option "
+                         "'max_subgraph_depth' is %d)",
+                         pn ? pn->name : "", c->graph_depth + 1, c->lim->max_subgraph_depth);
+        return NULL;
+    }
     poprt__graph *g = poprt__graph_new(c->m, parent, "");
     if (!g) {
         *st = oom();
         return NULL;
     }
     g->parent_node = pn;
+    c->graph_depth++;
     *st = build_graph(c, sp, g);
+    c->graph_depth--;
     return *st ? NULL : g;
 }
 
@@ -1070,6 +1082,11 @@ static const char *node_name(lctx *c, const char *name, const char *op, size_t i
  * enclosing graphs), then attributes, whose subgraphs see every name of g. */
 static poprt_status build_nodes(lctx *c, poprt__graph *g, const list *nodes)
 {
+    c->n_nodes += (int64_t)nodes->len;
+    if (c->lim && c->n_nodes > c->lim->max_nodes)
+        return poprt__err(POPRT_STATUS_LIMIT_EXCEEDED,
+                          "graph '%s': the model has more than %lld nodes (option 'max_nodes')",
+                          g->name, (long long)c->lim->max_nodes);
     pnode *pn = poprt__arena_array(&c->tmp, nodes->len ? nodes->len : 1, sizeof *pn);
     if (!pn)
         return oom();
@@ -1166,7 +1183,12 @@ static poprt_status build_nodes(lctx *c, poprt__graph *g, const list *nodes)
 
 static poprt_status add_initializer(lctx *c, poprt__graph *g, const tensor_out *o)
 {
-    (void)c;
+    if (c->lim && o->nbytes > c->lim->max_tensor_bytes)
+        return poprt__err(POPRT_STATUS_LIMIT_EXCEEDED,
+                          "graph '%s': initializer '%s' holds %zu bytes (option 'max_tensor_bytes' "
+                          "is %llu)",
+                          g->name, o->name, o->nbytes,
+                          (unsigned long long)c->lim->max_tensor_bytes);
     if (!*o->name)
         return poprt__err(POPRT_STATUS_INVALID_MODEL, "graph '%s': initializer without a name", g->name);
     if (poprt__map_get(&g->by_name, o->name))
@@ -1426,25 +1448,26 @@ static poprt_status model_from_proto(lctx *c, span sp)
 
 static poprt_status load_blob(poprt__blob *blob, const char *path, const char *dir,
                               poprt__blob *wowner, const void *weights, size_t wsize,
-                              poprt__model **out);
+                              const poprt__limits *limits, poprt__model **out);
 
-poprt_status poprt__onnx_load_blob(poprt__blob *blob, const char *path, const char *dir, poprt__model **out)
+poprt_status poprt__onnx_load_blob(poprt__blob *blob, const char *path, const char *dir,
+                                   const poprt__limits *limits, poprt__model **out)
 {
-    return load_blob(blob, path, dir, NULL, NULL, 0, out);
+    return load_blob(blob, path, dir, NULL, NULL, 0, limits, out);
 }
 
 poprt_status poprt__onnx_load_blob_weights(poprt__blob *blob, poprt__blob *weights_owner,
                                            const void *weights, size_t weights_size,
-                                           poprt__model **out)
+                                           const poprt__limits *limits, poprt__model **out)
 {
     if (!weights)
         weights = "";
-    return load_blob(blob, NULL, NULL, weights_owner, weights, weights_size, out);
+    return load_blob(blob, NULL, NULL, weights_owner, weights, weights_size, limits, out);
 }
 
 static poprt_status load_blob(poprt__blob *blob, const char *path, const char *dir,
                               poprt__blob *wowner, const void *weights, size_t wsize,
-                              poprt__model **out)
+                              const poprt__limits *limits, poprt__model **out)
 {
     if (!blob || !out)
         return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt__onnx_load_blob: NULL argument");
@@ -1452,6 +1475,8 @@ static poprt_status load_blob(poprt__blob *blob, const char *path, const char *d
     poprt_status st = poprt__model_new(&m);
     if (st)
         return st;
+    if (limits)
+        m->limits = *limits;
     /* The model keeps the mapping alive: tensors may point into it. */
     poprt__blob_ref(blob);
     if (poprt__vec_push(&m->blobs, blob)) {
@@ -1475,6 +1500,7 @@ static poprt_status load_blob(poprt__blob *blob, const char *path, const char *d
     }
     lctx c;
     ctx_init(&c, m, &m->arena, m->dir);
+    c.lim = &m->limits;
     c.weights = weights;
     c.weights_size = wsize;
     span sp = {blob->data ? blob->data : (const void *)"", blob->size};
@@ -1492,7 +1518,8 @@ static poprt_status load_blob(poprt__blob *blob, const char *path, const char *d
     return POPRT_OK;
 }
 
-poprt_status poprt__onnx_load_file(const char *path, poprt__model **out)
+poprt_status poprt__onnx_load_file(const char *path, const poprt__limits *limits,
+                                   poprt__model **out)
 {
     if (!path || !out)
         return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt__onnx_load_file: NULL argument");
@@ -1514,7 +1541,7 @@ poprt_status poprt__onnx_load_file(const char *path, poprt__model **out)
         poprt__blob_unref(b);
         return oom();
     }
-    st = poprt__onnx_load_blob(b, path, dir, out);
+    st = poprt__onnx_load_blob(b, path, dir, limits, out);
     poprt__free(dir);
     poprt__blob_unref(b);
     return st;

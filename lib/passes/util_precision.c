@@ -550,7 +550,7 @@ poprt_status poprt__load_origin(const poprt__model *m, const char *path, const c
                           "model was not loaded from a file)",
                           pass);
     poprt__model *o = NULL;
-    poprt_status st = poprt__onnx_load_file(path, &o);
+    poprt_status st = poprt__onnx_load_file(path, NULL, &o);
     if (!st)
         st = poprt__model_inline_functions(o);
     if (!st)

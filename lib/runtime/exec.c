@@ -213,6 +213,11 @@ poprt_status poprt__kctx_alloc_output(poprt__kctx *k, int j, int32_t dtype, int 
     poprt_status st = tval_set_shape(&nt, dtype, rank, dims);
     if (st)
         return POPRT__NODE_ERR(k->node, st, "output %d: %s", j, poprt_last_error());
+    const uint64_t max = poprt__node_limits(k->node)->max_tensor_bytes;
+    if (nt.nbytes > max)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_LIMIT_EXCEEDED,
+                               "output %d would hold %zu bytes (option 'max_tensor_bytes' is %llu)",
+                               j, nt.nbytes, (unsigned long long)max);
     /* a planned buffer of the same size is reused */
     if (v->kind == POPRT__KIND_TENSOR && v->t.data && v->t.nbytes == nt.nbytes && !is_owned(x, v)) {
         nt.data = v->t.data;
@@ -338,6 +343,17 @@ poprt_status poprt__kctx_run_graph(poprt__kctx *k, const poprt__graph *g, int n_
     }
     poprt__frame_free(&child);
     return st;
+}
+
+poprt_status poprt__kctx_loop_iteration(poprt__kctx *k)
+{
+    const int64_t max = poprt__node_limits(k->node)->max_loop_iterations;
+    if (++k->exec->loop_iterations > max)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_LIMIT_EXCEEDED,
+                               "more than %lld Loop iterations in this run (option "
+                               "'max_loop_iterations')",
+                               (long long)max);
+    return POPRT_OK;
 }
 
 void poprt__kctx_parallel_for(poprt__kctx *k, int64_t n, int64_t grain,

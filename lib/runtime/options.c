@@ -1,6 +1,7 @@
 /* String key/value options. Keys are checked when set and again by the
  * call that consumes them, so a typo never passes silently. */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include "runtime/runtime.h"
@@ -122,6 +123,38 @@ poprt_status poprt__parse_anchor(const char *key, const char *v, poprt__anchor_c
     return parse_anchor(key, v, out);
 }
 
+/* The resource limits (poprt__limits) and the largest value each takes. */
+static const struct {
+    const char *key;
+    long long max;
+} limit_keys[] = {
+    {"max_nodes", (long long)1 << 40},
+    {"max_tensor_bytes", LLONG_MAX},
+    {"max_loop_iterations", LLONG_MAX},
+    {"max_subgraph_depth", POPRT__HARD_MAX_SUBGRAPH_DEPTH},
+};
+
+poprt_status poprt__limits_from_options(const poprt_options *o, poprt__limits *l)
+{
+    for (size_t i = 0; i < sizeof limit_keys / sizeof limit_keys[0]; i++) {
+        const char *v = poprt__opt(o, limit_keys[i].key);
+        long long n;
+        if (!v)
+            continue;
+        if (!parse_int(v, 1, limit_keys[i].max, &n))
+            return poprt__err(POPRT_STATUS_INVALID_OPTION,
+                              "option '%s' value '%s': expected an integer in 1..%lld",
+                              limit_keys[i].key, v, limit_keys[i].max);
+        switch (i) {
+        case 0: l->max_nodes = n; break;
+        case 1: l->max_tensor_bytes = (uint64_t)n; break;
+        case 2: l->max_loop_iterations = n; break;
+        default: l->max_subgraph_depth = (int)n; break;
+        }
+    }
+    return POPRT_OK;
+}
+
 static poprt_status check_kv(const char *key, const char *value)
 {
     long long n;
@@ -153,9 +186,18 @@ static poprt_status check_kv(const char *key, const char *value)
         int rank;
         return poprt__parse_dims(value, dims, &rank, key);
     }
+    for (size_t i = 0; i < sizeof limit_keys / sizeof limit_keys[0]; i++)
+        if (strcmp(key, limit_keys[i].key) == 0) {
+            if (!parse_int(value, 1, limit_keys[i].max, &n))
+                return poprt__err(POPRT_STATUS_INVALID_OPTION,
+                                  "option '%s' value '%s': expected an integer in 1..%lld", key,
+                                  value, limit_keys[i].max);
+            return POPRT_OK;
+        }
     return poprt__err(POPRT_STATUS_INVALID_OPTION,
                       "unknown option '%s' (known: threads, batches_per_step, anchors, "
-                      "anchor.<output>, input_shape.<input>, cache_dir, profile, optimize)",
+                      "anchor.<output>, input_shape.<input>, cache_dir, profile, optimize, "
+                      "max_nodes, max_tensor_bytes, max_loop_iterations, max_subgraph_depth)",
                       key);
 }
 

@@ -75,6 +75,7 @@ struct poprt__exec {
     poprt__arena strings;      /* string payloads (and folded outputs) */
     poprt__arena types;        /* types of the node being prepared (released after it) */
     uint64_t run_counter;
+    int64_t loop_iterations;   /* Loop iterations in the current run */
     poprt__frame *cur;         /* frame of the node being run */
     poprt_status sub_status;
 };
@@ -166,6 +167,9 @@ poprt_status poprt__stepio_take_output(poprt_stepio *io, struct poprt_session *s
 poprt_status poprt__stepio_end(poprt_stepio *io, struct poprt_session *s);
 /* Options: value of key or NULL; validation of all keys. */
 const char *poprt__opt(const poprt_options *o, const char *key);
+/* The limit options present in o override l's values (INVALID_OPTION for a
+ * malformed value). */
+poprt_status poprt__limits_from_options(const poprt_options *o, poprt__limits *l);
 poprt_status poprt__options_validate(const poprt_options *o);
 poprt_status poprt__parse_dims(const char *text, int64_t *dims, int *rank, const char *what);
 poprt_status poprt__parse_anchor(const char *key, const char *v, poprt__anchor_cfg *out);

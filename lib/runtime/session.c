@@ -134,8 +134,17 @@ void poprt_session_free(poprt_session *s)
 static poprt_status configure(poprt_session *s, const poprt_options *o)
 {
     poprt_status st = poprt__options_validate(o);
+    if (!st) /* the session's limits: the model's, where the options say nothing */
+        st = poprt__limits_from_options(o, &s->m->limits);
     if (st)
         return st;
+    size_t nodes = poprt__graph_count_nodes(s->m->graph);
+    for (int f = 0; f < s->m->n_functions; f++)
+        nodes += s->m->functions[f].body ? poprt__graph_count_nodes(s->m->functions[f].body) : 0;
+    if ((int64_t)nodes > s->m->limits.max_nodes)
+        return poprt__err(POPRT_STATUS_LIMIT_EXCEEDED,
+                          "the model has %zu nodes (option 'max_nodes' is %lld)", nodes,
+                          (long long)s->m->limits.max_nodes);
     const char *v;
     s->threads = (v = poprt__opt(o, "threads")) ? atoi(v) : 1;
     s->profile = (v = poprt__opt(o, "profile")) && strcmp(v, "1") == 0;
@@ -430,6 +439,7 @@ poprt_status poprt_session_run(poprt_session *s, poprt_stepio *io)
     if (st)
         return st;
     x->run_counter++;
+    x->loop_iterations = 0;
     st = poprt__stepio_begin(io, s);
     const poprt__graph *g = s->m->graph;
     for (int64_t b = 0; !st && b < s->batches_per_step; b++) {

@@ -167,6 +167,45 @@ def custom_bad_shape():
     print("wrote", os.path.join(HERE, "custom_bad_shape.onnx"))
 
 
+def loop_count():
+    """(v, outer_iters) = Loop(M) over a carried v: v + 1 per iteration, with
+    an inner Loop of K iterations in each (v + 1 each too), so v ends at
+    M * (K + 1). For the "max_loop_iterations" limit, which counts the inner
+    iterations with the outer ones."""
+    one = helper.make_tensor("one", TensorProto.FLOAT, [], [1.0])
+    inner = helper.make_graph(
+        [helper.make_node("Identity", ["ic_in"], ["ic_out"]),
+         helper.make_node("Add", ["iv_in", "one"], ["iv_out"])],
+        "inner",
+        [helper.make_tensor_value_info("ii", TensorProto.INT64, []),
+         helper.make_tensor_value_info("ic_in", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("iv_in", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("ic_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("iv_out", TensorProto.FLOAT, [1])])
+    outer = helper.make_graph(
+        [helper.make_node("Identity", ["c_in"], ["c_out"]),
+         helper.make_node("Loop", ["K", "", "v_in"], ["v_mid"], body=inner, name="inner_loop"),
+         helper.make_node("Add", ["v_mid", "one"], ["v_out"])],
+        "outer",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("c_in", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v_in", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v_out", TensorProto.FLOAT, [1])])
+    nodes = [helper.make_node("Loop", ["M", "", "v0"], ["v"], body=outer, name="outer_loop")]
+    graph = helper.make_graph(
+        nodes, "loop_count",
+        [helper.make_tensor_value_info("M", TensorProto.INT64, []),
+         helper.make_tensor_value_info("K", TensorProto.INT64, []),
+         helper.make_tensor_value_info("v0", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("v", TensorProto.FLOAT, [1])],
+        [one])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                              producer_name="libpoprt-tests")
+    model.ir_version = 8
+    save(model, "loop_count.onnx")
+
+
 if __name__ == "__main__":
     mlp(1, "mlp.onnx", "mlp")
     mlp("batch", "mlp_dynamic.onnx", "mlp_dynamic")
@@ -174,3 +213,4 @@ if __name__ == "__main__":
     conv_blocks()
     custom_op()
     custom_bad_shape()
+    loop_count()

@@ -285,6 +285,88 @@ START_TEST(pass_arguments_are_checked_when_added)
 }
 END_TEST
 
+/* Each resource limit: past it the call fails with LIMIT_EXCEEDED naming
+ * the option; at it the call succeeds. */
+static poprt_status load_with(const char *file, const char *key, const char *value,
+                              poprt_model **m)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", POPRT_TEST_DATA, file);
+    poprt_options *o;
+    ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
+    ck_assert_int_eq(poprt_options_set(o, key, value), POPRT_OK);
+    *m = NULL;
+    poprt_status st = poprt_model_load_v2(path, o, m);
+    poprt_options_free(o);
+    return st;
+}
+
+static poprt_status run_loops(poprt_model *m, const char *max_iters, int64_t M, int64_t K,
+                              float *v)
+{
+    poprt_options *o;
+    ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
+    if (max_iters)
+        ck_assert_int_eq(poprt_options_set(o, "max_loop_iterations", max_iters), POPRT_OK);
+    poprt_session *s;
+    ck_assert_int_eq(poprt_session_create(m, o, &s), POPRT_OK);
+    float v0 = 0;
+    const int64_t one = 1;
+    poprt_stepio *io;
+    poprt_stepio_create(&io);
+    poprt_stepio_set_input(io, "M", POPRT_DTYPE_INT64, NULL, 0, &M, sizeof M);
+    poprt_stepio_set_input(io, "K", POPRT_DTYPE_INT64, NULL, 0, &K, sizeof K);
+    poprt_stepio_set_input(io, "v0", POPRT_DTYPE_FLOAT, &one, 1, &v0, sizeof v0);
+    poprt_stepio_set_output(io, "v", v, sizeof *v);
+    poprt_status st = poprt_session_run(s, io);
+    poprt_stepio_free(io);
+    poprt_session_free(s);
+    poprt_options_free(o);
+    return st;
+}
+
+START_TEST(resource_limits)
+{
+    poprt_model *m;
+    /* nodes: mlp.onnx has 4 */
+    ck_assert_int_eq(load_with("mlp.onnx", "max_nodes", "3", &m), POPRT_STATUS_LIMIT_EXCEEDED);
+    ck_assert_ptr_null(m);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "max_nodes"));
+    ck_assert_int_eq(load_with("mlp.onnx", "max_nodes", "4", &m), POPRT_OK);
+    poprt_model_free(m);
+    /* one tensor's bytes: conv.onnx's largest initializer is 5x3x3x3 floats */
+    ck_assert_int_eq(load_with("conv.onnx", "max_tensor_bytes", "100", &m),
+                     POPRT_STATUS_LIMIT_EXCEEDED);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "max_tensor_bytes"));
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "initializer"));
+    /* nesting: two Loops, one inside the other */
+    ck_assert_int_eq(load_with("loop_count.onnx", "max_subgraph_depth", "1", &m),
+                     POPRT_STATUS_LIMIT_EXCEEDED);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "inner_loop"));
+    ck_assert_int_eq(load_with("loop_count.onnx", "max_subgraph_depth", "2", &m), POPRT_OK);
+    /* Loop iterations in one run, inner ones counted too: M * (K + 1) */
+    float v = 0;
+    ck_assert_int_eq(run_loops(m, NULL, 10, 9, &v), POPRT_OK);
+    ck_assert_float_eq(v, 100.0f);
+    ck_assert_int_eq(run_loops(m, "100", 10, 9, &v), POPRT_OK);
+    ck_assert_int_eq(run_loops(m, "99", 10, 9, &v), POPRT_STATUS_LIMIT_EXCEEDED);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "max_loop_iterations"));
+    /* a session's options may set a model's limit again: nodes */
+    poprt_options *o;
+    poprt_session *s = NULL;
+    ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
+    ck_assert_int_eq(poprt_options_set(o, "max_nodes", "3"), POPRT_OK);
+    ck_assert_int_eq(poprt_session_create(m, o, &s), POPRT_STATUS_LIMIT_EXCEEDED);
+    ck_assert_ptr_null(s);
+    /* malformed limit values */
+    ck_assert_int_eq(poprt_options_set(o, "max_nodes", "0"), POPRT_STATUS_INVALID_OPTION);
+    ck_assert_int_eq(poprt_options_set(o, "max_subgraph_depth", "65"), POPRT_STATUS_INVALID_OPTION);
+    ck_assert_int_eq(poprt_options_set(o, "max_tensor_bytes", "-1"), POPRT_STATUS_INVALID_OPTION);
+    poprt_options_free(o);
+    poprt_model_free(m);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("api");
@@ -300,6 +382,7 @@ int main(void)
     tcase_add_test(tc, bindings_are_checked_against_the_session);
     tcase_add_test(tc, argument_errors_replace_the_last_message);
     tcase_add_test(tc, pass_arguments_are_checked_when_added);
+    tcase_add_test(tc, resource_limits);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

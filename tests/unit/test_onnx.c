@@ -709,7 +709,7 @@ static poprt__model *load_bytes(const void *p, size_t n, const char *dir, poprt_
     poprt__blob *b = poprt__blob_wrap(copy, n);
     ck_assert_ptr_nonnull(b);
     poprt__model *m = NULL;
-    *st = poprt__onnx_load_blob(b, NULL, dir, &m);
+    *st = poprt__onnx_load_blob(b, NULL, dir, NULL, &m);
     poprt__blob_unref(b);
     return m;
 }
@@ -1346,7 +1346,7 @@ START_TEST(test_shared_models_roundtrip)
         if (access(models[i], R_OK) != 0)
             continue; /* skip when the shared data is absent */
         poprt__model *a = NULL, *b = NULL;
-        poprt_status st = poprt__onnx_load_file(models[i], &a);
+        poprt_status st = poprt__onnx_load_file(models[i], NULL, &a);
         ck_assert_msg(st == POPRT_OK, "%s: %s", models[i], poprt_last_error());
         void *data;
         size_t size;

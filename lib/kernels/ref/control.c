@@ -218,6 +218,8 @@ poprt_status poprt__ref_loop(poprt__kctx *k)
     scalar.data = &cb;
     tensor_value(&cv, &scalar);
     while (it < trip && cond) {
+        if ((st = poprt__kctx_loop_iteration(k)))
+            goto done;
         itv = it;
         cb = 1;
         bind[0] = &iv;
