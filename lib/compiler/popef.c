@@ -60,8 +60,8 @@ static int section_hash(const void *data, uint64_t size, uint32_t kind, int thre
     if (threads > MAX_VERIFY_THREADS)
         threads = MAX_VERIFY_THREADS;
     for (int t = 1; t < threads && (uint64_t)t < j.n_chunks; t++)
-        if (pthread_create(&tid[started], NULL, ck_worker, &j) == 0)
-            started++;
+        if (poprt__thread_create(&tid[started], ck_worker, &j) == 0)
+            started++; /* else fewer threads: the same hash */
     ck_worker(&j);
     for (int t = 0; t < started; t++)
         pthread_join(tid[t], NULL);

@@ -9,6 +9,7 @@
 
 poprt_status poprt__blob_map_file(const char *path, poprt__blob **out)
 {
+    const void *site = POPRT__CALLER; /* of the mapping's fault point */
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return poprt__err(POPRT_STATUS_IO_ERROR, "file '%s': %s", path, strerror(errno));
@@ -28,12 +29,17 @@ poprt_status poprt__blob_map_file(const char *path, poprt__blob **out)
         b->data = NULL;
         b->mapped = 0;
     } else {
-        void *p = mmap(NULL, b->size, PROT_READ, MAP_PRIVATE, fd, 0);
+        void *p = MAP_FAILED;
+        if (poprt__fault(site))
+            errno = ENOMEM;
+        else
+            p = mmap(NULL, b->size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (p == MAP_FAILED) {
             int e = errno;
             close(fd);
             poprt__free(b);
-            return poprt__err(POPRT_STATUS_IO_ERROR, "file '%s': cannot map: %s", path, strerror(e));
+            return poprt__err(e == ENOMEM ? POPRT_STATUS_OUT_OF_MEMORY : POPRT_STATUS_IO_ERROR,
+                              "file '%s': cannot map: %s", path, strerror(e));
         }
         b->data = p;
         b->mapped = 1;
@@ -45,7 +51,7 @@ poprt_status poprt__blob_map_file(const char *path, poprt__blob **out)
 
 poprt__blob *poprt__blob_wrap(void *heap_data, size_t size)
 {
-    poprt__blob *b = poprt__calloc(1, sizeof *b);
+    poprt__blob *b = poprt__calloc_at(1, sizeof *b, POPRT__CALLER);
     if (!b)
         return NULL;
     b->refs = 1;
