@@ -266,7 +266,8 @@ poprt_status poprt__set_input_shape(poprt__model *m, const char *name, const int
                               (long long)t->type.dims[i].value, (long long)dims[i]);
     }
     int32_t elem = t->type.elem;
-    poprt__type_set_tensor(&m->arena, &t->type, elem, rank, dims);
+    if (poprt__type_set_tensor(&m->arena, &t->type, elem, rank, dims))
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "input '%s': out of memory", name);
     return POPRT_OK;
 }
 
