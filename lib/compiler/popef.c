@@ -111,7 +111,7 @@ static const poprt__onnx_place *find_place(void *ctx, const poprt__tensor *t)
 {
     layout *l = ctx;
     placed key = {.t = t};
-    placed *p = bsearch(&key, l->v, l->n, sizeof *l->v, cmp_placed);
+    placed *p = l->n ? bsearch(&key, l->v, l->n, sizeof *l->v, cmp_placed) : NULL;
     return p ? &p->place : NULL;
 }
 
@@ -208,7 +208,8 @@ static poprt_status place_graph(layout *l, const poprt__graph *g)
 
 static poprt_status finish_layout(layout *l)
 {
-    qsort(l->v, l->n, sizeof *l->v, cmp_placed);
+    if (l->n) /* l->v is NULL when no weight is placed */
+        qsort(l->v, l->n, sizeof *l->v, cmp_placed);
     for (size_t i = 0; i < l->n; i++) {
         placed *p = &l->v[i];
         p->keys[0] = "location";
