@@ -264,7 +264,8 @@ POPRT_API int64_t poprt_model_opset(const poprt_model *model);
 
 /* Fixes the shape of an input: dims of length rank, each >= 0 (symbolic
  * dims become fixed), then re-runs shape inference. Returns NOT_FOUND,
- * SHAPE_MISMATCH (rank or a fixed dim disagrees), INVALID_ARGUMENT. Not
+ * SHAPE_MISMATCH (rank or a fixed dim disagrees), INVALID_ARGUMENT,
+ * OUT_OF_MEMORY; on failure the model's types are left as they were. Not
  * thread safe for one model. */
 POPRT_API poprt_status poprt_model_set_input_shape(poprt_model *model, const char *name,
                                                    const int64_t *dims, int rank);
@@ -365,8 +366,8 @@ POPRT_API poprt_status poprt_pass_manager_add(poprt_pass_manager *pm, const char
 POPRT_API poprt_status poprt_pass_manager_skip(poprt_pass_manager *pm, const char *name);
 
 /* Runs the added passes in order on the model, then re-checks the model.
- * On failure (PASS_FAILED, naming the pass) the model is left as it was
- * before the run. Not thread safe for one model. */
+ * On failure (PASS_FAILED, naming the pass; OUT_OF_MEMORY) the model is left
+ * as it was before the run. Not thread safe for one model. */
 POPRT_API poprt_status poprt_pass_manager_run(poprt_pass_manager *pm, poprt_model *model);
 
 /* Number of passes that changed the model in the last run. */

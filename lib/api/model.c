@@ -174,9 +174,17 @@ void poprt_model_free(poprt_model *model)
 
 size_t poprt_model_num_inputs(const poprt_model *model)
 {
-    if (!model || refresh((poprt_model *)model))
+    if (!model)
         return 0;
-    return model->user_inputs.len;
+    /* counted here, as poprt__user_inputs selects them: a count cannot
+     * report running out of memory, so it takes none */
+    const poprt__graph *g = model->m->graph;
+    size_t n = 0;
+    for (size_t i = 0; i < g->inputs.len; i++) {
+        const poprt__tensor *t = g->inputs.items[i];
+        n += !t->is_initializer && !t->data;
+    }
+    return n;
 }
 
 size_t poprt_model_num_outputs(const poprt_model *model)
@@ -297,7 +305,8 @@ poprt_status poprt__set_input_shape(poprt__model *m, const char *name, const int
                               (long long)t->type.dims[i].value, (long long)dims[i]);
     }
     int32_t elem = t->type.elem;
-    poprt__type_set_tensor(&m->arena, &t->type, elem, rank, dims);
+    if (poprt__type_set_tensor(&m->arena, &t->type, elem, rank, dims))
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "input '%s': out of memory", name);
     return POPRT_OK;
 }
 
@@ -305,9 +314,33 @@ poprt_status poprt_model_set_input_shape(poprt_model *model, const char *name, c
                                          int rank)
 {
     CHECK_ARG(model && name && (dims || rank == 0), "poprt_model_set_input_shape");
-    poprt_status st = poprt__set_input_shape(model->m, name, dims, rank);
+    /* all or nothing: every tensor's type is kept (in the model's arena, so
+     * that putting it back cannot fail) and restored when the shape or the
+     * inference that follows fails */
+    poprt__model *m = model->m;
+    size_t n = 0, k = 0;
+    for (size_t i = 0; i < m->graphs_all.len; i++)
+        n += ((const poprt__graph *)m->graphs_all.items[i])->tensors.len;
+    poprt__type *saved = poprt__arena_array(&m->arena, n ? n : 1, sizeof *saved);
+    if (!saved)
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "input '%s': out of memory", name);
+    for (size_t i = 0; i < m->graphs_all.len; i++) {
+        const poprt__graph *g = m->graphs_all.items[i];
+        for (size_t j = 0; j < g->tensors.len; j++)
+            if (poprt__type_copy(&m->arena, &saved[k++], &((poprt__tensor *)g->tensors.items[j])->type))
+                return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "input '%s': out of memory", name);
+    }
+    poprt_status st = poprt__set_input_shape(m, name, dims, rank);
     if (!st)
-        st = poprt__graph_infer(model->m->graph, NULL);
+        st = poprt__graph_infer(m->graph, NULL);
+    if (st) {
+        k = 0;
+        for (size_t i = 0; i < m->graphs_all.len; i++) {
+            const poprt__graph *g = m->graphs_all.items[i];
+            for (size_t j = 0; j < g->tensors.len; j++)
+                ((poprt__tensor *)g->tensors.items[j])->type = saved[k++];
+        }
+    }
     poprt__model_touch(model);
     return st;
 }

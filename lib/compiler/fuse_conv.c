@@ -144,6 +144,8 @@ static poprt_status fuse_one(poprt__graph *g, poprt__node *c, int *done)
     poprt__tensor *ins[4] = {x, w, poprt__node_in(c, 2), z};
     const int n_in = z ? 4 : poprt__node_in(c, 2) ? 3 : 2;
     const char *name = poprt__model_unique_name(g->model, c->name);
+    if (!name)
+        return rp_oom();
     poprt__node *keep = c;
     for (int i = 1; i < len; i++)
         poprt__graph_remove_node(g, chain[i]);

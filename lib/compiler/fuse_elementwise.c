@@ -237,15 +237,16 @@ static poprt_status fuse(poprt__graph *g, poprt__node **nodes, step *steps, int 
         }
     }
     poprt__tensor *y = poprt__node_out(step_last(nodes[len - 1], &steps[len - 1]), 0);
-    const char *name = nodes[0]->name;
+    const char *name = poprt__model_unique_name(g->model, nodes[0]->name);
+    if (!name)
+        return rp_oom();
     /* detached now, dropped from the list once the sweep is done */
     for (int s = 0; s < len; s++) {
         poprt__graph_detach_node(nodes[s]);
         if (steps[s].pair)
             poprt__graph_detach_node(steps[s].pair);
     }
-    poprt__node *f = poprt__graph_add_node(g, "FusedElementwise", "ai.poprt",
-                                           poprt__model_unique_name(g->model, name), n_in, 1);
+    poprt__node *f = poprt__graph_add_node(g, "FusedElementwise", "ai.poprt", name, n_in, 1);
     if (!f)
         return rp_oom();
     for (int i = 0; i < n_in; i++)

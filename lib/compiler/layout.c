@@ -173,9 +173,10 @@ static void settle(const poprt__graph *g, unsigned char *blk)
  * attributes. */
 static poprt__node *replace(poprt__graph *g, poprt__node *n, const char *op, const char *domain)
 {
-    poprt__node *f = poprt__graph_add_node(g, op, domain,
-                                           poprt__model_unique_name(g->model, n->name),
-                                           n->n_inputs, n->n_outputs > 1 ? 1 : n->n_outputs);
+    const char *name = poprt__model_unique_name(g->model, n->name);
+    poprt__node *f = name ? poprt__graph_add_node(g, op, domain, name, n->n_inputs,
+                                                  n->n_outputs > 1 ? 1 : n->n_outputs)
+                          : NULL;
     if (!f)
         return NULL;
     for (int a = 0; a < n->n_attrs; a++)

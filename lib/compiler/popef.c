@@ -61,8 +61,8 @@ static int section_hash(const void *data, uint64_t size, uint32_t kind, int thre
     if (threads > MAX_VERIFY_THREADS)
         threads = MAX_VERIFY_THREADS;
     for (int t = 1; t < threads && (uint64_t)t < j.n_chunks; t++)
-        if (pthread_create(&tid[started], NULL, ck_worker, &j) == 0)
-            started++;
+        if (poprt__thread_create(&tid[started], ck_worker, &j) == 0)
+            started++; /* else fewer threads: the same hash */
     ck_worker(&j);
     for (int t = 0; t < started; t++)
         pthread_join(tid[t], NULL);
@@ -112,7 +112,7 @@ static const poprt__onnx_place *find_place(void *ctx, const poprt__tensor *t)
 {
     layout *l = ctx;
     placed key = {.t = t};
-    placed *p = bsearch(&key, l->v, l->n, sizeof *l->v, cmp_placed);
+    placed *p = l->n ? bsearch(&key, l->v, l->n, sizeof *l->v, cmp_placed) : NULL;
     return p ? &p->place : NULL;
 }
 
@@ -209,7 +209,8 @@ static poprt_status place_graph(layout *l, const poprt__graph *g)
 
 static poprt_status finish_layout(layout *l)
 {
-    qsort(l->v, l->n, sizeof *l->v, cmp_placed);
+    if (l->n) /* l->v is NULL when no weight is placed */
+        qsort(l->v, l->n, sizeof *l->v, cmp_placed);
     for (size_t i = 0; i < l->n; i++) {
         placed *p = &l->v[i];
         p->keys[0] = "location";
@@ -227,46 +228,59 @@ static poprt_status finish_layout(layout *l)
     return POPRT_OK;
 }
 
+/* Adds item to obj under key; on failure (out of memory) frees item.
+ * Returns 0 on failure. */
+static int add_item(cJSON *obj, const char *key, cJSON *item)
+{
+    if (item && cJSON_AddItemToObject(obj, key, item))
+        return 1;
+    cJSON_Delete(item);
+    return 0;
+}
+
+/* Every cJSON call below may fail for want of memory: each is checked, so
+ * that metadata is complete or not written at all. */
 static cJSON *io_json(const poprt__vec *tensors)
 {
     cJSON *arr = cJSON_CreateArray();
     for (size_t i = 0; arr && i < tensors->len; i++) {
         const poprt__tensor *t = tensors->items[i];
-        cJSON *o = cJSON_CreateObject();
-        cJSON *dims = cJSON_CreateArray();
-        if (!o || !dims) {
+        cJSON *o = cJSON_CreateObject(), *dims = NULL;
+        if (!o || !cJSON_AddItemToArray(arr, o)) {
             cJSON_Delete(o);
-            cJSON_Delete(dims);
-            cJSON_Delete(arr);
-            return NULL;
+            goto fail;
         }
-        cJSON_AddStringToObject(o, "name", t->name);
-        cJSON_AddStringToObject(o, "dtype", poprt_dtype_name((poprt_dtype)t->type.elem));
-        for (int d = 0; d < t->type.rank; d++)
-            cJSON_AddItemToArray(dims, cJSON_CreateNumber((double)t->type.dims[d].value));
-        cJSON_AddItemToObject(o, "shape", dims);
-        cJSON_AddItemToArray(arr, o);
+        /* o, then dims, belong to arr once added */
+        int ok = cJSON_AddStringToObject(o, "name", t->name) &&
+                 cJSON_AddStringToObject(o, "dtype", poprt_dtype_name((poprt_dtype)t->type.elem)) &&
+                 add_item(o, "shape", dims = cJSON_CreateArray());
+        for (int d = 0; ok && d < t->type.rank; d++) {
+            cJSON *v = cJSON_CreateNumber((double)t->type.dims[d].value);
+            ok = v && cJSON_AddItemToArray(dims, v);
+        }
+        if (!ok)
+            goto fail;
     }
     return arr;
+fail:
+    cJSON_Delete(arr);
+    return NULL;
 }
 
 static char *meta_json(const poprt_session *s)
 {
-    cJSON *root = cJSON_CreateObject();
-    if (!root)
-        return NULL;
-    cJSON_AddNumberToObject(root, "format", POPRT__POPEF_FORMAT);
-    cJSON_AddStringToObject(root, "library", poprt_version());
-    cJSON *opts = cJSON_CreateObject();
-    for (size_t i = 0; opts && s->options && i < s->options->n; i++)
+    cJSON *root = cJSON_CreateObject(), *opts = NULL;
+    int ok = root && cJSON_AddNumberToObject(root, "format", POPRT__POPEF_FORMAT) &&
+             cJSON_AddStringToObject(root, "library", poprt_version()) &&
+             add_item(root, "options", opts = cJSON_CreateObject());
+    for (size_t i = 0; ok && s->options && i < s->options->n; i++)
         if (strcmp(s->options->kv[i].key, "cache_dir") != 0)
-            cJSON_AddStringToObject(opts, s->options->kv[i].key, s->options->kv[i].value);
-    cJSON_AddItemToObject(root, "options", opts);
-    cJSON_AddItemToObject(root, "inputs", io_json(&s->inputs));
-    cJSON_AddItemToObject(root, "outputs", io_json(&s->m->graph->outputs));
-    cJSON_AddNumberToObject(root, "arena_bytes", (double)s->plan.arena_bytes);
-    cJSON_AddNumberToObject(root, "nodes", (double)s->m->graph->nodes.len);
-    char *text = cJSON_PrintUnformatted(root);
+            ok = cJSON_AddStringToObject(opts, s->options->kv[i].key, s->options->kv[i].value) != NULL;
+    ok = ok && add_item(root, "inputs", io_json(&s->inputs)) &&
+         add_item(root, "outputs", io_json(&s->m->graph->outputs)) &&
+         cJSON_AddNumberToObject(root, "arena_bytes", (double)s->plan.arena_bytes) &&
+         cJSON_AddNumberToObject(root, "nodes", (double)s->m->graph->nodes.len);
+    char *text = ok ? cJSON_PrintUnformatted(root) : NULL;
     cJSON_Delete(root);
     return text;
 }
@@ -560,8 +574,11 @@ static poprt_status load_mapped(const char *path, poprt__blob *f, const poprt_op
     if (st)
         return st;
     const char *base = f->data;
+    errno = 0; /* ENOMEM: cJSON's malloc failed, else the JSON is bad */
     cJSON *meta = cJSON_ParseWithLength(base + sec[POPRT__POPEF_META]->offset,
                                         sec[POPRT__POPEF_META]->size);
+    if (!meta && errno == ENOMEM)
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "executable '%s': out of memory", path);
     if (!meta)
         return bad(path, "corrupt metadata");
     poprt_options *opts = NULL;
@@ -706,8 +723,8 @@ poprt_status poprt__session_cached(const poprt_model *model, const poprt_options
     struct stat sb;
     if (stat(path, &sb) == 0) {
         st = poprt_session_load(path, options, out);
-        if (!st)
-            return POPRT_OK;
+        if (!st || st == POPRT_STATUS_OUT_OF_MEMORY) /* the file may be fine */
+            return st;
         poprt__log(POPRT_LOG_WARNING, "engine cache: '%s' unusable (%s); recompiling", path,
                    poprt_last_error());
     }
@@ -723,12 +740,11 @@ poprt_status poprt__session_cached(const poprt_model *model, const poprt_options
         poprt__log(POPRT_LOG_WARNING, "engine cache: cannot create folder '%s': %s", dir,
                    strerror(errno));
     } else {
-        wbuf b;
-        if (build_file(s, key, &b) == POPRT_OK) {
-            if (poprt__write_file(path, b.p, b.len) != POPRT_OK)
-                poprt__log(POPRT_LOG_WARNING, "engine cache: %s", poprt_last_error());
-            poprt__free(b.p);
-        }
+        /* storing is optional: the session is made either way */
+        wbuf b = {0};
+        if (build_file(s, key, &b) != POPRT_OK || poprt__write_file(path, b.p, b.len) != POPRT_OK)
+            poprt__log(POPRT_LOG_WARNING, "engine cache: %s", poprt_last_error());
+        poprt__free(b.p);
     }
     poprt__err_clear();
     *out = s;

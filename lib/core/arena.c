@@ -25,6 +25,7 @@ void poprt__arena_free(poprt__arena *a)
     a->head = NULL;
     a->spare = NULL;
     a->total = 0;
+    a->failed = 0;
 }
 
 poprt__arena_mark poprt__arena_mark_now(const poprt__arena *a)
@@ -62,12 +63,16 @@ void poprt__arena_release(poprt__arena *a, poprt__arena_mark m)
     m.head->used = m.used;
 }
 
-void *poprt__arena_alloc(poprt__arena *a, size_t n)
+/* Every request passes a fault point (core.h), at the site of the caller of
+ * the poprt__arena_* function it came through. */
+static void *arena_alloc_at(poprt__arena *a, size_t n, const void *site)
 {
     size_t align = n >= 4096 ? 64 : 16;
     poprt__arena_block *b = a->head;
-    if (n > SIZE_MAX / 2)
+    if (n > SIZE_MAX / 2 || poprt__fault(site)) {
+        a->failed++;
         return NULL;
+    }
     if (b) {
         size_t off = (b->used + align - 1) & ~(align - 1);
         if (off + n <= b->size) {
@@ -82,8 +87,10 @@ void *poprt__arena_alloc(poprt__arena *a, size_t n)
     if (size == BLOCK && a->spare) {
         nb = a->spare;
         a->spare = NULL;
-    } else if (!(nb = poprt__aligned_alloc(HDR + size)))
+    } else if (!(nb = poprt__aligned_alloc_unchecked(HDR + size))) {
+        a->failed++;
         return NULL;
+    }
     nb->size = size;
     nb->used = n;
     if (n > BLOCK / 4 && b) {
@@ -100,17 +107,19 @@ void *poprt__arena_alloc(poprt__arena *a, size_t n)
     return p;
 }
 
+void *poprt__arena_alloc(poprt__arena *a, size_t n) { return arena_alloc_at(a, n, POPRT__CALLER); }
+
 void *poprt__arena_array(poprt__arena *a, size_t count, size_t size)
 {
     size_t n;
     if (!poprt__mul_size(count, size, &n))
         return NULL;
-    return poprt__arena_alloc(a, n);
+    return arena_alloc_at(a, n, POPRT__CALLER);
 }
 
-char *poprt__arena_strndup(poprt__arena *a, const char *s, size_t n)
+static char *strndup_at(poprt__arena *a, const char *s, size_t n, const void *site)
 {
-    char *d = poprt__arena_alloc(a, n + 1);
+    char *d = arena_alloc_at(a, n + 1, site);
     if (d) {
         memcpy(d, s, n);
         d[n] = 0;
@@ -118,9 +127,14 @@ char *poprt__arena_strndup(poprt__arena *a, const char *s, size_t n)
     return d;
 }
 
+char *poprt__arena_strndup(poprt__arena *a, const char *s, size_t n)
+{
+    return strndup_at(a, s, n, POPRT__CALLER);
+}
+
 char *poprt__arena_strdup(poprt__arena *a, const char *s)
 {
-    return s ? poprt__arena_strndup(a, s, strlen(s)) : NULL;
+    return s ? strndup_at(a, s, strlen(s), POPRT__CALLER) : NULL;
 }
 
 char *poprt__arena_printf(poprt__arena *a, const char *fmt, ...)
@@ -131,7 +145,7 @@ char *poprt__arena_printf(poprt__arena *a, const char *fmt, ...)
     va_end(ap);
     if (n < 0)
         return NULL;
-    char *d = poprt__arena_alloc(a, (size_t)n + 1);
+    char *d = arena_alloc_at(a, (size_t)n + 1, POPRT__CALLER);
     if (!d)
         return NULL;
     va_start(ap, fmt);
@@ -142,7 +156,7 @@ char *poprt__arena_printf(poprt__arena *a, const char *fmt, ...)
 
 void *poprt__arena_memdup(poprt__arena *a, const void *p, size_t n)
 {
-    void *d = poprt__arena_alloc(a, n);
+    void *d = arena_alloc_at(a, n, POPRT__CALLER);
     if (d && n)
         memcpy(d, p, n);
     return d;

@@ -33,6 +33,7 @@ static poprt_status read_all(int fd, const char *path, size_t size, void **out)
 
 poprt_status poprt__blob_map_file(const char *path, poprt__blob **out)
 {
+    const void *site = POPRT__CALLER; /* of the mapping's fault point */
     /* non-blocking, so that opening a FIFO returns at once (and is refused
      * below) instead of waiting for a writer */
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
@@ -65,9 +66,17 @@ poprt_status poprt__blob_map_file(const char *path, poprt__blob **out)
         rs = read_all(fd, path, b->size, &b->data);
         b->mapped = 3;
     } else {
-        void *p = mmap(NULL, b->size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (p == MAP_FAILED)
-            rs = poprt__err(POPRT_STATUS_IO_ERROR, "file '%s': cannot map: %s", path, strerror(errno));
+        void *p = MAP_FAILED;
+        if (poprt__fault(site))
+            errno = ENOMEM;
+        else
+            p = mmap(NULL, b->size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p == MAP_FAILED) {
+            int e = errno;
+            rs = poprt__err(e == ENOMEM ? POPRT_STATUS_OUT_OF_MEMORY : POPRT_STATUS_IO_ERROR,
+                            "file '%s': cannot map: %s", path, strerror(e));
+            p = NULL;
+        }
         b->data = p;
         b->mapped = 1;
         b->fd = fd;
@@ -104,7 +113,7 @@ poprt_status poprt__blob_check(const poprt__blob *b)
 
 poprt__blob *poprt__blob_wrap(void *heap_data, size_t size)
 {
-    poprt__blob *b = poprt__calloc(1, sizeof *b);
+    poprt__blob *b = poprt__calloc_at(1, sizeof *b, POPRT__CALLER);
     if (!b)
         return NULL;
     b->refs = 1;

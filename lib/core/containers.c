@@ -5,7 +5,7 @@ poprt_status poprt__vec_push(poprt__vec *v, void *item)
 {
     if (v->len == v->cap) {
         size_t cap = v->cap ? v->cap * 2 : 8;
-        void **items = poprt__realloc(v->items, cap * sizeof *items);
+        void **items = poprt__realloc_at(v->items, cap * sizeof *items, POPRT__CALLER);
         if (!items)
             return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory growing a list");
         v->items = items;
@@ -56,12 +56,12 @@ static poprt__map_entry *slot(const poprt__map *m, const char *key, uint64_t h)
     return &m->e[i];
 }
 
-static poprt_status grow(poprt__map *m)
+static poprt_status grow(poprt__map *m, const void *site)
 {
     size_t cap = m->cap ? m->cap * 2 : 16;
     poprt__map n = {0};
     n.cap = cap;
-    n.e = poprt__calloc(cap, sizeof *n.e);
+    n.e = poprt__calloc_at(cap, sizeof *n.e, site);
     if (!n.e)
         return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory growing a name table");
     for (size_t i = 0; i < m->cap; i++)
@@ -78,7 +78,7 @@ static poprt_status grow(poprt__map *m)
 poprt_status poprt__map_put(poprt__map *m, const char *key, void *val)
 {
     if ((m->len + 1) * 2 > m->cap) {
-        poprt_status st = grow(m);
+        poprt_status st = grow(m, POPRT__CALLER);
         if (st)
             return st;
     }

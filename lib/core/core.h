@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdarg.h>
+#include <pthread.h>
 #include "poprt/poprt.h"
 
 #if defined(__GNUC__)
@@ -62,6 +63,73 @@ char *poprt__strdup(const char *s);
 /* 64-byte aligned allocation, freed with poprt__aligned_free. */
 void *poprt__aligned_alloc(size_t n);
 void poprt__aligned_free(void *p);
+/* pthread_create behind a fault point (EAGAIN when it fails). */
+int poprt__thread_create(pthread_t *t, void *(*fn)(void *), void *arg);
+
+/* ---- allocation-failure injection (tests) ---------------------------------
+ * Every way the library obtains memory, or a resource it can run short of,
+ * passes one fault point, poprt__fault(site):
+ *  - poprt__malloc / _calloc / _realloc / _strdup / _aligned_alloc;
+ *  - every arena request (poprt__arena_alloc and the helpers over it), whether
+ *    or not it needs a new block: which request takes the next block depends
+ *    on the model's sizes, so each must be ready to fail;
+ *  - vec and map growth (their realloc/calloc), blob headers;
+ *  - file mappings (poprt__blob_map_file: an injected failure behaves as mmap
+ *    failing with ENOMEM);
+ *  - thread creation (the session's thread pool: a failure is EAGAIN, lack of
+ *    resources, and the session fails with OUT_OF_MEMORY; the checksum
+ *    threads of an executable file load: fewer threads, same result).
+ * cJSON allocates inside its own shared library; the library calls it as
+ * usual, and tests/unit/test_alloc_fail.c wraps its allocating entry points at
+ * link time (-Wl,--wrap) so that they pass the same fault point (see there).
+ *
+ * Outside tests nothing is armed and a fault point costs one relaxed atomic
+ * load (allocations are not on the run path: test_noalloc). Armed, the slow
+ * path counts fault points, records their sites (the address the wrapper
+ * returns to, or one the caller gives) and fails the chosen one:
+ *   poprt__alloc_fail_after(n, mode): count from now; n >= 1: the n-th fault
+ *     point fails (mode POPRT__FAIL_ONE), or it and every one after it
+ *     (POPRT__FAIL_FROM); n == 0: count only, nothing fails;
+ *   poprt__alloc_disarm(): back to the one-load fast path;
+ *   poprt__alloc_count(), poprt__alloc_failures(&site): fault points passed
+ *     and failed since poprt__alloc_fail_after (and the first failed site);
+ *   poprt__alloc_live(): heap blocks taken while armed and not yet freed
+ *     (frees of blocks from before arming are not subtracted: arm first);
+ *   poprt__alloc_sites(&table): the table of distinct sites (its size is
+ *     returned; unused slots have site NULL) with their hits and failures
+ *     since poprt__alloc_sites_reset(), recorded while
+ *     poprt__alloc_sites_record(1) (the default) is in force.
+ * Not covered: memory the C library takes for itself (fopen's buffer,
+ * realpath, qsort, dlopen); such failures surface as the call's own error
+ * (an IO_ERROR naming ENOMEM, for instance).
+ * State is process-wide (a mutex guards the slow path): tests only. */
+enum { POPRT__FAIL_ONE = 0, POPRT__FAIL_FROM = 1 };
+typedef struct poprt__alloc_site {
+    const void *site;
+    long hits, fails;
+} poprt__alloc_site;
+extern int poprt__alloc_armed; /* atomic */
+int poprt__fault_slow(const void *site);
+static inline int poprt__fault(const void *site)
+{
+    return __atomic_load_n(&poprt__alloc_armed, __ATOMIC_RELAXED) && poprt__fault_slow(site);
+}
+#define POPRT__CALLER __builtin_return_address(0)
+void poprt__alloc_fail_after(long n, int mode);
+void poprt__alloc_disarm(void);
+long poprt__alloc_count(void);
+long poprt__alloc_failures(const void **first_site_out);
+long poprt__alloc_live(void);
+size_t poprt__alloc_sites(const poprt__alloc_site **sites_out);
+void poprt__alloc_sites_reset(void);
+void poprt__alloc_sites_record(int on);
+/* The heap wrappers with an explicit site (for helpers that allocate on
+ * their caller's behalf: the site is then the helper's caller). */
+void *poprt__malloc_at(size_t n, const void *site);
+void *poprt__calloc_at(size_t count, size_t size, const void *site);
+void *poprt__realloc_at(void *p, size_t n, const void *site);
+/* For the arena, whose requests pass a fault point each: no second one. */
+void *poprt__aligned_alloc_unchecked(size_t n);
 
 /* Overflow-checked size arithmetic: return 0 on overflow. */
 int poprt__mul_size(size_t a, size_t b, size_t *out);
@@ -74,6 +142,10 @@ typedef struct poprt__arena {
     poprt__arena_block *head;
     poprt__arena_block *spare; /* a block given back by a release, reused first */
     size_t total;
+    /* requests that failed, a sticky count (as ferror): code that builds a
+     * result through helpers that cannot report (type inference) compares
+     * it before and after instead of checking every helper */
+    size_t failed;
 } poprt__arena;
 /* A point to return to: poprt__arena_release frees what was allocated after
  * poprt__arena_mark (the memory is reused, not given back to the system, for

@@ -295,6 +295,8 @@ poprt_status poprt__model_clone(const poprt__model *s, poprt__model **out)
                 goto oom;
         }
     }
+    if (d->arena.failed) /* a DUPS above */
+        goto oom;
     *out = d;
     return POPRT_OK;
 oom:

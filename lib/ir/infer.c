@@ -42,9 +42,13 @@ static poprt_status check_out(const poprt__infer_ctx *c, int j)
 poprt_status poprt__node_infer(poprt__infer_ctx *c)
 {
     const poprt__node *n = c->node;
+    const size_t failed = c->arena->failed;
     poprt_status st = poprt__schema_check_types(c, 0);
     if (!st && n->op && n->op->infer)
         st = n->op->infer(c);
+    /* the inference helpers leave a type unknown when out of memory */
+    if (!st && c->arena->failed != failed)
+        st = poprt__node_err(n, POPRT_STATUS_OUT_OF_MEMORY, "out of memory inferring types");
     for (int j = 0; !st && j < c->n_out; j++)
         st = check_out(c, j);
     if (!st)
@@ -157,9 +161,14 @@ static poprt_status infer_node(poprt__node *n, const poprt__folder *folder)
                           .n_out = n->n_outputs, .out = out, .arena = &m->arena};
     if ((st = poprt__node_infer(&c)))
         goto done;
+    const size_t failed = m->arena.failed;
     for (int j = 0; j < n->n_outputs; j++)
         if (n->outputs[j])
             merge_type(&m->arena, &n->outputs[j]->type, &out[j]);
+    if (m->arena.failed != failed) {
+        st = POPRT__NODE_ERR(n, POPRT_STATUS_OUT_OF_MEMORY, "out of memory recording inferred types");
+        goto done;
+    }
     if (foldable(n, folder)) {
         st = folder->fn(n, folder->ctx);
         if (st)

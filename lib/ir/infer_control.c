@@ -216,9 +216,9 @@ static poprt_status inf_loop(poprt__infer_ctx *c)
     if (poprt__control_ir_time(c)) {
         int changed = 0;
         poprt__type want;
-        poprt__type_set_tensor(c->arena, &want, POPRT_DTYPE_INT64, 0, NULL);
+        (void)poprt__type_set_tensor(c->arena, &want, POPRT_DTYPE_INT64, 0, NULL); /* rank 0 */
         poprt_status st = poprt__control_refine_input(c->arena, gin(body, 0), &want, &changed);
-        poprt__type_set_tensor(c->arena, &want, POPRT_DTYPE_BOOL, 0, NULL);
+        (void)poprt__type_set_tensor(c->arena, &want, POPRT_DTYPE_BOOL, 0, NULL);
         if (!st)
             st = poprt__control_refine_input(c->arena, gin(body, 1), &want, &changed);
         for (int i = 0; i < n_car && !st; i++) {

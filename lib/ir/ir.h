@@ -339,8 +339,10 @@ static inline poprt__tensor *poprt__node_out(const poprt__node *n, int i)
 /* Number of elements if every dim is known, else -1. rank 0 -> 1. */
 int64_t poprt__type_numel(const poprt__type *t);
 int poprt__type_is_static(const poprt__type *t);
-void poprt__type_set_tensor(poprt__arena *a, poprt__type *t, int32_t elem, int rank,
-                            const int64_t *dims);
+/* Makes *t a tensor type of rank dims (NULL: unknown dims); OUT_OF_MEMORY
+ * (no message) leaves it unchanged. */
+poprt_status poprt__type_set_tensor(poprt__arena *a, poprt__type *t, int32_t elem, int rank,
+                                    const int64_t *dims);
 poprt_status poprt__type_copy(poprt__arena *a, poprt__type *dst, const poprt__type *src);
 /* "float[1,3,N,224]" for messages; arena-allocated. */
 const char *poprt__type_str(poprt__arena *a, const poprt__type *t);

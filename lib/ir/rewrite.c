@@ -192,7 +192,8 @@ poprt_status poprt__tensor_set_const(poprt__tensor *t, int32_t dtype, int rank, 
     void *copy = poprt__arena_memdup(&m->arena, data, nbytes ? nbytes : 1);
     if (!copy)
         return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory for constant '%s'", t->name);
-    poprt__type_set_tensor(&m->arena, &t->type, dtype, rank, dims);
+    if (poprt__type_set_tensor(&m->arena, &t->type, dtype, rank, dims))
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory for constant '%s'", t->name);
     t->data = copy;
     t->nbytes = nbytes;
     t->producer = NULL;

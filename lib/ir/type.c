@@ -16,20 +16,20 @@ int64_t poprt__type_numel(const poprt__type *t)
 
 int poprt__type_is_static(const poprt__type *t) { return poprt__type_numel(t) >= 0; }
 
-void poprt__type_set_tensor(poprt__arena *a, poprt__type *t, int32_t elem, int rank,
-                            const int64_t *dims)
+poprt_status poprt__type_set_tensor(poprt__arena *a, poprt__type *t, int32_t elem, int rank,
+                                    const int64_t *dims)
 {
+    poprt__dim *d = NULL;
+    if (rank > 0 && !(d = poprt__arena_array(a, (size_t)rank, sizeof *d)))
+        return POPRT_STATUS_OUT_OF_MEMORY;
+    for (int i = 0; i < rank; i++)
+        d[i].value = dims ? dims[i] : -1;
     t->kind = POPRT__KIND_TENSOR;
     t->elem = elem;
     t->rank = rank;
     t->inner = NULL;
-    t->dims = rank > 0 ? poprt__arena_array(a, (size_t)rank, sizeof *t->dims) : NULL;
-    if (rank > 0 && !t->dims) {
-        t->rank = -1;
-        return;
-    }
-    for (int i = 0; i < rank; i++)
-        t->dims[i].value = dims ? dims[i] : -1;
+    t->dims = d;
+    return POPRT_OK;
 }
 
 poprt_status poprt__type_copy(poprt__arena *a, poprt__type *dst, const poprt__type *src)

@@ -51,7 +51,8 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
             return poprt__err(POPRT_STATUS_SHAPE_MISMATCH,
                               "pass 'const_input_shape': input '%s' is not a tensor", t->name);
         if (t->type.rank < 0) {
-            poprt__type_set_tensor(&m->arena, &t->type, t->type.elem, rank, dims);
+            if (poprt__type_set_tensor(&m->arena, &t->type, t->type.elem, rank, dims))
+                return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
             *changed = 1;
             continue;
         }

@@ -1074,10 +1074,10 @@ static poprt_status cv_constant(cv *c, poprt__node *n)
         return POPRT_OK;
     }
     size_t nb = (size_t)cnt * poprt_dtype_size((poprt_dtype)dt);
-    poprt__type_set_tensor(ar, &t->type, dt, rank, &cnt);
+    poprt_status st = poprt__type_set_tensor(ar, &t->type, dt, rank, &cnt);
     t->data = poprt__arena_memdup(ar, src ? src : "", nb ? nb : 1);
     t->nbytes = nb;
-    if (!t->data)
+    if (st || !t->data)
         return oom();
     poprt__attr *v = attr_put(c, n, a->name, POPRT__ATTR_TENSOR);
     v->name = "value";

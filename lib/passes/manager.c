@@ -122,8 +122,9 @@ poprt_status poprt_pass_manager_run(poprt_pass_manager *pm, poprt_model *model)
         if (!st && changed)
             st = poprt__model_check(model->m);
         poprt__model_touch(model);
-        if (st)
-            st = poprt__err_prefix(POPRT_STATUS_PASS_FAILED, "pass '%s': ", name);
+        if (st) /* out of memory stays what it is: the pass itself may be fine */
+            st = poprt__err_prefix(st == POPRT_STATUS_OUT_OF_MEMORY ? st : POPRT_STATUS_PASS_FAILED,
+                                   "pass '%s': ", name);
         else
             pm->changed += changed != 0;
     }

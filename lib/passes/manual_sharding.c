@@ -10,6 +10,7 @@
  * core pipeline. Today libpoprt's runtime runs the graph on one thread pool
  * and ignores the annotations; they are kept for the compiler's core
  * grouping. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <cjson/cJSON.h>
@@ -120,8 +121,14 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
     poprt__blob *b;
     if ((st = poprt__blob_map_file(path, &b)))
         return st;
+    /* cJSON returns NULL for bad JSON and for a failed malloc alike; only
+     * the latter sets errno to ENOMEM */
+    errno = 0;
     cJSON *root = cJSON_ParseWithLength(b->data, b->size);
+    const int e = errno;
     poprt__blob_unref(b);
+    if (!root && e == ENOMEM)
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "sharding config '%s': out of memory", path);
     if (!root)
         return poprt__err(POPRT_STATUS_PARSE_ERROR, "sharding config '%s': not valid JSON", path);
     const cJSON *sh = cJSON_GetObjectItemCaseSensitive(root, "sharding");

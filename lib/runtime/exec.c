@@ -134,7 +134,7 @@ poprt_status poprt__frame_init(poprt__frame *f, const poprt__graph *g, poprt__fr
 
 void poprt__frame_release(poprt__frame *f)
 {
-    if (!f->vals)
+    if (!f->vals || !f->heap)
         return;
     for (size_t i = 0; i < f->g->tensors.len; i++)
         if (f->heap[i]) {
@@ -389,8 +389,7 @@ static poprt_status value_type(poprt__arena *a, const poprt__value *v, poprt__ty
     memset(t, 0, sizeof *t);
     t->rank = -1;
     if (v->kind == POPRT__KIND_TENSOR) {
-        poprt__type_set_tensor(a, t, v->t.dtype, v->t.rank, v->t.dims);
-        return t->rank == v->t.rank ? POPRT_OK : POPRT_STATUS_OUT_OF_MEMORY;
+        return poprt__type_set_tensor(a, t, v->t.dtype, v->t.rank, v->t.dims);
     }
     if (v->kind == POPRT__KIND_SEQUENCE || v->kind == POPRT__KIND_OPTIONAL) {
         t->kind = v->kind;
@@ -398,7 +397,7 @@ static poprt_status value_type(poprt__arena *a, const poprt__value *v, poprt__ty
         if (!t->inner)
             return POPRT_STATUS_OUT_OF_MEMORY;
         if (v->kind == POPRT__KIND_OPTIONAL && v->inner == POPRT__KIND_TENSOR && v->present)
-            poprt__type_set_tensor(a, t->inner, v->t.dtype, v->t.rank, v->t.dims);
+            return poprt__type_set_tensor(a, t->inner, v->t.dtype, v->t.rank, v->t.dims);
         else {
             t->inner->kind = v->kind == POPRT__KIND_OPTIONAL ? v->inner : POPRT__KIND_TENSOR;
             t->inner->elem = v->seq_elem ? v->seq_elem : v->t.dtype;
@@ -673,7 +672,10 @@ poprt_status poprt__fold_node(poprt__node *n, void *ctx)
                 goto done;
             }
         }
-        poprt__type_set_tensor(&m->arena, &t->type, v->dtype, v->rank, v->dims);
+        if (poprt__type_set_tensor(&m->arena, &t->type, v->dtype, v->rank, v->dims)) {
+            st = poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory folding '%s'", n->name);
+            goto done;
+        }
         t->data = data;
         t->nbytes = v->nbytes;
     }

@@ -100,7 +100,7 @@ void poprt_session_free(poprt_session *s)
 {
     if (!s)
         return;
-    if (s->profile && s->prof_ns)
+    if (s->profile && s->prof_ns && s->prof_calls) /* both: a failed build may have one */
         log_profile(s);
     poprt__free(s->prof_ns);
     poprt__free(s->prof_calls);
@@ -158,7 +158,9 @@ static poprt_status configure(poprt_session *s, const poprt_options *o)
             int rank;
             if ((st = poprt__parse_dims(o->kv[i].value, dims, &rank, key)) ||
                 (st = poprt__set_input_shape(s->m, key + 12, dims, rank)))
-                return poprt__err_prefix(POPRT_STATUS_INVALID_OPTION, "option '%s': ", key);
+                return poprt__err_prefix(st == POPRT_STATUS_OUT_OF_MEMORY ? st
+                                                                        : POPRT_STATUS_INVALID_OPTION,
+                                         "option '%s': ", key);
         } else if (strncmp(key, "anchor.", 7) == 0) {
             int found = 0;
             for (size_t k = 0; k < g->outputs.len && !found; k++)

@@ -18,6 +18,7 @@
  * scheduled yet (a loaded machine) never holds a job up, its range is taken
  * by the others. Kernels compute each output element in one chunk with a
  * fixed order, so results never depend on scheduling or thread count. */
+#include <errno.h>
 #include <string.h>
 #include "runtime/runtime.h"
 
@@ -193,12 +194,16 @@ poprt_status poprt__pool_create(int threads, poprt__pool **out)
             p->args[i].pool = p;
             p->args[i].self = i + 1;
         }
-        for (int i = 0; i < p->threads - 1; i++)
-            if (pthread_create(&p->workers[i], NULL, worker, &p->args[i]) != 0) {
+        for (int i = 0; i < p->threads - 1; i++) {
+            int e = poprt__thread_create(&p->workers[i], worker, &p->args[i]);
+            if (e) {
                 p->threads = i + 1;
                 poprt__pool_free(p);
-                return poprt__err(POPRT_STATUS_RUNTIME_ERROR, "cannot start worker thread %d", i);
+                /* EAGAIN: no memory for the stack, or the thread limit */
+                return poprt__err(e == EAGAIN ? POPRT_STATUS_OUT_OF_MEMORY : POPRT_STATUS_RUNTIME_ERROR,
+                                  "cannot start worker thread %d: %s", i + 1, strerror(e));
             }
+        }
     }
     *out = p;
     return POPRT_OK;

@@ -206,6 +206,62 @@ def loop_count():
     save(model, "loop_count.onnx")
 
 
+def control_flow():
+    """y = If(cond, Relu(x), Neg(x)) + Loop(3 times: v = v * 0.5 + x), z = the
+    Loop's scan output (every v, [3,2,3]); x[2,3] float, cond a bool scalar.
+    Subgraphs read outer-scope values and carry their own initializer."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    cond = helper.make_tensor_value_info("cond", TensorProto.BOOL, [])
+    then_g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["t"], name="then_relu")], "then",
+        [], [helper.make_tensor_value_info("t", TensorProto.FLOAT, [2, 3])])
+    else_g = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["e"], name="else_neg")], "else",
+        [], [helper.make_tensor_value_info("e", TensorProto.FLOAT, [2, 3])])
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["c_in"], ["c_out"], name="keep_going"),
+         helper.make_node("Mul", ["v_in", "half"], ["h"], name="halve"),
+         helper.make_node("Add", ["h", "x"], ["v_out"], name="add_x"),
+         helper.make_node("Identity", ["v_out"], ["scan"], name="scan_v")],
+        "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("c_in", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v_in", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v_out", TensorProto.FLOAT, [2, 3]),
+         helper.make_tensor_value_info("scan", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor("half", TensorProto.FLOAT, [], [0.5])])
+    nodes = [
+        helper.make_node("If", ["cond"], ["branch"], name="if", then_branch=then_g,
+                         else_branch=else_g),
+        helper.make_node("Loop", ["trips", "", "x"], ["v", "z"], name="loop", body=body),
+        helper.make_node("Add", ["branch", "v"], ["y"], name="sum"),
+    ]
+    graph = helper.make_graph(
+        nodes, "control_flow", [x, cond],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3]),
+         helper.make_tensor_value_info("z", TensorProto.FLOAT, [3, 2, 3])],
+        [helper.make_tensor("trips", TensorProto.INT64, [], [3])])
+    model = helper.make_model(graph, producer_name="libpoprt-tests",
+                              opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 7
+    save(model, "control_flow.onnx")
+
+
+def mlp_external():
+    """mlp.onnx with its four weights in mlp_external.bin (external data)."""
+    from onnx import numpy_helper
+    model = onnx.load(os.path.join(HERE, "mlp.onnx"))
+    model.graph.name = "mlp_external"
+    for t in model.graph.initializer:  # only raw_data goes out to the file
+        t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t), t.name))
+    onnx.checker.check_model(model)
+    onnx.save_model(model, os.path.join(HERE, "mlp_external.onnx"), save_as_external_data=True,
+                    all_tensors_to_one_file=True, location="mlp_external.bin",
+                    size_threshold=0)
+    print("wrote", os.path.join(HERE, "mlp_external.onnx"))
+
+
 if __name__ == "__main__":
     mlp(1, "mlp.onnx", "mlp")
     mlp("batch", "mlp_dynamic.onnx", "mlp_dynamic")
@@ -214,3 +270,5 @@ if __name__ == "__main__":
     custom_op()
     custom_bad_shape()
     loop_count()
+    control_flow()
+    mlp_external()
