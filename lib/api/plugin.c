@@ -221,7 +221,6 @@ poprt_status poprt_op_register(const poprt_op_desc *d)
     u->op.max_outputs = d->max_outputs;
     u->op.flags = POPRT__OP_DYNAMIC; /* the callback allocates its outputs */
     u->op.infer = user_infer;
-    u->op.kernel = user_kernel;
     pthread_mutex_lock(&ops_mu);
     for (user_op *o = ops; o; o = o->next)
         if (strcmp(o->domain, u->domain) == 0 && strcmp(o->name, u->name) == 0 &&
@@ -237,7 +236,21 @@ poprt_status poprt_op_register(const poprt_op_desc *d)
     u->next = ops;
     ops = u;
     pthread_mutex_unlock(&ops_mu);
-    return POPRT_OK;
+    /* its kernel: the adapter that calls the descriptor's compute */
+    poprt_status st = poprt__kernel_register_user(u->domain, u->name, d->since_version, user_kernel);
+    if (st) {
+        pthread_mutex_lock(&ops_mu);
+        for (user_op **p = &ops; *p; p = &(*p)->next)
+            if (*p == u) {
+                *p = u->next;
+                break;
+            }
+        pthread_mutex_unlock(&ops_mu);
+        poprt__free(u->domain);
+        poprt__free(u->name);
+        poprt__free(u);
+    }
+    return st;
 }
 
 const poprt__op *poprt__user_op_find(const char *domain, const char *op_type, int64_t opset)

@@ -179,6 +179,7 @@ static poprt__graph *clone_graph(cl *c, const poprt__graph *sg, poprt__graph *pa
         dn->doc = DUPS(sn->doc);
         dn->overload = DUPS(sn->overload ? sn->overload : "");
         dn->op = sn->op;
+        dn->kernel = sn->kernel;
         dn->schema = sn->schema;
         dn->opset = sn->opset;
         for (int k = 0; k < sn->n_inputs; k++)

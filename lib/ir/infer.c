@@ -99,7 +99,7 @@ static void merge_type(poprt__arena *a, poprt__type *decl, const poprt__type *in
 
 static int foldable(const poprt__node *n, const poprt__folder *f)
 {
-    if (!f || !n->op->kernel || (n->op->flags & (POPRT__OP_NO_FOLD | POPRT__OP_CONTROL)))
+    if (!f || (n->op->flags & (POPRT__OP_NO_FOLD | POPRT__OP_CONTROL)))
         return 0;
     int shape_only = n->domain[0] == 0 &&
                      (strcmp(n->op_type, "Shape") == 0 || strcmp(n->op_type, "Size") == 0);

@@ -80,11 +80,9 @@ static poprt_status inf_bitcast(poprt__infer_ctx *c)
     return POPRT_OK;
 }
 
-static const poprt__op op_cast = {"Cast", "", 1, 1, 1, 1, 1, 0, inf_cast, poprt__ref_cast};
-static const poprt__op op_castlike = {"CastLike", "", 15, 2, 2, 1, 1, 0, inf_castlike,
-                                      poprt__ref_castlike};
-static const poprt__op op_bitcast = {"BitCast", "", 26, 1, 1, 1, 1, 0, inf_bitcast,
-                                     poprt__ref_bitcast};
+static const poprt__op op_cast = {"Cast", "", 1, 1, 1, 1, 1, 0, inf_cast};
+static const poprt__op op_castlike = {"CastLike", "", 15, 2, 2, 1, 1, 0, inf_castlike};
+static const poprt__op op_bitcast = {"BitCast", "", 26, 1, 1, 1, 1, 0, inf_bitcast};
 
 const poprt__op *const poprt__ops_cast[] = {
     &op_cast,

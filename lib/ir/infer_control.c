@@ -377,11 +377,11 @@ static poprt_status inf_scan(poprt__infer_ctx *c)
 }
 
 static const poprt__op op_if = {"If", "", 1, 1, 1, 1, -1,
-                                POPRT__OP_DYNAMIC | POPRT__OP_CONTROL, inf_if, poprt__ref_if};
+                                POPRT__OP_DYNAMIC | POPRT__OP_CONTROL, inf_if};
 static const poprt__op op_loop = {"Loop", "", 1, 2, -1, 1, -1,
-                                  POPRT__OP_DYNAMIC | POPRT__OP_CONTROL, inf_loop, poprt__ref_loop};
+                                  POPRT__OP_DYNAMIC | POPRT__OP_CONTROL, inf_loop};
 static const poprt__op op_scan = {"Scan", "", 8, 2, -1, 1, -1,
-                                  POPRT__OP_DYNAMIC | POPRT__OP_CONTROL, inf_scan, poprt__ref_scan};
+                                  POPRT__OP_DYNAMIC | POPRT__OP_CONTROL, inf_scan};
 
 const poprt__op *const poprt__ops_control[] = {
     &op_if,

@@ -60,9 +60,9 @@ static poprt_status inf_rnn(poprt__infer_ctx *c) { return inf_recurrent(c, 1); }
 static poprt_status inf_gru(poprt__infer_ctx *c) { return inf_recurrent(c, 3); }
 static poprt_status inf_lstm(poprt__infer_ctx *c) { return inf_recurrent(c, 4); }
 
-static const poprt__op op_rnn = {"RNN", "", 7, 3, 6, 0, 2, 0, inf_rnn, poprt__ref_rnn};
-static const poprt__op op_gru = {"GRU", "", 7, 3, 6, 0, 2, 0, inf_gru, poprt__ref_gru};
-static const poprt__op op_lstm = {"LSTM", "", 7, 3, 8, 0, 3, 0, inf_lstm, poprt__ref_lstm};
+static const poprt__op op_rnn = {"RNN", "", 7, 3, 6, 0, 2, 0, inf_rnn};
+static const poprt__op op_gru = {"GRU", "", 7, 3, 6, 0, 2, 0, inf_gru};
+static const poprt__op op_lstm = {"LSTM", "", 7, 3, 8, 0, 3, 0, inf_lstm};
 /* ==== end of recurrent ops ================================================== */
 
 /* ==== section 'quant' helper: long-tail ops (signal, detection, random, strings,
@@ -366,54 +366,46 @@ static poprt_status inf_momentum(poprt__infer_ctx *c) { return inf_optimizer(c, 
 static poprt_status inf_adam(poprt__infer_ctx *c) { return inf_optimizer(c, 4); }
 
 #define QM_NOFOLD POPRT__OP_NO_FOLD
-static const poprt__op qm_op_hann = {"HannWindow", "", 17, 1, 1, 1, 1, 0, inf_window,
-                                     poprt__ref_hann_window};
-static const poprt__op qm_op_hamming = {"HammingWindow", "", 17, 1, 1, 1, 1, 0, inf_window,
-                                        poprt__ref_hamming_window};
-static const poprt__op qm_op_blackman = {"BlackmanWindow", "", 17, 1, 1, 1, 1, 0, inf_window,
-                                         poprt__ref_blackman_window};
-static const poprt__op qm_op_mel = {"MelWeightMatrix", "", 17, 5, 5, 1, 1, 0, inf_mel,
-                                    poprt__ref_mel_weight_matrix};
-static const poprt__op qm_op_dft17 = {"DFT", "", 17, 1, 2, 1, 1, 0, inf_dft, poprt__ref_dft};
-static const poprt__op qm_op_dft20 = {"DFT", "", 20, 1, 3, 1, 1, 0, inf_dft, poprt__ref_dft};
-static const poprt__op qm_op_stft = {"STFT", "", 17, 2, 4, 1, 1, 0, inf_stft, poprt__ref_stft};
+static const poprt__op qm_op_hann = {"HannWindow", "", 17, 1, 1, 1, 1, 0, inf_window};
+static const poprt__op qm_op_hamming = {"HammingWindow", "", 17, 1, 1, 1, 1, 0, inf_window};
+static const poprt__op qm_op_blackman = {"BlackmanWindow", "", 17, 1, 1, 1, 1, 0, inf_window};
+static const poprt__op qm_op_mel = {"MelWeightMatrix", "", 17, 5, 5, 1, 1, 0, inf_mel};
+static const poprt__op qm_op_dft17 = {"DFT", "", 17, 1, 2, 1, 1, 0, inf_dft};
+static const poprt__op qm_op_dft20 = {"DFT", "", 20, 1, 3, 1, 1, 0, inf_dft};
+static const poprt__op qm_op_stft = {"STFT", "", 17, 2, 4, 1, 1, 0, inf_stft};
 static const poprt__op qm_op_nms = {"NonMaxSuppression", "", 10, 2, 5, 1, 1, POPRT__OP_DYNAMIC,
-                                    inf_nms, poprt__ref_non_max_suppression};
-static const poprt__op qm_op_roi_align = {"RoiAlign", "", 10, 3, 3, 1, 1, 0, inf_roi_align,
-                                          poprt__ref_roi_align};
+                                    inf_nms};
+static const poprt__op qm_op_roi_align = {"RoiAlign", "", 10, 3, 3, 1, 1, 0, inf_roi_align};
 static const poprt__op qm_op_max_roi_pool = {"MaxRoiPool", "", 1, 2, 2, 1, 1, 0,
-                                             inf_max_roi_pool, poprt__ref_max_roi_pool};
-static const poprt__op qm_op_rnormal = {"RandomNormal", "", 1, 0, 0, 1, 1, QM_NOFOLD, inf_random,
-                                        poprt__ref_random_normal};
+                                             inf_max_roi_pool};
+static const poprt__op qm_op_rnormal = {"RandomNormal", "", 1, 0, 0, 1, 1, QM_NOFOLD, inf_random};
 static const poprt__op qm_op_runiform = {"RandomUniform", "", 1, 0, 0, 1, 1, QM_NOFOLD,
-                                         inf_random, poprt__ref_random_uniform};
+                                         inf_random};
 static const poprt__op qm_op_rnormal_like = {"RandomNormalLike", "", 1, 1, 1, 1, 1, QM_NOFOLD,
-                                             inf_random_like, poprt__ref_random_normal};
+                                             inf_random_like};
 static const poprt__op qm_op_runiform_like = {"RandomUniformLike", "", 1, 1, 1, 1, 1, QM_NOFOLD,
-                                              inf_random_like, poprt__ref_random_uniform};
+                                              inf_random_like};
 static const poprt__op qm_op_bernoulli = {"Bernoulli", "", 15, 1, 1, 1, 1, QM_NOFOLD,
-                                          inf_random_like, poprt__ref_bernoulli};
+                                          inf_random_like};
 static const poprt__op qm_op_multinomial = {"Multinomial", "", 7, 1, 1, 1, 1, QM_NOFOLD,
-                                            inf_multinomial, poprt__ref_multinomial};
+                                            inf_multinomial};
 static const poprt__op qm_op_strnorm = {"StringNormalizer", "", 10, 1, 1, 1, 1,
-                                        POPRT__OP_DYNAMIC, inf_string_normalizer,
-                                        poprt__ref_string_normalizer};
+                                        POPRT__OP_DYNAMIC, inf_string_normalizer};
 static const poprt__op qm_op_strconcat = {"StringConcat", "", 20, 2, 2, 1, 1, 0,
-                                          inf_string_concat, poprt__ref_string_concat};
+                                          inf_string_concat};
 static const poprt__op qm_op_strsplit = {"StringSplit", "", 20, 1, 1, 2, 2, POPRT__OP_DYNAMIC,
-                                         inf_string_split, poprt__ref_string_split};
+                                         inf_string_split};
 static const poprt__op qm_op_regex = {"RegexFullMatch", "", 20, 1, 1, 1, 1, 0,
-                                      inf_regex_full_match, poprt__ref_regex_full_match};
-static const poprt__op qm_op_binarizer = {"Binarizer", "ai.onnx.ml", 1, 1, 1, 1, 1, 0, inf_same,
-                                          poprt__ref_binarizer};
+                                      inf_regex_full_match};
+static const poprt__op qm_op_binarizer = {"Binarizer", "ai.onnx.ml", 1, 1, 1, 1, 1, 0, inf_same};
 static const poprt__op qm_op_tree_ensemble = {"TreeEnsemble", "ai.onnx.ml", 5, 1, 1, 1, 1, 0,
-                                              inf_tree_ensemble, poprt__ref_tree_ensemble};
+                                              inf_tree_ensemble};
 static const poprt__op qm_op_adagrad = {"Adagrad", "ai.onnx.preview.training", 1, 3, -1, 1, -1,
-                                        0, inf_adagrad, poprt__ref_adagrad};
+                                        0, inf_adagrad};
 static const poprt__op qm_op_momentum = {"Momentum", "ai.onnx.preview.training", 1, 3, -1, 1,
-                                         -1, 0, inf_momentum, poprt__ref_momentum};
+                                         -1, 0, inf_momentum};
 static const poprt__op qm_op_adam = {"Adam", "ai.onnx.preview.training", 1, 4, -1, 1, -1,
-                                     0, inf_adam, poprt__ref_adam};
+                                     0, inf_adam};
 #undef QM_NOFOLD
 static poprt_status inf_image_decoder(poprt__infer_ctx *c)
 {
@@ -427,7 +419,7 @@ static poprt_status inf_image_decoder(poprt__infer_ctx *c)
 }
 
 static const poprt__op qm_op_image = {"ImageDecoder", "", 20, 1, 1, 1, 1, POPRT__OP_DYNAMIC,
-                                      inf_image_decoder, poprt__ref_image_decoder};
+                                      inf_image_decoder};
 /* ==== end of section 'quant' helper ==== */
 
 const poprt__op *const poprt__ops_misc[] = {

@@ -482,33 +482,29 @@ static poprt_status infer_det(poprt__infer_ctx *c)
 
 /* ---- schemas ---------------------------------------------------------------------- */
 
-#define OP(var, name, since, imin, imax, omin, omax, inf, ker)                                \
-    static const poprt__op var = {name, "", since, imin, imax, omin, omax, 0, inf, ker};
+#define OP(var, name, since, imin, imax, omin, omax, inf)                                \
+    static const poprt__op var = {name, "", since, imin, imax, omin, omax, 0, inf};
 
-static const poprt__op op_conv = {"Conv", "", 1, 2, 3, 1, 1, 0, infer_conv, poprt__ref_conv,
-                                  poprt__ref_conv_prepare};
-OP(op_conv_t, "ConvTranspose", 1, 2, 3, 1, 1, infer_conv_transpose, poprt__ref_conv_transpose)
-OP(op_maxpool, "MaxPool", 1, 1, 1, 1, 2, infer_maxpool, poprt__ref_maxpool)
-OP(op_avgpool, "AveragePool", 1, 1, 1, 1, 1, infer_avgpool, poprt__ref_averagepool)
-OP(op_lppool, "LpPool", 1, 1, 1, 1, 1, infer_lppool, poprt__ref_lppool)
-OP(op_gavg, "GlobalAveragePool", 1, 1, 1, 1, 1, infer_global_pool,
-   poprt__ref_global_averagepool)
-OP(op_gmax, "GlobalMaxPool", 1, 1, 1, 1, 1, infer_global_pool, poprt__ref_global_maxpool)
-OP(op_glp, "GlobalLpPool", 1, 1, 1, 1, 1, infer_global_pool, poprt__ref_global_lppool)
-OP(op_maxunpool, "MaxUnpool", 9, 2, 3, 1, 1, infer_maxunpool, poprt__ref_maxunpool)
-static const poprt__op op_gemm = {"Gemm", "", 1, 2, 3, 1, 1, 0, infer_gemm, poprt__ref_gemm,
-                                  poprt__ref_gemm_prepare};
-static const poprt__op op_matmul = {"MatMul", "", 1, 2, 2, 1, 1, 0, infer_matmul, poprt__ref_matmul,
-                                    poprt__ref_matmul_prepare};
-OP(op_bn, "BatchNormalization", 1, 5, 5, 1, 5, infer_batchnorm, poprt__ref_batchnorm)
-OP(op_in, "InstanceNormalization", 1, 3, 3, 1, 1, infer_same_float, poprt__ref_instancenorm)
-OP(op_ln, "LayerNormalization", 17, 2, 3, 1, 3, infer_layernorm, poprt__ref_layernorm)
-OP(op_gn, "GroupNormalization", 18, 3, 3, 1, 1, infer_groupnorm, poprt__ref_groupnorm)
-OP(op_rms, "RMSNormalization", 23, 2, 2, 1, 1, infer_rmsnorm, poprt__ref_rmsnorm)
-OP(op_lrn, "LRN", 1, 1, 1, 1, 1, infer_same_float, poprt__ref_lrn)
-OP(op_mvn, "MeanVarianceNormalization", 9, 1, 1, 1, 1, infer_same_float, poprt__ref_mvn)
-OP(op_einsum, "Einsum", 12, 1, -1, 1, 1, infer_einsum, poprt__ref_einsum)
-OP(op_det, "Det", 11, 1, 1, 1, 1, infer_det, poprt__ref_det)
+static const poprt__op op_conv = {"Conv", "", 1, 2, 3, 1, 1, 0, infer_conv};
+OP(op_conv_t, "ConvTranspose", 1, 2, 3, 1, 1, infer_conv_transpose)
+OP(op_maxpool, "MaxPool", 1, 1, 1, 1, 2, infer_maxpool)
+OP(op_avgpool, "AveragePool", 1, 1, 1, 1, 1, infer_avgpool)
+OP(op_lppool, "LpPool", 1, 1, 1, 1, 1, infer_lppool)
+OP(op_gavg, "GlobalAveragePool", 1, 1, 1, 1, 1, infer_global_pool)
+OP(op_gmax, "GlobalMaxPool", 1, 1, 1, 1, 1, infer_global_pool)
+OP(op_glp, "GlobalLpPool", 1, 1, 1, 1, 1, infer_global_pool)
+OP(op_maxunpool, "MaxUnpool", 9, 2, 3, 1, 1, infer_maxunpool)
+static const poprt__op op_gemm = {"Gemm", "", 1, 2, 3, 1, 1, 0, infer_gemm};
+static const poprt__op op_matmul = {"MatMul", "", 1, 2, 2, 1, 1, 0, infer_matmul};
+OP(op_bn, "BatchNormalization", 1, 5, 5, 1, 5, infer_batchnorm)
+OP(op_in, "InstanceNormalization", 1, 3, 3, 1, 1, infer_same_float)
+OP(op_ln, "LayerNormalization", 17, 2, 3, 1, 3, infer_layernorm)
+OP(op_gn, "GroupNormalization", 18, 3, 3, 1, 1, infer_groupnorm)
+OP(op_rms, "RMSNormalization", 23, 2, 2, 1, 1, infer_rmsnorm)
+OP(op_lrn, "LRN", 1, 1, 1, 1, 1, infer_same_float)
+OP(op_mvn, "MeanVarianceNormalization", 9, 1, 1, 1, 1, infer_same_float)
+OP(op_einsum, "Einsum", 12, 1, -1, 1, 1, infer_einsum)
+OP(op_det, "Det", 11, 1, 1, 1, 1, infer_det)
 
 const poprt__op *const poprt__ops_nn[] = {
     &op_conv, &op_conv_t, &op_maxpool, &op_avgpool, &op_lppool, &op_gavg, &op_gmax,

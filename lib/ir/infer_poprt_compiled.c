@@ -46,7 +46,7 @@ static poprt_status infer_fused_elementwise(poprt__infer_ctx *c)
 static const poprt__op op_fused_elementwise = {
     .name = "FusedElementwise", .domain = "ai.poprt", .since_version = 1,
     .min_inputs = 1, .max_inputs = POPRT__EW_MAX_STEPS + 1, .min_outputs = 1, .max_outputs = 1,
-    .infer = infer_fused_elementwise, .kernel = poprt__ref_poprt_fused_elementwise};
+    .infer = infer_fused_elementwise};
 
 /* BlockedMaxPool (lib/compiler/layout.c): MaxPool's attributes and
  * shapes, one output (no Indices); the data is NCHW16c. */
@@ -63,8 +63,7 @@ static poprt_status infer_blocked_maxpool(poprt__infer_ctx *c)
 
 static const poprt__op op_blocked_maxpool = {
     .name = "BlockedMaxPool", .domain = "ai.poprt", .since_version = 1, .min_inputs = 1,
-    .max_inputs = 1, .min_outputs = 1, .max_outputs = 1, .infer = infer_blocked_maxpool,
-    .kernel = poprt__ref_poprt_blocked_maxpool};
+    .max_inputs = 1, .min_outputs = 1, .max_outputs = 1, .infer = infer_blocked_maxpool};
 
 const poprt__op *const poprt__ops_poprt_compiled[] = {&op_fused_elementwise, &op_blocked_maxpool,
                                                       NULL};

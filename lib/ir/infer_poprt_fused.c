@@ -133,21 +133,19 @@ static poprt_status infer_fused_conv(poprt__infer_ctx *c)
 
 static const poprt__op op_fused_conv = {
     .name = "FusedConv", .domain = "ai.poprt", .since_version = 1, .min_inputs = 2,
-    .max_inputs = 4, .min_outputs = 1, .max_outputs = 1, .infer = infer_fused_conv,
-    .kernel = poprt__ref_poprt_fused_conv, .prepare = poprt__ref_conv_prepare};
+    .max_inputs = 4, .min_outputs = 1, .max_outputs = 1, .infer = infer_fused_conv};
 
-#define OP(var, nm, imin, imax, inf, ker)                                                       \
+#define OP(var, nm, imin, imax, inf)                                                       \
     static const poprt__op var = {.name = nm, .domain = "ai.poprt", .since_version = 1,         \
                                   .min_inputs = imin, .max_inputs = imax, .min_outputs = 1,    \
-                                  .max_outputs = 1, .infer = inf, .kernel = ker};
+                                  .max_outputs = 1, .infer = inf};
 
-OP(op_gelu, "Gelu", 1, 1, infer_same_float, poprt__ref_gelu)
-OP(op_layernorm, "LayerNorm", 2, 3, infer_layernorm, poprt__ref_layernorm)
-OP(op_fused_attention, "FusedAttention", 2, 4, infer_attention, poprt__ref_poprt_fused_attention)
-OP(op_packed_attention, "PackedAttention", 4, 4, infer_attention,
-   poprt__ref_poprt_packed_attention)
-OP(op_attention_mask, "AttentionMask", 1, 1, infer_attention_mask, poprt__ref_poprt_attention_mask)
-OP(op_rotary, "RotaryEmbedding", 3, 3, infer_rotary, poprt__ref_poprt_rotary_embedding)
+OP(op_gelu, "Gelu", 1, 1, infer_same_float)
+OP(op_layernorm, "LayerNorm", 2, 3, infer_layernorm)
+OP(op_fused_attention, "FusedAttention", 2, 4, infer_attention)
+OP(op_packed_attention, "PackedAttention", 4, 4, infer_attention)
+OP(op_attention_mask, "AttentionMask", 1, 1, infer_attention_mask)
+OP(op_rotary, "RotaryEmbedding", 3, 3, infer_rotary)
 
 const poprt__op *const poprt__ops_poprt_fused[] = {
     &op_gelu, &op_layernorm, &op_fused_attention, &op_packed_attention, &op_attention_mask,

@@ -84,16 +84,15 @@ static poprt_status infer_notzero(poprt__infer_ctx *c)
     return POPRT_OK;
 }
 
-#define OP(var, opname, nin_min, nin_max, inf, kern) \
+#define OP(var, opname, nin_min, nin_max, inf) \
     static const poprt__op var = {.name = opname, .domain = "ai.poprt", .since_version = 1,   \
                                   .min_inputs = nin_min, .max_inputs = nin_max,             \
-                                  .min_outputs = 1, .max_outputs = 1, .infer = inf,         \
-                                  .kernel = kern};
-OP(op_erfv2, "ErfV2", 1, 1, infer_float_same, poprt__ref_erfv2)
-OP(op_wherev2, "WhereV2", 3, 3, infer_wherev2, poprt__ref_wherev2)
-OP(op_softmaxv2, "SoftmaxV2", 1, 1, infer_softmaxv2, poprt__ref_softmaxv2)
-OP(op_fastnorm, "FastNorm", 3, 3, infer_fastnorm, poprt__ref_fastnorm)
-OP(op_notzero, "NotZero", 1, 1, infer_notzero, poprt__ref_notzero)
+                                  .min_outputs = 1, .max_outputs = 1, .infer = inf};
+OP(op_erfv2, "ErfV2", 1, 1, infer_float_same)
+OP(op_wherev2, "WhereV2", 3, 3, infer_wherev2)
+OP(op_softmaxv2, "SoftmaxV2", 1, 1, infer_softmaxv2)
+OP(op_fastnorm, "FastNorm", 3, 3, infer_fastnorm)
+OP(op_notzero, "NotZero", 1, 1, infer_notzero)
 
 const poprt__op *const poprt__ops_poprt_replace[] = {
     &op_erfv2, &op_wherev2, &op_softmaxv2, &op_fastnorm, &op_notzero, NULL,

@@ -197,21 +197,17 @@ static poprt_status inf_conv_integer(poprt__infer_ctx *c)
     return conv_like(c, 0, 1, POPRT_DTYPE_INT32);
 }
 
-static const poprt__op op_quantize = {"QuantizeLinear", "", 10, 2, 3, 1, 1, 0, inf_quantize,
-                                      poprt__ref_quantize_linear};
+static const poprt__op op_quantize = {"QuantizeLinear", "", 10, 2, 3, 1, 1, 0, inf_quantize};
 static const poprt__op op_dequantize = {"DequantizeLinear", "", 10, 2, 3, 1, 1, 0,
-                                        inf_dequantize, poprt__ref_dequantize_linear};
+                                        inf_dequantize};
 static const poprt__op op_dyn_quantize = {"DynamicQuantizeLinear", "", 11, 1, 1, 3, 3, 0,
-                                          inf_dynamic_quantize,
-                                          poprt__ref_dynamic_quantize_linear};
+                                          inf_dynamic_quantize};
 static const poprt__op op_qlinear_matmul = {"QLinearMatMul", "", 10, 8, 8, 1, 1, 0,
-                                            inf_qlinear_matmul, poprt__ref_qlinear_matmul};
+                                            inf_qlinear_matmul};
 static const poprt__op op_matmul_integer = {"MatMulInteger", "", 10, 2, 4, 1, 1, 0,
-                                            inf_matmul_integer, poprt__ref_matmul_integer};
-static const poprt__op op_qlinear_conv = {"QLinearConv", "", 10, 8, 9, 1, 1, 0, inf_qlinear_conv,
-                                          poprt__ref_qlinear_conv};
-static const poprt__op op_conv_integer = {"ConvInteger", "", 10, 2, 4, 1, 1, 0, inf_conv_integer,
-                                          poprt__ref_conv_integer};
+                                            inf_matmul_integer};
+static const poprt__op op_qlinear_conv = {"QLinearConv", "", 10, 8, 9, 1, 1, 0, inf_qlinear_conv};
+static const poprt__op op_conv_integer = {"ConvInteger", "", 10, 2, 4, 1, 1, 0, inf_conv_integer};
 
 const poprt__op *const poprt__ops_quant[] = {
     &op_quantize,

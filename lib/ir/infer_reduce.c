@@ -358,7 +358,7 @@ static poprt_status infer_sce(poprt__infer_ctx *c)
 /* ---- table ---------------------------------------------------------------- */
 
 #define REDUCE_OP(id, nm)                                                                  \
-    static const poprt__op id = {nm, "", 1, 1, 2, 1, 1, 0, infer_reduce, poprt__ref_reduce}
+    static const poprt__op id = {nm, "", 1, 1, 2, 1, 1, 0, infer_reduce}
 
 REDUCE_OP(op_reduce_sum, "ReduceSum");
 REDUCE_OP(op_reduce_mean, "ReduceMean");
@@ -371,29 +371,20 @@ REDUCE_OP(op_reduce_logsum, "ReduceLogSum");
 REDUCE_OP(op_reduce_logsumexp, "ReduceLogSumExp");
 REDUCE_OP(op_reduce_sumsquare, "ReduceSumSquare");
 
-static const poprt__op op_argmax = {"ArgMax", "", 1, 1, 1, 1, 1, 0, infer_arg, poprt__ref_argmax};
-static const poprt__op op_argmin = {"ArgMin", "", 1, 1, 1, 1, 1, 0, infer_arg, poprt__ref_argmin};
-static const poprt__op op_softmax = {"Softmax", "", 1, 1, 1, 1, 1, 0, infer_softmax,
-                                     poprt__ref_softmax};
-static const poprt__op op_logsoftmax = {"LogSoftmax", "", 1, 1, 1, 1, 1, 0, infer_softmax,
-                                        poprt__ref_logsoftmax};
-static const poprt__op op_hardmax = {"Hardmax", "", 1, 1, 1, 1, 1, 0, infer_softmax,
-                                     poprt__ref_hardmax};
-static const poprt__op op_attention = {"Attention", "", 23, 3, 7, 1, 4, 0, infer_attention,
-                                       poprt__ref_attention};
+static const poprt__op op_argmax = {"ArgMax", "", 1, 1, 1, 1, 1, 0, infer_arg};
+static const poprt__op op_argmin = {"ArgMin", "", 1, 1, 1, 1, 1, 0, infer_arg};
+static const poprt__op op_softmax = {"Softmax", "", 1, 1, 1, 1, 1, 0, infer_softmax};
+static const poprt__op op_logsoftmax = {"LogSoftmax", "", 1, 1, 1, 1, 1, 0, infer_softmax};
+static const poprt__op op_hardmax = {"Hardmax", "", 1, 1, 1, 1, 1, 0, infer_softmax};
+static const poprt__op op_attention = {"Attention", "", 23, 3, 7, 1, 4, 0, infer_attention};
 static const poprt__op op_linear_attention = {"LinearAttention", "", 27, 3, 7, 1, 2, 0,
-                                              infer_linear_attention,
-                                              poprt__ref_linear_attention};
+                                              infer_linear_attention};
 /* CONTROL: its graph attributes need a run-time frame, so it is never folded */
 static const poprt__op op_flex_attention = {"FlexAttention", "ai.onnx.preview", 1, 3, 3, 1, 1,
-                                            POPRT__OP_CONTROL, infer_flex_attention,
-                                            poprt__ref_flex_attention};
-static const poprt__op op_rotary = {"RotaryEmbedding", "", 23, 3, 4, 1, 1, 0, infer_rotary,
-                                    poprt__ref_rotary_embedding};
-static const poprt__op op_nll = {"NegativeLogLikelihoodLoss", "", 12, 2, 3, 1, 1, 0, infer_nll,
-                                 poprt__ref_nllloss};
-static const poprt__op op_sce = {"SoftmaxCrossEntropyLoss", "", 12, 2, 3, 1, 2, 0, infer_sce,
-                                 poprt__ref_sce_loss};
+                                            POPRT__OP_CONTROL, infer_flex_attention};
+static const poprt__op op_rotary = {"RotaryEmbedding", "", 23, 3, 4, 1, 1, 0, infer_rotary};
+static const poprt__op op_nll = {"NegativeLogLikelihoodLoss", "", 12, 2, 3, 1, 1, 0, infer_nll};
+static const poprt__op op_sce = {"SoftmaxCrossEntropyLoss", "", 12, 2, 3, 1, 2, 0, infer_sce};
 
 const poprt__op *const poprt__ops_reduce[] = {
     &op_reduce_sum,

@@ -293,30 +293,22 @@ static poprt_status inf_seq_map(poprt__infer_ctx *c)
 }
 
 #define DYN POPRT__OP_DYNAMIC
-static const poprt__op op_seq_empty = {"SequenceEmpty", "", 11, 0, 0, 1, 1, DYN, inf_seq_empty,
-                                       poprt__ref_sequence_empty};
+static const poprt__op op_seq_empty = {"SequenceEmpty", "", 11, 0, 0, 1, 1, DYN, inf_seq_empty};
 static const poprt__op op_seq_construct = {"SequenceConstruct", "", 11, 1, -1, 1, 1, DYN,
-                                           inf_seq_construct, poprt__ref_sequence_construct};
-static const poprt__op op_seq_insert = {"SequenceInsert", "", 11, 2, 3, 1, 1, DYN, inf_seq_insert,
-                                        poprt__ref_sequence_insert};
-static const poprt__op op_seq_erase = {"SequenceErase", "", 11, 1, 2, 1, 1, DYN, inf_seq_erase,
-                                       poprt__ref_sequence_erase};
-static const poprt__op op_seq_at = {"SequenceAt", "", 11, 2, 2, 1, 1, DYN, inf_seq_at,
-                                    poprt__ref_sequence_at};
-static const poprt__op op_seq_length = {"SequenceLength", "", 11, 1, 1, 1, 1, 0, inf_seq_length,
-                                        poprt__ref_sequence_length};
+                                           inf_seq_construct};
+static const poprt__op op_seq_insert = {"SequenceInsert", "", 11, 2, 3, 1, 1, DYN, inf_seq_insert};
+static const poprt__op op_seq_erase = {"SequenceErase", "", 11, 1, 2, 1, 1, DYN, inf_seq_erase};
+static const poprt__op op_seq_at = {"SequenceAt", "", 11, 2, 2, 1, 1, DYN, inf_seq_at};
+static const poprt__op op_seq_length = {"SequenceLength", "", 11, 1, 1, 1, 1, 0, inf_seq_length};
 static const poprt__op op_split_to_seq = {"SplitToSequence", "", 11, 1, 2, 1, 1, DYN,
-                                          inf_split_to_seq, poprt__ref_split_to_sequence};
+                                          inf_split_to_seq};
 static const poprt__op op_concat_from_seq = {"ConcatFromSequence", "", 11, 1, 1, 1, 1, DYN,
-                                             inf_concat_from_seq, poprt__ref_concat_from_sequence};
+                                             inf_concat_from_seq};
 static const poprt__op op_seq_map = {"SequenceMap", "", 17, 1, -1, 1, -1, DYN | POPRT__OP_CONTROL,
-                                     inf_seq_map, poprt__ref_sequence_map};
-static const poprt__op op_optional = {"Optional", "", 15, 0, 1, 1, 1, DYN, inf_optional,
-                                      poprt__ref_optional};
-static const poprt__op op_opt_has = {"OptionalHasElement", "", 15, 0, 1, 1, 1, 0, inf_opt_has,
-                                     poprt__ref_optional_has_element};
-static const poprt__op op_opt_get = {"OptionalGetElement", "", 15, 1, 1, 1, 1, DYN, inf_opt_get,
-                                     poprt__ref_optional_get_element};
+                                     inf_seq_map};
+static const poprt__op op_optional = {"Optional", "", 15, 0, 1, 1, 1, DYN, inf_optional};
+static const poprt__op op_opt_has = {"OptionalHasElement", "", 15, 0, 1, 1, 1, 0, inf_opt_has};
+static const poprt__op op_opt_get = {"OptionalGetElement", "", 15, 1, 1, 1, 1, DYN, inf_opt_get};
 
 const poprt__op *const poprt__ops_sequence[] = {
     &op_seq_empty, &op_seq_construct, &op_seq_insert,      &op_seq_erase,

@@ -142,7 +142,10 @@ struct poprt__node {
     int n_attrs;
     poprt__attr *attrs;
     poprt__graph *graph;
-    const poprt__op *op; /* implementation, resolved by poprt__graph_resolve */
+    const poprt__op *op; /* schema and inference, resolved by poprt__graph_resolve */
+    /* what runs it: bound by the compiler from lib/kernels' registry (an
+     * opaque slot here: the IR knows no kernel) */
+    const struct poprt__kernel *kernel;
     const struct poprt__schema *schema; /* ONNX schema in force (lib/ir/schema.h), or NULL */
     int opset;           /* version of node->domain in force */
     int id;              /* scratch index, set by poprt__graph_toposort */

@@ -1,5 +1,6 @@
-/* Operator schemas: one poprt__op per (domain, op_type), holding the arity,
- * the type/shape inference function and the reference kernel.
+/* Operator schemas: one poprt__op per (domain, op_type, since_version),
+ * holding the arity and the type/shape inference function. The kernels that
+ * run an operator are lib/kernels' business (lib/kernels/registry.def).
  *
  * One inference function serves both the IR (types with symbolic dims,
  * constant inputs only) and the runtime (concrete shapes and the actual
@@ -15,8 +16,6 @@
 #define POPRT_OP_H
 
 #include "ir/ir.h"
-
-typedef struct poprt__kctx poprt__kctx;
 
 typedef struct poprt__ival {
     const poprt__type *type; /* NULL: input omitted */
@@ -41,27 +40,6 @@ typedef poprt_status (*poprt__infer_fn)(poprt__infer_ctx *c);
  * before, the outputs' ranks, sizes and types after. Graph inference and
  * the runtime's inference of dynamic nodes both come through here. */
 poprt_status poprt__node_infer(poprt__infer_ctx *c);
-typedef poprt_status (*poprt__kernel_fn)(poprt__kctx *k);
-
-/* Compile-time preparation of one node of a session's main graph (weight
- * pre-packing, precomputed tables): called once when the session is created,
- * with static input types and the constant inputs' data. It returns a
- * position-independent byte blob (no pointers inside), allocated with
- * poprt__aligned_alloc, or NULL for "nothing to prepare"; the kernel then
- * receives it as k->state on every run. Executable files store the blob as
- * is, so its layout must not depend on anything but the node, its inputs and
- * c->isa. */
-typedef struct poprt__prep_ctx {
-    const poprt__node *node;
-    int opset;
-    int n_in;
-    const poprt__ival *in;
-    int n_out;
-    const poprt__type *out;
-    unsigned isa; /* POPRT__ISA_* bits the kernels may use (lib/kernels/x86) */
-} poprt__prep_ctx;
-typedef poprt_status (*poprt__prepare_fn)(poprt__prep_ctx *c, void **state, size_t *size);
-
 enum {
     /* Output shapes depend on input values in ways inference does not compute
      * (NonZero, Unique, ...): the runtime does not pre-allocate outputs; the
@@ -81,8 +59,6 @@ struct poprt__op {
     int min_outputs, max_outputs; /* max -1: variadic */
     unsigned flags;
     poprt__infer_fn infer;
-    poprt__kernel_fn kernel; /* NULL: inference only, no kernel yet */
-    poprt__prepare_fn prepare; /* optional, see poprt__prep_ctx */
 };
 
 /* Registry lookup: the schema for (domain, op_type) valid at `opset`, or NULL. */

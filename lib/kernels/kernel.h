@@ -33,6 +33,59 @@ typedef struct poprt__value {
 
 struct poprt__exec; /* runtime internals */
 
+typedef struct poprt__kctx poprt__kctx;
+typedef poprt_status (*poprt__kernel_fn)(poprt__kctx *k);
+
+/* Compile-time preparation of one node of a session's main graph (weight
+ * pre-packing, precomputed tables): called once when the session is created,
+ * with static input types and the constant inputs' data. It returns a
+ * position-independent byte blob (no pointers inside), allocated with
+ * poprt__aligned_alloc, or NULL for "nothing to prepare"; the kernel then
+ * receives it as k->state on every run. Executable files store the blob as
+ * is, so its layout must not depend on anything but the node, its inputs and
+ * c->isa. */
+typedef struct poprt__prep_ctx {
+    const poprt__node *node;
+    int opset;
+    int n_in;
+    const poprt__ival *in;
+    int n_out;
+    const poprt__type *out;
+    unsigned isa; /* POPRT__ISA_* bits the kernels may use (lib/kernels/x86) */
+} poprt__prep_ctx;
+typedef poprt_status (*poprt__prepare_fn)(poprt__prep_ctx *c, void **state, size_t *size);
+
+/* One entry of the kernel registry (lib/kernels/registry.def): what runs an
+ * operator from since_version on. */
+typedef struct poprt__kernel {
+    const char *domain; /* "" for ai.onnx */
+    const char *name;
+    int since_version;
+    poprt__kernel_fn run;
+    poprt__prepare_fn prepare; /* or NULL */
+} poprt__kernel;
+
+/* The kernel of (domain, op_type) for a node at opset: the entry with the
+ * largest since_version not above opset (opset <= 0: the newest), built-in
+ * entries first, then those poprt_op_register added. NULL when libpoprt has
+ * none. Thread safe. */
+const poprt__kernel *poprt__kernel_find(const char *domain, const char *op_type, int64_t opset);
+/* The built-in entries, in registry.def order (for tests and listings). */
+const poprt__kernel *poprt__kernel_all(size_t *count_out);
+/* Adds a kernel for a user operator (lib/api/plugin.c); the strings must
+ * outlive the process's use of it. INVALID_ARGUMENT when that version is
+ * registered already. Thread safe. */
+poprt_status poprt__kernel_register_user(const char *domain, const char *name, int since_version,
+                                         poprt__kernel_fn run);
+/* node->kernel for every node of g and its subgraphs (NULL where libpoprt
+ * has none: running such a node fails naming it). */
+void poprt__kernels_bind(poprt__graph *g);
+/* The kernel a node runs: the bound one, or the registry's. */
+static inline const poprt__kernel *poprt__node_kernel(const poprt__node *n)
+{
+    return n->kernel ? n->kernel : poprt__kernel_find(n->domain, n->op_type, n->opset);
+}
+
 struct poprt__kctx {
     const poprt__node *node;
     int opset;

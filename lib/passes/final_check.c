@@ -3,13 +3,14 @@
  * can run it: every node, in subgraphs too, has a reference kernel, and
  * every graph input and output has a known element type. Does not change
  * the model. */
+#include "kernels/kernel.h"
 #include "passes/passes.h"
 
 static poprt_status check_kernels(const poprt__graph *g)
 {
     for (size_t i = 0; i < g->nodes.len; i++) {
         const poprt__node *n = g->nodes.items[i];
-        if (!n->op || !n->op->kernel)
+        if (!n->op || !poprt__kernel_find(n->domain, n->op_type, n->opset))
             return POPRT__NODE_ERR(n, POPRT_STATUS_UNSUPPORTED,
                                    "libpoprt has no kernel for %s%s%s (opset %d)",
                                    n->domain[0] ? n->domain : "", n->domain[0] ? "::" : "",

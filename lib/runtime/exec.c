@@ -502,7 +502,8 @@ static poprt_status run_node(struct poprt__exec *x, poprt__frame *f, poprt__node
         st = poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory running node '%s'", n->name);
         goto done;
     }
-    if (!n->op || !n->op->kernel) {
+    const poprt__kernel *kern = poprt__node_kernel(n);
+    if (!n->op || !kern) {
         st = POPRT__NODE_ERR(n, POPRT_STATUS_UNSUPPORTED, "no kernel for this operator");
         goto done;
     }
@@ -558,13 +559,13 @@ static poprt_status run_node(struct poprt__exec *x, poprt__frame *f, poprt__node
     if (x->s && x->s->profile && f == &x->main && n->id >= 0) {
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
-        st = n->op->kernel(&k);
+        st = kern->run(&k);
         clock_gettime(CLOCK_MONOTONIC, &t1);
         uint64_t ns = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000u + (uint64_t)(t1.tv_nsec - t0.tv_nsec);
         __atomic_add_fetch(&x->s->prof_ns[n->id], ns, __ATOMIC_RELAXED);
         __atomic_add_fetch(&x->s->prof_calls[n->id], 1, __ATOMIC_RELAXED);
     } else
-        st = n->op->kernel(&k);
+        st = kern->run(&k);
     x->cur = f;
     scratch_reset(x);
     if (st)
@@ -621,7 +622,10 @@ poprt_status poprt__fold_node(poprt__node *n, void *ctx)
     poprt__value *in[32], *out[16];
     void *provided[16] = {0};
     poprt_status st = POPRT_OK;
-    if (n->n_inputs > 32 || n->n_outputs > 16)
+    /* declined (the node stays as it is): no kernel, or more operands than
+     * the folder's arrays hold */
+    const poprt__kernel *kern = poprt__node_kernel(n);
+    if (!kern || n->n_inputs > 32 || n->n_outputs > 16)
         goto done;
     for (int i = 0; i < n->n_inputs; i++) {
         in[i] = NULL;
@@ -655,7 +659,7 @@ poprt_status poprt__fold_node(poprt__node *n, void *ctx)
     }
     poprt__kctx k = {.node = n, .opset = n->opset, .n_in = n->n_inputs, .in = in,
                      .n_out = n->n_outputs, .out = out, .exec = &x};
-    st = n->op->kernel(&k);
+    st = kern->run(&k);
     if (st)
         goto done;
     for (int j = 0; j < n->n_outputs; j++) {

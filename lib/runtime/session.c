@@ -216,6 +216,8 @@ static poprt_status prepare_nodes(poprt_session *s, const poprt__stored_states *
 {
     poprt__graph *g = s->m->graph;
     size_t n = g->nodes.len;
+    /* the compiled program's kernels, in every graph */
+    poprt__kernels_bind(g);
     s->states = poprt__calloc(n ? n : 1, sizeof *s->states);
     s->state_sizes = poprt__calloc(n ? n : 1, sizeof *s->state_sizes);
     s->state_owned = poprt__calloc(n ? n : 1, 1);
@@ -223,7 +225,7 @@ static poprt_status prepare_nodes(poprt_session *s, const poprt__stored_states *
         return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
     for (size_t i = 0; i < n; i++) {
         poprt__node *node = g->nodes.items[i];
-        if (!node->op || !node->op->prepare)
+        if (!node->op || !node->kernel || !node->kernel->prepare)
             continue;
         if (stored && stored->usable && i < stored->n && stored->data[i]) {
             /* an executable file's blob: used in place, not owned */
@@ -248,7 +250,7 @@ static poprt_status prepare_nodes(poprt_session *s, const poprt__stored_states *
         }
         poprt__prep_ctx c = {.node = node, .opset = node->opset, .n_in = node->n_inputs, .in = in,
                              .n_out = node->n_outputs, .out = out, .isa = 0};
-        poprt_status st = node->op->prepare(&c, &s->states[i], &s->state_sizes[i]);
+        poprt_status st = node->kernel->prepare(&c, &s->states[i], &s->state_sizes[i]);
         if (st)
             return st;
         s->state_owned[i] = 1;

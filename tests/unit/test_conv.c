@@ -169,8 +169,8 @@ static void run_conv_epi(const conv_case *c, const epi *e, int pack, int threads
                              {&tt[1], w, sizeof(float) * (size_t)poprt__type_numel(&tt[1])},
                              {b ? &tt[2] : NULL, b, b ? sizeof(float) * (size_t)c->M : 0}};
         poprt__prep_ctx pc = {n, 11, b ? 3 : 2, iv, 1, &tt[3], 0};
-        ck_assert_ptr_nonnull(op->prepare);
-        ck_assert_int_eq(op->prepare(&pc, &state, &state_size), POPRT_OK);
+        ck_assert_ptr_nonnull(poprt__kernel_find(op->domain, op->name, op->since_version)->prepare);
+        ck_assert_int_eq(poprt__kernel_find(op->domain, op->name, op->since_version)->prepare(&pc, &state, &state_size), POPRT_OK);
     }
 
     poprt__value vx = tensor(4, xd, (void *)x), vw = tensor(4, wd, (void *)w);
@@ -192,7 +192,7 @@ static void run_conv_epi(const conv_case *c, const epi *e, int pack, int threads
     k.exec = &ex;
     k.state = state;
     k.state_size = state_size;
-    ck_assert_int_eq(op->kernel(&k), POPRT_OK);
+    ck_assert_int_eq(poprt__kernel_find(op->domain, op->name, op->since_version)->run(&k), POPRT_OK);
     while (ex.scratch) {
         poprt__scratch_chunk *s = ex.scratch;
         ex.scratch = s->next;

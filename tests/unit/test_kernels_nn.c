@@ -88,7 +88,7 @@ static poprt_status run(harness *h, const poprt__op *op, int opset, int n_in, po
     k.n_out = n_out;
     k.out = out;
     k.exec = &x;
-    poprt_status st = op->kernel(&k);
+    poprt_status st = poprt__kernel_find(op->domain, op->name, op->since_version)->run(&k);
     while (x.scratch) {
         poprt__scratch_chunk *c = x.scratch;
         x.scratch = c->next;
@@ -103,7 +103,7 @@ static const poprt__op *find(const char *name, int opset)
 {
     const poprt__op *op = poprt__op_find("", name, opset);
     ck_assert_ptr_nonnull(op);
-    ck_assert_ptr_nonnull(op->kernel);
+    ck_assert_ptr_nonnull(poprt__kernel_find(op->domain, op->name, op->since_version));
     return op;
 }
 
