@@ -54,6 +54,14 @@ poprt__blob *poprt__blob_wrap(void *heap_data, size_t size)
     return b;
 }
 
+poprt__blob *poprt__blob_wrap_aligned(void *aligned_data, size_t size)
+{
+    poprt__blob *b = poprt__blob_wrap(aligned_data, size);
+    if (b)
+        b->mapped = 3;
+    return b;
+}
+
 void poprt__blob_ref(poprt__blob *b)
 {
     if (b)
@@ -68,6 +76,8 @@ void poprt__blob_unref(poprt__blob *b)
         munmap(b->data, b->size);
     else if (b->mapped == 0)
         poprt__free(b->data);
+    else if (b->mapped == 3)
+        poprt__aligned_free(b->data);
     /* mapped == 2: a view into another blob, nothing to release */
     poprt__free(b);
 }

@@ -109,10 +109,13 @@ typedef struct poprt__blob {
     int refs; /* atomic */
     void *data;
     size_t size;
-    int mapped; /* 1: munmap on release, 0: poprt__free, 2: a view (nothing) */
+    int mapped; /* 1: munmap on release, 0: poprt__free, 2: a view (nothing),
+                   3: poprt__aligned_free */
 } poprt__blob;
 poprt_status poprt__blob_map_file(const char *path, poprt__blob **out);
 poprt__blob *poprt__blob_wrap(void *heap_data, size_t size); /* takes ownership */
+/* As poprt__blob_wrap, for a block from poprt__aligned_alloc. */
+poprt__blob *poprt__blob_wrap_aligned(void *aligned_data, size_t size);
 void poprt__blob_ref(poprt__blob *b);
 void poprt__blob_unref(poprt__blob *b);
 
