@@ -1293,7 +1293,9 @@ poprt_status poprt__ref_string_split(poprt__kctx *k)
  * Supported: literals, ., [...] with ranges and negation, \d \w \s \D \W \S,
  * escapes, ^ $ \A \z \b \B, groups (...) (?:...), |, * + ? {n} {n,} {n,m} and
  * their lazy forms. Text is bytes; '.' and negated classes consume a whole
- * UTF-8 sequence. */
+ * UTF-8 sequence. As in RE2, counted repetitions nested in one another may
+ * multiply to 1000 at most ((a{100}){10} is fine, (a{1000}){2} is not): each
+ * count copies its operand into the program. */
 
 enum { QRX_CHAR, QRX_ANY, QRX_CLASS, QRX_BOL, QRX_EOL, QRX_WORDB, QRX_NWORDB, QRX_SPLIT, QRX_JMP,
        QRX_MATCH };
@@ -1307,7 +1309,10 @@ typedef struct qrx_class {
 typedef struct qrx_ast {
     int kind, a, b, min, max; /* CAT/ALT: children a, b; REP: child a, max -1 = inf */
     int v;                    /* CHAR: byte; CLASS: index; ASSERT: op */
+    int copies; /* product of the counted repetitions on the deepest path, <= QRX_MAX_REPEAT */
 } qrx_ast;
+
+#define QRX_MAX_REPEAT 1000
 
 typedef struct qrx_inst {
     int op, x, y, v;
@@ -1315,7 +1320,7 @@ typedef struct qrx_inst {
 
 struct poprt__regex {
     qrx_inst *prog;
-    int n;
+    int n, n_split;
     qrx_class *cls;
 };
 
@@ -1339,6 +1344,10 @@ static int qrx_node(qrx_parser *ps, int kind, int a, int b)
     t->kind = kind;
     t->a = a;
     t->b = b;
+    t->copies = 1;
+    if (kind == QA_CAT || kind == QA_ALT)
+        t->copies = ps->nodes[a].copies > ps->nodes[b].copies ? ps->nodes[a].copies
+                                                             : ps->nodes[b].copies;
     return ps->n++;
 }
 
@@ -1558,7 +1567,7 @@ static int qrx_braces(qrx_parser *ps, int *mn, int *mx)
 
 static int qrx_parse_rep(qrx_parser *ps)
 {
-    int t = qrx_parse_atom(ps);
+    int t = qrx_parse_atom(ps), repeated = 0;
     while (t >= 0 && ps->p < ps->end) {
         int mn, mx;
         char c = *ps->p;
@@ -1577,13 +1586,25 @@ static int qrx_parse_rep(qrx_parser *ps)
             }
         } else
             break;
+        if (repeated++) { /* as RE2 (Perl syntax): a** is an error, not a double star */
+            ps->err = "bad repetition operator (a repetition of a repetition)";
+            return -1;
+        }
         if (ps->p < ps->end && *ps->p == '?')
             ps->p++; /* lazy: same answer for a yes/no full match */
+        /* {n,m} copies its operand m times ({n,}: n times) */
+        const int counted = c == '{' ? (mx < 0 ? mn : mx) : 1;
+        const long copies = (long)ps->nodes[t].copies * (counted > 1 ? counted : 1);
+        if (copies > QRX_MAX_REPEAT) {
+            ps->err = "bad repetition operator (nested counts multiply beyond 1000)";
+            return -1;
+        }
         int r = qrx_node(ps, QA_REP, t, 0);
         if (r < 0)
             return -1;
         ps->nodes[r].min = mn;
         ps->nodes[r].max = mx;
+        ps->nodes[r].copies = (int)copies;
         t = r;
     }
     return t;
@@ -1651,9 +1672,19 @@ static int qrx_emit(const qrx_parser *ps, int t, qrx_inst *prog, int pc, int lim
         return end;
     }
     case QA_REP: {
-        for (int i = 0; i < a->min; i++)
+        /* x{n,}: n - 1 copies, then one looping copy (L: x; split L, next) */
+        const int looped = a->max < 0 && a->min > 0;
+        for (int i = 0; i < a->min - looped; i++)
             if ((pc = qrx_emit(ps, a->a, prog, pc, limit)) < 0)
                 return -1;
+        if (looped) {
+            const int body = pc;
+            if ((pc = qrx_emit(ps, a->a, prog, pc, limit)) < 0 || pc > limit)
+                return -1;
+            if (prog)
+                prog[pc] = (qrx_inst){QRX_SPLIT, body, pc + 1, 0};
+            return pc + 1;
+        }
         if (a->max < 0) {
             int split = pc++;
             int body_end = qrx_emit(ps, a->a, prog, pc, limit);
@@ -1715,12 +1746,27 @@ poprt_status poprt__regex_compile(const poprt__node *n, const char *pattern,
     qrx_emit(&ps, root, re->prog, 0, limit);
     re->prog[count] = (qrx_inst){QRX_MATCH, 0, 0, 0};
     re->n = count + 1;
+    re->n_split = 0;
+    for (int i = 0; i < count; i++)
+        re->n_split += re->prog[i].op == QRX_SPLIT;
     re->cls = ps.cls;
     *out = re;
     return POPRT_OK;
 }
 
 int poprt__regex_prog_size(const poprt__regex *re) { return re->n; }
+
+int poprt__regex_scratch(const poprt__regex *re, size_t max_len, size_t *visited_bytes,
+                         size_t *stack_entries)
+{
+    const size_t w = max_len + 1;
+    if (max_len >= POPRT__REGEX_MAX_STATES || (size_t)re->n * w > POPRT__REGEX_MAX_STATES)
+        return 0;
+    *visited_bytes = (size_t)re->n * w / 8 + 1;
+    /* a split pushes once per text position it is first reached at */
+    *stack_entries = (size_t)re->n_split * w + 1;
+    return 1;
+}
 
 static size_t qrx_utf8_len(const unsigned char *s, size_t left)
 {
@@ -1729,17 +1775,18 @@ static size_t qrx_utf8_len(const unsigned char *s, size_t left)
 }
 
 int poprt__regex_full_match(const poprt__regex *re, const char *text, uint8_t *visited,
-                            int64_t *stack)
+                            uint32_t *stack)
 {
     const unsigned char *s = (const unsigned char *)text;
     const size_t len = strlen(text), w = len + 1;
     memset(visited, 0, ((size_t)re->n * w + 7) / 8);
-    int64_t sp = 0;
+    /* states (pc * w + pos) stay below POPRT__REGEX_MAX_STATES < 2^32 */
+    size_t sp = 0;
     stack[sp++] = 0;
     while (sp > 0) {
-        int64_t st = stack[--sp];
-        int pc = (int)(st / (int64_t)w);
-        size_t pos = (size_t)(st % (int64_t)w);
+        const uint32_t st = stack[--sp];
+        int pc = (int)(st / w);
+        size_t pos = st % w;
         for (;;) {
             size_t key = (size_t)pc * w + pos;
             if (visited[key >> 3] & (1u << (key & 7)))
@@ -1779,7 +1826,7 @@ int poprt__regex_full_match(const poprt__regex *re, const char *text, uint8_t *v
             }
             case QRX_JMP: pc = in->x; continue;
             case QRX_SPLIT:
-                stack[sp++] = (int64_t)in->y * (int64_t)w + (int64_t)pos;
+                stack[sp++] = (uint32_t)((size_t)in->y * w + pos);
                 pc = in->x;
                 continue;
             default: ok = 0; break;
@@ -1811,9 +1858,14 @@ poprt_status poprt__ref_regex_full_match(poprt__kctx *k)
         size_t l = strlen(xs[i]);
         most = l > most ? l : most;
     }
-    size_t states = (size_t)re->n * (most + 1);
-    uint8_t *visited = poprt__kctx_scratch(k, states / 8 + 1);
-    int64_t *stack = poprt__kctx_scratch(k, (states + 1) * sizeof *stack);
+    size_t n_visited, n_stack;
+    if (!poprt__regex_scratch(re, most, &n_visited, &n_stack))
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_RUNTIME_ERROR,
+                               "pattern of %d instructions on a %zu-byte string: more than %d "
+                               "match states",
+                               poprt__regex_prog_size(re), most, POPRT__REGEX_MAX_STATES);
+    uint8_t *visited = poprt__kctx_scratch(k, n_visited);
+    uint32_t *stack = poprt__kctx_scratch(k, n_stack * sizeof *stack);
     if (!visited || !stack)
         return POPRT__NODE_ERR(k->node, POPRT_STATUS_OUT_OF_MEMORY, "out of scratch memory");
     uint8_t *yb = y->data;
