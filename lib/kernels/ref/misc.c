@@ -2189,7 +2189,14 @@ poprt_status poprt__ref_adam(poprt__kctx *k)
 #undef QM_LD
 #undef QM_ST
 /* ---- ImageDecoder: BMP, PNM, uncompressed TIFF and PNG (with our own inflate).
- * JPEG, JPEG 2000 and WebP are not decoded (UNSUPPORTED). ------------------------ */
+ * JPEG, JPEG 2000 and WebP are not decoded (UNSUPPORTED). A header's size is
+ * believed only when the file holds the data it announces (for PNG: when its
+ * compressed data could inflate to that size), and images have at most
+ * QI_MAX_PIXELS pixels, so a few bytes cannot ask for gigabytes. ----------- */
+
+#define QI_MAX_PIXELS ((int64_t)1 << 27)
+/* deflate codes at most 258 bytes in 2 bits: no stream inflates by more */
+#define QI_MAX_INFLATE_RATIO 1032
 
 typedef struct qi_img {
     int64_t w, h;
@@ -2208,10 +2215,24 @@ static uint32_t qi_be32(const uint8_t *p)
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-static poprt_status qi_alloc(poprt__kctx *k, qi_img *im, int64_t w, int64_t h)
+/* Dimensions an image may have: 1..65536 each, at most QI_MAX_PIXELS. */
+static poprt_status qi_dims(const poprt__kctx *k, int64_t w, int64_t h)
 {
     if (w <= 0 || h <= 0 || w > (1 << 16) || h > (1 << 16))
         return qi_fail(k, "bad dimensions");
+    if (w * h > QI_MAX_PIXELS)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_UNSUPPORTED,
+                               "cannot decode image: %lld x %lld pixels, more than %lld",
+                               (long long)w, (long long)h, (long long)QI_MAX_PIXELS);
+    return POPRT_OK;
+}
+
+/* The RGB buffer, once the file is known to hold the pixels (qi_dims). */
+static poprt_status qi_alloc(poprt__kctx *k, qi_img *im, int64_t w, int64_t h)
+{
+    poprt_status st = qi_dims(k, w, h);
+    if (st)
+        return st;
     im->w = w;
     im->h = h;
     im->rgb = poprt__kctx_scratch(k, (size_t)(w * h * 3));
@@ -2229,21 +2250,24 @@ static poprt_status qi_bmp(poprt__kctx *k, const uint8_t *p, size_t n, qi_img *i
     if ((comp != 0 && comp != 3) || (bpp != 24 && bpp != 32 && bpp != 8))
         return qi_fail(k, "unsupported BMP variant");
     int64_t h = hh < 0 ? -(int64_t)hh : hh;
-    poprt_status st = qi_alloc(k, im, w, h);
+    poprt_status st = qi_dims(k, w, h);
     if (st)
         return st;
     const size_t stride = ((size_t)bpp * (size_t)w + 31) / 32 * 4;
-    if ((size_t)off + stride * (size_t)h > n)
+    if ((uint64_t)off + (uint64_t)stride * (uint64_t)h > n)
         return qi_fail(k, "truncated BMP pixels");
-    const uint8_t *pal = p + 14 + dib;
+    if ((st = qi_alloc(k, im, w, h)))
+        return st;
+    const uint64_t pal = 14 + (uint64_t)dib; /* offset of the palette */
     for (int64_t y = 0; y < h; y++) {
         const uint8_t *row = p + off + stride * (size_t)(hh < 0 ? y : h - 1 - y);
         for (int64_t x = 0; x < w; x++) {
             const uint8_t *px;
             if (bpp == 8) {
-                px = pal + 4 * (size_t)row[x];
-                if (px + 3 > p + n)
+                const uint64_t at = pal + 4 * (uint64_t)row[x];
+                if (at + 3 > n)
                     return qi_fail(k, "bad BMP palette");
+                px = p + at;
             } else
                 px = row + (size_t)x * (bpp / 8);
             uint8_t *o = im->rgb + (y * w + x) * 3;
@@ -2282,11 +2306,16 @@ static poprt_status qi_pnm(poprt__kctx *k, const uint8_t *p, size_t n, qi_img *i
     long w = qi_pnm_num(p, n, &pos), h = qi_pnm_num(p, n, &pos), mx = qi_pnm_num(p, n, &pos);
     if (w <= 0 || h <= 0 || mx <= 0 || mx > 65535 || pos >= n)
         return qi_fail(k, "bad PNM header");
-    poprt_status st = qi_alloc(k, im, w, h);
+    poprt_status st = qi_dims(k, w, h);
     if (st)
         return st;
     pos++; /* the single whitespace after maxval */
     const int ch = (kind == 3 || kind == 6) ? 3 : 1, wide = mx > 255;
+    /* every sample takes a byte at least (two when wide) */
+    if ((uint64_t)w * (uint64_t)h * (uint64_t)ch * (kind > 3 && wide ? 2u : 1u) > n - pos)
+        return qi_fail(k, "truncated PNM");
+    if ((st = qi_alloc(k, im, w, h)))
+        return st;
     for (int64_t i = 0; i < (int64_t)w * h; i++)
         for (int c = 0; c < ch; c++) {
             long v;
@@ -2367,10 +2396,14 @@ static poprt_status qi_tiff(poprt__kctx *k, const uint8_t *p, size_t n, qi_img *
     if (comp != 1 || bits != 8 || planar != 1 || !offs || (spp != 1 && spp != 3 && spp != 4) ||
         (spp == 1 && photo > 1))
         return qi_fail(k, "only uncompressed 8-bit TIFF is supported");
-    poprt_status st = qi_alloc(k, im, w, h);
+    poprt_status st = qi_dims(k, w, h);
     if (st)
         return st;
     const size_t need = (size_t)w * h * spp;
+    if (need > n) /* the strips are in the file */
+        return qi_fail(k, "truncated TIFF strips");
+    if ((st = qi_alloc(k, im, w, h)))
+        return st;
     if (rps == 0 || rps > h)
         rps = h;
     size_t got = 0;
@@ -2612,14 +2645,24 @@ static poprt_status qi_png(poprt__kctx *k, const uint8_t *p, size_t n, qi_img *i
         pos += 12 + (size_t)len;
     }
     static const int chans[7] = {1, 0, 3, 1, 2, 0, 4};
-    if (ctype > 6 || !chans[ctype] || interlace || (depth != 8 && depth != 16 && !(depth < 8 && (ctype == 0 || ctype == 3))) ||
-        (ctype == 3 && !pal))
+    /* the depths the PNG specification allows for each colour type */
+    const int sub_byte = depth == 1 || depth == 2 || depth == 4;
+    const int depth_ok = ctype == 0   ? sub_byte || depth == 8 || depth == 16
+                         : ctype == 3 ? sub_byte || depth == 8
+                                      : depth == 8 || depth == 16;
+    if (ctype > 6 || !chans[ctype] || interlace || !depth_ok)
         return qi_fail(k, "unsupported PNG variant (interlaced or unusual depth)");
-    poprt_status st = qi_alloc(k, im, w, h);
+    if (ctype == 3 && !pal)
+        return qi_fail(k, "PNG palette missing");
+    poprt_status st = qi_dims(k, w, h);
     if (st)
         return st;
     const size_t bitspp = (size_t)chans[ctype] * depth, stride = ((size_t)w * bitspp + 7) / 8;
     const size_t bpp = bitspp >= 8 ? bitspp / 8 : 1, raw_n = (stride + 1) * h;
+    if ((uint64_t)raw_n > (uint64_t)nidat * QI_MAX_INFLATE_RATIO)
+        return qi_fail(k, "corrupt PNG data (too little for the image's size)");
+    if ((st = qi_alloc(k, im, w, h)))
+        return st;
     uint8_t *raw = poprt__kctx_scratch(k, raw_n + 1);
     qi_huff *hl = poprt__kctx_scratch(k, sizeof *hl), *hd = poprt__kctx_scratch(k, sizeof *hd);
     if (!raw || !hl || !hd)
