@@ -1178,6 +1178,14 @@ def image_pnm_too_many_pixels():
     return image_model(b"P6 65536 65535 255\n" + b"\0" * 64)
 
 
+@case("OK", "-", "an empty output ([2, 0] from NonZero) into a stepio-allocated buffer "
+                "(was arithmetic on a NULL buffer)")
+def empty_output():
+    return model([node("Greater", ["x", "big"], ["g"]), node("NonZero", ["g"], ["y"])],
+                 [vi("x", F, [2, 3])], [vi("y", I64, [2, None])],
+                 inits=[const("big", F, [], [100.0])])
+
+
 # ---- external data ----------------------------------------------------------------------
 
 def external(location, offset=None, length=None):
