@@ -1186,6 +1186,20 @@ def empty_output():
                  inits=[const("big", F, [], [100.0])])
 
 
+@case("PARSE_ERROR", "NUL byte",
+      "a node output named \"\\0\" (read as \"\", an absent output, once written back)")
+def name_with_nul():
+    return model([node("Relu", ["x"], ["\0"]), node("Relu", ["x"], ["y"], name="relu2")],
+                 [vi("x", F, [2])], [vi("y", F, [2])])
+
+
+@case("PARSE_ERROR", "NUL byte", "a string tensor element holding a NUL byte")
+def string_with_nul():
+    t = helper.make_tensor("s", STR, [1], [b"a\0b"])
+    return model([node("Identity", ["s"], ["y"])], [vi("x", F, [1])], [vi("y", STR, [1])],
+                 inits=[t])
+
+
 # ---- external data ----------------------------------------------------------------------
 
 def external(location, offset=None, length=None):
