@@ -47,10 +47,8 @@ static void *ck_worker(void *arg)
     }
 }
 
-/* The section hash, computed on up to `threads` threads (1: this one).
- * Returns 0 and sets *out, or -1 when out of memory. */
-static int section_hash(const void *data, uint64_t size, uint32_t kind, int threads,
-                        uint64_t *out)
+int poprt__popef_section_hash(const void *data, uint64_t size, uint32_t kind, int threads,
+                              uint64_t *out)
 {
     uint64_t one;
     ck_job j = {data, size, kind, &one, size ? (size + CHUNK - 1) / CHUNK : 0, 0};
@@ -351,7 +349,7 @@ static poprt_status build_file(const poprt_session *s, uint64_t model_hash, wbuf
         h.sections[ns].kind = (kind_);                                          \
         h.sections[ns].offset = (start_);                                       \
         h.sections[ns].size = b.len - (start_);                                 \
-        if (section_hash(b.p + (start_), b.len - (start_), kind_, threads,     \
+        if (poprt__popef_section_hash(b.p + (start_), b.len - (start_), kind_, threads,     \
                          &h.sections[ns].hash))                                 \
             st = POPRT_STATUS_OUT_OF_MEMORY;                                    \
         ns++;                                                                   \
@@ -490,7 +488,7 @@ static poprt_status check_file(const char *path, const poprt__blob *f, int threa
             sec->kind > POPRT__POPEF_STATES)
             return bad(path, "corrupt section table");
         uint64_t hash;
-        if (section_hash((const char *)f->data + sec->offset, sec->size, sec->kind, threads, &hash))
+        if (poprt__popef_section_hash((const char *)f->data + sec->offset, sec->size, sec->kind, threads, &hash))
             return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory checking '%s'", path);
         if (hash != sec->hash)
             return poprt__err(POPRT_STATUS_PARSE_ERROR,
@@ -649,21 +647,45 @@ static poprt_status load_mapped(const char *path, poprt__blob *f, const poprt_op
     return POPRT_OK;
 }
 
+/* The one reader behind poprt_session_load and poprt__popef_load_memory:
+ * f (a mapping or an aligned heap copy) is kept by the session. */
+static poprt_status load_blob(const char *path, poprt__blob *f, const poprt_options *options,
+                              poprt_session **session_out)
+{
+    poprt_status st = poprt__options_validate(options);
+    if (!st)
+        st = load_mapped(path, f, options, session_out);
+    poprt__blob_unref(f);
+    return st;
+}
+
 poprt_status poprt_session_load(const char *path, const poprt_options *options,
                                 poprt_session **session_out)
 {
     if (!path || !session_out)
         return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_session_load: NULL argument");
-    poprt_status st = poprt__options_validate(options);
-    if (st)
-        return st;
     poprt__blob *f;
-    st = poprt__blob_map_file(path, &f);
+    poprt_status st = poprt__blob_map_file(path, &f);
     if (st)
         return st;
-    st = load_mapped(path, f, options, session_out);
-    poprt__blob_unref(f);
-    return st;
+    return load_blob(path, f, options, session_out);
+}
+
+poprt_status poprt__popef_load_memory(const char *name, const void *data, size_t size,
+                                      const poprt_options *options, poprt_session **session_out)
+{
+    if (!name || (!data && size) || !session_out)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt__popef_load_memory: NULL argument");
+    /* weights are used in place: the copy is aligned as a mapping's pages are */
+    void *copy = poprt__aligned_alloc(size);
+    poprt__blob *f = copy ? poprt__blob_wrap_aligned(copy, size) : NULL;
+    if (!f) {
+        poprt__aligned_free(copy);
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "executable '%s': out of memory", name);
+    }
+    if (size)
+        memcpy(copy, data, size);
+    return load_blob(name, f, options, session_out);
 }
 
 int poprt_file_is_executable(const char *path)

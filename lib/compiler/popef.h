@@ -21,7 +21,9 @@
 #ifndef POPRT_POPEF_H
 #define POPRT_POPEF_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include "poprt/poprt.h"
 
 #define POPRT__POPEF_MAGIC "\x89POPEF\r\n"
 #define POPRT__POPEF_FORMAT 2
@@ -55,5 +57,16 @@ typedef struct poprt__popef_header {
     poprt__popef_section sections[POPRT__POPEF_MAX_SECTIONS];
     uint64_t header_hash; /* over all bytes before this field */
 } poprt__popef_header;
+
+/* The hash of one section (see above), computed on up to `threads` threads
+ * (1: this one). Returns 0 and sets *out, or -1 when out of memory. */
+int poprt__popef_section_hash(const void *data, uint64_t size, uint32_t kind, int threads,
+                              uint64_t *out);
+
+/* As poprt_session_load, from the bytes of an executable file in memory
+ * (copied; name stands for the file in messages): the same checks and the
+ * same reader as a mapped file. */
+poprt_status poprt__popef_load_memory(const char *name, const void *data, size_t size,
+                                      const poprt_options *options, poprt_session **session_out);
 
 #endif

@@ -123,6 +123,14 @@ poprt__blob *poprt__blob_wrap(void *heap_data, size_t size)
     return b;
 }
 
+poprt__blob *poprt__blob_wrap_aligned(void *aligned_data, size_t size)
+{
+    poprt__blob *b = poprt__blob_wrap(aligned_data, size);
+    if (b)
+        b->mapped = 3;
+    return b;
+}
+
 void poprt__blob_ref(poprt__blob *b)
 {
     if (b)

@@ -208,6 +208,8 @@ poprt_status poprt__blob_map_file(const char *path, poprt__blob **out);
  * every other blob. */
 poprt_status poprt__blob_check(const poprt__blob *b);
 poprt__blob *poprt__blob_wrap(void *heap_data, size_t size); /* takes ownership */
+/* As poprt__blob_wrap, for a block from poprt__aligned_alloc. */
+poprt__blob *poprt__blob_wrap_aligned(void *aligned_data, size_t size);
 void poprt__blob_ref(poprt__blob *b);
 void poprt__blob_unref(poprt__blob *b);
 

@@ -38,6 +38,7 @@ typedef struct lctx {
     poprt__map node_names;
     const uint8_t *base, *end; /* the buffer being decoded */
     int oom;
+    const char *nul; /* a string with an embedded NUL byte (cut there), or NULL */
     int depth;
     int graph_depth;          /* graphs being built, one inside the other */
     int64_t n_nodes;          /* nodes made so far, all graphs */
@@ -157,7 +158,17 @@ static bool cb_fixed64(pb_istream_t *s, const pb_field_t *f, void **arg)
         (cbf).arg = &(lst); \
     } while (0)
 
-static poprt_status oom(void) { return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory loading ONNX"); }
+/* A failure the string helpers or allocations flagged: a name with a NUL
+ * byte (which a C string would cut short, changing what it names), or
+ * memory. */
+static poprt_status oom(const lctx *c)
+{
+    if (c && c->nul)
+        return poprt__err(POPRT_STATUS_PARSE_ERROR,
+                          "a name or string holds a NUL byte (it starts '%s'): names are text",
+                          c->nul);
+    return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory loading ONNX");
+}
 
 static poprt_status decode(lctx *c, span sp, const pb_msgdesc_t *fields, void *msg, const char *what,
                            const char *name)
@@ -165,7 +176,7 @@ static poprt_status decode(lctx *c, span sp, const pb_msgdesc_t *fields, void *m
     pb_istream_t s = pb_istream_from_buffer(sp.p, sp.n);
     if (!pb_decode_noinit(&s, fields, msg)) {
         if (c->oom)
-            return oom();
+            return oom(c);
         if (name && *name)
             return poprt__err(POPRT_STATUS_PARSE_ERROR, "malformed %s '%s': %s", what, name, PB_GET_ERROR(&s));
         return poprt__err(POPRT_STATUS_PARSE_ERROR, "malformed %s: %s", what, PB_GET_ERROR(&s));
@@ -182,27 +193,35 @@ static int last(const list *l, span *out)
     return 1;
 }
 
+/* A NUL-terminated copy of sp in arena a; NULL (and c->oom set) when out of
+ * memory or when sp holds a NUL byte (c->nul then keeps what precedes it). */
+static const char *text_in(lctx *c, poprt__arena *a, span sp)
+{
+    const char *s = poprt__arena_strndup(a, (const char *)sp.p, sp.n);
+    if (s && memchr(sp.p, 0, sp.n)) {
+        c->nul = c->nul ? c->nul : s;
+        s = NULL;
+    }
+    if (!s)
+        c->oom = 1;
+    return s;
+}
+
 /* Singular string field as a NUL-terminated copy in the output arena ("" if absent). */
 static const char *str_of(lctx *c, const list *l)
 {
     span sp = {(const uint8_t *)"", 0};
     last(l, &sp);
-    const char *s = poprt__arena_strndup(c->out, (const char *)sp.p, sp.n);
-    if (!s)
-        c->oom = 1;
-    return s;
+    return text_in(c, c->out, sp);
 }
 
 /* Same, in the scratch arena (names used only during the load). */
-static const char *tmp_str(lctx *c, span sp)
-{
-    const char *s = poprt__arena_strndup(&c->tmp, (const char *)sp.p, sp.n);
-    if (!s)
-        c->oom = 1;
-    return s;
-}
+static const char *tmp_str(lctx *c, span sp) { return text_in(c, &c->tmp, sp); }
 
-static const char *out_str(lctx *c, span sp)
+static const char *out_str(lctx *c, span sp) { return text_in(c, c->out, sp); }
+
+/* Bytes that may hold NULs (string attributes keep their length). */
+static const char *out_bytes(lctx *c, span sp)
 {
     const char *s = poprt__arena_strndup(c->out, (const char *)sp.p, sp.n);
     if (!s)
@@ -216,7 +235,7 @@ static poprt_status decode_entries(lctx *c, const list *l, const char ***keys, c
     *keys = poprt__arena_array(c->out, l->len ? l->len : 1, sizeof(char *));
     *vals = poprt__arena_array(c->out, l->len ? l->len : 1, sizeof(char *));
     if (!*keys || !*vals)
-        return oom();
+        return oom(c);
     for (size_t i = 0; i < l->len; i++) {
         onnx_StringStringEntryProto e;
         memset(&e, 0, sizeof e);
@@ -230,7 +249,7 @@ static poprt_status decode_entries(lctx *c, const list *l, const char ***keys, c
         (*keys)[i] = str_of(c, &k);
         (*vals)[i] = str_of(c, &v);
         if (c->oom)
-            return oom();
+            return oom(c);
     }
     return POPRT_OK;
 }
@@ -358,7 +377,7 @@ static poprt_status external_span(lctx *c, const char *tname, const list *entrie
                           tname, loc);
     char *full = poprt__arena_printf(&c->tmp, "%s/%s", c->dir, loc);
     if (!full)
-        return oom();
+        return oom(c);
     char root[PATH_MAX], real[PATH_MAX];
     if (!realpath(c->dir, root))
         return poprt__err(POPRT_STATUS_IO_ERROR, "tensor '%s': model folder '%s': %s", tname, c->dir,
@@ -374,7 +393,7 @@ static poprt_status external_span(lctx *c, const char *tname, const list *entrie
                           "tensor '%s': external data path '%s' resolves outside the model folder", tname, loc);
     char *key = poprt__arena_strdup(&c->tmp, real);
     if (!key)
-        return oom();
+        return oom(c);
     poprt__blob *b = poprt__map_get(&c->files, key);
     if (!b) {
         st = poprt__blob_map_file(key, &b);
@@ -382,10 +401,10 @@ static poprt_status external_span(lctx *c, const char *tname, const list *entrie
             return poprt__err_prefix(st, "tensor '%s': external data: ", tname);
         if (poprt__vec_push(&c->m->blobs, b)) {
             poprt__blob_unref(b);
-            return oom();
+            return oom(c);
         }
         if (poprt__map_put(&c->files, key, b))
-            return oom();
+            return oom(c);
     }
     if ((uint64_t)off > b->size)
         return poprt__err(POPRT_STATUS_INVALID_MODEL,
@@ -443,12 +462,12 @@ static poprt_status from_raw(lctx *c, tensor_out *o, span raw)
     o->nbytes = (size_t)o->numel * esz;
     if (o->numel == 0) {
         o->data = empty_data(c);
-        return c->oom ? oom() : POPRT_OK;
+        return c->oom ? oom(c) : POPRT_OK;
     }
     if (bits) {
         uint8_t *d = poprt__arena_alloc(c->out, o->nbytes);
         if (!d)
-            return oom();
+            return oom(c);
         unpack_bits(d, raw.p, o->numel, bits, is_signed_packed(dt));
         o->data = d;
         return POPRT_OK;
@@ -460,7 +479,7 @@ static poprt_status from_raw(lctx *c, tensor_out *o, span raw)
     }
     void *d = poprt__arena_memdup(c->out, raw.p, need);
     if (!d)
-        return oom();
+        return oom(c);
     o->data = d;
     return POPRT_OK;
 }
@@ -525,7 +544,7 @@ static poprt_status from_typed(lctx *c, tensor_out *o, tensor_lists *L)
                           dims_str(c, &o->type));
     void *d = numel ? poprt__arena_alloc(c->out, o->nbytes) : empty_data(c);
     if (!d)
-        return oom();
+        return oom(c);
     o->data = d;
     switch (dt) {
     case POPRT_DTYPE_FLOAT:
@@ -548,7 +567,7 @@ static poprt_status from_typed(lctx *c, tensor_out *o, tensor_lists *L)
         for (uint64_t i = 0; i < numel; i++) {
             const char *str = out_str(c, SPANS(*src)[i]);
             if (!str)
-                return oom();
+                return oom(c);
             ((const char **)d)[i] = str;
         }
         return POPRT_OK;
@@ -558,7 +577,7 @@ static poprt_status from_typed(lctx *c, tensor_out *o, tensor_lists *L)
     if (bits) {
         uint8_t *packed = poprt__arena_alloc(&c->tmp, (size_t)need + 1);
         if (!packed)
-            return oom();
+            return oom(c);
         for (uint64_t i = 0; i < need; i++)
             packed[i] = (uint8_t)U64S(*src)[i];
         unpack_bits(d, packed, o->numel, bits, is_signed_packed(dt));
@@ -599,7 +618,7 @@ static poprt_status set_shape(lctx *c, tensor_out *o, const uint64_t *dims, size
         return poprt__err(POPRT_STATUS_INVALID_MODEL, "%s '%s': rank %zu is too large", what, o->name, rank);
     o->type.dims = poprt__arena_array(c->out, rank ? rank : 1, sizeof(poprt__dim));
     if (!o->type.dims)
-        return oom();
+        return oom(c);
     int64_t numel = 1;
     for (size_t i = 0; i < rank; i++) {
         int64_t v = (int64_t)dims[i];
@@ -643,7 +662,7 @@ static poprt_status tensor_from_proto(lctx *c, span sp, tensor_out *o)
     o->name = str_of(c, &L.name);
     o->doc = L.doc.len ? str_of(c, &L.doc) : NULL;
     if (c->oom)
-        return oom();
+        return oom(c);
     int32_t dt = msg.data_type;
     if (dt == 0)
         return poprt__err(POPRT_STATUS_INVALID_MODEL, "tensor '%s' has no data type", o->name);
@@ -705,7 +724,7 @@ static poprt_status sparse_from_proto(lctx *c, span sp, tensor_out *o)
     o->nbytes = (size_t)o->numel * esz;
     uint8_t *d = o->numel ? poprt__arena_alloc(c->out, o->nbytes) : empty_data(c);
     if (!d)
-        return oom();
+        return oom(c);
     if (o->type.elem == POPRT_DTYPE_STRING)
         for (int64_t i = 0; i < o->numel; i++)
             ((const char **)d)[i] = "";
@@ -747,7 +766,7 @@ static poprt_status shape_from_proto(lctx *c, span sp, poprt__type *t, const cha
     t->rank = (int)dim.len;
     t->dims = poprt__arena_array(c->out, dim.len ? dim.len : 1, sizeof(poprt__dim));
     if (!t->dims)
-        return oom();
+        return oom(c);
     for (size_t i = 0; i < dim.len; i++) {
         onnx_TensorShapeProto_Dimension d;
         memset(&d, 0, sizeof d);
@@ -762,7 +781,7 @@ static poprt_status shape_from_proto(lctx *c, span sp, poprt__type *t, const cha
         if (!d.has_dim_value && param.len) {
             t->dims[i].param = str_of(c, &param);
             if (!t->dims[i].param)
-                return oom();
+                return oom(c);
         }
     }
     return POPRT_OK;
@@ -772,7 +791,7 @@ static poprt_status inner_type(lctx *c, const list *l, poprt__type *t, const cha
 {
     t->inner = poprt__arena_alloc(c->out, sizeof *t->inner);
     if (!t->inner)
-        return oom();
+        return oom(c);
     t->inner->rank = -1;
     span sp;
     return last(l, &sp) ? type_from_proto(c, sp, t->inner, vname) : POPRT_OK;
@@ -860,7 +879,7 @@ static poprt_status vinfo_from_proto(lctx *c, span sp, vinfo *vi)
     vi->name = tmp_str(c, s);
     vi->doc = doc.len ? str_of(c, &doc) : NULL;
     vi->has_type = last(&type, &vi->type);
-    return c->oom ? oom() : POPRT_OK;
+    return c->oom ? oom(c) : POPRT_OK;
 }
 
 /* ---- graphs, nodes, attributes ----------------------------------------------- */
@@ -894,7 +913,7 @@ static poprt__graph *subgraph(lctx *c, span sp, poprt__graph *parent, poprt__nod
     }
     poprt__graph *g = poprt__graph_new(c->m, parent, "");
     if (!g) {
-        *st = oom();
+        *st = oom(c);
         return NULL;
     }
     g->parent_node = pn;
@@ -940,7 +959,7 @@ static poprt_status attr_from_proto(lctx *c, span sp, poprt__graph *g, poprt__no
     a->doc = L.doc.len ? str_of(c, &L.doc) : NULL;
     a->ref_attr_name = L.ref.len ? str_of(c, &L.ref) : NULL;
     if (c->oom)
-        return oom();
+        return oom(c);
     int type = msg.type;
     if (type == 0 && c->m && c->m->ir_version >= 2)
         return poprt__err(POPRT_STATUS_INVALID_MODEL,
@@ -966,7 +985,7 @@ static poprt_status attr_from_proto(lctx *c, span sp, poprt__graph *g, poprt__no
     switch (a->type) {
     case POPRT__ATTR_STRING:
         if (last(&L.s, &s)) {
-            a->s = out_str(c, s);
+            a->s = out_bytes(c, s);
             a->s_len = s.n;
         } else {
             a->s = "";
@@ -987,7 +1006,7 @@ static poprt_status attr_from_proto(lctx *c, span sp, poprt__graph *g, poprt__no
     case POPRT__ATTR_TYPE_PROTO:
         if (last(&L.tp, &s)) {
             a->tp = poprt__arena_alloc(c->out, sizeof *a->tp);
-            st = a->tp ? type_from_proto(c, s, a->tp, a->name) : oom();
+            st = a->tp ? type_from_proto(c, s, a->tp, a->name) : oom(c);
         }
         break;
     case POPRT__ATTR_FLOATS:
@@ -1009,9 +1028,9 @@ static poprt_status attr_from_proto(lctx *c, span sp, poprt__graph *g, poprt__no
         a->strings = poprt__arena_array(c->out, n ? n : 1, sizeof(char *));
         a->string_lens = poprt__arena_array(c->out, n ? n : 1, sizeof(size_t));
         if (!a->strings || !a->string_lens)
-            return oom();
+            return oom(c);
         for (size_t k = 0; k < n; k++) {
-            a->strings[k] = out_str(c, SPANS(L.strings)[k]);
+            a->strings[k] = out_bytes(c, SPANS(L.strings)[k]);
             a->string_lens[k] = SPANS(L.strings)[k].n;
         }
         break;
@@ -1021,12 +1040,12 @@ static poprt_status attr_from_proto(lctx *c, span sp, poprt__graph *g, poprt__no
         n = l->len;
         a->tensors = poprt__arena_array(c->out, n ? n : 1, sizeof(poprt__tensor *));
         if (!a->tensors)
-            return oom();
+            return oom(c);
         for (size_t k = 0; k < n && !st; k++) {
             st = a->type == POPRT__ATTR_TENSORS ? tensor_from_proto(c, SPANS(*l)[k], &o)
                                                 : sparse_from_proto(c, SPANS(*l)[k], &o);
             if (!st && !(a->tensors[k] = const_tensor(c, &o)))
-                return oom();
+                return oom(c);
         }
         break;
     }
@@ -1034,7 +1053,7 @@ static poprt_status attr_from_proto(lctx *c, span sp, poprt__graph *g, poprt__no
         n = L.graphs.len;
         a->graphs = poprt__arena_array(c->out, n ? n : 1, sizeof(poprt__graph *));
         if (!a->graphs)
-            return oom();
+            return oom(c);
         for (size_t k = 0; k < n && !st && c->m; k++)
             a->graphs[k] = subgraph(c, SPANS(L.graphs)[k], g, pn, &st);
         break;
@@ -1042,10 +1061,10 @@ static poprt_status attr_from_proto(lctx *c, span sp, poprt__graph *g, poprt__no
         n = L.tps.len;
         a->tps = poprt__arena_array(c->out, n ? n : 1, sizeof(poprt__type *));
         if (!a->tps)
-            return oom();
+            return oom(c);
         for (size_t k = 0; k < n && !st; k++) {
             a->tps[k] = poprt__arena_alloc(c->out, sizeof(poprt__type));
-            st = a->tps[k] ? type_from_proto(c, SPANS(L.tps)[k], a->tps[k], a->name) : oom();
+            st = a->tps[k] ? type_from_proto(c, SPANS(L.tps)[k], a->tps[k], a->name) : oom(c);
         }
         break;
     default:
@@ -1054,7 +1073,7 @@ static poprt_status attr_from_proto(lctx *c, span sp, poprt__graph *g, poprt__no
     a->n = (int64_t)n;
     if (st)
         return poprt__err_prefix(st, "node '%s': attribute '%s': ", nname, a->name);
-    return c->oom ? oom() : POPRT_OK;
+    return c->oom ? oom(c) : POPRT_OK;
 }
 
 typedef struct pnode {
@@ -1089,7 +1108,7 @@ static poprt_status build_nodes(lctx *c, poprt__graph *g, const list *nodes)
                           g->name, (long long)c->lim->max_nodes);
     pnode *pn = poprt__arena_array(&c->tmp, nodes->len ? nodes->len : 1, sizeof *pn);
     if (!pn)
-        return oom();
+        return oom(c);
     poprt_status st;
     for (size_t i = 0; i < nodes->len; i++) {
         onnx_NodeProto msg;
@@ -1109,7 +1128,7 @@ static poprt_status build_nodes(lctx *c, poprt__graph *g, const list *nodes)
         const char *op_type = str_of(c, &op);
         const char *nm = str_of(c, &name);
         if (c->oom)
-            return oom();
+            return oom(c);
         if (!*op_type)
             return poprt__err(POPRT_STATUS_INVALID_MODEL, "graph '%s': node %zu ('%s') has no op_type", g->name, i,
                               nm);
@@ -1118,10 +1137,10 @@ static poprt_status build_nodes(lctx *c, poprt__graph *g, const list *nodes)
         nm = node_name(c, nm, op_type, i);
         const char *dom = str_of(c, &domain);
         if (!nm || !dom)
-            return oom();
+            return oom(c);
         poprt__node *n = poprt__graph_add_node(g, op_type, dom, nm, (int)pn[i].inputs.len, (int)outputs.len);
         if (!n)
-            return oom();
+            return oom(c);
         pn[i].n = n;
         n->overload = str_of(c, &overload);
         n->doc = doc.len ? str_of(c, &doc) : NULL;
@@ -1131,7 +1150,7 @@ static poprt_status build_nodes(lctx *c, poprt__graph *g, const list *nodes)
             n->n_meta = (int)meta.len;
         }
         if (c->oom)
-            return oom();
+            return oom(c);
         for (size_t k = 0; k < outputs.len; k++) {
             span s = SPANS(outputs)[k];
             if (!s.n)
@@ -1139,7 +1158,7 @@ static poprt_status build_nodes(lctx *c, poprt__graph *g, const list *nodes)
             const char *tn = tmp_str(c, s);
             poprt__tensor *t = tn ? poprt__graph_tensor(g, tn) : NULL;
             if (!t)
-                return oom();
+                return oom(c);
             if (t->producer || t->is_input || t->is_initializer)
                 return poprt__err(POPRT_STATUS_INVALID_MODEL, "node '%s': output '%s' is already defined in graph '%s'",
                                   n->name, tn, g->name);
@@ -1155,10 +1174,10 @@ static poprt_status build_nodes(lctx *c, poprt__graph *g, const list *nodes)
                 continue;
             const char *tn = tmp_str(c, s);
             if (!tn)
-                return oom();
+                return oom(c);
             poprt__tensor *t = poprt__graph_find(g, tn);
             if (!t && !(t = poprt__graph_tensor(g, tn))) /* undefined: poprt__model_check reports it */
-                return oom();
+                return oom(c);
             poprt__node_set_input(pn[i].n, k, t);
         }
     }
@@ -1173,7 +1192,7 @@ static poprt_status build_nodes(lctx *c, poprt__graph *g, const list *nodes)
                                   "node '%s': attribute '%s' is given twice", n->name, a.name);
             poprt__attr *slot = poprt__node_add_attr(n, a.name, a.type);
             if (!slot)
-                return oom();
+                return oom(c);
             a.name = slot->name;
             *slot = a;
         }
@@ -1195,13 +1214,13 @@ static poprt_status add_initializer(lctx *c, poprt__graph *g, const tensor_out *
         return poprt__err(POPRT_STATUS_INVALID_MODEL, "graph '%s': duplicate initializer '%s'", g->name, o->name);
     poprt__tensor *t = poprt__graph_tensor(g, o->name);
     if (!t)
-        return oom();
+        return oom(c);
     t->type = o->type;
     t->data = o->data;
     t->nbytes = o->nbytes;
     t->doc = o->doc;
     t->is_initializer = 1;
-    return poprt__vec_push(&g->initializers, t) ? oom() : POPRT_OK;
+    return poprt__vec_push(&g->initializers, t) ? oom(c) : POPRT_OK;
 }
 
 static poprt_status build_graph(lctx *c, span sp, poprt__graph *g)
@@ -1225,7 +1244,7 @@ static poprt_status build_graph(lctx *c, span sp, poprt__graph *g)
     g->name = str_of(c, &name);
     g->doc = doc.len ? str_of(c, &doc) : NULL;
     if (c->oom)
-        return oom();
+        return oom(c);
     c->depth++;
     tensor_out o;
     for (size_t i = 0; i < inits.len && !st; i++)
@@ -1240,7 +1259,7 @@ static poprt_status build_graph(lctx *c, span sp, poprt__graph *g)
             break;
         poprt__tensor *t = poprt__graph_tensor(g, vi.name);
         if (!t) {
-            st = oom();
+            st = oom(c);
             break;
         }
         if (t->is_input) {
@@ -1255,7 +1274,7 @@ static poprt_status build_graph(lctx *c, span sp, poprt__graph *g)
         if (vi.has_type && !t->is_initializer)
             st = type_from_proto(c, vi.type, &t->type, vi.name);
         if (!st && poprt__vec_push(&g->inputs, t))
-            st = oom();
+            st = oom(c);
     }
     if (!st)
         st = build_nodes(c, g, &nodes);
@@ -1264,7 +1283,7 @@ static poprt_status build_graph(lctx *c, span sp, poprt__graph *g)
             break;
         poprt__tensor *t = poprt__graph_find(g, vi.name);
         if (!t && !(t = poprt__graph_tensor(g, vi.name))) {
-            st = oom();
+            st = oom(c);
             break;
         }
         if (t->graph == g)
@@ -1272,7 +1291,7 @@ static poprt_status build_graph(lctx *c, span sp, poprt__graph *g)
         if (vi.has_type && t->type.kind == POPRT__KIND_UNKNOWN)
             st = type_from_proto(c, vi.type, &t->type, vi.name);
         if (!st && poprt__graph_add_output(g, t))
-            st = oom();
+            st = oom(c);
     }
     for (size_t i = 0; i < vinfos.len && !st; i++) {
         if ((st = vinfo_from_proto(c, SPANS(vinfos)[i], &vi)))
@@ -1291,7 +1310,7 @@ static poprt_status opsets_from(lctx *c, const list *l, int *n_out, poprt__opset
 {
     *out = poprt__arena_array(c->out, l->len ? l->len : 1, sizeof **out);
     if (!*out)
-        return oom();
+        return oom(c);
     for (size_t i = 0; i < l->len; i++) {
         onnx_OperatorSetIdProto msg;
         memset(&msg, 0, sizeof msg);
@@ -1304,7 +1323,7 @@ static poprt_status opsets_from(lctx *c, const list *l, int *n_out, poprt__opset
         (*out)[i].version = msg.version;
     }
     *n_out = (int)l->len;
-    return c->oom ? oom() : POPRT_OK;
+    return c->oom ? oom(c) : POPRT_OK;
 }
 
 static poprt_status function_from_proto(lctx *c, span sp, poprt__function *f)
@@ -1331,10 +1350,10 @@ static poprt_status function_from_proto(lctx *c, span sp, poprt__function *f)
     f->domain = str_of(c, &domain);
     f->overload = str_of(c, &overload);
     if (c->oom)
-        return oom();
+        return oom(c);
     f->body = poprt__graph_new(c->m, NULL, f->name);
     if (!f->body)
-        return oom();
+        return oom(c);
     poprt__graph *g = f->body;
     g->doc = doc.len ? str_of(c, &doc) : NULL;
     if ((st = opsets_from(c, &opsets, &f->n_opsets, &f->opsets)))
@@ -1342,7 +1361,7 @@ static poprt_status function_from_proto(lctx *c, span sp, poprt__function *f)
     f->attr_names = poprt__arena_array(c->out, attrn.len ? attrn.len : 1, sizeof(char *));
     f->attr_defaults = poprt__arena_array(c->out, attrp.len ? attrp.len : 1, sizeof(poprt__attr));
     if (!f->attr_names || !f->attr_defaults)
-        return oom();
+        return oom(c);
     for (size_t i = 0; i < attrn.len; i++)
         f->attr_names[i] = out_str(c, SPANS(attrn)[i]);
     f->n_attr_names = (int)attrn.len;
@@ -1350,7 +1369,7 @@ static poprt_status function_from_proto(lctx *c, span sp, poprt__function *f)
         const char *tn = tmp_str(c, SPANS(inputs)[i]);
         poprt__tensor *t = tn ? poprt__graph_tensor(g, tn) : NULL;
         if (!t || poprt__vec_push(&g->inputs, t))
-            return oom();
+            return oom(c);
         t->is_input = 1;
     }
     c->depth++;
@@ -1362,7 +1381,7 @@ static poprt_status function_from_proto(lctx *c, span sp, poprt__function *f)
         const char *tn = tmp_str(c, SPANS(outputs)[i]);
         poprt__tensor *t = tn ? poprt__graph_tensor(g, tn) : NULL;
         if (!t || poprt__graph_add_output(g, t))
-            return oom();
+            return oom(c);
         t->is_output = 1;
     }
     for (size_t i = 0; i < vinfos.len; i++) {
@@ -1378,7 +1397,7 @@ static poprt_status function_from_proto(lctx *c, span sp, poprt__function *f)
         if ((st = attr_from_proto(c, SPANS(attrp)[i], g, NULL, f->name, &f->attr_defaults[i])))
             return poprt__err_prefix(st, "function '%s': ", f->name);
     f->n_attr_defaults = (int)attrp.len;
-    return c->oom ? oom() : POPRT_OK;
+    return c->oom ? oom(c) : POPRT_OK;
 }
 
 static void ctx_init(lctx *c, poprt__model *m, poprt__arena *out, const char *dir)
@@ -1423,7 +1442,7 @@ static poprt_status model_from_proto(lctx *c, span sp)
     m->domain = str_of(c, &domain);
     m->doc = doc.len ? str_of(c, &doc) : NULL;
     if (c->oom)
-        return oom();
+        return oom(c);
     if ((st = opsets_from(c, &opsets, &m->n_opsets, &m->opsets)))
         return st;
     if (meta.len) {
@@ -1438,7 +1457,7 @@ static poprt_status model_from_proto(lctx *c, span sp)
         return st;
     m->functions = poprt__arena_array(c->out, funcs.len ? funcs.len : 1, sizeof *m->functions);
     if (!m->functions)
-        return oom();
+        return oom(c);
     for (size_t i = 0; i < funcs.len; i++)
         if ((st = function_from_proto(c, SPANS(funcs)[i], &m->functions[i])))
             return st;
@@ -1482,20 +1501,20 @@ static poprt_status load_blob(poprt__blob *blob, const char *path, const char *d
     if (poprt__vec_push(&m->blobs, blob)) {
         poprt__blob_unref(blob);
         poprt__model_free(m);
-        return oom();
+        return oom(NULL);
     }
     m->path = path ? poprt__arena_strdup(&m->arena, path) : NULL;
     m->dir = dir ? poprt__arena_strdup(&m->arena, dir) : NULL;
     if ((path && !m->path) || (dir && !m->dir)) {
         poprt__model_free(m);
-        return oom();
+        return oom(NULL);
     }
     if (wowner) {
         poprt__blob_ref(wowner);
         if (poprt__vec_push(&m->blobs, wowner)) {
             poprt__blob_unref(wowner);
             poprt__model_free(m);
-            return oom();
+            return oom(NULL);
         }
     }
     lctx c;
@@ -1539,7 +1558,7 @@ poprt_status poprt__onnx_load_file(const char *path, const poprt__limits *limits
     }
     if (!dir) {
         poprt__blob_unref(b);
-        return oom();
+        return oom(NULL);
     }
     st = poprt__onnx_load_blob(b, path, dir, limits, out);
     poprt__free(dir);
@@ -1648,7 +1667,7 @@ static poprt_status value_from_proto(lctx *c, span sp, poprt__kind kind, poprt__
         return st;
     v->name = str_of(c, &name);
     if (!v->name)
-        return oom();
+        return oom(c);
     v->elem_kind = kind_of_elem(elem_type);
     if (sparse.len || elem_type == 2 || elem_type == 4)
         return poprt__err(POPRT_STATUS_UNSUPPORTED, "'%s': sparse and map elements are not supported", v->name);
@@ -1661,7 +1680,7 @@ static poprt_status value_from_proto(lctx *c, span sp, poprt__kind kind, poprt__
     size_t total = tens.len + seqs.len + opts.len;
     v->elems = poprt__arena_array(c->out, total ? total : 1, sizeof *v->elems);
     if (!v->elems)
-        return oom();
+        return oom(c);
     c->depth++;
     if (!(st = value_elems(c, v, &tens, POPRT__KIND_TENSOR)) && !(st = value_elems(c, v, &seqs, POPRT__KIND_SEQUENCE)))
         st = value_elems(c, v, &opts, POPRT__KIND_OPTIONAL);

@@ -744,8 +744,10 @@ poprt_status poprt__onnx_save_placed(const poprt__model *m, const poprt__onnx_pl
     poprt__onnx_kv meta = {m->n_meta, m->meta_keys, m->meta_vals};
     onnx_ModelProto mp;
     memset(&mp, 0, sizeof mp);
-    mp.has_ir_version = true;
-    mp.ir_version = m->ir_version ? m->ir_version : 8;
+    /* the version the model has, even none: a default of 8 made an
+     * unversioned model without opset imports invalid when read back */
+    mp.has_ir_version = m->ir_version != 0;
+    mp.ir_version = m->ir_version;
     SET_STR(mp.producer_name, m->producer_name);
     SET_STR(mp.producer_version, m->producer_version);
     SET_STR(mp.domain, m->domain);

@@ -523,6 +523,8 @@ poprt_status poprt__stepio_take_output(poprt_stepio *io, poprt_session *s, size_
         e->written = 1;
     } else if (tv->nbytes * (size_t)slots != e->out.t.nbytes)
         return poprt__err(POPRT_STATUS_SHAPE_MISMATCH, "output '%s' changed shape between batches", t->name);
+    if (!tv->nbytes)
+        return POPRT_OK; /* an empty tensor: nothing to copy, maybe no buffer either */
     char *dst = (char *)e->data + (size_t)slot * tv->nbytes;
     if (a.kind == POPRT_ANCHOR_SUM && b > 0) {
         add_into(dst, tv->data, tv->dtype, tv->numel);

@@ -400,7 +400,7 @@ END_TEST
 
 /* ---- strings, signal ----------------------------------------------------------------- */
 
-static int regex_match(harness *h, const char *pattern, const char *text)
+static poprt_status regex_status(harness *h, const char *pattern, const char *text)
 {
     poprt__node *n = mk(h, "RegexFullMatch", 1, 1);
     set_s(n, "pattern", pattern);
@@ -408,7 +408,12 @@ static int regex_match(harness *h, const char *pattern, const char *text)
     int64_t d[] = {1};
     poprt__value vx = tv(POPRT_DTYPE_STRING, 1, d, xs);
     poprt__value *in[] = {&vx};
-    ck_assert_int_eq(run(h, n, 20, 1, in, 1), POPRT_OK);
+    return run(h, n, 20, 1, in, 1);
+}
+
+static int regex_match(harness *h, const char *pattern, const char *text)
+{
+    ck_assert_int_eq(regex_status(h, pattern, text), POPRT_OK);
     return *(uint8_t *)h->outs[0].t.data;
 }
 
@@ -435,6 +440,56 @@ START_TEST(test_regex_full_match)
     poprt__value vx = tv(POPRT_DTYPE_STRING, 1, d, xs);
     poprt__value *in[] = {&vx};
     ck_assert_int_eq(run(&h, n, 20, 1, in, 1), POPRT_STATUS_INVALID_MODEL);
+    h_free(&h);
+}
+END_TEST
+
+/* Found by fuzz_regex: every repetition operator copied its operand, so
+ * stacked or nested ones made programs exponential in the pattern's length
+ * (a 22-byte "\v+++...+" compiled to 2^20 instructions), and a match
+ * allocated program x text states without a bound. */
+
+static void *test_alloc(void *ctx, size_t n) { return poprt__arena_alloc(ctx, n); }
+
+START_TEST(test_regex_bounded)
+{
+    harness h;
+    h_init(&h);
+    /* as RE2: a repetition of a repetition is an error, and counted
+     * repetitions may multiply to 1000 */
+    ck_assert_int_eq(regex_status(&h, "a**", "a"), POPRT_STATUS_INVALID_MODEL);
+    ck_assert_int_eq(regex_status(&h, "\\v++++++++++++++++++++z", "v"), POPRT_STATUS_INVALID_MODEL);
+    ck_assert_int_eq(regex_status(&h, "a{2}{3}", "aaaaaa"), POPRT_STATUS_INVALID_MODEL);
+    ck_assert_int_eq(regex_status(&h, "(a{1000}){2}", "a"), POPRT_STATUS_INVALID_MODEL);
+    ck_assert_int_eq(regex_status(&h, "((a{10}){10}){11}", "a"), POPRT_STATUS_INVALID_MODEL);
+    ck_assert_int_eq(regex_match(&h, "((a{10}){10}){10}", ""), 0);
+    ck_assert_int_eq(regex_match(&h, "(a{2}b){3}", "aabaabaab"), 1);
+    ck_assert_int_eq(regex_match(&h, "a*{", "aa{"), 1); /* '{' not a count: a literal */
+    ck_assert_int_eq(regex_match(&h, "a+?b", "aab"), 1);
+    /* one copy per loop: 30 nested groups of + stay linear */
+    char deep[128] = "";
+    for (int i = 0; i < 30; i++)
+        strcat(deep, "(");
+    strcat(deep, "ab");
+    for (int i = 0; i < 30; i++)
+        strcat(deep, ")+");
+    ck_assert_int_eq(regex_match(&h, deep, "ababab"), 1);
+    ck_assert_int_eq(regex_match(&h, deep, "aba"), 0);
+    poprt__regex *re;
+    ck_assert_int_eq(poprt__regex_compile(NULL, deep, test_alloc, &h.m->arena, &re), POPRT_OK);
+    ck_assert_int_lt(poprt__regex_prog_size(re), 40);
+    /* a 1000-instruction program on a 20000-byte text: more match states
+     * than POPRT__REGEX_MAX_STATES, a run-time error naming the node */
+    size_t vb, se;
+    ck_assert_int_eq(poprt__regex_compile(NULL, "a{1000}", test_alloc, &h.m->arena, &re), POPRT_OK);
+    ck_assert_int_eq(poprt__regex_scratch(re, 1000, &vb, &se), 1);
+    ck_assert_int_eq(poprt__regex_scratch(re, 20000, &vb, &se), 0);
+    char *text = calloc(20001, 1);
+    ck_assert_ptr_nonnull(text);
+    memset(text, 'a', 20000);
+    ck_assert_int_eq(regex_status(&h, "a{1000}", text), POPRT_STATUS_RUNTIME_ERROR);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "match states"));
+    free(text);
     h_free(&h);
 }
 END_TEST
@@ -537,6 +592,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_conv_integer);
     tcase_add_test(tc, test_nms_tiny);
     tcase_add_test(tc, test_regex_full_match);
+    tcase_add_test(tc, test_regex_bounded);
     tcase_add_test(tc, test_string_split);
     tcase_add_test(tc, test_dft_and_window);
     tcase_add_test(tc, test_random_seeded);

@@ -980,6 +980,36 @@ START_TEST(test_model_load_and_roundtrip)
 }
 END_TEST
 
+/* Found by fuzz_model: a model without ir_version nor opset_import loads
+ * (IR versions below 3 need no imports), but the writer gave it version 8,
+ * which does need them: what it wrote did not load back. */
+START_TEST(test_roundtrip_unversioned)
+{
+    pbuf m = {0}, g = {0};
+    node(&g, 1, "Relu", "relu", "x", "y", NULL);
+    vinfo(&g, 11, "x", POPRT_DTYPE_FLOAT, "2");
+    vinfo(&g, 12, "y", POPRT_DTYPE_FLOAT, "2");
+    f_msg(&m, 7, &g);
+    poprt_status st;
+    poprt__model *a = load_bytes(m.p, m.n, NULL, &st);
+    ck_assert_msg(st == POPRT_OK, "%s", poprt_last_error());
+    void *data, *data2;
+    size_t size, size2;
+    ck_assert_int_eq(poprt__onnx_save(a, &data, &size), POPRT_OK);
+    poprt__model *b = load_bytes(data, size, NULL, &st);
+    ck_assert_msg(st == POPRT_OK, "%s", poprt_last_error());
+    ck_assert_int_eq(b->ir_version, 0);
+    ck_assert_int_eq(poprt__onnx_save(b, &data2, &size2), POPRT_OK);
+    ck_assert_uint_eq(size, size2);
+    ck_assert_int_eq(memcmp(data, data2, size), 0);
+    poprt__free(data);
+    poprt__free(data2);
+    poprt__model_free(a);
+    poprt__model_free(b);
+    free(m.p);
+}
+END_TEST
+
 START_TEST(test_roundtrip_every_dtype)
 {
     /* one initializer per dtype, written raw (or strings), saved and reloaded */
@@ -1394,6 +1424,7 @@ int main(void)
     tcase_add_test(tc, test_tensor_errors);
     tcase_add_test(tc, test_model_load_and_roundtrip);
     tcase_add_test(tc, test_roundtrip_every_dtype);
+    tcase_add_test(tc, test_roundtrip_unversioned);
     tcase_add_test(tc, test_model_malformed);
     tcase_add_test(tc, test_external_data);
     tcase_add_test(tc, test_external_misaligned);

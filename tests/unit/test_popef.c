@@ -128,6 +128,32 @@ START_TEST(export_load_run_matches)
 }
 END_TEST
 
+/* The bytes of a file loaded from memory (the fuzz target's way in) give
+ * the session the file gives, and fail as the file would. */
+START_TEST(load_from_memory_matches_the_file)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/m.popef", tmpdir);
+    float ref[64], got[64];
+    export_file(path, ref);
+    size_t n;
+    unsigned char *p = read_all(path, &n);
+    poprt_session *s = NULL;
+    ck_assert_int_eq(poprt__popef_load_memory("mem.popef", p, n, NULL, &s), POPRT_OK);
+    free(p); /* copied: the session does not need the caller's bytes */
+    run(s, got);
+    ck_assert_int_eq(memcmp(ref, got, sizeof ref), 0);
+    poprt_session_free(s);
+    s = NULL;
+    p = read_all(path, &n);
+    ck_assert_int_eq(poprt__popef_load_memory("mem.popef", p, n - 1, NULL, &s),
+                     POPRT_STATUS_PARSE_ERROR);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "mem.popef"));
+    ck_assert_ptr_null(s);
+    free(p);
+}
+END_TEST
+
 START_TEST(corrupt_truncated_and_foreign_files_are_rejected)
 {
     char path[128], bad[160];
@@ -428,6 +454,7 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, export_load_run_matches);
     tcase_add_test(tc, corrupt_truncated_and_foreign_files_are_rejected);
+    tcase_add_test(tc, load_from_memory_matches_the_file);
     tcase_add_test(tc, engine_cache_compiles_once);
     tcase_add_test(tc, unread_folded_constants_are_not_written);
     tcase_add_test(tc, big_sections_verify_on_threads);

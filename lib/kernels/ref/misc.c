@@ -1293,7 +1293,9 @@ poprt_status poprt__ref_string_split(poprt__kctx *k)
  * Supported: literals, ., [...] with ranges and negation, \d \w \s \D \W \S,
  * escapes, ^ $ \A \z \b \B, groups (...) (?:...), |, * + ? {n} {n,} {n,m} and
  * their lazy forms. Text is bytes; '.' and negated classes consume a whole
- * UTF-8 sequence. */
+ * UTF-8 sequence. As in RE2, counted repetitions nested in one another may
+ * multiply to 1000 at most ((a{100}){10} is fine, (a{1000}){2} is not): each
+ * count copies its operand into the program. */
 
 enum { QRX_CHAR, QRX_ANY, QRX_CLASS, QRX_BOL, QRX_EOL, QRX_WORDB, QRX_NWORDB, QRX_SPLIT, QRX_JMP,
        QRX_MATCH };
@@ -1307,7 +1309,10 @@ typedef struct qrx_class {
 typedef struct qrx_ast {
     int kind, a, b, min, max; /* CAT/ALT: children a, b; REP: child a, max -1 = inf */
     int v;                    /* CHAR: byte; CLASS: index; ASSERT: op */
+    int copies; /* product of the counted repetitions on the deepest path, <= QRX_MAX_REPEAT */
 } qrx_ast;
+
+#define QRX_MAX_REPEAT 1000
 
 typedef struct qrx_inst {
     int op, x, y, v;
@@ -1315,7 +1320,7 @@ typedef struct qrx_inst {
 
 struct poprt__regex {
     qrx_inst *prog;
-    int n;
+    int n, n_split;
     qrx_class *cls;
 };
 
@@ -1339,6 +1344,10 @@ static int qrx_node(qrx_parser *ps, int kind, int a, int b)
     t->kind = kind;
     t->a = a;
     t->b = b;
+    t->copies = 1;
+    if (kind == QA_CAT || kind == QA_ALT)
+        t->copies = ps->nodes[a].copies > ps->nodes[b].copies ? ps->nodes[a].copies
+                                                             : ps->nodes[b].copies;
     return ps->n++;
 }
 
@@ -1558,7 +1567,7 @@ static int qrx_braces(qrx_parser *ps, int *mn, int *mx)
 
 static int qrx_parse_rep(qrx_parser *ps)
 {
-    int t = qrx_parse_atom(ps);
+    int t = qrx_parse_atom(ps), repeated = 0;
     while (t >= 0 && ps->p < ps->end) {
         int mn, mx;
         char c = *ps->p;
@@ -1577,13 +1586,25 @@ static int qrx_parse_rep(qrx_parser *ps)
             }
         } else
             break;
+        if (repeated++) { /* as RE2 (Perl syntax): a** is an error, not a double star */
+            ps->err = "bad repetition operator (a repetition of a repetition)";
+            return -1;
+        }
         if (ps->p < ps->end && *ps->p == '?')
             ps->p++; /* lazy: same answer for a yes/no full match */
+        /* {n,m} copies its operand m times ({n,}: n times) */
+        const int counted = c == '{' ? (mx < 0 ? mn : mx) : 1;
+        const long copies = (long)ps->nodes[t].copies * (counted > 1 ? counted : 1);
+        if (copies > QRX_MAX_REPEAT) {
+            ps->err = "bad repetition operator (nested counts multiply beyond 1000)";
+            return -1;
+        }
         int r = qrx_node(ps, QA_REP, t, 0);
         if (r < 0)
             return -1;
         ps->nodes[r].min = mn;
         ps->nodes[r].max = mx;
+        ps->nodes[r].copies = (int)copies;
         t = r;
     }
     return t;
@@ -1651,9 +1672,19 @@ static int qrx_emit(const qrx_parser *ps, int t, qrx_inst *prog, int pc, int lim
         return end;
     }
     case QA_REP: {
-        for (int i = 0; i < a->min; i++)
+        /* x{n,}: n - 1 copies, then one looping copy (L: x; split L, next) */
+        const int looped = a->max < 0 && a->min > 0;
+        for (int i = 0; i < a->min - looped; i++)
             if ((pc = qrx_emit(ps, a->a, prog, pc, limit)) < 0)
                 return -1;
+        if (looped) {
+            const int body = pc;
+            if ((pc = qrx_emit(ps, a->a, prog, pc, limit)) < 0 || pc > limit)
+                return -1;
+            if (prog)
+                prog[pc] = (qrx_inst){QRX_SPLIT, body, pc + 1, 0};
+            return pc + 1;
+        }
         if (a->max < 0) {
             int split = pc++;
             int body_end = qrx_emit(ps, a->a, prog, pc, limit);
@@ -1715,12 +1746,27 @@ poprt_status poprt__regex_compile(const poprt__node *n, const char *pattern,
     qrx_emit(&ps, root, re->prog, 0, limit);
     re->prog[count] = (qrx_inst){QRX_MATCH, 0, 0, 0};
     re->n = count + 1;
+    re->n_split = 0;
+    for (int i = 0; i < count; i++)
+        re->n_split += re->prog[i].op == QRX_SPLIT;
     re->cls = ps.cls;
     *out = re;
     return POPRT_OK;
 }
 
 int poprt__regex_prog_size(const poprt__regex *re) { return re->n; }
+
+int poprt__regex_scratch(const poprt__regex *re, size_t max_len, size_t *visited_bytes,
+                         size_t *stack_entries)
+{
+    const size_t w = max_len + 1;
+    if (max_len >= POPRT__REGEX_MAX_STATES || (size_t)re->n * w > POPRT__REGEX_MAX_STATES)
+        return 0;
+    *visited_bytes = (size_t)re->n * w / 8 + 1;
+    /* a split pushes once per text position it is first reached at */
+    *stack_entries = (size_t)re->n_split * w + 1;
+    return 1;
+}
 
 static size_t qrx_utf8_len(const unsigned char *s, size_t left)
 {
@@ -1729,17 +1775,18 @@ static size_t qrx_utf8_len(const unsigned char *s, size_t left)
 }
 
 int poprt__regex_full_match(const poprt__regex *re, const char *text, uint8_t *visited,
-                            int64_t *stack)
+                            uint32_t *stack)
 {
     const unsigned char *s = (const unsigned char *)text;
     const size_t len = strlen(text), w = len + 1;
     memset(visited, 0, ((size_t)re->n * w + 7) / 8);
-    int64_t sp = 0;
+    /* states (pc * w + pos) stay below POPRT__REGEX_MAX_STATES < 2^32 */
+    size_t sp = 0;
     stack[sp++] = 0;
     while (sp > 0) {
-        int64_t st = stack[--sp];
-        int pc = (int)(st / (int64_t)w);
-        size_t pos = (size_t)(st % (int64_t)w);
+        const uint32_t st = stack[--sp];
+        int pc = (int)(st / w);
+        size_t pos = st % w;
         for (;;) {
             size_t key = (size_t)pc * w + pos;
             if (visited[key >> 3] & (1u << (key & 7)))
@@ -1779,7 +1826,7 @@ int poprt__regex_full_match(const poprt__regex *re, const char *text, uint8_t *v
             }
             case QRX_JMP: pc = in->x; continue;
             case QRX_SPLIT:
-                stack[sp++] = (int64_t)in->y * (int64_t)w + (int64_t)pos;
+                stack[sp++] = (uint32_t)((size_t)in->y * w + pos);
                 pc = in->x;
                 continue;
             default: ok = 0; break;
@@ -1811,9 +1858,14 @@ poprt_status poprt__ref_regex_full_match(poprt__kctx *k)
         size_t l = strlen(xs[i]);
         most = l > most ? l : most;
     }
-    size_t states = (size_t)re->n * (most + 1);
-    uint8_t *visited = poprt__kctx_scratch(k, states / 8 + 1);
-    int64_t *stack = poprt__kctx_scratch(k, (states + 1) * sizeof *stack);
+    size_t n_visited, n_stack;
+    if (!poprt__regex_scratch(re, most, &n_visited, &n_stack))
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_RUNTIME_ERROR,
+                               "pattern of %d instructions on a %zu-byte string: more than %d "
+                               "match states",
+                               poprt__regex_prog_size(re), most, POPRT__REGEX_MAX_STATES);
+    uint8_t *visited = poprt__kctx_scratch(k, n_visited);
+    uint32_t *stack = poprt__kctx_scratch(k, n_stack * sizeof *stack);
     if (!visited || !stack)
         return POPRT__NODE_ERR(k->node, POPRT_STATUS_OUT_OF_MEMORY, "out of scratch memory");
     uint8_t *yb = y->data;
@@ -2137,7 +2189,14 @@ poprt_status poprt__ref_adam(poprt__kctx *k)
 #undef QM_LD
 #undef QM_ST
 /* ---- ImageDecoder: BMP, PNM, uncompressed TIFF and PNG (with our own inflate).
- * JPEG, JPEG 2000 and WebP are not decoded (UNSUPPORTED). ------------------------ */
+ * JPEG, JPEG 2000 and WebP are not decoded (UNSUPPORTED). A header's size is
+ * believed only when the file holds the data it announces (for PNG: when its
+ * compressed data could inflate to that size), and images have at most
+ * QI_MAX_PIXELS pixels, so a few bytes cannot ask for gigabytes. ----------- */
+
+#define QI_MAX_PIXELS ((int64_t)1 << 27)
+/* deflate codes at most 258 bytes in 2 bits: no stream inflates by more */
+#define QI_MAX_INFLATE_RATIO 1032
 
 typedef struct qi_img {
     int64_t w, h;
@@ -2156,10 +2215,24 @@ static uint32_t qi_be32(const uint8_t *p)
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-static poprt_status qi_alloc(poprt__kctx *k, qi_img *im, int64_t w, int64_t h)
+/* Dimensions an image may have: 1..65536 each, at most QI_MAX_PIXELS. */
+static poprt_status qi_dims(const poprt__kctx *k, int64_t w, int64_t h)
 {
     if (w <= 0 || h <= 0 || w > (1 << 16) || h > (1 << 16))
         return qi_fail(k, "bad dimensions");
+    if (w * h > QI_MAX_PIXELS)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_UNSUPPORTED,
+                               "cannot decode image: %lld x %lld pixels, more than %lld",
+                               (long long)w, (long long)h, (long long)QI_MAX_PIXELS);
+    return POPRT_OK;
+}
+
+/* The RGB buffer, once the file is known to hold the pixels (qi_dims). */
+static poprt_status qi_alloc(poprt__kctx *k, qi_img *im, int64_t w, int64_t h)
+{
+    poprt_status st = qi_dims(k, w, h);
+    if (st)
+        return st;
     im->w = w;
     im->h = h;
     im->rgb = poprt__kctx_scratch(k, (size_t)(w * h * 3));
@@ -2177,21 +2250,24 @@ static poprt_status qi_bmp(poprt__kctx *k, const uint8_t *p, size_t n, qi_img *i
     if ((comp != 0 && comp != 3) || (bpp != 24 && bpp != 32 && bpp != 8))
         return qi_fail(k, "unsupported BMP variant");
     int64_t h = hh < 0 ? -(int64_t)hh : hh;
-    poprt_status st = qi_alloc(k, im, w, h);
+    poprt_status st = qi_dims(k, w, h);
     if (st)
         return st;
     const size_t stride = ((size_t)bpp * (size_t)w + 31) / 32 * 4;
-    if ((size_t)off + stride * (size_t)h > n)
+    if ((uint64_t)off + (uint64_t)stride * (uint64_t)h > n)
         return qi_fail(k, "truncated BMP pixels");
-    const uint8_t *pal = p + 14 + dib;
+    if ((st = qi_alloc(k, im, w, h)))
+        return st;
+    const uint64_t pal = 14 + (uint64_t)dib; /* offset of the palette */
     for (int64_t y = 0; y < h; y++) {
         const uint8_t *row = p + off + stride * (size_t)(hh < 0 ? y : h - 1 - y);
         for (int64_t x = 0; x < w; x++) {
             const uint8_t *px;
             if (bpp == 8) {
-                px = pal + 4 * (size_t)row[x];
-                if (px + 3 > p + n)
+                const uint64_t at = pal + 4 * (uint64_t)row[x];
+                if (at + 3 > n)
                     return qi_fail(k, "bad BMP palette");
+                px = p + at;
             } else
                 px = row + (size_t)x * (bpp / 8);
             uint8_t *o = im->rgb + (y * w + x) * 3;
@@ -2230,11 +2306,16 @@ static poprt_status qi_pnm(poprt__kctx *k, const uint8_t *p, size_t n, qi_img *i
     long w = qi_pnm_num(p, n, &pos), h = qi_pnm_num(p, n, &pos), mx = qi_pnm_num(p, n, &pos);
     if (w <= 0 || h <= 0 || mx <= 0 || mx > 65535 || pos >= n)
         return qi_fail(k, "bad PNM header");
-    poprt_status st = qi_alloc(k, im, w, h);
+    poprt_status st = qi_dims(k, w, h);
     if (st)
         return st;
     pos++; /* the single whitespace after maxval */
     const int ch = (kind == 3 || kind == 6) ? 3 : 1, wide = mx > 255;
+    /* every sample takes a byte at least (two when wide) */
+    if ((uint64_t)w * (uint64_t)h * (uint64_t)ch * (kind > 3 && wide ? 2u : 1u) > n - pos)
+        return qi_fail(k, "truncated PNM");
+    if ((st = qi_alloc(k, im, w, h)))
+        return st;
     for (int64_t i = 0; i < (int64_t)w * h; i++)
         for (int c = 0; c < ch; c++) {
             long v;
@@ -2315,10 +2396,14 @@ static poprt_status qi_tiff(poprt__kctx *k, const uint8_t *p, size_t n, qi_img *
     if (comp != 1 || bits != 8 || planar != 1 || !offs || (spp != 1 && spp != 3 && spp != 4) ||
         (spp == 1 && photo > 1))
         return qi_fail(k, "only uncompressed 8-bit TIFF is supported");
-    poprt_status st = qi_alloc(k, im, w, h);
+    poprt_status st = qi_dims(k, w, h);
     if (st)
         return st;
     const size_t need = (size_t)w * h * spp;
+    if (need > n) /* the strips are in the file */
+        return qi_fail(k, "truncated TIFF strips");
+    if ((st = qi_alloc(k, im, w, h)))
+        return st;
     if (rps == 0 || rps > h)
         rps = h;
     size_t got = 0;
@@ -2560,14 +2645,24 @@ static poprt_status qi_png(poprt__kctx *k, const uint8_t *p, size_t n, qi_img *i
         pos += 12 + (size_t)len;
     }
     static const int chans[7] = {1, 0, 3, 1, 2, 0, 4};
-    if (ctype > 6 || !chans[ctype] || interlace || (depth != 8 && depth != 16 && !(depth < 8 && (ctype == 0 || ctype == 3))) ||
-        (ctype == 3 && !pal))
+    /* the depths the PNG specification allows for each colour type */
+    const int sub_byte = depth == 1 || depth == 2 || depth == 4;
+    const int depth_ok = ctype == 0   ? sub_byte || depth == 8 || depth == 16
+                         : ctype == 3 ? sub_byte || depth == 8
+                                      : depth == 8 || depth == 16;
+    if (ctype > 6 || !chans[ctype] || interlace || !depth_ok)
         return qi_fail(k, "unsupported PNG variant (interlaced or unusual depth)");
-    poprt_status st = qi_alloc(k, im, w, h);
+    if (ctype == 3 && !pal)
+        return qi_fail(k, "PNG palette missing");
+    poprt_status st = qi_dims(k, w, h);
     if (st)
         return st;
     const size_t bitspp = (size_t)chans[ctype] * depth, stride = ((size_t)w * bitspp + 7) / 8;
     const size_t bpp = bitspp >= 8 ? bitspp / 8 : 1, raw_n = (stride + 1) * h;
+    if ((uint64_t)raw_n > (uint64_t)nidat * QI_MAX_INFLATE_RATIO)
+        return qi_fail(k, "corrupt PNG data (too little for the image's size)");
+    if ((st = qi_alloc(k, im, w, h)))
+        return st;
     uint8_t *raw = poprt__kctx_scratch(k, raw_n + 1);
     qi_huff *hl = poprt__kctx_scratch(k, sizeof *hl), *hd = poprt__kctx_scratch(k, sizeof *hd);
     if (!raw || !hl || !hd)

@@ -1111,6 +1111,95 @@ def nested_decode_error():
     return model([g.node[0]], [vi("c", B, []), vi("x", F, [2])], [vi("r0", F, None)])
 
 
+# ---- hostile inputs found by fuzzing (tests/fuzz) -----------------------------------------
+
+def image_model(data):
+    """The bytes of an image as a constant, decoded by ImageDecoder (opset 20)."""
+    img = helper.make_tensor("img", U8, [len(data)], data, raw=True)
+    return model([node("Add", ["x", "zero"], ["x1"]),
+                  node("ImageDecoder", ["img"], ["y"], name="decode", pixel_format="RGB")],
+                 [vi("x", F, [1])], [vi("y", U8, None), vi("x1", F, [1])],
+                 inits=[img, const("zero", F, [1], [0.0])], opset=20)
+
+
+def png(w, h, depth, ctype, idat):
+    import zlib
+
+    def chunk(kind, body):
+        return (struct.pack(">I", len(body)) + kind + body +
+                struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF))
+    return (b"\x89PNG\r\n\x1a\n" +
+            chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, depth, ctype, 0, 0, 0)) +
+            chunk(b"IDAT", idat) + chunk(b"IEND", b""))
+
+
+@case("RUNTIME_ERROR", "node 'decode'",
+      "a PNG header of 65536 x 2048 RGBA16 over 12 bytes of data (was a 1 GB allocation)")
+def image_png_bomb():
+    import zlib
+    return image_model(png(65536, 2048, 16, 6, zlib.compress(b"\0" * 64)))
+
+
+@case("RUNTIME_ERROR", "node 'decode'", "a PNG of bit depth 0 (was a division by zero)")
+def image_png_depth0():
+    import zlib
+    return image_model(png(4, 2, 0, 0, zlib.compress(b"\0\0")))
+
+
+@case("RUNTIME_ERROR", "node 'decode'", "a PNG of bit depth 3 (was a negative shift)")
+def image_png_depth3():
+    import zlib
+    return image_model(png(4, 2, 3, 0, zlib.compress(b"\0\0\0" * 2)))
+
+
+@case("RUNTIME_ERROR", "node 'decode'",
+      "a BMP header of 65536 x 2048 in 54 bytes (was a 400 MB allocation before the size check)")
+def image_bmp_huge():
+    hdr = b"BM" + struct.pack("<IHHI", 54, 0, 0, 54)
+    dib = struct.pack("<IiiHHIIiiII", 40, 65536, 2048, 1, 24, 0, 0, 0, 0, 0, 0)
+    return image_model(hdr + dib)
+
+
+@case("RUNTIME_ERROR", "node 'decode'",
+      "an 8-bit BMP whose palette lies 4 GB past its start (was a wrapped pointer)")
+def image_bmp_palette_far():
+    hdr = b"BM" + struct.pack("<IHHI", 58, 0, 0, 54)
+    dib = struct.pack("<IiiHHIIiiII", 0xFFFFFFF0, 1, 1, 1, 8, 0, 0, 0, 0, 0, 0)
+    return image_model(hdr + dib + b"\x05\0\0\0")
+
+
+@case("RUNTIME_ERROR", "node 'decode'", "a PGM header of 65536 x 2048 over 1 byte of pixels")
+def image_pnm_huge():
+    return image_model(b"P5 65536 2048 255\n\x01")
+
+
+@case("UNSUPPORTED", "node 'decode'", "a PPM of 65536 x 65535 pixels: more than 2^27")
+def image_pnm_too_many_pixels():
+    return image_model(b"P6 65536 65535 255\n" + b"\0" * 64)
+
+
+@case("OK", "-", "an empty output ([2, 0] from NonZero) into a stepio-allocated buffer "
+                "(was arithmetic on a NULL buffer)")
+def empty_output():
+    return model([node("Greater", ["x", "big"], ["g"]), node("NonZero", ["g"], ["y"])],
+                 [vi("x", F, [2, 3])], [vi("y", I64, [2, None])],
+                 inits=[const("big", F, [], [100.0])])
+
+
+@case("PARSE_ERROR", "NUL byte",
+      "a node output named \"\\0\" (read as \"\", an absent output, once written back)")
+def name_with_nul():
+    return model([node("Relu", ["x"], ["\0"]), node("Relu", ["x"], ["y"], name="relu2")],
+                 [vi("x", F, [2])], [vi("y", F, [2])])
+
+
+@case("PARSE_ERROR", "NUL byte", "a string tensor element holding a NUL byte")
+def string_with_nul():
+    t = helper.make_tensor("s", STR, [1], [b"a\0b"])
+    return model([node("Identity", ["s"], ["y"])], [vi("x", F, [1])], [vi("y", STR, [1])],
+                 inits=[t])
+
+
 # ---- external data ----------------------------------------------------------------------
 
 def external(location, offset=None, length=None):
