@@ -1,7 +1,7 @@
 /* Public model API: loading, saving, describing, fixing input shapes. */
 #include <string.h>
 #include <libgen.h>
-#include "runtime/runtime.h"
+#include "api/api.h"
 #include "onnx/onnx.h"
 
 #define CHECK_ARG(c, fn)                                                                   \
@@ -9,16 +9,6 @@
         if (!(c))                                                                          \
             return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "%s: NULL or invalid argument", fn); \
     } while (0)
-
-poprt_status poprt__user_inputs(const poprt__graph *g, poprt__vec *out)
-{
-    for (size_t i = 0; i < g->inputs.len; i++) {
-        poprt__tensor *t = g->inputs.items[i];
-        if (!t->is_initializer && !t->data && poprt__vec_push(out, t))
-            return POPRT_STATUS_OUT_OF_MEMORY;
-    }
-    return POPRT_OK;
-}
 
 void poprt__model_touch(poprt_model *model) { model->gen++; }
 
@@ -282,32 +272,6 @@ size_t poprt_model_num_nodes(const poprt_model *model) { return model ? model->m
 int64_t poprt_model_opset(const poprt_model *model)
 {
     return model ? poprt__model_opset(model->m, "") : 0;
-}
-
-poprt_status poprt__set_input_shape(poprt__model *m, const char *name, const int64_t *dims, int rank)
-{
-    poprt__tensor *t = poprt__map_get(&m->graph->by_name, name);
-    if (!t || !t->is_input || t->is_initializer)
-        return poprt__err(POPRT_STATUS_NOT_FOUND, "input '%s' not found", name);
-    if (rank < 0 || rank > POPRT__MAX_RANK)
-        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "input '%s': rank %d out of range", name, rank);
-    if (t->type.kind != POPRT__KIND_TENSOR && t->type.kind != POPRT__KIND_UNKNOWN)
-        return poprt__err(POPRT_STATUS_SHAPE_MISMATCH, "input '%s' is not a tensor", name);
-    if (t->type.rank >= 0 && t->type.rank != rank)
-        return poprt__err(POPRT_STATUS_SHAPE_MISMATCH, "input '%s' has rank %d, not %d", name,
-                          t->type.rank, rank);
-    for (int i = 0; i < rank; i++) {
-        if (dims[i] < 0)
-            return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "input '%s': dim %d is negative", name, i);
-        if (t->type.rank >= 0 && t->type.dims[i].value >= 0 && t->type.dims[i].value != dims[i])
-            return poprt__err(POPRT_STATUS_SHAPE_MISMATCH,
-                              "input '%s': dim %d is fixed to %lld, cannot set %lld", name, i,
-                              (long long)t->type.dims[i].value, (long long)dims[i]);
-    }
-    int32_t elem = t->type.elem;
-    if (poprt__type_set_tensor(&m->arena, &t->type, elem, rank, dims))
-        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "input '%s': out of memory", name);
-    return POPRT_OK;
 }
 
 poprt_status poprt_model_set_input_shape(poprt_model *model, const char *name, const int64_t *dims,

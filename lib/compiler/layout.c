@@ -74,7 +74,7 @@ static int concat_ok(const poprt__node *n)
 }
 
 /* Relu, and the views that pass their input's bytes through unchanged
- * (Identity, inference Dropout with no mask read: lib/runtime/plan.c):
+ * (Identity, inference Dropout with no mask read: lib/compiler/plan.c):
  * the output has the input's layout. */
 static int same_bytes(const poprt__node *n)
 {

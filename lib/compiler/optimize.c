@@ -7,8 +7,6 @@
 #include "compiler/compiler.h"
 #include "passes/passes.h"
 
-int poprt__pass_lookup(const char *name, const poprt__pass **builtin, poprt_pass_fn *fn, void **user);
-
 static const char *const compile_passes[] = {
     "eliminate_identity",      "eliminate_nop_cast",         "eliminate_nop_transpose",
     "eliminate_nop_reshape",   "eliminate_nop_pad",          "eliminate_nop_expand",

@@ -1,5 +1,5 @@
-/* Executable files (.popef): writing a compiled session out, loading one
- * back with its weights used in place, and the engine cache. */
+/* Executable files (.popef): a program written out, and read back with its
+ * weights and prepared data used in place. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
@@ -13,7 +13,8 @@
 #include "compiler/popef.h"
 #include "kernels/x86/cpu.h"
 #include "onnx/onnx.h"
-#include "runtime/runtime.h"
+#include "compiler/program.h"
+#include "kernels/kernel.h"
 
 #define PAGE 4096u
 /* Sections are checksummed in chunks of this size, so that a load can
@@ -265,7 +266,7 @@ fail:
     return NULL;
 }
 
-static char *meta_json(const poprt_session *s)
+static char *meta_json(const poprt__program *s)
 {
     cJSON *root = cJSON_CreateObject(), *opts = NULL;
     int ok = root && cJSON_AddNumberToObject(root, "format", POPRT__POPEF_FORMAT) &&
@@ -315,8 +316,8 @@ static int pad_to(wbuf *b, uint64_t align)
     return put(b, NULL, (size_t)(ALIGN_UP(b->len, align) - b->len));
 }
 
-/* Serialises a session into one buffer laid out as popef.h says. */
-static poprt_status build_file(const poprt_session *s, uint64_t model_hash, wbuf *out)
+/* Serialises a program into one buffer laid out as popef.h says. */
+static poprt_status build_file(const poprt__program *s, uint64_t model_hash, wbuf *out)
 {
     const int threads = option_threads(s->options);
     layout l = {0};
@@ -433,17 +434,16 @@ static poprt_status build_file(const poprt_session *s, uint64_t model_hash, wbuf
     return st;
 }
 
-poprt_status poprt_session_export(const poprt_session *s, const char *path)
+poprt_status poprt__program_serialize(const poprt__program *p, uint64_t model_hash, void **data,
+                                      size_t *size)
 {
-    if (!s || !path)
-        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_session_export: NULL argument");
     wbuf b;
-    poprt_status st = build_file(s, 0, &b);
+    poprt_status st = build_file(p, model_hash, &b);
     if (st)
         return st;
-    st = poprt__write_file(path, b.p, b.len);
-    poprt__free(b.p);
-    return st;
+    *data = b.p;
+    *size = b.len;
+    return POPRT_OK;
 }
 
 /* ---- reading ------------------------------------------------------------- */
@@ -525,18 +525,18 @@ static poprt_status merge_options(const char *path, const cJSON *stored, const p
                                   poprt_options **out)
 {
     poprt_options *o;
-    poprt_status st = poprt_options_create(&o);
+    poprt_status st = poprt__options_new(&o);
     if (st)
         return st;
     const cJSON *it;
     cJSON_ArrayForEach(it, stored)
     {
         if (!cJSON_IsString(it)) {
-            poprt_options_free(o);
+            poprt__options_free(o);
             return bad(path, "corrupt metadata (options)");
         }
-        if ((st = poprt_options_set(o, it->string, it->valuestring))) {
-            poprt_options_free(o);
+        if ((st = poprt__options_set(o, it->string, it->valuestring))) {
+            poprt__options_free(o);
             return poprt__err_prefix(st, "executable '%s': ", path);
         }
     }
@@ -545,7 +545,7 @@ static poprt_status merge_options(const char *path, const cJSON *stored, const p
         if (strncmp(k, "input_shape.", 12) == 0) {
             const char *have = poprt__opt(o, k);
             if (!have || strcmp(have, v) != 0) {
-                poprt_options_free(o);
+                poprt__options_free(o);
                 return poprt__err(POPRT_STATUS_INVALID_OPTION,
                                   "option '%s': input shapes are fixed when the executable '%s' "
                                   "is compiled",
@@ -555,8 +555,8 @@ static poprt_status merge_options(const char *path, const cJSON *stored, const p
         }
         if (strcmp(k, "cache_dir") == 0)
             continue;
-        if ((st = poprt_options_set(o, k, v))) {
-            poprt_options_free(o);
+        if ((st = poprt__options_set(o, k, v))) {
+            poprt__options_free(o);
             return st;
         }
     }
@@ -564,8 +564,8 @@ static poprt_status merge_options(const char *path, const cJSON *stored, const p
     return POPRT_OK;
 }
 
-static poprt_status load_mapped(const char *path, poprt__blob *f, const poprt_options *options,
-                                poprt_session **out)
+poprt_status poprt__program_load(const char *path, poprt__blob *f, const poprt_options *options,
+                                 const poprt__folder *folder, poprt__program **out)
 {
     const poprt__popef_section *sec[POPRT__POPEF_STATES + 1] = {0};
     poprt_status st = check_file(path, f, option_threads(options), sec);
@@ -587,7 +587,7 @@ static poprt_status load_mapped(const char *path, poprt__blob *f, const poprt_op
     /* the program: its own blob view over the mapping (kept alive by f) */
     poprt__blob *program = poprt__blob_wrap(NULL, 0);
     if (!program) {
-        poprt_options_free(opts);
+        poprt__options_free(opts);
         return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
     }
     program->data = (void *)(base + sec[POPRT__POPEF_PROGRAM]->offset);
@@ -602,7 +602,7 @@ static poprt_status load_mapped(const char *path, poprt__blob *f, const poprt_op
                                            sec[POPRT__POPEF_WEIGHTS]->size, &lim, &m);
     poprt__blob_unref(program);
     if (st) {
-        poprt_options_free(opts);
+        poprt__options_free(opts);
         return poprt__err_prefix(st, "executable '%s': ", path);
     }
     /* prepared blobs, by node index, checked against the node names */
@@ -629,146 +629,20 @@ static poprt_status load_mapped(const char *path, poprt__blob *f, const poprt_op
         sz[e[0]] = e[3];
     }
     poprt__stored_states stored = {nn, sd, sz, 1};
-    poprt_session *s = NULL;
+    poprt__program *p = NULL;
     if (!st) {
-        st = poprt__session_build(m, opts, &stored, &s);
+        st = poprt__program_compile(m, opts, folder, &stored, &p);
         m = NULL;
     }
     if (m)
         poprt__model_free(m);
     poprt__free(sd);
     poprt__free(sz);
-    poprt_options_free(opts);
+    poprt__options_free(opts);
     if (st)
         return st;
     poprt__blob_ref(f);
-    s->file = f;
-    *out = s;
-    return POPRT_OK;
-}
-
-/* The one reader behind poprt_session_load and poprt__popef_load_memory:
- * f (a mapping or an aligned heap copy) is kept by the session. */
-static poprt_status load_blob(const char *path, poprt__blob *f, const poprt_options *options,
-                              poprt_session **session_out)
-{
-    poprt_status st = poprt__options_validate(options);
-    if (!st)
-        st = load_mapped(path, f, options, session_out);
-    poprt__blob_unref(f);
-    return st;
-}
-
-poprt_status poprt_session_load(const char *path, const poprt_options *options,
-                                poprt_session **session_out)
-{
-    if (!path || !session_out)
-        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_session_load: NULL argument");
-    poprt__blob *f;
-    poprt_status st = poprt__blob_map_file(path, &f);
-    if (st)
-        return st;
-    return load_blob(path, f, options, session_out);
-}
-
-poprt_status poprt__popef_load_memory(const char *name, const void *data, size_t size,
-                                      const poprt_options *options, poprt_session **session_out)
-{
-    if (!name || (!data && size) || !session_out)
-        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt__popef_load_memory: NULL argument");
-    /* weights are used in place: the copy is aligned as a mapping's pages are */
-    void *copy = poprt__aligned_alloc(size);
-    poprt__blob *f = copy ? poprt__blob_wrap_aligned(copy, size) : NULL;
-    if (!f) {
-        poprt__aligned_free(copy);
-        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "executable '%s': out of memory", name);
-    }
-    if (size)
-        memcpy(copy, data, size);
-    return load_blob(name, f, options, session_out);
-}
-
-int poprt_file_is_executable(const char *path)
-{
-    /* non-blocking: a FIFO is not an executable file, and must not hang */
-    int fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY) : -1;
-    if (fd < 0)
-        return 0;
-    struct stat st;
-    char magic[8];
-    int yes = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && pread(fd, magic, 8, 0) == 8 &&
-              memcmp(magic, POPRT__POPEF_MAGIC, 8) == 0;
-    close(fd);
-    return yes;
-}
-
-/* ---- engine cache ---------------------------------------------------------- */
-
-/* Key: the serialised model, the options that shape compilation, and the
- * library version. */
-static poprt_status cache_key(const poprt_model *model, const poprt_options *o, uint64_t *key)
-{
-    void *data;
-    size_t size;
-    poprt_status st = poprt__onnx_save(model->m, &data, &size);
-    if (st)
-        return st;
-    uint64_t h = poprt__checksum64(data, size, 1);
-    poprt__free(data);
-    for (size_t i = 0; o && i < o->n; i++) {
-        if (strcmp(o->kv[i].key, "cache_dir") == 0)
-            continue;
-        h = poprt__hash64(o->kv[i].key, strlen(o->kv[i].key), h);
-        h = poprt__hash64(o->kv[i].value, strlen(o->kv[i].value), h);
-    }
-    /* the program depends on the kernels this CPU may use (the layout
-     * choice, the packed weights): CPUs sharing a cache folder keep a file
-     * each instead of loading one another's */
-    const uint32_t cpu = poprt__cpu_features()->flags;
-    h = poprt__hash64(&cpu, sizeof cpu, h);
-    const char *v = poprt_version();
-    *key = poprt__hash64(v, strlen(v), h);
-    return POPRT_OK;
-}
-
-poprt_status poprt__session_cached(const poprt_model *model, const poprt_options *options,
-                                   const char *dir, poprt_session **out)
-{
-    uint64_t key;
-    poprt_status st = cache_key(model, options, &key);
-    if (st)
-        return st;
-    char path[4096];
-    if ((size_t)snprintf(path, sizeof path, "%s/%016llx.popef", dir, (unsigned long long)key) >=
-        sizeof path)
-        return poprt__err(POPRT_STATUS_INVALID_OPTION, "cache folder '%s': path too long", dir);
-    struct stat sb;
-    if (stat(path, &sb) == 0) {
-        st = poprt_session_load(path, options, out);
-        if (!st || st == POPRT_STATUS_OUT_OF_MEMORY) /* the file may be fine */
-            return st;
-        poprt__log(POPRT_LOG_WARNING, "engine cache: '%s' unusable (%s); recompiling", path,
-                   poprt_last_error());
-    }
-    poprt__model *m;
-    st = poprt__model_clone(model->m, &m);
-    if (st)
-        return st;
-    poprt_session *s;
-    st = poprt__session_build(m, options, NULL, &s);
-    if (st)
-        return st;
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-        poprt__log(POPRT_LOG_WARNING, "engine cache: cannot create folder '%s': %s", dir,
-                   strerror(errno));
-    } else {
-        /* storing is optional: the session is made either way */
-        wbuf b = {0};
-        if (build_file(s, key, &b) != POPRT_OK || poprt__write_file(path, b.p, b.len) != POPRT_OK)
-            poprt__log(POPRT_LOG_WARNING, "engine cache: %s", poprt_last_error());
-        poprt__free(b.p);
-    }
-    poprt__err_clear();
-    *out = s;
+    p->file = f;
+    *out = p;
     return POPRT_OK;
 }

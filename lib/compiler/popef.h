@@ -63,10 +63,4 @@ typedef struct poprt__popef_header {
 int poprt__popef_section_hash(const void *data, uint64_t size, uint32_t kind, int threads,
                               uint64_t *out);
 
-/* As poprt_session_load, from the bytes of an executable file in memory
- * (copied; name stands for the file in messages): the same checks and the
- * same reader as a mapped file. */
-poprt_status poprt__popef_load_memory(const char *name, const void *data, size_t size,
-                                      const poprt_options *options, poprt_session **session_out);
-
 #endif

@@ -226,6 +226,7 @@ poprt_status poprt__model_clone(const poprt__model *s, poprt__model **out)
         }
     }
     d->limits = s->limits;
+    d->eval = s->eval; /* copies a pass makes evaluate as the model does */
     d->ir_version = s->ir_version;
     d->producer_name = DUPS(s->producer_name);
     d->producer_version = DUPS(s->producer_version);

@@ -228,6 +228,9 @@ struct poprt__model {
     int n_functions;
     poprt__function *functions;
     poprt__graph *graph;
+    /* the evaluator passes use while a pass manager runs them (opaque here:
+     * lib/passes/passes.h), else NULL */
+    const struct poprt__evaluator *eval;
     const char *path;    /* file it was loaded from, or NULL */
     const char *dir;     /* folder for external data, or NULL */
     int uid_counter;     /* for unique names made by passes */
@@ -316,6 +319,12 @@ poprt__node *poprt__graph_sole_consumer(const poprt__graph *g, const poprt__tens
 /* Adds an opset import for domain unless the model has one (passes that
  * create ai.poprt nodes call this with ("ai.poprt", 1)). */
 poprt_status poprt__model_ensure_opset(poprt__model *m, const char *domain, int64_t version);
+/* The inputs a caller binds: graph inputs that are not initializers. */
+poprt_status poprt__user_inputs(const poprt__graph *g, poprt__vec *out);
+/* Fixes the symbolic dims of main-graph input `name` (NOT_FOUND, SHAPE_MISMATCH
+ * against known dims, INVALID_ARGUMENT); the caller infers again. */
+poprt_status poprt__set_input_shape(poprt__model *m, const char *name, const int64_t *dims,
+                                    int rank);
 /* Number of nodes in g and all its subgraphs. */
 size_t poprt__graph_count_nodes(const poprt__graph *g);
 

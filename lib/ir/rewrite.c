@@ -247,3 +247,39 @@ poprt_status poprt__model_ensure_opset(poprt__model *m, const char *domain, int6
     m->n_opsets++;
     return POPRT_OK;
 }
+
+poprt_status poprt__user_inputs(const poprt__graph *g, poprt__vec *out)
+{
+    for (size_t i = 0; i < g->inputs.len; i++) {
+        poprt__tensor *t = g->inputs.items[i];
+        if (!t->is_initializer && !t->data && poprt__vec_push(out, t))
+            return POPRT_STATUS_OUT_OF_MEMORY;
+    }
+    return POPRT_OK;
+}
+
+poprt_status poprt__set_input_shape(poprt__model *m, const char *name, const int64_t *dims, int rank)
+{
+    poprt__tensor *t = poprt__map_get(&m->graph->by_name, name);
+    if (!t || !t->is_input || t->is_initializer)
+        return poprt__err(POPRT_STATUS_NOT_FOUND, "input '%s' not found", name);
+    if (rank < 0 || rank > POPRT__MAX_RANK)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "input '%s': rank %d out of range", name, rank);
+    if (t->type.kind != POPRT__KIND_TENSOR && t->type.kind != POPRT__KIND_UNKNOWN)
+        return poprt__err(POPRT_STATUS_SHAPE_MISMATCH, "input '%s' is not a tensor", name);
+    if (t->type.rank >= 0 && t->type.rank != rank)
+        return poprt__err(POPRT_STATUS_SHAPE_MISMATCH, "input '%s' has rank %d, not %d", name,
+                          t->type.rank, rank);
+    for (int i = 0; i < rank; i++) {
+        if (dims[i] < 0)
+            return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "input '%s': dim %d is negative", name, i);
+        if (t->type.rank >= 0 && t->type.dims[i].value >= 0 && t->type.dims[i].value != dims[i])
+            return poprt__err(POPRT_STATUS_SHAPE_MISMATCH,
+                              "input '%s': dim %d is fixed to %lld, cannot set %lld", name, i,
+                              (long long)t->type.dims[i].value, (long long)dims[i]);
+    }
+    int32_t elem = t->type.elem;
+    if (poprt__type_set_tensor(&m->arena, &t->type, elem, rank, dims))
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "input '%s': out of memory", name);
+    return POPRT_OK;
+}

@@ -6,7 +6,6 @@
  * run by the pass manager instead. */
 #include "passes/util_replace.h"
 
-int poprt__pass_lookup(const char *name, const poprt__pass **builtin, poprt_pass_fn *fn, void **user);
 
 static poprt_status run(poprt__model *m, const char *args, int *changed)
 {

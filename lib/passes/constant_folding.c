@@ -1,5 +1,5 @@
 /* constant_folding: evaluates every node whose inputs are all constant with
- * its reference kernel (poprt__fold_node) and turns its outputs into
+ * its kernel (through the evaluator handed in) and turns its outputs into
  * initializers; Shape/Size of statically shaped tensors fold too. Argument
  * max_tensor_size (bytes, -1 = no limit, the default): larger results are
  * left to run at inference time. */
@@ -11,7 +11,7 @@
 static poprt_status fold_or_skip(poprt__node *n, void *ctx)
 {
     (void)ctx;
-    if (poprt__fold_node(n, NULL) != POPRT_OK) {
+    if (poprt__pass_fold("constant_folding", n->graph->model, n) != POPRT_OK) {
         poprt__err_clear();
         for (int j = 0; j < n->n_outputs; j++)
             if (n->outputs[j] && n->outputs[j]->producer == n)

@@ -12,7 +12,7 @@ static poprt_status extract(poprt__graph *g, void *ctx, int *changed)
         if (!poprt__pc_is(n, "Constant") || n->n_outputs != 1 || !t || t->type.elem == 0 ||
             t->type.elem == POPRT_DTYPE_STRING || !poprt__type_is_static(&t->type))
             continue;
-        poprt_status st = poprt__fold_node(n, NULL);
+        poprt_status st = poprt__pass_fold("extract_constant_to_initializer", n->graph->model, n);
         if (st) {
             /* a constant form the kernel does not read: leave the node */
             poprt__err_clear();

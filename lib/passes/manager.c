@@ -3,8 +3,6 @@
 #include <string.h>
 #include "passes/passes.h"
 
-int poprt__pass_lookup(const char *name, const poprt__pass **builtin, poprt_pass_fn *fn, void **user);
-
 typedef struct {
     char *name, *args;
 } step;
@@ -17,15 +15,13 @@ struct poprt_pass_manager {
     size_t changed;
 };
 
-poprt_status poprt_pass_manager_create(poprt_pass_manager **pm_out)
+poprt_status poprt__pass_manager_new(poprt_pass_manager **pm_out)
 {
-    if (!pm_out)
-        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_pass_manager_create: NULL argument");
     *pm_out = poprt__calloc(1, sizeof **pm_out);
     return *pm_out ? POPRT_OK : poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
 }
 
-void poprt_pass_manager_free(poprt_pass_manager *pm)
+void poprt__pass_manager_free(poprt_pass_manager *pm)
 {
     if (!pm)
         return;
@@ -40,10 +36,8 @@ void poprt_pass_manager_free(poprt_pass_manager *pm)
     poprt__free(pm);
 }
 
-poprt_status poprt_pass_manager_add(poprt_pass_manager *pm, const char *name, const char *args)
+poprt_status poprt__pass_manager_add(poprt_pass_manager *pm, const char *name, const char *args)
 {
-    if (!pm || !name)
-        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_pass_manager_add: NULL argument");
     const poprt__pass *b;
     poprt_pass_fn fn;
     void *user;
@@ -77,10 +71,8 @@ poprt_status poprt_pass_manager_add(poprt_pass_manager *pm, const char *name, co
     return POPRT_OK;
 }
 
-poprt_status poprt_pass_manager_skip(poprt_pass_manager *pm, const char *name)
+poprt_status poprt__pass_manager_skip(poprt_pass_manager *pm, const char *name)
 {
-    if (!pm || !name)
-        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_pass_manager_skip: NULL argument");
     char **s = poprt__realloc(pm->skip, (pm->n_skip + 1) * sizeof *s);
     if (!s)
         return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
@@ -91,17 +83,18 @@ poprt_status poprt_pass_manager_skip(poprt_pass_manager *pm, const char *name)
     return POPRT_OK;
 }
 
-size_t poprt_pass_manager_changed(const poprt_pass_manager *pm) { return pm ? pm->changed : 0; }
+size_t poprt__pass_manager_changed(const poprt_pass_manager *pm) { return pm->changed; }
 
-poprt_status poprt_pass_manager_run(poprt_pass_manager *pm, poprt_model *model)
+poprt_status poprt__pass_manager_run(poprt_pass_manager *pm, poprt__model **mp,
+                                     const struct poprt__evaluator *eval, poprt_model *handle,
+                                     void (*touch)(poprt_model *handle))
 {
-    if (!pm || !model)
-        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_pass_manager_run: NULL argument");
     poprt__model *backup;
-    poprt_status st = poprt__model_clone(model->m, &backup);
+    poprt_status st = poprt__model_clone(*mp, &backup);
     if (st)
         return st;
     pm->changed = 0;
+    (*mp)->eval = eval;
     for (size_t i = 0; i < pm->n && !st; i++) {
         const char *name = pm->steps[i].name;
         int skipped = 0;
@@ -117,22 +110,34 @@ poprt_status poprt_pass_manager_run(poprt_pass_manager *pm, poprt_model *model)
             break;
         }
         int changed = 1; /* user passes do not say: checked as changed */
-        st = b ? b->run(model->m, pm->steps[i].args, &changed) : fn(model, pm->steps[i].args, user);
+        st = b ? b->run(*mp, pm->steps[i].args, &changed) : fn(handle, pm->steps[i].args, user);
         /* a pass that changed nothing leaves a checked model as it was */
         if (!st && changed)
-            st = poprt__model_check(model->m);
-        poprt__model_touch(model);
-        if (st) /* out of memory stays what it is: the pass itself may be fine */
+            st = poprt__model_check(*mp);
+        if (touch)
+            touch(handle);
+        if (st)
             st = poprt__err_prefix(st == POPRT_STATUS_OUT_OF_MEMORY ? st : POPRT_STATUS_PASS_FAILED,
                                    "pass '%s': ", name);
         else
             pm->changed += changed != 0;
     }
+    (*mp)->eval = NULL;
     if (st) {
-        poprt__model_free(model->m);
-        model->m = backup;
-        poprt__model_touch(model);
+        poprt__model_free(*mp);
+        *mp = backup;
+        backup->eval = NULL;
+        if (touch)
+            touch(handle);
     } else
         poprt__model_free(backup);
     return st;
+}
+
+poprt_status poprt__pass_fold(const char *pass, poprt__model *m, poprt__node *n)
+{
+    if (!m->eval || !m->eval->fold)
+        return poprt__err(POPRT_STATUS_INTERNAL,
+                          "pass '%s' evaluates nodes: run it through a pass manager", pass);
+    return m->eval->fold(m->eval->ctx, n);
 }

@@ -12,7 +12,38 @@
 #ifndef POPRT_PASSES_H
 #define POPRT_PASSES_H
 
-#include "runtime/runtime.h"
+#include "ir/op.h"
+
+/* ---- evaluation, handed in -------------------------------------------------
+ * What passes evaluate with: constant folding and running a model on
+ * samples. Whoever runs passes hands one in (the API layer gives the
+ * runtime's, lib/api/evaluator.c) as m->eval for the run; passes never call
+ * the runtime. A tensor crossing it: */
+typedef struct poprt__eval_tensor {
+    const char *name;
+    int32_t dtype; /* poprt_dtype; 0 for a value that is not a tensor */
+    int rank;
+    const int64_t *dims;
+    const void *data;
+    size_t nbytes;
+} poprt__eval_tensor;
+typedef struct poprt__evaluator poprt__evaluator;
+struct poprt__evaluator {
+    void *ctx;
+    /* Folds n (constant inputs): its outputs become constant data; OK with
+     * nothing done when it cannot. */
+    poprt_status (*fold)(void *ctx, poprt__node *n);
+    /* Compiles a copy of m, the inputs named in shapes fixed to their dims. */
+    poprt_status (*open)(void *ctx, const poprt__model *m, int n_shapes,
+                         const poprt__eval_tensor *shapes, void **runner);
+    /* Runs once; output names[i] into out[i] (data valid until the next run
+     * or close; dtype 0 when it is not a tensor). */
+    poprt_status (*run)(void *runner, int n_in, const poprt__eval_tensor *in, int n_out,
+                        const char *const *names, poprt__eval_tensor *out);
+    void (*close)(void *runner);
+};
+/* The folder of m's evaluator (INTERNAL naming the pass when it has none). */
+poprt_status poprt__pass_fold(const char *pass, poprt__model *m, poprt__node *n);
 
 typedef struct poprt__pass {
     const char *name;
@@ -32,6 +63,26 @@ typedef struct poprt__pass {
 #undef POPRT__PASS
 
 const poprt__pass *const *poprt__builtin_passes(size_t *count);
+/* A pass by name: a built-in (*builtin set), or a registered one (*fn and
+ * *user set, *builtin NULL); 0 when none has that name. */
+int poprt__pass_lookup(const char *name, const poprt__pass **builtin, poprt_pass_fn *fn, void **user);
+/* The registry and the manager behind the public pass API (lib/api/passes.c). */
+poprt_status poprt__pass_register(const char *name, const char *description, poprt_pass_fn fn,
+                                  void *user);
+poprt_status poprt__pass_list(const char *const **names_out, size_t *count_out);
+poprt_status poprt__pass_describe(const char *name, const char **text_out);
+poprt_status poprt__pass_manager_new(poprt_pass_manager **out);
+void poprt__pass_manager_free(poprt_pass_manager *pm);
+poprt_status poprt__pass_manager_add(poprt_pass_manager *pm, const char *name, const char *args);
+poprt_status poprt__pass_manager_skip(poprt_pass_manager *pm, const char *name);
+size_t poprt__pass_manager_changed(const poprt_pass_manager *pm);
+/* Runs the steps on *mp, all or nothing (on failure *mp is the model as it
+ * was). eval is handed to the passes (m->eval); registered passes get
+ * `handle` (the caller's poprt_model), and after each pass touch(handle) so
+ * the caller's caches follow the model. */
+poprt_status poprt__pass_manager_run(poprt_pass_manager *pm, poprt__model **mp,
+                                     const struct poprt__evaluator *eval, poprt_model *handle,
+                                     void (*touch)(poprt_model *handle));
 
 /* ---- argument parsing: "key=value,key=value" (values may be quoted with
  * [] for lists: "checkpoints=[a,b,c]") ---- */

@@ -45,11 +45,9 @@ static int name_taken(const char *name)
     return 0;
 }
 
-poprt_status poprt_pass_register(const char *name, const char *description, poprt_pass_fn fn,
-                                 void *user)
+poprt_status poprt__pass_register(const char *name, const char *description, poprt_pass_fn fn,
+                                  void *user)
 {
-    if (!name || !*name || !fn)
-        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_pass_register: NULL name or function");
     pthread_mutex_lock(&reg_mu);
     poprt_status st = POPRT_OK;
     if (name_taken(name)) {
@@ -76,10 +74,8 @@ poprt_status poprt_pass_register(const char *name, const char *description, popr
     return st;
 }
 
-poprt_status poprt_pass_list(const char *const **names_out, size_t *count_out)
+poprt_status poprt__pass_list(const char *const **names_out, size_t *count_out)
 {
-    if (!names_out || !count_out)
-        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_pass_list: NULL argument");
     pthread_mutex_lock(&reg_mu);
     size_t nb = sizeof builtins / sizeof builtins[0], n = nb + n_users;
     poprt_status st = POPRT_OK;
@@ -105,10 +101,8 @@ poprt_status poprt_pass_list(const char *const **names_out, size_t *count_out)
     return st;
 }
 
-poprt_status poprt_pass_describe(const char *name, const char **text_out)
+poprt_status poprt__pass_describe(const char *name, const char **text_out)
 {
-    if (!name || !text_out)
-        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_pass_describe: NULL argument");
     for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
         if (strcmp(builtins[i]->name, name) == 0) {
             *text_out = builtins[i]->description;
@@ -125,7 +119,7 @@ poprt_status poprt_pass_describe(const char *name, const char **text_out)
     return poprt__err(POPRT_STATUS_NOT_FOUND, "no pass named '%s'", name);
 }
 
-/* Finds a pass: a built-in, or a user pass (copied out under the lock). */
+/* (a user pass is copied out under the lock) */
 int poprt__pass_lookup(const char *name, const poprt__pass **builtin, poprt_pass_fn *fn, void **user)
 {
     for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)

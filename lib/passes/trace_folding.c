@@ -36,7 +36,7 @@ static int traced(const poprt__node *n)
 static poprt_status fold(poprt__node *n, void *ctx)
 {
     (void)ctx;
-    return traced(n) ? poprt__fold_node(n, NULL) : POPRT_OK;
+    return traced(n) ? poprt__pass_fold("trace_folding", n->graph->model, n) : POPRT_OK;
 }
 
 static poprt_status to_initializers(poprt__graph *g, void *ctx, int *changed)

@@ -223,9 +223,11 @@ poprt_status poprt__pdata_get(const poprt__model *m, const char *dir, int sample
 /* ---- runner ------------------------------------------------------------- */
 
 struct poprt__prunner {
-    poprt_session *s;
+    const poprt__evaluator *eval;
+    void *runner;
     int n;
     const char **names;
+    poprt__eval_tensor *outs;
     float **bufs;
     int64_t *numel, *cap;
     int64_t (*dims)[POPRT__MAX_RANK];
@@ -239,18 +241,12 @@ const int64_t *poprt__prunner_dims(const poprt__prunner *r, int i, int *rank)
     return r->dims[i];
 }
 
-void poprt__pmodel_view(poprt__model *m, poprt_model *view)
-{
-    memset(view, 0, sizeof *view);
-    view->m = m;
-    view->gen = 1;
-}
-
 void poprt__prunner_free(poprt__prunner *r)
 {
     if (!r)
         return;
-    poprt_session_free(r->s);
+    if (r->runner)
+        r->eval->close(r->runner);
     for (int i = 0; i < r->n; i++)
         poprt__free(r->bufs ? r->bufs[i] : NULL);
     poprt__arena_free(&r->arena);
@@ -263,23 +259,27 @@ const char *poprt__prunner_name(const poprt__prunner *r, int i) { return r->name
 poprt_status poprt__prunner_create(const poprt__model *m, int n_names, const char *const *names,
                                    const poprt__pdata *shapes, poprt__prunner **out)
 {
+    if (!m->eval || !m->eval->open)
+        return poprt__err(POPRT_STATUS_INTERNAL,
+                          "this pass runs the model: run it through a pass manager");
     poprt__prunner *r = poprt__calloc(1, sizeof *r);
     if (!r)
         return oom();
+    r->eval = m->eval;
     poprt__arena_init(&r->arena);
     poprt__model *c = NULL;
-    poprt_options *opt = NULL;
     poprt_status st = poprt__model_clone(m, &c);
     if (!st) {
         poprt__graph *g = c->graph;
         r->n = names ? n_names : (int)g->outputs.len;
         r->names = poprt__arena_array(&r->arena, (size_t)r->n + 1, sizeof *r->names);
+        r->outs = poprt__arena_array(&r->arena, (size_t)r->n + 1, sizeof *r->outs);
         r->bufs = poprt__arena_array(&r->arena, (size_t)r->n + 1, sizeof *r->bufs);
         r->numel = poprt__arena_array(&r->arena, (size_t)r->n + 1, sizeof *r->numel);
         r->cap = poprt__arena_array(&r->arena, (size_t)r->n + 1, sizeof *r->cap);
         r->dims = poprt__arena_array(&r->arena, (size_t)r->n + 1, sizeof *r->dims);
         r->rank = poprt__arena_array(&r->arena, (size_t)r->n + 1, sizeof *r->rank);
-        if (!r->names || !r->bufs || !r->numel || !r->cap || !r->dims || !r->rank)
+        if (!r->names || !r->outs || !r->bufs || !r->numel || !r->cap || !r->dims || !r->rank)
             st = oom();
         for (int i = 0; !st && i < r->n; i++) {
             poprt__tensor *t = names ? poprt__graph_find(g, names[i]) : g->outputs.items[i];
@@ -296,32 +296,23 @@ poprt_status poprt__prunner_create(const poprt__model *m, int n_names, const cha
             }
         }
     }
-    if (!st)
-        st = poprt_options_create(&opt);
     /* symbolic input dims take the sample's shape */
-    for (int i = 0; !st && shapes && shapes->n_samples > 0 && i < shapes->n_inputs; i++) {
+    poprt__eval_tensor *fix = NULL;
+    int n_fix = 0;
+    if (!st && shapes && shapes->n_samples > 0 &&
+        !(fix = poprt__arena_array(&r->arena, (size_t)shapes->n_inputs + 1, sizeof *fix)))
+        st = oom();
+    for (int i = 0; !st && fix && i < shapes->n_inputs; i++) {
         const poprt__ptensor *p = &shapes->t[i];
         const poprt__tensor *t = poprt__graph_find(c->graph, p->name);
         int fixed = t && t->type.rank == p->rank;
         for (int d = 0; fixed && d < p->rank; d++)
             fixed = t->type.dims[d].value >= 0;
-        if (fixed)
-            continue;
-        char key[512], val[512];
-        size_t o = 0;
-        val[0] = 0;
-        for (int d = 0; d < p->rank && o < sizeof val - 24; d++)
-            o += (size_t)snprintf(val + o, sizeof val - o, "%s%lld", d ? "," : "", (long long)p->dims[d]);
-        snprintf(key, sizeof key, "input_shape.%s", p->name);
-        st = poprt_options_set(opt, key, val);
+        if (!fixed)
+            fix[n_fix++] = (poprt__eval_tensor){.name = p->name, .rank = p->rank, .dims = p->dims};
     }
-    if (!st) {
-        poprt_model view;
-        poprt__pmodel_view(c, &view);
-        st = poprt_session_create(&view, opt, &r->s);
-        poprt__vec_free(&view.user_inputs);
-    }
-    poprt_options_free(opt);
+    if (!st)
+        st = r->eval->open(r->eval->ctx, c, n_fix, fix, &r->runner);
     poprt__model_free(c);
     if (st) {
         poprt__prunner_free(r);
@@ -334,39 +325,28 @@ poprt_status poprt__prunner_create(const poprt__model *m, int n_names, const cha
 poprt_status poprt__prunner_run(poprt__prunner *r, const poprt__pdata *d, int s,
                                 const float *const **out, const int64_t **numel)
 {
-    poprt_stepio *io;
-    poprt_status st = poprt_stepio_create(&io);
-    if (st)
-        return st;
-    for (int i = 0; !st && i < d->n_inputs; i++) {
+    poprt__eval_tensor in[256];
+    if (d->n_inputs > 256)
+        return poprt__err(POPRT_STATUS_UNSUPPORTED, "more than 256 model inputs");
+    for (int i = 0; i < d->n_inputs; i++) {
         const poprt__ptensor *p = &d->t[s * d->n_inputs + i];
-        st = poprt_stepio_set_input(io, p->name, (poprt_dtype)p->dtype, p->dims, p->rank, p->data,
-                                    p->nbytes);
+        in[i] = (poprt__eval_tensor){p->name, p->dtype, p->rank, p->dims, p->data, p->nbytes};
     }
-    for (int i = 0; !st && i < r->n; i++)
-        st = poprt_stepio_set_output_alloc(io, r->names[i]);
-    if (!st)
-        st = poprt_session_run(r->s, io);
+    poprt_status st = r->eval->run(r->runner, d->n_inputs, in, r->n, r->names, r->outs);
     for (int i = 0; !st && i < r->n; i++) {
-        poprt_dtype dt;
-        int rank;
-        const int64_t *dims;
-        const void *data;
-        size_t nbytes;
+        const poprt__eval_tensor *o = &r->outs[i];
+        int32_t dt = o->dtype;
         r->numel[i] = -1;
-        poprt_value_kind kind = POPRT_VALUE_TENSOR;
-        if (poprt_stepio_output_kind(io, r->names[i], &kind, NULL, NULL) || kind != POPRT_VALUE_TENSOR)
-            continue;
-        if (poprt_stepio_output(io, r->names[i], &dt, &rank, &dims, &data, &nbytes))
+        if (!dt || !o->data)
             continue;
         if (!poprt__dtype_is_float(dt) && !poprt__dtype_is_int(dt) && dt != POPRT_DTYPE_BOOL)
             continue;
         int64_t n = 1;
-        for (int k = 0; k < rank; k++)
-            n *= dims[k];
-        r->rank[i] = rank < POPRT__MAX_RANK ? rank : POPRT__MAX_RANK;
+        for (int k = 0; k < o->rank; k++)
+            n *= o->dims[k];
+        r->rank[i] = o->rank < POPRT__MAX_RANK ? o->rank : POPRT__MAX_RANK;
         for (int k = 0; k < r->rank[i]; k++)
-            r->dims[i][k] = dims[k];
+            r->dims[i][k] = o->dims[k];
         if (n > r->cap[i]) {
             float *b = poprt__realloc(r->bufs[i], (size_t)(n > 0 ? n : 1) * sizeof(float));
             if (!b) {
@@ -377,16 +357,15 @@ poprt_status poprt__prunner_run(poprt__prunner *r, const poprt__pdata *d, int s,
             r->cap[i] = n;
         }
         if (dt == POPRT_DTYPE_FLOAT)
-            memcpy(r->bufs[i], data, (size_t)n * sizeof(float));
+            memcpy(r->bufs[i], o->data, (size_t)n * sizeof(float));
         else if (dt == POPRT_DTYPE_FLOAT16)
             for (int64_t k = 0; k < n; k++)
-                r->bufs[i][k] = poprt__half_to_float(((const uint16_t *)data)[k]);
+                r->bufs[i][k] = poprt__half_to_float(((const uint16_t *)o->data)[k]);
         else
             for (int64_t k = 0; k < n; k++)
-                r->bufs[i][k] = (float)poprt__load_f64(data, dt, k);
+                r->bufs[i][k] = (float)poprt__load_f64(o->data, dt, k);
         r->numel[i] = n;
     }
-    poprt_stepio_free(io);
     if (!st) {
         *out = (const float *const *)r->bufs;
         *numel = r->numel;
@@ -560,6 +539,7 @@ poprt_status poprt__load_origin(const poprt__model *m, const char *path, const c
             poprt__model_free(o);
         return poprt__err_prefix(st, "original model '%s': ", path);
     }
+    o->eval = m->eval; /* evaluated as the pass's own model is */
     *out = o;
     return POPRT_OK;
 }

@@ -74,7 +74,6 @@ int poprt__arg_list(const char *text, char *buf, size_t bufsize, const char **it
 int poprt__list_has(const char *const *items, int n, const char *s);
 
 /* Wraps an internal model for the public session API (no copy). */
-void poprt__pmodel_view(poprt__model *m, poprt_model *view);
 
 /* Origin model of a comparison: loads `path`, or m->path when NULL. Returns
  * NOT_FOUND with a message when neither is available. */

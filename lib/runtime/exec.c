@@ -519,8 +519,8 @@ static poprt_status run_node(struct poprt__exec *x, poprt__frame *f, poprt__node
             in[i] = NULL;
         }
     }
-    unsigned char how = x->s && f == &x->main && n->id >= 0 && x->s->plan.view
-                            ? x->s->plan.view[n->id]
+    unsigned char how = x->s && f == &x->main && n->id >= 0 && x->s->prog->plan.view
+                            ? x->s->prog->plan.view[n->id]
                             : POPRT__PLAN_RUN;
     if (how == POPRT__PLAN_CONCAT) {
         st = concat_in_output(f, n, in);
@@ -552,9 +552,9 @@ static poprt_status run_node(struct poprt__exec *x, poprt__frame *f, poprt__node
     }
     poprt__kctx k = {.node = n, .opset = n->opset, .n_in = n->n_inputs, .in = in,
                      .n_out = n->n_outputs, .out = out, .exec = x};
-    if (x->s && x->s->states && f == &x->main && n->id >= 0) {
-        k.state = x->s->states[n->id];
-        k.state_size = x->s->state_sizes[n->id];
+    if (x->s && x->s->prog->states && f == &x->main && n->id >= 0) {
+        k.state = x->s->prog->states[n->id];
+        k.state_size = x->s->prog->state_sizes[n->id];
     }
     if (x->s && x->s->profile && f == &x->main && n->id >= 0) {
         struct timespec t0, t1;

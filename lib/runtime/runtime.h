@@ -1,36 +1,12 @@
-/* Runtime internals: options, thread pool, sessions, execution frames. */
+/* The runtime runs programs (lib/compiler/program.h): sessions (a program
+ * and the state of its runs), execution frames and arenas, the thread pool,
+ * stepio. It compiles nothing. */
 #ifndef POPRT_RUNTIME_H
 #define POPRT_RUNTIME_H
 
 #include <pthread.h>
+#include "compiler/program.h"
 #include "kernels/kernel.h"
-
-struct poprt_model {
-    poprt__model *m;
-    /* caches behind the public getters, rebuilt when gen changes */
-    unsigned gen, cache_gen;
-    poprt__vec user_inputs; /* poprt__tensor *: graph inputs without initializers */
-    const char **ids;
-    size_t n_ids;
-};
-/* Public inputs of a graph: inputs that are not initializers. */
-poprt_status poprt__user_inputs(const poprt__graph *g, poprt__vec *out);
-void poprt__model_touch(poprt_model *model);
-poprt_status poprt__set_input_shape(poprt__model *m, const char *name, const int64_t *dims, int rank);
-/* Fills a poprt_value_info from a tensor (dims arrays from the arena). */
-poprt_status poprt__fill_info(poprt__arena *a, const poprt__tensor *t, poprt_value_info *info);
-
-/* ---- options ---- */
-typedef struct poprt__kv {
-    char *key, *value;
-} poprt__kv;
-struct poprt_options {
-    poprt__kv *kv;
-    size_t n;
-    poprt_parallel_for_fn pf; /* host parallel-for, or NULL */
-    void *pf_user;
-    int pf_width;
-};
 
 /* ---- thread pool ---- */
 typedef struct poprt__pool poprt__pool;
@@ -93,43 +69,18 @@ poprt_status poprt__fold_node(poprt__node *n, void *ctx);
 poprt_status poprt__value_copy_heap(poprt__value *dst, const poprt__value *src);
 void poprt__value_free_heap(poprt__value *v);
 
-/* ---- plan ---- */
-/* plan.view values: how a main-graph node runs */
-enum {
-    POPRT__PLAN_RUN = 0,    /* its kernel runs */
-    POPRT__PLAN_VIEW = 1,   /* output 0 aliases input 0: the node does not run */
-    POPRT__PLAN_CONCAT = 2  /* a Concat whose inputs were written in its output: does not run */
-};
-typedef struct poprt__plan {
-    int64_t *offset;     /* per main-graph tensor: arena offset, or -1 */
-    unsigned char *view; /* per main-graph node: a POPRT__PLAN_* value */
-    size_t arena_bytes;
-    size_t n_concat_elided; /* nodes marked POPRT__PLAN_CONCAT */
-} poprt__plan;
-poprt_status poprt__plan_build(const poprt__graph *g, poprt__plan *p);
-void poprt__plan_free(poprt__plan *p);
-
 /* ---- session ---- */
-typedef struct poprt__anchor_cfg {
-    poprt_anchor kind;
-    int64_t every_n;
-} poprt__anchor_cfg;
-
+/* A session: a program (shared, read-only) and what its runs need: the
+ * thread pool, execution contexts, the run options, profile counters. */
 struct poprt_session {
-    poprt__model *m;         /* private clone, shapes bound and folded */
-    poprt_model *view;       /* public view for info getters */
-    poprt__plan plan;
+    poprt__program *prog;
+    poprt__model *m;            /* prog->m, read only */
+    struct poprt_model *view;   /* the API layer's public view of m, or NULL */
     int threads;
     int64_t batches_per_step;
     poprt__anchor_cfg *anchors; /* per graph output */
-    poprt__vec inputs;          /* poprt__tensor * user inputs */
     poprt__pool *pool;
     pthread_mutex_t mu;
-    void **states;              /* per main-graph node (by node->id): prepare() blobs */
-    size_t *state_sizes;
-    unsigned char *state_owned; /* 0: the blob lives in an executable file's mapping */
-    poprt_options *options;     /* as given, recorded in executable files */
-    poprt__blob *file;          /* executable file this session came from, or NULL */
     int profile;                /* option "profile": time each node */
     uint64_t *prof_ns;          /* per main-graph node: total kernel time */
     uint64_t *prof_calls;
@@ -137,24 +88,14 @@ struct poprt_session {
     poprt__vec all_execs;
 };
 
-/* Prepared states read from an executable file, by main-graph node index. */
-typedef struct poprt__stored_states {
-    size_t n;
-    const void *const *data;
-    const size_t *size;
-    int usable; /* 0: made for a CPU this one is not: prepare() anew */
-} poprt__stored_states;
-
-/* Builds a session from a model it takes ownership of (freed on failure). */
-poprt_status poprt__session_build(poprt__model *m, const poprt_options *options,
-                                  const poprt__stored_states *stored, poprt_session **out);
-/* Graph optimisation of a session's private model (lib/compiler/optimize.c). */
-poprt_status poprt__compile_optimize(poprt__model *m, int *changed);
-/* Session through the engine cache in dir (lib/compiler/popef.c). */
-poprt_status poprt__session_cached(const poprt_model *model, const poprt_options *options,
-                                   const char *dir, poprt_session **out);
-
-#endif
+/* A session running program p (a reference is taken) with the run options
+ * of `options` (threads, batches_per_step, anchors, profile, the host's
+ * parallel-for). */
+poprt_status poprt__session_new(poprt__program *p, const poprt_options *options,
+                                poprt_session **out);
+/* Runs one step; safe from several threads at once with one stepio each. */
+poprt_status poprt__session_run(poprt_session *s, poprt_stepio *io);
+void poprt__session_free(poprt_session *s);
 
 /* ---- stepio (stepio.c), used by the run loop ---- */
 poprt_status poprt__stepio_begin(poprt_stepio *io, struct poprt_session *s);
@@ -165,11 +106,5 @@ poprt_status poprt__stepio_bind_input(poprt_stepio *io, struct poprt_session *s,
 poprt_status poprt__stepio_take_output(poprt_stepio *io, struct poprt_session *s, size_t index,
                                        int64_t b, const poprt__value *v);
 poprt_status poprt__stepio_end(poprt_stepio *io, struct poprt_session *s);
-/* Options: value of key or NULL; validation of all keys. */
-const char *poprt__opt(const poprt_options *o, const char *key);
-/* The limit options present in o override l's values (INVALID_OPTION for a
- * malformed value). */
-poprt_status poprt__limits_from_options(const poprt_options *o, poprt__limits *l);
-poprt_status poprt__options_validate(const poprt_options *o);
-poprt_status poprt__parse_dims(const char *text, int64_t *dims, int *rank, const char *what);
-poprt_status poprt__parse_anchor(const char *key, const char *v, poprt__anchor_cfg *out);
+
+#endif

@@ -275,7 +275,7 @@ static poprt_status check_names(const poprt_stepio *io, const poprt_session *s)
     const poprt__graph *g = s->m->graph;
     for (size_t i = 0; i < io->n; i++) {
         const entry *e = &io->e[i];
-        const poprt__vec *v = e->is_input ? &s->inputs : &g->outputs;
+        const poprt__vec *v = e->is_input ? &s->prog->inputs : &g->outputs;
         int found = 0;
         for (size_t k = 0; k < v->len && !found; k++)
             found = strcmp(((const poprt__tensor *)v->items[k])->name, e->name) == 0;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "compiler/popef.h"
+#include "api/api.h"
 #include "core/core.h"
 #include "fuzz.h"
 

@@ -7,7 +7,7 @@
 #include <string.h>
 #include "ir/ir.h"
 #include "onnx/onnx.h"
-#include "runtime/runtime.h"
+#include "api/api.h"
 
 static inline poprt__model *tb_model(int64_t opset)
 {

@@ -385,8 +385,8 @@ START_TEST(in_place_chain_matches)
         if (!strcmp(((const poprt__node *)g->nodes.items[i])->op_type, "FusedElementwise"))
             f = g->nodes.items[i];
     ck_assert_ptr_nonnull(f);
-    ck_assert_int_ge(s->plan.offset[f->inputs[0]->id], 0);
-    ck_assert_int_eq(s->plan.offset[f->inputs[0]->id], s->plan.offset[f->outputs[0]->id]);
+    ck_assert_int_ge(s->prog->plan.offset[f->inputs[0]->id], 0);
+    ck_assert_int_eq(s->prog->plan.offset[f->inputs[0]->id], s->prog->plan.offset[f->outputs[0]->id]);
     poprt_session_free(s);
     poprt_model_free(pm);
 }
@@ -420,7 +420,7 @@ START_TEST(dropout_with_unread_mask_is_a_view)
         const poprt__node *n = g->nodes.items[i];
         if (!strcmp(n->op_type, "Dropout")) {
             found = 1;
-            ck_assert_int_eq(s->plan.view[i], 1);
+            ck_assert_int_eq(s->prog->plan.view[i], 1);
         }
     }
     ck_assert_int_eq(found, 1);
@@ -466,7 +466,7 @@ static void gemm_case(int M, int ta, int tb, int with_c)
     ck_assert_int_eq(poprt_session_create(pm, NULL, &s), POPRT_OK);
     int packed = 0;
     for (size_t i = 0; i < s->m->graph->nodes.len; i++)
-        packed |= s->states && s->states[i] != NULL;
+        packed |= s->prog->states && s->prog->states[i] != NULL;
     ck_assert_int_eq(packed, 1);
     poprt_session_free(s);
     run_model(pm, NULL, "x", ad, 2, a, (size_t)(M * K), "y", y, (size_t)(M * N), NULL, NULL);

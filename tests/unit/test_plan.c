@@ -87,7 +87,7 @@ static int64_t off(const poprt_session *s, const char *name)
 {
     const poprt__tensor *t = poprt__graph_find(s->m->graph, name);
     ck_assert_ptr_nonnull(t);
-    return s->plan.offset[t->id];
+    return s->prog->plan.offset[t->id];
 }
 
 /* The plan's decision for the node that writes tensor `name`. */
@@ -96,7 +96,7 @@ static int how(const poprt_session *s, const char *name)
     const poprt__tensor *t = poprt__graph_find(s->m->graph, name);
     ck_assert_ptr_nonnull(t);
     ck_assert_ptr_nonnull(t->producer);
-    return s->plan.view[t->producer->id];
+    return s->prog->plan.view[t->producer->id];
 }
 
 /* Byte ranges [a, a+na) and [b, b+nb) in the arena do not meet. */
@@ -167,7 +167,7 @@ START_TEST(two_producers_write_into_the_concat)
     node1(m, "Abs", "c", "y");
     tb_output(m, "y");
     poprt_session *s = session_of(m, no_opt);
-    ck_assert_uint_eq(s->plan.n_concat_elided, 1);
+    ck_assert_uint_eq(s->prog->plan.n_concat_elided, 1);
     ck_assert_int_eq(how(s, "c"), POPRT__PLAN_CONCAT);
     ck_assert_int_ge(off(s, "c"), 0);
     ck_assert_int_eq(off(s, "a"), off(s, "c"));
@@ -201,7 +201,7 @@ START_TEST(input_read_after_the_concat)
     tb_output(m, "c");
     tb_output(m, "g");
     poprt_session *s = session_of(m, no_opt);
-    ck_assert_uint_eq(s->plan.n_concat_elided, 1);
+    ck_assert_uint_eq(s->prog->plan.n_concat_elided, 1);
     ck_assert_int_eq(off(s, "b"), off(s, "c") + N * 4);
     ck_assert(apart(off(s, "g"), N * 4, off(s, "c"), 2 * N * 4));
     float x[N], a[N], b[N], c[2 * N], g[N], want_c[2 * N], want_g[N];
@@ -233,7 +233,7 @@ START_TEST(in_place_after_the_concat_sees_later_readers)
     tb_output(m, "d");
     tb_output(m, "f");
     poprt_session *s = session_of(m, no_opt);
-    ck_assert_uint_eq(s->plan.n_concat_elided, 1);
+    ck_assert_uint_eq(s->prog->plan.n_concat_elided, 1);
     ck_assert(apart(off(s, "d"), 2 * N * 4, off(s, "c"), 2 * N * 4));
     ck_assert_int_eq(off(s, "f"), off(s, "a"));
     float x[N], a[N], b[N], c[2 * N], d[2 * N], f[N], want_d[2 * N], want_f[N];
@@ -264,7 +264,7 @@ START_TEST(graph_output_as_concat_input)
     tb_output(m, "a");
     tb_output(m, "y");
     poprt_session *s = session_of(m, no_opt);
-    ck_assert_uint_eq(s->plan.n_concat_elided, 1);
+    ck_assert_uint_eq(s->prog->plan.n_concat_elided, 1);
     ck_assert_int_eq(off(s, "a"), off(s, "c"));
     ck_assert(apart(off(s, "y"), 2 * N * 4, off(s, "c"), 2 * N * 4));
     float x[N], a[N], b[N], c[2 * N], y[2 * N], want_y[2 * N];
@@ -307,7 +307,7 @@ START_TEST(batch_two_on_axis_one_runs)
     tb_output(m, "c1");
     tb_output(m, "c0");
     poprt_session *s = session_of(m, no_opt);
-    ck_assert_uint_eq(s->plan.n_concat_elided, 1);
+    ck_assert_uint_eq(s->prog->plan.n_concat_elided, 1);
     ck_assert_int_eq(how(s, "c1"), POPRT__PLAN_RUN);
     ck_assert_int_eq(how(s, "c0"), POPRT__PLAN_CONCAT);
     ck_assert_int_eq(off(s, "b"), off(s, "c0") + B * 4);
@@ -336,7 +336,7 @@ START_TEST(same_tensor_twice_runs)
     node1(m, "Abs", "c", "y");
     tb_output(m, "y");
     poprt_session *s = session_of(m, no_opt);
-    ck_assert_uint_eq(s->plan.n_concat_elided, 0);
+    ck_assert_uint_eq(s->prog->plan.n_concat_elided, 0);
     ck_assert_int_eq(how(s, "c"), POPRT__PLAN_RUN);
     float x[N], a[N], b[N], c[3 * N], y[3 * N], want[3 * N];
     fill(x, N);
@@ -366,7 +366,7 @@ START_TEST(nested_concats_are_all_elided)
     node1(m, "Neg", "c3", "y");
     tb_output(m, "y");
     poprt_session *s = session_of(m, no_opt);
-    ck_assert_uint_eq(s->plan.n_concat_elided, 3);
+    ck_assert_uint_eq(s->prog->plan.n_concat_elided, 3);
     int64_t base = off(s, "c3"), row = N * 4;
     ck_assert_int_eq(off(s, "e"), base);
     ck_assert_int_eq(off(s, "c2"), base + row);
@@ -403,7 +403,7 @@ START_TEST(input_of_two_concats_moves_once)
     tb_output(m, "c1");
     tb_output(m, "c2");
     poprt_session *s = session_of(m, no_opt);
-    ck_assert_uint_eq(s->plan.n_concat_elided, 1);
+    ck_assert_uint_eq(s->prog->plan.n_concat_elided, 1);
     ck_assert_int_eq(how(s, "c1"), POPRT__PLAN_CONCAT);
     ck_assert_int_eq(how(s, "c2"), POPRT__PLAN_RUN);
     float x[N], a[N], b[N], d[N], c1[2 * N], c2[2 * N], want1[2 * N], want2[2 * N];
@@ -444,7 +444,7 @@ START_TEST(inputs_without_arena_bytes_run)
     tb_output(m, "c2");
     tb_output(m, "c3");
     poprt_session *s = session_of(m, no_opt);
-    ck_assert_uint_eq(s->plan.n_concat_elided, 1);
+    ck_assert_uint_eq(s->prog->plan.n_concat_elided, 1);
     ck_assert_int_eq(how(s, "c1"), POPRT__PLAN_RUN);
     ck_assert_int_eq(how(s, "c2"), POPRT__PLAN_RUN);
     ck_assert_int_eq(how(s, "r"), POPRT__PLAN_VIEW);
@@ -574,10 +574,10 @@ START_TEST(fire_module_concat_is_elided)
     for (int t = 0; t < 2; t++) {
         poprt_session *s =
             session_of(fire_model(), (const char *const[]){"threads", threads[t], NULL});
-        ck_assert_uint_eq(s->plan.n_concat_elided, 1);
+        ck_assert_uint_eq(s->prog->plan.n_concat_elided, 1);
         const poprt__tensor *c = poprt__graph_find(s->m->graph, "cat");
         ck_assert_ptr_nonnull(c);
-        ck_assert_int_eq(s->plan.view[c->producer->id], POPRT__PLAN_CONCAT);
+        ck_assert_int_eq(s->prog->plan.view[c->producer->id], POPRT__PLAN_CONCAT);
         for (int rep = 0; rep < 2; rep++) {
             run(s, x, in, 4, 1, (const char *[]){"y"}, (float *[]){y}, (size_t[]){sizeof y});
             SAME(y, want);
@@ -598,7 +598,7 @@ START_TEST(batches_per_step_rebind_the_parts)
     node1(m, "Abs", "c", "y");
     tb_output(m, "y");
     poprt_session *s = session_of(m, (const char *const[]){"batches_per_step", "2", NULL});
-    ck_assert_uint_eq(s->plan.n_concat_elided, 1);
+    ck_assert_uint_eq(s->prog->plan.n_concat_elided, 1);
     const int64_t d2[4] = {2, 1, 4, 6};
     float x[2 * N], a[N], b[N], c[2 * N], y[4 * N], want[4 * N];
     fill(x, 2 * N);
@@ -632,8 +632,8 @@ START_TEST(executable_file_elides_the_same)
     ck_assert_int_eq(poprt_session_export(s, path), POPRT_OK);
     poprt_session *l;
     ck_assert_int_eq(poprt_session_load(path, NULL, &l), POPRT_OK);
-    ck_assert_uint_eq(l->plan.n_concat_elided, 1);
-    ck_assert_uint_eq(l->plan.n_concat_elided, s->plan.n_concat_elided);
+    ck_assert_uint_eq(l->prog->plan.n_concat_elided, 1);
+    ck_assert_uint_eq(l->prog->plan.n_concat_elided, s->prog->plan.n_concat_elided);
     ck_assert_uint_eq(poprt_session_arena_bytes(l), poprt_session_arena_bytes(s));
     run(l, x, in, 4, 1, (const char *[]){"y"}, (float *[]){y}, (size_t[]){sizeof y});
     SAME(y, want);
@@ -663,7 +663,7 @@ START_TEST(placement_never_grows_the_arena)
     node1(m, "Neg", "c", "y");
     tb_output(m, "y");
     poprt_session *s = session_of(m, no_opt);
-    ck_assert_uint_eq(s->plan.n_concat_elided, 0);
+    ck_assert_uint_eq(s->prog->plan.n_concat_elided, 0);
     ck_assert_int_eq(how(s, "c"), POPRT__PLAN_RUN);
     /* a, w (t's bytes), b and c: 128 + 4096 + 4096 + 4224; with placement
      * c holding a and b would meet t and u: 4224 + 4096 + 4096 */

@@ -2,6 +2,7 @@
 #include <check.h>
 #include <dirent.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 #include "builder.h"
 #include "compiler/popef.h"
+#include "api/api.h"
 
 static char tmpdir[64];
 
@@ -360,6 +362,98 @@ START_TEST(big_sections_verify_on_threads)
 }
 END_TEST
 
+/* One compiled program backs several sessions at once: two sessions (one
+ * on 2 threads) made from one program run concurrently on two threads,
+ * each result bit-equal to a session of its own; the program is freed with
+ * its last session. */
+typedef struct {
+    poprt_session *s;
+    float y[64];
+} shared_run;
+
+static void *run_many(void *arg)
+{
+    shared_run *r = arg;
+    for (int i = 0; i < 50; i++)
+        run(r->s, r->y);
+    return NULL;
+}
+
+START_TEST(one_program_many_sessions)
+{
+    poprt_model *pm = model();
+    float ref[64];
+    poprt_session *alone;
+    ck_assert_int_eq(poprt_session_create(pm, NULL, &alone), POPRT_OK);
+    run(alone, ref);
+    poprt_session_free(alone);
+    poprt__model *c;
+    ck_assert_int_eq(poprt__model_clone(pm->m, &c), POPRT_OK);
+    poprt__program *p;
+    ck_assert_int_eq(poprt__program_compile(c, NULL, &poprt__api_folder, NULL, &p), POPRT_OK);
+    poprt_options *o;
+    ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
+    ck_assert_int_eq(poprt_options_set(o, "threads", "2"), POPRT_OK);
+    shared_run r[2];
+    ck_assert_int_eq(poprt__session_new(p, NULL, &r[0].s), POPRT_OK);
+    ck_assert_int_eq(poprt__session_new(p, o, &r[1].s), POPRT_OK);
+    ck_assert_ptr_eq(r[0].s->prog, r[1].s->prog);
+    ck_assert_int_eq(p->refs, 3);
+    poprt__program_unref(p); /* the sessions keep it */
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(pthread_create(&t[i], NULL, run_many, &r[i]), 0);
+    for (int i = 0; i < 2; i++) {
+        ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+        ck_assert_int_eq(memcmp(r[i].y, ref, sizeof ref), 0);
+        poprt__session_free(r[i].s);
+    }
+    poprt_options_free(o);
+    poprt_model_free(pm);
+}
+END_TEST
+
+/* An executable file is exactly a program: loading one and writing the
+ * loaded program again gives the same bytes. */
+START_TEST(executable_round_trips_a_program)
+{
+    poprt_model *pm = model();
+    poprt__model *c;
+    ck_assert_int_eq(poprt__model_clone(pm->m, &c), POPRT_OK);
+    poprt__program *p;
+    ck_assert_int_eq(poprt__program_compile(c, NULL, &poprt__api_folder, NULL, &p), POPRT_OK);
+    void *a, *b;
+    size_t na, nb;
+    ck_assert_int_eq(poprt__program_serialize(p, 42, &a, &na), POPRT_OK);
+    void *copy = poprt__aligned_alloc(na);
+    ck_assert_ptr_nonnull(copy);
+    memcpy(copy, a, na);
+    poprt__blob *f = poprt__blob_wrap_aligned(copy, na);
+    ck_assert_ptr_nonnull(f);
+    poprt__program *q;
+    ck_assert_int_eq(poprt__program_load("mem.popef", f, NULL, &poprt__api_folder, &q), POPRT_OK);
+    poprt__blob_unref(f); /* the program keeps the bytes */
+    ck_assert_int_eq(poprt__program_serialize(q, 42, &b, &nb), POPRT_OK);
+    ck_assert_uint_eq(na, nb);
+    ck_assert_int_eq(memcmp(a, b, na), 0);
+    /* and runs as the original */
+    float y0[64], y1[64];
+    poprt_session *s0, *s1;
+    ck_assert_int_eq(poprt__session_new(p, NULL, &s0), POPRT_OK);
+    ck_assert_int_eq(poprt__session_new(q, NULL, &s1), POPRT_OK);
+    run(s0, y0);
+    run(s1, y1);
+    ck_assert_int_eq(memcmp(y0, y1, sizeof y0), 0);
+    poprt__session_free(s0);
+    poprt__session_free(s1);
+    poprt__program_unref(p);
+    poprt__program_unref(q);
+    poprt__free(a);
+    poprt__free(b);
+    poprt_model_free(pm);
+}
+END_TEST
+
 /* A mapped file cut short afterwards: the next run fails with IO_ERROR
  * naming it instead of dying of SIGBUS; a file exported again over it (a
  * new file renamed into place) leaves the running session's mapping intact. */
@@ -459,6 +553,8 @@ int main(void)
     tcase_add_test(tc, unread_folded_constants_are_not_written);
     tcase_add_test(tc, big_sections_verify_on_threads);
     tcase_add_test(tc, mapped_file_truncated_or_replaced);
+    tcase_add_test(tc, one_program_many_sessions);
+    tcase_add_test(tc, executable_round_trips_a_program);
     tcase_add_test(tc, fifo_is_refused_without_blocking);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -35,7 +35,7 @@
  * it is kept. */
 #include <stdlib.h>
 #include <string.h>
-#include "runtime/runtime.h"
+#include "compiler/program.h"
 
 typedef struct {
     int id; /* group root */

@@ -4,12 +4,10 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include "runtime/runtime.h"
+#include "compiler/program.h"
 
-poprt_status poprt_options_create(poprt_options **options_out)
+poprt_status poprt__options_new(poprt_options **options_out)
 {
-    if (!options_out)
-        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_options_create: NULL argument");
     poprt_options *o = poprt__calloc(1, sizeof *o);
     if (!o)
         return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
@@ -17,7 +15,7 @@ poprt_status poprt_options_create(poprt_options **options_out)
     return POPRT_OK;
 }
 
-void poprt_options_free(poprt_options *o)
+void poprt__options_free(poprt_options *o)
 {
     if (!o)
         return;
@@ -29,20 +27,6 @@ void poprt_options_free(poprt_options *o)
     poprt__free(o);
 }
 
-poprt_status poprt_options_set_parallel_for(poprt_options *o, poprt_parallel_for_fn fn, void *user,
-                                            int width)
-{
-    if (!o)
-        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_options_set_parallel_for: NULL options");
-    if (fn && (width < 1 || width > 1024))
-        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT,
-                          "poprt_options_set_parallel_for: width %d outside 1..1024", width);
-    o->pf = fn;
-    o->pf_user = user;
-    o->pf_width = fn ? width : 0;
-    return POPRT_OK;
-}
-
 const char *poprt__opt(const poprt_options *o, const char *key)
 {
     if (!o)
@@ -51,11 +35,6 @@ const char *poprt__opt(const poprt_options *o, const char *key)
         if (strcmp(o->kv[i].key, key) == 0)
             return o->kv[i].value;
     return NULL;
-}
-
-const char *poprt_options_get(const poprt_options *o, const char *key)
-{
-    return key ? poprt__opt(o, key) : NULL;
 }
 
 static int parse_int(const char *s, long long lo, long long hi, long long *out)
@@ -201,10 +180,8 @@ static poprt_status check_kv(const char *key, const char *value)
                       key);
 }
 
-poprt_status poprt_options_set(poprt_options *o, const char *key, const char *value)
+poprt_status poprt__options_set(poprt_options *o, const char *key, const char *value)
 {
-    if (!o || !key || !value)
-        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_options_set: NULL argument");
     poprt_status st = check_kv(key, value);
     if (st)
         return st;

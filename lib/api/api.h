@@ -1,0 +1,33 @@
+/* The API layer's internals: the public handles' structs and what the
+ * public functions of lib/api share. Every exported poprt_* function is
+ * defined in lib/api. */
+#ifndef POPRT_API_H
+#define POPRT_API_H
+
+#include "runtime/runtime.h"
+
+struct poprt_model {
+    poprt__model *m;
+    /* caches behind the public getters, rebuilt when gen changes */
+    unsigned gen, cache_gen;
+    poprt__vec user_inputs; /* poprt__tensor *: graph inputs without initializers */
+    const char **ids;
+    size_t n_ids;
+};
+void poprt__model_touch(poprt_model *model);
+/* Fills a poprt_value_info from a tensor (dims arrays from the arena). */
+poprt_status poprt__fill_info(poprt__arena *a, const poprt__tensor *t, poprt_value_info *info);
+
+/* The evaluator the API hands to the compiler: constant folding runs the
+ * nodes' kernels through the runtime (lib/runtime/exec.c). */
+extern const poprt__folder poprt__api_folder;
+/* The evaluator the API hands to passes (evaluator.c). */
+extern const struct poprt__evaluator poprt__api_evaluator;
+
+/* As poprt_session_load, from the bytes of an executable file in memory
+ * (copied; name stands for the file in messages): the same checks and the
+ * same reader as a mapped file. */
+poprt_status poprt__popef_load_memory(const char *name, const void *data, size_t size,
+                                      const poprt_options *options, poprt_session **session_out);
+
+#endif

@@ -1,0 +1,111 @@
+/* The compiler's product: a program (DESIGN.md's one flow: model -> passes
+ * -> compile -> program -> .popef / session). A program holds the optimised
+ * graph with a kernel bound to every node, each node's prepared kernel data
+ * (packed weights, tables) and the main graph's memory plan. It is built
+ * once (poprt__program_compile, or poprt__program_load from an executable
+ * file), immutable afterwards, and shared read-only by every session made
+ * from it: it is reference counted and nothing writes it while sessions run.
+ *
+ * Also here, because the compiler is their first reader: the options store
+ * behind the public poprt_options handle, and the memory plan. */
+#ifndef POPRT_PROGRAM_H
+#define POPRT_PROGRAM_H
+
+#include "ir/op.h"
+
+/* ---- options (options.c) ------------------------------------------------ */
+typedef struct poprt__kv {
+    char *key, *value;
+} poprt__kv;
+struct poprt_options {
+    poprt__kv *kv;
+    size_t n;
+    poprt_parallel_for_fn pf; /* host parallel-for, or NULL */
+    void *pf_user;
+    int pf_width;
+};
+typedef struct poprt__anchor_cfg {
+    poprt_anchor kind;
+    int64_t every_n;
+} poprt__anchor_cfg;
+/* The value of key, or NULL. */
+const char *poprt__opt(const poprt_options *o, const char *key);
+/* INVALID_OPTION naming the first unknown key or malformed value. */
+poprt_status poprt__options_validate(const poprt_options *o);
+poprt_status poprt__options_new(poprt_options **out);
+void poprt__options_free(poprt_options *o);
+/* Sets key (checked as poprt_options_set does) to value; both copied. */
+poprt_status poprt__options_set(poprt_options *o, const char *key, const char *value);
+poprt_status poprt__parse_dims(const char *text, int64_t *dims, int *rank, const char *what);
+poprt_status poprt__parse_anchor(const char *key, const char *v, poprt__anchor_cfg *out);
+/* The limit options present in o override l's values (INVALID_OPTION for a
+ * malformed value). */
+poprt_status poprt__limits_from_options(const poprt_options *o, poprt__limits *l);
+
+/* ---- the memory plan (plan.c) ---------------------------------------------- */
+/* plan.view values: how a main-graph node runs */
+enum {
+    POPRT__PLAN_RUN = 0,    /* its kernel runs */
+    POPRT__PLAN_VIEW = 1,   /* output 0 aliases input 0: the node does not run */
+    POPRT__PLAN_CONCAT = 2  /* a Concat whose inputs were written in its output: does not run */
+};
+typedef struct poprt__plan {
+    int64_t *offset;     /* per main-graph tensor: arena offset, or -1 */
+    unsigned char *view; /* per main-graph node: a POPRT__PLAN_* value */
+    size_t arena_bytes;
+    size_t n_concat_elided; /* nodes marked POPRT__PLAN_CONCAT */
+} poprt__plan;
+poprt_status poprt__plan_build(const poprt__graph *g, poprt__plan *p);
+void poprt__plan_free(poprt__plan *p);
+
+/* ---- programs (program.c) --------------------------------------------------- */
+typedef struct poprt__program {
+    int refs;                   /* atomic */
+    poprt__model *m;            /* the optimised graph; node->kernel bound everywhere */
+    poprt__plan plan;           /* the main graph's memory plan */
+    void **states;              /* per main-graph node (by node->id): prepared data */
+    size_t *state_sizes;
+    unsigned char *state_owned; /* 0: the data lives in the executable file's bytes */
+    poprt__vec inputs;          /* poprt__tensor *: the inputs a caller binds */
+    poprt_options *options;     /* as compiled with (recorded in executable files) */
+    poprt__blob *file;          /* the executable file it came from, or NULL */
+} poprt__program;
+
+/* Prepared data read from an executable file, by main-graph node index. */
+typedef struct poprt__stored_states {
+    size_t n;
+    const void *const *data;
+    const size_t *size;
+    int usable; /* 0: made for a CPU this one is not: prepare anew */
+} poprt__stored_states;
+
+/* Compiles model m (taken: freed on failure) with options (input shapes,
+ * "optimize", limits): functions inlined, constants folded by `folder` (the
+ * evaluator the caller hands in: the compiler runs no kernel itself),
+ * graph optimisation, kernels bound, nodes prepared (or their data taken
+ * from `stored`), memory planned. */
+poprt_status poprt__program_compile(poprt__model *m, const poprt_options *options,
+                                    const poprt__folder *folder,
+                                    const poprt__stored_states *stored, poprt__program **out);
+void poprt__program_ref(poprt__program *p);
+void poprt__program_unref(poprt__program *p); /* frees it with the last reference */
+
+/* Graph optimisation of the program's model (optimize.c). */
+poprt_status poprt__compile_optimize(poprt__model *m, int *changed);
+
+/* ---- executable files (popef.c) -------------------------------------------- */
+/* The program serialised as one executable file (popef.h), model_hash
+ * recorded for the engine cache (0: none). *data is poprt__malloc'd. */
+poprt_status poprt__program_serialize(const poprt__program *p, uint64_t model_hash, void **data,
+                                      size_t *size);
+/* The program of an executable file held by f (a mapping or an aligned
+ * copy; the program keeps a reference): checked, weights and prepared data
+ * used in place. options: the caller's, applied over the file's for the
+ * keys that may change after compiling (threads, batches_per_step,
+ * anchors); the result's options are that merge. name is for messages. */
+poprt_status poprt__program_load(const char *name, poprt__blob *f, const poprt_options *options,
+                                 const poprt__folder *folder, poprt__program **out);
+/* The model hash an executable file records (0 when it has none). */
+uint64_t poprt__program_file_hash(const poprt__blob *f);
+
+#endif
