@@ -28,7 +28,6 @@
  * Environment: NODE (node binary, default "node" on PATH), ORT_NODE_MODULES
  * (onnxruntime-node install, default ~/.cache/poprt-ort/node_modules),
  * MODEL_BENCH_ORT_SCRIPT (the Node script, default the source tree's). */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -38,16 +37,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "poprt/poprt.h"
-#include "core/core.h"
 #include "ir/dtype.h"
-#include "onnx/onnx.h"
+#include "testdata.h"
 
 #ifndef MODEL_BENCH_ORT_SCRIPT
 #define MODEL_BENCH_ORT_SCRIPT "ort_bench_loop.js"
@@ -136,39 +133,10 @@ static void sleep_ms(int ms) {
     }
 }
 
-static char *join(const char *a, const char *b) {
-    size_t n = strlen(a) + strlen(b) + 2;
-    char *s = malloc(n);
-    if (!s)
-        die("out of memory");
-    snprintf(s, n, "%s/%s", a, b);
-    return s;
-}
-
-static int is_dir(const char *p) {
-    struct stat sb;
-    return stat(p, &sb) == 0 && S_ISDIR(sb.st_mode);
-}
-
-static int is_file(const char *p) {
-    struct stat sb;
-    return stat(p, &sb) == 0 && S_ISREG(sb.st_mode);
-}
-
-static const char *base_name(const char *p) {
-    size_t n = strlen(p);
-    while (n > 1 && p[n - 1] == '/')
-        n--;
-    const char *s = p + n;
-    while (s > p && s[-1] != '/')
-        s--;
-    return s;
-}
-
 /* The name without trailing slashes, in a static buffer. */
 static const char *model_name(const char *dir) {
     static char buf[256];
-    const char *s = base_name(dir);
+    const char *s = td_base_name(dir);
     size_t n = strcspn(s, "/");
     if (n >= sizeof buf)
         n = sizeof buf - 1;
@@ -185,10 +153,6 @@ static int cmp_double(const void *a, const void *b) {
 static double median(double *v, int n) {
     qsort(v, (size_t)n, sizeof *v, cmp_double);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-static int cmp_str(const void *a, const void *b) {
-    return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 /* Reads one line from fd (unbuffered, so nothing is read past it).
@@ -256,32 +220,11 @@ typedef struct pchild {
     void **out_bufs;
 } pchild;
 
-static int read_whole(const char *path, poprt__arena *arena, void **data, size_t *size) {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return 0;
-    if (fseek(f, 0, SEEK_END) != 0) {
-        fclose(f);
-        return 0;
-    }
-    long n = ftell(f);
-    rewind(f);
-    void *buf = n >= 0 ? poprt__arena_alloc(arena, (size_t)n + 1) : NULL;
-    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        fclose(f);
-        return 0;
-    }
-    fclose(f);
-    *data = buf;
-    *size = (size_t)n;
-    return 1;
-}
-
 static int decode_pb(const char *path, poprt__arena *arena, poprt__onnx_tensor *t, char *why,
                      size_t why_size) {
     void *buf;
     size_t size;
-    if (!read_whole(path, arena, &buf, &size)) {
+    if (!td_read_file(path, arena, &buf, &size)) {
         snprintf(why, why_size, "cannot read %s", path);
         return 0;
     }
@@ -378,7 +321,7 @@ static void json_string(FILE *f, const char *s) {
 
 /* Writes the inputs for the Node script: tmpdir/inputs.json + inputs.bin. */
 static int write_ort_inputs(const pchild *c, const char *tmpdir, char *why, size_t why_size) {
-    char *jpath = join(tmpdir, "inputs.json"), *bpath = join(tmpdir, "inputs.bin");
+    char *jpath = td_join(tmpdir, "inputs.json"), *bpath = td_join(tmpdir, "inputs.bin");
     FILE *jf = fopen(jpath, "w"), *bf = fopen(bpath, "wb");
     int ok = jf && bf;
     if (ok) {
@@ -420,10 +363,8 @@ static int api_fail(char *why, size_t why_size, poprt_status st, const char *wha
  * (why says why). */
 static int read_input(const char *set_dir, size_t k, poprt__arena *arena, poprt__onnx_tensor *t,
                       char *why, size_t why_size) {
-    char fname[64];
-    snprintf(fname, sizeof fname, "input_%zu.pb", k);
-    char *p = join(set_dir, fname);
-    int r = !is_file(p) ? 0 : decode_pb(p, arena, t, why, why_size) ? 1 : -1;
+    char *p = td_value_path(set_dir, "input", k);
+    int r = !td_is_file(p) ? 0 : decode_pb(p, arena, t, why, why_size) ? 1 : -1;
     free(p);
     return r;
 }
@@ -434,7 +375,7 @@ static int pchild_setup(pchild *c, const char *dir, const char *tmpdir, double *
                         double *first_ms, const char **check, char *why, size_t why_size) {
     poprt_status st;
     poprt_options *opts = NULL;
-    char *model_path = join(dir, "model.onnx"), *set_dir = join(dir, "test_data_set_0");
+    char *model_path = td_join(dir, "model.onnx"), *set_dir = td_join(dir, "test_data_set_0");
     int ok = 0;
     double t0 = now_ms();
     if ((st = poprt_model_load(model_path, &c->model)) != POPRT_OK) {
@@ -465,22 +406,11 @@ static int pchild_setup(pchild *c, const char *dir, const char *tmpdir, double *
             goto done;
         }
         c->n_given = k + 1;
-        const poprt_value_info *vi = &c->in_info[k];
-        int fixed = vi->rank >= 0;
-        for (int d = 0; fixed && d < vi->rank; d++)
-            fixed = vi->dims[d] >= 0;
-        if (!fixed) {
-            char key[600], val[64 * 24] = "";
-            size_t o = 0;
-            const poprt__type *t = &c->ins[k].type;
-            for (int d = 0; d < t->rank && o < sizeof val; d++)
-                o += (size_t)snprintf(val + o, sizeof val - o, d ? ",%lld" : "%lld",
-                                      (long long)t->dims[d].value);
-            snprintf(key, sizeof key, "input_shape.%s", vi->name);
-            if ((st = poprt_options_set(opts, key, val)) != POPRT_OK) {
-                api_fail(why, why_size, st, key);
-                goto done;
-            }
+        char key[600];
+        if ((st = td_fix_input_shape(opts, &c->in_info[k], &c->ins[k], key, sizeof key)) !=
+            POPRT_OK) {
+            api_fail(why, why_size, st, key);
+            goto done;
         }
     }
     if (c->n_given == 0 && c->n_in > 0) {
@@ -507,12 +437,7 @@ static int pchild_setup(pchild *c, const char *dir, const char *tmpdir, double *
         goto done;
     }
     for (size_t k = 0; k < c->n_given; k++) {
-        const poprt__onnx_tensor *t = &c->ins[k];
-        int64_t dims[POPRT__MAX_RANK];
-        for (int d = 0; d < t->type.rank; d++)
-            dims[d] = t->type.dims[d].value;
-        if ((st = poprt_stepio_set_input(c->io, c->in_info[k].name, (poprt_dtype)t->type.elem,
-                                         dims, t->type.rank, t->data, t->nbytes)) != POPRT_OK) {
+        if ((st = td_set_input(c->io, c->in_info[k].name, &c->ins[k])) != POPRT_OK) {
             api_fail(why, why_size, st, "binding an input");
             goto done;
         }
@@ -563,10 +488,8 @@ static int pchild_setup(pchild *c, const char *dir, const char *tmpdir, double *
     why[0] = 0;
     double worst = 0;
     for (size_t k = 0; k < c->n_out; k++) {
-        char fname[64];
-        snprintf(fname, sizeof fname, "output_%zu.pb", k);
-        char *p = join(set_dir, fname);
-        int exists = is_file(p);
+        char *p = td_value_path(set_dir, "output", k);
+        int exists = td_is_file(p);
         poprt__onnx_tensor exp;
         int dec = exists && decode_pb(p, &c->arena, &exp, why, why_size);
         free(p);
@@ -721,7 +644,7 @@ static void startup_child_main(const char *dir, const char *tmpdir, int cmd_fd, 
     char why[2048] = "";
     poprt__onnx_tensor ins[64];
     size_t n_given = 0;
-    char *set_dir = join(dir, "test_data_set_0");
+    char *set_dir = td_join(dir, "test_data_set_0");
     for (size_t k = 0; k < 64; k++) {
         int r = read_input(set_dir, k, &arena, &ins[k], why, sizeof why);
         if (r == 0)
@@ -753,13 +676,7 @@ static void startup_child_main(const char *dir, const char *tmpdir, int cmd_fd, 
         goto fail;
     for (size_t k = 0; k < n_given && k < poprt_session_num_inputs(sess); k++) {
         poprt_value_info vi = {.size = sizeof vi};
-        int64_t dims[POPRT__MAX_RANK];
-        const poprt__onnx_tensor *t = &ins[k];
-        for (int d = 0; d < t->type.rank; d++)
-            dims[d] = t->type.dims[d].value;
-        if ((st = poprt_session_input(sess, k, &vi)) ||
-            (st = poprt_stepio_set_input(io, vi.name, (poprt_dtype)t->type.elem, dims,
-                                         t->type.rank, t->data, t->nbytes)))
+        if ((st = poprt_session_input(sess, k, &vi)) || (st = td_set_input(io, vi.name, &ins[k])))
             goto fail;
     }
     for (size_t k = 0; k < poprt_session_num_outputs(sess); k++) {
@@ -944,7 +861,7 @@ static int probe_ort(char *version, size_t vsize, char *reason, size_t rsize) {
     memset(&e, 0, sizeof e);
     e.label = "ONNX Runtime";
     char *argv[] = {(char *)cfg.node, (char *)cfg.script, "--probe", NULL};
-    if (!is_file(cfg.script)) {
+    if (!td_is_file(cfg.script)) {
         snprintf(reason, rsize, "Node script %s not found", cfg.script);
         return 0;
     }
@@ -1026,7 +943,7 @@ static double startup_ort(const char *model_path, const char *tmpdir, result *r)
     engine O;
     memset(&O, 0, sizeof O);
     O.label = "ONNX Runtime";
-    char *index = join(tmpdir, "inputs.json");
+    char *index = td_join(tmpdir, "inputs.json");
     char threads[32];
     snprintf(threads, sizeof threads, "%d", cfg.threads);
     char *argv[] = {(char *)cfg.node, (char *)cfg.script, (char *)model_path, index,
@@ -1089,8 +1006,8 @@ static void bench_model(const char *dir, int ort_ok, result *r) {
     snprintf(r->name, sizeof r->name, "%s", model_name(dir));
     snprintf(r->check, sizeof r->check, "-");
     r->rss_kb = r->ort_rss_kb = -1;
-    char *model_path = join(dir, "model.onnx");
-    if (!is_file(model_path)) {
+    char *model_path = td_join(dir, "model.onnx");
+    if (!td_is_file(model_path)) {
         snprintf(r->note, sizeof r->note,
                  "no model.onnx (generated models: see bench/README.md, bench/make_models.sh)");
         free(model_path);
@@ -1130,10 +1047,10 @@ static void bench_model(const char *dir, int ort_ok, result *r) {
         use_ort = 0;
     }
     if (use_ort) {
-        char *index = join(tmpdir, "inputs.json");
+        char *index = td_join(tmpdir, "inputs.json");
         char threads[32];
         snprintf(threads, sizeof threads, "%d", cfg.threads);
-        char *prof = join(tmpdir, "ort_profile");
+        char *prof = td_join(tmpdir, "ort_profile");
         char *argv[] = {(char *)cfg.node, (char *)cfg.script, model_path, index,
                         "--threads", threads, cfg.profile ? "--profile" : NULL, prof, NULL};
         start_exec(&O, argv);
@@ -1217,7 +1134,7 @@ static void bench_model(const char *dir, int ort_ok, result *r) {
     if (use_tmp) {
         const char *names[] = {"inputs.json", "inputs.bin", "model.popef"};
         for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-            char *p = join(tmpdir, names[i]);
+            char *p = td_join(tmpdir, names[i]);
             unlink(p);
             free(p);
         }
@@ -1353,10 +1270,7 @@ static int parse_int(const char *s, const char *opt, int lo) {
 }
 
 int main(int argc, char **argv) {
-    char **dirs = calloc((size_t)argc + 1, sizeof *dirs);
-    size_t n_dirs = 0, cap_dirs = (size_t)argc + 1;
-    if (!dirs)
-        die("out of memory");
+    poprt__vec dirs = {0}; /* the model folders, malloc'ed */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -1384,39 +1298,21 @@ int main(int argc, char **argv) {
             die("unknown option %s", a);
         else {
             /* A folder without model.onnx or data sets is a folder of models. */
-            char *m = join(a, "model.onnx"), *s = join(a, "test_data_set_0");
-            int single = is_file(m) || is_dir(s);
+            char *m = td_join(a, "model.onnx"), *s = td_join(a, "test_data_set_0");
+            int single = td_is_file(m) || td_is_dir(s);
             free(m);
             free(s);
-            if (single || !is_dir(a)) {
-                dirs[n_dirs++] = strdup(a);
+            if (single || !td_is_dir(a)) {
+                td_push(&dirs, strdup(a));
             } else {
-                DIR *d = opendir(a);
-                struct dirent *e;
-                size_t first = n_dirs;
-                while (d && (e = readdir(d))) {
-                    if (e->d_name[0] == '.')
-                        continue;
-                    char *p = join(a, e->d_name);
-                    if (!is_dir(p)) {
-                        free(p);
-                        continue;
-                    }
-                    if (n_dirs + 1 >= cap_dirs) {
-                        cap_dirs *= 2;
-                        dirs = realloc(dirs, cap_dirs * sizeof *dirs);
-                        if (!dirs)
-                            die("out of memory");
-                    }
-                    dirs[n_dirs++] = p;
-                }
-                if (d)
-                    closedir(d);
-                qsort(dirs + first, n_dirs - first, sizeof *dirs, cmp_str);
+                poprt__vec sub = td_subdirs(a, "");
+                for (size_t k = 0; k < sub.len; k++)
+                    td_push(&dirs, td_join(a, sub.items[k]));
+                td_free_all(&sub);
             }
         }
     }
-    if (!n_dirs)
+    if (!dirs.len)
         usage();
     const char *env;
     if ((env = getenv("NODE")) && *env)
@@ -1448,10 +1344,10 @@ int main(int argc, char **argv) {
     double log_sum = 0, log_sum1 = 0, worst = 0;
     int n_ratio = 0, n_ratio1 = 0, n_poprt = 0;
     char worst_name[256] = "";
-    for (size_t i = 0; i < n_dirs; i++) {
+    for (size_t i = 0; i < dirs.len; i++) {
         result r;
-        fprintf(stderr, "[%zu/%zu] %s\n", i + 1, n_dirs, dirs[i]);
-        bench_model(dirs[i], ort_ok, &r);
+        fprintf(stderr, "[%zu/%zu] %s\n", i + 1, dirs.len, (const char *)dirs.items[i]);
+        bench_model(dirs.items[i], ort_ok, &r);
         print_row(&r, ort_ok);
         if (cfg.profile)
             print_profile(&r);
@@ -1474,9 +1370,8 @@ int main(int argc, char **argv) {
                 }
             }
         }
-        free(dirs[i]);
     }
-    free(dirs);
+    td_free_all(&dirs);
     if (ort_ok && n_ratio1)
         printf("models with ORT >= %g ms: geomean ratio %.3f over %d models, highest %.3f (%s)\n",
                TARGET_MIN_ORT_MS, exp(log_sum1 / n_ratio1), n_ratio1, worst, worst_name);

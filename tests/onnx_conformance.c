@@ -5,7 +5,7 @@
  * Each DIR is a test folder (model.onnx + test_data_set_N/{input,output}_K.pb)
  * or a folder of test folders (one level, sorted by name). Every test runs
  * in its own forked child with a timeout, through the public API only; the
- * .pb files are decoded with the library's internal decoder (lib/onnx).
+ * folders and .pb files are read by the test-data reader (tests/common/testdata.h).
  * Judging follows shared/onnx-tests/README.md: dtype and shape exact; floats
  * |got - exp| <= 1e-5 + 1e-3 * |exp| (NaN matches NaN, inf exact); integers,
  * bools and strings exact; sequences and optionals by length / presence, then
@@ -14,7 +14,6 @@
  * Prints one line per test (PASS / FAIL / ERROR / SKIP) and, last,
  * "N passed, M failed, K skipped" (errors count as failed). Exit status 0,
  * or 1 with --expect-pass N when fewer than N pass, 2 on usage errors. */
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
@@ -23,16 +22,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "poprt/poprt.h"
-#include "core/core.h"
 #include "ir/dtype.h"
-#include "onnx/onnx.h"
+#include "testdata.h"
 
 #define ATOL 1e-5
 #define RTOL 1e-3
@@ -40,103 +37,6 @@
 
 static int verbose;
 static const char *threads_opt; /* --threads: session option "threads" */
-
-/* ------------------------------------------------------------ utilities */
-
-static int is_dir(const char *p) {
-    struct stat sb;
-    return stat(p, &sb) == 0 && S_ISDIR(sb.st_mode);
-}
-
-static int is_file(const char *p) {
-    struct stat sb;
-    return stat(p, &sb) == 0 && S_ISREG(sb.st_mode);
-}
-
-static char *join(const char *a, const char *b) {
-    size_t n = strlen(a) + strlen(b) + 2;
-    char *s = malloc(n);
-    if (!s) {
-        fprintf(stderr, "onnx_conformance: out of memory\n");
-        exit(2);
-    }
-    snprintf(s, n, "%s/%s", a, b);
-    return s;
-}
-
-static int cmp_str(const void *a, const void *b) {
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-typedef struct strlist {
-    char **v;
-    size_t n, cap;
-} strlist;
-
-static void push(strlist *l, char *s) {
-    if (l->n == l->cap) {
-        l->cap = l->cap ? 2 * l->cap : 16;
-        l->v = realloc(l->v, l->cap * sizeof *l->v);
-        if (!l->v) {
-            fprintf(stderr, "onnx_conformance: out of memory\n");
-            exit(2);
-        }
-    }
-    l->v[l->n++] = s;
-}
-
-/* Sorted names of the entries of dir that start with prefix and are folders. */
-static strlist subdirs(const char *dir, const char *prefix) {
-    strlist l = {0};
-    DIR *d = opendir(dir);
-    if (!d)
-        return l;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.' || strncmp(e->d_name, prefix, strlen(prefix)))
-            continue;
-        char *p = join(dir, e->d_name);
-        if (is_dir(p))
-            push(&l, strdup(e->d_name));
-        free(p);
-    }
-    closedir(d);
-    if (l.n)
-        qsort(l.v, l.n, sizeof *l.v, cmp_str);
-    return l;
-}
-
-static int is_test_dir(const char *dir) {
-    char *m = join(dir, "model.onnx");
-    int yes = is_file(m);
-    free(m);
-    if (!yes) {
-        strlist sets = subdirs(dir, "test_data_set_");
-        yes = sets.n > 0;
-        for (size_t i = 0; i < sets.n; i++)
-            free(sets.v[i]);
-        free(sets.v);
-    }
-    return yes;
-}
-
-/* Data set folders in numeric order (test_data_set_2 before _10). */
-static int cmp_dataset(const void *a, const void *b) {
-    const char *x = *(char *const *)a + strlen("test_data_set_");
-    const char *y = *(char *const *)b + strlen("test_data_set_");
-    long lx = strtol(x, NULL, 10), ly = strtol(y, NULL, 10);
-    return lx < ly ? -1 : lx > ly ? 1 : strcmp(x, y);
-}
-
-static const char *base_name(const char *p) {
-    size_t n = strlen(p);
-    while (n > 1 && p[n - 1] == '/')
-        n--;
-    const char *s = p + n;
-    while (s > p && s[-1] != '/')
-        s--;
-    return s;
-}
 
 /* ------------------------------------------------------- child: a result */
 
@@ -175,52 +75,6 @@ static int64_t numel(const int64_t *dims, int rank) {
     for (int d = 0; d < rank; d++)
         n *= dims[d];
     return n;
-}
-
-/* Reads a whole file into arena memory. */
-static int read_file(const char *path, poprt__arena *arena, void **data, size_t *size) {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return 0;
-    if (fseek(f, 0, SEEK_END) != 0) {
-        fclose(f);
-        return 0;
-    }
-    long n = ftell(f);
-    rewind(f);
-    void *buf = n >= 0 ? poprt__arena_alloc(arena, (size_t)n + 1) : NULL;
-    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        fclose(f);
-        return 0;
-    }
-    fclose(f);
-    *data = buf;
-    *size = (size_t)n;
-    return 1;
-}
-
-/* Decodes a .pb file as the message the model declares for that slot. */
-static poprt_status decode_value(const char *path, poprt_value_kind kind, poprt__arena *arena,
-                                 poprt__onnx_value *out) {
-    void *buf;
-    size_t size;
-    if (!read_file(path, arena, &buf, &size))
-        return poprt__err(POPRT_STATUS_IO_ERROR, "cannot read '%s'", path);
-    memset(out, 0, sizeof *out);
-    poprt_status st;
-    if (kind == POPRT_VALUE_SEQUENCE) {
-        st = poprt__onnx_decode_sequence(buf, size, arena, out);
-    } else if (kind == POPRT_VALUE_OPTIONAL) {
-        st = poprt__onnx_decode_optional(buf, size, arena, out);
-    } else {
-        st = poprt__onnx_decode_tensor(buf, size, arena, &out->tensor);
-        out->kind = POPRT__KIND_TENSOR;
-        out->present = 1;
-        out->name = out->tensor.name;
-    }
-    if (st != POPRT_OK)
-        return poprt__err_prefix(st, "'%s': ", path);
-    return POPRT_OK;
 }
 
 /* ------------------------------------------------------ child: comparing */
@@ -511,12 +365,7 @@ static int bind_input(poprt_stepio *io, const poprt_value_info *vi, const poprt_
     char what[600];
     snprintf(what, sizeof what, "input '%s'", vi->name);
     if (val->kind == POPRT__KIND_TENSOR) {
-        const poprt__onnx_tensor *t = &val->tensor;
-        int64_t dims[POPRT__MAX_RANK];
-        for (int d = 0; d < t->type.rank; d++)
-            dims[d] = t->type.dims[d].value;
-        st = poprt_stepio_set_input(io, vi->name, (poprt_dtype)t->type.elem, dims, t->type.rank,
-                                    t->data, t->nbytes);
+        st = td_set_input(io, vi->name, &val->tensor);
     } else if (val->kind == POPRT__KIND_SEQUENCE) {
         if (!bind_sequence(io, vi, val, 0, arena, v, what, &st))
             return 0;
@@ -529,11 +378,10 @@ static int bind_input(poprt_stepio *io, const poprt_value_info *vi, const poprt_
         } else if (val->elems[0].kind == POPRT__KIND_TENSOR) {
             const poprt__onnx_tensor *t = &val->elems[0].tensor;
             int64_t dims[POPRT__MAX_RANK];
-            for (int d = 0; d < t->type.rank; d++)
-                dims[d] = t->type.dims[d].value;
+            int rank = td_tensor_dims(t, dims);
             st = poprt_stepio_set_input_optional(io, vi->name, 1, POPRT_VALUE_TENSOR,
-                                                 (poprt_dtype)t->type.elem, dims, t->type.rank,
-                                                 t->data, t->nbytes);
+                                                 (poprt_dtype)t->type.elem, dims, rank, t->data,
+                                                 t->nbytes);
         } else {
             if (!bind_sequence(io, vi, &val->elems[0], 1, arena, v, what, &st))
                 return 0;
@@ -561,7 +409,7 @@ static int run_dataset(const poprt_model *model, const char *dir, const char *se
     char prefix[300] = "";
     if (n_sets > 1)
         snprintf(prefix, sizeof prefix, "%s: ", set_name);
-    char *set_dir = join(dir, set_name);
+    char *set_dir = td_join(dir, set_name);
     size_t n_in = poprt_model_num_inputs(model), n_out = poprt_model_num_outputs(model);
     poprt__onnx_value *ins = poprt__arena_array(&arena, n_in + 1, sizeof *ins);
     poprt__onnx_value *outs = poprt__arena_array(&arena, n_out + 1, sizeof *outs);
@@ -575,15 +423,13 @@ static int run_dataset(const poprt_model *model, const char *dir, const char *se
     /* Inputs: input_K.pb for K = 0.. while present (trailing optional inputs
      * may be left out by a test). */
     for (size_t k = 0; k < n_in; k++) {
-        char fname[64];
-        snprintf(fname, sizeof fname, "input_%zu.pb", k);
-        char *p = join(set_dir, fname);
-        int exists = is_file(p);
+        char *p = td_value_path(set_dir, "input", k);
+        int exists = td_is_file(p);
         if (exists) {
             in_info[k].size = sizeof in_info[k];
             st = poprt_model_input(model, k, &in_info[k]);
             if (st == POPRT_OK)
-                st = decode_value(p, in_info[k].kind, &arena, &ins[k]);
+                st = td_read_value(p, in_info[k].kind, &arena, &ins[k]);
         }
         free(p);
         if (!exists)
@@ -596,22 +442,11 @@ static int run_dataset(const poprt_model *model, const char *dir, const char *se
         /* Fix unknown dims of tensor inputs from the data. */
         const poprt_value_info *vi = &in_info[k];
         if (vi->kind == POPRT_VALUE_TENSOR && ins[k].kind == POPRT__KIND_TENSOR) {
-            int fixed = vi->rank >= 0;
-            for (int d = 0; fixed && d < vi->rank; d++)
-                fixed = vi->dims[d] >= 0;
-            if (!fixed) {
-                char key[600], val[64 * 24] = "";
-                size_t o = 0;
-                const poprt__type *t = &ins[k].tensor.type;
-                for (int d = 0; d < t->rank && o < sizeof val; d++)
-                    o += (size_t)snprintf(val + o, sizeof val - o, d ? ",%lld" : "%lld",
-                                          (long long)t->dims[d].value);
-                snprintf(key, sizeof key, "input_shape.%s", vi->name);
-                st = poprt_options_set(opts, key, val);
-                if (st != POPRT_OK) {
-                    api_error(v, st, key);
-                    goto done;
-                }
+            char key[600];
+            st = td_fix_input_shape(opts, vi, &ins[k].tensor, key, sizeof key);
+            if (st != POPRT_OK) {
+                api_error(v, st, key);
+                goto done;
             }
         }
     }
@@ -643,15 +478,13 @@ static int run_dataset(const poprt_model *model, const char *dir, const char *se
             api_error(v, st, "binding outputs");
             goto done;
         }
-        char fname[64];
-        snprintf(fname, sizeof fname, "output_%zu.pb", k);
-        char *p = join(set_dir, fname);
-        if (!is_file(p)) {
-            set_verdict(v, 'S', "%s%s missing", prefix, fname);
+        char *p = td_value_path(set_dir, "output", k);
+        if (!td_is_file(p)) {
+            set_verdict(v, 'S', "%s%s missing", prefix, td_base_name(p));
             free(p);
             goto done;
         }
-        st = decode_value(p, out_info[k].kind, &arena, &outs[k]);
+        st = td_read_value(p, out_info[k].kind, &arena, &outs[k]);
         free(p);
         if (st != POPRT_OK) {
             api_error(v, st, "reading expected outputs");
@@ -690,17 +523,15 @@ done:
 }
 
 static void run_test(const char *dir, verdict *v) {
-    char *model_path = join(dir, "model.onnx");
+    char *model_path = td_join(dir, "model.onnx");
     poprt_model *model = NULL;
-    strlist sets = {0};
-    if (!is_file(model_path)) {
+    poprt__vec sets = {0};
+    if (!td_is_file(model_path)) {
         set_verdict(v, 'S', "no model.onnx");
         goto done;
     }
-    sets = subdirs(dir, "test_data_set_");
-    if (sets.n)
-        qsort(sets.v, sets.n, sizeof *sets.v, cmp_dataset);
-    if (!sets.n) {
+    sets = td_data_sets(dir);
+    if (!sets.len) {
         set_verdict(v, 'S', "no test_data_set_N folder");
         goto done;
     }
@@ -711,18 +542,16 @@ static void run_test(const char *dir, verdict *v) {
     }
     v->kind = 'P';
     v->msg[0] = 0;
-    for (size_t i = 0; i < sets.n; i++) {
+    for (size_t i = 0; i < sets.len; i++) {
         verdict one = {0};
-        if (!run_dataset(model, dir, sets.v[i], (int)sets.n, &one)) {
+        if (!run_dataset(model, dir, sets.items[i], (int)sets.len, &one)) {
             *v = one;
             break;
         }
     }
 done:
     poprt_model_free(model);
-    for (size_t i = 0; i < sets.n; i++)
-        free(sets.v[i]);
-    free(sets.v);
+    td_free_all(&sets);
     free(model_path);
 }
 
@@ -828,7 +657,7 @@ int main(int argc, char **argv) {
     double timeout = 60;
     long expect_pass = -1;
     const char *fail_file = NULL, *known_file = NULL;
-    strlist roots = {0};
+    poprt__vec roots = {0}; /* argv's strings, not owned */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
@@ -870,10 +699,10 @@ int main(int argc, char **argv) {
             fprintf(stderr, "onnx_conformance: unknown option '%s'\n", a);
             return 2;
         } else {
-            push(&roots, (char *)a);
+            td_push(&roots, (char *)a);
         }
     }
-    if (!roots.n) {
+    if (!roots.len) {
         usage();
         return 2;
     }
@@ -886,7 +715,7 @@ int main(int argc, char **argv) {
     /* Known failures: "name<TAB>reason" lines; '#' starts a comment. A test
      * that fails without being listed, or passes while listed, fails the run,
      * so the list can only shrink. */
-    strlist known = {0};
+    poprt__vec known = {0};
     if (known_file) {
         FILE *kf = fopen(known_file, "r");
         if (!kf) {
@@ -899,42 +728,41 @@ int main(int argc, char **argv) {
             if (!n || line[0] == '#')
                 continue;
             line[n] = 0;
-            push(&known, strdup(line));
+            td_push(&known, strdup(line));
         }
         fclose(kf);
     }
     long unexpected = 0, fixed = 0;
 
-    strlist tests = {0};
+    poprt__vec tests = {0};
     long skipped_missing = 0;
-    for (size_t r = 0; r < roots.n; r++) {
-        const char *root = roots.v[r];
-        if (!is_dir(root)) {
-            printf("SKIP %s: not a folder\n", base_name(root));
+    for (size_t r = 0; r < roots.len; r++) {
+        const char *root = roots.items[r];
+        if (!td_is_dir(root)) {
+            printf("SKIP %s: not a folder\n", td_base_name(root));
             skipped_missing++;
             continue;
         }
-        if (is_test_dir(root)) {
-            push(&tests, strdup(root));
+        if (td_is_test_dir(root)) {
+            td_push(&tests, strdup(root));
             continue;
         }
-        strlist sub = subdirs(root, "");
-        for (size_t i = 0; i < sub.n; i++) {
-            char *p = join(root, sub.v[i]);
-            if (is_test_dir(p))
-                push(&tests, p);
+        poprt__vec sub = td_subdirs(root, "");
+        for (size_t i = 0; i < sub.len; i++) {
+            char *p = td_join(root, sub.items[i]);
+            if (td_is_test_dir(p))
+                td_push(&tests, p);
             else
                 free(p);
-            free(sub.v[i]);
         }
-        free(sub.v);
+        td_free_all(&sub);
     }
 
     long passed = 0, failed = 0, skipped = skipped_missing;
-    for (size_t t = 0; t < tests.n; t++) {
-        const char *name = base_name(tests.v[t]);
+    for (size_t t = 0; t < tests.len; t++) {
+        const char *name = td_base_name(tests.items[t]);
         verdict v = {0};
-        run_isolated(tests.v[t], timeout, &v);
+        run_isolated(tests.items[t], timeout, &v);
         switch (v.kind) {
         case 'P':
             passed++;
@@ -958,8 +786,8 @@ int main(int argc, char **argv) {
                     v.kind == 'F' ? "FAIL" : v.kind == 'S' ? "SKIP" : "ERROR", v.msg);
         if (known_file) {
             int listed = 0;
-            for (size_t k = 0; k < known.n && !listed; k++)
-                listed = !strcmp(known.v[k], name);
+            for (size_t k = 0; k < known.len && !listed; k++)
+                listed = !strcmp(known.items[k], name);
             if ((v.kind == 'F' || v.kind == 'E') && !listed) {
                 unexpected++;
                 printf("UNEXPECTED %s: not in %s\n", name, known_file);
@@ -969,15 +797,13 @@ int main(int argc, char **argv) {
             }
         }
         fflush(stdout);
-        free(tests.v[t]);
+        free(tests.items[t]);
     }
-    free(tests.v);
-    free(roots.v);
+    poprt__vec_free(&tests);
+    poprt__vec_free(&roots);
     if (ff)
         fclose(ff);
-    for (size_t k = 0; k < known.n; k++)
-        free(known.v[k]);
-    free(known.v);
+    td_free_all(&known);
     if (known_file && (unexpected || fixed))
         fprintf(stderr, "onnx_conformance: %ld unexpected failures, %ld listed tests that pass "
                         "(update %s)\n", unexpected, fixed, known_file);

@@ -1,0 +1,113 @@
+/* poprt: what the files of the tool share. Each file does one job:
+ *   main.c      the dispatcher: one command line, one job
+ *   args.c      the option table, parsing, help text, usage errors
+ *   messages.c  error lines and library log lines on stderr
+ *   show.c      --show (models and executables), --list_all_passes
+ *   convert.c   the conversion: input shapes, the pass pipeline, saving
+ *   run.c       compiling, exporting, running, checking, timing, reporting
+ * The tool is a client of the public API (poprt/poprt.h) only. */
+#ifndef POPRT_CLI_H
+#define POPRT_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "poprt/poprt.h"
+
+/* Exit status: 0 success, EXIT_FAILURE (1) a failure while doing the job
+ * (bad model file, pass or run failure), EXIT_USAGE bad command-line usage. */
+#define EXIT_USAGE 2
+
+/* The name error and warning lines start with. */
+#define CLI_PROG "poprt"
+
+/* --input_shape NAME=D1,D2,... */
+typedef struct shape_arg {
+    char *name;
+    int64_t dims[64];
+    int rank;
+} shape_arg;
+
+/* The command line, parsed. Strings point into argv, but for those
+ * cli_args_free frees. */
+typedef struct cli {
+    const char *input_model;
+    const char *output_dir;
+    const char *output_model;
+    const char *export_popef; /* write the compiled session here */
+    const char *plugins[16];  /* --custom_library_so_paths, in order */
+    int n_plugins;
+    const char *passes;
+    const char *skip_passes;
+    shape_arg *shapes;
+    size_t n_shapes;
+    int64_t batch_size;  /* -1: not given */
+    int64_t batch_axis;  /* -1: not given */
+    int64_t iters;
+    const char *threads;
+    const char *batches_per_step;
+    poprt_log_level log_level;
+    int show, list_passes, run, check, version, help, precision_compare, profile;
+    const char *convert_version; /* NULL: the default (11), applied only without --passes */
+    const char *precision;       /* fp32, fp16, fp8, fp8_weight */
+    const char *remove_outputs, *checkpoints, *fp16_skip_op_types, *fp8_skip_op_names;
+    const char *fp8_params, *calibration_loss_type, *num_of_layers_keep_fp16;
+    const char *fp8_target_cosine; /* libpoprt: layers kept in fp16 chosen by accuracy */
+    const char *calibration_data; /* folder of samples for fp8 calibration */
+    const char *manual_sharding_config, *merge_matmul, *merge_matmul_add, *merge_moe;
+    char *serialize_matmul, *serialize_matmul_add; /* KEY=VAL words joined by ',' */
+} cli;
+
+/* ---- args.c */
+
+/* Parses argv into c (which the caller set to its defaults). Returns 0, or
+ * EXIT_USAGE / EXIT_FAILURE after printing the error. */
+int cli_parse_args(int argc, char **argv, cli *c);
+/* Frees what cli_parse_args allocated in c. */
+void cli_args_free(cli *c);
+/* The usage synopsis, to f. */
+void cli_usage(FILE *f);
+/* The synopsis and every option, to stdout (--help). */
+void cli_help(void);
+
+/* ---- messages.c */
+
+/* "poprt: error: <message>" on stderr. */
+void cli_errmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* One error line naming what failed, the status and the library's detail;
+ * returns EXIT_FAILURE. */
+int cli_fail(poprt_status st, const char *what);
+/* The library's log callback: "poprt [LEVEL] message" on stderr. */
+void cli_log_to_stderr(poprt_log_level level, const char *message, void *user);
+
+/* ---- show.c */
+
+/* --show of a model: opset, node count, inputs and outputs. */
+int cli_show_model(const char *path, const poprt_model *m);
+/* --show of an executable file: its inputs, outputs and arena size. */
+int cli_show_session(const char *path, const poprt_session *s);
+/* --list_all_passes: the registered passes with their descriptions. */
+int cli_list_passes(void);
+
+/* ---- convert.c */
+
+/* The default passes (without --passes), in order; the help lists them. */
+extern const char *const cli_default_passes[];
+extern const size_t cli_num_default_passes;
+/* Applies --batch_size / --batch_axis and --input_shape to m. */
+int cli_apply_shapes(const cli *c, poprt_model *m);
+/* Runs the pass pipeline of c on m; with save, writes the converted model
+ * and prints the summary (nodes_before: m's node count as loaded). */
+int cli_convert(const cli *c, poprt_model *m, int save, size_t nodes_before);
+
+/* ---- run.c */
+
+/* Compiles m into a session, writes it with --export_popef, and runs it with
+ * --run / --check. */
+int cli_compile_and_run(const cli *c, const poprt_model *m, const poprt_options *opts);
+/* Binds random inputs to s, runs it (--run: a warm-up and --iters timed
+ * runs; --check: once) and prints the results. Takes ownership of s. */
+int cli_run_session(const cli *c, poprt_session *s);
+
+#endif
