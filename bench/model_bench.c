@@ -504,7 +504,7 @@ static int pchild_setup(pchild *c, const char *dir, const char *tmpdir, double *
         const int64_t *dims;
         const void *data;
         size_t nbytes;
-        if ((st = poprt_stepio_output(c->io, c->out_names[k], &dt, &rank, &dims, &data,
+        if ((st = poprt_stepio_output(c->io, c->out_names[k], &dt, &dims, &rank, &data,
                                       &nbytes)) != POPRT_OK) {
             api_fail(why, why_size, st, "reading an output");
             *check = "FAIL";

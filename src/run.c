@@ -300,7 +300,7 @@ int cli_run_session(const cli *c, poprt_session *s) {
             int rank;
             const int64_t *dims;
             const void *data;
-            if ((st = poprt_stepio_output(io, vi.name, &dt, &rank, &dims, &data, NULL)) !=
+            if ((st = poprt_stepio_output(io, vi.name, &dt, &dims, &rank, &data, NULL)) !=
                 POPRT_OK) {
                 rc = cli_fail(st, "cannot read an output");
                 goto done;
@@ -321,7 +321,7 @@ int cli_run_session(const cli *c, poprt_session *s) {
             int rank;
             const int64_t *dims;
             const void *data;
-            if ((st = poprt_stepio_output_item(io, vi.name, j, &dt, &rank, &dims, &data, NULL)) !=
+            if ((st = poprt_stepio_output_item(io, vi.name, j, &dt, &dims, &rank, &data, NULL)) !=
                 POPRT_OK) {
                 rc = cli_fail(st, "cannot read an output");
                 goto done;

@@ -224,7 +224,7 @@ static int compare_output(const poprt_stepio *io, const char *name, const poprt_
         const int64_t *dims;
         const void *data;
         size_t nbytes;
-        st = poprt_stepio_output(io, name, &dt, &rank, &dims, &data, &nbytes);
+        st = poprt_stepio_output(io, name, &dt, &dims, &rank, &data, &nbytes);
         if (st != POPRT_OK) {
             snprintf(why, why_size, "%s: %s: %s", label, poprt_status_string(st),
                      poprt_last_error());
@@ -263,7 +263,7 @@ static int compare_output(const poprt_stepio *io, const char *name, const poprt_
             const int64_t *dims;
             const void *data;
             size_t nbytes;
-            st = poprt_stepio_output_item(io, name, 0, &dt, &rank, &dims, &data, &nbytes);
+            st = poprt_stepio_output_item(io, name, 0, &dt, &dims, &rank, &data, &nbytes);
             if (st != POPRT_OK) {
                 snprintf(why, why_size, "%s: %s: %s", label, poprt_status_string(st),
                          poprt_last_error());
@@ -295,7 +295,7 @@ static int compare_output(const poprt_stepio *io, const char *name, const poprt_
         const int64_t *dims;
         const void *data;
         size_t nbytes;
-        st = poprt_stepio_output_item(io, name, j, &dt, &rank, &dims, &data, &nbytes);
+        st = poprt_stepio_output_item(io, name, j, &dt, &dims, &rank, &data, &nbytes);
         if (st != POPRT_OK) {
             snprintf(why, why_size, "%s[%zu]: %s: %s", label, j, poprt_status_string(st),
                      poprt_last_error());

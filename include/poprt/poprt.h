@@ -30,10 +30,18 @@ extern "C" {
 #define POPRT_API
 #endif
 
+/* Marks a function that a later release removes: the compiler warns at each
+ * use, naming what replaces it (docs/abi.md keeps the list). */
+#if defined(__GNUC__) || defined(__clang__)
+#define POPRT_DEPRECATED(replacement) __attribute__((deprecated("use " replacement)))
+#else
+#define POPRT_DEPRECATED(replacement)
+#endif
+
 /* ---------------------------------------------------------------- version */
 
 #define POPRT_VERSION_MAJOR 0
-#define POPRT_VERSION_MINOR 1
+#define POPRT_VERSION_MINOR 2
 #define POPRT_VERSION_PATCH 0
 #define POPRT_VERSION_NUM \
     ((POPRT_VERSION_MAJOR << 16) | (POPRT_VERSION_MINOR << 8) | POPRT_VERSION_PATCH)
@@ -406,11 +414,11 @@ POPRT_API poprt_status poprt_op_register(const poprt_op_desc *desc);
  * hold -1 for dims unknown at inference time, rank is -1 when unknown, data
  * is NULL unless the value is known (always known in compute). */
 POPRT_API const char *poprt_op_node_name(const poprt_op_context *ctx);
-POPRT_API int poprt_op_num_inputs(const poprt_op_context *ctx);
-POPRT_API int poprt_op_num_outputs(const poprt_op_context *ctx);
-POPRT_API poprt_status poprt_op_input(const poprt_op_context *ctx, int index,
-                                      poprt_dtype *dtype_out, int *rank_out,
-                                      const int64_t **dims_out, const void **data_out);
+POPRT_API size_t poprt_op_num_inputs(const poprt_op_context *ctx);
+POPRT_API size_t poprt_op_num_outputs(const poprt_op_context *ctx);
+POPRT_API poprt_status poprt_op_input(const poprt_op_context *ctx, size_t index,
+                                      poprt_dtype *dtype_out, const int64_t **dims_out,
+                                      int *rank_out, const void **data_out);
 /* Attributes of the node; NOT_FOUND when absent. Strings live as long as
  * the model. */
 POPRT_API poprt_status poprt_op_attr_int(const poprt_op_context *ctx, const char *name,
@@ -422,8 +430,8 @@ POPRT_API poprt_status poprt_op_attr_string(const poprt_op_context *ctx, const c
 /* infer: the type of output index (dims -1 for unknown, rank -1 unknown).
  * compute: allocates output index with that exact shape and returns its
  * buffer (owned by the library) in *data_out. */
-POPRT_API poprt_status poprt_op_set_output(poprt_op_context *ctx, int index, poprt_dtype dtype,
-                                           int rank, const int64_t *dims, void **data_out);
+POPRT_API poprt_status poprt_op_set_output(poprt_op_context *ctx, size_t index, poprt_dtype dtype,
+                                           const int64_t *dims, int rank, void **data_out);
 /* Records the message poprt_last_error() will report, naming the node, and
  * returns status: `return poprt_op_error(ctx, POPRT_STATUS_SHAPE_MISMATCH,
  * "x must be 2-D");` */
@@ -531,7 +539,7 @@ POPRT_API poprt_status poprt_stepio_set_input(poprt_stepio *stepio, const char *
                                               int rank, const void *data, size_t nbytes);
 
 /* Binds the buffer for output `name`; nbytes is its capacity. After a run,
- * poprt_stepio_output_shape tells what was written. String outputs are
+ * poprt_stepio_output tells what was written. String outputs are
  * written as pointers owned by the stepio (valid until the next run with it
  * or its free). */
 POPRT_API poprt_status poprt_stepio_set_output(poprt_stepio *stepio, const char *name,
@@ -546,8 +554,8 @@ POPRT_API poprt_status poprt_stepio_set_output_alloc(poprt_stepio *stepio, const
  * caller's own buffer or the one allocated by the stepio) and the bytes
  * written. Any out-parameter may be NULL. NOT_FOUND before the first run. */
 POPRT_API poprt_status poprt_stepio_output(const poprt_stepio *stepio, const char *name,
-                                           poprt_dtype *dtype_out, int *rank_out,
-                                           const int64_t **dims_out, const void **data_out,
+                                           poprt_dtype *dtype_out, const int64_t **dims_out,
+                                           int *rank_out, const void **data_out,
                                            size_t *nbytes_out);
 
 /* Sequence and optional values in a stepio. A sequence input is bound as
@@ -579,7 +587,7 @@ POPRT_API poprt_status poprt_stepio_output_kind(const poprt_stepio *stepio, cons
                                                 int *present_out, size_t *count_out);
 POPRT_API poprt_status poprt_stepio_output_item(const poprt_stepio *stepio, const char *name,
                                                 size_t index, poprt_dtype *dtype_out,
-                                                int *rank_out, const int64_t **dims_out,
+                                                const int64_t **dims_out, int *rank_out,
                                                 const void **data_out, size_t *nbytes_out);
 
 /* A stepio driven by callbacks, like PopART's PyStepIOCallback: for each

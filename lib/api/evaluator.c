@@ -76,7 +76,7 @@ static poprt_status run(void *rv, int n_in, const poprt__eval_tensor *in, int n_
         poprt_dtype dt;
         if (poprt_stepio_output_kind(r->io, names[i], &kind, NULL, NULL) ||
             kind != POPRT_VALUE_TENSOR ||
-            poprt_stepio_output(r->io, names[i], &dt, &out[i].rank, &out[i].dims, &out[i].data,
+            poprt_stepio_output(r->io, names[i], &dt, &out[i].dims, &out[i].rank, &out[i].data,
                                 &out[i].nbytes)) {
             memset(&out[i], 0, sizeof out[i]); /* not a tensor: dtype 0 */
             continue;

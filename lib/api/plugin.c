@@ -28,14 +28,19 @@ struct poprt_op_context {
 /* ---- the context ------------------------------------------------------------ */
 
 const char *poprt_op_node_name(const poprt_op_context *c) { return c ? c->node->name : ""; }
-int poprt_op_num_inputs(const poprt_op_context *c) { return c ? c->node->n_inputs : 0; }
-int poprt_op_num_outputs(const poprt_op_context *c) { return c ? c->node->n_outputs : 0; }
-
-poprt_status poprt_op_input(const poprt_op_context *c, int i, poprt_dtype *dtype_out, int *rank_out,
-                            const int64_t **dims_out, const void **data_out)
+size_t poprt_op_num_inputs(const poprt_op_context *c) { return c ? (size_t)c->node->n_inputs : 0; }
+size_t poprt_op_num_outputs(const poprt_op_context *c)
 {
-    if (!c || i < 0 || i >= c->node->n_inputs)
-        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_op_input: input %d out of range", i);
+    return c ? (size_t)c->node->n_outputs : 0;
+}
+
+poprt_status poprt_op_input(const poprt_op_context *c, size_t index, poprt_dtype *dtype_out,
+                            const int64_t **dims_out, int *rank_out, const void **data_out)
+{
+    if (!c || index >= (size_t)c->node->n_inputs)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_op_input: input %zu out of range",
+                          index);
+    const int i = (int)index;
     poprt_op_context *m = (poprt_op_context *)c;
     if (c->kc) {
         const poprt__tval *t = poprt__kin(c->kc, i);
@@ -115,9 +120,10 @@ poprt_status poprt_op_attr_string(const poprt_op_context *c, const char *name, c
     return POPRT_OK;
 }
 
-poprt_status poprt_op_set_output(poprt_op_context *c, int j, poprt_dtype dtype, int rank,
-                                 const int64_t *dims, void **data_out)
+poprt_status poprt_op_set_output(poprt_op_context *c, size_t index, poprt_dtype dtype,
+                                 const int64_t *dims, int rank, void **data_out)
 {
+    const int j = index < (size_t)INT32_MAX ? (int)index : -1;
     if (!c || j < 0 || j >= c->node->n_outputs || rank > POPRT__MAX_RANK || (rank > 0 && !dims) ||
         !poprt__dtype_valid(dtype))
         return poprt__err(POPRT_STATUS_INVALID_ARGUMENT,
@@ -164,7 +170,7 @@ static poprt_status user_infer(poprt__infer_ctx *ic)
     poprt_op_context c = {.node = ic->node, .ic = ic};
     poprt__err_clear();
     poprt_status st = u->desc.infer(&c, u->desc.user);
-    if (st && !poprt_last_error()[0])
+    if (st && !poprt__last_error()[0])
         return POPRT__NODE_ERR(ic->node, st, "inference callback failed");
     return st;
 }
@@ -175,7 +181,7 @@ static poprt_status user_kernel(poprt__kctx *k)
     poprt_op_context c = {.node = k->node, .kc = k};
     poprt__err_clear();
     poprt_status st = u->desc.compute(&c, u->desc.user);
-    if (st && !poprt_last_error()[0])
+    if (st && !poprt__last_error()[0])
         return POPRT__NODE_ERR(k->node, st, "compute callback failed");
     for (int j = 0; !st && j < k->n_out; j++)
         if (k->out[j] && k->out[j]->kind == POPRT__KIND_UNKNOWN)

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "api/api.h"
+#include "poprt/experimental.h"
 #include "compiler/popef.h"
 #include "kernels/x86/cpu.h"
 #include "onnx/onnx.h"
@@ -160,7 +161,7 @@ static poprt_status cache_key(const poprt_model *model, const poprt_options *o, 
      * each instead of loading one another's */
     const uint32_t cpu = poprt__cpu_features()->flags;
     h = poprt__hash64(&cpu, sizeof cpu, h);
-    const char *v = poprt_version();
+    const char *v = poprt__version();
     *key = poprt__hash64(v, strlen(v), h);
     return POPRT_OK;
 }
@@ -185,7 +186,7 @@ static poprt_status session_cached(const poprt_model *model, const poprt_options
         if (!st || st == POPRT_STATUS_OUT_OF_MEMORY) /* the file may be fine */
             return st;
         poprt__log(POPRT_LOG_WARNING, "engine cache: '%s' unusable (%s); recompiling", path,
-                   poprt_last_error());
+                   poprt__last_error());
     }
     poprt__program *p;
     if ((st = compile(model, options, &p)))
@@ -194,7 +195,7 @@ static poprt_status session_cached(const poprt_model *model, const poprt_options
         poprt__log(POPRT_LOG_WARNING, "engine cache: cannot create folder '%s': %s", dir,
                    strerror(errno));
     else if (write_program(p, key, path) != POPRT_OK)
-        poprt__log(POPRT_LOG_WARNING, "engine cache: %s", poprt_last_error());
+        poprt__log(POPRT_LOG_WARNING, "engine cache: %s", poprt__last_error());
     poprt__err_clear();
     return session_of(p, options, options, out);
 }
@@ -269,4 +270,27 @@ poprt_status poprt_session_anchor(const poprt_session *s, const char *output,
             return POPRT_OK;
         }
     return poprt__err(POPRT_STATUS_NOT_FOUND, "the session has no output '%s'", output);
+}
+
+/* ---- experimental: sessions sharing one program -------------------------------- */
+
+poprt_status poprt_session_share(const poprt_session *session, const poprt_options *options,
+                                 poprt_session **session_out)
+{
+    if (!session || !session_out)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_session_share: NULL argument");
+    poprt_status st = poprt__options_validate(options);
+    for (size_t i = 0; !st && options && i < options->n; i++) {
+        const char *k = options->kv[i].key;
+        if (strncmp(k, "input_shape.", 12) == 0 || strcmp(k, "optimize") == 0 ||
+            strcmp(k, "cache_dir") == 0 || strncmp(k, "max_", 4) == 0)
+            st = poprt__err(POPRT_STATUS_INVALID_OPTION,
+                            "poprt_session_share: option '%s' shapes the program, which is "
+                            "shared: create a session for it instead",
+                            k);
+    }
+    if (st)
+        return st;
+    poprt__program_ref(session->prog);
+    return session_of(session->prog, options, options, session_out);
 }

@@ -151,7 +151,7 @@ static int planned_kind(const poprt__tensor *t, int first)
 
 static size_t tensor_bytes(const poprt__tensor *t)
 {
-    return (size_t)poprt__type_numel(&t->type) * poprt_dtype_size((poprt_dtype)t->type.elem);
+    return (size_t)poprt__type_numel(&t->type) * poprt__dtype_size((poprt_dtype)t->type.elem);
 }
 
 /* Whether group root r owns or shares arena bytes. */

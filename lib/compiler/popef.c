@@ -251,7 +251,7 @@ static cJSON *io_json(const poprt__vec *tensors)
         }
         /* o, then dims, belong to arr once added */
         int ok = cJSON_AddStringToObject(o, "name", t->name) &&
-                 cJSON_AddStringToObject(o, "dtype", poprt_dtype_name((poprt_dtype)t->type.elem)) &&
+                 cJSON_AddStringToObject(o, "dtype", poprt__dtype_name((poprt_dtype)t->type.elem)) &&
                  add_item(o, "shape", dims = cJSON_CreateArray());
         for (int d = 0; ok && d < t->type.rank; d++) {
             cJSON *v = cJSON_CreateNumber((double)t->type.dims[d].value);
@@ -270,7 +270,7 @@ static char *meta_json(const poprt__program *s)
 {
     cJSON *root = cJSON_CreateObject(), *opts = NULL;
     int ok = root && cJSON_AddNumberToObject(root, "format", POPRT__POPEF_FORMAT) &&
-             cJSON_AddStringToObject(root, "library", poprt_version()) &&
+             cJSON_AddStringToObject(root, "library", poprt__version()) &&
              add_item(root, "options", opts = cJSON_CreateObject());
     for (size_t i = 0; ok && s->options && i < s->options->n; i++)
         if (strcmp(s->options->kv[i].key, "cache_dir") != 0)
@@ -473,7 +473,7 @@ static poprt_status check_file(const char *path, const poprt__blob *f, int threa
     if (h.lib_major != POPRT_VERSION_MAJOR || h.lib_minor != POPRT_VERSION_MINOR)
         return poprt__err(POPRT_STATUS_UNSUPPORTED,
                           "executable '%s': made by libpoprt %u.%u.%u, this is %s (recompile the model)",
-                          path, h.lib_major, h.lib_minor, h.lib_patch, poprt_version());
+                          path, h.lib_major, h.lib_minor, h.lib_patch, poprt__version());
     if (h.file_size != f->size)
         return poprt__err(POPRT_STATUS_PARSE_ERROR,
                           "executable '%s': %zu bytes, the header says %llu (truncated or extended)",

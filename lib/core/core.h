@@ -48,10 +48,18 @@
 poprt_status poprt__err(poprt_status st, const char *fmt, ...) POPRT__PRINTF(2, 3);
 poprt_status poprt__err_prefix(poprt_status st, const char *fmt, ...) POPRT__PRINTF(2, 3);
 void poprt__err_clear(void);
+/* What the public poprt_status_string / poprt_last_error return (the API
+ * layer's functions are these). */
+const char *poprt__status_string(poprt_status status);
+const char *poprt__last_error(void);
 
 /* ---- logging (goes to the host's callback only; never to stdout) -------- */
 void poprt__log(poprt_log_level level, const char *fmt, ...) POPRT__PRINTF(2, 3);
 int poprt__log_enabled(poprt_log_level level);
+void poprt__log_set_callback(poprt_log_fn fn, void *user, poprt_log_level min_level);
+poprt_status poprt__log_level_parse(const char *name, poprt_log_level *level_out);
+/* "MAJOR.MINOR.PATCH" of this library. */
+const char *poprt__version(void);
 
 /* ---- allocation -----------------------------------------------------------
  * The one allocation wrapper. Every call may return NULL; callers check. */

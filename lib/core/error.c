@@ -2,7 +2,7 @@
 #include <string.h>
 #include "core/core.h"
 
-/* Thread-local detail message for poprt_last_error(). */
+/* Thread-local detail message for poprt__last_error(). */
 static _Thread_local char last_error[4096];
 
 static const struct {
@@ -14,7 +14,7 @@ static const struct {
 #undef POPRT__STATUS_ROW
 };
 
-const char *poprt_status_string(poprt_status status)
+const char *poprt__status_string(poprt_status status)
 {
     for (size_t i = 0; i < sizeof status_table / sizeof status_table[0]; i++)
         if (status_table[i].num == (int)status)
@@ -22,7 +22,7 @@ const char *poprt_status_string(poprt_status status)
     return "unknown status";
 }
 
-const char *poprt_last_error(void) { return last_error; }
+const char *poprt__last_error(void) { return last_error; }
 
 void poprt__err_clear(void) { last_error[0] = 0; }
 

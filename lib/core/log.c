@@ -8,7 +8,7 @@ static poprt_log_fn log_fn;
 static void *log_user;
 static int log_min = POPRT_LOG_WARNING;
 
-void poprt_set_log_callback(poprt_log_fn fn, void *user, poprt_log_level min_level)
+void poprt__log_set_callback(poprt_log_fn fn, void *user, poprt_log_level min_level)
 {
     pthread_mutex_lock(&log_mu);
     log_fn = fn;
@@ -39,7 +39,7 @@ void poprt__log(poprt_log_level level, const char *fmt, ...)
         fn(level, msg, user);
 }
 
-poprt_status poprt_log_level_parse(const char *name, poprt_log_level *level_out)
+poprt_status poprt__log_level_parse(const char *name, poprt_log_level *level_out)
 {
     static const struct {
         const char *name;
@@ -60,9 +60,8 @@ poprt_status poprt_log_level_parse(const char *name, poprt_log_level *level_out)
 
 #define POPRT__STR2(x) #x
 #define POPRT__STR(x) POPRT__STR2(x)
-const char *poprt_version(void)
+const char *poprt__version(void)
 {
     return POPRT__STR(POPRT_VERSION_MAJOR) "." POPRT__STR(POPRT_VERSION_MINOR) "." POPRT__STR(
         POPRT_VERSION_PATCH);
 }
-unsigned poprt_version_num(void) { return POPRT_VERSION_NUM; }

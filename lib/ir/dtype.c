@@ -40,12 +40,12 @@ static const dtype_row rows[] = {
 
 int poprt__dtype_valid(int32_t dt) { return dt > 0 && dt < NROWS; }
 
-const char *poprt_dtype_name(poprt_dtype dt)
+const char *poprt__dtype_name(poprt_dtype dt)
 {
     return poprt__dtype_valid(dt) ? rows[dt].name : "undefined";
 }
 
-size_t poprt_dtype_size(poprt_dtype dt) { return poprt__dtype_valid(dt) ? rows[dt].size : 0; }
+size_t poprt__dtype_size(poprt_dtype dt) { return poprt__dtype_valid(dt) ? rows[dt].size : 0; }
 
 int poprt__dtype_is_float(int32_t dt) { return poprt__dtype_valid(dt) && rows[dt].cls == 1; }
 

@@ -16,7 +16,7 @@ static poprt_status check_out(const poprt__infer_ctx *c, int j)
         return POPRT__NODE_ERR(c->node, POPRT_STATUS_UNSUPPORTED,
                                "output %d '%s' would have rank %d; libpoprt handles ranks up to %d",
                                j, v ? v->name : "", t->rank, POPRT__MAX_RANK);
-    size_t bytes = t->elem ? poprt_dtype_size((poprt_dtype)t->elem) : 1;
+    size_t bytes = t->elem ? poprt__dtype_size((poprt_dtype)t->elem) : 1;
     for (int i = 0; i < t->rank; i++) {
         int64_t d = t->dims[i].value;
         if (d >= 0 && (d > (int64_t)(SIZE_MAX >> 1) || !poprt__mul_size(bytes, (size_t)d, &bytes)))
@@ -119,7 +119,7 @@ static int foldable(const poprt__node *n, const poprt__folder *f)
         int64_t numel = poprt__type_numel(&t->type);
         if (numel < 0 || t->type.elem == POPRT_DTYPE_STRING)
             return 0;
-        if ((uint64_t)numel * poprt_dtype_size((poprt_dtype)t->type.elem) > f->max_bytes)
+        if ((uint64_t)numel * poprt__dtype_size((poprt_dtype)t->type.elem) > f->max_bytes)
             return 0;
     }
     return 1;

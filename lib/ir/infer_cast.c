@@ -72,10 +72,10 @@ static poprt_status inf_bitcast(poprt__infer_ctx *c)
     if (st)
         return st;
     int32_t from = poprt__infer_elem(c, 0);
-    if (from && (poprt_dtype_size((poprt_dtype)from) != poprt_dtype_size((poprt_dtype)to) ||
+    if (from && (poprt__dtype_size((poprt_dtype)from) != poprt__dtype_size((poprt_dtype)to) ||
                  from == POPRT_DTYPE_STRING || to == POPRT_DTYPE_STRING))
         return POPRT__NODE_ERR(c->node, POPRT_STATUS_INVALID_MODEL, "cannot bitcast %s to %s",
-                               poprt_dtype_name((poprt_dtype)from), poprt_dtype_name((poprt_dtype)to));
+                               poprt__dtype_name((poprt_dtype)from), poprt__dtype_name((poprt_dtype)to));
     same_shape(c, to);
     return POPRT_OK;
 }

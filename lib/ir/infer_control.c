@@ -179,7 +179,7 @@ static poprt_status inf_if(poprt__infer_ctx *c)
     int32_t ce = poprt__infer_elem(c, 0);
     if (ce && ce != POPRT_DTYPE_BOOL)
         return POPRT__NODE_ERR(c->node, POPRT_STATUS_INVALID_MODEL, "cond must be bool, not %s",
-                               poprt_dtype_name((poprt_dtype)ce));
+                               poprt__dtype_name((poprt_dtype)ce));
     int pick = -1; /* branch known from a constant condition */
     if (c->in[0].type && c->in[0].data && c->in[0].nbytes >= 1)
         pick = ((const uint8_t *)c->in[0].data)[0] != 0;

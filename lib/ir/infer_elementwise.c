@@ -15,8 +15,8 @@ static poprt_status same_elem(poprt__infer_ctx *c, int first, int count, int32_t
         if (*elem && e != *elem)
             return POPRT__NODE_ERR(c->node, POPRT_STATUS_INVALID_MODEL,
                                    "input %d is %s, expected %s like input %d", i,
-                                   poprt_dtype_name((poprt_dtype)e),
-                                   poprt_dtype_name((poprt_dtype)*elem), first);
+                                   poprt__dtype_name((poprt_dtype)e),
+                                   poprt__dtype_name((poprt_dtype)*elem), first);
         *elem = e;
     }
     return POPRT_OK;
@@ -67,7 +67,7 @@ static poprt_status inf_where(poprt__infer_ctx *c)
     int32_t ce = poprt__infer_elem(c, 0);
     if (ce && ce != POPRT_DTYPE_BOOL)
         return POPRT__NODE_ERR(c->node, POPRT_STATUS_INVALID_MODEL, "condition must be bool, not %s",
-                               poprt_dtype_name((poprt_dtype)ce));
+                               poprt__dtype_name((poprt_dtype)ce));
     poprt_status st = same_elem(c, 1, 2, &e);
     if (st)
         return st;

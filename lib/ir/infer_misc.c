@@ -22,7 +22,7 @@ static poprt_status inf_recurrent(poprt__infer_ctx *c, int gates)
     int32_t elem = x ? x->elem : 0;
     if (elem && !poprt__dtype_is_float(elem))
         return POPRT__NODE_ERR(c->node, POPRT_STATUS_INVALID_MODEL, "X must be a float tensor, not %s",
-                               poprt_dtype_name((poprt_dtype)elem));
+                               poprt__dtype_name((poprt_dtype)elem));
     if (x && x->kind == POPRT__KIND_TENSOR && x->rank >= 0 && x->rank != 3)
         return POPRT__NODE_ERR(c->node, POPRT_STATUS_SHAPE_MISMATCH, "X has rank %d, expected 3",
                                x->rank);

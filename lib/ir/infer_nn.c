@@ -29,7 +29,7 @@ static poprt_status need_float(poprt__infer_ctx *c, int32_t elem)
     if (elem && !poprt__dtype_is_float(elem))
         return POPRT__NODE_ERR(c->node, POPRT_STATUS_SHAPE_MISMATCH,
                                "expects a floating-point input, got %s",
-                               poprt_dtype_name((poprt_dtype)elem));
+                               poprt__dtype_name((poprt_dtype)elem));
     return POPRT_OK;
 }
 
@@ -275,8 +275,8 @@ static poprt_status infer_matmul(poprt__infer_ctx *c)
     int32_t eb = poprt__infer_elem(c, 1);
     if (elem && eb && elem != eb)
         return POPRT__NODE_ERR(c->node, POPRT_STATUS_SHAPE_MISMATCH,
-                               "A is %s but B is %s", poprt_dtype_name((poprt_dtype)elem),
-                               poprt_dtype_name((poprt_dtype)eb));
+                               "A is %s but B is %s", poprt__dtype_name((poprt_dtype)elem),
+                               poprt__dtype_name((poprt_dtype)eb));
     if (!elem)
         elem = eb;
     if (ra < 0 || rb < 0) {

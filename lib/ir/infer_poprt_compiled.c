@@ -37,7 +37,7 @@ static poprt_status infer_fused_elementwise(poprt__infer_ctx *c)
         if (e && e != POPRT_DTYPE_FLOAT)
             return POPRT__NODE_ERR(n, POPRT_STATUS_SHAPE_MISMATCH,
                                    "input %d must be float, got %s", i,
-                                   poprt_dtype_name((poprt_dtype)e));
+                                   poprt__dtype_name((poprt_dtype)e));
     }
     poprt__infer_same(c, 0, 0);
     return POPRT_OK;

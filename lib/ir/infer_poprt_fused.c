@@ -26,7 +26,7 @@ static poprt_status need_float(poprt__infer_ctx *c, int i)
     if (e && !poprt__dtype_is_float(e))
         return POPRT__NODE_ERR(c->node, POPRT_STATUS_SHAPE_MISMATCH,
                                "input %d must be floating point, got %s", i,
-                               poprt_dtype_name((poprt_dtype)e));
+                               poprt__dtype_name((poprt_dtype)e));
     return POPRT_OK;
 }
 

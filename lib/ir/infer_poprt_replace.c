@@ -10,7 +10,7 @@ static poprt_status need_float(poprt__infer_ctx *c, int i)
     int32_t e = poprt__infer_elem(c, i);
     if (e && !poprt__dtype_is_float(e))
         return POPRT__NODE_ERR(c->node, POPRT_STATUS_INVALID_MODEL, "input %d is %s, expected a float type",
-                               i, poprt_dtype_name((poprt_dtype)e));
+                               i, poprt__dtype_name((poprt_dtype)e));
     return POPRT_OK;
 }
 
@@ -29,7 +29,7 @@ static poprt_status infer_wherev2(poprt__infer_ctx *c)
         return POPRT__NODE_ERR(c->node, POPRT_STATUS_INVALID_MODEL, "condition must be bool or numeric");
     if (xe && ye && xe != ye)
         return POPRT__NODE_ERR(c->node, POPRT_STATUS_INVALID_MODEL, "X is %s but Y is %s",
-                               poprt_dtype_name((poprt_dtype)xe), poprt_dtype_name((poprt_dtype)ye));
+                               poprt__dtype_name((poprt_dtype)xe), poprt__dtype_name((poprt_dtype)ye));
     return poprt__infer_broadcast(c, 0, 0, 3, xe ? xe : ye);
 }
 

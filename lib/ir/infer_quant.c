@@ -64,7 +64,7 @@ static poprt_status inf_quantize(poprt__infer_ctx *c)
     if (zt && od && zt != od)
         return POPRT__NODE_ERR(c->node, POPRT_STATUS_INVALID_MODEL,
                                "output_dtype %s differs from the zero point's type %s",
-                               poprt_dtype_name((poprt_dtype)od), poprt_dtype_name((poprt_dtype)zt));
+                               poprt__dtype_name((poprt_dtype)od), poprt__dtype_name((poprt_dtype)zt));
     int32_t yt = zt ? zt : (od ? od : POPRT_DTYPE_UINT8);
     int ok = poprt__dtype_is_int(yt) ? yt != POPRT_DTYPE_INT64 && yt != POPRT_DTYPE_UINT64 &&
                                            yt != POPRT_DTYPE_INT32 && yt != POPRT_DTYPE_UINT32
@@ -73,7 +73,7 @@ static poprt_status inf_quantize(poprt__infer_ctx *c)
                                          yt <= POPRT_DTYPE_FLOAT8E5M2FNUZ));
     if (!ok)
         return POPRT__NODE_ERR(c->node, POPRT_STATUS_INVALID_MODEL, "cannot quantize to %s",
-                               poprt_dtype_name((poprt_dtype)yt));
+                               poprt__dtype_name((poprt_dtype)yt));
     poprt__infer_same(c, 0, 0);
     c->out[0].kind = POPRT__KIND_TENSOR;
     c->out[0].elem = yt;
@@ -90,7 +90,7 @@ static poprt_status inf_dequantize(poprt__infer_ctx *c)
         yt = c->opset >= 19 ? poprt__infer_elem(c, 1) : POPRT_DTYPE_FLOAT;
     if (yt && !poprt__dtype_is_float(yt))
         return POPRT__NODE_ERR(c->node, POPRT_STATUS_INVALID_MODEL, "cannot dequantize to %s",
-                               poprt_dtype_name((poprt_dtype)yt));
+                               poprt__dtype_name((poprt_dtype)yt));
     poprt__infer_same(c, 0, 0);
     c->out[0].kind = POPRT__KIND_TENSOR;
     c->out[0].elem = yt;

@@ -70,8 +70,8 @@ static poprt_status inf_seq_construct(poprt__infer_ctx *c)
             return POPRT__NODE_ERR(c->node, POPRT_STATUS_INVALID_MODEL, "input %d is missing", i);
         if (t->kind == POPRT__KIND_TENSOR && acc.elem && t->elem && t->elem != acc.elem)
             return POPRT__NODE_ERR(c->node, POPRT_STATUS_INVALID_MODEL,
-                                   "inputs mix %s and %s", poprt_dtype_name((poprt_dtype)acc.elem),
-                                   poprt_dtype_name((poprt_dtype)t->elem));
+                                   "inputs mix %s and %s", poprt__dtype_name((poprt_dtype)acc.elem),
+                                   poprt__dtype_name((poprt_dtype)t->elem));
         if (i == 0) {
             poprt_status st = poprt__type_copy(c->arena, &acc, t);
             if (st)
@@ -96,8 +96,8 @@ static poprt_status inf_seq_insert(poprt__infer_ctx *c)
     int32_t e = si ? si->elem : 0;
     if (t && e && t->elem && t->elem != e)
         return POPRT__NODE_ERR(c->node, POPRT_STATUS_INVALID_MODEL,
-                               "inserts %s into a sequence of %s", poprt_dtype_name((poprt_dtype)t->elem),
-                               poprt_dtype_name((poprt_dtype)e));
+                               "inserts %s into a sequence of %s", poprt__dtype_name((poprt_dtype)t->elem),
+                               poprt__dtype_name((poprt_dtype)e));
     if (!si || !t)
         return set_wrapped(c, 0, POPRT__KIND_SEQUENCE, si ? si : t);
     poprt__type j;

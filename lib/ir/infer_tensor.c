@@ -897,7 +897,7 @@ static poprt_status infer_nonzero(poprt__infer_ctx *c)
     int64_t d[2] = {x && x->rank >= 0 ? x->rank : -1, -1};
     int64_t n = x ? poprt__type_numel(x) : -1;
     if (x && c->in[0].data && n >= 0 && x->elem != POPRT_DTYPE_STRING) {
-        size_t es = poprt_dtype_size((poprt_dtype)x->elem);
+        size_t es = poprt__dtype_size((poprt_dtype)x->elem);
         int64_t cnt = 0;
         for (int64_t i = 0; i < n; i++) {
             if (poprt__dtype_is_float(x->elem)) {

@@ -17,6 +17,10 @@
 
 #define POPRT__MAX_RANK 12
 
+/* What the public poprt_dtype_name / poprt_dtype_size return (dtype.c). */
+const char *poprt__dtype_name(poprt_dtype dt);
+size_t poprt__dtype_size(poprt_dtype dt);
+
 typedef struct poprt__graph poprt__graph;
 typedef struct poprt__node poprt__node;
 typedef struct poprt__model poprt__model;
@@ -68,7 +72,7 @@ typedef struct poprt__tensor {
     poprt__node *producer; /* NULL for inputs and initializers */
     int producer_slot;
     /* Constant value (initializer, or folded), else NULL. nbytes covers
-     * numel * poprt_dtype_size(type.elem). */
+     * numel * poprt__dtype_size(type.elem). */
     const void *data;
     size_t nbytes;
     unsigned is_input : 1;       /* listed in graph inputs */

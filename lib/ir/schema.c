@@ -174,7 +174,7 @@ static const char *const slot_fmt[8] = {"tensor(%s)", "seq(tensor(%s))", "option
 
 static const char *slot_str(int slot, int32_t elem, char *buf, size_t size)
 {
-    snprintf(buf, size, slot_fmt[slot], poprt_dtype_name((poprt_dtype)elem));
+    snprintf(buf, size, slot_fmt[slot], poprt__dtype_name((poprt_dtype)elem));
     return buf;
 }
 

@@ -83,7 +83,7 @@ static void type_str(char *buf, size_t cap, size_t *len, const poprt__type *t)
         append(buf, cap, len, "?");
         return;
     }
-    append(buf, cap, len, "%s", poprt_dtype_name((poprt_dtype)t->elem));
+    append(buf, cap, len, "%s", poprt__dtype_name((poprt_dtype)t->elem));
     if (t->rank < 0) {
         append(buf, cap, len, "[?]");
         return;

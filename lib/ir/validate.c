@@ -65,7 +65,7 @@ static poprt_status check_type(const poprt__type *t, const char *graph, const ch
             return poprt__err(POPRT_STATUS_UNSUPPORTED,
                               "graph '%s': value '%s' has rank %d; libpoprt handles ranks up to %d",
                               graph, name, t->rank, POPRT__MAX_RANK);
-        size_t bytes = t->elem ? poprt_dtype_size((poprt_dtype)t->elem) : 1;
+        size_t bytes = t->elem ? poprt__dtype_size((poprt_dtype)t->elem) : 1;
         for (int i = 0; i < t->rank; i++) {
             int64_t d = t->dims[i].value;
             if (d >= 0 && (d > (int64_t)(SIZE_MAX >> 1) || !poprt__mul_size(bytes, (size_t)d, &bytes)))
@@ -89,7 +89,7 @@ static poprt_status check_type(const poprt__type *t, const char *graph, const ch
         return poprt__err(POPRT_STATUS_INVALID_MODEL,
                           "graph '%s': value '%s' is a map with key type %s (keys are integers or "
                           "strings)",
-                          graph, name, poprt_dtype_name((poprt_dtype)t->elem));
+                          graph, name, poprt__dtype_name((poprt_dtype)t->elem));
     return t->inner ? check_type(t->inner, graph, name, depth + 1, max_bytes) : POPRT_OK;
 }
 

@@ -448,7 +448,7 @@ static poprt_status from_raw(lctx *c, tensor_out *o, span raw)
     if (dt == POPRT_DTYPE_STRING)
         return poprt__err(POPRT_STATUS_INVALID_MODEL, "tensor '%s': string tensors cannot use raw_data", tn);
     int bits = poprt__onnx_packed_bits(dt);
-    size_t esz = poprt_dtype_size(dt);
+    size_t esz = poprt__dtype_size(dt);
     size_t need;
     if (bits) {
         need = (size_t)(((uint64_t)o->numel * (uint64_t)bits + 7) / 8);
@@ -458,7 +458,7 @@ static poprt_status from_raw(lctx *c, tensor_out *o, span raw)
     if (raw.n != need)
         return poprt__err(POPRT_STATUS_INVALID_MODEL,
                           "tensor '%s': data has %zu bytes, but shape %s of %s needs %zu", tn, raw.n,
-                          dims_str(c, &o->type), poprt_dtype_name(dt), need);
+                          dims_str(c, &o->type), poprt__dtype_name(dt), need);
     o->nbytes = (size_t)o->numel * esz;
     if (o->numel == 0) {
         o->data = empty_data(c);
@@ -492,16 +492,16 @@ static poprt_status count_mismatch(lctx *c, tensor_out *o, const char *field, si
 {
     if (have == 0 && need > 0)
         return poprt__err(POPRT_STATUS_INVALID_MODEL, "tensor '%s': no data for shape %s of %s", o->name,
-                          dims_str(c, &o->type), poprt_dtype_name(o->type.elem));
+                          dims_str(c, &o->type), poprt__dtype_name(o->type.elem));
     return poprt__err(POPRT_STATUS_INVALID_MODEL, "tensor '%s': %s has %zu values, but shape %s of %s needs %llu",
-                      o->name, field, have, dims_str(c, &o->type), poprt_dtype_name(o->type.elem),
+                      o->name, field, have, dims_str(c, &o->type), poprt__dtype_name(o->type.elem),
                       (unsigned long long)need);
 }
 
 static poprt_status from_typed(lctx *c, tensor_out *o, tensor_lists *L)
 {
     int32_t dt = o->type.elem;
-    size_t esz = poprt_dtype_size(dt);
+    size_t esz = poprt__dtype_size(dt);
     uint64_t numel = (uint64_t)o->numel;
     int bits = poprt__onnx_packed_bits(dt);
     /* Which field carries this dtype and how many values it must hold;
@@ -630,7 +630,7 @@ static poprt_status set_shape(lctx *c, tensor_out *o, const uint64_t *dims, size
             return poprt__err(POPRT_STATUS_INVALID_MODEL, "%s '%s': the element count of its shape overflows",
                               what, o->name);
     }
-    size_t esz = poprt_dtype_size(o->type.elem), nbytes;
+    size_t esz = poprt__dtype_size(o->type.elem), nbytes;
     if ((uint64_t)numel > SIZE_MAX || !poprt__mul_size((size_t)numel, esz ? esz : 1, &nbytes))
         return poprt__err(POPRT_STATUS_INVALID_MODEL, "%s '%s': shape is too large", what, o->name);
     o->numel = numel;
@@ -720,7 +720,7 @@ static poprt_status sparse_from_proto(lctx *c, span sp, tensor_out *o)
         !((ir == 1 && ix.numel == nnz) || (ir == 2 && ix.type.dims[0].value == nnz && ix.type.dims[1].value == r)))
         return poprt__err(POPRT_STATUS_INVALID_MODEL,
                           "sparse tensor '%s': indices must be [NNZ] or [NNZ, rank] integers", o->name);
-    size_t esz = poprt_dtype_size(o->type.elem);
+    size_t esz = poprt__dtype_size(o->type.elem);
     o->nbytes = (size_t)o->numel * esz;
     uint8_t *d = o->numel ? poprt__arena_alloc(c->out, o->nbytes) : empty_data(c);
     if (!d)

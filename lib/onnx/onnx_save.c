@@ -228,7 +228,7 @@ static bool enc_strings_data_cb(pb_ostream_t *s, const pb_field_t *f, void *cons
 static int tensor_ok(const poprt__tensor *t)
 {
     int64_t numel = poprt__type_numel(&t->type);
-    size_t esz = poprt_dtype_size(t->type.elem), need;
+    size_t esz = poprt__dtype_size(t->type.elem), need;
     if (t->type.kind != POPRT__KIND_TENSOR || numel < 0 || !esz || !t->data ||
         !poprt__mul_size((size_t)numel, esz, &need) || need != t->nbytes) {
         fail(poprt__err(POPRT_STATUS_INVALID_MODEL, "tensor '%s': constant data does not match its type",

@@ -46,7 +46,7 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
     else
         st = poprt__pdata_random(m, samples > 0 ? (int)samples : 1, (uint32_t)seed, dim, &d);
     if (st == POPRT_STATUS_UNSUPPORTED && !(dir && *dir)) {
-        poprt__log(POPRT_LOG_WARNING, "check_with_fake_data: skipped: %s", poprt_last_error());
+        poprt__log(POPRT_LOG_WARNING, "check_with_fake_data: skipped: %s", poprt__last_error());
         poprt__err_clear();
         poprt__model_free(o);
         return POPRT_OK;
@@ -77,7 +77,7 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
             poprt__log(POPRT_LOG_WARNING,
                        "check_with_fake_data: skipped, the original model does not run on the "
                        "made-up inputs (give dim=N or data=DIR): %s",
-                       poprt_last_error());
+                       poprt__last_error());
             poprt__err_clear();
             poprt__prunner_free(ro);
             poprt__pdata_free(&d);

@@ -168,7 +168,7 @@ static int const_of(const poprt__tensor *t, cval *v)
         return 0;
     size_t es;
     if (t->data) {
-        es = poprt_dtype_size((poprt_dtype)t->type.elem);
+        es = poprt__dtype_size((poprt_dtype)t->type.elem);
         if (!es)
             return 0;
         v->dtype = t->type.elem;
@@ -181,7 +181,7 @@ static int const_of(const poprt__tensor *t, cval *v)
         return 0;
     const poprt__attr *a = &p->attrs[0];
     if (strcmp(a->name, "value") == 0 && a->t && a->t->data) {
-        es = poprt_dtype_size((poprt_dtype)a->t->type.elem);
+        es = poprt__dtype_size((poprt_dtype)a->t->type.elem);
         if (!es)
             return 0;
         v->dtype = a->t->type.elem;
@@ -259,10 +259,10 @@ static poprt__tensor *mk_i64(poprt__node *n, const char *what, const int64_t *v,
 static poprt__tensor *mk_num(poprt__node *n, const char *what, int32_t dtype, const double *v,
                              int64_t cnt, int rank)
 {
-    size_t es = poprt_dtype_size((poprt_dtype)dtype);
+    size_t es = poprt__dtype_size((poprt_dtype)dtype);
     if (!es || !poprt__dtype_valid(dtype) || dtype == POPRT_DTYPE_STRING) {
         poprt__err(POPRT_STATUS_UNSUPPORTED, "node '%s': cannot make a %s constant", n->name,
-                   poprt_dtype_name((poprt_dtype)dtype));
+                   poprt__dtype_name((poprt_dtype)dtype));
         return NULL;
     }
     unsigned char buf[MAXR * 2 * 8 + 8];
@@ -442,7 +442,7 @@ static poprt_status check_types(cv *c, poprt__node *n)
             if (v > c->to)
                 return cv_fail(c, n, "%s '%s' has type %s, which needs opset %d",
                                io ? "output" : "input", t->name,
-                               poprt_dtype_name((poprt_dtype)t->type.elem), v);
+                               poprt__dtype_name((poprt_dtype)t->type.elem), v);
         }
     }
     for (size_t k = 0; k < sizeof type_rules / sizeof type_rules[0]; k++) {
@@ -452,7 +452,7 @@ static poprt_status check_types(cv *c, poprt__node *n)
         int32_t dt = elem_of(s < 0 ? poprt__node_out(n, 0) : poprt__node_in(n, s));
         if (dt > 0 && dt < 32 && !(type_rules[k].allowed & (1u << dt)))
             return cv_fail(c, n, "type %s is accepted only from opset %d",
-                           poprt_dtype_name((poprt_dtype)dt), type_rules[k].version);
+                           poprt__dtype_name((poprt_dtype)dt), type_rules[k].version);
     }
     return POPRT_OK;
 }
@@ -1073,7 +1073,7 @@ static poprt_status cv_constant(cv *c, poprt__node *n)
     } else {
         return POPRT_OK;
     }
-    size_t nb = (size_t)cnt * poprt_dtype_size((poprt_dtype)dt);
+    size_t nb = (size_t)cnt * poprt__dtype_size((poprt_dtype)dt);
     poprt_status st = poprt__type_set_tensor(ar, &t->type, dt, rank, &cnt);
     t->data = poprt__arena_memdup(ar, src ? src : "", nb ? nb : 1);
     t->nbytes = nb;
@@ -1211,7 +1211,7 @@ static poprt_status cv_groupnorm(cv *c, poprt__node *n)
         int64_t out_n = c->to >= 21 ? ch : g, per = ch / g;
         if (v.numel != (c->to >= 21 ? g : ch))
             return cv_fail(c, n, "scale/bias of '%s' has the wrong size", t->name);
-        size_t es = poprt_dtype_size((poprt_dtype)v.dtype);
+        size_t es = poprt__dtype_size((poprt_dtype)v.dtype);
         unsigned char *buf = poprt__arena_alloc(&c->m->arena, (size_t)out_n * es);
         if (!buf)
             return oom();
@@ -1607,7 +1607,7 @@ static poprt_status cv_or_equal(cv *c, poprt__node *n)
 {
     int32_t dt = elem_of(poprt__node_in(n, 0));
     if (c->to < 11 && dt != POPRT_DTYPE_INT32 && dt != POPRT_DTYPE_INT64 && dt != POPRT_DTYPE_BOOL)
-        return cv_fail(c, n, "Equal on %s needs opset 11", poprt_dtype_name((poprt_dtype)dt));
+        return cv_fail(c, n, "Equal on %s needs opset 11", poprt__dtype_name((poprt_dtype)dt));
     poprt__node *cmp = add_node(c, n, op_is(n, "GreaterOrEqual") ? "Greater" : "Less", 2, 1);
     poprt__node *eq = add_node(c, n, "Equal", 2, 1);
     if (!cmp || !eq)

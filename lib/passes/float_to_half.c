@@ -442,7 +442,7 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
         if (st && st != POPRT_STATUS_OUT_OF_MEMORY && !(dir && *dir)) {
             /* made-up inputs the model cannot take prove nothing either way */
             poprt__log(POPRT_LOG_WARNING,
-                       "float_to_half: no range check (give data=DIR): %s", poprt_last_error());
+                       "float_to_half: no range check (give data=DIR): %s", poprt__last_error());
             poprt__err_clear();
             st = POPRT_OK;
         } else if (!st && n_big)

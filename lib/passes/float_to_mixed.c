@@ -89,7 +89,7 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
     st = poprt__pdata_get(m, data, (int)samples, &d);
     if (st == POPRT_STATUS_UNSUPPORTED && !(data && *data)) {
         poprt__log(POPRT_LOG_WARNING, NAME ": no check (%s), converting as float_to_half",
-                   poprt_last_error());
+                   poprt__last_error());
         poprt__err_clear();
         st = POPRT_OK;
         rounds = 0;
@@ -133,7 +133,7 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
             poprt__log(POPRT_LOG_WARNING,
                        NAME ": the check cannot run on made-up inputs (give data=DIR), converting as "
                        "float_to_half: %s",
-                       poprt_last_error());
+                       poprt__last_error());
             poprt__err_clear();
             st = POPRT_OK;
             n = 0;

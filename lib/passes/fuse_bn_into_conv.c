@@ -32,7 +32,7 @@ static poprt_status fuse(poprt__graph *g, void *ctx, int *changed)
             poprt__free(t);
             continue;
         }
-        size_t es = poprt_dtype_size((poprt_dtype)e);
+        size_t es = poprt__dtype_size((poprt_dtype)e);
         void *wd = poprt__malloc((size_t)numel * es + 1), *bd = poprt__malloc((size_t)c * es + 1);
         poprt__tensor *nw = NULL, *nb = NULL;
         if (wd && bd) {

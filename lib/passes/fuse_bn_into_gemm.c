@@ -35,7 +35,7 @@ static poprt_status fuse_one(poprt__graph *g, poprt__node *mm, poprt__node *bn, 
     if (!ok)
         return POPRT_OK;
     poprt_status st = POPRT_OK;
-    size_t es = poprt_dtype_size((poprt_dtype)e);
+    size_t es = poprt__dtype_size((poprt_dtype)e);
     void *bd = NULL, *cd = NULL;
     if (ch != n)
         goto done;

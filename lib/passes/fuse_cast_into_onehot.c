@@ -47,7 +47,7 @@ static poprt_status fuse(poprt__graph *g, void *ctx, int *changed)
                 poprt__store_i64(buf, to, k, poprt__load_i64(vals->data, from, k));
         }
         poprt__tensor *nv = poprt__graph_add_const(g, vals->name, to, 1, &two, buf,
-                                                   2 * poprt_dtype_size((poprt_dtype)to));
+                                                   2 * poprt__dtype_size((poprt_dtype)to));
         if (!nv)
             return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
         poprt__node_set_input(oh, 2, nv);

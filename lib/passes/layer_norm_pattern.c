@@ -104,7 +104,7 @@ static poprt__tensor *as_initializer(poprt__graph *g, poprt__tensor *t)
     int64_t n;
     if (!tf_const(t, &d, &e, &n))
         return NULL;
-    return poprt__graph_add_const(g, t->name, e, 1, &n, d, (size_t)n * poprt_dtype_size(e));
+    return poprt__graph_add_const(g, t->name, e, 1, &n, d, (size_t)n * poprt__dtype_size(e));
 }
 
 static poprt_status rewrite(poprt__model *m, const ln_match *o)
@@ -120,7 +120,7 @@ static poprt_status rewrite(poprt__model *m, const ln_match *o)
         return tf_oom();
     if (!gamma) {
         int64_t c = o->x->type.dims[o->x->type.rank - 1].value;
-        size_t es = poprt_dtype_size(o->x->type.elem);
+        size_t es = poprt__dtype_size(o->x->type.elem);
         void *ones = poprt__arena_alloc(&m->arena, (size_t)c * es + 1);
         if (!ones)
             return tf_oom();

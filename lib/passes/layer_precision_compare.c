@@ -95,7 +95,7 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
     if (st && st != POPRT_STATUS_OUT_OF_MEMORY && !(data && *data)) {
         poprt__log(POPRT_LOG_WARNING,
                    NAME ": skipped, the models do not run on made-up inputs (give data=DIR): %s",
-                   poprt_last_error());
+                   poprt__last_error());
         poprt__err_clear();
         st = POPRT_OK;
         nr = 0;

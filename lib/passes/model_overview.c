@@ -203,7 +203,7 @@ static poprt_status report(poprt__model *m, text *t)
             per_dt_bytes[dt] += x->nbytes;
         } else if (x->producer && !x->data) {
             int64_t ne = numel(x);
-            size_t es = poprt_dtype_size((poprt_dtype)x->type.elem);
+            size_t es = poprt__dtype_size((poprt_dtype)x->type.elem);
             if (ne < 0 || !es) {
                 act_unknown++;
                 continue;
@@ -222,7 +222,7 @@ static poprt_status report(poprt__model *m, text *t)
         n_const, human(b2, sizeof b2, (double)bytes, "B"));
     for (int dt = 0; dt < 32; dt++)
         if (per_dt[dt])
-            put(t, "    %-14s %14lld values %14zu bytes\n", poprt_dtype_name((poprt_dtype)dt),
+            put(t, "    %-14s %14lld values %14zu bytes\n", poprt__dtype_name((poprt_dtype)dt),
                 (long long)per_dt[dt], per_dt_bytes[dt]);
     put(t, "  FLOPs (MatMul, Gemm, Conv, ConvTranspose): %s%s\n",
         human(b1, sizeof b1, s.flops, "FLOP"),

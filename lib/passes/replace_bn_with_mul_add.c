@@ -22,7 +22,7 @@ static poprt_status replace(poprt__graph *g, void *ctx, int *changed)
         if (!ok)
             continue;
         int32_t e = x->type.elem;
-        size_t es = poprt_dtype_size((poprt_dtype)e);
+        size_t es = poprt__dtype_size((poprt_dtype)e);
         int r = x->type.rank;
         int64_t dims[POPRT__MAX_RANK];
         dims[0] = c;

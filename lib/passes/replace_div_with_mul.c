@@ -25,7 +25,7 @@ static poprt_status rewrite(poprt__graph *g, void *ctx, int *changed)
         int64_t numel = poprt__type_numel(&c->type);
         if (numel < 0 || !rp_static_dims(c, &rank, dims))
             continue;
-        size_t nb = (size_t)numel * poprt_dtype_size((poprt_dtype)dt);
+        size_t nb = (size_t)numel * poprt__dtype_size((poprt_dtype)dt);
         void *buf = poprt__arena_alloc(&g->model->arena, nb ? nb : 1);
         if (!buf) {
             st = rp_oom();

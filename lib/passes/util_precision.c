@@ -64,7 +64,7 @@ poprt_status poprt__pdata_random(const poprt__model *m, int samples, uint32_t se
                 p->dims[d] = v >= 0 ? v : (d == 0 ? 1 : unknown_dim);
                 n *= p->dims[d];
             }
-            size_t es = poprt_dtype_size((poprt_dtype)p->dtype);
+            size_t es = poprt__dtype_size((poprt_dtype)p->dtype);
             p->nbytes = (size_t)n * es;
             void *buf = poprt__arena_alloc(&out->arena, p->nbytes ? p->nbytes : 1);
             if (!buf) {
@@ -160,8 +160,8 @@ static poprt_status load_sample(const poprt__vec *ins, const char *dir, poprt__p
         if (in->type.elem && t.type.elem != in->type.elem)
             return poprt__err(POPRT_STATUS_SHAPE_MISMATCH,
                               "calibration file '%s': dtype %s, input '%s' expects %s", path,
-                              poprt_dtype_name((poprt_dtype)t.type.elem), in->name,
-                              poprt_dtype_name((poprt_dtype)in->type.elem));
+                              poprt__dtype_name((poprt_dtype)t.type.elem), in->name,
+                              poprt__dtype_name((poprt_dtype)in->type.elem));
         if (t.type.rank > POPRT__MAX_RANK)
             return poprt__err(POPRT_STATUS_UNSUPPORTED, "calibration file '%s': rank too high", path);
         poprt__ptensor *p = &row[slot];

@@ -132,7 +132,7 @@ static inline poprt__tensor *rp_const_of(poprt__graph *g, const char *base, int3
     else
         poprt__store_f64(buf, dtype, 0, v);
     return poprt__graph_add_const(g, base, dtype, rank, dims, buf,
-                                  poprt_dtype_size((poprt_dtype)dtype));
+                                  poprt__dtype_size((poprt_dtype)dtype));
 }
 
 static inline poprt__tensor *rp_const_i64(poprt__graph *g, const char *base, int64_t n,

@@ -31,7 +31,7 @@ static inline int tf_const(const poprt__tensor *t, const void **data, int32_t *e
         return 0;
     if (t->data) {
         int64_t n = poprt__type_numel(&t->type);
-        size_t es = poprt_dtype_size((poprt_dtype)t->type.elem);
+        size_t es = poprt__dtype_size((poprt_dtype)t->type.elem);
         if (n < 0 || !es || (size_t)n * es > t->nbytes)
             return 0;
         *data = t->data;

@@ -8,7 +8,7 @@
 
 static size_t tval_bytes(int32_t dtype, int64_t numel)
 {
-    return (size_t)numel * poprt_dtype_size((poprt_dtype)dtype);
+    return (size_t)numel * poprt__dtype_size((poprt_dtype)dtype);
 }
 
 static poprt_status tval_set_shape(poprt__tval *t, int32_t dtype, int rank, const int64_t *dims)
@@ -25,7 +25,7 @@ static poprt_status tval_set_shape(poprt__tval *t, int32_t dtype, int rank, cons
                               (long long)dims[i]);
         t->dims[i] = dims[i];
     }
-    size_t esz = poprt_dtype_size((poprt_dtype)dtype);
+    size_t esz = poprt__dtype_size((poprt_dtype)dtype);
     if (esz && (uint64_t)n > SIZE_MAX / esz)
         return poprt__err(POPRT_STATUS_SHAPE_MISMATCH, "tensor too large");
     t->numel = n;
@@ -212,7 +212,7 @@ poprt_status poprt__kctx_alloc_output(poprt__kctx *k, int j, int32_t dtype, int 
     poprt__tval nt = {0};
     poprt_status st = tval_set_shape(&nt, dtype, rank, dims);
     if (st)
-        return POPRT__NODE_ERR(k->node, st, "output %d: %s", j, poprt_last_error());
+        return POPRT__NODE_ERR(k->node, st, "output %d: %s", j, poprt__last_error());
     const uint64_t max = poprt__node_limits(k->node)->max_tensor_bytes;
     if (nt.nbytes > max)
         return POPRT__NODE_ERR(k->node, POPRT_STATUS_LIMIT_EXCEEDED,
@@ -238,7 +238,7 @@ poprt_status poprt__kctx_alloc_output(poprt__kctx *k, int j, int32_t dtype, int 
     }
     st = tval_heap(&v->t, dtype, rank, dims);
     if (st)
-        return POPRT__NODE_ERR(k->node, st, "output %d: %s", j, poprt_last_error());
+        return POPRT__NODE_ERR(k->node, st, "output %d: %s", j, poprt__last_error());
     own(x, v);
     return POPRT_OK;
 }

@@ -97,7 +97,41 @@ poprt_status poprt__session_new(poprt__program *p, const poprt_options *options,
 poprt_status poprt__session_run(poprt_session *s, poprt_stepio *io);
 void poprt__session_free(poprt_session *s);
 
-/* ---- stepio (stepio.c), used by the run loop ---- */
+/* ---- stepio (stepio.c): the public stepio calls' implementations (the
+ * API layer's poprt_stepio_* forward to them), and what the run loop uses */
+poprt_status poprt__stepio_output(const poprt_stepio *stepio, const char *name,
+                                  poprt_dtype *dtype_out, const int64_t **dims_out, int *rank_out,
+                                  const void **data_out, size_t *nbytes_out);
+poprt_status poprt__stepio_output_item(const poprt_stepio *stepio, const char *name, size_t index,
+                                       poprt_dtype *dtype_out, const int64_t **dims_out,
+                                       int *rank_out, const void **data_out, size_t *nbytes_out);
+poprt_status poprt__stepio_output_kind(const poprt_stepio *stepio, const char *name,
+                                       poprt_value_kind *kind_out, int *present_out,
+                                       size_t *count_out);
+poprt_status poprt__stepio_set_output(poprt_stepio *stepio, const char *name, void *data,
+                                      size_t nbytes);
+poprt_status poprt__stepio_set_output_alloc(poprt_stepio *stepio, const char *name);
+poprt_status poprt__stepio_set_input(poprt_stepio *stepio, const char *name, poprt_dtype dtype,
+                                     const int64_t *dims, int rank, const void *data,
+                                     size_t nbytes);
+poprt_status poprt__stepio_set_input_sequence(poprt_stepio *stepio, const char *name,
+                                              poprt_dtype dtype, size_t count,
+                                              const int64_t *const *dims, const int *ranks,
+                                              const void *const *data, const size_t *nbytes);
+poprt_status poprt__stepio_set_input_optional(poprt_stepio *stepio, const char *name, int present,
+                                              poprt_value_kind inner, poprt_dtype dtype,
+                                              const int64_t *dims, int rank, const void *data,
+                                              size_t nbytes);
+poprt_status poprt__stepio_set_input_optional_sequence(poprt_stepio *stepio, const char *name,
+                                                       int present, poprt_dtype dtype,
+                                                       size_t count, const int64_t *const *dims,
+                                                       const int *ranks, const void *const *data,
+                                                       const size_t *nbytes);
+void poprt__stepio_free(poprt_stepio *stepio);
+poprt_status poprt__stepio_create(poprt_stepio **stepio_out);
+poprt_status poprt__stepio_create_callback(const poprt_stepio_callbacks *callbacks,
+                                           poprt_stepio **stepio_out);
+
 poprt_status poprt__stepio_begin(poprt_stepio *io, struct poprt_session *s);
 /* Binds input tensor t for batch b into v (zero copy). */
 poprt_status poprt__stepio_bind_input(poprt_stepio *io, struct poprt_session *s,

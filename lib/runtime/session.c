@@ -215,7 +215,7 @@ static void reset_frame(struct poprt__exec *x, poprt_session *s)
             for (int d = 0; d < t->type.rank; d++)
                 v->t.dims[d] = t->type.dims[d].value;
             v->t.numel = poprt__type_numel(&t->type);
-            v->t.nbytes = (size_t)v->t.numel * poprt_dtype_size((poprt_dtype)t->type.elem);
+            v->t.nbytes = (size_t)v->t.numel * poprt__dtype_size((poprt_dtype)t->type.elem);
             v->t.data = x->arena + off;
         }
     }

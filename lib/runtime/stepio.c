@@ -34,7 +34,7 @@ struct poprt_stepio {
     poprt__arena strings; /* string outputs */
 };
 
-poprt_status poprt_stepio_create(poprt_stepio **out)
+poprt_status poprt__stepio_create(poprt_stepio **out)
 {
     if (!out)
         return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_stepio_create: NULL argument");
@@ -46,13 +46,13 @@ poprt_status poprt_stepio_create(poprt_stepio **out)
     return POPRT_OK;
 }
 
-poprt_status poprt_stepio_create_callback(const poprt_stepio_callbacks *cb, poprt_stepio **out)
+poprt_status poprt__stepio_create_callback(const poprt_stepio_callbacks *cb, poprt_stepio **out)
 {
     if (!cb || !out || cb->size < sizeof *cb || !cb->in || !cb->out)
         return poprt__err(POPRT_STATUS_INVALID_ARGUMENT,
                           "poprt_stepio_create_callback: NULL argument, missing in/out callback "
                           "or wrong size");
-    poprt_status st = poprt_stepio_create(out);
+    poprt_status st = poprt__stepio_create(out);
     if (st)
         return st;
     (*out)->callback = 1;
@@ -60,7 +60,7 @@ poprt_status poprt_stepio_create_callback(const poprt_stepio_callbacks *cb, popr
     return POPRT_OK;
 }
 
-void poprt_stepio_free(poprt_stepio *io)
+void poprt__stepio_free(poprt_stepio *io)
 {
     if (!io)
         return;
@@ -123,14 +123,14 @@ static poprt_status check_shape(const char *name, poprt_dtype dtype, const int64
             return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "input '%s': invalid dim %lld", name,
                               (long long)dims[i]);
     size_t need;
-    if (!poprt__mul_size((size_t)n, poprt_dtype_size(dtype), &need) || nbytes < need)
+    if (!poprt__mul_size((size_t)n, poprt__dtype_size(dtype), &need) || nbytes < need)
         return poprt__err(POPRT_STATUS_SHAPE_MISMATCH,
                           "input '%s': buffer of %zu bytes is smaller than the %zu the shape needs",
                           name, nbytes, need);
     return POPRT_OK;
 }
 
-poprt_status poprt_stepio_set_input(poprt_stepio *io, const char *name, poprt_dtype dtype,
+poprt_status poprt__stepio_set_input(poprt_stepio *io, const char *name, poprt_dtype dtype,
                                     const int64_t *dims, int rank, const void *data, size_t nbytes)
 {
     if (!io || !name || (!data && nbytes))
@@ -150,7 +150,7 @@ poprt_status poprt_stepio_set_input(poprt_stepio *io, const char *name, poprt_dt
     return POPRT_OK;
 }
 
-poprt_status poprt_stepio_set_input_sequence(poprt_stepio *io, const char *name, poprt_dtype dtype,
+poprt_status poprt__stepio_set_input_sequence(poprt_stepio *io, const char *name, poprt_dtype dtype,
                                              size_t count, const int64_t *const *dims,
                                              const int *ranks, const void *const *data,
                                              const size_t *nbytes)
@@ -182,13 +182,13 @@ poprt_status poprt_stepio_set_input_sequence(poprt_stepio *io, const char *name,
             t->dims[d] = dims[i][d];
             t->numel *= dims[i][d];
         }
-        t->nbytes = (size_t)t->numel * poprt_dtype_size(dtype);
+        t->nbytes = (size_t)t->numel * poprt__dtype_size(dtype);
         t->data = (void *)data[i];
     }
     return POPRT_OK;
 }
 
-poprt_status poprt_stepio_set_input_optional(poprt_stepio *io, const char *name, int present,
+poprt_status poprt__stepio_set_input_optional(poprt_stepio *io, const char *name, int present,
                                              poprt_value_kind inner, poprt_dtype dtype,
                                              const int64_t *dims, int rank, const void *data,
                                              size_t nbytes)
@@ -196,7 +196,7 @@ poprt_status poprt_stepio_set_input_optional(poprt_stepio *io, const char *name,
     if (!io || !name)
         return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_stepio_set_input_optional: NULL argument");
     if (present && inner == POPRT_VALUE_TENSOR) {
-        poprt_status st = poprt_stepio_set_input(io, name, dtype, dims, rank, data, nbytes);
+        poprt_status st = poprt__stepio_set_input(io, name, dtype, dims, rank, data, nbytes);
         if (st)
             return st;
     } else if (present && inner == POPRT_VALUE_SEQUENCE) {
@@ -218,12 +218,12 @@ poprt_status poprt_stepio_set_input_optional(poprt_stepio *io, const char *name,
     return POPRT_OK;
 }
 
-poprt_status poprt_stepio_set_input_optional_sequence(poprt_stepio *io, const char *name,
+poprt_status poprt__stepio_set_input_optional_sequence(poprt_stepio *io, const char *name,
                                                       int present, poprt_dtype dtype, size_t count,
                                                       const int64_t *const *dims, const int *ranks,
                                                       const void *const *data, const size_t *nbytes)
 {
-    poprt_status st = poprt_stepio_set_input_sequence(io, name, dtype, present ? count : 0, dims,
+    poprt_status st = poprt__stepio_set_input_sequence(io, name, dtype, present ? count : 0, dims,
                                                       ranks, data, nbytes);
     if (st)
         return st;
@@ -234,7 +234,7 @@ poprt_status poprt_stepio_set_input_optional_sequence(poprt_stepio *io, const ch
     return POPRT_OK;
 }
 
-poprt_status poprt_stepio_set_output(poprt_stepio *io, const char *name, void *data, size_t nbytes)
+poprt_status poprt__stepio_set_output(poprt_stepio *io, const char *name, void *data, size_t nbytes)
 {
     if (!io || !name || (!data && nbytes))
         return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_stepio_set_output: NULL argument");
@@ -250,7 +250,7 @@ poprt_status poprt_stepio_set_output(poprt_stepio *io, const char *name, void *d
     return POPRT_OK;
 }
 
-poprt_status poprt_stepio_set_output_alloc(poprt_stepio *io, const char *name)
+poprt_status poprt__stepio_set_output_alloc(poprt_stepio *io, const char *name)
 {
     if (!io || !name)
         return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_stepio_set_output_alloc: NULL argument");
@@ -322,7 +322,7 @@ poprt_status poprt__stepio_bind_input(poprt_stepio *io, poprt_session *s, const 
         v->t.rank = ty->rank;
         memcpy(v->t.dims, dims, sizeof(int64_t) * (size_t)ty->rank);
         v->t.numel = poprt__type_numel(ty);
-        v->t.nbytes = (size_t)v->t.numel * poprt_dtype_size((poprt_dtype)ty->elem);
+        v->t.nbytes = (size_t)v->t.numel * poprt__dtype_size((poprt_dtype)ty->elem);
         v->t.data = (void *)p;
         if (io->cb.in_complete)
             io->cb.in_complete(io->cb.user, t->name);
@@ -361,7 +361,7 @@ poprt_status poprt__stepio_bind_input(poprt_stepio *io, poprt_session *s, const 
     const poprt__type *tt = ty->kind == POPRT__KIND_OPTIONAL && ty->inner ? ty->inner : ty;
     if (tt->elem && (int32_t)e->dtype != tt->elem)
         return poprt__err(POPRT_STATUS_SHAPE_MISMATCH, "input '%s': dtype %s given, the model takes %s",
-                          t->name, poprt_dtype_name(e->dtype), poprt_dtype_name((poprt_dtype)tt->elem));
+                          t->name, poprt__dtype_name(e->dtype), poprt__dtype_name((poprt_dtype)tt->elem));
     int off = bps > 1 ? 1 : 0;
     if (off && (e->rank < 1 || e->dims[0] != bps))
         return poprt__err(POPRT_STATUS_SHAPE_MISMATCH,
@@ -386,7 +386,7 @@ poprt_status poprt__stepio_bind_input(poprt_stepio *io, poprt_session *s, const 
         v->t.dims[d] = e->dims[d + off];
         v->t.numel *= v->t.dims[d];
     }
-    v->t.nbytes = (size_t)v->t.numel * poprt_dtype_size(e->dtype);
+    v->t.nbytes = (size_t)v->t.numel * poprt__dtype_size(e->dtype);
     v->t.data = (char *)e->cdata + (size_t)b * v->t.nbytes;
     return POPRT_OK;
 }
@@ -540,8 +540,8 @@ poprt_status poprt__stepio_end(poprt_stepio *io, poprt_session *s)
     return POPRT_OK;
 }
 
-poprt_status poprt_stepio_output(const poprt_stepio *io, const char *name, poprt_dtype *dtype_out,
-                                 int *rank_out, const int64_t **dims_out, const void **data_out,
+poprt_status poprt__stepio_output(const poprt_stepio *io, const char *name, poprt_dtype *dtype_out,
+                                 const int64_t **dims_out, int *rank_out, const void **data_out,
                                  size_t *nbytes_out)
 {
     if (!io || !name)
@@ -562,7 +562,7 @@ poprt_status poprt_stepio_output(const poprt_stepio *io, const char *name, poprt
     return POPRT_OK;
 }
 
-poprt_status poprt_stepio_output_kind(const poprt_stepio *io, const char *name,
+poprt_status poprt__stepio_output_kind(const poprt_stepio *io, const char *name,
                                       poprt_value_kind *kind_out, int *present_out, size_t *count_out)
 {
     if (!io || !name)
@@ -586,8 +586,8 @@ poprt_status poprt_stepio_output_kind(const poprt_stepio *io, const char *name,
     return POPRT_OK;
 }
 
-poprt_status poprt_stepio_output_item(const poprt_stepio *io, const char *name, size_t index,
-                                      poprt_dtype *dtype_out, int *rank_out, const int64_t **dims_out,
+poprt_status poprt__stepio_output_item(const poprt_stepio *io, const char *name, size_t index,
+                                      poprt_dtype *dtype_out, const int64_t **dims_out, int *rank_out,
                                       const void **data_out, size_t *nbytes_out)
 {
     if (!io || !name)

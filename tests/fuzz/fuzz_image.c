@@ -40,7 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         int rank;
         const int64_t *od;
         size_t nbytes;
-        fz_check(poprt_stepio_output(io, "y", &dt, &rank, &od, NULL, &nbytes),
+        fz_check(poprt_stepio_output(io, "y", &dt, &od, &rank, NULL, &nbytes),
                  "poprt_stepio_output");
         if (dt != POPRT_DTYPE_UINT8 || rank != 3 || (size_t)(od[0] * od[1] * od[2]) != nbytes)
             fz_fail("ImageDecoder", "output shape and size disagree");

@@ -12,12 +12,12 @@ static poprt_status scale_infer(poprt_op_context *c, void *user)
     poprt_dtype dt;
     int rank;
     const int64_t *dims;
-    poprt_status st = poprt_op_input(c, 0, &dt, &rank, &dims, NULL);
+    poprt_status st = poprt_op_input(c, 0, &dt, &dims, &rank, NULL);
     if (st)
         return st;
     if (dt != POPRT_DTYPE_FLOAT)
         return poprt_op_error(c, POPRT_STATUS_UNSUPPORTED, "Scale takes float tensors");
-    return poprt_op_set_output(c, 0, dt, rank, dims, NULL);
+    return poprt_op_set_output(c, 0, dt, dims, rank, NULL);
 }
 
 static poprt_status scale_compute(poprt_op_context *c, void *user)
@@ -27,13 +27,13 @@ static poprt_status scale_compute(poprt_op_context *c, void *user)
     int rank;
     const int64_t *dims;
     const void *x;
-    poprt_status st = poprt_op_input(c, 0, &dt, &rank, &dims, &x);
+    poprt_status st = poprt_op_input(c, 0, &dt, &dims, &rank, &x);
     if (st)
         return st;
     float factor = 1.0f;
     poprt_op_attr_float(c, "factor", &factor);
     void *y;
-    if ((st = poprt_op_set_output(c, 0, dt, rank, dims, &y)))
+    if ((st = poprt_op_set_output(c, 0, dt, dims, rank, &y)))
         return st;
     int64_t n = 1;
     for (int d = 0; d < rank; d++)

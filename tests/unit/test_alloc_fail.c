@@ -381,7 +381,7 @@ static poprt_status feed_read(const feed *f, const poprt_stepio *io, bytes *out)
         const int64_t *dims;
         const void *data;
         size_t n;
-        poprt_status st = poprt_stepio_output(io, f->out_names[i], &dt, &rank, &dims, &data, &n);
+        poprt_status st = poprt_stepio_output(io, f->out_names[i], &dt, &dims, &rank, &data, &n);
         if (st)
             return st;
         bytes_append(out, &dt, sizeof dt);

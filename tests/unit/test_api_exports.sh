@@ -1,12 +1,13 @@
 #!/bin/sh
 # Export test: the dynamic symbols libpoprt.so defines must be exactly the
-# functions include/poprt/poprt.h declares with POPRT_API, and
+# functions the public headers (poprt.h and experimental.h, given as
+# HEADER[:HEADER...]) declare with POPRT_API, and
 # docs/symbols-in-versions must list exactly those, each with a version no
 # later than the project's.
-#   test_api_exports.sh LIBPOPRT_SO POPRT_H SYMBOLS_IN_VERSIONS PROJECT_VERSION
+#   test_api_exports.sh LIBPOPRT_SO HEADERS SYMBOLS_IN_VERSIONS PROJECT_VERSION
 set -u
 lib=$1
-header=$2
+headers=$(echo "$2" | tr ':' ' ')
 versions=$3
 project=$4
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/poprt-exports.XXXXXX")
@@ -14,11 +15,12 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 status=0
 
 # Declarations start with "POPRT_API <type> name(" at the start of a line.
-grep -E '^POPRT_API ' "$header" |
+# shellcheck disable=SC2086 # one word per header
+grep -hE '^POPRT_API ' $headers |
     sed -E 's/^POPRT_API[^(]*[^a-zA-Z0-9_(]([a-zA-Z_][a-zA-Z0-9_]*)\(.*/\1/' |
     sort -u >"$tmp/header"
 if [ ! -s "$tmp/header" ]; then
-    echo "FAIL: no POPRT_API declarations found in $header"
+    echo "FAIL: no POPRT_API declarations found in $headers"
     exit 1
 fi
 if grep -v '^poprt_' "$tmp/header" >"$tmp/badname"; then
@@ -32,7 +34,7 @@ nm -D --defined-only "$lib" >"$tmp/nm" || { echo "FAIL: nm -D $lib"; exit 1; }
 awk 'NF >= 3 { sub(/@.*/, "", $3); print $3 }' "$tmp/nm" | sort -u >"$tmp/lib"
 
 if ! diff -u "$tmp/header" "$tmp/lib" >"$tmp/diff"; then
-    echo "FAIL: exports of $lib differ from the POPRT_API functions of $header"
+    echo "FAIL: exports of $lib differ from the POPRT_API functions of $headers"
     echo "  (- only in the header, + only exported by the library)"
     grep -E '^[-+][a-zA-Z_]' "$tmp/diff" | sed 's/^/  /'
     status=1
@@ -54,7 +56,7 @@ if ! cmp -s "$tmp/listed_all" "$tmp/listed"; then
     status=1
 fi
 if ! diff -u "$tmp/header" "$tmp/listed" >"$tmp/diff2"; then
-    echo "FAIL: $versions differs from the POPRT_API functions of $header"
+    echo "FAIL: $versions differs from the POPRT_API functions of $headers"
     echo "  (- missing from $versions, + listed but not in the header)"
     grep -E '^[-+][a-zA-Z_]' "$tmp/diff2" | sed 's/^/  /'
     status=1

@@ -162,7 +162,7 @@ static void run_model(const poprt_model *m, unsigned seed, result *r)
         int rank;
         const int64_t *dims;
         const void *data;
-        ck_assert_int_eq(poprt_stepio_output(io, r->names[j], &dt, &rank, &dims, &data, NULL),
+        ck_assert_int_eq(poprt_stepio_output(io, r->names[j], &dt, &dims, &rank, &data, NULL),
                          POPRT_OK);
         int64_t n = 1;
         for (int d = 0; d < rank; d++)

@@ -161,7 +161,7 @@ static void expect_f32(poprt_stepio *io, const char *name, int rank, const int64
     const int64_t *d;
     const void *data;
     size_t nb;
-    ck_assert_int_eq(poprt_stepio_output(io, name, &dt, &r, &d, &data, &nb), POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_output(io, name, &dt, &d, &r, &data, &nb), POPRT_OK);
     ck_assert_int_eq(dt, POPRT_DTYPE_FLOAT);
     ck_assert_int_eq(r, rank);
     int64_t n = 1;
@@ -623,7 +623,7 @@ START_TEST(sequence_ops_chain)
     ck_assert_uint_eq(count, 3);
     int rank;
     const int64_t *dims;
-    ck_assert_int_eq(poprt_stepio_output_item(io, "s3", 0, NULL, &rank, &dims, &data, NULL), POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_output_item(io, "s3", 0, NULL, &dims, &rank, &data, NULL), POPRT_OK);
     ck_assert_int_eq(rank, 2);
     ck_assert_int_eq(dims[0], 1);
     ck_assert_float_eq(((const float *)data)[1], 9.0f);

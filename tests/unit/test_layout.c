@@ -356,7 +356,7 @@ static int64_t pool_run(poprt_model *pm, const pool_case *c, const float *x, flo
     const int64_t *dims;
     const void *data;
     size_t nbytes;
-    ck_assert_int_eq(poprt_stepio_output(io, "y", &dt, &rank, &dims, &data, &nbytes), POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_output(io, "y", &dt, &dims, &rank, &data, &nbytes), POPRT_OK);
     ck_assert_int_eq(rank, 4);
     const int64_t ohw = dims[2] * dims[3];
     poprt_stepio_free(io);

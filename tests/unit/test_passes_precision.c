@@ -69,7 +69,7 @@ static float *run1(const poprt_model *model, const char *in, const int64_t *dims
     const int64_t *d;
     const void *data;
     size_t nb;
-    ck_assert_int_eq(poprt_stepio_output(io, out, &dt, &r, &d, &data, &nb), POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_output(io, out, &dt, &d, &r, &data, &nb), POPRT_OK);
     ck_assert_int_eq(dt, POPRT_DTYPE_FLOAT);
     float *y = malloc(nb ? nb : 1);
     memcpy(y, data, nb);
@@ -343,7 +343,7 @@ static float *run_if(const poprt_model *model, const float *x, int cond, int64_t
     const int64_t *d;
     const void *data;
     size_t nb;
-    ck_assert_int_eq(poprt_stepio_output(io, "y", &dt, &r, &d, &data, &nb), POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_output(io, "y", &dt, &d, &r, &data, &nb), POPRT_OK);
     ck_assert_int_eq(dt, POPRT_DTYPE_FLOAT);
     float *y = malloc(nb ? nb : 1);
     memcpy(y, data, nb);

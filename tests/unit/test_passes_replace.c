@@ -128,7 +128,7 @@ static double *run(poprt_model *m, size_t out, int64_t *n_out, poprt_dtype *dt_o
     int rank;
     const int64_t *dims;
     const void *data;
-    ck_assert_int_eq(poprt_stepio_output(io, oinfo.name, &dt, &rank, &dims, &data, NULL), POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_output(io, oinfo.name, &dt, &dims, &rank, &data, NULL), POPRT_OK);
     int64_t n = 1;
     for (int d = 0; d < rank; d++)
         n *= dims[d];

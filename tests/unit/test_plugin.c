@@ -95,7 +95,7 @@ static poprt_status bad_shape_infer(poprt_op_context *c, void *u)
 {
     (void)u;
     const int64_t dims[2] = {2, -5};
-    return poprt_op_set_output(c, 0, POPRT_DTYPE_FLOAT, 2, dims, NULL);
+    return poprt_op_set_output(c, 0, POPRT_DTYPE_FLOAT, dims, 2, NULL);
 }
 
 /* An inference callback giving a dim below -1 fails, naming the node. */

@@ -11,6 +11,7 @@
 #include "builder.h"
 #include "compiler/popef.h"
 #include "api/api.h"
+#include "poprt/experimental.h"
 
 static char tmpdir[64];
 
@@ -413,6 +414,35 @@ START_TEST(one_program_many_sessions)
 }
 END_TEST
 
+/* The experimental poprt_session_share: a second session on the first's
+ * program (its own run options), outliving it; compile options refused. */
+START_TEST(shared_session_public_call)
+{
+    poprt_model *pm = model();
+    float ref[64], got[64];
+    poprt_session *a, *b = NULL;
+    ck_assert_int_eq(poprt_session_create(pm, NULL, &a), POPRT_OK);
+    run(a, ref);
+    poprt_options *o;
+    ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
+    ck_assert_int_eq(poprt_options_set(o, "input_shape.x", "2,64"), POPRT_OK);
+    ck_assert_int_eq(poprt_session_share(a, o, &b), POPRT_STATUS_INVALID_OPTION);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "input_shape.x"));
+    ck_assert_ptr_null(b);
+    poprt_options_free(o);
+    ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
+    ck_assert_int_eq(poprt_options_set(o, "threads", "2"), POPRT_OK);
+    ck_assert_int_eq(poprt_session_share(a, o, &b), POPRT_OK);
+    ck_assert_ptr_eq(a->prog, b->prog);
+    poprt_session_free(a); /* b keeps the program */
+    run(b, got);
+    ck_assert_int_eq(memcmp(ref, got, sizeof ref), 0);
+    poprt_session_free(b);
+    poprt_options_free(o);
+    poprt_model_free(pm);
+}
+END_TEST
+
 /* An executable file is exactly a program: loading one and writing the
  * loaded program again gives the same bytes. */
 START_TEST(executable_round_trips_a_program)
@@ -555,6 +585,7 @@ int main(void)
     tcase_add_test(tc, mapped_file_truncated_or_replaced);
     tcase_add_test(tc, one_program_many_sessions);
     tcase_add_test(tc, executable_round_trips_a_program);
+    tcase_add_test(tc, shared_session_public_call);
     tcase_add_test(tc, fifo_is_refused_without_blocking);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

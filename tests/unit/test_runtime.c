@@ -50,7 +50,7 @@ START_TEST(single_run_matches_hand_values)
     const int64_t *dims;
     const void *data;
     size_t nb;
-    ck_assert_int_eq(poprt_stepio_output(io, "y", &dt, &rank, &dims, &data, &nb), POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_output(io, "y", &dt, &dims, &rank, &data, &nb), POPRT_OK);
     ck_assert_int_eq(dt, POPRT_DTYPE_FLOAT);
     ck_assert_int_eq(rank, 2);
     ck_assert_int_eq(dims[0], 2);
@@ -78,7 +78,7 @@ static void run_bps(const char *anchor, int bps, float *x, float *out, size_t ou
     ck_assert_int_eq(poprt_session_run(s, io), POPRT_OK);
     int rank;
     const int64_t *dims;
-    ck_assert_int_eq(poprt_stepio_output(io, "y", NULL, &rank, &dims, NULL, NULL), POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_output(io, "y", NULL, &dims, &rank, NULL, NULL), POPRT_OK);
     ck_assert_int_eq(rank, want_rank);
     ck_assert_int_eq(dims[0], want_dim0);
     poprt_stepio_free(io);
@@ -337,7 +337,7 @@ START_TEST(views_and_in_place_share_one_buffer)
     }
     int rank;
     const int64_t *dims;
-    poprt_stepio_output(io, "y", NULL, &rank, &dims, NULL, NULL);
+    poprt_stepio_output(io, "y", NULL, &dims, &rank, NULL, NULL);
     ck_assert_int_eq(rank, 2);
     ck_assert_int_eq(dims[0], 2);
     ck_assert_int_eq(dims[1], 12);

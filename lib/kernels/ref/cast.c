@@ -146,7 +146,7 @@ poprt_status poprt__cast_values(poprt__kctx *k, const poprt__tval *x, poprt__tva
         sd == POPRT_DTYPE_COMPLEX128 || dd == POPRT_DTYPE_COMPLEX64 ||
         dd == POPRT_DTYPE_COMPLEX128)
         return POPRT__NODE_ERR(k->node, POPRT_STATUS_UNSUPPORTED, "cast %s -> %s not supported",
-                               poprt_dtype_name((poprt_dtype)sd), poprt_dtype_name((poprt_dtype)dd));
+                               poprt__dtype_name((poprt_dtype)sd), poprt__dtype_name((poprt_dtype)dd));
     if (n == 0)
         return POPRT_OK;
     const void *X = x->data;
@@ -179,7 +179,7 @@ poprt_status poprt__cast_values(poprt__kctx *k, const poprt__tval *x, poprt__tva
         return POPRT_OK;
     }
     if (sd == dd) {
-        memcpy(Y, X, (size_t)n * poprt_dtype_size(sd));
+        memcpy(Y, X, (size_t)n * poprt__dtype_size(sd));
         return POPRT_OK;
     }
 
@@ -237,8 +237,8 @@ static poprt_status cast_to(poprt__kctx *k, int32_t to)
         return POPRT__NODE_ERR(k->node, POPRT_STATUS_INVALID_ARGUMENT, "missing input or output");
     if (y->dtype != to)
         return POPRT__NODE_ERR(k->node, POPRT_STATUS_INTERNAL, "output is %s, expected %s",
-                               poprt_dtype_name((poprt_dtype)y->dtype),
-                               poprt_dtype_name((poprt_dtype)to));
+                               poprt__dtype_name((poprt_dtype)y->dtype),
+                               poprt__dtype_name((poprt_dtype)to));
     int sat = (int)poprt__attr_i(k->node, "saturate", 1);
     int mode = poprt__e8m0_round_mode(poprt__attr_s(k->node, "round_mode", "up"));
     if (mode < 0)
@@ -269,12 +269,12 @@ poprt_status poprt__ref_bitcast(poprt__kctx *k)
     poprt__tval *y = poprt__kout(k, 0);
     if (!x || !y)
         return POPRT__NODE_ERR(k->node, POPRT_STATUS_INVALID_ARGUMENT, "missing input or output");
-    size_t sx = poprt_dtype_size(x->dtype), sy = poprt_dtype_size(y->dtype);
+    size_t sx = poprt__dtype_size(x->dtype), sy = poprt__dtype_size(y->dtype);
     if (sx != sy || x->dtype == POPRT_DTYPE_STRING || y->dtype == POPRT_DTYPE_STRING ||
         x->numel != y->numel)
         return POPRT__NODE_ERR(k->node, POPRT_STATUS_INVALID_ARGUMENT,
-                               "cannot bitcast %s to %s", poprt_dtype_name((poprt_dtype)x->dtype),
-                               poprt_dtype_name((poprt_dtype)y->dtype));
+                               "cannot bitcast %s to %s", poprt__dtype_name((poprt_dtype)x->dtype),
+                               poprt__dtype_name((poprt_dtype)y->dtype));
     int bits = 0; /* sub-byte types keep one element per byte: re-pack the low bits */
     if (x->dtype == POPRT_DTYPE_INT4 || x->dtype == POPRT_DTYPE_UINT4 ||
         x->dtype == POPRT_DTYPE_FLOAT4E2M1)

@@ -37,7 +37,7 @@ static void release_all(poprt__kctx *k, poprt__value *v, size_t n)
 /* Copies the slice src[..., idx, ...] (axis removed) into dst->data. */
 static void slice_axis(const poprt__tval *src, int axis, int64_t idx, poprt__tval *dst)
 {
-    size_t es = poprt_dtype_size((poprt_dtype)src->dtype);
+    size_t es = poprt__dtype_size((poprt_dtype)src->dtype);
     int64_t outer = 1, inner = 1;
     for (int d = 0; d < axis; d++)
         outer *= src->dims[d];
@@ -64,7 +64,7 @@ static int place_axis(poprt__tval *dst, int axis, int64_t idx, const poprt__tval
     for (int d = 0, o = 0; d < dst->rank; d++)
         if (d != axis && dst->dims[d] != s->dims[o++])
             return 0;
-    size_t es = poprt_dtype_size((poprt_dtype)dst->dtype);
+    size_t es = poprt__dtype_size((poprt_dtype)dst->dtype);
     int64_t outer = 1, inner = 1;
     for (int d = 0; d < axis; d++)
         outer *= dst->dims[d];

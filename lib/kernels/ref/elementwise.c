@@ -16,7 +16,7 @@
 static poprt_status bad_dtype(const poprt__kctx *k, int32_t dt)
 {
     return POPRT__NODE_ERR(k->node, POPRT_STATUS_UNSUPPORTED, "dtype %s not supported",
-                           poprt_dtype_name((poprt_dtype)dt));
+                           poprt__dtype_name((poprt_dtype)dt));
 }
 
 static int is_f8ish(int32_t dt)
@@ -889,8 +889,8 @@ static poprt_status binary(poprt__kctx *k, int op)
         return POPRT__NODE_ERR(k->node, POPRT_STATUS_INVALID_ARGUMENT, "missing input");
     if (op != B_POW && a->dtype != b->dtype)
         return POPRT__NODE_ERR(k->node, POPRT_STATUS_INVALID_ARGUMENT,
-                               "input types differ (%s, %s)", poprt_dtype_name(a->dtype),
-                               poprt_dtype_name(b->dtype));
+                               "input types differ (%s, %s)", poprt__dtype_name(a->dtype),
+                               poprt__dtype_name(b->dtype));
     return binary_apply(k, op, a, b, y);
 }
 
@@ -995,8 +995,8 @@ static poprt_status compare(poprt__kctx *k, int op)
         return POPRT__NODE_ERR(k->node, POPRT_STATUS_INVALID_ARGUMENT, "missing input");
     if (a->dtype != b->dtype)
         return POPRT__NODE_ERR(k->node, POPRT_STATUS_INVALID_ARGUMENT,
-                               "input types differ (%s, %s)", poprt_dtype_name(a->dtype),
-                               poprt_dtype_name(b->dtype));
+                               "input types differ (%s, %s)", poprt__dtype_name(a->dtype),
+                               poprt__dtype_name(b->dtype));
     if (!poprt__dtype_valid(a->dtype) || (a->dtype == POPRT_DTYPE_STRING && op != C_EQ))
         return bad_dtype(k, a->dtype);
     const poprt__tval *x[2] = {a, b};
@@ -1028,7 +1028,7 @@ poprt_status poprt__ref_greater_or_equal(poprt__kctx *k) { return compare(k, C_G
 static void run_copy(void *vc, int64_t yo, const int64_t *xo, const int64_t *xs, int64_t n)
 {
     const bin_ctx *c = vc;
-    size_t es = poprt_dtype_size(c->y->dtype);
+    size_t es = poprt__dtype_size(c->y->dtype);
     const char *a = (const char *)c->a->data;
     char *y = (char *)c->y->data + (size_t)yo * es;
     if (xs[0] == 1) {
@@ -1115,7 +1115,7 @@ static void run_where(void *vc, int64_t yo, const int64_t *xo, const int64_t *xs
 {
     where_ctx *w = vc;
     const uint8_t *cond = (const uint8_t *)w->c->data + xo[0];
-    size_t es = poprt_dtype_size(w->o->dtype);
+    size_t es = poprt__dtype_size(w->o->dtype);
     const char *X = w->x->data, *Y = w->y->data;
     char *O = (char *)w->o->data;
     if (w->o->dtype == POPRT_DTYPE_FLOAT) {

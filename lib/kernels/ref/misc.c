@@ -204,7 +204,7 @@ static poprt_status f32_in(poprt__kctx *k, int i, const float **out)
     }
     if (!poprt__dtype_is_float(t->dtype))
         return POPRT__NODE_ERR(k->node, POPRT_STATUS_UNSUPPORTED, "input %d has dtype %s", i,
-                               poprt_dtype_name((poprt_dtype)t->dtype));
+                               poprt__dtype_name((poprt_dtype)t->dtype));
     float *f = poprt__kctx_scratch(k, (size_t)(t->numel ? t->numel : 1) * sizeof *f);
     if (!f)
         return POPRT__NODE_ERR(k->node, POPRT_STATUS_OUT_OF_MEMORY, "out of memory");

@@ -3003,7 +3003,7 @@ poprt_status poprt__ref_maxunpool(poprt__kctx *k)
     for (int i = 0; i < x->rank; i++)
         same &= def[i] == y->dims[i];
     const int64_t def_numel = prod64(def, x->rank);
-    const size_t esz = poprt_dtype_size((poprt_dtype)y->dtype);
+    const size_t esz = poprt__dtype_size((poprt_dtype)y->dtype);
     memset(y->data, 0, y->nbytes);
     for (int64_t i = 0; i < x->numel; i++) {
         int64_t j = poprt__load_i64(ind->data, ind->dtype, i);
@@ -3338,7 +3338,7 @@ poprt_status poprt__ref_matmul(poprt__kctx *k)
     }
     if (y->dtype != POPRT_DTYPE_FLOAT && !is_half(y->dtype))
         return POPRT__NODE_ERR(k->node, POPRT_STATUS_UNSUPPORTED, "MatMul of %s",
-                               poprt_dtype_name((poprt_dtype)y->dtype));
+                               poprt__dtype_name((poprt_dtype)y->dtype));
     const float *af = as_f32(k, a), *bf = as_f32(k, b);
     float *yf = out_f32(k, y);
     if (!af || !bf || !yf)

@@ -472,7 +472,7 @@ poprt_status poprt__ref_reduce(poprt__kctx *k)
         return POPRT_OK;
     if (!is_float_dt(x->dtype) && !poprt__dtype_is_int(x->dtype) && x->dtype != POPRT_DTYPE_BOOL)
         return POPRT__NODE_ERR(n, POPRT_STATUS_UNSUPPORTED, "element type %s",
-                               poprt_dtype_name(x->dtype));
+                               poprt__dtype_name(x->dtype));
 
     /* integers keep exact int64 accumulation where the result is an integer */
     int int_path = !is_float_dt(x->dtype) && kind != R_MEAN && kind != R_L2 &&
@@ -732,7 +732,7 @@ static poprt_status softmax_common(poprt__kctx *k, int mode)
         return POPRT__NODE_ERR(n, POPRT_STATUS_INVALID_MODEL, "missing input or output");
     if (!is_float_dt(x->dtype))
         return POPRT__NODE_ERR(n, POPRT_STATUS_UNSUPPORTED, "element type %s",
-                               poprt_dtype_name(x->dtype));
+                               poprt__dtype_name(x->dtype));
     int rank = x->rank;
     int64_t outer = 1, len = 1, inner = 1;
     if (rank > 0) {
@@ -923,7 +923,7 @@ static void att_chunk(void *ctx, int64_t c0, int64_t c1)
 static void write_present(poprt__tval *out, const poprt__tval *past, const poprt__tval *cur,
                           int three_d, int64_t B, int64_t H, int64_t P, int64_t S, int64_t D)
 {
-    size_t es = poprt_dtype_size(out->dtype), row = (size_t)D * es;
+    size_t es = poprt__dtype_size(out->dtype), row = (size_t)D * es;
     char *o = out->data;
     for (int64_t b = 0; b < B; b++)
         for (int64_t h = 0; h < H; h++) {
@@ -949,7 +949,7 @@ poprt_status poprt__ref_attention(poprt__kctx *k)
         return POPRT__NODE_ERR(n, POPRT_STATUS_INVALID_MODEL, "missing Q, K, V or Y");
     if (!is_float_dt(Q->dtype))
         return POPRT__NODE_ERR(n, POPRT_STATUS_UNSUPPORTED, "element type %s",
-                               poprt_dtype_name(Q->dtype));
+                               poprt__dtype_name(Q->dtype));
     if ((Q->rank != 3 && Q->rank != 4) || K->rank != Q->rank || V->rank != Q->rank)
         return POPRT__NODE_ERR(n, POPRT_STATUS_SHAPE_MISMATCH, "Q, K, V must all be 3-D or 4-D");
     if ((PK == NULL) != (PV == NULL))
@@ -1119,7 +1119,7 @@ static poprt_status flex_mod(poprt__kctx *k, const char *name, int32_t dt, const
     in.t.rank = 4;
     memcpy(in.t.dims, dims, 4 * sizeof *dims);
     in.t.numel = cnt;
-    in.t.nbytes = (size_t)cnt * poprt_dtype_size(dt);
+    in.t.nbytes = (size_t)cnt * poprt__dtype_size(dt);
     if (dt == POPRT_DTYPE_FLOAT) {
         in.t.data = s;
     } else {
@@ -1147,7 +1147,7 @@ static poprt_status flex_mod(poprt__kctx *k, const char *name, int32_t dt, const
             s[i] = (float)ld_f64(out.t.data, out.t.dtype, i);
     } else {
         st = POPRT__NODE_ERR(k->node, POPRT_STATUS_UNSUPPORTED, "%s returns %s", name,
-                             poprt_dtype_name(out.t.dtype));
+                             poprt__dtype_name(out.t.dtype));
     }
     poprt__kctx_release_value(k, &out);
     return st;
@@ -1201,7 +1201,7 @@ poprt_status poprt__ref_flex_attention(poprt__kctx *k)
         return POPRT__NODE_ERR(n, POPRT_STATUS_INVALID_MODEL, "missing Q, K, V or Y");
     if (!is_float_dt(Q->dtype))
         return POPRT__NODE_ERR(n, POPRT_STATUS_UNSUPPORTED, "element type %s",
-                               poprt_dtype_name(Q->dtype));
+                               poprt__dtype_name(Q->dtype));
     if (Q->rank != 4 || K->rank != 4 || V->rank != 4)
         return POPRT__NODE_ERR(n, POPRT_STATUS_SHAPE_MISMATCH, "Q, K, V must be 4-D");
     flex_job a;
@@ -1325,7 +1325,7 @@ poprt_status poprt__ref_linear_attention(poprt__kctx *k)
         return POPRT__NODE_ERR(n, POPRT_STATUS_INVALID_MODEL, "missing query, key, value or output");
     if (!is_float_dt(Q->dtype))
         return POPRT__NODE_ERR(n, POPRT_STATUS_UNSUPPORTED, "element type %s",
-                               poprt_dtype_name(Q->dtype));
+                               poprt__dtype_name(Q->dtype));
     const char *rule = poprt__attr_s(n, "update_rule", "gated_delta");
     lin_job a;
     memset(&a, 0, sizeof a);
@@ -1419,7 +1419,7 @@ poprt_status poprt__ref_rotary_embedding(poprt__kctx *k)
         return POPRT__NODE_ERR(n, POPRT_STATUS_INVALID_MODEL, "missing input or output");
     if (!is_float_dt(X->dtype))
         return POPRT__NODE_ERR(n, POPRT_STATUS_UNSUPPORTED, "element type %s",
-                               poprt_dtype_name(X->dtype));
+                               poprt__dtype_name(X->dtype));
     int interleaved = poprt__attr_i(n, "interleaved", 0) != 0;
     int64_t B = X->dims[0], H, Sq, D;
     int three = X->rank == 3;

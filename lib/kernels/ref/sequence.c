@@ -79,8 +79,8 @@ poprt_status poprt__ref_sequence_construct(poprt__kctx *k)
         st = need_tensor(k, i, &t);
         if (!st && t->dtype != t0->dtype)
             st = POPRT__NODE_ERR(k->node, POPRT_STATUS_RUNTIME_ERROR, "inputs mix %s and %s",
-                                 poprt_dtype_name((poprt_dtype)t0->dtype),
-                                 poprt_dtype_name((poprt_dtype)t->dtype));
+                                 poprt__dtype_name((poprt_dtype)t0->dtype),
+                                 poprt__dtype_name((poprt_dtype)t->dtype));
         if (!st)
             st = put_item(k, 0, i, t);
     }
@@ -102,8 +102,8 @@ poprt_status poprt__ref_sequence_insert(poprt__kctx *k)
         return st;
     if (n && s->seq_elem && t->dtype != s->seq_elem)
         return POPRT__NODE_ERR(k->node, POPRT_STATUS_RUNTIME_ERROR,
-                               "inserts %s into a sequence of %s", poprt_dtype_name((poprt_dtype)t->dtype),
-                               poprt_dtype_name((poprt_dtype)s->seq_elem));
+                               "inserts %s into a sequence of %s", poprt__dtype_name((poprt_dtype)t->dtype),
+                               poprt__dtype_name((poprt_dtype)s->seq_elem));
     st = poprt__kctx_alloc_sequence(k, 0, t->dtype, n + 1);
     for (int64_t i = 0, o = 0; i <= n && !st; i++) {
         if (i == pos)
@@ -166,7 +166,7 @@ poprt_status poprt__ref_sequence_length(poprt__kctx *k)
 /* Copies x[..., off:off+len, ...] (along axis) into dst. */
 static void copy_range(const poprt__tval *x, int axis, int64_t off, int64_t len, void *dst)
 {
-    size_t es = poprt_dtype_size((poprt_dtype)x->dtype);
+    size_t es = poprt__dtype_size((poprt_dtype)x->dtype);
     int64_t outer = 1, inner = 1;
     for (int d = 0; d < axis; d++)
         outer *= x->dims[d];
@@ -275,7 +275,7 @@ poprt_status poprt__ref_concat_from_sequence(poprt__kctx *k)
     poprt__tval *o = poprt__kout(k, 0);
     if (st || !o)
         return st;
-    size_t es = poprt_dtype_size((poprt_dtype)f->dtype);
+    size_t es = poprt__dtype_size((poprt_dtype)f->dtype);
     int64_t outer = 1, inner = 1;
     for (int d = 0; d < axis; d++)
         outer *= dims[d];

@@ -11,7 +11,7 @@
 
 #define MAXR POPRT__MAX_RANK
 
-static size_t esize(int32_t dt) { return poprt_dtype_size((poprt_dtype)dt); }
+static size_t esize(int32_t dt) { return poprt__dtype_size((poprt_dtype)dt); }
 
 static poprt_status kerr(const poprt__kctx *k, poprt_status st, const char *msg)
 {
