@@ -72,7 +72,9 @@ POPRT_API unsigned poprt_version_num(void);
     XX(PASS_FAILED, 11, "pass failed")                                           \
     XX(INTERNAL, 12, "internal error")                                           \
     XX(CANCELLED, 13, "cancelled by a callback")                                 \
-    XX(LIMIT_EXCEEDED, 14, "a resource limit was exceeded")
+    XX(LIMIT_EXCEEDED, 14, "a resource limit was exceeded")                     \
+    XX(TIMEOUT, 15, "timed out")                                                 \
+    XX(QUEUE_FULL, 16, "request queue full")
 
 typedef enum poprt_status {
 #define POPRT__STATUS_ENUM(name, num, text) POPRT_STATUS_##name = num,
@@ -609,6 +611,113 @@ typedef struct poprt_stepio_callbacks {
 
 POPRT_API poprt_status poprt_stepio_create_callback(const poprt_stepio_callbacks *callbacks,
                                                     poprt_stepio **stepio_out);
+
+/* --------------------------------------------------------------- requests */
+
+/* An asynchronous run: submitted to a session (poprt_session_submit) or a
+ * runner (poprt_runner_submit), completed on a library thread. Each request
+ * completes exactly once: run, failed (its own status), cancelled
+ * (CANCELLED) or past its deadline (TIMEOUT). */
+typedef struct poprt_request poprt_request;
+
+/* Told of a request's completion, on the library thread that completed it,
+ * before poprt_request_wait returns for it. status is the request's. The
+ * callback must not block for long (it holds up that thread's next run);
+ * it may call poprt_request_status and poprt_request_free. */
+typedef void (*poprt_request_fn)(poprt_request *request, poprt_status status, void *user);
+
+/* Runs stepio on session asynchronously, on one of the session's request
+ * workers (session option "async_workers", default 1, started at the first
+ * submit). stepio must stay valid and untouched until the request
+ * completes. done (may be NULL) is called once, user is handed to it.
+ * request_out (may be NULL: the library frees the request after done)
+ * receives a handle the caller frees with poprt_request_free. Thread safe;
+ * several requests may be in flight on one session. Returns
+ * INVALID_ARGUMENT, OUT_OF_MEMORY; the run's own status comes with its
+ * completion. */
+POPRT_API poprt_status poprt_session_submit(poprt_session *session, poprt_stepio *stepio,
+                                            poprt_request_fn done, void *user,
+                                            poprt_request **request_out);
+
+/* Waits until the request completed and returns its status; timeout_us < 0
+ * waits as long as it takes; TIMEOUT when it has not completed in time (the
+ * request goes on). Thread safe. */
+POPRT_API poprt_status poprt_request_wait(poprt_request *request, int64_t timeout_us);
+/* 1 when the request has completed, else 0. Thread safe. */
+POPRT_API int poprt_request_done(const poprt_request *request);
+/* The status of a completed request (INVALID_ARGUMENT before). */
+POPRT_API poprt_status poprt_request_status(const poprt_request *request);
+/* Cancels a request that has not started: it completes with CANCELLED.
+ * INVALID_ARGUMENT (naming why) when it is running or completed. */
+POPRT_API poprt_status poprt_request_cancel(poprt_request *request);
+/* Frees a request handle. A request still in flight is freed by the library
+ * when it completes (its callback still runs). Accepts NULL. */
+POPRT_API void poprt_request_free(poprt_request *request);
+
+/* ----------------------------------------------------------------- runner */
+
+/* A runner serves requests for one model: it compiles the model once (per
+ * batch size when batching) and runs it on `replicas` independent replicas,
+ * each a thread pinned, on Linux, to its own group of `cores_per_replica`
+ * cores (PopRT's replication, on CPU cores), fed from one bounded queue. With
+ * "max_batch" > 1 it batches dynamically: requests whose inputs agree but
+ * for the batching dim are merged (in arrival order) until max_batch rows or
+ * until "batch_timeout_us" after the first of them, run as one batch padded
+ * to the next compiled size, and split back; padding rows are never
+ * returned. A request that does not fit its batch (another dtype or shape)
+ * fails alone, the others of the batch complete. Options: the session keys
+ * (compile options apply to every replica; "threads" is replaced by
+ * cores_per_replica) and
+ *   "replicas"           replicas (default 1)
+ *   "cores_per_replica"  threads per replica (default: the machine's cores
+ *                        divided by replicas, at least 1)
+ *   "pin_cores"          "1" (default): each replica's threads stay on its
+ *                        cores; "0": not pinned
+ *   "queue_size"         requests queued at most (default 1024); a submit
+ *                        past it is QUEUE_FULL
+ *   "max_batch"          rows per run at most (default 1: no batching)
+ *   "batching_dim"       the dim of every input and output that counts rows
+ *                        (default 0)
+ *   "batch_sizes"        comma-separated batch sizes compiled, ascending,
+ *                        the last one max_batch (default: powers of two up
+ *                        to max_batch, and max_batch)
+ *   "batch_timeout_us"   how long a batch waits for more requests after its
+ *                        first (default 1000)
+ * Returns INVALID_ARGUMENT, INVALID_OPTION, OUT_OF_MEMORY and the statuses of
+ * poprt_session_create. */
+typedef struct poprt_runner poprt_runner;
+POPRT_API poprt_status poprt_runner_create(const poprt_model *model, const poprt_options *options,
+                                           poprt_runner **runner_out);
+
+/* Queues a request (as poprt_session_submit). deadline_us > 0: the request
+ * completes with TIMEOUT if it has not started within that many
+ * microseconds of the submit. QUEUE_FULL when the queue holds queue_size
+ * requests (nothing is queued then). Thread safe. */
+POPRT_API poprt_status poprt_runner_submit(poprt_runner *runner, poprt_stepio *stepio,
+                                           int64_t deadline_us, poprt_request_fn done, void *user,
+                                           poprt_request **request_out);
+/* Submits and waits: one synchronous request. Thread safe. */
+POPRT_API poprt_status poprt_runner_run(poprt_runner *runner, poprt_stepio *stepio);
+
+/* What a runner has done since it was created. Set .size = sizeof before
+ * the call. Times are microseconds over the last (up to 65,536) requests. */
+typedef struct poprt_runner_stats {
+    size_t size;
+    uint64_t requests;       /* completed, any status */
+    uint64_t failed;         /* completed with a status other than OK */
+    uint64_t batches;        /* runs of the model */
+    double mean_batch;       /* requests per run */
+    uint64_t queued;         /* waiting now */
+    double wait_p50_us, wait_p90_us, wait_p99_us; /* submit to start */
+    double run_p50_us, run_p90_us, run_p99_us;    /* start to completion */
+} poprt_runner_stats;
+POPRT_API poprt_status poprt_runner_stats_get(const poprt_runner *runner,
+                                              poprt_runner_stats *stats_out);
+
+/* Stops taking requests, completes every queued one (runs it, or TIMEOUT
+ * past its deadline), then frees the runner. Accepts NULL. Not thread safe
+ * with submits to the same runner. */
+POPRT_API void poprt_runner_free(poprt_runner *runner);
 
 #ifdef __cplusplus
 }

@@ -24,6 +24,11 @@ extern const poprt__folder poprt__api_folder;
 /* The evaluator the API hands to passes (evaluator.c). */
 extern const struct poprt__evaluator poprt__api_evaluator;
 
+/* The program of model and options: compiled, or through the engine cache
+ * when the options or POPRT_CACHE_DIR name one. */
+poprt_status poprt__api_compile(const poprt_model *model, const poprt_options *options,
+                                poprt__program **out);
+
 /* As poprt_session_load, from the bytes of an executable file in memory
  * (copied; name stands for the file in messages): the same checks and the
  * same reader as a mapped file. */

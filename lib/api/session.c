@@ -166,11 +166,11 @@ static poprt_status cache_key(const poprt_model *model, const poprt_options *o, 
     return POPRT_OK;
 }
 
-/* A session through the engine cache in dir: the executable file of the
+/* A program through the engine cache in dir: the executable file of the
  * model and options when the folder has a usable one, else compiled and
  * stored there (storing is optional: a failure is a warning). */
-static poprt_status session_cached(const poprt_model *model, const poprt_options *options,
-                                   const char *dir, poprt_session **out)
+static poprt_status program_cached(const poprt_model *model, const poprt_options *options,
+                                   const char *dir, poprt__program **out)
 {
     uint64_t key;
     poprt_status st = cache_key(model, options, &key);
@@ -180,41 +180,51 @@ static poprt_status session_cached(const poprt_model *model, const poprt_options
     if ((size_t)snprintf(path, sizeof path, "%s/%016llx.popef", dir, (unsigned long long)key) >=
         sizeof path)
         return poprt__err(POPRT_STATUS_INVALID_OPTION, "cache folder '%s': path too long", dir);
-    struct stat sb;
-    if (stat(path, &sb) == 0) {
-        st = poprt_session_load(path, options, out);
+    poprt__blob *f;
+    if (poprt__blob_map_file(path, &f) == POPRT_OK) {
+        st = poprt__program_load(path, f, options, &poprt__api_folder, out);
+        poprt__blob_unref(f);
         if (!st || st == POPRT_STATUS_OUT_OF_MEMORY) /* the file may be fine */
             return st;
         poprt__log(POPRT_LOG_WARNING, "engine cache: '%s' unusable (%s); recompiling", path,
                    poprt__last_error());
     }
-    poprt__program *p;
-    if ((st = compile(model, options, &p)))
+    if ((st = compile(model, options, out)))
         return st;
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
         poprt__log(POPRT_LOG_WARNING, "engine cache: cannot create folder '%s': %s", dir,
                    strerror(errno));
-    else if (write_program(p, key, path) != POPRT_OK)
+    else if (write_program(*out, key, path) != POPRT_OK)
         poprt__log(POPRT_LOG_WARNING, "engine cache: %s", poprt__last_error());
     poprt__err_clear();
-    return session_of(p, options, options, out);
+    return POPRT_OK;
 }
 
 /* ---- sessions ---------------------------------------------------------------------- */
+
+poprt_status poprt__api_compile(const poprt_model *model, const poprt_options *options,
+                                poprt__program **out)
+{
+    const char *cache = poprt__opt(options, "cache_dir");
+    if (!cache)
+        cache = getenv("POPRT_CACHE_DIR");
+    if (cache && *cache)
+        return program_cached(model, options, cache, out);
+    return compile(model, options, out);
+}
 
 poprt_status poprt_session_create(const poprt_model *model, const poprt_options *options,
                                   poprt_session **session_out)
 {
     if (!model || !session_out)
         return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_session_create: NULL argument");
-    const char *cache = poprt__opt(options, "cache_dir");
-    if (!cache)
-        cache = getenv("POPRT_CACHE_DIR");
-    if (cache && *cache)
-        return session_cached(model, options, cache, session_out);
-    poprt__program *p;
-    poprt_status st = compile(model, options, &p);
-    return st ? st : session_of(p, options, options, session_out);
+    poprt_status st = poprt__options_validate(options);
+    poprt__program *p = NULL;
+    if (!st)
+        st = poprt__api_compile(model, options, &p);
+    /* the program's options: the caller's, or (from the cache) the file's
+     * with the caller's run options over them */
+    return st ? st : session_of(p, p->options, options, session_out);
 }
 
 void poprt_session_free(poprt_session *s)

@@ -134,9 +134,57 @@ poprt_status poprt__limits_from_options(const poprt_options *o, poprt__limits *l
     return POPRT_OK;
 }
 
+/* Integer options of the runners and asynchronous runs (runtime.h) and
+ * their ranges. */
+static const struct {
+    const char *key;
+    long long lo, hi;
+} int_keys[] = {
+    {"async_workers", 1, 256},      {"replicas", 1, 1024},     {"cores_per_replica", 1, 1024},
+    {"pin_cores", 0, 1},            {"queue_size", 1, 1 << 24}, {"max_batch", 1, 1 << 20},
+    {"batching_dim", 0, 11},        {"batch_timeout_us", 0, (long long)1 << 40},
+};
+
+/* "n,n,..." ascending positive sizes (at most 32). */
+poprt_status poprt__parse_sizes(const char *key, const char *text, int64_t *sizes, int *n_out)
+{
+    int n = 0;
+    const char *p = text;
+    while (*p) {
+        char *end;
+        errno = 0;
+        long long v = strtoll(p, &end, 10);
+        if (errno || end == p || v < 1 || (n && v <= sizes[n - 1]) || n == 32 ||
+            (*end && *end != ','))
+            return poprt__err(POPRT_STATUS_INVALID_OPTION,
+                              "option '%s' value '%s': expected up to 32 ascending sizes >= 1, "
+                              "comma-separated",
+                              key, text);
+        sizes[n++] = v;
+        p = *end ? end + 1 : end;
+    }
+    if (!n)
+        return poprt__err(POPRT_STATUS_INVALID_OPTION, "option '%s': no sizes", key);
+    *n_out = n;
+    return POPRT_OK;
+}
+
 static poprt_status check_kv(const char *key, const char *value)
 {
     long long n;
+    for (size_t i = 0; i < sizeof int_keys / sizeof int_keys[0]; i++)
+        if (strcmp(key, int_keys[i].key) == 0) {
+            if (!parse_int(value, int_keys[i].lo, int_keys[i].hi, &n))
+                return poprt__err(POPRT_STATUS_INVALID_OPTION,
+                                  "option '%s' value '%s': expected an integer in %lld..%lld", key,
+                                  value, int_keys[i].lo, int_keys[i].hi);
+            return POPRT_OK;
+        }
+    if (strcmp(key, "batch_sizes") == 0) {
+        int64_t sizes[32];
+        int ns;
+        return poprt__parse_sizes(key, value, sizes, &ns);
+    }
     if (strcmp(key, "threads") == 0) {
         if (!parse_int(value, 1, 1024, &n))
             return poprt__err(POPRT_STATUS_INVALID_OPTION,
@@ -176,7 +224,9 @@ static poprt_status check_kv(const char *key, const char *value)
     return poprt__err(POPRT_STATUS_INVALID_OPTION,
                       "unknown option '%s' (known: threads, batches_per_step, anchors, "
                       "anchor.<output>, input_shape.<input>, cache_dir, profile, optimize, "
-                      "max_nodes, max_tensor_bytes, max_loop_iterations, max_subgraph_depth)",
+                      "max_nodes, max_tensor_bytes, max_loop_iterations, max_subgraph_depth, "
+                      "async_workers, replicas, cores_per_replica, pin_cores, queue_size, "
+                      "max_batch, batching_dim, batch_sizes, batch_timeout_us)",
                       key);
 }
 

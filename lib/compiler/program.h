@@ -38,6 +38,7 @@ void poprt__options_free(poprt_options *o);
 poprt_status poprt__options_set(poprt_options *o, const char *key, const char *value);
 poprt_status poprt__parse_dims(const char *text, int64_t *dims, int *rank, const char *what);
 poprt_status poprt__parse_anchor(const char *key, const char *v, poprt__anchor_cfg *out);
+poprt_status poprt__parse_sizes(const char *key, const char *text, int64_t *sizes, int *n_out);
 /* The limit options present in o override l's values (INVALID_OPTION for a
  * malformed value). */
 poprt_status poprt__limits_from_options(const poprt_options *o, poprt__limits *l);

@@ -86,6 +86,8 @@ struct poprt_session {
     uint64_t *prof_calls;
     poprt__vec free_execs;      /* struct poprt__exec * ready for a run */
     poprt__vec all_execs;
+    int async_workers;          /* option "async_workers" */
+    struct poprt_runner *async; /* runs poprt_session_submit's requests, made at the first */
 };
 
 /* A session running program p (a reference is taken) with the run options
@@ -96,6 +98,38 @@ poprt_status poprt__session_new(poprt__program *p, const poprt_options *options,
 /* Runs one step; safe from several threads at once with one stepio each. */
 poprt_status poprt__session_run(poprt_session *s, poprt_stepio *io);
 void poprt__session_free(poprt_session *s);
+
+/* ---- runners (runner.c) ---- */
+typedef struct poprt__runner_cfg {
+    int replicas;
+    int cores_per_replica;
+    int pin;                  /* pin each replica's threads to its cores */
+    size_t queue_size;
+    int max_batch;            /* 1: no batching */
+    int batching_dim;
+    int64_t batch_timeout_ns;
+    int n_sizes;
+    int64_t sizes[32];        /* compiled batch sizes, ascending (one program each) */
+} poprt__runner_cfg;
+/* Starts a runner over progs[0..n_progs) (one per batch size; the runner
+ * takes references); each replica makes its own sessions with run_opts, or
+ * all run `shared` (a session's asynchronous runs). */
+poprt_status poprt__runner_start(const poprt__runner_cfg *cfg, poprt__program *const *progs,
+                                 int n_progs, const poprt_options *run_opts,
+                                 poprt_session *shared, struct poprt_runner **out);
+poprt_status poprt__runner_submit(struct poprt_runner *r, poprt_stepio *io, int64_t deadline_us,
+                                  poprt_request_fn done, void *user, poprt_request **out);
+/* Stops taking requests, completes the queued ones, frees the runner. */
+void poprt__runner_stop(struct poprt_runner *r);
+poprt_status poprt__runner_stats(struct poprt_runner *r, poprt_runner_stats *s);
+poprt_status poprt__request_wait(poprt_request *q, int64_t timeout_us);
+int poprt__request_done(const poprt_request *q);
+poprt_status poprt__request_status(const poprt_request *q, const char **error);
+poprt_status poprt__request_cancel(poprt_request *q);
+void poprt__request_free(poprt_request *q);
+/* The session's runner for poprt_session_submit (made at the first call). */
+poprt_status poprt__session_submit(poprt_session *s, poprt_stepio *io, poprt_request_fn done,
+                                   void *user, poprt_request **out);
 
 /* ---- stepio (stepio.c): the public stepio calls' implementations (the
  * API layer's poprt_stepio_* forward to them), and what the run loop uses */
@@ -140,5 +174,13 @@ poprt_status poprt__stepio_bind_input(poprt_stepio *io, struct poprt_session *s,
 poprt_status poprt__stepio_take_output(poprt_stepio *io, struct poprt_session *s, size_t index,
                                        int64_t b, const poprt__value *v);
 poprt_status poprt__stepio_end(poprt_stepio *io, struct poprt_session *s);
+/* For runners making batches of stepios: tensor input `name` as bound
+ * (dims and data; NOT_FOUND, SHAPE_MISMATCH for a sequence or optional),
+ * the written flags cleared before a delivery, and tensor t written as
+ * output `name` as a run writes it (skipped when the stepio does not ask
+ * for it). */
+poprt_status poprt__stepio_input_tensor(const poprt_stepio *io, const char *name, poprt__tval *out);
+void poprt__stepio_reset(poprt_stepio *io);
+poprt_status poprt__stepio_deliver(poprt_stepio *io, const char *name, const poprt__tval *t);
 
 #endif

@@ -99,6 +99,7 @@ void poprt__session_free(poprt_session *s)
 {
     if (!s)
         return;
+    poprt__runner_stop(s->async); /* its requests complete first */
     if (s->profile && s->prof_ns && s->prof_calls) /* both: a failed build may have one */
         log_profile(s);
     poprt__free(s->prof_ns);
@@ -127,6 +128,7 @@ static poprt_status configure(poprt_session *s, const poprt_options *o)
     s->threads = (v = poprt__opt(o, "threads")) ? atoi(v) : 1;
     s->profile = (v = poprt__opt(o, "profile")) && strcmp(v, "1") == 0;
     s->batches_per_step = (v = poprt__opt(o, "batches_per_step")) ? atoll(v) : 1;
+    s->async_workers = (v = poprt__opt(o, "async_workers")) ? atoi(v) : 1;
     const poprt__graph *g = s->m->graph;
     for (size_t i = 0; o && i < o->n; i++) {
         const char *key = o->kv[i].key;
@@ -274,4 +276,21 @@ poprt_status poprt__session_run(poprt_session *s, poprt_stepio *io)
     poprt_status pst = poprt__vec_push(&s->free_execs, x); /* capacity exists: never fails after warm-up */
     pthread_mutex_unlock(&s->mu);
     return st ? st : pst;
+}
+
+poprt_status poprt__session_submit(poprt_session *s, poprt_stepio *io, poprt_request_fn done,
+                                   void *user, poprt_request **out)
+{
+    poprt_status st = POPRT_OK;
+    pthread_mutex_lock(&s->mu);
+    if (!s->async) {
+        /* the session's own workers: no pinning, no batching, a queue as
+         * long as memory allows */
+        poprt__runner_cfg cfg = {.replicas = s->async_workers, .cores_per_replica = 1,
+                                 .queue_size = (size_t)1 << 20, .max_batch = 1, .n_sizes = 1,
+                                 .sizes = {1}};
+        st = poprt__runner_start(&cfg, &s->prog, 1, NULL, s, &s->async);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return st ? st : poprt__runner_submit(s->async, io, 0, done, user, out);
 }

@@ -533,6 +533,73 @@ poprt_status poprt__stepio_take_output(poprt_stepio *io, poprt_session *s, size_
     return copy_tensor(io, dst, tv);
 }
 
+/* ---- runner side: batches made of several stepios ---- */
+
+poprt_status poprt__stepio_input_tensor(const poprt_stepio *io, const char *name, poprt__tval *out)
+{
+    const entry *e = io->callback ? NULL : find(io, name, 1);
+    if (!e)
+        return poprt__err(POPRT_STATUS_NOT_FOUND, "input '%s' is not bound in the stepio%s", name,
+                          io->callback ? " (a callback stepio cannot be batched)" : "");
+    if (e->kind != POPRT_VALUE_TENSOR)
+        return poprt__err(POPRT_STATUS_SHAPE_MISMATCH,
+                          "input '%s': batched requests take tensors, not sequences or optionals",
+                          name);
+    memset(out, 0, sizeof *out);
+    out->dtype = e->dtype;
+    out->rank = e->rank;
+    out->numel = 1;
+    for (int d = 0; d < e->rank; d++) {
+        out->dims[d] = e->dims[d];
+        out->numel *= e->dims[d];
+    }
+    out->nbytes = (size_t)out->numel * poprt__dtype_size(e->dtype);
+    out->data = (void *)e->cdata;
+    return POPRT_OK;
+}
+
+void poprt__stepio_reset(poprt_stepio *io)
+{
+    poprt__arena_free(&io->strings);
+    poprt__arena_init(&io->strings);
+    for (size_t i = 0; i < io->n; i++)
+        io->e[i].written = 0;
+}
+
+poprt_status poprt__stepio_deliver(poprt_stepio *io, const char *name, const poprt__tval *t)
+{
+    if (io->callback) {
+        void *dst = io->cb.out(io->cb.user, name, (poprt_dtype)t->dtype, t->dims, t->rank);
+        if (!dst)
+            return poprt__err(POPRT_STATUS_CANCELLED, "output '%s': the out callback returned NULL",
+                              name);
+        poprt_status st = copy_tensor(io, dst, t);
+        if (io->cb.out_complete)
+            io->cb.out_complete(io->cb.user, name);
+        return st;
+    }
+    entry *e = find(io, name, 0);
+    if (!e)
+        return POPRT_OK; /* output not requested */
+    if (e->alloc && e->cap < t->nbytes) {
+        poprt__aligned_free(e->data);
+        e->data = poprt__aligned_alloc(t->nbytes ? t->nbytes : 1);
+        e->cap = e->data ? t->nbytes : 0;
+        if (!e->data)
+            return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory for output '%s'", name);
+    }
+    if (e->cap < t->nbytes)
+        return poprt__err(POPRT_STATUS_SHAPE_MISMATCH,
+                          "output '%s': buffer of %zu bytes, the result needs %zu", name, e->cap,
+                          t->nbytes);
+    memset(&e->out, 0, sizeof e->out);
+    e->out.kind = POPRT__KIND_TENSOR;
+    e->out.t = *t;
+    e->out.t.data = e->data;
+    e->written = 1;
+    return t->nbytes ? copy_tensor(io, e->data, t) : POPRT_OK;
+}
+
 poprt_status poprt__stepio_end(poprt_stepio *io, poprt_session *s)
 {
     (void)io;

@@ -1,0 +1,217 @@
+/* Public asynchronous runs and runners: requests on a session's workers,
+ * and runners (replicas of programs compiled here, one per batch size,
+ * through the engine cache when the options name one). */
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "api/api.h"
+
+poprt_status poprt_session_submit(poprt_session *session, poprt_stepio *stepio,
+                                  poprt_request_fn done, void *user, poprt_request **request_out)
+{
+    if (!session || !stepio)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_session_submit: NULL argument");
+    return poprt__session_submit(session, stepio, done, user, request_out);
+}
+
+poprt_status poprt_request_wait(poprt_request *request, int64_t timeout_us)
+{
+    if (!request)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_request_wait: NULL request");
+    return poprt__request_wait(request, timeout_us);
+}
+
+int poprt_request_done(const poprt_request *request)
+{
+    return request ? poprt__request_done(request) : 0;
+}
+
+poprt_status poprt_request_status(const poprt_request *request)
+{
+    if (!request)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_request_status: NULL request");
+    const char *msg = NULL;
+    poprt_status st = poprt__request_status(request, &msg);
+    if (st && msg)
+        poprt__err(st, "%s", msg); /* the worker's message, on the caller's thread */
+    return st;
+}
+
+poprt_status poprt_request_cancel(poprt_request *request)
+{
+    if (!request)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_request_cancel: NULL request");
+    return poprt__request_cancel(request);
+}
+
+void poprt_request_free(poprt_request *request)
+{
+    if (request)
+        poprt__request_free(request);
+}
+
+/* ---- runners --------------------------------------------------------------------- */
+
+static long option_int(const poprt_options *o, const char *key, long dflt)
+{
+    const char *v = poprt__opt(o, key);
+    return v ? strtol(v, NULL, 10) : dflt;
+}
+
+static int allowed_cpus(void)
+{
+    cpu_set_t s;
+    if (sched_getaffinity(0, sizeof s, &s) != 0)
+        return 1;
+    int n = CPU_COUNT(&s);
+    return n > 0 ? n : 1;
+}
+
+/* The runner's configuration from the options. */
+static poprt_status configure(const poprt_options *o, poprt__runner_cfg *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->replicas = (int)option_int(o, "replicas", 1);
+    int cpr = allowed_cpus() / cfg->replicas;
+    cfg->cores_per_replica = (int)option_int(o, "cores_per_replica", cpr > 0 ? cpr : 1);
+    cfg->pin = (int)option_int(o, "pin_cores", 1);
+    cfg->queue_size = (size_t)option_int(o, "queue_size", 1024);
+    cfg->max_batch = (int)option_int(o, "max_batch", 1);
+    cfg->batching_dim = (int)option_int(o, "batching_dim", 0);
+    cfg->batch_timeout_ns = (int64_t)option_int(o, "batch_timeout_us", 1000) * 1000;
+    const char *v = poprt__opt(o, "batch_sizes");
+    if (v) {
+        poprt_status st = poprt__parse_sizes("batch_sizes", v, cfg->sizes, &cfg->n_sizes);
+        if (st)
+            return st;
+        if (cfg->sizes[cfg->n_sizes - 1] != cfg->max_batch)
+            return poprt__err(POPRT_STATUS_INVALID_OPTION,
+                              "option 'batch_sizes': the last size must be max_batch (%d)",
+                              cfg->max_batch);
+    } else {
+        for (int64_t b = 1; b < cfg->max_batch && cfg->n_sizes < 31; b *= 2)
+            cfg->sizes[cfg->n_sizes++] = b;
+        cfg->sizes[cfg->n_sizes++] = cfg->max_batch;
+    }
+    return POPRT_OK;
+}
+
+/* The options of the program for batch size b: the caller's, each input's
+ * shape with b rows on the batching dim (its other dims the model's or the
+ * caller's input_shape.<name>), "threads" the replica's cores. */
+static poprt_status size_options(const poprt_model *model, const poprt_options *o,
+                                 const poprt__runner_cfg *cfg, int64_t b, poprt_options **out)
+{
+    poprt_status st = poprt__options_new(out);
+    for (size_t i = 0; !st && o && i < o->n; i++)
+        st = poprt__options_set(*out, o->kv[i].key, o->kv[i].value);
+    char val[512];
+    snprintf(val, sizeof val, "%d", cfg->cores_per_replica);
+    if (!st)
+        st = poprt__options_set(*out, "threads", val);
+    for (size_t i = 0; !st && cfg->max_batch > 1 && i < model->m->graph->inputs.len; i++) {
+        const poprt__tensor *t = model->m->graph->inputs.items[i];
+        if (t->is_initializer || t->data)
+            continue;
+        char key[300];
+        snprintf(key, sizeof key, "input_shape.%s", t->name);
+        int64_t dims[POPRT__MAX_RANK];
+        int rank = t->type.rank;
+        const char *given = poprt__opt(o, key);
+        if (given)
+            st = poprt__parse_dims(given, dims, &rank, key);
+        else
+            for (int d = 0; d < rank; d++)
+                dims[d] = t->type.dims[d].value;
+        if (st)
+            break;
+        if (t->type.kind != POPRT__KIND_TENSOR || rank <= cfg->batching_dim)
+            st = poprt__err(POPRT_STATUS_INVALID_OPTION,
+                            "input '%s': a batching runner needs tensor inputs with a dim %d "
+                            "(option 'batching_dim')",
+                            t->name, cfg->batching_dim);
+        size_t at = 0;
+        val[0] = 0;
+        for (int d = 0; !st && d < rank; d++) {
+            int64_t v = d == cfg->batching_dim ? b : dims[d];
+            if (v < 0)
+                st = poprt__err(POPRT_STATUS_INVALID_OPTION,
+                                "input '%s': dim %d is symbolic: fix it with option '%s' to batch",
+                                t->name, d, key);
+            at += (size_t)snprintf(val + at, sizeof val - at, "%s%lld", d ? "," : "", (long long)v);
+        }
+        if (!st)
+            st = poprt__options_set(*out, key, val);
+    }
+    return st;
+}
+
+poprt_status poprt_runner_create(const poprt_model *model, const poprt_options *options,
+                                 poprt_runner **runner_out)
+{
+    if (!model || !runner_out)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_runner_create: NULL argument");
+    poprt__runner_cfg cfg;
+    poprt_status st = poprt__options_validate(options);
+    if (!st)
+        st = configure(options, &cfg);
+    if (st)
+        return st;
+    poprt__program *progs[32] = {0};
+    poprt_options *run_opts = NULL;
+    int n = cfg.max_batch > 1 ? cfg.n_sizes : 1;
+    if (cfg.max_batch <= 1) {
+        cfg.n_sizes = 1;
+        cfg.sizes[0] = 1;
+    }
+    for (int k = 0; k < n && !st; k++) {
+        poprt_options *o = NULL;
+        st = size_options(model, options, &cfg, cfg.sizes[k], &o);
+        if (!st)
+            st = poprt__api_compile(model, o, &progs[k]);
+        if (!st && k == 0)
+            run_opts = o;
+        else
+            poprt__options_free(o);
+    }
+    struct poprt_runner *r = NULL;
+    if (!st)
+        st = poprt__runner_start(&cfg, progs, n, run_opts, NULL, &r);
+    for (int k = 0; k < n; k++)
+        poprt__program_unref(progs[k]);
+    poprt__options_free(run_opts);
+    if (st)
+        return st;
+    *runner_out = r;
+    return POPRT_OK;
+}
+
+poprt_status poprt_runner_submit(poprt_runner *runner, poprt_stepio *stepio, int64_t deadline_us,
+                                 poprt_request_fn done, void *user, poprt_request **request_out)
+{
+    if (!runner || !stepio)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_runner_submit: NULL argument");
+    return poprt__runner_submit(runner, stepio, deadline_us, done, user, request_out);
+}
+
+poprt_status poprt_runner_run(poprt_runner *runner, poprt_stepio *stepio)
+{
+    poprt_request *q;
+    poprt_status st = poprt_runner_submit(runner, stepio, 0, NULL, NULL, &q);
+    if (st)
+        return st;
+    st = poprt__request_wait(q, -1);
+    poprt__request_free(q);
+    return st;
+}
+
+poprt_status poprt_runner_stats_get(const poprt_runner *runner, poprt_runner_stats *stats_out)
+{
+    if (!runner || !stats_out || stats_out->size < sizeof *stats_out)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT,
+                          "poprt_runner_stats_get: NULL argument or size not set");
+    return poprt__runner_stats((poprt_runner *)runner, stats_out);
+}
+
+void poprt_runner_free(poprt_runner *runner) { poprt__runner_stop(runner); }

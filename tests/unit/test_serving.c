@@ -1,0 +1,387 @@
+/* Unit tests: asynchronous runs and runners (requests, cancel, deadlines,
+ * the bounded queue, dynamic batching, drain on free, a stress run). The
+ * model is tests/data/mlp_dynamic.onnx: x [batch, 16] -> y [batch, 10]. */
+#include <check.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "poprt/poprt.h"
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define STRESS_REQUESTS 1000 /* per thread: the sanitizers run ~10x slower */
+#else
+#define STRESS_REQUESTS 10000
+#endif
+
+static poprt_model *load(void)
+{
+    poprt_model *m;
+    ck_assert_int_eq(poprt_model_load(POPRT_TEST_DATA "/mlp_dynamic.onnx", &m), POPRT_OK);
+    return m;
+}
+
+static void fill(float *x, int rows, int seed)
+{
+    for (int i = 0; i < rows * 16; i++)
+        x[i] = (float)((i * 7 + seed * 13) % 23) / 11.5f - 1.0f;
+}
+
+/* y of x alone, through a plain session (the reference) */
+static void solo(poprt_model *m, const float *x, int rows, float *y)
+{
+    poprt_options *o;
+    poprt_session *s;
+    poprt_stepio *io;
+    char shape[32];
+    snprintf(shape, sizeof shape, "%d,16", rows);
+    ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
+    ck_assert_int_eq(poprt_options_set(o, "input_shape.x", shape), POPRT_OK);
+    ck_assert_int_eq(poprt_session_create(m, o, &s), POPRT_OK);
+    const int64_t d[2] = {rows, 16};
+    ck_assert_int_eq(poprt_stepio_create(&io), POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_set_input(io, "x", POPRT_DTYPE_FLOAT, d, 2, x,
+                                            sizeof(float) * 16 * (size_t)rows),
+                     POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_set_output(io, "y", y, sizeof(float) * 10 * (size_t)rows), POPRT_OK);
+    ck_assert_int_eq(poprt_session_run(s, io), POPRT_OK);
+    poprt_stepio_free(io);
+    poprt_session_free(s);
+    poprt_options_free(o);
+}
+
+typedef struct job {
+    float x[16 * 8], y[10 * 8];
+    int rows;
+    poprt_stepio *io;
+    poprt_request *req;
+    int calls; /* atomic: completions seen by the callback */
+    poprt_status seen;
+} job;
+
+static void on_done(poprt_request *r, poprt_status st, void *user)
+{
+    (void)r;
+    job *j = user;
+    j->seen = st;
+    __atomic_add_fetch(&j->calls, 1, __ATOMIC_RELAXED);
+}
+
+static void job_init(job *j, int rows, int seed, int cols)
+{
+    memset(j, 0, sizeof *j);
+    j->rows = rows;
+    fill(j->x, rows, seed);
+    const int64_t d[2] = {rows, cols};
+    ck_assert_int_eq(poprt_stepio_create(&j->io), POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_set_input(j->io, "x", POPRT_DTYPE_FLOAT, d, 2, j->x,
+                                            sizeof(float) * (size_t)(rows * cols)),
+                     POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_set_output(j->io, "y", j->y, sizeof j->y), POPRT_OK);
+}
+
+/* Requests on a session's workers: each completes once, with the solo
+ * run's result. */
+START_TEST(session_submit_completes_each_once)
+{
+    poprt_model *m = load();
+    poprt_options *o;
+    ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
+    ck_assert_int_eq(poprt_options_set(o, "input_shape.x", "1,16"), POPRT_OK);
+    ck_assert_int_eq(poprt_options_set(o, "async_workers", "2"), POPRT_OK);
+    poprt_session *s;
+    ck_assert_int_eq(poprt_session_create(m, o, &s), POPRT_OK);
+    enum { N = 32 };
+    static job jobs[N];
+    for (int i = 0; i < N; i++) {
+        job_init(&jobs[i], 1, i, 16);
+        ck_assert_int_eq(poprt_session_submit(s, jobs[i].io, on_done, &jobs[i], &jobs[i].req),
+                         POPRT_OK);
+    }
+    for (int i = 0; i < N; i++) {
+        ck_assert_int_eq(poprt_request_wait(jobs[i].req, -1), POPRT_OK);
+        ck_assert_int_eq(poprt_request_done(jobs[i].req), 1);
+        ck_assert_int_eq(poprt_request_status(jobs[i].req), POPRT_OK);
+        ck_assert_int_eq(jobs[i].calls, 1);
+        float want[10];
+        solo(m, jobs[i].x, 1, want);
+        ck_assert_int_eq(memcmp(want, jobs[i].y, sizeof want), 0);
+        poprt_request_free(jobs[i].req);
+        poprt_stepio_free(jobs[i].io);
+    }
+    /* a request whose run fails: its status and message come with it */
+    job bad;
+    job_init(&bad, 2, 0, 16); /* the session is compiled for 1 row */
+    ck_assert_int_eq(poprt_session_submit(s, bad.io, on_done, &bad, &bad.req), POPRT_OK);
+    ck_assert_int_eq(poprt_request_wait(bad.req, -1), POPRT_STATUS_SHAPE_MISMATCH);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "input 'x'"));
+    ck_assert_int_eq(bad.calls, 1);
+    ck_assert_int_eq(bad.seen, POPRT_STATUS_SHAPE_MISMATCH);
+    poprt_request_free(bad.req);
+    poprt_stepio_free(bad.io);
+    poprt_session_free(s);
+    poprt_options_free(o);
+    poprt_model_free(m);
+}
+END_TEST
+
+/* A callback stepio whose input waits for a gate: holds a replica busy. */
+static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
+static int gate_open, gate_reached;
+static float gate_x[16], gate_y[10];
+
+static const void *gate_in(void *user, const char *name, poprt_dtype dt, const int64_t *dims,
+                           int rank, int prefetch)
+{
+    (void)user, (void)name, (void)dt, (void)dims, (void)rank, (void)prefetch;
+    pthread_mutex_lock(&gate_mu);
+    gate_reached = 1;
+    pthread_cond_broadcast(&gate_cv);
+    while (!gate_open)
+        pthread_cond_wait(&gate_cv, &gate_mu);
+    pthread_mutex_unlock(&gate_mu);
+    return gate_x;
+}
+
+static void *gate_out(void *user, const char *name, poprt_dtype dt, const int64_t *dims, int rank)
+{
+    (void)user, (void)name, (void)dt, (void)dims, (void)rank;
+    return gate_y;
+}
+
+static poprt_stepio *gate_stepio(void)
+{
+    poprt_stepio_callbacks cb = {.size = sizeof cb, .in = gate_in, .out = gate_out};
+    poprt_stepio *io;
+    gate_open = gate_reached = 0;
+    ck_assert_int_eq(poprt_stepio_create_callback(&cb, &io), POPRT_OK);
+    return io;
+}
+
+static void gate_wait_reached(void)
+{
+    pthread_mutex_lock(&gate_mu);
+    while (!gate_reached)
+        pthread_cond_wait(&gate_cv, &gate_mu);
+    pthread_mutex_unlock(&gate_mu);
+}
+
+static void gate_release(void)
+{
+    pthread_mutex_lock(&gate_mu);
+    gate_open = 1;
+    pthread_cond_broadcast(&gate_cv);
+    pthread_mutex_unlock(&gate_mu);
+}
+
+static poprt_runner *runner(poprt_model *m, const char *const *kv)
+{
+    poprt_options *o;
+    ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
+    for (; kv && kv[0]; kv += 2)
+        ck_assert_int_eq(poprt_options_set(o, kv[0], kv[1]), POPRT_OK);
+    poprt_runner *r;
+    ck_assert_int_eq(poprt_runner_create(m, o, &r), POPRT_OK);
+    poprt_options_free(o);
+    return r;
+}
+
+/* Queue full, cancel, deadline: a replica held busy by a gated request. */
+START_TEST(queue_full_cancel_and_deadline)
+{
+    poprt_model *m = load();
+    poprt_runner *r = runner(m, (const char *[]){"input_shape.x", "1,16", "queue_size", "3",
+                                                 "replicas", "1", NULL});
+    poprt_stepio *g = gate_stepio();
+    poprt_request *gr;
+    ck_assert_int_eq(poprt_runner_submit(r, g, 0, NULL, NULL, &gr), POPRT_OK);
+    gate_wait_reached(); /* the replica is in it: the queue is empty and stays so */
+    static job a, b, c, d;
+    job_init(&a, 1, 1, 16);
+    job_init(&b, 1, 2, 16);
+    job_init(&c, 1, 3, 16);
+    job_init(&d, 1, 4, 16);
+    ck_assert_int_eq(poprt_runner_submit(r, a.io, 0, on_done, &a, &a.req), POPRT_OK);
+    ck_assert_int_eq(poprt_runner_submit(r, b.io, 1, on_done, &b, &b.req), POPRT_OK); /* 1 us */
+    ck_assert_int_eq(poprt_runner_submit(r, c.io, 0, on_done, &c, &c.req), POPRT_OK);
+    ck_assert_int_eq(poprt_runner_submit(r, d.io, 0, on_done, &d, &d.req), POPRT_STATUS_QUEUE_FULL);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "queue_size"));
+    ck_assert_int_eq(poprt_request_cancel(c.req), POPRT_OK);
+    ck_assert_int_eq(poprt_request_wait(c.req, 0), POPRT_STATUS_CANCELLED);
+    ck_assert_int_eq(c.calls, 1);
+    ck_assert_int_eq(poprt_request_cancel(c.req), POPRT_STATUS_INVALID_ARGUMENT); /* done */
+    ck_assert_int_eq(poprt_request_wait(a.req, 1000), POPRT_STATUS_TIMEOUT); /* still queued */
+    gate_release();
+    ck_assert_int_eq(poprt_request_wait(gr, -1), POPRT_OK);
+    ck_assert_int_eq(poprt_request_wait(a.req, -1), POPRT_OK);
+    ck_assert_int_eq(poprt_request_wait(b.req, -1), POPRT_STATUS_TIMEOUT); /* its deadline passed */
+    ck_assert_int_eq(a.calls + b.calls + c.calls, 3);
+    poprt_runner_stats st = {.size = sizeof st};
+    ck_assert_int_eq(poprt_runner_stats_get(r, &st), POPRT_OK);
+    ck_assert_uint_eq(st.requests, 4);
+    ck_assert_uint_eq(st.failed, 2);
+    ck_assert_uint_eq(st.queued, 0);
+    poprt_request *reqs[] = {gr, a.req, b.req, c.req};
+    for (int i = 0; i < 4; i++)
+        poprt_request_free(reqs[i]);
+    poprt_stepio *ios[] = {g, a.io, b.io, c.io, d.io};
+    for (int i = 0; i < 5; i++)
+        poprt_stepio_free(ios[i]);
+    poprt_runner_free(r);
+    poprt_model_free(m);
+}
+END_TEST
+
+/* Dynamic batching: requests of 1 to 3 rows merged in one run (a long
+ * batch timeout lets them gather behind a gated first batch) and split
+ * back: each request's rows equal its solo run bit for bit (the MLP's
+ * kernels compute each row alone, in the same order, whatever the batch);
+ * a request of the wrong width fails alone. */
+START_TEST(batching_merges_and_splits)
+{
+    poprt_model *m = load();
+    poprt_runner *r = runner(m, (const char *[]){"max_batch", "8", "batch_timeout_us", "200000",
+                                                 "replicas", "1", "cores_per_replica", "1", NULL});
+    enum { N = 5 };
+    static job jobs[N], bad;
+    const int rows[N] = {1, 2, 1, 3, 1};
+    for (int i = 0; i < N; i++) {
+        job_init(&jobs[i], rows[i], 10 + i, 16);
+        ck_assert_int_eq(poprt_runner_submit(r, jobs[i].io, 0, on_done, &jobs[i], &jobs[i].req),
+                         POPRT_OK);
+        if (i == 1) {
+            job_init(&bad, 1, 0, 15); /* x [1, 15]: not the program's width */
+            ck_assert_int_eq(poprt_runner_submit(r, bad.io, 0, on_done, &bad, &bad.req), POPRT_OK);
+        }
+    }
+    for (int i = 0; i < N; i++) {
+        ck_assert_int_eq(poprt_request_wait(jobs[i].req, -1), POPRT_OK);
+        float want[10 * 3];
+        solo(m, jobs[i].x, rows[i], want);
+        ck_assert_int_eq(memcmp(want, jobs[i].y, sizeof(float) * 10 * (size_t)rows[i]), 0);
+        poprt_request_free(jobs[i].req);
+        poprt_stepio_free(jobs[i].io);
+    }
+    ck_assert_int_eq(poprt_request_wait(bad.req, -1), POPRT_STATUS_SHAPE_MISMATCH);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "dim 1 is 15"));
+    poprt_runner_stats st = {.size = sizeof st};
+    ck_assert_int_eq(poprt_runner_stats_get(r, &st), POPRT_OK);
+    ck_assert_uint_eq(st.requests, N + 1);
+    ck_assert_uint_eq(st.failed, 1);
+    ck_assert(st.mean_batch > 1.0); /* requests did share runs */
+    poprt_request_free(bad.req);
+    poprt_stepio_free(bad.io);
+    poprt_runner_free(r);
+    poprt_model_free(m);
+}
+END_TEST
+
+/* Freeing a runner with requests queued completes every one of them. */
+START_TEST(free_drains_the_queue)
+{
+    poprt_model *m = load();
+    poprt_runner *r = runner(m, (const char *[]){"input_shape.x", "1,16", NULL});
+    enum { N = 64 };
+    static job jobs[N];
+    for (int i = 0; i < N; i++) {
+        job_init(&jobs[i], 1, i, 16);
+        ck_assert_int_eq(poprt_runner_submit(r, jobs[i].io, 0, on_done, &jobs[i], NULL), POPRT_OK);
+    }
+    poprt_runner_free(r);
+    for (int i = 0; i < N; i++) {
+        ck_assert_int_eq(jobs[i].calls, 1);
+        ck_assert_int_eq(jobs[i].seen, POPRT_OK);
+        poprt_stepio_free(jobs[i].io);
+    }
+    poprt_model_free(m);
+}
+END_TEST
+
+/* 8 threads submitting; every request id completes exactly once, OK, with
+ * its own result. */
+typedef struct stress {
+    poprt_runner *r;
+    int thread;
+    unsigned *seen; /* per request id: completions (atomic) */
+} stress;
+
+static void on_stress(poprt_request *q, poprt_status st, void *user)
+{
+    (void)q;
+    unsigned *slot = user;
+    __atomic_add_fetch(slot, st == POPRT_OK ? 1u : 1000u, __ATOMIC_RELAXED);
+}
+
+static void *stress_main(void *arg)
+{
+    stress *s = arg;
+    float x[16], y[10];
+    const int64_t d[2] = {1, 16};
+    poprt_stepio *io;
+    ck_assert_int_eq(poprt_stepio_create(&io), POPRT_OK);
+    fill(x, 1, s->thread);
+    ck_assert_int_eq(poprt_stepio_set_input(io, "x", POPRT_DTYPE_FLOAT, d, 2, x, sizeof x), POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_set_output(io, "y", y, sizeof y), POPRT_OK);
+    for (int i = 0; i < STRESS_REQUESTS; i++) {
+        unsigned *slot = &s->seen[s->thread * STRESS_REQUESTS + i];
+        poprt_request *q;
+        poprt_status st;
+        /* one stepio per thread: one request of it in flight at a time */
+        while ((st = poprt_runner_submit(s->r, io, 0, on_stress, slot, &q)) ==
+               POPRT_STATUS_QUEUE_FULL)
+            ;
+        ck_assert_int_eq(st, POPRT_OK);
+        ck_assert_int_eq(poprt_request_wait(q, -1), POPRT_OK);
+        poprt_request_free(q);
+    }
+    poprt_stepio_free(io);
+    return NULL;
+}
+
+START_TEST(stress_no_request_lost_or_doubled)
+{
+    poprt_model *m = load();
+    poprt_runner *r = runner(m, (const char *[]){"max_batch", "8", "batch_timeout_us", "50",
+                                                 "replicas", "2", "cores_per_replica", "1",
+                                                 "queue_size", "16", NULL});
+    enum { T = 8 };
+    unsigned *seen = calloc((size_t)T * STRESS_REQUESTS, sizeof *seen);
+    ck_assert_ptr_nonnull(seen);
+    stress s[T];
+    pthread_t th[T];
+    for (int t = 0; t < T; t++) {
+        s[t] = (stress){r, t, seen};
+        ck_assert_int_eq(pthread_create(&th[t], NULL, stress_main, &s[t]), 0);
+    }
+    for (int t = 0; t < T; t++)
+        ck_assert_int_eq(pthread_join(th[t], NULL), 0);
+    for (int i = 0; i < T * STRESS_REQUESTS; i++)
+        ck_assert_msg(seen[i] == 1, "request %d completed %u times", i, seen[i]);
+    poprt_runner_stats st = {.size = sizeof st};
+    ck_assert_int_eq(poprt_runner_stats_get(r, &st), POPRT_OK);
+    ck_assert_uint_eq(st.requests, (uint64_t)T * STRESS_REQUESTS);
+    ck_assert_uint_eq(st.failed, 0);
+    free(seen);
+    poprt_runner_free(r);
+    poprt_model_free(m);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("serving");
+    TCase *tc = tcase_create("serving");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, session_submit_completes_each_once);
+    tcase_add_test(tc, queue_full_cancel_and_deadline);
+    tcase_add_test(tc, batching_merges_and_splits);
+    tcase_add_test(tc, free_drains_the_queue);
+    tcase_add_test(tc, stress_no_request_lost_or_doubled);
+    suite_add_tcase(s, tc);
+    SRunner *r = srunner_create(s);
+    srunner_run_all(r, CK_NORMAL);
+    int failed = srunner_ntests_failed(r);
+    srunner_free(r);
+    return failed ? 1 : 0;
+}
