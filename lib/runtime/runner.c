@@ -6,8 +6,8 @@
  * rows. Sessions' asynchronous runs (poprt_session_submit) use a runner
  * whose replicas share the session.
  *
- * Locking: the runner's mutex guards the queue and every request's state
- * while it is queued; a request's own mutex guards its completion. A
+ * Locking: the runner's mutex guards the queue and whether a request has
+ * been taken off it; a request's own mutex guards its completion. A
  * request is completed once, by the thread that took it off the queue (or
  * cancelled it), so none is lost or answered twice. */
 #include <errno.h>
@@ -18,13 +18,12 @@
 #include <time.h>
 #include "runtime/runtime.h"
 
-enum { QUEUED = 0, RUNNING = 1, DONE = 2 };
-
 struct poprt_request {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int refs;  /* the library's (until completion) and the caller's handle */
-    int state; /* QUEUED, RUNNING, DONE; the runner's mutex guards QUEUED -> RUNNING */
+    int taken;    /* off the queue (to run, or cancelled): the runner's mutex guards it */
+    int finished; /* completed: written under the request's mutex, read atomically */
     poprt_status status;
     char error[512];
     poprt_stepio *io;
@@ -132,7 +131,7 @@ static void complete(poprt_request *q, poprt_status st, const char *msg)
     if (q->done)
         q->done(q, st, q->user);
     pthread_mutex_lock(&q->mu);
-    q->state = DONE;
+    __atomic_store_n(&q->finished, 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&q->cv);
     pthread_mutex_unlock(&q->mu);
     request_unref(q);
@@ -142,14 +141,14 @@ poprt_status poprt__request_wait(poprt_request *q, int64_t timeout_us)
 {
     const int64_t until = timeout_us >= 0 ? now_ns() + timeout_us * 1000 : 0;
     pthread_mutex_lock(&q->mu);
-    while (q->state != DONE) {
+    while (!q->finished) {
         if (timeout_us < 0) {
             pthread_cond_wait(&q->cv, &q->mu);
             continue;
         }
         struct timespec ts;
         abs_time(until, &ts);
-        if (pthread_cond_timedwait(&q->cv, &q->mu, &ts) == ETIMEDOUT && q->state != DONE) {
+        if (pthread_cond_timedwait(&q->cv, &q->mu, &ts) == ETIMEDOUT && !q->finished) {
             pthread_mutex_unlock(&q->mu);
             return poprt__err(POPRT_STATUS_TIMEOUT, "the request has not completed in %lld us",
                               (long long)timeout_us);
@@ -164,7 +163,7 @@ poprt_status poprt__request_wait(poprt_request *q, int64_t timeout_us)
 
 int poprt__request_done(const poprt_request *q)
 {
-    return __atomic_load_n(&q->state, __ATOMIC_ACQUIRE) == DONE;
+    return __atomic_load_n(&q->finished, __ATOMIC_ACQUIRE);
 }
 
 poprt_status poprt__request_status(const poprt_request *q, const char **error)
@@ -198,21 +197,20 @@ poprt_status poprt__request_cancel(poprt_request *q)
     struct poprt_runner *r = q->runner;
     pthread_mutex_lock(&r->mu);
     int found = 0;
-    if (q->state == QUEUED)
+    if (!q->taken)
         for (size_t i = 0; i < r->len; i++)
             if (r->q[slot_of(r, i)] == q) {
                 for (size_t k = i; k + 1 < r->len; k++)
                     r->q[slot_of(r, k)] = r->q[slot_of(r, k + 1)];
                 r->len--;
-                q->state = RUNNING; /* taken: completed below, once */
+                q->taken = 1; /* completed below, once */
                 found = 1;
                 break;
             }
-    const int state = q->state;
     pthread_mutex_unlock(&r->mu);
     if (!found)
         return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "the request is %s: too late to cancel",
-                          state == DONE ? "completed" : "running");
+                          poprt__request_done(q) ? "completed" : "running");
     complete(q, POPRT_STATUS_CANCELLED, "cancelled before it started");
     return POPRT_OK;
 }
@@ -460,7 +458,7 @@ static int take(struct poprt_runner *r, poprt_request **b, int64_t *rows_out)
     }
     const int64_t t = now_ns();
     for (int j = 0; j < n; j++) {
-        b[j]->state = RUNNING;
+        b[j]->taken = 1;
         b[j]->t_start = t;
     }
     r->n_batches++;
@@ -588,7 +586,7 @@ void poprt__runner_stop(struct poprt_runner *r)
     /* requests left (no replica started): completed, never lost */
     while (r->len) {
         poprt_request *q = pop(r);
-        q->state = RUNNING;
+        q->taken = 1;
         complete(q, POPRT_STATUS_CANCELLED, "the runner stopped before the request ran");
     }
     runner_free(r);
