@@ -428,6 +428,8 @@ static void run_batch(replica *rp, poprt_request **b, int n, int64_t rows)
 
 /* Takes the next batch off the queue: the oldest request and, when
  * batching, the ones right behind it up to max_batch rows or the timeout. */
+#define MAX_TAKEN 1024 /* requests in one batch at most (each brings one row or more) */
+
 static int take(struct poprt_runner *r, poprt_request **b, int64_t *rows_out)
 {
     pthread_mutex_lock(&r->mu);
@@ -441,7 +443,7 @@ static int take(struct poprt_runner *r, poprt_request **b, int64_t *rows_out)
     b[n++] = pop(r);
     int64_t rows = b[0]->bad ? r->cfg.max_batch : b[0]->rows;
     const int64_t until = b[0]->t_submit + r->cfg.batch_timeout_ns;
-    while (r->cfg.max_batch > 1 && rows < r->cfg.max_batch) {
+    while (r->cfg.max_batch > 1 && rows < r->cfg.max_batch && n < MAX_TAKEN) {
         if (r->len) {
             poprt_request *h = r->q[r->head];
             if (h->bad || rows + h->rows > r->cfg.max_batch)
@@ -471,7 +473,7 @@ static int take(struct poprt_runner *r, poprt_request **b, int64_t *rows_out)
 static void serve(replica *rp)
 {
     struct poprt_runner *r = rp->r;
-    poprt_request *b[1024];
+    poprt_request *b[MAX_TAKEN];
     int64_t rows;
     int n;
     while ((n = take(r, b, &rows)) > 0) {
