@@ -1,4 +1,5 @@
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include "ir/op.h"
 
@@ -18,26 +19,18 @@ static int same_domain(const char *a, const char *b)
     return strcmp(a, b) == 0;
 }
 
-const poprt__op *poprt__op_find(const char *domain, const char *op_type, int64_t opset)
-{
-    const poprt__op *best = NULL;
-    for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
-        for (const poprt__op *const *p = families[f]; *p; p++) {
-            const poprt__op *op = *p;
-            if (strcmp(op->name, op_type) != 0 || !same_domain(op->domain, domain))
-                continue;
-            if (opset > 0 && op->since_version > opset)
-                continue;
-            /* several schemas of one op: the newest that applies */
-            if (!best || op->since_version > best->since_version)
-                best = op;
-        }
-    return best ? best : poprt__user_op_find(domain, op_type, opset);
-}
-
 static const poprt__op *all_ops[4096];
 static size_t n_all_ops;
+/* all_ops by name, for poprt__op_find's binary search (a linear scan of
+ * every operator per lookup dominated building sessions of larger graphs
+ * under the fuzzer's string-comparison hooks) */
+static const poprt__op *by_name[4096];
 static pthread_once_t all_once = PTHREAD_ONCE_INIT;
+
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp((*(const poprt__op *const *)a)->name, (*(const poprt__op *const *)b)->name);
+}
 
 static void collect_all(void)
 {
@@ -46,6 +39,31 @@ static void collect_all(void)
         for (const poprt__op *const *p = families[f]; *p && k < 4096; p++)
             all_ops[k++] = *p;
     n_all_ops = k;
+    memcpy(by_name, all_ops, k * sizeof *by_name);
+    qsort(by_name, k, sizeof *by_name, cmp_name);
+}
+
+const poprt__op *poprt__op_find(const char *domain, const char *op_type, int64_t opset)
+{
+    pthread_once(&all_once, collect_all);
+    size_t lo = 0, hi = n_all_ops; /* the first entry not before op_type */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(by_name[mid]->name, op_type) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    const poprt__op *best = NULL;
+    for (size_t i = lo; i < n_all_ops && strcmp(by_name[i]->name, op_type) == 0; i++) {
+        const poprt__op *op = by_name[i];
+        if (!same_domain(op->domain, domain) || (opset > 0 && op->since_version > opset))
+            continue;
+        /* several schemas of one op: the newest that applies */
+        if (!best || op->since_version > best->since_version)
+            best = op;
+    }
+    return best ? best : poprt__user_op_find(domain, op_type, opset);
 }
 
 const poprt__op *const *poprt__op_all(size_t *count_out)
