@@ -72,7 +72,7 @@ for t in "${targets[@]}"; do
         -malloc_limit_mb=2048 -max_len="$(max_len "$t")" -dict="tests/fuzz/$t.dict" \
         -artifact_prefix="$findings/$t-" -print_final_stats=1 \
         "$work" "tests/fuzz/corpus/$t" >"$log" 2>&1 || rc=$?
-    grep -E '^#[0-9]+ +DONE' "$log" | tail -n 1 || true
+    grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -n 1 || true
     if [ "$rc" -ne 0 ]; then
         echo "FAIL fuzz_$t (exit $rc): the finding and how to reproduce it:" >&2
         grep -E -A30 '^==[0-9]+==ERROR|runtime error|^fuzz: |ALARM|out-of-memory|leak' "$log" | head -n 60 >&2 || tail -n 40 "$log" >&2

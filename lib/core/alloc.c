@@ -198,6 +198,13 @@ int poprt__mul_size(size_t a, size_t b, size_t *out)
     return 1;
 }
 
+int poprt__size_fits(size_t *acc, int64_t d)
+{
+    if (d < 0 || (uint64_t)d > (SIZE_MAX >> 1))
+        return 0;
+    return d == 0 || poprt__mul_size(*acc, (size_t)d, acc);
+}
+
 int poprt__mul_i64(int64_t a, int64_t b, int64_t *out)
 {
     int64_t r;

@@ -141,6 +141,11 @@ void *poprt__aligned_alloc_unchecked(size_t n);
 
 /* Overflow-checked size arithmetic: return 0 on overflow. */
 int poprt__mul_size(size_t a, size_t b, size_t *out);
+/* acc *= d for a size check over a shape's dims (d >= 0); 0 when it would
+ * not fit. A 0 dim leaves acc as it is: a tensor [0, 2^41, 2^41] is empty,
+ * but the sizes code computes over its other dims (a spatial size, a row)
+ * must still fit. */
+int poprt__size_fits(size_t *acc, int64_t d);
 int poprt__mul_i64(int64_t a, int64_t b, int64_t *out);
 int poprt__add_i64(int64_t a, int64_t b, int64_t *out);
 

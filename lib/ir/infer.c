@@ -19,7 +19,7 @@ static poprt_status check_out(const poprt__infer_ctx *c, int j)
     size_t bytes = t->elem ? poprt__dtype_size((poprt_dtype)t->elem) : 1;
     for (int i = 0; i < t->rank; i++) {
         int64_t d = t->dims[i].value;
-        if (d >= 0 && (d > (int64_t)(SIZE_MAX >> 1) || !poprt__mul_size(bytes, (size_t)d, &bytes)))
+        if (d >= 0 && !poprt__size_fits(&bytes, d))
             return POPRT__NODE_ERR(c->node, POPRT_STATUS_INVALID_MODEL,
                                    "output %d '%s' would have more elements than fit in memory "
                                    "(dimension %d is %lld)",

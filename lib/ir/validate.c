@@ -68,7 +68,7 @@ static poprt_status check_type(const poprt__type *t, const char *graph, const ch
         size_t bytes = t->elem ? poprt__dtype_size((poprt_dtype)t->elem) : 1;
         for (int i = 0; i < t->rank; i++) {
             int64_t d = t->dims[i].value;
-            if (d >= 0 && (d > (int64_t)(SIZE_MAX >> 1) || !poprt__mul_size(bytes, (size_t)d, &bytes)))
+            if (d >= 0 && !poprt__size_fits(&bytes, d))
                 return poprt__err(POPRT_STATUS_INVALID_MODEL,
                                   "graph '%s': value '%s' has more elements than fit in memory "
                                   "(dimension %d is %lld)",

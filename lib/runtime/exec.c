@@ -407,15 +407,15 @@ static poprt_status value_type(poprt__arena *a, const poprt__value *v, poprt__ty
     return POPRT_OK;
 }
 
-/* Types the node's outputs with concrete shapes from its actual inputs and
- * allocates those that come out static. */
-static poprt_status infer_and_allocate(struct poprt__exec *x, poprt__node *n, poprt__value **in,
-                                       poprt__value **out)
+/* Output types of n for the values in in (ots: n->n_outputs entries, at
+ * most 16; n->n_inputs at most 32), made in the run's 'types' arena: the
+ * callers release them once the node is prepared, so a Loop of a million
+ * iterations does not keep a million nodes' worth of types. */
+static poprt_status infer_now(struct poprt__exec *x, poprt__node *n, poprt__value **in,
+                              poprt__type *ots)
 {
     poprt__ival ivs[32];
-    poprt__type its[32], ots[16];
-    if (n->n_inputs > 32 || n->n_outputs > 16)
-        return POPRT_OK; /* the kernel allocates */
+    poprt__type its[32];
     for (int i = 0; i < n->n_inputs; i++) {
         ivs[i].type = NULL;
         ivs[i].data = NULL;
@@ -430,12 +430,23 @@ static poprt_status infer_and_allocate(struct poprt__exec *x, poprt__node *n, po
             ivs[i].nbytes = in[i]->t.nbytes;
         }
     }
-    memset(ots, 0, sizeof ots);
+    memset(ots, 0, (size_t)n->n_outputs * sizeof *ots);
     for (int j = 0; j < n->n_outputs; j++)
         ots[j].rank = -1;
     poprt__infer_ctx c = {.node = n, .opset = n->opset, .n_in = n->n_inputs, .in = ivs,
                           .n_out = n->n_outputs, .out = ots, .arena = &x->types};
-    poprt_status st = poprt__node_infer(&c);
+    return poprt__node_infer(&c);
+}
+
+/* Types the node's outputs with concrete shapes from its actual inputs and
+ * allocates those that come out static. */
+static poprt_status infer_and_allocate(struct poprt__exec *x, poprt__node *n, poprt__value **in,
+                                       poprt__value **out)
+{
+    poprt__type ots[16];
+    if (n->n_inputs > 32 || n->n_outputs > 16)
+        return POPRT_OK; /* the kernel allocates */
+    poprt_status st = infer_now(x, n, in, ots);
     if (st)
         return st;
     for (int j = 0; j < n->n_outputs; j++) {
@@ -454,14 +465,70 @@ static poprt_status infer_and_allocate(struct poprt__exec *x, poprt__node *n, po
     return POPRT_OK;
 }
 
-/* The types inference makes live in the run's arena only while the node is
- * prepared (outputs copy the dims they need): released at once, so a Loop of
- * a million iterations does not keep a million nodes' worth of types. */
 static poprt_status prepare_dynamic(struct poprt__exec *x, poprt__node *n, poprt__value **in,
                                     poprt__value **out)
 {
     poprt__arena_mark mark = poprt__arena_mark_now(&x->types);
     poprt_status st = infer_and_allocate(x, n, in, out);
+    poprt__arena_release(&x->types, mark);
+    return st;
+}
+
+/* 1 when an input of n had a shape unknown when the session was planned. */
+static int reads_dynamic(const poprt__node *n)
+{
+    for (int i = 0; i < n->n_inputs; i++) {
+        const poprt__type *t = n->inputs[i] ? &n->inputs[i]->type : NULL;
+        if (!t || t->kind != POPRT__KIND_TENSOR)
+            continue;
+        if (t->rank < 0)
+            return 1;
+        for (int d = 0; d < t->rank; d++)
+            if (t->dims[d].value < 0)
+                return 1;
+    }
+    return 0;
+}
+
+/* Outputs planned with a fixed shape (the model declared it) for a node
+ * whose inputs are known only now: the kernels write what the inputs give,
+ * so that must be the planned shape (a graph output declared [1, 10] after
+ * a batch of 2 would otherwise be overrun). */
+static poprt_status check_planned_in(struct poprt__exec *x, poprt__node *n, poprt__value **in,
+                                  poprt__value **out)
+{
+    poprt__type ots[16];
+    if (n->n_inputs > 32 || n->n_outputs > 16)
+        return POPRT_OK;
+    poprt_status st = infer_now(x, n, in, ots);
+    if (st)
+        return st;
+    for (int j = 0; j < n->n_outputs; j++) {
+        if (!out[j] || out[j]->kind != POPRT__KIND_TENSOR || ots[j].kind != POPRT__KIND_TENSOR ||
+            ots[j].rank < 0)
+            continue;
+        int same = ots[j].rank == out[j]->t.rank;
+        for (int d = 0; same && d < ots[j].rank; d++)
+            same = ots[j].dims[d].value < 0 || ots[j].dims[d].value == out[j]->t.dims[d];
+        if (!same) {
+            poprt__type planned;
+            poprt__type_set_tensor(&x->types, &planned, out[j]->t.dtype, out[j]->t.rank,
+                                   out[j]->t.dims);
+            return POPRT__NODE_ERR(n, POPRT_STATUS_SHAPE_MISMATCH,
+                                   "output '%s' is %s as the model declares it, but the inputs "
+                                   "bound make it %s",
+                                   n->outputs[j]->name, poprt__type_str(&x->types, &planned),
+                                   poprt__type_str(&x->types, &ots[j]));
+        }
+    }
+    return POPRT_OK;
+}
+
+static poprt_status check_planned(struct poprt__exec *x, poprt__node *n, poprt__value **in,
+                                  poprt__value **out)
+{
+    poprt__arena_mark mark = poprt__arena_mark_now(&x->types);
+    poprt_status st = check_planned_in(x, n, in, out);
     poprt__arena_release(&x->types, mark);
     return st;
 }
@@ -549,7 +616,8 @@ static poprt_status run_node(struct poprt__exec *x, poprt__frame *f, poprt__node
         st = prepare_dynamic(x, n, in, out);
         if (st)
             goto done;
-    }
+    } else if (!need_infer && reads_dynamic(n) && (st = check_planned(x, n, in, out)))
+        goto done;
     poprt__kctx k = {.node = n, .opset = n->opset, .n_in = n->n_inputs, .in = in,
                      .n_out = n->n_outputs, .out = out, .exec = x};
     if (x->s && x->s->prog->states && f == &x->main && n->id >= 0) {

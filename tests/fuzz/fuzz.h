@@ -58,8 +58,9 @@ int fz_model_too_big(const poprt_model *m);
  * exceed FZ_MAX_BYTES or the session's arena FZ_MAX_ARENA. */
 poprt_status fz_run(poprt_session *s, fz_bytes seed);
 
-/* A session from model with threads=1 (and the options given, may be NULL),
- * run once with fz_run; returns the first failing status. */
+/* A session from model with threads=1 (and the options given, may be NULL;
+ * symbolic input dims fixed with input_shape options unless given), run
+ * once with fz_run; returns the first failing status. */
 poprt_status fz_session_run(const poprt_model *model, poprt_options *options, fz_bytes seed);
 
 #define FZ_MAX_ELEMS ((int64_t)1 << 22)

@@ -198,6 +198,34 @@ poprt_status fz_run(poprt_session *s, fz_bytes seed)
     return st;
 }
 
+/* Fixes the symbolic dims of the model's tensor inputs (1..3, from the
+ * bytes) with input_shape options the caller did not set, so the session
+ * plans every shape and fz_run can skip arenas that are too large (a model
+ * may scale a dim by 1e17 with a constant). */
+static void fix_input_shapes(const poprt_model *m, poprt_options *o, fz_bytes *b)
+{
+    for (size_t i = 0; i < poprt_model_num_inputs(m); i++) {
+        poprt_value_info vi = {.size = sizeof vi};
+        if (poprt_model_input(m, i, &vi) || vi.kind != POPRT_VALUE_TENSOR || vi.rank <= 0 ||
+            vi.rank > 16 || strlen(vi.name) > 200)
+            continue;
+        char key[256], val[16 * 24];
+        size_t len = 0;
+        int symbolic = 0;
+        for (int d = 0; d < vi.rank; d++) {
+            long long v = vi.dims[d];
+            if (v < 0) {
+                symbolic = 1;
+                v = 1 + fz_u8(b) % 3;
+            }
+            len += (size_t)snprintf(val + len, sizeof val - len, d ? ",%lld" : "%lld", v);
+        }
+        snprintf(key, sizeof key, "input_shape.%s", vi.name);
+        if (symbolic && !poprt_options_get(o, key))
+            poprt_options_set(o, key, val); /* refused for odd names: the run stays dynamic */
+    }
+}
+
 poprt_status fz_session_run(const poprt_model *model, poprt_options *options, fz_bytes seed)
 {
     poprt_options *own = NULL;
@@ -205,6 +233,7 @@ poprt_status fz_session_run(const poprt_model *model, poprt_options *options, fz
         fz_check(poprt_options_create(&own), "poprt_options_create");
         options = own;
     }
+    fix_input_shapes(model, options, &seed);
     poprt_session *s = NULL;
     poprt_status st = checked(poprt_session_create(model, options, &s), "poprt_session_create");
     if (!st)

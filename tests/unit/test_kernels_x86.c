@@ -526,6 +526,41 @@ START_TEST(test_packed_epilogue)
 }
 END_TEST
 
+/* Found by fuzz_popef: a packed B read from an executable file with its K
+ * blocking changed made the GEMM's task planning overflow. A packed operand
+ * is now used only when its header is the one this library writes for its
+ * variant and its data is complete. */
+START_TEST(test_packed_header_checked)
+{
+    const poprt__sgemm_variant *v = poprt__sgemm_best();
+    prob p = mkprob(1, 0, 45, 77, 600, 0, 1.0f, 0.0f, 5);
+    const size_t size = poprt__sgemm_pack_b_size(v, p.K, p.N);
+    unsigned char *pb = ws_alloc(size);
+    poprt__sgemm_pack_b(v, NULL, 0, p.K, p.N, p.B, p.ldb, pb);
+    void *ws = ws_alloc(poprt__sgemm_packed_workspace(NULL, pb, 1, 0, p.M, p.N, p.K));
+    ck_assert_int_eq(poprt__sgemm_packed_fits(pb, size), 1);
+    ck_assert_int_eq(poprt__sgemm_packed_fits(pb, size - 4), 0);
+    ck_assert_int_eq(poprt__sgemm_packed_fits(pb, 63), 0);
+    /* the K blocking (kcb at byte 32, nkb at 40) and the panel width (12) */
+    const size_t fields[] = {32, 40, 12};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        unsigned char keep[8];
+        memcpy(keep, pb + fields[i], 8);
+        const int64_t huge = (int64_t)1 << 61;
+        memcpy(pb + fields[i], &huge, fields[i] == 12 ? 4 : 8);
+        ck_assert_int_eq(poprt__sgemm_packed_fits(pb, size), 0);
+        ck_assert_int_eq(poprt__sgemm_packed(NULL, ws, 1, 0, p.M, p.N, p.K, 1.0f, p.A, p.lda, NULL,
+                                             NULL, 0, pb, 0.0f, p.C0, p.ldc),
+                         -1);
+        memcpy(pb + fields[i], keep, 8);
+    }
+    ck_assert_int_eq(poprt__sgemm_packed_fits(pb, size), 1);
+    free(ws);
+    free(pb);
+    freeprob(&p);
+}
+END_TEST
+
 START_TEST(test_prepacked)
 {
     poprt__pool *pool = NULL;
@@ -621,6 +656,7 @@ int main(void)
     tcase_add_test(tc, test_blocking_orders);
     tcase_add_test(tc, test_prepacked);
     tcase_add_test(tc, test_packed_epilogue);
+    tcase_add_test(tc, test_packed_header_checked);
     tcase_add_test(tc, test_degenerate);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

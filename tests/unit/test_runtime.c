@@ -134,6 +134,44 @@ static void *cb_out(void *u, const char *name, poprt_dtype dt, const int64_t *di
 }
 static void cb_out_complete(void *u, const char *name) { (void)name; ((cb_state *)u)->out_done++; }
 
+/* Found by fuzz_model: a graph output declared [1, 4] after an input of
+ * symbolic batch got a planned buffer of 4 floats, and a batch of 2 made
+ * Softmax write 8 into it. The run now checks the inputs bound give the
+ * planned shape. */
+START_TEST(declared_output_shape_is_checked_at_run_time)
+{
+    poprt__model *m = tb_model(17);
+    int64_t xd[2] = {-1, 4}, yd[2] = {1, 4};
+    poprt__tensor *x = tb_input(m, "x", POPRT_DTYPE_FLOAT, 2, xd);
+    x->type.dims[0].param = "N";
+    tb_node(m, "Relu", 1, (const char *[]){"x"}, 1, (const char *[]){"r"});
+    poprt__node *sm = tb_node(m, "Softmax", 1, (const char *[]){"r"}, 1, (const char *[]){"y"});
+    sm->name = "softmax";
+    tb_output(m, "y");
+    poprt__tensor *y = m->graph->outputs.items[0];
+    poprt__type_set_tensor(&m->arena, &y->type, POPRT_DTYPE_FLOAT, 2, yd);
+    poprt_model *model;
+    ck_assert_int_eq(tb_load(m, &model), POPRT_OK);
+    poprt_session *s;
+    ck_assert_int_eq(poprt_session_create(model, NULL, &s), POPRT_OK);
+    float in[8] = {1, 2, 3, 4, 5, 6, 7, 8}, out[8];
+    poprt_stepio *io;
+    ck_assert_int_eq(poprt_stepio_create(&io), POPRT_OK);
+    int64_t one[2] = {1, 4}, two[2] = {2, 4};
+    poprt_stepio_set_input(io, "x", POPRT_DTYPE_FLOAT, one, 2, in, 4 * sizeof(float));
+    poprt_stepio_set_output(io, "y", out, sizeof out);
+    ck_assert_int_eq(poprt_session_run(s, io), POPRT_OK);
+    ck_assert(fabsf(out[0] + out[1] + out[2] + out[3] - 1) < 1e-6f);
+    poprt_stepio_set_input(io, "x", POPRT_DTYPE_FLOAT, two, 2, in, sizeof in);
+    ck_assert_int_eq(poprt_session_run(s, io), POPRT_STATUS_SHAPE_MISMATCH);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "node 'softmax'"));
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "output 'y'"));
+    poprt_stepio_free(io);
+    poprt_session_free(s);
+    poprt_model_free(model);
+}
+END_TEST
+
 START_TEST(callback_stepio_calls_in_and_out_per_batch)
 {
     poprt_model *m = tb_add_relu(0);
@@ -498,6 +536,7 @@ int main(void)
     TCase *tc = tcase_create("runtime");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, single_run_matches_hand_values);
+    tcase_add_test(tc, declared_output_shape_is_checked_at_run_time);
     tcase_add_test(tc, anchors_all_final_everyn_sum);
     tcase_add_test(tc, callback_stepio_calls_in_and_out_per_batch);
     tcase_add_test(tc, callback_null_cancels);

@@ -1935,7 +1935,7 @@ static poprt_status conv_f32(poprt__kctx *k, const conv_plan *p, const float *x,
             const void *bp = (const unsigned char *)k->state + CONV_PACK_HEADER;
             const poprt__sgemm_variant *v = poprt__sgemm_packed_variant(bp);
             /* packed for another CPU (an executable file): plain path below */
-            if (v && poprt__sgemm_usable(v))
+            if (v && poprt__sgemm_usable(v) && poprt__sgemm_packed_fits(bp, h[3]))
                 return conv_trans(k, p, pointwise, x, b, bp, y);
         }
     }
@@ -1963,8 +1963,13 @@ static poprt_status conv_f32(poprt__kctx *k, const conv_plan *p, const float *x,
     if (k->state && k->state_size >= CONV_PACK_HEADER && fast_gemm_fits(p->Mg, g->out_sz, p->Kc)) {
         uint64_t h[4];
         memcpy(h, k->state, sizeof h);
-        if (h[0] == CONV_PACK_MAGIC && h[1] == (uint64_t)p->G && h[2] == (uint64_t)p->Mg &&
-            h[3] > 0 && (uint64_t)p->G <= (k->state_size - CONV_PACK_HEADER) / h[3]) {
+        int fits = h[0] == CONV_PACK_MAGIC && h[1] == (uint64_t)p->G && h[2] == (uint64_t)p->Mg &&
+                   h[3] > 0 && (uint64_t)p->G <= (k->state_size - CONV_PACK_HEADER) / h[3];
+        for (int64_t gi = 0; fits && gi < p->G; gi++) /* one packed A per group */
+            fits = poprt__sgemm_packed_fits((const unsigned char *)k->state + CONV_PACK_HEADER +
+                                                (size_t)gi * h[3],
+                                            h[3]);
+        if (fits) {
             apack = (const unsigned char *)k->state + CONV_PACK_HEADER;
             per_group = h[3];
             int done;
@@ -3067,7 +3072,9 @@ static const void *packed_b_find(const poprt__kctx *k, uint64_t magic, int64_t K
     if (!k->state || k->state_size <= PACKED_B_HEADER)
         return NULL;
     memcpy(h, k->state, sizeof h);
-    if (h[0] != magic || h[1] != (uint64_t)K || h[2] != (uint64_t)N || h[3] != (uint64_t)tb)
+    if (h[0] != magic || h[1] != (uint64_t)K || h[2] != (uint64_t)N || h[3] != (uint64_t)tb ||
+        !poprt__sgemm_packed_fits((const unsigned char *)k->state + PACKED_B_HEADER,
+                                  k->state_size - PACKED_B_HEADER))
         return NULL;
     return (const unsigned char *)k->state + PACKED_B_HEADER;
 }

@@ -164,6 +164,34 @@ const poprt__sgemm_variant *poprt__sgemm_packed_variant(const void *p)
     return &poprt__sgemm_variants[h->variant];
 }
 
+/* The header as this library writes it for its variant: the panel width
+ * and the K blocking follow from the variant and K alone. */
+static int hdr_ok(const pack_hdr *h, const poprt__sgemm_variant *v)
+{
+    if ((h->side != 'A' && h->side != 'B') || h->rows < 0 || h->K < 0 ||
+        h->width != (h->side == 'A' ? v->mr : v->nr))
+        return 0;
+    const kblocks kb = k_blocks(v, h->K);
+    return h->kcb == kb.kcb && h->nkb == kb.nkb;
+}
+
+int poprt__sgemm_packed_fits(const void *p, size_t size)
+{
+    pack_hdr h;
+    if (!p || size < PACK_HDR)
+        return 0;
+    memcpy(&h, p, sizeof h);
+    const poprt__sgemm_variant *v = poprt__sgemm_packed_variant(&h);
+    if (!v || !hdr_ok(&h, v) || h.rows > (int64_t)1 << 40 || h.K > (int64_t)1 << 40)
+        return 0;
+    size_t floats;
+    if (!poprt__mul_size((size_t)round_up(h.rows > 0 ? h.rows : 1, h.width), (size_t)(h.K > 0 ? h.K : 1),
+                         &floats) ||
+        floats > (SIZE_MAX - PACK_HDR) / sizeof(float))
+        return 0;
+    return size - PACK_HDR >= floats * sizeof(float);
+}
+
 /* An operand as the compute loop sees it: packed panels (pk), or B read in
  * place (raw, row stride ld) with only the last partial panel packed. */
 typedef struct operand {
@@ -638,12 +666,13 @@ int poprt__sgemm_packed_epi(const poprt__par *par, void *ws, int transA, int tra
     const poprt__sgemm_variant *v = NULL;
     if (ha) {
         v = poprt__sgemm_packed_variant(ha);
-        if (!v || ha->side != 'A' || ha->rows != M || ha->K != K)
+        if (!v || ha->side != 'A' || ha->rows != M || ha->K != K || !hdr_ok(ha, v))
             return -1;
     }
     if (hb) {
         const poprt__sgemm_variant *vb = poprt__sgemm_packed_variant(hb);
-        if (!vb || (v && vb != v) || hb->side != 'B' || hb->rows != N || hb->K != K)
+        if (!vb || (v && vb != v) || hb->side != 'B' || hb->rows != N || hb->K != K ||
+            !hdr_ok(hb, vb))
             return -1;
         v = vb;
     }

@@ -106,6 +106,10 @@ void poprt__sgemm_pack_b(const poprt__sgemm_variant *v, const poprt__par *par, i
                          int64_t K, int64_t N, const float *B, int64_t ldb, void *dst);
 /* The variant a packed operand was made for, or NULL if p is not one. */
 const poprt__sgemm_variant *poprt__sgemm_packed_variant(const void *p);
+/* 1 when the size bytes at p hold a packed operand as this library writes
+ * it (header consistent with its variant, data complete): what a prepared
+ * state read from an executable file must pass before it is used. */
+int poprt__sgemm_packed_fits(const void *p, size_t size);
 /* Workspace for poprt__sgemm_packed (packs the operands given unpacked). */
 size_t poprt__sgemm_packed_workspace(const void *Apacked, const void *Bpacked, int transA,
                                      int transB, int64_t M, int64_t N, int64_t K);

@@ -1200,6 +1200,15 @@ def string_with_nul():
                  inits=[t])
 
 
+@case("INVALID_MODEL", "node 'conv'",
+      "Conv of an empty batch with pads of 2^40: an output [0, 1, 2^41, 2^41] (no elements, "
+      "but its spatial size overflowed when the kernel was prepared)")
+def conv_empty_batch_huge_pads():
+    return model([node("Conv", ["x", "w"], ["y"], pads=[1 << 40] * 4)],
+                 [vi("x", F, [0, 1, 3, 3])], [vi("y", F, None)],
+                 inits=[const("w", F, [1, 1, 1, 1], [1.0])])
+
+
 # ---- external data ----------------------------------------------------------------------
 
 def external(location, offset=None, length=None):
