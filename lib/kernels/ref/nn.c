@@ -380,225 +380,6 @@ static void fast_gemm(poprt__kctx *k, void *ws, int ta, int tb, int64_t M, int64
                  ldc);
 }
 
-/* ======================================================================
- * sliding-window geometry (shared with inference)
- * ==================================================================== */
-
-static int64_t ceil_div(int64_t a, int64_t b)
-{
-    return a >= 0 ? (a + b - 1) / b : -((-a) / b);
-}
-
-static int64_t floor_div(int64_t a, int64_t b)
-{
-    return a >= 0 ? a / b : -((-a + b - 1) / b);
-}
-
-typedef enum { PAD_NOTSET, PAD_SAME_UPPER, PAD_SAME_LOWER, PAD_VALID } auto_pad_kind;
-
-static poprt_status read_auto_pad(const poprt__node *n, auto_pad_kind *out)
-{
-    const char *s = poprt__attr_s(n, "auto_pad", "NOTSET");
-    if (!strcmp(s, "NOTSET") || !*s)
-        *out = PAD_NOTSET;
-    else if (!strcmp(s, "SAME_UPPER"))
-        *out = PAD_SAME_UPPER;
-    else if (!strcmp(s, "SAME_LOWER"))
-        *out = PAD_SAME_LOWER;
-    else if (!strcmp(s, "VALID"))
-        *out = PAD_VALID;
-    else
-        return POPRT__NODE_ERR(n, POPRT_STATUS_INVALID_MODEL, "unknown auto_pad '%s'", s);
-    return POPRT_OK;
-}
-
-/* Reads an INTS attribute of nsp values (or 2*nsp for pads) with a default. */
-static poprt_status read_ints(const poprt__node *n, const char *name, int count, int64_t dflt,
-                              int64_t *out)
-{
-    int64_t cnt = 0;
-    const int64_t *v = poprt__attr_ints(n, name, &cnt);
-    if (!v) {
-        for (int i = 0; i < count; i++)
-            out[i] = dflt;
-        return POPRT_OK;
-    }
-    if (cnt != count)
-        return POPRT__NODE_ERR(n, POPRT_STATUS_INVALID_MODEL,
-                               "attribute '%s' has %lld values, expected %d", name,
-                               (long long)cnt, count);
-    for (int i = 0; i < count; i++)
-        out[i] = v[i];
-    return POPRT_OK;
-}
-
-static poprt_status read_window_attrs(const poprt__node *n, int nsp, const int64_t *kernel,
-                                      poprt__nn_geom *g)
-{
-    poprt_status st;
-    if (nsp < 0 || nsp > POPRT__MAX_RANK - 2)
-        return POPRT__NODE_ERR(n, POPRT_STATUS_INVALID_MODEL, "bad spatial rank %d", nsp);
-    g->nsp = nsp;
-    if (poprt__node_attr(n, "kernel_shape")) {
-        if ((st = read_ints(n, "kernel_shape", nsp, 1, g->k)))
-            return st;
-    } else if (kernel) {
-        for (int i = 0; i < nsp; i++)
-            g->k[i] = kernel[i];
-    } else {
-        return POPRT__NODE_ERR(n, POPRT_STATUS_INVALID_MODEL, "attribute 'kernel_shape' missing");
-    }
-    if ((st = read_ints(n, "strides", nsp, 1, g->s)) ||
-        (st = read_ints(n, "dilations", nsp, 1, g->d)))
-        return st;
-    int64_t pads[2 * POPRT__MAX_RANK];
-    if ((st = read_ints(n, "pads", 2 * nsp, 0, pads)))
-        return st;
-    for (int i = 0; i < nsp; i++) {
-        g->pb[i] = pads[i];
-        g->pe[i] = pads[nsp + i];
-        if (g->s[i] < 1 || g->d[i] < 1 || (g->k[i] < 1 && g->k[i] != -1) || g->pb[i] < 0 ||
-            g->pe[i] < 0)
-            return POPRT__NODE_ERR(n, POPRT_STATUS_INVALID_MODEL,
-                                   "invalid kernel/stride/dilation/pad on axis %d", i);
-    }
-    return POPRT_OK;
-}
-
-poprt_status poprt__nn_window_geom(const poprt__node *n, int nsp, const int64_t *in_sp,
-                                   const int64_t *kernel, int allow_ceil, poprt__nn_geom *g)
-{
-    poprt_status st = read_window_attrs(n, nsp, kernel, g);
-    if (st)
-        return st;
-    auto_pad_kind ap;
-    if ((st = read_auto_pad(n, &ap)))
-        return st;
-    const int ceil_mode = allow_ceil ? (int)poprt__attr_i(n, "ceil_mode", 0) : 0;
-    for (int i = 0; i < nsp; i++) {
-        const int64_t in = in_sp[i], kk = g->k[i], s = g->s[i];
-        g->in[i] = in;
-        if (in < 0 || kk < 0) {
-            g->out[i] = -1;
-            if (ap != PAD_NOTSET)
-                g->pb[i] = g->pe[i] = 0;
-            continue;
-        }
-        int ovf = 0;
-        const int64_t dk = poprt__dadd(poprt__dmul(kk - 1, g->d[i], &ovf), 1, &ovf);
-        const int64_t padded = poprt__dadd(poprt__dadd(in, g->pb[i], &ovf), g->pe[i], &ovf);
-        if (ovf)
-            return POPRT__NODE_ERR(n, POPRT_STATUS_INVALID_MODEL,
-                                   "the window or padding on axis %d overflows", i);
-        switch (ap) {
-        case PAD_NOTSET: {
-            int64_t span = padded - dk;
-            if (span < 0)
-                return POPRT__NODE_ERR(n, POPRT_STATUS_SHAPE_MISMATCH,
-                                       "kernel extent %lld exceeds padded input %lld on axis %d",
-                                       (long long)dk, (long long)padded, i);
-            int64_t o = ceil_mode ? ceil_div(span, s) + 1 : span / s + 1;
-            /* the last window must start inside the input or left padding */
-            if (ceil_mode && (o - 1) * s >= in + g->pb[i])
-                o--;
-            g->out[i] = o;
-            break;
-        }
-        case PAD_VALID:
-            g->pb[i] = g->pe[i] = 0;
-            if (in < dk)
-                return POPRT__NODE_ERR(n, POPRT_STATUS_SHAPE_MISMATCH,
-                                       "kernel extent %lld exceeds input %lld on axis %d",
-                                       (long long)dk, (long long)in, i);
-            g->out[i] = ceil_mode ? ceil_div(in - dk, s) + 1 : (in - dk) / s + 1;
-            break;
-        default: {
-            int64_t o = ceil_div(in, s);
-            int64_t total = poprt__dadd(poprt__dmul(o - 1, s, &ovf), dk - in, &ovf);
-            if (ovf)
-                return POPRT__NODE_ERR(n, POPRT_STATUS_INVALID_MODEL,
-                                       "the padding on axis %d overflows", i);
-            if (total < 0)
-                total = 0;
-            if (ap == PAD_SAME_UPPER) {
-                g->pb[i] = total / 2;
-                g->pe[i] = total - total / 2;
-            } else {
-                g->pe[i] = total / 2;
-                g->pb[i] = total - total / 2;
-            }
-            g->out[i] = o;
-            break;
-        }
-        }
-    }
-    return POPRT_OK;
-}
-
-static int os_neg(const int64_t *os, int i) { return os && os[i] < 0; }
-
-poprt_status poprt__nn_convtranspose_geom(const poprt__node *n, int nsp, const int64_t *in_sp,
-                                          const int64_t *kernel, poprt__nn_geom *g)
-{
-    poprt_status st = read_window_attrs(n, nsp, kernel, g);
-    if (st)
-        return st;
-    auto_pad_kind ap;
-    if ((st = read_auto_pad(n, &ap)))
-        return st;
-    int64_t opad[POPRT__MAX_RANK];
-    if ((st = read_ints(n, "output_padding", nsp, 0, opad)))
-        return st;
-    int64_t n_os = 0;
-    const int64_t *os = poprt__attr_ints(n, "output_shape", &n_os);
-    if (os && n_os != nsp && n_os != nsp + 2)
-        return POPRT__NODE_ERR(n, POPRT_STATUS_INVALID_MODEL,
-                               "output_shape has %lld values for %d spatial axes",
-                               (long long)n_os, nsp);
-    if (os)
-        os += n_os - nsp; /* older exporters give the full N, C, ... shape */
-    for (int i = 0; i < nsp; i++) {
-        const int64_t in = in_sp[i], kk = g->k[i], s = g->s[i];
-        g->in[i] = in;
-        if (in < 0 || kk < 0) {
-            g->out[i] = os ? os[i] : -1;
-            continue;
-        }
-        int ovf = 0;
-        if (opad[i] < 0 || os_neg(os, i))
-            return POPRT__NODE_ERR(n, POPRT_STATUS_INVALID_MODEL,
-                                   "negative output_padding or output_shape on axis %d", i);
-        const int64_t full = poprt__dadd(
-            poprt__dadd(poprt__dmul(s, in - 1, &ovf), opad[i], &ovf),
-            poprt__dadd(poprt__dmul(kk - 1, g->d[i], &ovf), 1, &ovf), &ovf);
-        const int64_t same = poprt__dmul(in, s, &ovf);
-        if (ovf)
-            return POPRT__NODE_ERR(n, POPRT_STATUS_INVALID_MODEL,
-                                   "the output size on axis %d overflows", i);
-        if (os || ap == PAD_SAME_UPPER || ap == PAD_SAME_LOWER) {
-            int64_t o = os ? os[i] : same;
-            int64_t total = full - o;
-            if (total < 0)
-                total = 0;
-            if (ap == PAD_SAME_UPPER) {
-                g->pb[i] = total / 2;
-            } else {
-                g->pb[i] = total - total / 2;
-            }
-            g->pe[i] = full - g->pb[i] - o; /* < 0: trailing rows get only the bias */
-            g->out[i] = o;
-        } else {
-            if (ap == PAD_VALID)
-                g->pb[i] = g->pe[i] = 0;
-            g->out[i] = poprt__dadd(poprt__dadd(full, -g->pb[i], &ovf), -g->pe[i], &ovf);
-            if (ovf || g->out[i] < 0)
-                return POPRT__NODE_ERR(n, POPRT_STATUS_SHAPE_MISMATCH,
-                                       "negative output size on axis %d", i);
-        }
-    }
-    return POPRT_OK;
-}
-
 /* The kernels lift 1-D and 2-D windows to 3-D with leading unit axes so one
  * loop nest serves all. */
 typedef struct geom3 {
@@ -633,8 +414,8 @@ static void valid_range(int64_t out, int64_t s, int64_t pb, int64_t off, int64_t
                         int64_t *hi)
 {
     int64_t base = off - pb; /* input pos = o*s + base */
-    int64_t l = base >= 0 ? 0 : ceil_div(-base, s);
-    int64_t h = floor_div(in - 1 - base, s) + 1;
+    int64_t l = base >= 0 ? 0 : poprt__ceil_div(-base, s);
+    int64_t h = poprt__floor_div(in - 1 - base, s) + 1;
     if (l > out)
         l = out;
     if (h > out)
@@ -1100,9 +881,9 @@ static poprt_status conv_tiled(poprt__kctx *k, const conv_plan *p, int pointwise
     if (cw < 2 * nr)
         cw = 2 * nr;
     /* enough items for a few threads: narrower chunks, down to two panels */
-    if (ng * ceil_div(g->out_sz, cw) < 2 * CONV_LANES) {
-        const int64_t per = ceil_div(2 * CONV_LANES, ng);
-        int64_t want = ceil_div(ceil_div(g->out_sz, per), nr) * nr;
+    if (ng * poprt__ceil_div(g->out_sz, cw) < 2 * CONV_LANES) {
+        const int64_t per = poprt__ceil_div(2 * CONV_LANES, ng);
+        int64_t want = poprt__ceil_div(poprt__ceil_div(g->out_sz, per), nr) * nr;
         if (want < 2 * nr)
             want = 2 * nr;
         if (want < cw)
@@ -1110,7 +891,7 @@ static poprt_status conv_tiled(poprt__kctx *k, const conv_plan *p, int pointwise
     }
     if (cw > g->out_sz)
         cw = g->out_sz;
-    const int64_t nchunks = ceil_div(g->out_sz, cw), items = ng * nchunks;
+    const int64_t nchunks = poprt__ceil_div(g->out_sz, cw), items = ng * nchunks;
     if (items < CONV_MIN_ITEMS)
         return POPRT_OK;
     conv_tile_job t = {p, x, b, apack, per_group, y, cw, nchunks, items, 0, NULL, 0, 0};
@@ -1364,26 +1145,26 @@ static poprt_status conv_direct(poprt__kctx *k, const conv_plan *p, const float 
      * threads get work; one thread keeps whole chunks (the split never
      * changes how an output is computed, only which item computes it) */
     const int64_t want_items = poprt__kctx_threads(k) > 1 ? 2 * CONV_LANES : 1;
-    if (ng * ceil_div(t.Q, cw) < want_items) {
-        int64_t want = ceil_div(ceil_div(t.Q, ceil_div(want_items, ng)), NR) * NR;
+    if (ng * poprt__ceil_div(t.Q, cw) < want_items) {
+        int64_t want = poprt__ceil_div(poprt__ceil_div(t.Q, poprt__ceil_div(want_items, ng)), NR) * NR;
         if (want < 2 * NR)
             want = 2 * NR;
         if (want < cw)
             cw = want;
     }
     t.cw = cw;
-    t.cwp = ceil_div(cw, NR) * NR;
-    t.nchunks = ceil_div(t.Q, cw);
+    t.cwp = poprt__ceil_div(cw, NR) * NR;
+    t.nchunks = poprt__ceil_div(t.Q, cw);
     /* small images: split the output channels too */
-    const int64_t panels = ceil_div(p->Mg, v->mr);
-    t.nmb = ceil_div(want_items, ng * t.nchunks);
+    const int64_t panels = poprt__ceil_div(p->Mg, v->mr);
+    t.nmb = poprt__ceil_div(want_items, ng * t.nchunks);
     if (t.nmb > panels)
         t.nmb = panels;
-    t.pblk = ceil_div(panels, t.nmb);
-    t.nmb = ceil_div(panels, t.pblk);
+    t.pblk = poprt__ceil_div(panels, t.nmb);
+    t.nmb = poprt__ceil_div(panels, t.pblk);
     t.items = ng * t.nchunks * t.nmb;
     t.lanes = t.items < CONV_LANES ? t.items : CONV_LANES;
-    t.tmp_floats = (ceil_div(p->Mg, v->mr) * v->mr * t.cwp + 15) & ~(int64_t)15;
+    t.tmp_floats = (poprt__ceil_div(p->Mg, v->mr) * v->mr * t.cwp + 15) & ~(int64_t)15;
     /* the micro-kernel reads NR columns past the last grid position */
     size_t pad_n, tmp_n;
     if (!poprt__mul_size((size_t)(p->N * p->C), (size_t)t.plane, &pad_n) ||
@@ -1768,7 +1549,7 @@ static void convb_rows_lane_fn(void *ctx, int64_t l0, int64_t l1)
             float *yg = t->y + (n * p->M + oc0) * OHW;
             float *yr = t->yblk ? yg : yg + oh * cg->OW;
             poprt__convb_rows_avx512(t->xb + n * cg->ncb * cg->plane, t->w + og * t->w_group,
-                                     ceil_div(mc, 16) * 16, t->b ? bias : NULL, mc, cg, oh, relu,
+                                     poprt__ceil_div(mc, 16) * 16, t->b ? bias : NULL, mc, cg, oh, relu,
                                      t->yblk, yr, OHW);
             if (conv_has_epilogue(p) && !relu && t->yblk)
                 for (int64_t bi = 0; bi < mc / 16; bi++) /* row oh of each block */
@@ -1800,14 +1581,14 @@ static poprt_status conv_blocked(poprt__kctx *k, const conv_plan *p, const float
     const int by_rows = convb_by_rows(&t.g);
     if (by_rows && t.g.sw == 2)
         t.g.split = (t.g.Wp + 1) / 2;
-    t.n_og = ceil_div(p->M, CONVB_GROUP);
+    t.n_og = poprt__ceil_div(p->M, CONVB_GROUP);
     if (by_rows)
         t.items = p->N * t.n_og * g->out[1];
     else {
         /* chunks of about CONVB_CHUNK positions, in whole tiles */
-        const int64_t nch = ceil_div(g->out_sz, CONVB_CHUNK);
-        t.chunk = ceil_div(ceil_div(g->out_sz, nch), 6) * 6;
-        t.nchunks = ceil_div(g->out_sz, t.chunk);
+        const int64_t nch = poprt__ceil_div(g->out_sz, CONVB_CHUNK);
+        t.chunk = poprt__ceil_div(poprt__ceil_div(g->out_sz, nch), 6) * 6;
+        t.nchunks = poprt__ceil_div(g->out_sz, t.chunk);
         /* input blocks per step: their weights (64 output channels) in ~24 KiB */
         const int64_t wblk = t.g.KH * t.g.KW * t.g.cb * CONVB_GROUP * (int64_t)sizeof(float);
         t.cstep = (24 << 10) / wblk;
@@ -1847,7 +1628,7 @@ static poprt_status convb_pack(const float *w, int64_t M, int64_t C, int64_t KH,
                                void **state, size_t *size)
 {
     const int64_t cb = convb_cb(C), ncb = C / cb;
-    const int64_t n_og = ceil_div(M, CONVB_GROUP);
+    const int64_t n_og = poprt__ceil_div(M, CONVB_GROUP);
     const int64_t w_group = ncb * KH * KW * cb * CONVB_GROUP; /* floats, the last may use fewer */
     const size_t total = CONV_PACK_HEADER + (size_t)(n_og * w_group) * sizeof(float);
     unsigned char *blob = poprt__aligned_alloc(total);
@@ -1861,7 +1642,7 @@ static poprt_status convb_pack(const float *w, int64_t M, int64_t C, int64_t KH,
     for (int64_t og = 0; og < n_og; og++) {
         const int64_t oc0 = og * CONVB_GROUP;
         const int64_t mc = M - oc0 < CONVB_GROUP ? M - oc0 : CONVB_GROUP;
-        const int64_t width = ceil_div(mc, 16) * 16;
+        const int64_t width = poprt__ceil_div(mc, 16) * 16;
         float *wg = dst + og * w_group;
         for (int64_t cbi = 0; cbi < ncb; cbi++)
             for (int64_t kh = 0; kh < KH; kh++)
@@ -1894,7 +1675,7 @@ static const float *convb_state(const poprt__kctx *k, const conv_plan *p, int64_
     const uint64_t floats = (k->state_size - CONV_PACK_HEADER) / sizeof(float);
     if (h[0] != CONV_BLOCKED_MAGIC || h[1] != (uint64_t)p->M || h[2] != (uint64_t)p->C ||
         h[3] != (uint64_t)g->k[1] || h[4] != (uint64_t)g->k[2] || h[5] == 0 ||
-        (uint64_t)ceil_div(p->M, CONVB_GROUP) > floats / h[5])
+        (uint64_t)poprt__ceil_div(p->M, CONVB_GROUP) > floats / h[5])
         return NULL;
     *w_group = (int64_t)h[5];
     return (const float *)((const unsigned char *)k->state + CONV_PACK_HEADER);
@@ -2108,7 +1889,7 @@ static poprt_status conv_layout(poprt__kctx *k, const conv_plan *p, const float 
  * (M = 16: 14-row tiles compute 28 rows, 6-row tiles 18). */
 static double conv_tile_cost(const poprt__sgemm_variant *v, int64_t M, int64_t N)
 {
-    return (double)(ceil_div(M, v->mr) * v->mr) * (double)(ceil_div(N, v->nr) * v->nr);
+    return (double)(poprt__ceil_div(M, v->mr) * v->mr) * (double)(poprt__ceil_div(N, v->nr) * v->nr);
 }
 
 static const poprt__sgemm_variant *conv_variant(int64_t M, int64_t N)
@@ -2990,9 +2771,9 @@ poprt_status poprt__ref_maxunpool(poprt__kctx *k)
     const int nsp = x->rank - 2;
     int64_t ks[POPRT__MAX_RANK], s[POPRT__MAX_RANK], pads[2 * POPRT__MAX_RANK];
     poprt_status st;
-    if ((st = read_ints(k->node, "kernel_shape", nsp, 1, ks)) ||
-        (st = read_ints(k->node, "strides", nsp, 1, s)) ||
-        (st = read_ints(k->node, "pads", 2 * nsp, 0, pads)))
+    if ((st = poprt__attr_ints_n(k->node, "kernel_shape", nsp, 1, ks)) ||
+        (st = poprt__attr_ints_n(k->node, "strides", nsp, 1, s)) ||
+        (st = poprt__attr_ints_n(k->node, "pads", 2 * nsp, 0, pads)))
         return st;
     int64_t def[POPRT__MAX_RANK];
     def[0] = x->dims[0];
@@ -3931,116 +3712,6 @@ poprt_status poprt__ref_mvn(poprt__kctx *k)
 /* ======================================================================
  * Einsum (generic: one loop over every label combination) and Det
  * ==================================================================== */
-
-#define EINSUM_ELL 52 /* label ids of ellipsis dims start here */
-
-static int einsum_label(char ch)
-{
-    if (ch >= 'a' && ch <= 'z')
-        return ch - 'a';
-    if (ch >= 'A' && ch <= 'Z')
-        return 26 + ch - 'A';
-    return -1;
-}
-
-int poprt__einsum_parse(const char *eq, int n_in, const int *ranks, poprt__einsum *e)
-{
-    char buf[512];
-    size_t len = 0;
-    for (const char *p = eq; *p; p++)
-        if (*p != ' ' && len + 1 < sizeof buf)
-            buf[len++] = *p;
-    buf[len] = 0;
-    memset(e, 0, sizeof *e);
-    if (n_in < 1 || n_in > POPRT__EINSUM_MAX_IN)
-        return 0;
-    e->n_in = n_in;
-    char *arrow = strstr(buf, "->");
-    char *rhs = NULL;
-    if (arrow) {
-        *arrow = 0;
-        rhs = arrow + 2;
-    }
-    /* pass 1: letters per term and ellipsis ranks */
-    int max_ell = 0, term = 0;
-    const char *p = buf;
-    int counts[64] = {0};
-    for (;;) {
-        if (term >= n_in)
-            return 0;
-        int letters = 0, has_ell = 0;
-        const char *q = p;
-        for (; *q && *q != ','; q++) {
-            if (*q == '.') {
-                if (has_ell || strncmp(q, "...", 3))
-                    return 0;
-                has_ell = 1;
-                q += 2;
-            } else if (einsum_label(*q) >= 0) {
-                letters++;
-            } else {
-                return 0;
-            }
-        }
-        int er = has_ell ? ranks[term] - letters : 0;
-        if (er < 0 || (!has_ell && ranks[term] != letters) || er > 12)
-            return 0;
-        if (er > max_ell)
-            max_ell = er;
-        /* pass 2 over the term: label ids per dim */
-        int d = 0;
-        for (const char *r = p; r < q; r++) {
-            if (*r == '.') {
-                for (int i = 0; i < er; i++)
-                    e->lab[term][d++] = EINSUM_ELL + 12 - er + i; /* right-aligned */
-                r += 2;
-            } else {
-                int l = einsum_label(*r);
-                e->lab[term][d++] = l;
-                counts[l]++;
-            }
-        }
-        e->rank[term] = d;
-        term++;
-        if (!*q)
-            break;
-        p = q + 1;
-    }
-    if (term != n_in)
-        return 0;
-    e->n_labels = 64;
-    if (rhs) {
-        int seen_ell = 0;
-        for (const char *r = rhs; *r; r++) {
-            if (*r == '.') {
-                if (seen_ell || strncmp(r, "...", 3))
-                    return 0;
-                seen_ell = 1;
-                for (int i = 0; i < max_ell; i++)
-                    e->out_lab[e->out_rank++] = EINSUM_ELL + 12 - max_ell + i;
-                r += 2;
-            } else {
-                int l = einsum_label(*r);
-                if (l < 0 || counts[l] == 0 || e->out_rank >= POPRT__MAX_RANK)
-                    return 0;
-                for (int i = 0; i < e->out_rank; i++)
-                    if (e->out_lab[i] == l)
-                        return 0;
-                e->out_lab[e->out_rank++] = l;
-            }
-        }
-    } else {
-        for (int i = 0; i < max_ell; i++)
-            e->out_lab[e->out_rank++] = EINSUM_ELL + 12 - max_ell + i;
-        for (int l = 0; l < 52; l++)
-            if (counts[l] == 1) {
-                if (e->out_rank >= POPRT__MAX_RANK)
-                    return 0;
-                e->out_lab[e->out_rank++] = l;
-            }
-    }
-    return 1;
-}
 
 poprt_status poprt__ref_einsum(poprt__kctx *k)
 {

@@ -4,10 +4,7 @@
 #ifndef POPRT_REF_REDUCE_H
 #define POPRT_REF_REDUCE_H
 #include "kernels/kernel.h"
-
-/* Reduce* take their axes from input 1 from this opset on (ReduceSum 13,
- * the others 18); before it from the "axes" attribute. */
-int poprt__reduce_axes_from_input(const poprt__node *n, int opset);
+#include "ir/geom.h"
 
 /* All ten Reduce* ops (the node's op_type selects the reduction). */
 poprt_status poprt__ref_reduce(poprt__kctx *k);
