@@ -4,7 +4,7 @@
 #include <string.h>
 #include "ir/op.h"
 #include "ir/dtype.h"
-#include "kernels/ref/quant.h"
+#include "ir/quant_layout.h"
 #include "ir/geom.h"
 
 /* Rank of input i (-1 unknown or omitted) and its dims (-1 unknown). */
