@@ -3,7 +3,6 @@
  * Semantics: lib/kernels/ref/poprt_replace.h and docs/ops.md. */
 #include "ir/op.h"
 #include "ir/dtype.h"
-#include "kernels/ref/poprt_replace.h"
 
 static poprt_status need_float(poprt__infer_ctx *c, int i)
 {

@@ -4,16 +4,6 @@
 #include "kernels/ref/poprt_compiled.h"
 #include "kernels/x86/vmath.h"
 
-int poprt__ew_is_binary(int64_t op)
-{
-    return op >= POPRT__EW_ADD && op <= POPRT__EW_MIN;
-}
-
-int poprt__ew_known(int64_t op)
-{
-    return poprt__ew_is_binary(op) || (op >= POPRT__EW_RELU && op <= POPRT__EW_FP8_E5M2);
-}
-
 /* x / scale (+ 0 with a zero point) rounded to float8 e4m3fn or e5m2 with
  * saturation, times scale: exactly what QuantizeLinear's code decoded by
  * DequantizeLinear gives (lib/ir/dtype_convert.c encodes the same way), but
