@@ -1,7 +1,7 @@
 /* The step codes of ai.poprt FusedElementwise (and FusedConv's post_ops):
  * the contract between the compiler that writes them (lib/compiler), the
  * inference that checks them (lib/ir/infer_poprt_compiled.c) and the kernels
- * that run them (lib/kernels/ref/poprt_compiled.h describes the op). */
+ * that run them. docs/ops.md describes the op. */
 #ifndef POPRT_IR_FUSED_ELEMENTWISE_H
 #define POPRT_IR_FUSED_ELEMENTWISE_H
 

@@ -1,6 +1,6 @@
-/* Quantisation parameters as inference (lib/ir/infer_quant.c) and the
- * quant kernels (lib/kernels/ref/quant.c) both read them: how a scale maps
- * onto its input, and the shape of the integer matrix products. */
+/* Quantisation parameters as inference (lib/ir/infer_quant.c) and the quant
+ * kernels both read them: how a scale maps onto its input, and the shape of
+ * the integer matrix products. */
 #ifndef POPRT_IR_QUANT_LAYOUT_H
 #define POPRT_IR_QUANT_LAYOUT_H
 

@@ -1,5 +1,5 @@
 /* The Scan node's inputs and attributes, read alike by its inference
- * (lib/ir/infer_control.c) and its kernel (lib/kernels/ref/control.c). */
+ * (lib/ir/infer_control.c) and its kernel. */
 #ifndef POPRT_IR_SCAN_LAYOUT_H
 #define POPRT_IR_SCAN_LAYOUT_H
 

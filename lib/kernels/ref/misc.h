@@ -40,26 +40,6 @@ poprt_status poprt__ref_adam(poprt__kctx *k);
  * 4 PROBIT) applied in place to n scores. */
 void poprt__misc_post_transform(double *v, int64_t n, int post);
 
-/* A compiled regular expression (RE2 syntax subset) for RegexFullMatch.
- * alloc provides its memory (scratch or arena); nothing to free. */
-typedef struct poprt__regex poprt__regex;
-poprt_status poprt__regex_compile(const poprt__node *n, const char *pattern,
-                                  void *(*alloc)(void *ctx, size_t size), void *ctx,
-                                  poprt__regex **out);
-/* Number of instructions of the compiled program. */
-int poprt__regex_prog_size(const poprt__regex *re);
-/* Matching explores each (instruction, text position) state at most once:
- * at most this many states per text, so time and memory stay bounded. */
-#define POPRT__REGEX_MAX_STATES (1 << 24)
-/* Scratch for texts of up to max_len bytes: the bytes of visited marks and
- * the entries of the stack. 0 when program size x (max_len + 1) exceeds
- * POPRT__REGEX_MAX_STATES. */
-int poprt__regex_scratch(const poprt__regex *re, size_t max_len, size_t *visited_bytes,
-                         size_t *stack_entries);
-/* 1 when the whole of text matches; visited and stack as poprt__regex_scratch
- * gives for a max_len >= strlen(text). */
-int poprt__regex_full_match(const poprt__regex *re, const char *text, uint8_t *visited,
-                            uint32_t *stack);
 /* ImageDecoder: BMP, PNM, PNG and uncompressed TIFF (others: UNSUPPORTED). */
 poprt_status poprt__ref_image_decoder(poprt__kctx *k);
 /* ==== end of section 'quant' helper ==== */
