@@ -8,6 +8,7 @@
 #include "kernels/ref/cast.h"
 #include "kernels/ref/control.h"
 #include "kernels/ref/elementwise.h"
+#include "kernels/ref/image.h"
 #include "kernels/ref/misc.h"
 #include "kernels/ref/nn.h"
 #include "kernels/ref/poprt_compiled.h"

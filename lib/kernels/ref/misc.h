@@ -40,8 +40,6 @@ poprt_status poprt__ref_adam(poprt__kctx *k);
  * 4 PROBIT) applied in place to n scores. */
 void poprt__misc_post_transform(double *v, int64_t n, int post);
 
-/* ImageDecoder: BMP, PNM, PNG and uncompressed TIFF (others: UNSUPPORTED). */
-poprt_status poprt__ref_image_decoder(poprt__kctx *k);
 /* ==== end of section 'quant' helper ==== */
 
 #endif
