@@ -23,7 +23,6 @@
 #include <unistd.h>
 #include "builder.h"
 #include "compiler/compiler.h"
-#include "kernels/ref/nn.h"
 #include "runtime/runtime.h"
 
 typedef struct conv_case {

@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "kernels/ref/nn.h"
+#include "kernels/ref/gemm.h"
 #include "kernels/x86/sgemm.h"
 #include "runtime/runtime.h"
 

@@ -7,7 +7,7 @@
 #include <math.h>
 #include <string.h>
 #include "kernels/ref/reduce.h"
-#include "kernels/ref/nn.h"
+#include "kernels/ref/gemm.h"
 #include "kernels/x86/vmath.h"
 
 /* ---- element access -------------------------------------------------------- */
