@@ -1,14 +1,15 @@
 /* Reference kernels of the 'gemm' group: the float32 GEMM every GEMM-based
  * kernel is tested against (poprt__ref_sgemm), its double form, and the
- * Gemm and MatMul operators. Those run on the fast, CPU-dispatched
- * poprt__sgemm (lib/kernels/x86); float16/bfloat16 are computed in float32
+ * Gemm and MatMul operators, written once against a GEMM engine
+ * (poprt__gemm_engine): the reference kernels compute with poprt__ref_sgemm,
+ * the registry's entries with the fast, CPU-dispatched poprt__sgemm
+ * (lib/kernels/x86/gemm_ops.c). float16/bfloat16 are computed in float32
  * through scratch copies, double with its own (simple) GEMM. Work is split
  * over output rows/columns so each output element is produced by one thread
  * with a fixed summation order: results do not depend on the thread count. */
 #include <string.h>
 #include "kernels/ref/gemm.h"
 #include "kernels/ref/util.h"
-#include "kernels/x86/sgemm.h"
 
 /* Register block MR x NR; k blocked by KC and rows by MC so a packed B
  * panel (KC x NR) sits in L1 and an MC x KC block of A in L2 while the
@@ -211,105 +212,40 @@ void poprt__ref_sgemm_mt(poprt__kctx *k, int transA, int transB, int64_t M, int6
     poprt__kctx_parallel_for(k, units, grain, sgemm_task_fn, &t);
 }
 
-/* ---- the fast GEMM (lib/kernels/x86) for Conv, ConvTranspose, Gemm and
- * MatMul; poprt__ref_sgemm above stays the oracle it is tested against. */
+/* ---- the reference engine ---------------------------------------------------- */
 
-/* Problems too thin for register tiles (a column or two of output) stay
- * on the reference loops. Depends on the shape only, never on threads. */
-int poprt__fast_gemm_fits(int64_t M, int64_t N, int64_t K)
+static size_t ref_ws_size(int ta, int tb, int64_t M, int64_t N, int64_t K)
 {
-    return M > 0 && N >= 4 && K > 0;
+    (void)ta, (void)tb, (void)M, (void)N, (void)K;
+    return 0;
 }
 
-/* Workspace for fast_gemm calls of this shape, taken once per kernel call
- * (scratch is only released when the kernel returns). NULL: out of memory,
- * or a shape fast_gemm hands to the reference anyway. */
-void *poprt__fast_gemm_ws(poprt__kctx *k, int ta, int tb, int64_t M, int64_t N, int64_t K)
+static void ref_run(poprt__kctx *k, void *ws, int ta, int tb, int64_t M, int64_t N, int64_t K,
+                    float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
+                    float beta, float *C, int64_t ldc)
 {
-    if (!poprt__fast_gemm_fits(M, N, K))
-        return NULL;
-    return poprt__kctx_scratch(k, poprt__sgemm_workspace(NULL, ta, tb, M, N, K));
+    (void)ws;
+    if (k)
+        poprt__ref_sgemm_mt(k, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    else
+        poprt__ref_sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-/* C = alpha op(A) op(B) + beta C over the session's threads (split over M
- * and N blocks only, so bits do not depend on the thread count). k NULL:
- * one thread. ws from fast_gemm_ws for the same shape. */
-void poprt__fast_gemm(poprt__kctx *k, void *ws, int ta, int tb, int64_t M, int64_t N, int64_t K,
-                      float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
-                      float beta, float *C, int64_t ldc)
+const poprt__gemm_engine poprt__ref_gemm_engine = {ref_ws_size, ref_run, NULL};
+
+int poprt__gemm_engine_ws(poprt__kctx *k, const poprt__gemm_engine *e, int ta, int tb, int64_t M,
+                          int64_t N, int64_t K, void **ws)
 {
-    if (!ws || !poprt__fast_gemm_fits(M, N, K)) {
-        if (k)
-            poprt__ref_sgemm_mt(k, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-        else
-            poprt__ref_sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-        return;
-    }
-    poprt__par par = poprt__par_kctx(k);
-    poprt__sgemm(NULL, k ? &par : NULL, ws, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C,
-                 ldc);
+    const size_t n = e->ws_size(ta, tb, M, N, K);
+    *ws = n ? poprt__kctx_scratch(k, n) : NULL;
+    return !n || *ws;
 }
 
 /* ======================================================================
  * Gemm
  * ==================================================================== */
 
-/* A constant float B (Gemm's and MatMul's weight) packed when the session is
- * compiled: a header {magic, K, N, transB}, then op(B) as the GEMM's packed
- * B operand. */
-#define PACKED_B_HEADER 64u
-#define GEMM_PACK_MAGIC 0x314b504d47525050ull /* "PPRGMPK1" */
-#define MM_PACK_MAGIC 0x314b50424d525050ull   /* "PPRMBPK1" */
-
-static poprt_status packed_b_make(uint64_t magic, const float *B, int tb, int64_t K, int64_t N,
-                                  int64_t ldb, const char *what, void **state, size_t *size)
-{
-    const size_t psz = poprt__sgemm_pack_b_size(NULL, K, N);
-    if (!psz)
-        return POPRT_OK;
-    unsigned char *blob = poprt__aligned_alloc(PACKED_B_HEADER + psz);
-    if (!blob)
-        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory packing %s weights", what);
-    memset(blob, 0, PACKED_B_HEADER);
-    uint64_t h[4] = {magic, (uint64_t)K, (uint64_t)N, (uint64_t)tb};
-    memcpy(blob, h, sizeof h);
-    poprt__sgemm_pack_b(NULL, NULL, tb, K, N, B, ldb, blob + PACKED_B_HEADER);
-    *state = blob;
-    *size = PACKED_B_HEADER + psz;
-    return POPRT_OK;
-}
-
-/* The node's packed B for (K, N, transB), or NULL. */
-static const void *packed_b_find(const poprt__kctx *k, uint64_t magic, int64_t K, int64_t N,
-                                 int tb)
-{
-    uint64_t h[4];
-    if (!k->state || k->state_size <= PACKED_B_HEADER)
-        return NULL;
-    memcpy(h, k->state, sizeof h);
-    if (h[0] != magic || h[1] != (uint64_t)K || h[2] != (uint64_t)N || h[3] != (uint64_t)tb)
-        return NULL;
-    return (const unsigned char *)k->state + PACKED_B_HEADER;
-}
-
-/* Gemm's constant B: the usual classifier / linear weight. */
-poprt_status poprt__ref_gemm_prepare(poprt__prep_ctx *c, void **state, size_t *size)
-{
-    *state = NULL;
-    *size = 0;
-    if (c->n_in < 2 || !c->in[1].type || !c->in[1].data || c->in[1].type->elem != POPRT_DTYPE_FLOAT ||
-        c->in[1].type->rank != 2 || !c->in[0].type || c->in[0].type->elem != POPRT_DTYPE_FLOAT ||
-        c->n_out < 1 || c->out[0].elem != POPRT_DTYPE_FLOAT)
-        return POPRT_OK;
-    const int tb = poprt__attr_i(c->node, "transB", 0) != 0;
-    const int64_t d0 = c->in[1].type->dims[0].value, d1 = c->in[1].type->dims[1].value;
-    const int64_t K = tb ? d1 : d0, N = tb ? d0 : d1;
-    if (K <= 0 || N < 4)
-        return POPRT_OK;
-    return packed_b_make(GEMM_PACK_MAGIC, c->in[1].data, tb, K, N, d1, "Gemm", state, size);
-}
-
-poprt_status poprt__ref_gemm(poprt__kctx *k)
+poprt_status poprt__gemm_op(poprt__kctx *k, const poprt__gemm_engine *e)
 {
     const poprt__tval *a = poprt__kin(k, 0), *b = poprt__kin(k, 1), *c = poprt__kin(k, 2);
     poprt__tval *y = poprt__kout(k, 0);
@@ -355,25 +291,16 @@ poprt_status poprt__ref_gemm(poprt__kctx *k)
             for (int64_t i = 0; i < M; i++)
                 for (int64_t j = 0; j < N; j++)
                     yf[i * N + j] = cf[i * cs0 + j * cs1];
-        const void *bp = y->dtype == POPRT_DTYPE_FLOAT && poprt__fast_gemm_fits(M, N, K)
-                             ? packed_b_find(k, GEMM_PACK_MAGIC, K, N, tb)
-                             : NULL;
-        void *pws;
-        if (bp && (pws = poprt__kctx_scratch(
-                       k, poprt__sgemm_packed_workspace(NULL, bp, ta, 0, M, N, K)))) {
-            poprt__par par = poprt__par_kctx(k);
-            /* -1: packed for another CPU (an executable file): the plain path */
-            if (poprt__sgemm_packed(&par, pws, ta, 0, M, N, K, alpha, af, a->dims[1], NULL, NULL, 0,
-                                    bp, beta, yf, N) == 0) {
-                poprt__ref_store_f32(y, yf);
-                return POPRT_OK;
-            }
+        /* -1: no packed B, or packed for another CPU (an executable file) */
+        if (y->dtype == POPRT_DTYPE_FLOAT && e->run_packed_b &&
+            e->run_packed_b(k, ta, tb, M, N, K, alpha, af, a->dims[1], beta, yf, N) == 0) {
+            poprt__ref_store_f32(y, yf);
+            return POPRT_OK;
         }
-        void *ws = NULL;
-        if (poprt__fast_gemm_fits(M, N, K) && !(ws = poprt__fast_gemm_ws(k, ta, tb, M, N, K)))
+        void *ws;
+        if (!poprt__gemm_engine_ws(k, e, ta, tb, M, N, K, &ws))
             return poprt__ref_oom(k);
-        poprt__fast_gemm(k, ws, ta, tb, M, N, K, alpha, af, a->dims[1], bf, b->dims[1], beta, yf,
-                         N);
+        e->run(k, ws, ta, tb, M, N, K, alpha, af, a->dims[1], bf, b->dims[1], beta, yf, N);
         poprt__ref_store_f32(y, yf);
         return POPRT_OK;
     }
@@ -436,6 +363,7 @@ static void matmul_offsets(const matmul_plan *p, int64_t bi, int64_t *ao, int64_
 
 typedef struct matmul_task {
     const matmul_plan *p;
+    const poprt__gemm_engine *e;
     const float *a, *b;
     float *y;
     char *ws;        /* one fast-GEMM workspace per batch item, or NULL */
@@ -449,9 +377,8 @@ static void matmul_task_fn(void *ctx, int64_t b0, int64_t b1)
     for (int64_t bi = b0; bi < b1; bi++) {
         int64_t ao, bo;
         matmul_offsets(p, bi, &ao, &bo);
-        poprt__fast_gemm(NULL, t->ws ? t->ws + (size_t)bi * t->ws_size : NULL, 0, 0, p->M, p->N,
-                         p->K, 1.0f, t->a + ao, p->K, t->b + bo, p->N, 0.0f,
-                         t->y + bi * p->M * p->N, p->N);
+        t->e->run(NULL, t->ws ? t->ws + (size_t)bi * t->ws_size : NULL, 0, 0, p->M, p->N, p->K,
+                  1.0f, t->a + ao, p->K, t->b + bo, p->N, 0.0f, t->y + bi * p->M * p->N, p->N);
     }
 }
 
@@ -479,22 +406,7 @@ DEF_MATMUL_INT(matmul_i64, int64_t)
 DEF_MATMUL_INT(matmul_u32, uint32_t)
 DEF_MATMUL_INT(matmul_u64, uint64_t)
 
-/* A constant 2-D float B packed once (packed_b_make). */
-poprt_status poprt__ref_matmul_prepare(poprt__prep_ctx *c, void **state, size_t *size)
-{
-    *state = NULL;
-    *size = 0;
-    if (c->n_in < 2 || !c->in[1].type || !c->in[1].data || c->in[1].type->elem != POPRT_DTYPE_FLOAT ||
-        c->in[1].type->rank != 2 || !c->in[0].type || c->in[0].type->elem != POPRT_DTYPE_FLOAT ||
-        c->in[0].type->rank < 2)
-        return POPRT_OK;
-    const int64_t K = c->in[1].type->dims[0].value, N = c->in[1].type->dims[1].value;
-    if (K <= 0 || N < 4)
-        return POPRT_OK;
-    return packed_b_make(MM_PACK_MAGIC, c->in[1].data, 0, K, N, N, "MatMul", state, size);
-}
-
-poprt_status poprt__ref_matmul(poprt__kctx *k)
+poprt_status poprt__matmul_op(poprt__kctx *k, const poprt__gemm_engine *e)
 {
     const poprt__tval *a = poprt__kin(k, 0), *b = poprt__kin(k, 1);
     poprt__tval *y = poprt__kout(k, 0);
@@ -566,10 +478,7 @@ poprt_status poprt__ref_matmul(poprt__kctx *k)
     float *yf = poprt__ref_out_f32(k, y);
     if (!af || !bf || !yf)
         return poprt__ref_oom(k);
-    const int fits = poprt__fast_gemm_fits(p.M, p.N, p.K);
-    const size_t ws_size = fits ? (poprt__sgemm_workspace(NULL, 0, 0, p.M, p.N, p.K) + 63) &
-                                      ~(size_t)63
-                                : 0;
+    const size_t ws_size = (e->ws_size(0, 0, p.M, p.N, p.K) + 63) & ~(size_t)63;
     /* many small products: one per thread at a time, each with its own
      * workspace (when that stays modest); else threads inside each product */
     size_t all_ws = 0;
@@ -577,37 +486,39 @@ poprt_status poprt__ref_matmul(poprt__kctx *k)
                          poprt__mul_size(ws_size, (size_t)p.batch, &all_ws) &&
                          all_ws <= ((size_t)64 << 20);
     if (per_item) {
-        matmul_task t = {&p, af, bf, yf, NULL, ws_size};
-        if (fits && !(t.ws = poprt__kctx_scratch(k, all_ws)))
+        matmul_task t = {&p, e, af, bf, yf, NULL, ws_size};
+        if (ws_size && !(t.ws = poprt__kctx_scratch(k, all_ws)))
             return poprt__ref_oom(k);
         poprt__kctx_parallel_for(k, p.batch, poprt__ref_grain(p.M * p.N * p.K, 1 << 16),
                                  matmul_task_fn, &t);
     } else {
-        /* a constant B packed when the session was compiled */
-        const void *bp = fits && p.batch == 1 && y->dtype == POPRT_DTYPE_FLOAT
-                             ? packed_b_find(k, MM_PACK_MAGIC, p.K, p.N, 0)
-                             : NULL;
-        void *pws;
-        if (bp && (pws = poprt__kctx_scratch(
-                       k, poprt__sgemm_packed_workspace(NULL, bp, 0, 0, p.M, p.N, p.K)))) {
-            poprt__par par = poprt__par_kctx(k);
-            /* -1: packed for another CPU (an executable file): the plain path */
-            if (poprt__sgemm_packed(&par, pws, 0, 0, p.M, p.N, p.K, 1.0f, af, p.K, NULL, NULL, 0,
-                                    bp, 0.0f, yf, p.N) == 0) {
-                poprt__ref_store_f32(y, yf);
-                return POPRT_OK;
-            }
+        /* a constant B packed when the session was compiled (-1: none, or
+         * packed for another CPU) */
+        if (p.batch == 1 && y->dtype == POPRT_DTYPE_FLOAT && e->run_packed_b &&
+            e->run_packed_b(k, 0, 0, p.M, p.N, p.K, 1.0f, af, p.K, 0.0f, yf, p.N) == 0) {
+            poprt__ref_store_f32(y, yf);
+            return POPRT_OK;
         }
-        void *ws = NULL;
-        if (fits && !(ws = poprt__fast_gemm_ws(k, 0, 0, p.M, p.N, p.K)))
+        void *ws;
+        if (!poprt__gemm_engine_ws(k, e, 0, 0, p.M, p.N, p.K, &ws))
             return poprt__ref_oom(k);
         for (int64_t bi = 0; bi < p.batch; bi++) {
             int64_t ao, bo;
             matmul_offsets(&p, bi, &ao, &bo);
-            poprt__fast_gemm(k, ws, 0, 0, p.M, p.N, p.K, 1.0f, af + ao, p.K, bf + bo, p.N, 0.0f,
-                             yf + bi * p.M * p.N, p.N);
+            e->run(k, ws, 0, 0, p.M, p.N, p.K, 1.0f, af + ao, p.K, bf + bo, p.N, 0.0f,
+                   yf + bi * p.M * p.N, p.N);
         }
     }
     poprt__ref_store_f32(y, yf);
     return POPRT_OK;
+}
+
+poprt_status poprt__ref_gemm(poprt__kctx *k)
+{
+    return poprt__gemm_op(k, &poprt__ref_gemm_engine);
+}
+
+poprt_status poprt__ref_matmul(poprt__kctx *k)
+{
+    return poprt__matmul_op(k, &poprt__ref_gemm_engine);
 }

@@ -22,24 +22,37 @@ void poprt__ref_sgemm_mt(poprt__kctx *k, int transA, int transB, int64_t M, int6
                          int64_t K, float alpha, const float *A, int64_t lda, const float *B,
                          int64_t ldb, float beta, float *C, int64_t ldc);
 
-/* The fast GEMM (poprt__sgemm, lib/kernels/x86) as the GEMM-based kernels
- * call it. poprt__fast_gemm_fits: shapes with register tiles to fill (others
- * stay on the reference loops; depends on the shape only, never on
- * threads). poprt__fast_gemm_ws: its workspace from k's scratch, taken once
- * per kernel call; NULL when out of memory or for shapes that do not fit.
- * poprt__fast_gemm: C = alpha op(A) op(B) + beta C over k's threads (k NULL:
- * one thread), split over M and N blocks only, so bits do not depend on
- * the thread count; ws NULL runs poprt__ref_sgemm(_mt). */
-int poprt__fast_gemm_fits(int64_t M, int64_t N, int64_t K);
-void *poprt__fast_gemm_ws(poprt__kctx *k, int ta, int tb, int64_t M, int64_t N, int64_t K);
-void poprt__fast_gemm(poprt__kctx *k, void *ws, int ta, int tb, int64_t M, int64_t N, int64_t K,
-                      float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
-                      float beta, float *C, int64_t ldc);
+/* The float32 GEMM that Gemm, MatMul and ConvTranspose compute with: each
+ * operator is written once against it. The reference kernels pass
+ * poprt__ref_gemm_engine (poprt__ref_sgemm, split over k's threads), the
+ * registry's entries the fast GEMM of lib/kernels/x86 (gemm_ops.h). */
+typedef struct poprt__gemm_engine {
+    /* Workspace bytes run needs for this shape; 0: none. */
+    size_t (*ws_size)(int ta, int tb, int64_t M, int64_t N, int64_t K);
+    /* C = alpha op(A) op(B) + beta C over k's threads (k NULL: the calling
+     * thread); ws: ws_size bytes (64-byte aligned), or NULL: the reference
+     * loops. Results do not depend on the thread count. */
+    void (*run)(poprt__kctx *k, void *ws, int ta, int tb, int64_t M, int64_t N, int64_t K,
+                float alpha, const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
+                float *C, int64_t ldc);
+    /* The same with B the node's constant as its prepare packed it
+     * (k->state): 0 done, -1 nothing written (no packed B of this shape, or
+     * packed for another CPU). NULL: the engine packs nothing. */
+    int (*run_packed_b)(poprt__kctx *k, int ta, int tb, int64_t M, int64_t N, int64_t K,
+                        float alpha, const float *A, int64_t lda, float beta, float *C,
+                        int64_t ldc);
+} poprt__gemm_engine;
+extern const poprt__gemm_engine poprt__ref_gemm_engine;
+/* *ws = e's workspace for this shape from k's scratch (NULL when it needs
+ * none); 0 when out of memory. */
+int poprt__gemm_engine_ws(poprt__kctx *k, const poprt__gemm_engine *e, int ta, int tb, int64_t M,
+                          int64_t N, int64_t K, void **ws);
 
+/* Gemm and MatMul computing with e; poprt__ref_gemm / _matmul with
+ * poprt__ref_gemm_engine. */
+poprt_status poprt__gemm_op(poprt__kctx *k, const poprt__gemm_engine *e);
+poprt_status poprt__matmul_op(poprt__kctx *k, const poprt__gemm_engine *e);
 poprt_status poprt__ref_gemm(poprt__kctx *k);
-/* A constant float32 B packed once for the fast GEMM (op(B), transB applied). */
-poprt_status poprt__ref_gemm_prepare(poprt__prep_ctx *c, void **state, size_t *size);
 poprt_status poprt__ref_matmul(poprt__kctx *k);
-poprt_status poprt__ref_matmul_prepare(poprt__prep_ctx *c, void **state, size_t *size);
 
 #endif

@@ -15,6 +15,7 @@
 #include "kernels/ref/util.h"
 #include "kernels/ref/window.h"
 #include "kernels/ref/poprt_compiled.h"
+#include "kernels/x86/gemm_ops.h"
 #include "kernels/x86/sgemm.h"
 #include "kernels/x86/conv_dw.h"
 #include "kernels/x86/conv_blocked.h"
@@ -1811,7 +1812,7 @@ static void tconv_scatter_fn(void *ctx, int64_t m0, int64_t m1)
     }
 }
 
-poprt_status poprt__ref_conv_transpose(poprt__kctx *k)
+poprt_status poprt__conv_transpose_op(poprt__kctx *k, const poprt__gemm_engine *e)
 {
     conv_plan p;
     poprt_status st = conv_setup(k, 1, &p);
@@ -1864,19 +1865,17 @@ poprt_status poprt__ref_conv_transpose(poprt__kctx *k)
          * once (scratch lives until the kernel returns). */
         const int64_t last = (nrows % R) * W;
         void *ws_last = NULL;
-        if ((poprt__fast_gemm_fits(rows, R * W, p.Cg) &&
-             !(ws = poprt__fast_gemm_ws(k, 1, 0, rows, R * W, p.Cg))) ||
-            (last && poprt__fast_gemm_fits(rows, last, p.Cg) &&
-             !(ws_last = poprt__fast_gemm_ws(k, 1, 0, rows, last, p.Cg))))
+        if (!poprt__gemm_engine_ws(k, e, 1, 0, rows, R * W, p.Cg, &ws) ||
+            (last && !poprt__gemm_engine_ws(k, e, 1, 0, rows, last, p.Cg, &ws_last)))
             return poprt__ref_oom(k);
         for (int64_t n = 0; n < p.N; n++)
             for (int64_t gi = 0; gi < p.G; gi++)
                 for (int64_t r0 = 0; r0 < nrows; r0 += R) {
                     const int64_t r1 = r0 + R < nrows ? r0 + R : nrows, npos = (r1 - r0) * W;
                     void *wsr = npos == R * W ? ws : ws_last;
-                    poprt__fast_gemm(k, wsr, 1, 0, rows, npos, p.Cg, 1.0f, wf + gi * p.Cg * rows,
-                                     rows, xf + (n * p.C + gi * p.Cg) * g->in_sz + r0 * W, g->in_sz,
-                                     0.0f, col, npos);
+                    e->run(k, wsr, 1, 0, rows, npos, p.Cg, 1.0f, wf + gi * p.Cg * rows, rows,
+                           xf + (n * p.C + gi * p.Cg) * g->in_sz + r0 * W, g->in_sz, 0.0f, col,
+                           npos);
                     tconv_scatter_task t = {col, g, bf ? bf + gi * p.Mg : NULL, r0, r1, npos,
                                             yf + (n * p.M + gi * p.Mg) * g->out_sz};
                     poprt__kctx_parallel_for(k, p.Mg, poprt__ref_grain(g->k_sz * npos, 1 << 14),
@@ -1886,13 +1885,12 @@ poprt_status poprt__ref_conv_transpose(poprt__kctx *k)
         poprt__ref_store_f32(y, yf);
         return POPRT_OK;
     }
-    if (poprt__fast_gemm_fits(rows, g->in_sz, p.Cg) &&
-        !(ws = poprt__fast_gemm_ws(k, 1, 0, rows, g->in_sz, p.Cg)))
+    if (!poprt__gemm_engine_ws(k, e, 1, 0, rows, g->in_sz, p.Cg, &ws))
         return poprt__ref_oom(k);
     for (int64_t n = 0; n < p.N; n++)
         for (int64_t gi = 0; gi < p.G; gi++) {
-            poprt__fast_gemm(k, ws, 1, 0, rows, g->in_sz, p.Cg, 1.0f, wf + gi * p.Cg * rows, rows,
-                             xf + (n * p.C + gi * p.Cg) * g->in_sz, g->in_sz, 0.0f, col, g->in_sz);
+            e->run(k, ws, 1, 0, rows, g->in_sz, p.Cg, 1.0f, wf + gi * p.Cg * rows, rows,
+                   xf + (n * p.C + gi * p.Cg) * g->in_sz, g->in_sz, 0.0f, col, g->in_sz);
             float *yg = yf + (n * p.M + gi * p.Mg) * g->out_sz;
             for (int64_t m = 0; m < p.Mg; m++) {
                 const float bv = bf ? bf[gi * p.Mg + m] : 0.0f;
@@ -1905,6 +1903,11 @@ poprt_status poprt__ref_conv_transpose(poprt__kctx *k)
         }
     poprt__ref_store_f32(y, yf);
     return POPRT_OK;
+}
+
+poprt_status poprt__ref_conv_transpose(poprt__kctx *k)
+{
+    return poprt__conv_transpose_op(k, &poprt__ref_gemm_engine);
 }
 
 /* ======================================================================
