@@ -21,6 +21,7 @@
 #include "kernels/ref/reduce.h"
 #include "kernels/ref/sequence.h"
 #include "kernels/ref/tensor.h"
+#include "kernels/x86/conv.h"
 #include "kernels/x86/gemm_ops.h"
 
 static const poprt__kernel builtin[] = {

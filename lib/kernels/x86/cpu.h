@@ -52,6 +52,12 @@ typedef struct poprt__cpu {
 const poprt__cpu *poprt__cpu_features(void);
 /* 1 when every feature bit in mask is usable. */
 int poprt__cpu_has(uint32_t mask);
+/* 1 when the AVX-512 kernels may run: the CPU has AVX-512 and POPRT_ISA
+ * does not cap it. */
+static inline int poprt__avx512_usable(void)
+{
+    return poprt__cpu_features()->isa >= POPRT__ISA_AVX512;
+}
 /* "scalar", "avx2", "avx512", "amx". */
 const char *poprt__isa_name(poprt__isa isa);
 
