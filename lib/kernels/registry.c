@@ -23,6 +23,7 @@
 #include "kernels/ref/tensor.h"
 #include "kernels/x86/conv.h"
 #include "kernels/x86/gemm_ops.h"
+#include "kernels/x86/pool_ops.h"
 
 static const poprt__kernel builtin[] = {
 #define POPRT__KERNEL(domain, name, since, run, prepare) {domain, name, since, run, prepare},

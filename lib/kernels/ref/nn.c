@@ -16,8 +16,6 @@
 #include "kernels/ref/nn.h"
 #include "kernels/ref/util.h"
 #include "kernels/ref/window.h"
-#include "kernels/x86/pool.h"
-#include "kernels/x86/cpu.h"
 
 /* ======================================================================
  * Conv
@@ -491,141 +489,11 @@ poprt_status poprt__ref_conv_transpose(poprt__kctx *k)
  * Pools
  * ==================================================================== */
 
-enum { POOL_MAX, POOL_AVG, POOL_LP };
-
-typedef struct pool_task {
-    poprt__geom3 g;
-    int kind, count_include_pad, storage_order;
-    float p;
-    const float *x;
-    float *y;
-    int64_t *ind;
-} pool_task;
-
-/* 2-D max pooling without indices or dilation, the common CNN case: the
- * kernel-height maximum of whole input rows first (contiguous, vectorised),
- * then the kernel-width maximum at the strided positions (stride 2: even
- * and odd lanes split with shuffles, 16 outputs at a time). Same result as
- * the generic loop: max is exact and NaN-free inputs compare the same way;
- * a plane holding a NaN takes the generic loop (pool_task_fn), whose
- * first-element rule decides where NaN wins. */
-/* Row width maxpool2d_plane needs: the input row with a -inf border on
- * both sides covering every window, plus room for whole 16-lane blocks. */
-static int64_t maxpool2d_row(const poprt__geom3 *g)
+void poprt__pool_planes(void *ctx, int64_t q0, int64_t q1)
 {
-    const int64_t need = (g->out[2] - 1) * g->s[2] + g->k[2];
-    return (need > g->pb[2] + g->in[2] ? need : g->pb[2] + g->in[2]) + 1 + 2 * 16 + 16;
-}
-
-typedef float mp_v16 __attribute__((vector_size(64)));
-typedef int mp_i16 __attribute__((vector_size(64)));
-
-/* *v = p[0], p[2], ..., p[30] */
-static inline __attribute__((always_inline)) void mp_even16(const float *p, mp_v16 *v)
-{
-    mp_v16 lo, hi;
-    memcpy(&lo, p, sizeof lo);
-    memcpy(&hi, p + 16, sizeof hi);
-    *v = POPRT__EVEN16(lo, hi, mp_i16);
-}
-
-/* Compiled for each vector width the CPU may have and picked by the loader
- * from the CPU's features (POPRT_ISA does not cap it: max is exact, so every
- * clone gives the same result). Returns 0 when a window holds a NaN; what it
- * wrote is then overwritten by the generic loop. */
-POPRT__CLONES
-static int maxpool2d_plane(const poprt__geom3 *g, const float *xp, float *yp, float *rowmax)
-{
-    const int64_t IH = g->in[1], IW = g->in[2], OH = g->out[1], OW = g->out[2];
-    const int64_t KH = g->k[1], KW = g->k[2], SH = g->s[1], SW = g->s[2], PH = g->pb[1],
-                  PW = g->pb[2], RW = maxpool2d_row(g);
-    /* NaN check over the rows the windows read (no early exit, so it
-     * vectorises; elements outside every window cannot reach the output) */
-    int ok = 1;
-    /* max over the window rows, then over the columns of the -inf-bordered
-     * row, both vectorisable */
-    float *restrict r = rowmax;
-    for (int64_t w = 0; w < RW; w++)
-        r[w] = -INFINITY;
-    for (int64_t oh = 0; oh < OH; oh++) {
-        int64_t h0 = oh * SH - PH, h1 = h0 + KH;
-        if (h0 < 0)
-            h0 = 0;
-        if (h1 > IH)
-            h1 = IH;
-        float *restrict rm = r + PW;
-        const float *restrict row0 = xp + h0 * IW;
-        for (int64_t w = 0; w < IW; w++) {
-            rm[w] = row0[w];
-            ok &= row0[w] == row0[w];
-        }
-        for (int64_t h = h0 + 1; h < h1; h++) {
-            const float *restrict row = xp + h * IW;
-            for (int64_t w = 0; w < IW; w++) {
-                rm[w] = row[w] > rm[w] ? row[w] : rm[w];
-                ok &= row[w] == row[w];
-            }
-        }
-        float *restrict yr = yp + oh * OW;
-        int64_t ow0 = 0;
-        if (SW == 2) {
-            for (; ow0 + 16 <= OW; ow0 += 16) {
-                mp_v16 m, e;
-                mp_even16(r + 2 * ow0, &m);
-                for (int64_t kw = 1; kw < KW; kw++) {
-                    mp_even16(r + 2 * ow0 + kw, &e);
-                    const mp_i16 gt = e > m;
-                    m = (mp_v16)(((mp_i16)e & gt) | ((mp_i16)m & ~gt));
-                }
-                memcpy(yr + ow0, &m, sizeof m);
-            }
-        }
-        for (int64_t ow = ow0; ow < OW; ow++)
-            yr[ow] = r[ow * SW];
-        for (int64_t kw = 1; kw < KW; kw++) {
-            const float *restrict rk = r + kw;
-            if (SW == 1) {
-                for (int64_t ow = ow0; ow < OW; ow++)
-                    yr[ow] = rk[ow] > yr[ow] ? rk[ow] : yr[ow];
-            } else {
-                for (int64_t ow = ow0; ow < OW; ow++)
-                    yr[ow] = rk[ow * SW] > yr[ow] ? rk[ow * SW] : yr[ow];
-            }
-        }
-    }
-    return ok;
-}
-
-static void pool_task_fn(void *ctx, int64_t q0, int64_t q1);
-
-typedef struct maxpool2d_task {
-    const pool_task *pool; /* the generic loop, for planes holding a NaN */
-    float *scratch;        /* one row per chunk start: indexed by plane */
-    int64_t row;           /* floats per row */
-    int avx512;            /* poprt__maxpool2d_plane_avx512 */
-    poprt__maxpool2d_geom xg;
-} maxpool2d_task;
-
-static void maxpool2d_task_fn(void *ctx, int64_t q0, int64_t q1)
-{
-    const maxpool2d_task *t = ctx;
-    const poprt__geom3 *g = &t->pool->g;
-    float *rowmax = t->scratch + q0 * t->row;
-    for (int64_t q = q0; q < q1; q++) {
-        const float *xp = t->pool->x + q * g->in_sz;
-        float *yp = t->pool->y + q * g->out_sz;
-        const int ok = t->avx512 ? poprt__maxpool2d_plane_avx512(&t->xg, xp, yp, rowmax)
-                                 : maxpool2d_plane(g, xp, yp, rowmax);
-        if (!ok)
-            pool_task_fn((void *)t->pool, q, q + 1);
-    }
-}
-
-static void pool_task_fn(void *ctx, int64_t q0, int64_t q1)
-{
-    const pool_task *t = ctx;
+    const poprt__pool_task *t = ctx;
     const poprt__geom3 *g = &t->g;
-    const int lp2 = t->kind == POOL_LP && t->p == 2.0f;
+    const int lp2 = t->kind == POPRT__POOL_LP && t->p == 2.0f;
     for (int64_t q = q0; q < q1; q++) {
         const float *xp = t->x + q * g->in_sz;
         float *yp = t->y + q * g->out_sz;
@@ -639,7 +507,7 @@ static void pool_task_fn(void *ctx, int64_t q0, int64_t q1)
                     int64_t best_i = -1;
                     double sum = 0.0;
                     int64_t cnt = 0, cnt_pad = 1;
-                    if (t->kind == POOL_AVG && t->count_include_pad) {
+                    if (t->kind == POPRT__POOL_AVG && t->count_include_pad) {
                         /* taps inside the padded extent [-pb, in + pe) */
                         const int64_t st[3] = {sd, sh, sw};
                         for (int a = 0; a < 3; a++) {
@@ -665,14 +533,14 @@ static void pool_task_fn(void *ctx, int64_t q0, int64_t q1)
                                 if (iw < 0 || iw >= g->in[2])
                                     continue;
                                 const float v = row[iw];
-                                if (t->kind == POOL_MAX) {
+                                if (t->kind == POPRT__POOL_MAX) {
                                     if (v > best || best_i < 0) {
                                         best = v;
                                         best_i = t->storage_order
                                                      ? id + (ih + iw * g->in[1]) * g->in[0]
                                                      : (id * g->in[1] + ih) * g->in[2] + iw;
                                     }
-                                } else if (t->kind == POOL_AVG) {
+                                } else if (t->kind == POPRT__POOL_AVG) {
                                     sum += v;
                                     cnt++;
                                 } else {
@@ -683,11 +551,11 @@ static void pool_task_fn(void *ctx, int64_t q0, int64_t q1)
                         }
                     }
                     const int64_t o = (od * g->out[1] + oh) * g->out[2] + ow;
-                    if (t->kind == POOL_MAX) {
+                    if (t->kind == POPRT__POOL_MAX) {
                         yp[o] = best;
                         if (ip)
                             ip[o] = best_i < 0 ? -1 : q * g->in_sz + best_i;
-                    } else if (t->kind == POOL_AVG) {
+                    } else if (t->kind == POPRT__POOL_AVG) {
                         int64_t div = t->count_include_pad ? cnt_pad : cnt;
                         yp[o] = div > 0 ? (float)(sum / (double)div) : 0.0f;
                     } else {
@@ -697,7 +565,7 @@ static void pool_task_fn(void *ctx, int64_t q0, int64_t q1)
     }
 }
 
-static poprt_status pool_run(poprt__kctx *k, int kind)
+poprt_status poprt__pool_op(poprt__kctx *k, int kind, poprt__pool_fast_fn fast)
 {
     const poprt__tval *x = poprt__kin(k, 0);
     poprt__tval *y = poprt__kout(k, 0), *ind = poprt__kout(k, 1);
@@ -709,11 +577,11 @@ static poprt_status pool_run(poprt__kctx *k, int kind)
     const int nsp = x->rank - 2;
     poprt__nn_geom gg;
     /* ceil_mode exists for MaxPool/AveragePool >= 10 and LpPool >= 18 */
-    int allow_ceil = kind == POOL_LP ? k->opset >= 18 : k->opset >= 10;
+    int allow_ceil = kind == POPRT__POOL_LP ? k->opset >= 18 : k->opset >= 10;
     poprt_status st = poprt__nn_window_geom(k->node, nsp, x->dims + 2, NULL, allow_ceil, &gg);
     if (st)
         return st;
-    pool_task t;
+    poprt__pool_task t;
     memset(&t, 0, sizeof t);
     if (!poprt__geom3_lift(&gg, &t.g))
         return POPRT__NODE_ERR(k->node, POPRT_STATUS_UNSUPPORTED,
@@ -725,7 +593,7 @@ static poprt_status pool_run(poprt__kctx *k, int kind)
     t.kind = kind;
     t.count_include_pad = (int)poprt__attr_i(k->node, "count_include_pad", 0);
     t.storage_order = (int)poprt__attr_i(k->node, "storage_order", 0);
-    if (kind == POOL_LP) {
+    if (kind == POPRT__POOL_LP) {
         /* p was a float attribute in LpPool-1, an int since 2 */
         const poprt__attr *pa = poprt__node_attr(k->node, "p");
         t.p = !pa ? 2.0f : pa->type == POPRT__ATTR_FLOAT ? pa->f : (float)pa->i;
@@ -742,132 +610,23 @@ static poprt_status pool_run(poprt__kctx *k, int kind)
                                    "Indices must be int64");
         t.ind = ind->data;
     }
-    const int64_t planes = x->dims[0] * x->dims[1];
-    int fast = kind == POOL_MAX && !ind && t.g.in[0] == 1 && t.g.k[0] == 1 && t.g.d[1] == 1 &&
-               t.g.d[2] == 1 && x->dtype == POPRT_DTYPE_FLOAT;
-    /* every window must hold at least one real element */
-    for (int a = 1; fast && a < 3; a++)
-        fast = t.g.pb[a] < t.g.k[a] && t.g.pe[a] < t.g.k[a];
-    if (fast) {
-        maxpool2d_task mt = {&t, NULL, maxpool2d_row(&t.g), poprt__avx512_usable(),
-                             {t.g.in[1], t.g.in[2], t.g.out[1], t.g.out[2], t.g.k[1], t.g.k[2],
-                              t.g.s[1], t.g.s[2], t.g.pb[1], t.g.pb[2]}};
-        if (mt.avx512)
-            mt.row = poprt__maxpool2d_row_floats(&mt.xg);
-        mt.scratch = poprt__kctx_scratch(k, (size_t)(planes * mt.row) * sizeof(float));
-        if (!mt.scratch)
-            return poprt__ref_oom(k);
-        poprt__kctx_parallel_for(k, planes, poprt__ref_grain(t.g.out_sz * t.g.k_sz, 1 << 14),
-                                 maxpool2d_task_fn, &mt);
-    } else
-        poprt__kctx_parallel_for(k, planes, poprt__ref_grain(t.g.out_sz * t.g.k_sz, 1 << 14),
-                                 pool_task_fn, &t);
+    int done = 0;
+    if (fast && (st = fast(k, &t, x, ind, &done)))
+        return st;
+    if (!done)
+        poprt__kctx_parallel_for(k, x->dims[0] * x->dims[1],
+                                 poprt__ref_grain(t.g.out_sz * t.g.k_sz, 1 << 14),
+                                 poprt__pool_planes, &t);
     poprt__ref_store_f32(y, t.y);
     return POPRT_OK;
 }
 
-poprt_status poprt__ref_maxpool(poprt__kctx *k) { return pool_run(k, POOL_MAX); }
-poprt_status poprt__ref_averagepool(poprt__kctx *k) { return pool_run(k, POOL_AVG); }
-poprt_status poprt__ref_lppool(poprt__kctx *k) { return pool_run(k, POOL_LP); }
-
-/* ai.poprt BlockedMaxPool (lib/compiler/layout.c): MaxPool on NCHW16c
- * tensors, 2-D. Each output vector holds 16 channels of one position; the
- * window's taps are taken in MaxPool's order with its rule (the first tap
- * inside the input, then any greater value), so NaNs come out as the
- * generic loop gives them. */
-typedef struct bmp_task {
-    const poprt__geom3 *g;
-    const float *x;
-    float *y;
-} bmp_task;
-
-/* Taps k < K with k * d <= room (room >= 0): the window's end inside the
- * input. */
-static inline int64_t bmp_taps(int64_t room, int64_t d, int64_t K)
+poprt_status poprt__ref_maxpool(poprt__kctx *k) { return poprt__pool_op(k, POPRT__POOL_MAX, NULL); }
+poprt_status poprt__ref_averagepool(poprt__kctx *k)
 {
-    return room / d + 1 < K ? room / d + 1 : K;
+    return poprt__pool_op(k, POPRT__POOL_AVG, NULL);
 }
-
-POPRT__CLONES
-static void bmp_rows(const poprt__geom3 *g, const float *x, float *y, int64_t r0, int64_t r1)
-{
-    const int64_t IH = g->in[1], IW = g->in[2], OH = g->out[1], OW = g->out[2];
-    const int64_t KH = g->k[1], KW = g->k[2], DH = g->d[1], DW = g->d[2];
-    const int k33 = KH == 3 && KW == 3;
-    for (int64_t r = r0; r < r1; r++) { /* r = block * OH + oh */
-        const int64_t blk = r / OH, oh = r % OH;
-        const float *xb = x + blk * IH * IW * 16;
-        float *yr = y + r * OW * 16;
-        /* the taps inside the input: kh in [kh0, kh1), kw in [kw0, kw1) */
-        const int64_t h0 = oh * g->s[1] - g->pb[1];
-        const int64_t kh0 = h0 >= 0 ? 0 : (-h0 + DH - 1) / DH;
-        const int64_t kh1 = h0 >= IH ? 0 : bmp_taps(IH - 1 - h0, DH, KH);
-        for (int64_t ow = 0; ow < OW; ow++) {
-            const int64_t w0 = ow * g->s[2] - g->pb[2];
-            const int64_t kw0 = w0 >= 0 ? 0 : (-w0 + DW - 1) / DW;
-            const int64_t kw1 = w0 >= IW ? 0 : bmp_taps(IW - 1 - w0, DW, KW);
-            mp_v16 best = (mp_v16){0} - INFINITY;
-            if (k33 && kh0 == 0 && kh1 == 3 && kw0 == 0 && kw1 == 3) {
-                /* 3x3 inside the input (most windows): unrolled, same order */
-                const float *xp = xb + (h0 * IW + w0) * 16;
-                memcpy(&best, xp, sizeof best);
-#pragma GCC unroll 9
-                for (int t = 1; t < 9; t++) {
-                    mp_v16 v;
-                    memcpy(&v, xp + ((t / 3) * DH * IW + (t % 3) * DW) * 16, sizeof v);
-                    const mp_i16 gt = v > best;
-                    best = (mp_v16)(((mp_i16)v & gt) | ((mp_i16)best & ~gt));
-                }
-            } else if (kh0 < kh1 && kw0 < kw1) {
-                const float *xp = xb + ((h0 + kh0 * DH) * IW + w0 + kw0 * DW) * 16;
-                memcpy(&best, xp, sizeof best); /* the first tap, then greater values */
-                for (int64_t kh = kh0; kh < kh1; kh++) {
-                    const float *xr = xb + ((h0 + kh * DH) * IW + w0) * 16;
-                    for (int64_t kw = kh == kh0 ? kw0 + 1 : kw0; kw < kw1; kw++) {
-                        mp_v16 v;
-                        memcpy(&v, xr + kw * DW * 16, sizeof v);
-                        const mp_i16 gt = v > best;
-                        best = (mp_v16)(((mp_i16)v & gt) | ((mp_i16)best & ~gt));
-                    }
-                }
-            }
-            memcpy(yr + ow * 16, &best, sizeof best);
-        }
-    }
-}
-
-static void bmp_task_fn(void *ctx, int64_t r0, int64_t r1)
-{
-    const bmp_task *t = ctx;
-    bmp_rows(t->g, t->x, t->y, r0, r1);
-}
-
-poprt_status poprt__ref_poprt_blocked_maxpool(poprt__kctx *k)
-{
-    const poprt__tval *x = poprt__kin(k, 0);
-    poprt__tval *y = poprt__kout(k, 0);
-    if (!x || !y)
-        return POPRT__NODE_ERR(k->node, POPRT_STATUS_INVALID_MODEL, "missing X or Y");
-    if (x->dtype != POPRT_DTYPE_FLOAT || x->rank != 4 || x->dims[1] % 16 || y->rank != 4)
-        return POPRT__NODE_ERR(k->node, POPRT_STATUS_UNSUPPORTED,
-                               "BlockedMaxPool takes float32 NCHW16c tensors of rank 4 with "
-                               "channels in blocks of 16");
-    poprt__nn_geom gg;
-    poprt__geom3 g;
-    poprt_status st = poprt__nn_window_geom(k->node, 2, x->dims + 2, NULL, 1, &gg);
-    if (st)
-        return st;
-    if (!poprt__geom3_lift(&gg, &g) || y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1] ||
-        y->dims[2] != gg.out[0] || y->dims[3] != gg.out[1])
-        return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH, "output shape mismatch");
-    if (y->numel == 0)
-        return POPRT_OK;
-    bmp_task t = {&g, x->data, y->data};
-    const int64_t rows = x->dims[0] * (x->dims[1] / 16) * g.out[1];
-    poprt__kctx_parallel_for(k, rows, poprt__ref_grain(g.out[2] * 16 * g.k_sz, 1 << 14),
-                             bmp_task_fn, &t);
-    return POPRT_OK;
-}
+poprt_status poprt__ref_lppool(poprt__kctx *k) { return poprt__pool_op(k, POPRT__POOL_LP, NULL); }
 
 typedef struct gpool_task {
     int kind;
@@ -882,12 +641,12 @@ static void gpool_task_fn(void *ctx, int64_t q0, int64_t q1)
     const gpool_task *t = ctx;
     for (int64_t q = q0; q < q1; q++) {
         const float *xp = t->x + q * t->sp;
-        if (t->kind == POOL_MAX) {
+        if (t->kind == POPRT__POOL_MAX) {
             float m = t->sp > 0 ? xp[0] : -INFINITY;
             for (int64_t i = 1; i < t->sp; i++)
                 m = xp[i] > m ? xp[i] : m;
             t->y[q] = m;
-        } else if (t->kind == POOL_AVG) {
+        } else if (t->kind == POPRT__POOL_AVG) {
             /* float lanes of partial sums keep this vectorised; the order
              * is fixed, so results stay deterministic */
             float part[8] = {0};
@@ -919,7 +678,7 @@ static poprt_status gpool_run(poprt__kctx *k, int kind)
     if (!x || !y || x->rank < 2)
         return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH, "X must have rank >= 2");
     gpool_task t = {kind, 2.0f, poprt__ref_prod64(x->dims + 2, x->rank - 2), NULL, NULL};
-    if (kind == POOL_LP) {
+    if (kind == POPRT__POOL_LP) {
         const poprt__attr *pa = poprt__node_attr(k->node, "p");
         t.p = !pa ? 2.0f : pa->type == POPRT__ATTR_FLOAT ? pa->f : (float)pa->i;
     }
@@ -935,9 +694,18 @@ static poprt_status gpool_run(poprt__kctx *k, int kind)
     return POPRT_OK;
 }
 
-poprt_status poprt__ref_global_averagepool(poprt__kctx *k) { return gpool_run(k, POOL_AVG); }
-poprt_status poprt__ref_global_maxpool(poprt__kctx *k) { return gpool_run(k, POOL_MAX); }
-poprt_status poprt__ref_global_lppool(poprt__kctx *k) { return gpool_run(k, POOL_LP); }
+poprt_status poprt__ref_global_averagepool(poprt__kctx *k)
+{
+    return gpool_run(k, POPRT__POOL_AVG);
+}
+poprt_status poprt__ref_global_maxpool(poprt__kctx *k)
+{
+    return gpool_run(k, POPRT__POOL_MAX);
+}
+poprt_status poprt__ref_global_lppool(poprt__kctx *k)
+{
+    return gpool_run(k, POPRT__POOL_LP);
+}
 
 poprt_status poprt__ref_maxunpool(poprt__kctx *k)
 {

@@ -39,9 +39,32 @@ typedef poprt_status (*poprt__conv_f32_fn)(poprt__kctx *k, const poprt__conv_sha
                                            float *y);
 poprt_status poprt__conv_op(poprt__kctx *k, poprt__conv_f32_fn f32);
 
+/* ---- pools: what MaxPool's fast path (lib/kernels/x86) shares with the
+ * reference kernels ---- */
+
+enum { POPRT__POOL_MAX, POPRT__POOL_AVG, POPRT__POOL_LP };
+/* A pool over the planes of x (float32 views), set up from the node. */
+typedef struct poprt__pool_task {
+    poprt__geom3 g;
+    int kind, count_include_pad, storage_order;
+    float p;
+    const float *x;
+    float *y;
+    int64_t *ind; /* MaxPool's Indices, or NULL */
+} poprt__pool_task;
+/* The pool of planes [q0, q1) (ctx: a poprt__pool_task), window by window. */
+void poprt__pool_planes(void *ctx, int64_t q0, int64_t q1);
+/* A faster way to run the pool set up in t on x (ind: the Indices output
+ * or NULL): *done 1 when it wrote t->y. */
+typedef poprt_status (*poprt__pool_fast_fn)(poprt__kctx *k, const poprt__pool_task *t,
+                                            const poprt__tval *x, const poprt__tval *ind,
+                                            int *done);
+/* MaxPool, AveragePool or LpPool (kind): checks, attributes, types; then
+ * fast (may be NULL), else poprt__pool_planes over k's threads. */
+poprt_status poprt__pool_op(poprt__kctx *k, int kind, poprt__pool_fast_fn fast);
+
 /* Kernels */
 poprt_status poprt__ref_conv(poprt__kctx *k);
-poprt_status poprt__ref_poprt_blocked_maxpool(poprt__kctx *k); /* ai.poprt BlockedMaxPool */
 poprt_status poprt__ref_conv_transpose(poprt__kctx *k);
 /* ConvTranspose computing its GEMMs with e (gemm.h) */
 poprt_status poprt__conv_transpose_op(poprt__kctx *k, const poprt__gemm_engine *e);
