@@ -3,10 +3,10 @@
  * the transposed GEMM (conv_gemm.c), the direct convolution on the GEMM
  * micro-kernel and the depthwise planes (conv_direct.c), the blocked
  * AVX-512 convolution (conv_blocked.c). The operator's checks, its im2col
- * and its reference loops are lib/kernels/ref/nn.h's. */
+ * and its reference loops are lib/kernels/ref/conv.h's. */
 #ifndef POPRT_X86_CONV_PATHS_H
 #define POPRT_X86_CONV_PATHS_H
-#include "kernels/ref/nn.h"
+#include "kernels/ref/conv.h"
 #include "kernels/ref/poprt_compiled.h"
 #include "kernels/x86/sgemm.h"
 #include "kernels/x86/vmath.h"

@@ -4,7 +4,7 @@
  * poprt__gemm_engine), and the compile-time packing of a constant B. */
 #include <string.h>
 #include "kernels/ref/gemm.h"
-#include "kernels/ref/nn.h"
+#include "kernels/ref/conv.h"
 #include "kernels/x86/gemm_ops.h"
 #include "kernels/x86/sgemm.h"
 

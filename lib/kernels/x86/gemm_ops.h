@@ -1,5 +1,5 @@
 /* Gemm, MatMul and ConvTranspose as the registry runs them: the operators
- * of lib/kernels/ref (gemm.h, nn.h) computing with the fast GEMM
+ * of lib/kernels/ref (gemm.h, conv.h) computing with the fast GEMM
  * (sgemm.h), and the packing of a constant B when a session is compiled. */
 #ifndef POPRT_X86_GEMM_OPS_H
 #define POPRT_X86_GEMM_OPS_H

@@ -4,7 +4,7 @@
  * NCHW16c tensors only. */
 #include <math.h>
 #include <string.h>
-#include "kernels/ref/nn.h"
+#include "kernels/ref/pool.h"
 #include "kernels/ref/util.h"
 #include "kernels/x86/cpu.h"
 #include "kernels/x86/pool.h"
