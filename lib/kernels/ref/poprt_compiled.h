@@ -41,10 +41,4 @@ void poprt__ew_scalar_run(const poprt__vmath_variant *vm, const poprt__ew_scalar
 poprt_status poprt__ew_scalar_read(const poprt__node *n, const char *const names[4],
                                    poprt__ew_scalar_step *steps, int *n_steps);
 
-/* dst[i] = src[i] / scale (+ 0 when zero_point) rounded to float8 e4m3fn
- * (e5m2: e5m2) with saturation, times scale: a float8 QuantizeLinear and
- * DequantizeLinear, bit for bit, without the byte (dst may be src). */
-void poprt__fp8_round(const float *src, float *dst, int64_t n, float scale, int e5m2,
-                      int zero_point);
-
 #endif

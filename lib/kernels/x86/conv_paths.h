@@ -8,6 +8,7 @@
 #define POPRT_X86_CONV_PATHS_H
 #include "kernels/ref/conv.h"
 #include "kernels/ref/poprt_compiled.h"
+#include "kernels/x86/fp8_round.h"
 #include "kernels/x86/sgemm.h"
 #include "kernels/x86/vmath.h"
 
