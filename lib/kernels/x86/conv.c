@@ -128,7 +128,7 @@ static poprt_status conv_f32(poprt__kctx *k, const poprt__conv_plan *p, const fl
         int64_t w_group;
         const float *packed = poprt__x86_convb_state(k, p, &w_group);
         if (packed) /* else packed for another CPU (an executable file): the paths below */
-            return poprt__x86_conv_blocked(k, p, x, b, packed, w_group, y);
+            return poprt__x86_conv_blocked(k, p, poprt__convb_best(), x, b, packed, w_group, y);
     }
     if (k->state && k->state_size >= CONV_PACK_HEADER) {
         uint64_t h[4];
@@ -277,7 +277,7 @@ static poprt_status conv_layout(poprt__kctx *k, const poprt__conv_plan *p, const
     int64_t w_group;
     const float *packed = poprt__x86_convb_state(k, p, &w_group);
     if (packed)
-        return poprt__x86_conv_blocked(k, p, x, b, packed, w_group, y);
+        return poprt__x86_conv_blocked(k, p, poprt__convb_best(), x, b, packed, w_group, y);
     poprt__conv_plan q = *p;
     q.xblk = q.yblk = 0;
     const size_t xn = (size_t)(p->N * p->C * g->in_sz), yn = (size_t)(p->N * p->M * g->out_sz);
@@ -353,7 +353,7 @@ poprt_status poprt__x86_conv_prepare(poprt__prep_ctx *c, void **state, size_t *s
         return POPRT_OK; /* depthwise, or shapes the GEMM hands to the reference */
     const poprt__type *xt = c->in[0].type;
     const poprt__sgemm_variant *v = conv_variant(Mg, out_sz); /* direct and tiled paths */
-    if (xt && xt->rank == 4 && wt->rank == 4 && G == 1 && poprt__avx512_usable()) {
+    if (xt && xt->rank == 4 && wt->rank == 4 && G == 1 && poprt__convb_best()) {
         int64_t in_sp[2] = {xt->dims[2].value, xt->dims[3].value};
         int64_t ker[2] = {wt->dims[2].value, wt->dims[3].value};
         poprt__nn_geom gg;

@@ -1,9 +1,35 @@
-/* The blocked AVX-512 convolution's driver (see conv_paths.h; the kernels:
- * conv_blocked.h). */
+/* The blocked convolution's driver (see conv_paths.h) over the kernels of
+ * conv_blocked.h, and their list. */
 #include <string.h>
 #include "kernels/ref/util.h"
 #include "kernels/x86/conv_paths.h"
 #include "kernels/x86/conv_blocked.h"
+
+#define POPRT__CONVB_VARIANT(isa, level)                                                           \
+    {#isa,                                                                                         \
+     level,                                                                                        \
+     poprt__convb_run_##isa,                                                                       \
+     poprt__convb_block_##isa,                                                                     \
+     poprt__convb_rows_##isa,                                                                      \
+     poprt__convb_even_##isa,                                                                      \
+     poprt__transpose_bias_##isa},
+const poprt__convb_variant poprt__convb_variants[] = {
+#include "kernels/x86/conv_blocked_kernels.inc"
+};
+#undef POPRT__CONVB_VARIANT
+const int poprt__convb_n_variants =
+    (int)(sizeof poprt__convb_variants / sizeof poprt__convb_variants[0]);
+
+int poprt__convb_usable(const poprt__convb_variant *v)
+{
+    return v && poprt__cpu_features()->isa >= v->isa;
+}
+
+const poprt__convb_variant *poprt__convb_best(void)
+{
+    const int i = POPRT__ISA_FIRST(poprt__convb_variants, poprt__convb_n_variants);
+    return i < 0 ? NULL : &poprt__convb_variants[i];
+}
 
 /* ---- blocked direct convolution (kernels/x86/poprt__x86_conv_blocked.h) -----------------
  * The input is copied once into 16-channel blocks with its zero border
@@ -26,6 +52,7 @@ typedef struct convb_job {
     float *y, *xb, *tmp;    /* tmp: per lane, 4 * 16 floats per position of a chunk */
     int64_t w_group, Hp, n_og, chunk, nchunks, cstep, items, lanes, tmp_floats;
     poprt__convb_geom g;
+    const poprt__convb_variant *v;
     int xblk, yblk; /* x, y (and the residual) in NCHW16c */
 } convb_job;
 
@@ -95,11 +122,11 @@ static void convb_block_task_fn(void *ctx, int64_t r0, int64_t r1)
         }
         const float *src = t->x + (n * p->C + cbi * cb) * HW + ih * W + (c0 - pl);
         if (cb == 16)
-            poprt__convb_block_avx512(src, HW, 16, c1 - c0, dst + c0 * 16);
+            t->v->block(src, HW, 16, c1 - c0, dst + c0 * 16);
         else if (cg->split) { /* even columns, then odd ones */
             const int64_t a = c0 & 1; /* src[a] is the first even column */
-            poprt__convb_even_avx512(src + a, (c1 - c0 - a + 1) / 2, dst + ((c0 + a) >> 1));
-            poprt__convb_even_avx512(src + !a, (c1 - c0 - !a + 1) / 2,
+            t->v->even(src + a, (c1 - c0 - a + 1) / 2, dst + ((c0 + a) >> 1));
+            t->v->even(src + !a, (c1 - c0 - !a + 1) / 2,
                                      dst + cg->split + ((c0 + !a) >> 1));
         }
         else /* one channel per block: a padded copy of the row */
@@ -150,7 +177,7 @@ static void convb_lane_fn(void *ctx, int64_t l0, int64_t l1)
             for (int64_t c0 = 0; c0 < cg->ncb; c0 += t->cstep) {
                 const int64_t c1 = c0 + t->cstep < cg->ncb ? c0 + t->cstep : cg->ncb;
                 const int last = c1 == cg->ncb;
-                poprt__convb_run_avx512(xn, wg, t->b ? bias : NULL, nb, cg, q0, q1, c0, c1,
+                t->v->run(xn, wg, t->b ? bias : NULL, nb, cg, q0, q1, c0, c1,
                                         c0 > 0, out, ldo, last ? z : NULL, last && regs_relu);
             }
             if (t->yblk) {
@@ -161,7 +188,7 @@ static void convb_lane_fn(void *ctx, int64_t l0, int64_t l1)
             float *yq = t->y + (n * p->M + oc0) * OHW + q0;
             for (int bi = 0; bi < nb; bi++) {
                 const int rows = (int)(mc - bi * 16 < 16 ? mc - bi * 16 : 16);
-                poprt__transpose_bias_avx512(tmp + bi * (q1 - q0) * 16, 16, q1 - q0, rows, NULL,
+                t->v->transpose_bias(tmp + bi * (q1 - q0) * 16, 16, q1 - q0, rows, NULL,
                                              relu, yq + bi * 16 * OHW, OHW);
             }
             if (poprt__x86_conv_has_epilogue(p) && !relu)
@@ -173,7 +200,7 @@ static void convb_lane_fn(void *ctx, int64_t l0, int64_t l1)
 
 /* One channel per block with column stride 1 or 2 and rows of at least 16
  * columns: whole output rows straight into place
- * (poprt__convb_rows_avx512). Items: image-major, then group, then row.
+ * (the variant's rows). Items: image-major, then group, then row.
  * (Splitting the channels first, as the next MaxPool splits its planes,
  * measured no faster on light_squeezenet: the conv then reads its whole
  * input once per channel share.) */
@@ -203,7 +230,7 @@ static void convb_rows_lane_fn(void *ctx, int64_t l0, int64_t l1)
             /* NCHW16c: the group's first block; else its first row oh */
             float *yg = t->y + (n * p->M + oc0) * OHW;
             float *yr = t->yblk ? yg : yg + oh * cg->OW;
-            poprt__convb_rows_avx512(t->xb + n * cg->ncb * cg->plane, t->w + og * t->w_group,
+            t->v->rows(t->xb + n * cg->ncb * cg->plane, t->w + og * t->w_group,
                                      poprt__ceil_div(mc, 16) * 16, t->b ? bias : NULL, mc, cg, oh,
                                      relu, t->yblk, yr, OHW);
             if (poprt__x86_conv_has_epilogue(p) && !relu && t->yblk)
@@ -217,12 +244,13 @@ static void convb_rows_lane_fn(void *ctx, int64_t l0, int64_t l1)
     }
 }
 
-poprt_status poprt__x86_conv_blocked(poprt__kctx *k, const poprt__conv_plan *p, const float *x,
+poprt_status poprt__x86_conv_blocked(poprt__kctx *k, const poprt__conv_plan *p,
+                                     const poprt__convb_variant *v, const float *x,
                                      const float *b, const float *w, int64_t w_group, float *y)
 {
     const poprt__geom3 *g = &p->g;
     convb_job t = {.p = p, .x = x, .b = b, .w = w, .y = y, .w_group = w_group,
-                   .xblk = p->xblk, .yblk = p->yblk};
+                   .xblk = p->xblk, .yblk = p->yblk, .v = v};
     convb_geom_of(g, p->C, &t.g, &t.Hp);
     /* an NCHW16c input that no tap reads past (no padding) is read in
      * place, with its own row pitch and plane */
@@ -322,7 +350,7 @@ const float *poprt__x86_convb_state(const poprt__kctx *k, const poprt__conv_plan
 {
     const poprt__geom3 *g = &p->g;
     if (!k->state || k->state_size < CONV_PACK_HEADER || !poprt__x86_convb_fits(g, p->G) ||
-        !poprt__avx512_usable())
+        !poprt__convb_best())
         return NULL;
     uint64_t h[8];
     memcpy(h, k->state, sizeof h);

@@ -277,26 +277,9 @@ poprt_status poprt__x86_conv_direct(poprt__kctx *k, const poprt__conv_plan *p, c
 
 /* ---- depthwise planes on a padded copy ---------------------------------------
  * Each input plane is copied once with its zero border (conv_pad_task_fn),
- * then every output plane runs the ISA's plane function (conv_dw.h): all
+ * then every output plane runs the best plane function of the CPU's
+ * (conv_dw.h: the first usable of conv_dw_kernels.inc): all
  * taps of a block of columns accumulate in registers, no bounds checks. */
-
-#define DW_PLANE_NAME dwconv_plane_scalar
-#define DW_PLANE_LINKAGE static
-#include "kernels/x86/conv_dw_body.inc"
-#undef DW_PLANE_NAME
-#undef DW_PLANE_LINKAGE
-
-static poprt__dwconv_plane_fn dwconv_plane_best(void)
-{
-#if defined(__x86_64__)
-    const poprt__isa isa = poprt__cpu_features()->isa;
-    if (isa >= POPRT__ISA_AVX512)
-        return poprt__dwconv_plane_avx512;
-    if (isa >= POPRT__ISA_AVX2)
-        return poprt__dwconv_plane_avx2;
-#endif
-    return dwconv_plane_scalar;
-}
 
 typedef struct dw_plane_job {
     const conv_direct_job *pad; /* the padded input */
@@ -343,7 +326,7 @@ poprt_status poprt__x86_dwconv_padded(poprt__kctx *k, const poprt__conv_plan *p,
     memset(pad.xpad + n, 0, (size_t)slack * sizeof(float));
     poprt__kctx_parallel_for(k, p->N * p->C, poprt__ref_grain(pad.plane, 1 << 14), conv_pad_task_fn,
                              &pad);
-    dw_plane_job t = {&pad, w, b, y, dwconv_plane_best()};
+    dw_plane_job t = {&pad, w, b, y, poprt__dwconv_best()->plane};
     poprt__kctx_parallel_for(k, p->N * p->M, poprt__ref_grain(g->out_sz * g->k_sz, 1 << 15),
                              dw_plane_task_fn, &t);
     *done = 1;

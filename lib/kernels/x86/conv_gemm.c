@@ -192,7 +192,7 @@ typedef struct conv_trans_job {
     const float *ct, *b; /* Y^T of one image (out_sz x M), bias */
     float *y;            /* Y of that image */
     float *yall;         /* Y (for the epilogue's offsets) */
-    int avx512;          /* transpose with poprt__transpose_bias_avx512 */
+    const poprt__convb_variant *cv; /* transpose with its transpose_bias, or NULL */
 } conv_trans_job;
 
 /* The GEMM's epilogue (poprt__sgemm_epi): positions [q0, q1) x channels
@@ -203,12 +203,12 @@ static void conv_trans_epi(void *ctx, int64_t q0, int64_t q1, int64_t m0, int64_
     const conv_trans_job *t = ctx;
     const poprt__conv_plan *p = t->p;
     const int64_t Q = p->g.out_sz, M = p->M;
-    const int relu = t->avx512 && poprt__x86_conv_lone_relu(p); /* applied in the transposition */
+    const int relu = t->cv && poprt__x86_conv_lone_relu(p); /* applied in the transposition */
     for (int64_t mb = m0; mb < m1; mb += CONV_TRANS_BLOCK) {
         const int64_t nm = m1 - mb < CONV_TRANS_BLOCK ? m1 - mb : CONV_TRANS_BLOCK;
-        if (t->avx512)
-            poprt__transpose_bias_avx512(t->ct + q0 * M + mb, M, q1 - q0, nm,
-                                         t->b ? t->b + mb : NULL, relu, t->y + mb * Q + q0, Q);
+        if (t->cv)
+            t->cv->transpose_bias(t->ct + q0 * M + mb, M, q1 - q0, nm, t->b ? t->b + mb : NULL,
+                                  relu, t->y + mb * Q + q0, Q);
         else {
             float bias[CONV_TRANS_BLOCK];
             for (int64_t i = 0; i < nm; i++)
@@ -249,7 +249,7 @@ poprt_status poprt__x86_conv_trans(poprt__kctx *k, const poprt__conv_plan *p, in
             a = col;
         }
         /* cannot fail: the packed variant was checked by the caller */
-        conv_trans_job t = {p, ct, b, y + in * p->M * Q, y, poprt__avx512_usable()};
+        conv_trans_job t = {p, ct, b, y + in * p->M * Q, y, poprt__convb_best()};
         const poprt__sgemm_epi epi = {conv_trans_epi, &t};
         (void)poprt__sgemm_packed_epi(&par, ws, 1, 0, Q, p->M, p->Kc, 1.0f, a, Q, NULL, NULL, 0,
                                       bpack, 0.0f, ct, p->M, &epi);

@@ -2,13 +2,14 @@
  * and the paths it chooses among, one file each: the tiled implicit GEMM and
  * the transposed GEMM (conv_gemm.c), the direct convolution on the GEMM
  * micro-kernel and the depthwise planes (conv_direct.c), the blocked
- * AVX-512 convolution (conv_blocked.c). The operator's checks, its im2col
+ * convolution (conv_blocked.c). The operator's checks, its im2col
  * and its reference loops are lib/kernels/ref/conv.h's. */
 #ifndef POPRT_X86_CONV_PATHS_H
 #define POPRT_X86_CONV_PATHS_H
 #include "kernels/ref/conv.h"
 #include "kernels/ref/poprt_compiled.h"
 #include "kernels/x86/fp8_round.h"
+#include "kernels/x86/conv_blocked.h"
 #include "kernels/x86/sgemm.h"
 #include "kernels/x86/vmath.h"
 
@@ -100,13 +101,14 @@ poprt_status poprt__x86_dwconv_padded(poprt__kctx *k, const poprt__conv_plan *p,
 /* Whether the blocked path can run a conv (2-D or 1-D, one group); its
  * weights packed by poprt__x86_convb_pack, found again (for this CPU and
  * shape, else NULL) by poprt__x86_convb_state; poprt__x86_conv_blocked
- * runs it. */
+ * runs it with variant v (poprt__convb_best() where the blob was found). */
 int poprt__x86_convb_fits(const poprt__geom3 *g, int64_t G);
 poprt_status poprt__x86_convb_pack(const float *w, int64_t M, int64_t C, int64_t KH, int64_t KW,
                                    void **state, size_t *size);
 const float *poprt__x86_convb_state(const poprt__kctx *k, const poprt__conv_plan *p,
                                     int64_t *w_group);
-poprt_status poprt__x86_conv_blocked(poprt__kctx *k, const poprt__conv_plan *p, const float *x,
+poprt_status poprt__x86_conv_blocked(poprt__kctx *k, const poprt__conv_plan *p,
+                                     const poprt__convb_variant *v, const float *x,
                                      const float *b, const float *w, int64_t w_group, float *y);
 
 #endif

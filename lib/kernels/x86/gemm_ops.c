@@ -87,9 +87,10 @@ poprt_status poprt__x86_gemm_prepare(poprt__prep_ctx *c, void **state, size_t *s
 {
     *state = NULL;
     *size = 0;
-    if (c->n_in < 2 || !c->in[1].type || !c->in[1].data || c->in[1].type->elem != POPRT_DTYPE_FLOAT ||
-        c->in[1].type->rank != 2 || !c->in[0].type || c->in[0].type->elem != POPRT_DTYPE_FLOAT ||
-        c->n_out < 1 || c->out[0].elem != POPRT_DTYPE_FLOAT)
+    if (c->n_in < 2 || !c->in[1].type || !c->in[1].data ||
+        c->in[1].type->elem != POPRT_DTYPE_FLOAT || c->in[1].type->rank != 2 || !c->in[0].type ||
+        c->in[0].type->elem != POPRT_DTYPE_FLOAT || c->n_out < 1 ||
+        c->out[0].elem != POPRT_DTYPE_FLOAT)
         return POPRT_OK;
     const int tb = poprt__attr_i(c->node, "transB", 0) != 0;
     const int64_t d0 = c->in[1].type->dims[0].value, d1 = c->in[1].type->dims[1].value;
@@ -104,9 +105,9 @@ poprt_status poprt__x86_matmul_prepare(poprt__prep_ctx *c, void **state, size_t 
 {
     *state = NULL;
     *size = 0;
-    if (c->n_in < 2 || !c->in[1].type || !c->in[1].data || c->in[1].type->elem != POPRT_DTYPE_FLOAT ||
-        c->in[1].type->rank != 2 || !c->in[0].type || c->in[0].type->elem != POPRT_DTYPE_FLOAT ||
-        c->in[0].type->rank < 2)
+    if (c->n_in < 2 || !c->in[1].type || !c->in[1].data ||
+        c->in[1].type->elem != POPRT_DTYPE_FLOAT || c->in[1].type->rank != 2 || !c->in[0].type ||
+        c->in[0].type->elem != POPRT_DTYPE_FLOAT || c->in[0].type->rank < 2)
         return POPRT_OK;
     const int64_t K = c->in[1].type->dims[0].value, N = c->in[1].type->dims[1].value;
     if (K <= 0 || N < 4)

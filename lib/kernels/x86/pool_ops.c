@@ -10,105 +10,17 @@
 #include "kernels/x86/pool.h"
 #include "kernels/x86/pool_ops.h"
 
-/* 2-D max pooling without indices or dilation, the common CNN case: the
- * kernel-height maximum of whole input rows first (contiguous, vectorised),
- * then the kernel-width maximum at the strided positions (stride 2: even
- * and odd lanes split with shuffles, 16 outputs at a time). Same result as
- * the generic loop: max is exact and NaN-free inputs compare the same way;
- * a plane holding a NaN takes the generic loop (poprt__pool_planes), whose
- * first-element rule decides where NaN wins. */
-/* Row width maxpool2d_plane needs: the input row with a -inf border on
- * both sides covering every window, plus room for whole 16-lane blocks. */
-static int64_t maxpool2d_row(const poprt__geom3 *g)
-{
-    const int64_t need = (g->out[2] - 1) * g->s[2] + g->k[2];
-    return (need > g->pb[2] + g->in[2] ? need : g->pb[2] + g->in[2]) + 1 + 2 * 16 + 16;
-}
-
-typedef float mp_v16 __attribute__((vector_size(64)));
-typedef int mp_i16 __attribute__((vector_size(64)));
-
-/* *v = p[0], p[2], ..., p[30] */
-static inline __attribute__((always_inline)) void mp_even16(const float *p, mp_v16 *v)
-{
-    mp_v16 lo, hi;
-    memcpy(&lo, p, sizeof lo);
-    memcpy(&hi, p + 16, sizeof hi);
-    *v = POPRT__EVEN16(lo, hi, mp_i16);
-}
-
-/* Compiled for each vector width the CPU may have and picked by the loader
- * from the CPU's features (POPRT_ISA does not cap it: max is exact, so every
- * clone gives the same result). Returns 0 when a window holds a NaN; what it
- * wrote is then overwritten by the generic loop. */
-POPRT__CLONES
-static int maxpool2d_plane(const poprt__geom3 *g, const float *xp, float *yp, float *rowmax)
-{
-    const int64_t IH = g->in[1], IW = g->in[2], OH = g->out[1], OW = g->out[2];
-    const int64_t KH = g->k[1], KW = g->k[2], SH = g->s[1], SW = g->s[2], PH = g->pb[1],
-                  PW = g->pb[2], RW = maxpool2d_row(g);
-    /* NaN check over the rows the windows read (no early exit, so it
-     * vectorises; elements outside every window cannot reach the output) */
-    int ok = 1;
-    /* max over the window rows, then over the columns of the -inf-bordered
-     * row, both vectorisable */
-    float *restrict r = rowmax;
-    for (int64_t w = 0; w < RW; w++)
-        r[w] = -INFINITY;
-    for (int64_t oh = 0; oh < OH; oh++) {
-        int64_t h0 = oh * SH - PH, h1 = h0 + KH;
-        if (h0 < 0)
-            h0 = 0;
-        if (h1 > IH)
-            h1 = IH;
-        float *restrict rm = r + PW;
-        const float *restrict row0 = xp + h0 * IW;
-        for (int64_t w = 0; w < IW; w++) {
-            rm[w] = row0[w];
-            ok &= row0[w] == row0[w];
-        }
-        for (int64_t h = h0 + 1; h < h1; h++) {
-            const float *restrict row = xp + h * IW;
-            for (int64_t w = 0; w < IW; w++) {
-                rm[w] = row[w] > rm[w] ? row[w] : rm[w];
-                ok &= row[w] == row[w];
-            }
-        }
-        float *restrict yr = yp + oh * OW;
-        int64_t ow0 = 0;
-        if (SW == 2) {
-            for (; ow0 + 16 <= OW; ow0 += 16) {
-                mp_v16 m, e;
-                mp_even16(r + 2 * ow0, &m);
-                for (int64_t kw = 1; kw < KW; kw++) {
-                    mp_even16(r + 2 * ow0 + kw, &e);
-                    const mp_i16 gt = e > m;
-                    m = (mp_v16)(((mp_i16)e & gt) | ((mp_i16)m & ~gt));
-                }
-                memcpy(yr + ow0, &m, sizeof m);
-            }
-        }
-        for (int64_t ow = ow0; ow < OW; ow++)
-            yr[ow] = r[ow * SW];
-        for (int64_t kw = 1; kw < KW; kw++) {
-            const float *restrict rk = r + kw;
-            if (SW == 1) {
-                for (int64_t ow = ow0; ow < OW; ow++)
-                    yr[ow] = rk[ow] > yr[ow] ? rk[ow] : yr[ow];
-            } else {
-                for (int64_t ow = ow0; ow < OW; ow++)
-                    yr[ow] = rk[ow * SW] > yr[ow] ? rk[ow * SW] : yr[ow];
-            }
-        }
-    }
-    return ok;
-}
-
+/* 2-D max pooling without indices or dilation, the common CNN case, on
+ * the best plane function of the CPU's (pool.h: the first usable of
+ * pool_kernels.inc). Same result as the generic loop: max is exact and
+ * NaN-free inputs compare the same way; a plane holding a NaN takes the
+ * generic loop (poprt__pool_planes), whose first-element rule decides where
+ * NaN wins. */
 typedef struct maxpool2d_task {
     const poprt__pool_task *pool; /* the generic loop, for planes holding a NaN */
     float *scratch;        /* one row per chunk start: indexed by plane */
     int64_t row;           /* floats per row */
-    int avx512;            /* poprt__maxpool2d_plane_avx512 */
+    const poprt__maxpool_variant *v;
     poprt__maxpool2d_geom xg;
 } maxpool2d_task;
 
@@ -120,9 +32,7 @@ static void maxpool2d_task_fn(void *ctx, int64_t q0, int64_t q1)
     for (int64_t q = q0; q < q1; q++) {
         const float *xp = t->pool->x + q * g->in_sz;
         float *yp = t->pool->y + q * g->out_sz;
-        const int ok = t->avx512 ? poprt__maxpool2d_plane_avx512(&t->xg, xp, yp, rowmax)
-                                 : maxpool2d_plane(g, xp, yp, rowmax);
-        if (!ok)
+        if (!t->v->plane(&t->xg, xp, yp, rowmax))
             poprt__pool_planes((void *)t->pool, q, q + 1);
     }
 }
@@ -140,11 +50,10 @@ static poprt_status maxpool_fast(poprt__kctx *k, const poprt__pool_task *t, cons
         fast = t->g.pb[a] < t->g.k[a] && t->g.pe[a] < t->g.k[a];
     if (!fast)
         return POPRT_OK;
-    maxpool2d_task mt = {t, NULL, maxpool2d_row(&t->g), poprt__avx512_usable(),
+    maxpool2d_task mt = {t, NULL, 0, poprt__maxpool_best(),
                          {t->g.in[1], t->g.in[2], t->g.out[1], t->g.out[2], t->g.k[1],
                           t->g.k[2], t->g.s[1], t->g.s[2], t->g.pb[1], t->g.pb[2]}};
-    if (mt.avx512)
-        mt.row = poprt__maxpool2d_row_floats(&mt.xg);
+    mt.row = mt.v->row_floats(&mt.xg);
     mt.scratch = poprt__kctx_scratch(k, (size_t)(planes * mt.row) * sizeof(float));
     if (!mt.scratch)
         return poprt__ref_oom(k);
@@ -158,6 +67,9 @@ poprt_status poprt__x86_maxpool(poprt__kctx *k)
 {
     return poprt__pool_op(k, POPRT__POOL_MAX, maxpool_fast);
 }
+
+typedef float mp_v16 __attribute__((vector_size(64)));
+typedef int mp_i16 __attribute__((vector_size(64)));
 
 /* ai.poprt BlockedMaxPool (lib/compiler/layout.c): MaxPool on NCHW16c
  * tensors, 2-D. Each output vector holds 16 channels of one position; the
