@@ -13,8 +13,7 @@
 #include "kernels/x86/conv_blocked.h"
 #include "kernels/x86/gemm_ops.h"
 
-/* The plan of a convolution without an epilogue (FusedConv's adds its own). */
-static void plan_of(const poprt__conv_shape *s, poprt__conv_plan *p)
+void poprt__x86_conv_plan_of(const poprt__conv_shape *s, poprt__conv_plan *p)
 {
     memset(p, 0, sizeof *p);
     p->g = s->g;
@@ -454,7 +453,7 @@ static poprt_status conv_f32_entry(poprt__kctx *k, const poprt__conv_shape *s, c
                                    const float *w, const float *b, float *y)
 {
     poprt__conv_plan p;
-    plan_of(s, &p);
+    poprt__x86_conv_plan_of(s, &p);
     return conv_f32(k, &p, x, w, b, y);
 }
 
@@ -485,7 +484,7 @@ poprt_status poprt__x86_fused_conv(poprt__kctx *k)
     if (st)
         return st;
     poprt__conv_plan p;
-    plan_of(&s, &p);
+    poprt__x86_conv_plan_of(&s, &p);
     const poprt__tval *x = poprt__kin(k, 0), *w = poprt__kin(k, 1), *b = poprt__kin(k, 2);
     const poprt__tval *z = poprt__kin(k, 3);
     poprt__tval *y = poprt__kout(k, 0);

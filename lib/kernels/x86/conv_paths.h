@@ -66,6 +66,9 @@ static inline int poprt__x86_conv_lone_relu(const poprt__conv_plan *p)
  * own scratch; the pool balances lanes over threads. */
 #define CONV_LANES 8
 
+/* The plan of a convolution of shape s without an epilogue (FusedConv's
+ * kernel adds its own). */
+void poprt__x86_conv_plan_of(const poprt__conv_shape *s, poprt__conv_plan *p);
 /* y[off + i] = act(y[off + i] + z[off + i]) for i < n, then the post
  * steps, then the float8 rounding (FusedConv's epilogue, x86/conv.c). */
 void poprt__x86_conv_epilogue(const poprt__conv_plan *p, float *y, int64_t off, int64_t n);
