@@ -12,7 +12,6 @@
 #include "ir/op.h"
 #include "core/regex.h"
 #include "kernels/kernel.h"
-#include "kernels/ref/misc.h"
 #include "kernels/ref/quant.h"
 #include "runtime/runtime.h"
 
