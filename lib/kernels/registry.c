@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "kernels/kernel.h"
+#include "kernels/ref/attention.h"
 #include "kernels/ref/cast.h"
 #include "kernels/ref/control.h"
 #include "kernels/ref/conv.h"
@@ -12,6 +13,7 @@
 #include "kernels/ref/gemm.h"
 #include "kernels/ref/image.h"
 #include "kernels/ref/linalg.h"
+#include "kernels/ref/loss.h"
 #include "kernels/ref/ml.h"
 #include "kernels/ref/norm.h"
 #include "kernels/ref/object_detection.h"
