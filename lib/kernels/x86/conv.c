@@ -58,7 +58,7 @@ void poprt__x86_conv_epilogue(const poprt__conv_plan *p, float *y, int64_t off, 
 }
 
 /* d[i] = s[i] + v (d may be s): the bias pass of the conv paths, compiled
- * per vector width like maxpool2d_plane (exact, so every clone agrees). */
+ * per vector width with target_clones (exact, so every clone agrees). */
 POPRT__CLONES
 static void row_plus(float *d, const float *s, float v, int64_t n)
 {
