@@ -412,14 +412,15 @@ poprt_status poprt__x86_conv_prepare(poprt__prep_ctx *c, void **state, size_t *s
                              (uint64_t)v->nr << 16 | (uint64_t)MR};
             memcpy(blob, h, sizeof h);
             const float *w = c->in[1].data;
+            /* (asked once: the function is in conv_direct.c now) */
+            const int taps = poprt__x86_conv_direct_taps(v, ksz);
             for (int64_t gi = 0; gi < G; gi++) {
                 float *dst = (float *)((unsigned char *)blob + CONV_PACK_HEADER + per * (size_t)gi);
                 for (int64_t m = 0; m < Mg; m++)
                     for (int64_t ci = 0; ci < Cg; ci++)
                         for (int64_t t = 0; t < ksz; t++)
-                            dst[(poprt__x86_conv_direct_taps(v, ksz)
-                                     ? ((m / MR) * Cg + ci) * ksz + t
-                                     : ((m / MR) * ksz + t) * Cg + ci) *
+                            dst[(taps ? ((m / MR) * Cg + ci) * ksz + t
+                                      : ((m / MR) * ksz + t) * Cg + ci) *
                                     MR +
                                 m % MR] = w[((gi * Mg + m) * Cg + ci) * ksz + t];
             }
