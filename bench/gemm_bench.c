@@ -35,7 +35,7 @@
 #include <string.h>
 #include <time.h>
 #include <immintrin.h>
-#include "kernels/ref/nn.h"
+#include "kernels/ref/gemm.h"
 #include "kernels/x86/sgemm.h"
 #include "runtime/runtime.h"
 

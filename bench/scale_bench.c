@@ -243,7 +243,7 @@ static int cmp_d(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static void die_api(const char *what)
+static _Noreturn void die_api(const char *what)
 {
     fprintf(stderr, "scale_bench: %s: %s\n", what, poprt_last_error());
     exit(1);

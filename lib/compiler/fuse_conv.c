@@ -5,7 +5,7 @@
  * operand (FusedElementwise's), then a float8 QuantizeLinear ->
  * DequantizeLinear pair become one ai.poprt FusedConv node,
  * Y = fp8(post(act(conv + B + Z))), whose kernel applies the epilogue to
- * each output block while it is still in cache (lib/kernels/ref/nn.c). Each
+ * each output block while it is still in cache (lib/kernels/x86/conv.c). Each
  * intermediate tensor must have exactly one reader and must not be a graph
  * output. Only the main graph is rewritten, and only where the shapes are
  * static. It runs before the elementwise-chain fusion, which would

@@ -29,6 +29,12 @@ float poprt__f4e2m1_to_float(uint8_t v);
 uint8_t poprt__float_to_f4e2m1(float f);
 float poprt__e8m0_to_float(uint8_t v);
 uint8_t poprt__float_to_e8m0(float f, int saturate);
+/* ONNX round_mode of conversions to float8e8m0. */
+enum { POPRT__E8M0_UP = 0, POPRT__E8M0_DOWN = 1, POPRT__E8M0_NEAREST = 2 };
+/* Parses "up" / "down" / "nearest"; -1 when unknown. */
+int poprt__e8m0_round_mode(const char *s);
+/* float -> float8e8m0 with an explicit round mode (the sign is ignored). */
+uint8_t poprt__float_to_e8m0_mode(float f, int saturate, int mode);
 
 /* Element i of a buffer of dtype as double / int64 (for generic code paths,
  * not for hot loops). Strings, complex and unknown types read as 0: the

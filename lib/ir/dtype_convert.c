@@ -294,6 +294,36 @@ uint8_t poprt__float_to_e8m0(float f, int saturate)
     return (uint8_t)e;
 }
 
+int poprt__e8m0_round_mode(const char *s)
+{
+    if (!s || strcmp(s, "up") == 0)
+        return POPRT__E8M0_UP;
+    if (strcmp(s, "down") == 0)
+        return POPRT__E8M0_DOWN;
+    if (strcmp(s, "nearest") == 0)
+        return POPRT__E8M0_NEAREST;
+    return -1;
+}
+
+uint8_t poprt__float_to_e8m0_mode(float f, int saturate, int mode)
+{
+    if (mode == POPRT__E8M0_UP)
+        return poprt__float_to_e8m0(f, saturate);
+    if (isnan(f))
+        return 0xFF;
+    if (isinf(f))
+        return saturate ? 0xFE : 0xFF;
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    uint32_t e = (u >> 23) & 0xFF, m = u & 0x7FFFFF;
+    /* nearest: the midpoint between 2^e and 2^(e+1) is 1.5 * 2^e; ties go up */
+    if (mode == POPRT__E8M0_NEAREST && m >= 0x400000)
+        e++;
+    if (e > 0xFE)
+        e = saturate ? 0xFE : 0xFF;
+    return (uint8_t)e;
+}
+
 /* ---- generic load / store ---------------------------------------------------- */
 
 double poprt__load_f64(const void *data, int32_t dtype, int64_t i)

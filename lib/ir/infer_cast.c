@@ -3,7 +3,6 @@
 #include <string.h>
 #include "ir/op.h"
 #include "ir/dtype.h"
-#include "kernels/ref/cast.h"
 
 /* The `to` attribute: a dtype number, or (opset < 6) a name like "FLOAT". */
 static poprt_status attr_to(poprt__infer_ctx *c, int32_t *to)

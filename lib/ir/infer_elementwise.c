@@ -1,7 +1,6 @@
 /* Operator family 'elementwise': schemas and shape/type inference. */
 #include "ir/op.h"
 #include "ir/dtype.h"
-#include "kernels/ref/elementwise.h"
 
 /* INVALID_MODEL when two inputs of [first, first+count) have known,
  * different element types. Returns the common type (0 if unknown). */

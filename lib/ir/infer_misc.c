@@ -2,7 +2,7 @@
 #include <string.h>
 #include "ir/op.h"
 #include "ir/dtype.h"
-#include "kernels/ref/misc.h"
+#include "core/regex.h"
 
 /* ==== Recurrent ops: RNN, GRU, LSTM =========================================
  * X is [seq, batch, input] (layout 0) or [batch, seq, input] (layout 1);
@@ -317,10 +317,10 @@ static poprt_status inf_regex_full_match(poprt__infer_ctx *c)
     if (t && t != POPRT_DTYPE_STRING)
         return POPRT__NODE_ERR(c->node, POPRT_STATUS_INVALID_MODEL, "expects a string input");
     poprt__regex *re;
-    poprt_status st = poprt__regex_compile(c->node, poprt__attr_s(c->node, "pattern", ""),
-                                           qm_arena_alloc, c->arena, &re);
+    poprt_status st = poprt__regex_compile(poprt__attr_s(c->node, "pattern", ""), qm_arena_alloc,
+                                           c->arena, &re);
     if (st)
-        return st;
+        return poprt__node_err_last(c->node, st);
     poprt__infer_same(c, 0, 0);
     c->out[0].kind = POPRT__KIND_TENSOR;
     c->out[0].elem = POPRT_DTYPE_BOOL;

@@ -1,10 +1,12 @@
 /* Operator family 'nn': schemas and shape/type inference for convolutions,
  * pools, Gemm/MatMul, normalisations, LRN, Einsum and Det. Window geometry
  * (pads, auto_pad, ceil_mode) is shared with the kernels through
- * poprt__nn_window_geom so both always agree. */
+ * poprt__nn_window_geom (lib/ir/geom.h) so both always agree. */
 #include <string.h>
 #include "ir/op.h"
-#include "kernels/ref/nn.h"
+#include "ir/dtype.h"
+#include "ir/einsum.h"
+#include "ir/geom.h"
 
 /* Rank of input i (-1 unknown or omitted) and its dims (-1 unknown). */
 static int in_dims(const poprt__infer_ctx *c, int i, int64_t *dims)

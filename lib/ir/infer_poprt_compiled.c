@@ -2,8 +2,17 @@
  * when it fuses nodes (domain "ai.poprt"); schemas and inference.
  * docs/ops.md describes each. */
 #include "ir/op.h"
-#include "kernels/ref/nn.h"
-#include "kernels/ref/poprt_compiled.h"
+#include "ir/fused_elementwise.h"
+
+int poprt__ew_is_binary(int64_t op)
+{
+    return op >= POPRT__EW_ADD && op <= POPRT__EW_MIN;
+}
+
+int poprt__ew_known(int64_t op)
+{
+    return poprt__ew_is_binary(op) || (op >= POPRT__EW_RELU && op <= POPRT__EW_FP8_E5M2);
+}
 
 /* FusedElementwise: Y has X's type; the step attributes must agree. */
 static poprt_status infer_fused_elementwise(poprt__infer_ctx *c)

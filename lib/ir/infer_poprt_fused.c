@@ -3,9 +3,7 @@
  * docs/ops.md describes each. */
 #include <string.h>
 #include "ir/op.h"
-#include "kernels/ref/elementwise.h"
-#include "kernels/ref/nn.h"
-#include "kernels/ref/poprt_fused.h"
+#include "ir/dtype.h"
 
 static const poprt__type *tin(const poprt__infer_ctx *c, int i)
 {

@@ -1,9 +1,8 @@
 /* Operator family 'poprt_replace': libpoprt's own operators (domain "ai.poprt"),
  * produced by the replace_* passes; schemas and shape/type inference.
- * Semantics: lib/kernels/ref/poprt_replace.h and docs/ops.md. */
+ * Semantics: docs/ops.md. */
 #include "ir/op.h"
 #include "ir/dtype.h"
-#include "kernels/ref/poprt_replace.h"
 
 static poprt_status need_float(poprt__infer_ctx *c, int i)
 {

@@ -4,8 +4,8 @@
 #include <string.h>
 #include "ir/op.h"
 #include "ir/dtype.h"
-#include "kernels/ref/quant.h"
-#include "kernels/ref/nn.h"
+#include "ir/quant_layout.h"
+#include "ir/geom.h"
 
 /* Rank of input i (-1 unknown or omitted) and its dims (-1 unknown). */
 static int in_dims(const poprt__infer_ctx *c, int i, int64_t *dims)

@@ -3,7 +3,7 @@
  * RotaryEmbedding and the classification losses. */
 #include <string.h>
 #include "ir/op.h"
-#include "kernels/ref/reduce.h"
+#include "ir/geom.h"
 
 /* ---- small helpers -------------------------------------------------------- */
 
@@ -44,13 +44,6 @@ static poprt_status agree(const poprt__node *n, const char *what, int64_t a, int
         return POPRT__NODE_ERR(n, POPRT_STATUS_SHAPE_MISMATCH, "%s: %lld and %lld differ", what,
                                (long long)a, (long long)b);
     return POPRT_OK;
-}
-
-int poprt__reduce_axes_from_input(const poprt__node *n, int opset)
-{
-    if (strcmp(n->op_type, "ReduceSum") == 0)
-        return opset >= 13;
-    return opset >= 18;
 }
 
 /* ---- Reduce* -------------------------------------------------------------- */

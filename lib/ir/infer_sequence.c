@@ -5,8 +5,7 @@
 #include <string.h>
 #include "ir/op.h"
 #include "ir/dtype.h"
-#include "kernels/ref/sequence.h"
-#include "kernels/ref/control.h"
+#include "ir/infer_control.h"
 
 static poprt__type *new_type(poprt__infer_ctx *c)
 {

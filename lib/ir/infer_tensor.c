@@ -7,7 +7,7 @@
 #include <string.h>
 #include "ir/op.h"
 #include "ir/dtype.h"
-#include "kernels/ref/tensor.h"
+#include "ir/geom.h"
 
 #define MAXR POPRT__MAX_RANK
 

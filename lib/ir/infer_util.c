@@ -14,6 +14,12 @@ poprt_status poprt__node_err(const poprt__node *n, poprt_status st, const char *
                       n->domain && *n->domain ? "." : "", n->op_type, msg);
 }
 
+poprt_status poprt__node_err_last(const poprt__node *n, poprt_status st)
+{
+    /* poprt__node_err formats into last_error from its own copy */
+    return poprt__node_err(n, st, "%s", poprt__last_error());
+}
+
 void poprt__infer_set(poprt__infer_ctx *c, int j, int32_t elem, int rank, const poprt__dim *dims)
 {
     if (j >= c->n_out)

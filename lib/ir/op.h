@@ -1,6 +1,6 @@
 /* Operator schemas: one poprt__op per (domain, op_type, since_version),
  * holding the arity and the type/shape inference function. The kernels that
- * run an operator are lib/kernels' business (lib/kernels/registry.def).
+ * run an operator are lib/kernels' business (its registry.def).
  *
  * One inference function serves both the IR (types with symbolic dims,
  * constant inputs only) and the runtime (concrete shapes and the actual
@@ -89,6 +89,10 @@ extern const poprt__op *const poprt__ops_poprt_compiled[]; /* ai.poprt ops the c
 poprt_status poprt__node_err(const poprt__node *n, poprt_status st, const char *fmt, ...)
     POPRT__PRINTF(3, 4);
 #define POPRT__NODE_ERR(node, st, ...) poprt__node_err((node), (st), __VA_ARGS__)
+/* The error just recorded with poprt__err (by code that knows no node, as
+ * lib/core/regex.c), recorded again naming the node, exactly as
+ * POPRT__NODE_ERR with that message would have; returns st. */
+poprt_status poprt__node_err_last(const poprt__node *n, poprt_status st);
 
 /* out = tensor of elem with rank/dims (dims copied into the arena). */
 void poprt__infer_set(poprt__infer_ctx *c, int j, int32_t elem, int rank, const poprt__dim *dims);

@@ -118,7 +118,7 @@ static poprt_status check_shape(const char *name, poprt_dtype dtype, const int64
     if (rank < 0 || rank > POPRT__MAX_RANK || (rank && !dims))
         return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "input '%s': invalid rank %d", name, rank);
     int64_t n = 1;
-    size_t fit = poprt_dtype_size(dtype);
+    size_t fit = poprt__dtype_size(dtype);
     for (int i = 0; i < rank; i++)
         if (!poprt__size_fits(&fit, dims[i]) || !poprt__mul_i64(n, dims[i], &n))
             return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "input '%s': invalid dim %lld", name,

@@ -1,13 +1,12 @@
-/* fuzz_regex: the regular-expression engine of the RegexFullMatch kernel
- * (poprt__regex_compile, poprt__regex_scratch, poprt__regex_full_match).
+/* fuzz_regex: the regular-expression engine of RegexFullMatch (lib/core/regex.h:
+ * poprt__regex_compile, poprt__regex_scratch, poprt__regex_full_match).
  * Input: the pattern up to the first NUL byte, then texts separated by NUL
  * bytes, each matched with the scratch poprt__regex_scratch gives. A compiled pattern must also match
  * every text the same way twice (the visited marks are reset per text). */
 #include <stdlib.h>
 #include <string.h>
 #include "fuzz.h"
-#include "ir/ir.h"
-#include "kernels/ref/misc.h"
+#include "core/regex.h"
 
 /* Allocations of one input, freed together (the compiler's memory comes
  * from scratch or an arena in the library). */
@@ -41,13 +40,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(text, data, size);
     text[size] = 0;
     const size_t plen = strlen(text);
-    static poprt__node node; /* what error messages name */
-    node.name = "fuzz";
-    node.op_type = "RegexFullMatch";
-    node.domain = "";
     pool pl = {.n = 0};
     poprt__regex *re = NULL;
-    if (poprt__regex_compile(&node, text, pool_alloc, &pl, &re) == POPRT_OK) {
+    if (poprt__regex_compile(text, pool_alloc, &pl, &re) == POPRT_OK) {
         const char *texts[64];
         int nt = 0;
         size_t most = 0;

@@ -23,7 +23,6 @@
 #include <unistd.h>
 #include "builder.h"
 #include "compiler/compiler.h"
-#include "kernels/ref/nn.h"
 #include "runtime/runtime.h"
 
 typedef struct conv_case {
@@ -282,6 +281,7 @@ static const conv_case cases[] = {
     {1, 16, 24, 1, 30, 31, 4, 4, 2, 2, 1, 1, 1, 1, 2, 2, 1},    /* stride 2, even kernel */
     {1, 12, 12, 12, 6, 96, 5, 5, 2, 1, 1, 1, 2, 2, 2, 2, 1},    /* depthwise stride (2, 1) */
     {1, 8, 8, 8, 5, 150, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 1},      /* depthwise, 4-block rows */
+    {1, 8, 8, 8, 9, 56, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},       /* depthwise, 56 columns: 3 + 1 blocks */
     {1, 6, 6, 6, 9, 141, 3, 3, 1, 2, 1, 1, 1, 1, 1, 1, 0},      /* depthwise stride (1, 2) */
     {1, 13, 30, 1, 21, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},    /* direct, odd channels */
     {1, 9, 16, 1, 22, 37, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 0},     /* direct stride 2, odd channels */

@@ -7,7 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "kernels/ref/nn.h"
+#include "kernels/ref/gemm.h"
 #include "runtime/runtime.h"
 
 /* ---- harness: one node, values, an exec with an optional thread pool ---- */

@@ -1,20 +1,32 @@
 /* Unit tests: x86 kernels (lib/kernels/x86). CPU detection against
- * /proc/cpuinfo, the POPRT_ISA cap, and every fp32 GEMM variant of the kernel
- * list (sgemm_kernels.inc) the CPU has against poprt__ref_sgemm at awkward
- * sizes, all transpositions, alpha/beta and padded leading dimensions.
- * Variants the CPU lacks are reported as skipped on stdout.
+ * /proc/cpuinfo, the POPRT_ISA cap, and every variant of every kernel list
+ * against the reference kernels of lib/kernels/ref: the fp32 GEMM
+ * (sgemm_kernels.inc) against poprt__ref_sgemm at awkward sizes, all
+ * transpositions, alpha/beta and padded leading dimensions; vmath,
+ * depthwise conv, blocked conv and max pooling at the end of the file
+ * (tolerances stated there). Variants the CPU lacks are reported as skipped
+ * on stdout.
  *
- * Tolerance: |C - C_ref| <= 1e-5 * max(1, K / 256) * mag, where
+ * GEMM tolerance: |C - C_ref| <= 1e-5 * max(1, K / 256) * mag, where
  * mag = |alpha| * sum_k |a_ik b_kj| + |beta c_ij| (relative to the size of
  * the terms, widened with K because the two GEMMs sum in different orders).
  * Thread-count determinism and pre-packed operands are checked bit-exactly. */
 #include <check.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "kernels/ref/nn.h"
+#include "kernels/ref/conv.h"
+#include "kernels/ref/elementwise.h"
+#include "kernels/ref/gemm.h"
+#include "kernels/ref/pool.h"
+#include "kernels/ref/reduce.h"
+#include "kernels/x86/conv_dw.h"
+#include "kernels/x86/conv_paths.h"
+#include "kernels/x86/pool.h"
 #include "kernels/x86/sgemm.h"
+#include "kernels/x86/vmath.h"
 #include "runtime/runtime.h"
 
 /* deterministic data in [-1, 1] */
@@ -642,6 +654,609 @@ START_TEST(test_degenerate)
 }
 END_TEST
 
+/* ==== the other kernel lists, every variant against lib/kernels/ref ========
+ * Each list's variants the CPU lacks are reported as skipped. Tolerances:
+ *   vmath (vmath_kernels.inc): each function with an ONNX operator against
+ *     that operator's reference kernel computing in double, within the
+ *     bounds test_vmath.c states against libm (ulps of the reference, plus
+ *     absolute and relative terms for functions that cancel); Add, Sub, Mul,
+ *     Div, Max, Min exactly; softmax rows 1e-6 relative + 1e-7.
+ *   depthwise conv (conv_dw_kernels.inc): the plane functions against the
+ *     reference Conv with one group per channel, which adds the taps in the
+ *     same order: within 1e-6 of the sum of |terms| (in practice equal).
+ *   blocked conv (conv_blocked_kernels.inc): the driver on each variant
+ *     against the reference Conv (im2col and poprt__ref_sgemm, another
+ *     order): within 2 Kc 2^-24 of the sum of |terms|, what two float sums
+ *     of Kc terms can differ by.
+ *   max pooling (pool_kernels.inc): each plane function against the
+ *     reference window loop, bit for bit (max is exact); a NaN is reported.
+ * And the registry's Gemm, MatMul and ConvTranspose (the fast GEMM engine)
+ * against their reference kernels (poprt__ref_gemm_engine), within
+ * 2 K 2^-24 of the sum of |terms|. */
+
+/* ---- a kernel call: one node, tensors in and out, no thread pool ---- */
+
+typedef struct kcall {
+    poprt__node node;
+    poprt__attr attrs[8];
+    poprt__value vals[5]; /* inputs 0..3, output 4 */
+    poprt__value *in[4], *out[1];
+    struct poprt__exec ex;
+    poprt__kctx k;
+} kcall;
+
+static void kc_init(kcall *c, const char *op, int opset)
+{
+    memset(c, 0, sizeof *c);
+    c->node.name = "variant_check";
+    c->node.op_type = op;
+    c->node.domain = "";
+    c->node.attrs = c->attrs;
+    c->k.node = &c->node;
+    c->k.opset = opset;
+    c->k.in = c->in;
+    c->k.out = c->out;
+    c->k.n_out = 1;
+    c->k.exec = &c->ex;
+    c->out[0] = &c->vals[4];
+}
+
+/* Tensor slot i: inputs 0..3, the output 4. */
+static void kc_tensor(kcall *c, int i, int32_t dt, int rank, const int64_t *dims, void *data)
+{
+    poprt__tval *t = &c->vals[i].t;
+    c->vals[i].kind = POPRT__KIND_TENSOR;
+    t->dtype = dt;
+    t->rank = rank;
+    memcpy(t->dims, dims, sizeof(int64_t) * (size_t)rank);
+    t->numel = poprt__tval_numel(t);
+    t->nbytes = (size_t)t->numel * poprt_dtype_size((poprt_dtype)dt);
+    t->data = data;
+    if (i < 4) {
+        c->in[i] = &c->vals[i];
+        c->k.n_in = c->k.n_in > i + 1 ? c->k.n_in : i + 1;
+    }
+}
+
+static poprt__attr *kc_attr(kcall *c, const char *name, poprt__attr_type type)
+{
+    ck_assert_int_lt(c->node.n_attrs, 8);
+    poprt__attr *a = &c->attrs[c->node.n_attrs++];
+    a->name = name;
+    a->type = type;
+    return a;
+}
+
+static void kc_ints(kcall *c, const char *name, int64_t n, int64_t *v)
+{
+    poprt__attr *a = kc_attr(c, name, POPRT__ATTR_INTS);
+    a->n = n;
+    a->ints = v;
+}
+
+/* Releases the scratch memory of c's kernel calls. */
+static void kc_release(kcall *c)
+{
+    while (c->ex.scratch) {
+        poprt__scratch_chunk *s = c->ex.scratch;
+        c->ex.scratch = s->next;
+        poprt__aligned_free(s);
+    }
+}
+
+/* Runs fn, which must succeed. */
+static void kc_run(kcall *c, poprt__kernel_fn fn)
+{
+    ck_assert_msg(fn(&c->k) == POPRT_OK, "%s: %s", c->node.op_type, poprt_last_error());
+    kc_release(c);
+}
+
+static float *fvec(int64_t n, uint32_t seed)
+{
+    return mat(n, seed);
+}
+
+static float *fabs_of(const float *x, int64_t n)
+{
+    float *a = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+    ck_assert_ptr_nonnull(a);
+    for (int64_t i = 0; i < n; i++)
+        a[i] = fabsf(x[i]);
+    return a;
+}
+
+/* ---- vmath ----------------------------------------------------------------- */
+
+typedef struct vcase {
+    int fn;               /* POPRT__VMATH_* */
+    poprt__kernel_fn ref; /* the operator's reference kernel */
+    const char *op;
+    int opset;
+    const char *a_name, *b_name; /* attributes taking p.alpha / p.beta, or NULL */
+    poprt__vmath_param p;
+    double ulp, abs, rel; /* tolerance (test_vmath.c's) */
+    float lo, hi;         /* inputs */
+} vcase;
+
+static const vcase vcases[] = {
+    {POPRT__VMATH_exp, poprt__ref_exp, "Exp", 13, NULL, NULL, {0, 0, 0}, 2, 0, 0, -80, 80},
+    {POPRT__VMATH_log, poprt__ref_log, "Log", 13, NULL, NULL, {0, 0, 0}, 2, 0, 0, 1e-3f, 1e4f},
+    {POPRT__VMATH_tanh, poprt__ref_tanh, "Tanh", 13, NULL, NULL, {0, 0, 0}, 3, 0, 0, -10, 10},
+    {POPRT__VMATH_erf, poprt__ref_erf, "Erf", 13, NULL, NULL, {0, 0, 0}, 3, 0, 0, -5, 5},
+    {POPRT__VMATH_sigmoid, poprt__ref_sigmoid, "Sigmoid", 13, NULL, NULL, {0, 0, 0}, 2.5, 0, 0,
+     -30, 30},
+    {POPRT__VMATH_gelu, poprt__ref_gelu, "Gelu", 20, NULL, NULL, {0, 0, 0}, 5, 0, 4e-7, -5, 5},
+    {POPRT__VMATH_softplus, poprt__ref_softplus, "Softplus", 1, NULL, NULL, {0, 0, 0}, 4, 0,
+     2e-6, -20, 20},
+    {POPRT__VMATH_mish, poprt__ref_mish, "Mish", 18, NULL, NULL, {0, 0, 0}, 4, 0, 2e-6, -20, 20},
+    {POPRT__VMATH_elu, poprt__ref_elu, "Elu", 6, "alpha", NULL, {1.0f, 0, 0}, 4, 0, 1e-6, -10,
+     10},
+    {POPRT__VMATH_relu, poprt__ref_relu, "Relu", 14, NULL, NULL, {0, 0, 0}, 0.5, 0, 0, -10, 10},
+    {POPRT__VMATH_leaky_relu, poprt__ref_leaky_relu, "LeakyRelu", 16, "alpha", NULL,
+     {0.01f, 0, 0}, 0.5, 0, 0, -10, 10},
+    {POPRT__VMATH_hard_sigmoid, poprt__ref_hard_sigmoid, "HardSigmoid", 6, "alpha", "beta",
+     {0.2f, 0.5f, 0}, 1, 1e-7, 0, -6, 6},
+    {POPRT__VMATH_hard_swish, poprt__ref_hard_swish, "HardSwish", 14, NULL, NULL, {0, 0, 0}, 1,
+     1e-7, 0, -6, 6},
+};
+
+static double ulps(double r)
+{
+    const double a = fabs(r);
+    return a < FLT_MIN ? ldexp(1.0, -149) : ldexp(1.0, ilogb(a) - 23);
+}
+
+/* The reference kernel fn of op on n doubles. */
+static void ref_double(poprt__kernel_fn fn, const char *op, int opset, const vcase *vc,
+                       int n_in, double *const *in, int64_t n, double *out)
+{
+    kcall c;
+    kc_init(&c, op, opset);
+    for (int i = 0; i < n_in; i++)
+        kc_tensor(&c, i, POPRT_DTYPE_DOUBLE, 1, &n, in[i]);
+    kc_tensor(&c, 4, POPRT_DTYPE_DOUBLE, 1, &n, out);
+    if (vc && vc->a_name)
+        kc_attr(&c, vc->a_name, POPRT__ATTR_FLOAT)->f = vc->p.alpha;
+    if (vc && vc->b_name)
+        kc_attr(&c, vc->b_name, POPRT__ATTR_FLOAT)->f = vc->p.beta;
+    kc_run(&c, fn);
+}
+
+START_TEST(test_vmath_vs_ref)
+{
+    const poprt__vmath_variant *v = &poprt__vmath_variants[_i];
+    if (!poprt__vmath_usable(v)) {
+        printf("kernels_x86: vmath %s skipped: CPU lacks %s\n", v->name, poprt__isa_name(v->isa));
+        return;
+    }
+    enum { N = 4001 };
+    float *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y), *b = malloc(N * sizeof *b);
+    double *xd = malloc(N * sizeof *xd), *bd = malloc(N * sizeof *bd), *r = malloc(N * sizeof *r);
+    ck_assert(x && y && b && xd && bd && r);
+    int64_t checked = 0;
+    for (size_t c = 0; c < sizeof vcases / sizeof vcases[0]; c++) {
+        const vcase *vc = &vcases[c];
+        /* a grid that keeps off 0, where the double formulas of Elu and
+         * Gelu cancel */
+        for (int i = 0; i < N; i++) {
+            x[i] = vc->lo + (vc->hi - vc->lo) * ((float)i + 0.37f) / (float)N;
+            xd[i] = x[i];
+        }
+        v->unary[vc->fn](x, y, N, &vc->p);
+        ref_double(vc->ref, vc->op, vc->opset, vc, 1, (double *[]){xd}, N, r);
+        for (int i = 0; i < N; i++) {
+            const double tol = vc->ulp * ulps(r[i]) + vc->abs + vc->rel * fabs(r[i]);
+            ck_assert_msg(fabs(y[i] - r[i]) <= tol, "vmath %s %s(%a) = %a, %s says %a", v->name,
+                          poprt__vmath_unary_names[vc->fn], (double)x[i], (double)y[i], vc->op,
+                          r[i]);
+        }
+        checked += N;
+    }
+    static const struct {
+        int fn;
+        poprt__kernel_fn ref;
+        const char *op;
+    } bins[] = {
+        {POPRT__VMATH_add, poprt__ref_add, "Add"}, {POPRT__VMATH_sub, poprt__ref_sub, "Sub"},
+        {POPRT__VMATH_mul, poprt__ref_mul, "Mul"}, {POPRT__VMATH_div, poprt__ref_div, "Div"},
+        {POPRT__VMATH_max, poprt__ref_max, "Max"}, {POPRT__VMATH_min, poprt__ref_min, "Min"}};
+    for (int i = 0; i < N; i++) {
+        x[i] = (float)((i * 7919) % 2001 - 1000) * 0.0173f;
+        b[i] = (float)((i * 104729) % 1999 - 999) * 0.0311f + 0.005f; /* never 0 */
+        xd[i] = x[i];
+        bd[i] = b[i];
+    }
+    for (size_t o = 0; o < sizeof bins / sizeof bins[0]; o++) {
+        v->binary[bins[o].fn](x, 1, b, 1, y, N);
+        ref_double(bins[o].ref, bins[o].op, 14, NULL, 2, (double *[]){xd, bd}, N, r);
+        for (int i = 0; i < N; i++)
+            ck_assert_msg(y[i] == (float)r[i], "vmath %s %s(%a, %a) = %a, %s says %a", v->name,
+                          poprt__vmath_binary_names[bins[o].fn], (double)x[i], (double)b[i],
+                          (double)y[i], bins[o].op, (double)(float)r[i]);
+        checked += N;
+    }
+    /* softmax and log-softmax rows of several lengths */
+    for (int mode = 0; mode < 2; mode++)
+        for (int64_t n = 1; n <= 300; n += n < 20 ? 1 : 41) {
+            for (int64_t i = 0; i < n; i++) {
+                x[i] = (float)((i * 7919 + n) % 101) * 0.3f - 15.0f;
+                xd[i] = x[i];
+            }
+            v->softmax(x, y, n, mode);
+            kcall c;
+            kc_init(&c, mode ? "LogSoftmax" : "Softmax", 13);
+            kc_tensor(&c, 0, POPRT_DTYPE_DOUBLE, 1, &n, xd);
+            kc_tensor(&c, 4, POPRT_DTYPE_DOUBLE, 1, &n, r);
+            kc_run(&c, mode ? poprt__ref_logsoftmax : poprt__ref_softmax);
+            for (int64_t i = 0; i < n; i++)
+                ck_assert_msg(fabs(y[i] - r[i]) <= 1e-6 * fabs(r[i]) + 1e-7,
+                              "vmath %s softmax mode %d n %lld [%lld] = %g, want %g", v->name,
+                              mode, (long long)n, (long long)i, (double)y[i], r[i]);
+            checked += n;
+        }
+    printf("kernels_x86: vmath %s passed %lld values against the ref kernels in double\n",
+           v->name, (long long)checked);
+    free(x);
+    free(y);
+    free(b);
+    free(xd);
+    free(bd);
+    free(r);
+}
+END_TEST
+
+/* ---- convolutions ------------------------------------------------------------- */
+
+typedef struct ccase {
+    int64_t C, M, G, H, W, KH, KW, sh, sw, dh, dw, pt, pl, pb, pr;
+} ccase;
+
+static int64_t conv_out(int64_t in, int64_t k, int64_t s, int64_t d, int64_t p0, int64_t p1)
+{
+    return (in + p0 + p1 - d * (k - 1) - 1) / s + 1;
+}
+
+/* A Conv node of case cc (one image) set up in c, with x, w, b and y bound. */
+static void conv_call(kcall *c, const ccase *cc, float *x, float *w, float *b, float *y,
+                      int64_t attrs[4][4])
+{
+    kc_init(c, "Conv", 11);
+    const int64_t OH = conv_out(cc->H, cc->KH, cc->sh, cc->dh, cc->pt, cc->pb);
+    const int64_t OW = conv_out(cc->W, cc->KW, cc->sw, cc->dw, cc->pl, cc->pr);
+    int64_t xd[4] = {1, cc->C, cc->H, cc->W}, wd[4] = {cc->M, cc->C / cc->G, cc->KH, cc->KW};
+    int64_t yd[4] = {1, cc->M, OH, OW};
+    kc_tensor(c, 0, POPRT_DTYPE_FLOAT, 4, xd, x);
+    kc_tensor(c, 1, POPRT_DTYPE_FLOAT, 4, wd, w);
+    kc_tensor(c, 2, POPRT_DTYPE_FLOAT, 1, &cc->M, b);
+    kc_tensor(c, 4, POPRT_DTYPE_FLOAT, 4, yd, y);
+    int64_t *a = attrs[0];
+    a[0] = cc->KH, a[1] = cc->KW;
+    attrs[1][0] = cc->sh, attrs[1][1] = cc->sw;
+    attrs[2][0] = cc->dh, attrs[2][1] = cc->dw;
+    attrs[3][0] = cc->pt, attrs[3][1] = cc->pl, attrs[3][2] = cc->pb, attrs[3][3] = cc->pr;
+    kc_ints(c, "kernel_shape", 2, attrs[0]);
+    kc_ints(c, "strides", 2, attrs[1]);
+    kc_ints(c, "dilations", 2, attrs[2]);
+    kc_ints(c, "pads", 4, attrs[3]);
+    kc_attr(c, "group", POPRT__ATTR_INT)->i = cc->G;
+}
+
+/* The reference Conv of case cc into y, and the same on |x|, |w|, |b|: the
+ * sum of |terms| of each output, for the tolerances. */
+static void conv_ref(const ccase *cc, const float *x, const float *w, const float *b, float *y,
+                     float *mag, int64_t nx, int64_t nw)
+{
+    int64_t attrs[4][4];
+    kcall c;
+    conv_call(&c, cc, (float *)x, (float *)w, (float *)b, y, attrs);
+    kc_run(&c, poprt__ref_conv);
+    float *ax = fabs_of(x, nx), *aw = fabs_of(w, nw), *ab = fabs_of(b, cc->M);
+    conv_call(&c, cc, ax, aw, ab, mag, attrs);
+    kc_run(&c, poprt__ref_conv);
+    free(ax);
+    free(aw);
+    free(ab);
+}
+
+/* The data of a case: random x, w, b; the reference output r and the sum
+ * of |terms| mag; y for the variant. */
+typedef struct cdata {
+    int64_t OH, OW, nx, nw, ny;
+    float *x, *w, *b, *r, *mag, *y;
+} cdata;
+
+static void cdata_init(cdata *d, const ccase *cc, uint32_t seed)
+{
+    d->OH = conv_out(cc->H, cc->KH, cc->sh, cc->dh, cc->pt, cc->pb);
+    d->OW = conv_out(cc->W, cc->KW, cc->sw, cc->dw, cc->pl, cc->pr);
+    d->nx = cc->C * cc->H * cc->W;
+    d->nw = cc->M * (cc->C / cc->G) * cc->KH * cc->KW;
+    d->ny = cc->M * d->OH * d->OW;
+    d->x = fvec(d->nx, seed);
+    d->w = fvec(d->nw, seed + 50);
+    d->b = fvec(cc->M, seed + 99);
+    d->r = fvec(d->ny, 0);
+    d->mag = fvec(d->ny, 0);
+    d->y = fvec(d->ny, 0);
+    conv_ref(cc, d->x, d->w, d->b, d->r, d->mag, d->nx, d->nw);
+}
+
+/* Checks d->y against the reference within tol of the sum of |terms|. */
+static void cdata_check(const cdata *d, double tol, const char *what, const char *name, size_t s)
+{
+    for (int64_t i = 0; i < d->ny; i++)
+        ck_assert_msg(fabs(d->y[i] - d->r[i]) <= tol * d->mag[i] + 1e-30,
+                      "%s %s case %zu: y[%lld] = %.9g, ref %.9g", what, name, s, (long long)i,
+                      (double)d->y[i], (double)d->r[i]);
+}
+
+static void cdata_free(cdata *d)
+{
+    free(d->x);
+    free(d->w);
+    free(d->b);
+    free(d->r);
+    free(d->mag);
+    free(d->y);
+}
+
+/* C, M, G, H, W, KH, KW, strides, dilations, pads (top, left, bottom, right) */
+static const ccase dw_cases[] = {
+    {3, 3, 3, 9, 37, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},  /* 3x3, 37 columns: 3 blocks */
+    {2, 2, 2, 12, 40, 3, 3, 2, 2, 1, 1, 1, 1, 0, 0}, /* stride 2 */
+    {4, 4, 4, 7, 19, 5, 5, 1, 1, 2, 2, 4, 4, 4, 4},  /* dilated 5x5 */
+    {1, 1, 1, 5, 70, 1, 7, 1, 3, 1, 1, 0, 3, 0, 3},  /* column stride 3 */
+    {2, 2, 2, 16, 64, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1}, /* 64 columns: one 4-block group */
+    {5, 5, 5, 1, 100, 1, 9, 1, 2, 1, 1, 0, 4, 0, 4}, /* 50 columns: 3 + 1 partial blocks */
+};
+
+START_TEST(test_dwconv_variants_vs_ref)
+{
+    const poprt__dwconv_variant *v = &poprt__dwconv_variants[_i];
+    if (!poprt__dwconv_usable(v)) {
+        printf("kernels_x86: dwconv %s skipped: CPU lacks %s\n", v->name, poprt__isa_name(v->isa));
+        return;
+    }
+    int64_t checked = 0;
+    for (size_t s = 0; s < sizeof dw_cases / sizeof dw_cases[0]; s++) {
+        const ccase *cc = &dw_cases[s];
+        cdata d;
+        cdata_init(&d, cc, (uint32_t)s + 1);
+        /* each channel on its own zero-padded plane, read 16 sw + 16 floats
+         * past its end (conv_dw.h) */
+        const int64_t Hp = (d.OH - 1) * cc->sh + cc->dh * (cc->KH - 1) + 1;
+        const int64_t Wp = (d.OW - 1) * cc->sw + cc->dw * (cc->KW - 1) + 1;
+        float *xpad = calloc((size_t)(Hp * Wp + 16 * cc->sw + 16), sizeof(float));
+        ck_assert_ptr_nonnull(xpad);
+        for (int64_t ch = 0; ch < cc->C; ch++) {
+            for (int64_t i = 0; i < Hp; i++)
+                for (int64_t j = 0; j < Wp; j++) {
+                    const int64_t ih = i - cc->pt, iw = j - cc->pl;
+                    xpad[i * Wp + j] = ih >= 0 && ih < cc->H && iw >= 0 && iw < cc->W
+                                           ? d.x[(ch * cc->H + ih) * cc->W + iw]
+                                           : 0.0f;
+                }
+            v->plane(xpad, Wp, d.w + ch * cc->KH * cc->KW, cc->KH, cc->KW, cc->sh, cc->sw,
+                     cc->dh, cc->dw, d.b[ch], d.OH, d.OW, d.y + ch * d.OH * d.OW);
+        }
+        cdata_check(&d, 1e-6, "dwconv", v->name, s);
+        checked += d.ny;
+        free(xpad);
+        cdata_free(&d);
+    }
+    printf("kernels_x86: dwconv %s passed %lld outputs against poprt__ref_conv\n", v->name,
+           (long long)checked);
+}
+END_TEST
+
+static const ccase convb_cases[] = {
+    {16, 32, 1, 10, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1}, /* 16-channel blocks, tiles */
+    {32, 20, 1, 9, 9, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},   /* a partial output block */
+    {3, 16, 1, 20, 40, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},  /* one channel per block, rows, stride 2 */
+    {3, 8, 1, 17, 33, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2},   /* rows, stride 1 */
+    {5, 70, 1, 6, 7, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2},    /* narrow rows: tiles; two groups of 64 */
+    {16, 16, 1, 8, 8, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0},   /* 1x1 */
+};
+
+START_TEST(test_convb_variants_vs_ref)
+{
+    const poprt__convb_variant *v = &poprt__convb_variants[_i];
+    if (!poprt__convb_usable(v)) {
+        printf("kernels_x86: convb %s skipped: CPU lacks %s\n", v->name, poprt__isa_name(v->isa));
+        return;
+    }
+    int64_t checked = 0;
+    for (size_t s = 0; s < sizeof convb_cases / sizeof convb_cases[0]; s++) {
+        const ccase *cc = &convb_cases[s];
+        cdata d;
+        cdata_init(&d, cc, (uint32_t)s + 3);
+        int64_t attrs[4][4];
+        kcall c;
+        conv_call(&c, cc, d.x, d.w, d.b, d.y, attrs);
+        poprt__conv_shape shape;
+        ck_assert_int_eq(poprt__conv_setup(&c.k, 0, &shape), POPRT_OK);
+        poprt__conv_plan plan;
+        poprt__x86_conv_plan_of(&shape, &plan);
+        void *state;
+        size_t size;
+        ck_assert_int_eq(
+            poprt__x86_convb_pack(d.w, cc->M, cc->C, cc->KH, cc->KW, &state, &size), POPRT_OK);
+        c.k.state = state;
+        c.k.state_size = size;
+        int64_t w_group;
+        const float *packed = poprt__x86_convb_state(&c.k, &plan, &w_group);
+        ck_assert_ptr_nonnull(packed);
+        ck_assert_int_eq(poprt__x86_conv_blocked(&c.k, &plan, v, d.x, d.b, packed, w_group, d.y),
+                         POPRT_OK);
+        kc_release(&c);
+        poprt__aligned_free(state);
+        cdata_check(&d, 2.0 * (double)(cc->C * cc->KH * cc->KW) * ldexp(1.0, -24), "convb",
+                    v->name, s);
+        checked += d.ny;
+        cdata_free(&d);
+    }
+    printf("kernels_x86: convb %s passed %lld outputs against poprt__ref_conv\n", v->name,
+           (long long)checked);
+}
+END_TEST
+
+/* ---- max pooling ------------------------------------------------------------------ */
+
+static const int64_t pool_cases[][10] = {
+    /* IH, IW, KH, KW, SH, SW, pads top, left, bottom, right */
+    {9, 37, 3, 3, 2, 2, 1, 1, 1, 1}, {16, 64, 2, 2, 2, 2, 0, 0, 0, 0},
+    {7, 50, 3, 3, 1, 1, 1, 1, 1, 1}, {12, 33, 5, 4, 3, 3, 2, 1, 2, 1},
+    {5, 100, 1, 9, 1, 1, 0, 4, 0, 4}, {20, 21, 4, 4, 2, 2, 0, 0, 2, 3},
+};
+
+START_TEST(test_maxpool_variants_vs_ref)
+{
+    const poprt__maxpool_variant *v = &poprt__maxpool_variants[_i];
+    if (!poprt__maxpool_usable(v)) {
+        printf("kernels_x86: maxpool %s skipped: CPU lacks %s\n", v->name,
+               poprt__isa_name(v->isa));
+        return;
+    }
+    enum { PLANES = 3 };
+    int64_t checked = 0;
+    for (size_t s = 0; s < sizeof pool_cases / sizeof pool_cases[0]; s++) {
+        const int64_t *pc = pool_cases[s];
+        const int64_t OH = (pc[0] + pc[6] + pc[8] - pc[2]) / pc[4] + 1;
+        const int64_t OW = (pc[1] + pc[7] + pc[9] - pc[3]) / pc[5] + 1;
+        const poprt__maxpool2d_geom mg = {pc[0], pc[1], OH, OW, pc[2], pc[3],
+                                          pc[4], pc[5], pc[6], pc[7]};
+        /* the reference: the window loop of MaxPool */
+        poprt__pool_task t;
+        memset(&t, 0, sizeof t);
+        const int64_t g3[7][3] = {{1, pc[0], pc[1]}, {1, OH, OW}, {1, pc[2], pc[3]},
+                                  {1, pc[4], pc[5]}, {1, 1, 1},   {0, pc[6], pc[7]},
+                                  {0, pc[8], pc[9]}};
+        memcpy(t.g.in, g3[0], sizeof t.g.in);
+        memcpy(t.g.out, g3[1], sizeof t.g.out);
+        memcpy(t.g.k, g3[2], sizeof t.g.k);
+        memcpy(t.g.s, g3[3], sizeof t.g.s);
+        memcpy(t.g.d, g3[4], sizeof t.g.d);
+        memcpy(t.g.pb, g3[5], sizeof t.g.pb);
+        memcpy(t.g.pe, g3[6], sizeof t.g.pe);
+        t.g.in_sz = pc[0] * pc[1];
+        t.g.out_sz = OH * OW;
+        t.g.k_sz = pc[2] * pc[3];
+        t.kind = POPRT__POOL_MAX;
+        float *x = fvec(PLANES * t.g.in_sz, (uint32_t)s + 5), *r = fvec(PLANES * t.g.out_sz, 0);
+        float *y = fvec(PLANES * t.g.out_sz, 1);
+        float *row = malloc(sizeof(float) * (size_t)v->row_floats(&mg));
+        ck_assert_ptr_nonnull(row);
+        t.x = x;
+        t.y = r;
+        poprt__pool_planes(&t, 0, PLANES);
+        for (int64_t q = 0; q < PLANES; q++)
+            ck_assert_int_eq(v->plane(&mg, x + q * t.g.in_sz, y + q * t.g.out_sz, row), 1);
+        ck_assert_msg(!memcmp(y, r, sizeof(float) * (size_t)(PLANES * t.g.out_sz)),
+                      "maxpool %s case %zu differs from the window loop", v->name, s);
+        checked += PLANES * t.g.out_sz;
+        /* a NaN a window reads: the plane says so (its caller redoes it) */
+        x[(pc[0] / 2) * pc[1] + pc[1] / 2] = NAN;
+        ck_assert_int_eq(v->plane(&mg, x, y, row), 0);
+        free(row);
+        free(x);
+        free(r);
+        free(y);
+    }
+    printf("kernels_x86: maxpool %s passed %lld outputs against poprt__pool_planes\n", v->name,
+           (long long)checked);
+}
+END_TEST
+
+/* ---- the GEMM-based operators: the registry's against the ref kernels ---- */
+
+/* The registry's kernel of op and the reference one on the same inputs
+ * (slots 0..2, the output 4), then the reference on |inputs| for the sum of
+ * |terms|; K terms per output. */
+static void op_vs_ref(kcall *c, poprt__kernel_fn ref, int n_in, int64_t ny, int64_t K,
+                      const char *what)
+{
+    const poprt__kernel *kn = poprt__kernel_find("", c->node.op_type, c->k.opset);
+    ck_assert_ptr_nonnull(kn);
+    float *fast = c->vals[4].t.data, *r = fvec(ny, 0), *mag = fvec(ny, 0), *abs_in[3];
+    kc_run(c, kn->run);
+    c->vals[4].t.data = r;
+    kc_run(c, ref);
+    for (int i = 0; i < n_in; i++) {
+        abs_in[i] = fabs_of(c->vals[i].t.data, c->vals[i].t.numel);
+        c->vals[i].t.data = abs_in[i];
+    }
+    c->vals[4].t.data = mag;
+    kc_run(c, ref);
+    const double tol = 2.0 * (double)K * ldexp(1.0, -24);
+    for (int64_t i = 0; i < ny; i++)
+        ck_assert_msg(fabs(fast[i] - r[i]) <= tol * mag[i] + 1e-30, "%s: y[%lld] = %.9g, ref %.9g",
+                      what, (long long)i, (double)fast[i], (double)r[i]);
+    for (int i = 0; i < n_in; i++)
+        free(abs_in[i]);
+    free(r);
+    free(mag);
+}
+
+START_TEST(test_gemm_ops_vs_ref)
+{
+    static const int64_t gemm_shapes[][3] = {
+        {1, 10, 64}, {37, 45, 70}, {64, 3, 200}, {128, 96, 300}};
+    for (size_t s = 0; s < sizeof gemm_shapes / sizeof gemm_shapes[0]; s++)
+        for (int tb = 0; tb < 2; tb++) {
+            const int64_t M = gemm_shapes[s][0], N = gemm_shapes[s][1], K = gemm_shapes[s][2];
+            float *a = fvec(M * K, 1), *b = fvec(K * N, 2), *bias = fvec(N, 3), *y = fvec(M * N, 0);
+            kcall c;
+            kc_init(&c, "Gemm", 13);
+            int64_t ad[2] = {M, K}, bd[2] = {tb ? N : K, tb ? K : N}, yd[2] = {M, N};
+            kc_tensor(&c, 0, POPRT_DTYPE_FLOAT, 2, ad, a);
+            kc_tensor(&c, 1, POPRT_DTYPE_FLOAT, 2, bd, b);
+            kc_tensor(&c, 2, POPRT_DTYPE_FLOAT, 1, &N, bias);
+            kc_tensor(&c, 4, POPRT_DTYPE_FLOAT, 2, yd, y);
+            kc_attr(&c, "transB", POPRT__ATTR_INT)->i = tb;
+            op_vs_ref(&c, poprt__ref_gemm, 3, M * N, K, "Gemm");
+            /* MatMul, batched over 2 */
+            float *a2 = fvec(2 * M * K, 4), *y2 = fvec(2 * M * N, 0);
+            kc_init(&c, "MatMul", 13);
+            int64_t a2d[3] = {2, M, K}, b2d[2] = {K, N}, y2d[3] = {2, M, N};
+            kc_tensor(&c, 0, POPRT_DTYPE_FLOAT, 3, a2d, a2);
+            kc_tensor(&c, 1, POPRT_DTYPE_FLOAT, 2, b2d, b);
+            kc_tensor(&c, 4, POPRT_DTYPE_FLOAT, 3, y2d, y2);
+            op_vs_ref(&c, poprt__ref_matmul, 2, 2 * M * N, K, "MatMul");
+            free(a);
+            free(b);
+            free(bias);
+            free(y);
+            free(a2);
+            free(y2);
+        }
+    /* ConvTranspose: a 2x2 / 2 upsampling (the patches path) and a padded
+     * 3x3 / 2 one (col2im) */
+    static const int64_t ct[][6] = {{8, 16, 6, 7, 2, 0}, {5, 12, 9, 11, 3, 1}};
+    for (size_t s = 0; s < sizeof ct / sizeof ct[0]; s++) {
+        const int64_t C = ct[s][0], M = ct[s][1], H = ct[s][2], W = ct[s][3], k = ct[s][4];
+        const int64_t p = ct[s][5], OH = (H - 1) * 2 + k - 2 * p, OW = (W - 1) * 2 + k - 2 * p;
+        float *x = fvec(C * H * W, 7), *w = fvec(C * M * k * k, 8), *b = fvec(M, 9);
+        float *y = fvec(M * OH * OW, 0);
+        kcall c;
+        kc_init(&c, "ConvTranspose", 11);
+        int64_t xd[4] = {1, C, H, W}, wd[4] = {C, M, k, k}, yd[4] = {1, M, OH, OW};
+        int64_t strides[2] = {2, 2}, pads[4] = {p, p, p, p};
+        kc_tensor(&c, 0, POPRT_DTYPE_FLOAT, 4, xd, x);
+        kc_tensor(&c, 1, POPRT_DTYPE_FLOAT, 4, wd, w);
+        kc_tensor(&c, 2, POPRT_DTYPE_FLOAT, 1, &M, b);
+        kc_tensor(&c, 4, POPRT_DTYPE_FLOAT, 4, yd, y);
+        kc_ints(&c, "strides", 2, strides);
+        kc_ints(&c, "pads", 4, pads);
+        op_vs_ref(&c, poprt__ref_conv_transpose, 3, M * OH * OW, C * k * k, "ConvTranspose");
+        free(x);
+        free(w);
+        free(b);
+        free(y);
+    }
+    printf("kernels_x86: Gemm, MatMul and ConvTranspose agree with their ref kernels\n");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("kernels_x86");
@@ -658,6 +1273,11 @@ int main(void)
     tcase_add_test(tc, test_packed_epilogue);
     tcase_add_test(tc, test_packed_header_checked);
     tcase_add_test(tc, test_degenerate);
+    tcase_add_loop_test(tc, test_vmath_vs_ref, 0, poprt__vmath_n_variants);
+    tcase_add_loop_test(tc, test_dwconv_variants_vs_ref, 0, poprt__dwconv_n_variants);
+    tcase_add_loop_test(tc, test_convb_variants_vs_ref, 0, poprt__convb_n_variants);
+    tcase_add_loop_test(tc, test_maxpool_variants_vs_ref, 0, poprt__maxpool_n_variants);
+    tcase_add_test(tc, test_gemm_ops_vs_ref);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -28,7 +28,7 @@ for dir in $order; do
                 echo "FAIL: ${f#$lib/} includes from '$inc/', which is not a layer"
                 bad=$((bad + 1))
             elif [ "$r" -gt "$own" ]; then
-                echo "FAIL: ${f#$lib/} ($dir) includes $inc/ (a layer below it)"
+                echo "FAIL: ${f#$lib/} ($dir) includes $inc/ (a layer after it in the order)"
                 bad=$((bad + 1))
             fi
         done

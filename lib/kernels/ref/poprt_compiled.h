@@ -6,7 +6,7 @@
  * steps over X without writing the intermediate tensors:
  *   acc = X;  for each step s: acc = f_s(acc [, operand_s]);  Y = acc
  * Attributes, one entry per step:
- *   ops      INTS    the operation (POPRT__EW_* below)
+ *   ops      INTS    the operation (POPRT__EW_*, lib/ir/fused_elementwise.h)
  *   operand  INTS    -1: none (unary) or the scalar `alpha` (binary);
  *                    i >= 0: input i (0 is X itself)
  *   reverse  INTS    1: the operand is the left-hand side (operand - acc)
@@ -21,43 +21,8 @@
 #ifndef POPRT_REF_POPRT_COMPILED_H
 #define POPRT_REF_POPRT_COMPILED_H
 #include "kernels/kernel.h"
+#include "ir/fused_elementwise.h"
 #include "kernels/x86/vmath.h"
-
-enum {
-    POPRT__EW_ADD = 1,
-    POPRT__EW_SUB = 2,
-    POPRT__EW_MUL = 3,
-    POPRT__EW_DIV = 4,
-    POPRT__EW_MAX = 5,
-    POPRT__EW_MIN = 6,
-    POPRT__EW_RELU = 20,
-    POPRT__EW_LEAKY_RELU = 21,  /* alpha */
-    POPRT__EW_CLIP = 22,        /* alpha = min, beta = max */
-    POPRT__EW_SIGMOID = 23,
-    POPRT__EW_HARD_SIGMOID = 24, /* alpha, beta */
-    POPRT__EW_HARD_SWISH = 25,
-    POPRT__EW_TANH = 26,
-    POPRT__EW_EXP = 27,
-    POPRT__EW_LOG = 28,
-    POPRT__EW_ERF = 29,
-    POPRT__EW_NEG = 30,
-    POPRT__EW_ABS = 31,
-    POPRT__EW_SQRT = 32,
-    POPRT__EW_RECIPROCAL = 33,
-    POPRT__EW_SOFTPLUS = 34,
-    /* QuantizeLinear to float8 then DequantizeLinear, same per-tensor scale
-     * (alpha), saturating: acc rounded to the float8 grid times the scale.
-     * beta 1: the QuantizeLinear had a (zero) zero point, so it computed
-     * acc / scale + 0, which turns -0 into +0 */
-    POPRT__EW_FP8_E4M3FN = 35,
-    POPRT__EW_FP8_E5M2 = 36,
-};
-#define POPRT__EW_MAX_STEPS 32
-
-/* 1 when op is a binary step (takes an operand). */
-int poprt__ew_is_binary(int64_t op);
-/* 1 when op is a known step code. */
-int poprt__ew_known(int64_t op);
 
 poprt_status poprt__ref_poprt_fused_elementwise(poprt__kctx *k);
 
@@ -75,11 +40,5 @@ void poprt__ew_scalar_run(const poprt__vmath_variant *vm, const poprt__ew_scalar
  * INVALID_MODEL naming them when malformed. */
 poprt_status poprt__ew_scalar_read(const poprt__node *n, const char *const names[4],
                                    poprt__ew_scalar_step *steps, int *n_steps);
-
-/* dst[i] = src[i] / scale (+ 0 when zero_point) rounded to float8 e4m3fn
- * (e5m2: e5m2) with saturation, times scale: a float8 QuantizeLinear and
- * DequantizeLinear, bit for bit, without the byte (dst may be src). */
-void poprt__fp8_round(const float *src, float *dst, int64_t n, float scale, int e5m2,
-                      int zero_point);
 
 #endif

@@ -5,53 +5,9 @@
 #include <math.h>
 #include <string.h>
 #include "kernels/ref/poprt_fused.h"
-#include "kernels/ref/nn.h"
+#include "kernels/ref/gemm.h"
+#include "kernels/ref/util.h"
 #include "kernels/ref/reduce.h"
-
-static poprt_status oom(poprt__kctx *k)
-{
-    return POPRT__NODE_ERR(k->node, POPRT_STATUS_OUT_OF_MEMORY, "out of scratch memory");
-}
-
-/* t as float32: its own data, or a converted copy in scratch memory. */
-static const float *as_f32(poprt__kctx *k, const poprt__tval *t)
-{
-    if (t->dtype == POPRT_DTYPE_FLOAT)
-        return (const float *)t->data;
-    float *f = poprt__kctx_scratch(k, (size_t)(t->numel > 0 ? t->numel : 1) * sizeof(float));
-    if (!f)
-        return NULL;
-    if (t->dtype == POPRT_DTYPE_FLOAT16) {
-        const uint16_t *h = t->data;
-        for (int64_t i = 0; i < t->numel; i++)
-            f[i] = poprt__half_to_float(h[i]);
-    } else {
-        for (int64_t i = 0; i < t->numel; i++)
-            f[i] = (float)poprt__load_f64(t->data, t->dtype, i);
-    }
-    return f;
-}
-
-static float *out_f32(poprt__kctx *k, poprt__tval *t)
-{
-    if (t->dtype == POPRT_DTYPE_FLOAT)
-        return (float *)t->data;
-    return poprt__kctx_scratch(k, (size_t)(t->numel > 0 ? t->numel : 1) * sizeof(float));
-}
-
-static void store_f32(poprt__tval *t, const float *f)
-{
-    if (t->dtype == POPRT_DTYPE_FLOAT)
-        return;
-    if (t->dtype == POPRT_DTYPE_FLOAT16) {
-        uint16_t *h = t->data;
-        for (int64_t i = 0; i < t->numel; i++)
-            h[i] = poprt__float_to_half(f[i]);
-    } else {
-        for (int64_t i = 0; i < t->numel; i++)
-            poprt__store_f64(t->data, t->dtype, i, f[i]);
-    }
-}
 
 /* ==================== FusedAttention / PackedAttention ==================== */
 
@@ -144,7 +100,7 @@ static poprt_status project(poprt__kctx *k, const float *X, const float *W, cons
     if (sel) {
         float *g = poprt__kctx_scratch(k, (size_t)(nrows ? nrows : 1) * (size_t)Hin * sizeof(float));
         if (!g)
-            return oom(k);
+            return poprt__ref_oom(k);
         for (int64_t r = 0; r < nrows; r++)
             memcpy(g + r * Hin, X + sel[r] * Hin, (size_t)Hin * sizeof(float));
         A = g;
@@ -170,14 +126,15 @@ poprt_status poprt__ref_poprt_fused_attention(poprt__kctx *k)
     if (y->numel == 0)
         return POPRT_OK;
     const int64_t rows = a.B * a.S, H3 = 3 * a.H;
-    const float *X = as_f32(k, a.x), *W = as_f32(k, a.w), *bias = a.b ? as_f32(k, a.b) : NULL;
-    const float *M = mt ? as_f32(k, mt) : NULL;
-    float *Y = out_f32(k, y);
+    const float *X = poprt__ref_in_f32(k, a.x), *W = poprt__ref_in_f32(k, a.w),
+                *bias = a.b ? poprt__ref_in_f32(k, a.b) : NULL;
+    const float *M = mt ? poprt__ref_in_f32(k, mt) : NULL;
+    float *Y = poprt__ref_out_f32(k, y);
     float *qkv = poprt__kctx_scratch(k, (size_t)rows * (size_t)H3 * sizeof(float));
     int64_t *koff = poprt__kctx_scratch(k, (size_t)a.B * 2 * sizeof(int64_t));
     float *sc = poprt__kctx_scratch(k, (size_t)(a.B * a.NH * QBLOCK * a.S) * sizeof(float));
     if (!X || !W || (a.b && !bias) || (mt && !M) || !Y || !qkv || !koff || !sc)
-        return oom(k);
+        return poprt__ref_oom(k);
     if ((st = project(k, X, W, bias, NULL, rows, a.Hin, H3, 0, H3, qkv)))
         return st;
     for (int64_t b = 0; b < a.B; b++) {
@@ -214,7 +171,7 @@ poprt_status poprt__ref_poprt_fused_attention(poprt__kctx *k)
     t.maxk = a.S;
     t.scale = a.scale;
     poprt__kctx_parallel_for(k, a.B * a.NH, 1, att_task_fn, &t);
-    store_f32(y, Y);
+    poprt__ref_store_f32(y, Y);
     return POPRT_OK;
 }
 
@@ -234,13 +191,14 @@ poprt_status poprt__ref_poprt_packed_attention(poprt__kctx *k)
     const float value = poprt__attr_f(k->node, "mask_value", -10000.0f);
     const int64_t max_valid = poprt__attr_i(k->node, "max_valid_num", 0);
     const int64_t rows = a.B * a.S, H3 = 3 * a.H;
-    const float *X = as_f32(k, a.x), *W = as_f32(k, a.w), *bias = a.b ? as_f32(k, a.b) : NULL;
-    float *Y = out_f32(k, y);
+    const float *X = poprt__ref_in_f32(k, a.x), *W = poprt__ref_in_f32(k, a.w),
+                *bias = a.b ? poprt__ref_in_f32(k, a.b) : NULL;
+    float *Y = poprt__ref_out_f32(k, y);
     int64_t *koff = poprt__kctx_scratch(k, (size_t)(2 * a.B + rows) * sizeof(int64_t));
     float *addk = poprt__kctx_scratch(k, (size_t)rows * sizeof(float));
     float *q = poprt__kctx_scratch(k, (size_t)rows * (size_t)a.H * sizeof(float));
     if (!X || !W || (a.b && !bias) || !Y || !koff || !addk || !q)
-        return oom(k);
+        return poprt__ref_oom(k);
     /* pack: per sequence, the tokens the mask keeps; a sequence with none
      * keeps all (the softmax then sees the uniform mask, as the original) */
     int64_t *sel = koff + 2 * a.B, nsel = 0, maxk = 0;
@@ -268,7 +226,7 @@ poprt_status poprt__ref_poprt_packed_attention(poprt__kctx *k)
     float *kv = poprt__kctx_scratch(k, (size_t)(nsel ? nsel : 1) * 2 * (size_t)a.H * sizeof(float));
     float *sc = poprt__kctx_scratch(k, (size_t)(a.B * a.NH * QBLOCK * (maxk ? maxk : 1)) * sizeof(float));
     if (!kv || !sc)
-        return oom(k);
+        return poprt__ref_oom(k);
     if ((st = project(k, X, W, bias, NULL, rows, a.Hin, H3, 0, a.H, q)) ||
         (st = project(k, X, W, bias, sel, nsel, a.Hin, H3, a.H, 2 * a.H, kv)))
         return st;
@@ -291,7 +249,7 @@ poprt_status poprt__ref_poprt_packed_attention(poprt__kctx *k)
     t.maxk = maxk;
     t.scale = a.scale;
     poprt__kctx_parallel_for(k, a.B * a.NH, 1, att_task_fn, &t);
-    store_f32(y, Y);
+    poprt__ref_store_f32(y, Y);
     return POPRT_OK;
 }
 
@@ -304,9 +262,9 @@ poprt_status poprt__ref_poprt_attention_mask(poprt__kctx *k)
     if (!m || !y || y->numel != m->numel)
         return POPRT__NODE_ERR(k->node, POPRT_STATUS_INVALID_MODEL, "needs M and Y of M's size");
     const float value = poprt__attr_f(k->node, "value", -10000.0f);
-    float *o = out_f32(k, y);
+    float *o = poprt__ref_out_f32(k, y);
     if (!o)
-        return oom(k);
+        return poprt__ref_oom(k);
     if (m->dtype == POPRT_DTYPE_FLOAT) {
         const float *a = m->data;
         for (int64_t i = 0; i < m->numel; i++)
@@ -315,7 +273,7 @@ poprt_status poprt__ref_poprt_attention_mask(poprt__kctx *k)
         for (int64_t i = 0; i < m->numel; i++)
             o[i] = (1.0f - (float)poprt__load_f64(m->data, m->dtype, i)) * value;
     }
-    store_f32(y, o);
+    poprt__ref_store_f32(y, o);
     return POPRT_OK;
 }
 
@@ -339,10 +297,11 @@ poprt_status poprt__ref_poprt_rotary_embedding(poprt__kctx *k)
         return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH, "Cos/Sin rank above X's");
     poprt__bcast_strides(c, x->rank, x->dims, cs);
     poprt__bcast_strides(s, x->rank, x->dims, ss);
-    const float *X = as_f32(k, x), *C = as_f32(k, c), *Sn = as_f32(k, s);
-    float *Y = out_f32(k, y);
+    const float *X = poprt__ref_in_f32(k, x), *C = poprt__ref_in_f32(k, c),
+                *Sn = poprt__ref_in_f32(k, s);
+    float *Y = poprt__ref_out_f32(k, y);
     if (!X || !C || !Sn || !Y)
-        return oom(k);
+        return poprt__ref_oom(k);
     const int r = x->rank;
     const int64_t half = d / 2, rows = x->numel / d;
     for (int64_t row = 0; row < rows; row++) {
@@ -364,6 +323,6 @@ poprt_status poprt__ref_poprt_rotary_embedding(poprt__kctx *k)
             idx[a] = 0;
         }
     }
-    store_f32(y, Y);
+    poprt__ref_store_f32(y, Y);
     return POPRT_OK;
 }

@@ -1,4 +1,5 @@
-/* Reference kernels of the 'tensor' family.
+/* Reference kernels of the 'tensor' family (TopK and Unique: sort.c;
+ * Resize, GridSample and AffineGrid: resample.c).
  *
  * Most kernels here move elements without looking at them, so they work on
  * every dtype by element size (strings are arrays of `char *`; copying the
@@ -9,38 +10,14 @@
 #include <string.h>
 #include "kernels/ref/tensor.h"
 
-#define MAXR POPRT__MAX_RANK
-
-static size_t esize(int32_t dt) { return poprt__dtype_size((poprt_dtype)dt); }
-
-static poprt_status kerr(const poprt__kctx *k, poprt_status st, const char *msg)
-{
-    return POPRT__NODE_ERR(k->node, st, "%s", msg);
-}
-
-/* Element i of an integer tensor (indices, axes, shapes). */
-static int64_t tv_int(const poprt__tval *t, int64_t i)
-{
-    switch (t->dtype) {
-    case POPRT_DTYPE_INT64:
-        return ((const int64_t *)t->data)[i];
-    case POPRT_DTYPE_INT32:
-        return ((const int32_t *)t->data)[i];
-    default:
-        return poprt__load_i64(t->data, t->dtype, i);
-    }
-}
-
-/* Integer values of input i into buf (at most cap); *n gets the count.
- * Returns 0 when the input is absent. */
-static int kin_ints(const poprt__kctx *k, int i, int64_t *buf, int64_t cap, int64_t *n)
+int poprt__ref_kin_ints(const poprt__kctx *k, int i, int64_t *buf, int64_t cap, int64_t *n)
 {
     const poprt__tval *t = poprt__kin(k, i);
     if (!t)
         return 0;
     *n = t->numel;
     for (int64_t j = 0; j < t->numel && j < cap; j++)
-        buf[j] = tv_int(t, j);
+        buf[j] = poprt__ref_tv_int(t, j);
     return 1;
 }
 
@@ -48,7 +25,7 @@ static int kin_ints(const poprt__kctx *k, int i, int64_t *buf, int64_t cap, int6
 static int ints_in_or_attr(const poprt__kctx *k, int i, const char *name, int64_t *buf,
                            int64_t cap, int64_t *n)
 {
-    if (kin_ints(k, i, buf, cap, n))
+    if (poprt__ref_kin_ints(k, i, buf, cap, n))
         return 1;
     const int64_t *a = poprt__attr_ints(k->node, name, n);
     if (!a)
@@ -56,18 +33,6 @@ static int ints_in_or_attr(const poprt__kctx *k, int i, const char *name, int64_
     for (int64_t j = 0; j < *n && j < cap; j++)
         buf[j] = a[j];
     return 1;
-}
-
-static double tv_f64(const poprt__tval *t, int64_t i)
-{
-    switch (t->dtype) {
-    case POPRT_DTYPE_FLOAT:
-        return ((const float *)t->data)[i];
-    case POPRT_DTYPE_DOUBLE:
-        return ((const double *)t->data)[i];
-    default:
-        return poprt__load_f64(t->data, t->dtype, i);
-    }
 }
 
 static void copy_row(char *o, const char *p, int64_t n, int64_t stride, size_t es)
@@ -99,7 +64,7 @@ static void copy_row(char *o, const char *p, int64_t n, int64_t stride, size_t e
     }
 }
 
-#define MAXS (2 * MAXR + 4)
+#define MAXS (2 * POPRT__MAX_RANK + 4)
 
 /* Drops size-1 dims and merges adjacent dims that are contiguous in src
  * (so plain copies become memcpy). Returns the merged rank; -1 when a dim
@@ -170,7 +135,7 @@ static void copy_strided(void *dst, const void *src, int rank, const int64_t *di
 
 /* dst[o] = src[sum_a maps[a][o_a] * istr[a]], or *fill when any map entry is
  * negative (padding, out-of-range). */
-static void gather_mapped(void *dst, const void *src, int rank, const int64_t *odims,
+void poprt__ref_gather_mapped(void *dst, const void *src, int rank, const int64_t *odims,
                           int64_t *const *maps, const int64_t *istr, size_t es, const void *fill)
 {
     char *o = dst;
@@ -190,7 +155,7 @@ static void gather_mapped(void *dst, const void *src, int rank, const int64_t *o
     int in_range = 1; /* the last axis maps inside the input everywhere */
     for (int64_t i = 0; i < inner && in_range; i++)
         in_range = lm[i] >= 0;
-    int64_t idx[MAXR] = {0};
+    int64_t idx[POPRT__MAX_RANK] = {0};
     int64_t prev_off = -1; /* the source row of the row before, if valid */
     for (int64_t n = 0; n < outer; n++) {
         int64_t off = 0;
@@ -238,8 +203,8 @@ static void gather_mapped(void *dst, const void *src, int rank, const int64_t *o
     }
 }
 
-/* Per-axis index maps for gather_mapped, in scratch memory. */
-static int64_t **alloc_maps(poprt__kctx *k, int rank, const int64_t *odims)
+/* Per-axis index maps for poprt__ref_gather_mapped, in scratch memory. */
+int64_t **poprt__ref_alloc_maps(poprt__kctx *k, int rank, const int64_t *odims)
 {
     size_t total = 0;
     for (int a = 0; a < rank; a++)
@@ -259,7 +224,7 @@ static int64_t **alloc_maps(poprt__kctx *k, int rank, const int64_t *odims)
 static const char *const empty_string = "";
 
 /* A zero element of dtype dt (strings: ""). */
-static void zero_elem(int32_t dt, void *buf)
+void poprt__ref_zero_elem(int32_t dt, void *buf)
 {
     memset(buf, 0, 16);
     if (dt == POPRT_DTYPE_STRING)
@@ -269,129 +234,13 @@ static void zero_elem(int32_t dt, void *buf)
 static poprt_status same_bytes_copy(poprt__kctx *k, const poprt__tval *x, poprt__tval *y)
 {
     if (!x || !y)
-        return kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input or output");
+        return poprt__ref_kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input or output");
     if (x->nbytes != y->nbytes)
         return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
                                "output holds %zu bytes, input %zu", y->nbytes, x->nbytes);
     if (y->data != x->data && x->nbytes)
         memcpy(y->data, x->data, x->nbytes);
     return POPRT_OK;
-}
-
-/* ---- shared parameter helpers ------------------------------------------- */
-
-int64_t poprt__slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step, int64_t *first)
-{
-    *first = 0;
-    if (dim <= 0 || step == 0)
-        return 0;
-    if (start < 0)
-        start += dim;
-    if (end < 0)
-        end += dim;
-    if (step > 0) {
-        start = start < 0 ? 0 : start > dim ? dim : start;
-        end = end < 0 ? 0 : end > dim ? dim : end;
-        *first = start;
-        return end > start ? (end - start - 1) / step + 1 : 0;
-    }
-    start = start < 0 ? 0 : start > dim - 1 ? dim - 1 : start;
-    end = end < -1 ? -1 : end > dim - 1 ? dim - 1 : end;
-    *first = start;
-    /* -step in unsigned arithmetic: step may be INT64_MIN */
-    return start > end ? (int64_t)((uint64_t)(start - end - 1) / (0 - (uint64_t)step)) + 1 : 0;
-}
-
-int poprt__pad_full(int rank, const int64_t *pads, int64_t npads, const int64_t *axes,
-                    int64_t naxes, int64_t *full)
-{
-    for (int i = 0; i < 2 * rank; i++)
-        full[i] = 0;
-    if (!axes) {
-        if (npads != 2 * (int64_t)rank)
-            return 0;
-        for (int i = 0; i < 2 * rank; i++)
-            full[i] = pads[i];
-        return 1;
-    }
-    if (npads != 2 * naxes)
-        return 0;
-    for (int64_t i = 0; i < naxes; i++) {
-        int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
-        if (a < 0 || a >= rank)
-            return 0;
-        full[a] = pads[i];
-        full[a + rank] = pads[i + naxes];
-    }
-    return 1;
-}
-
-int poprt__resize_plan(const poprt__node *node, int rank, const int64_t *in_dims,
-                       const float *scales, int64_t nscales, const int64_t *sizes,
-                       int64_t nsizes, const int64_t *axes, int64_t naxes, int64_t *out_dims,
-                       double *eff_scales)
-{
-    int64_t ax[MAXR];
-    int64_t nax = rank;
-    if (axes) {
-        if (naxes > rank)
-            return 0;
-        nax = naxes;
-        for (int64_t i = 0; i < naxes; i++) {
-            int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
-            if (a < 0 || a >= rank)
-                return 0;
-            ax[i] = a;
-        }
-    } else {
-        for (int i = 0; i < rank; i++)
-            ax[i] = i;
-    }
-    for (int i = 0; i < rank; i++) {
-        out_dims[i] = in_dims[i];
-        eff_scales[i] = 1.0;
-    }
-    if (sizes && nsizes > 0) {
-        if (nsizes != nax)
-            return 0;
-        const char *policy = poprt__attr_s(node, "keep_aspect_ratio_policy", "stretch");
-        if (strcmp(policy, "stretch") == 0) {
-            for (int64_t i = 0; i < nax; i++) {
-                if (sizes[i] < 0)
-                    return 0;
-                out_dims[ax[i]] = sizes[i];
-                eff_scales[ax[i]] = in_dims[ax[i]] ? (double)sizes[i] / (double)in_dims[ax[i]] : 1.0;
-            }
-            return 1;
-        }
-        int larger = strcmp(policy, "not_smaller") == 0;
-        if (!larger && strcmp(policy, "not_larger") != 0)
-            return 0;
-        double s = larger ? 0.0 : INFINITY;
-        for (int64_t i = 0; i < nax; i++) {
-            double r = in_dims[ax[i]] ? (double)sizes[i] / (double)in_dims[ax[i]] : 1.0;
-            s = larger ? (r > s ? r : s) : (r < s ? r : s);
-        }
-        for (int64_t i = 0; i < nax; i++) {
-            if (!poprt__double_dim(floor(s * (double)in_dims[ax[i]] + 0.5), &out_dims[ax[i]]))
-                return 0;
-            eff_scales[ax[i]] = s;
-        }
-        return 1;
-    }
-    if (scales && nscales > 0) {
-        if (nscales != nax)
-            return 0;
-        for (int64_t i = 0; i < nax; i++) {
-            if (!(scales[i] > 0) ||
-                !poprt__double_dim(floor((double)scales[i] * (double)in_dims[ax[i]]),
-                                   &out_dims[ax[i]]))
-                return 0;
-            eff_scales[ax[i]] = scales[i];
-        }
-        return 1;
-    }
-    return 0;
 }
 
 /* ---- reshape family, identity ------------------------------------------------ */
@@ -405,7 +254,7 @@ poprt_status poprt__ref_identity(poprt__kctx *k)
 {
     const poprt__value *v = k->n_in > 0 ? k->in[0] : NULL;
     if (!v)
-        return kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input");
+        return poprt__ref_kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input");
     if (v->kind == POPRT__KIND_TENSOR && k->out[0] && k->out[0]->kind == POPRT__KIND_TENSOR &&
         k->out[0]->t.data && k->out[0]->t.nbytes == v->t.nbytes)
         return same_bytes_copy(k, &v->t, &k->out[0]->t);
@@ -501,21 +350,21 @@ poprt_status poprt__ref_transpose(poprt__kctx *k)
     const poprt__tval *x = poprt__kin(k, 0);
     poprt__tval *y = poprt__kout(k, 0);
     if (!x || !y)
-        return kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input or output");
+        return poprt__ref_kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input or output");
     int r = x->rank;
-    int64_t perm[MAXR], n = 0;
+    int64_t perm[POPRT__MAX_RANK], n = 0;
     const int64_t *p = poprt__attr_ints(k->node, "perm", &n);
     for (int i = 0; i < r; i++)
         perm[i] = p && n == r ? (p[i] < 0 ? p[i] + r : p[i]) : r - 1 - i;
-    int64_t istr[MAXR], sstr[MAXR];
+    int64_t istr[POPRT__MAX_RANK], sstr[POPRT__MAX_RANK];
     poprt__strides(r, x->dims, istr);
     for (int i = 0; i < r; i++) {
         if (perm[i] < 0 || perm[i] >= r)
-            return kerr(k, POPRT_STATUS_INVALID_MODEL, "invalid perm");
+            return poprt__ref_kerr(k, POPRT_STATUS_INVALID_MODEL, "invalid perm");
         sstr[i] = istr[perm[i]];
     }
     if (y->numel)
-        transpose_run(k, y->data, x->data, r, y->dims, sstr, esize(x->dtype));
+        transpose_run(k, y->data, x->data, r, y->dims, sstr, poprt__ref_esize(x->dtype));
     return POPRT_OK;
 }
 
@@ -525,11 +374,11 @@ poprt_status poprt__ref_concat(poprt__kctx *k)
 {
     poprt__tval *y = poprt__kout(k, 0);
     if (!y)
-        return kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing output");
+        return poprt__ref_kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing output");
     int64_t axis;
     if (!poprt__norm_axis(poprt__attr_i(k->node, "axis", 1), y->rank, &axis))
-        return kerr(k, POPRT_STATUS_INVALID_MODEL, "axis out of range");
-    size_t es = esize(y->dtype);
+        return poprt__ref_kerr(k, POPRT_STATUS_INVALID_MODEL, "axis out of range");
+    size_t es = poprt__ref_esize(y->dtype);
     int64_t outer = 1, inner = 1;
     for (int i = 0; i < axis; i++)
         outer *= y->dims[i];
@@ -542,10 +391,10 @@ poprt_status poprt__ref_concat(poprt__kctx *k)
         if (!x)
             continue;
         if (x->rank != y->rank)
-            return kerr(k, POPRT_STATUS_SHAPE_MISMATCH, "inputs differ in rank");
+            return poprt__ref_kerr(k, POPRT_STATUS_SHAPE_MISMATCH, "inputs differ in rank");
         size_t row = (size_t)(x->dims[axis] * inner) * es;
         if (at + row > orow)
-            return kerr(k, POPRT_STATUS_SHAPE_MISMATCH, "inputs exceed the output");
+            return poprt__ref_kerr(k, POPRT_STATUS_SHAPE_MISMATCH, "inputs exceed the output");
         for (int64_t o = 0; o < outer && row; o++)
             memcpy((char *)y->data + (size_t)o * orow + at, (const char *)x->data + (size_t)o * row,
                    row);
@@ -558,11 +407,11 @@ poprt_status poprt__ref_split(poprt__kctx *k)
 {
     const poprt__tval *x = poprt__kin(k, 0);
     if (!x)
-        return kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input");
+        return poprt__ref_kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input");
     int64_t axis;
     if (!poprt__norm_axis(poprt__attr_i(k->node, "axis", 0), x->rank, &axis))
-        return kerr(k, POPRT_STATUS_INVALID_MODEL, "axis out of range");
-    size_t es = esize(x->dtype);
+        return poprt__ref_kerr(k, POPRT_STATUS_INVALID_MODEL, "axis out of range");
+    size_t es = poprt__ref_esize(x->dtype);
     int64_t outer = 1, inner = 1;
     for (int i = 0; i < axis; i++)
         outer *= x->dims[i];
@@ -574,12 +423,14 @@ poprt_status poprt__ref_split(poprt__kctx *k)
     for (int j = 0; j < k->n_out; j++) {
         poprt__tval *y = poprt__kout(k, j);
         if (!y)
-            return kerr(k, POPRT_STATUS_UNSUPPORTED, "omitted Split outputs are not supported");
+            return poprt__ref_kerr(k, POPRT_STATUS_UNSUPPORTED,
+                                   "omitted Split outputs are not supported");
         if (y->rank != x->rank)
-            return kerr(k, POPRT_STATUS_SHAPE_MISMATCH, "output rank differs from input");
+            return poprt__ref_kerr(k, POPRT_STATUS_SHAPE_MISMATCH,
+                                   "output rank differs from input");
         size_t row = (size_t)(y->dims[axis] * inner) * es;
         if (at + row > irow)
-            return kerr(k, POPRT_STATUS_SHAPE_MISMATCH, "splits exceed the input");
+            return poprt__ref_kerr(k, POPRT_STATUS_SHAPE_MISMATCH, "splits exceed the input");
         for (int64_t o = 0; o < outer && row; o++)
             memcpy((char *)y->data + (size_t)o * row, (const char *)x->data + (size_t)o * irow + at,
                    row);
@@ -595,26 +446,28 @@ poprt_status poprt__ref_slice(poprt__kctx *k)
     const poprt__tval *x = poprt__kin(k, 0);
     poprt__tval *y = poprt__kout(k, 0);
     if (!x || !y)
-        return kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input or output");
+        return poprt__ref_kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input or output");
     int r = x->rank;
-    int64_t starts[MAXR], ends[MAXR], axes[MAXR], steps[MAXR];
+    int64_t starts[POPRT__MAX_RANK], ends[POPRT__MAX_RANK], axes[POPRT__MAX_RANK],
+        steps[POPRT__MAX_RANK];
     int64_t ns = 0, ne = 0, na = 0, nst = 0;
     int have_axes, have_steps;
     if (k->opset >= 10 || poprt__kin(k, 1)) {
-        if (!kin_ints(k, 1, starts, MAXR, &ns) || !kin_ints(k, 2, ends, MAXR, &ne))
-            return kerr(k, POPRT_STATUS_INVALID_MODEL, "missing starts or ends");
-        have_axes = kin_ints(k, 3, axes, MAXR, &na);
-        have_steps = kin_ints(k, 4, steps, MAXR, &nst);
+        if (!poprt__ref_kin_ints(k, 1, starts, POPRT__MAX_RANK, &ns) ||
+            !poprt__ref_kin_ints(k, 2, ends, POPRT__MAX_RANK, &ne))
+            return poprt__ref_kerr(k, POPRT_STATUS_INVALID_MODEL, "missing starts or ends");
+        have_axes = poprt__ref_kin_ints(k, 3, axes, POPRT__MAX_RANK, &na);
+        have_steps = poprt__ref_kin_ints(k, 4, steps, POPRT__MAX_RANK, &nst);
     } else {
-        if (!ints_in_or_attr(k, 99, "starts", starts, MAXR, &ns) ||
-            !ints_in_or_attr(k, 99, "ends", ends, MAXR, &ne))
-            return kerr(k, POPRT_STATUS_INVALID_MODEL, "missing starts or ends");
-        have_axes = ints_in_or_attr(k, 99, "axes", axes, MAXR, &na);
+        if (!ints_in_or_attr(k, 99, "starts", starts, POPRT__MAX_RANK, &ns) ||
+            !ints_in_or_attr(k, 99, "ends", ends, POPRT__MAX_RANK, &ne))
+            return poprt__ref_kerr(k, POPRT_STATUS_INVALID_MODEL, "missing starts or ends");
+        have_axes = ints_in_or_attr(k, 99, "axes", axes, POPRT__MAX_RANK, &na);
         have_steps = 0;
     }
     if (ns != ne || ns > r || (have_axes && na != ns) || (have_steps && nst != ns))
-        return kerr(k, POPRT_STATUS_INVALID_MODEL, "starts/ends/axes/steps disagree");
-    int64_t first[MAXR], step[MAXR], cnt[MAXR];
+        return poprt__ref_kerr(k, POPRT_STATUS_INVALID_MODEL, "starts/ends/axes/steps disagree");
+    int64_t first[POPRT__MAX_RANK], step[POPRT__MAX_RANK], cnt[POPRT__MAX_RANK];
     for (int i = 0; i < r; i++) {
         first[i] = 0;
         step[i] = 1;
@@ -625,23 +478,24 @@ poprt_status poprt__ref_slice(poprt__kctx *k)
         if (a < 0)
             a += r;
         if (a < 0 || a >= r)
-            return kerr(k, POPRT_STATUS_INVALID_MODEL, "axis out of range");
+            return poprt__ref_kerr(k, POPRT_STATUS_INVALID_MODEL, "axis out of range");
         int64_t s = have_steps ? steps[i] : 1;
         if (s == 0)
-            return kerr(k, POPRT_STATUS_INVALID_MODEL, "step is zero");
+            return poprt__ref_kerr(k, POPRT_STATUS_INVALID_MODEL, "step is zero");
         step[a] = s;
         cnt[a] = poprt__slice_axis(x->dims[a], starts[i], ends[i], s, &first[a]);
     }
-    int64_t istr[MAXR], sstr[MAXR], off = 0;
+    int64_t istr[POPRT__MAX_RANK], sstr[POPRT__MAX_RANK], off = 0;
     poprt__strides(r, x->dims, istr);
     for (int i = 0; i < r; i++) {
         if (cnt[i] != y->dims[i])
-            return kerr(k, POPRT_STATUS_SHAPE_MISMATCH, "output shape differs from the slice");
+            return poprt__ref_kerr(k, POPRT_STATUS_SHAPE_MISMATCH,
+                                   "output shape differs from the slice");
         off += first[i] * istr[i];
         sstr[i] = istr[i] * step[i];
     }
     if (y->numel) {
-        size_t es = esize(x->dtype);
+        size_t es = poprt__ref_esize(x->dtype);
         copy_strided(y->data, (const char *)x->data + (size_t)off * es, r, y->dims, sstr, es);
     }
     return POPRT_OK;
@@ -661,11 +515,11 @@ poprt_status poprt__ref_gather(poprt__kctx *k)
     const poprt__tval *x = poprt__kin(k, 0), *ind = poprt__kin(k, 1);
     poprt__tval *y = poprt__kout(k, 0);
     if (!x || !ind || !y)
-        return kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input or output");
+        return poprt__ref_kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input or output");
     int64_t axis;
     if (!poprt__norm_axis(poprt__attr_i(k->node, "axis", 0), x->rank, &axis))
-        return kerr(k, POPRT_STATUS_INVALID_MODEL, "axis out of range");
-    size_t es = esize(x->dtype);
+        return poprt__ref_kerr(k, POPRT_STATUS_INVALID_MODEL, "axis out of range");
+    size_t es = poprt__ref_esize(x->dtype);
     int64_t outer = 1, inner = 1, dim = x->dims[axis];
     for (int i = 0; i < axis; i++)
         outer *= x->dims[i];
@@ -676,11 +530,11 @@ poprt_status poprt__ref_gather(poprt__kctx *k)
     for (int64_t a = 0; a < outer; a++) {
         const char *base = (const char *)x->data + (size_t)(a * dim) * blk;
         for (int64_t j = 0; j < ind->numel; j++) {
-            int64_t i = tv_int(ind, j);
+            int64_t i = poprt__ref_tv_int(ind, j);
             if (!fix_index(&i, dim))
-                return POPRT__NODE_ERR(k->node, POPRT_STATUS_RUNTIME_ERROR,
-                                       "index %lld out of range [-%lld, %lld)",
-                                       (long long)tv_int(ind, j), (long long)dim, (long long)dim);
+                return POPRT__NODE_ERR(
+                    k->node, POPRT_STATUS_RUNTIME_ERROR, "index %lld out of range [-%lld, %lld)",
+                    (long long)poprt__ref_tv_int(ind, j), (long long)dim, (long long)dim);
             memcpy(o, base + (size_t)i * blk, blk);
             o += blk;
         }
@@ -693,25 +547,26 @@ poprt_status poprt__ref_gather_elements(poprt__kctx *k)
     const poprt__tval *x = poprt__kin(k, 0), *ind = poprt__kin(k, 1);
     poprt__tval *y = poprt__kout(k, 0);
     if (!x || !ind || !y)
-        return kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input or output");
+        return poprt__ref_kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input or output");
     int r = x->rank;
     int64_t axis;
     if (!poprt__norm_axis(poprt__attr_i(k->node, "axis", 0), r, &axis) || ind->rank != r)
-        return kerr(k, POPRT_STATUS_INVALID_MODEL, "axis or indices rank invalid");
-    size_t es = esize(x->dtype);
-    int64_t istr[MAXR], idx[MAXR] = {0};
+        return poprt__ref_kerr(k, POPRT_STATUS_INVALID_MODEL, "axis or indices rank invalid");
+    size_t es = poprt__ref_esize(x->dtype);
+    int64_t istr[POPRT__MAX_RANK], idx[POPRT__MAX_RANK] = {0};
     poprt__strides(r, x->dims, istr);
     for (int64_t n = 0; n < ind->numel; n++) {
         int64_t off = 0;
         for (int a = 0; a < r; a++) {
             if (a == axis) {
-                int64_t i = tv_int(ind, n);
+                int64_t i = poprt__ref_tv_int(ind, n);
                 if (!fix_index(&i, x->dims[a]))
-                    return kerr(k, POPRT_STATUS_RUNTIME_ERROR, "index out of range");
+                    return poprt__ref_kerr(k, POPRT_STATUS_RUNTIME_ERROR, "index out of range");
                 off += i * istr[a];
             } else {
                 if (idx[a] >= x->dims[a])
-                    return kerr(k, POPRT_STATUS_SHAPE_MISMATCH, "indices larger than data");
+                    return poprt__ref_kerr(k, POPRT_STATUS_SHAPE_MISMATCH,
+                                           "indices larger than data");
                 off += idx[a] * istr[a];
             }
         }
@@ -729,17 +584,18 @@ poprt_status poprt__ref_gather_elements(poprt__kctx *k)
  * offset of the addressed slice in data. */
 typedef struct nd_plan {
     int64_t batch, per_batch, m, slice, batch_stride;
-    int64_t dstr[MAXR];
+    int64_t dstr[POPRT__MAX_RANK];
 } nd_plan;
 
 static poprt_status nd_prepare(const poprt__kctx *k, const poprt__tval *data,
                                const poprt__tval *ind, int64_t b, nd_plan *p)
 {
     if (ind->rank < 1 || b < 0 || b >= ind->rank || b >= data->rank)
-        return kerr(k, POPRT_STATUS_INVALID_MODEL, "invalid indices rank or batch_dims");
+        return poprt__ref_kerr(k, POPRT_STATUS_INVALID_MODEL, "invalid indices rank or batch_dims");
     p->m = ind->dims[ind->rank - 1];
     if (p->m < 1 || b + p->m > data->rank)
-        return kerr(k, POPRT_STATUS_INVALID_MODEL, "indices last dim too large for data");
+        return poprt__ref_kerr(k, POPRT_STATUS_INVALID_MODEL,
+                               "indices last dim too large for data");
     p->batch = 1;
     for (int i = 0; i < b; i++)
         p->batch *= data->dims[i];
@@ -761,7 +617,7 @@ static int64_t nd_offset(const nd_plan *p, const poprt__tval *data, const poprt_
     int64_t off = bi * p->batch_stride;
     int64_t base = (bi * p->per_batch + t) * p->m;
     for (int64_t j = 0; j < p->m; j++) {
-        int64_t i = tv_int(ind, base + j);
+        int64_t i = poprt__ref_tv_int(ind, base + j);
         if (!fix_index(&i, data->dims[b + j]))
             return -1;
         off += i * p->dstr[b + j];
@@ -774,19 +630,19 @@ poprt_status poprt__ref_gather_nd(poprt__kctx *k)
     const poprt__tval *x = poprt__kin(k, 0), *ind = poprt__kin(k, 1);
     poprt__tval *y = poprt__kout(k, 0);
     if (!x || !ind || !y)
-        return kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input or output");
+        return poprt__ref_kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input or output");
     int64_t b = poprt__attr_i(k->node, "batch_dims", 0);
     nd_plan p;
     poprt_status st = nd_prepare(k, x, ind, b, &p);
     if (st)
         return st;
-    size_t es = esize(x->dtype), blk = (size_t)p.slice * es;
+    size_t es = poprt__ref_esize(x->dtype), blk = (size_t)p.slice * es;
     char *o = y->data;
     for (int64_t bi = 0; bi < p.batch; bi++)
         for (int64_t t = 0; t < p.per_batch; t++) {
             int64_t off = nd_offset(&p, x, ind, b, bi, t);
             if (off < 0)
-                return kerr(k, POPRT_STATUS_RUNTIME_ERROR, "index out of range");
+                return poprt__ref_kerr(k, POPRT_STATUS_RUNTIME_ERROR, "index out of range");
             memcpy(o, (const char *)x->data + (size_t)off * es, blk);
             o += blk;
         }
@@ -846,7 +702,10 @@ static void combine(void *dst, const void *src, int32_t dt, int red, size_t es)
     }
     default: {
         double a = poprt__load_f64(dst, dt, 0), b = poprt__load_f64(src, dt, 0);
-        a = red == RED_ADD ? a + b : red == RED_MUL ? a * b : red == RED_MAX ? fmax(a, b) : fmin(a, b);
+        a = red == RED_ADD   ? a + b
+            : red == RED_MUL ? a * b
+            : red == RED_MAX ? fmax(a, b)
+                             : fmin(a, b);
         poprt__store_f64(dst, dt, 0, a);
     }
     }
@@ -857,32 +716,33 @@ poprt_status poprt__ref_scatter_elements(poprt__kctx *k)
     const poprt__tval *x = poprt__kin(k, 0), *ind = poprt__kin(k, 1), *upd = poprt__kin(k, 2);
     poprt__tval *y = poprt__kout(k, 0);
     if (!x || !ind || !upd || !y)
-        return kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input or output");
+        return poprt__ref_kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input or output");
     int red = parse_reduction(k->node);
     if (red < 0)
-        return kerr(k, POPRT_STATUS_UNSUPPORTED, "unknown reduction");
+        return poprt__ref_kerr(k, POPRT_STATUS_UNSUPPORTED, "unknown reduction");
     if (red != RED_NONE && x->dtype == POPRT_DTYPE_STRING)
-        return kerr(k, POPRT_STATUS_UNSUPPORTED, "reduction on strings");
+        return poprt__ref_kerr(k, POPRT_STATUS_UNSUPPORTED, "reduction on strings");
     int r = x->rank;
     int64_t axis;
     if (!poprt__norm_axis(poprt__attr_i(k->node, "axis", 0), r, &axis) || ind->rank != r ||
         upd->rank != r)
-        return kerr(k, POPRT_STATUS_INVALID_MODEL, "axis or ranks invalid");
+        return poprt__ref_kerr(k, POPRT_STATUS_INVALID_MODEL, "axis or ranks invalid");
     for (int a = 0; a < r; a++)
         if (ind->dims[a] != upd->dims[a])
-            return kerr(k, POPRT_STATUS_SHAPE_MISMATCH, "indices and updates differ in shape");
+            return poprt__ref_kerr(k, POPRT_STATUS_SHAPE_MISMATCH,
+                                   "indices and updates differ in shape");
     poprt_status st = same_bytes_copy(k, x, y);
     if (st)
         return st;
-    size_t es = esize(x->dtype);
-    int64_t istr[MAXR], idx[MAXR] = {0};
+    size_t es = poprt__ref_esize(x->dtype);
+    int64_t istr[POPRT__MAX_RANK], idx[POPRT__MAX_RANK] = {0};
     poprt__strides(r, x->dims, istr);
     for (int64_t n = 0; n < ind->numel; n++) {
         int64_t off = 0;
         for (int a = 0; a < r; a++) {
-            int64_t i = a == axis ? tv_int(ind, n) : idx[a];
+            int64_t i = a == axis ? poprt__ref_tv_int(ind, n) : idx[a];
             if (!fix_index(&i, x->dims[a]))
-                return kerr(k, POPRT_STATUS_RUNTIME_ERROR, "index out of range");
+                return poprt__ref_kerr(k, POPRT_STATUS_RUNTIME_ERROR, "index out of range");
             off += i * istr[a];
         }
         combine((char *)y->data + (size_t)off * es, (const char *)upd->data + (size_t)n * es,
@@ -901,27 +761,28 @@ poprt_status poprt__ref_scatter_nd(poprt__kctx *k)
     const poprt__tval *x = poprt__kin(k, 0), *ind = poprt__kin(k, 1), *upd = poprt__kin(k, 2);
     poprt__tval *y = poprt__kout(k, 0);
     if (!x || !ind || !upd || !y)
-        return kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input or output");
+        return poprt__ref_kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input or output");
     int red = parse_reduction(k->node);
     if (red < 0)
-        return kerr(k, POPRT_STATUS_UNSUPPORTED, "unknown reduction");
+        return poprt__ref_kerr(k, POPRT_STATUS_UNSUPPORTED, "unknown reduction");
     if (red != RED_NONE && x->dtype == POPRT_DTYPE_STRING)
-        return kerr(k, POPRT_STATUS_UNSUPPORTED, "reduction on strings");
+        return poprt__ref_kerr(k, POPRT_STATUS_UNSUPPORTED, "reduction on strings");
     nd_plan p;
     poprt_status st = nd_prepare(k, x, ind, 0, &p);
     if (st)
         return st;
     if (upd->numel != p.per_batch * p.slice)
-        return kerr(k, POPRT_STATUS_SHAPE_MISMATCH, "updates do not match indices and data");
+        return poprt__ref_kerr(k, POPRT_STATUS_SHAPE_MISMATCH,
+                               "updates do not match indices and data");
     st = same_bytes_copy(k, x, y);
     if (st)
         return st;
-    size_t es = esize(x->dtype);
+    size_t es = poprt__ref_esize(x->dtype);
     const char *u = upd->data;
     for (int64_t t = 0; t < p.per_batch; t++) {
         int64_t off = nd_offset(&p, x, ind, 0, 0, t);
         if (off < 0)
-            return kerr(k, POPRT_STATUS_RUNTIME_ERROR, "index out of range");
+            return poprt__ref_kerr(k, POPRT_STATUS_RUNTIME_ERROR, "index out of range");
         char *d = (char *)y->data + (size_t)off * es;
         if (red == RED_NONE) {
             memcpy(d, u, (size_t)p.slice * es);
@@ -942,20 +803,21 @@ poprt_status poprt__ref_tensor_scatter(poprt__kctx *k)
     const poprt__tval *x = poprt__kin(k, 0), *upd = poprt__kin(k, 1), *wi = poprt__kin(k, 2);
     poprt__tval *y = poprt__kout(k, 0);
     if (!x || !upd || !y)
-        return kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input or output");
+        return poprt__ref_kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input or output");
     int r = x->rank;
     int64_t axis;
     if (!poprt__norm_axis(poprt__attr_i(k->node, "axis", -2), r, &axis) || axis == 0 ||
         upd->rank != r)
-        return kerr(k, POPRT_STATUS_INVALID_MODEL, "axis or ranks invalid");
+        return poprt__ref_kerr(k, POPRT_STATUS_INVALID_MODEL, "axis or ranks invalid");
     for (int a = 0; a < r; a++)
         if (a != axis && upd->dims[a] != x->dims[a])
-            return kerr(k, POPRT_STATUS_SHAPE_MISMATCH, "update shape differs from the cache");
+            return poprt__ref_kerr(k, POPRT_STATUS_SHAPE_MISMATCH,
+                                   "update shape differs from the cache");
     int circular = strcmp(poprt__attr_s(k->node, "mode", "linear"), "circular") == 0;
     poprt_status st = same_bytes_copy(k, x, y);
     if (st)
         return st;
-    size_t es = esize(x->dtype);
+    size_t es = poprt__ref_esize(x->dtype);
     int64_t batch = x->dims[0], mid = 1, inner = 1;
     for (int a = 1; a < axis; a++)
         mid *= x->dims[a];
@@ -964,14 +826,15 @@ poprt_status poprt__ref_tensor_scatter(poprt__kctx *k)
     int64_t L = x->dims[axis], S = upd->dims[axis];
     size_t blk = (size_t)inner * es;
     for (int64_t b = 0; b < batch; b++) {
-        int64_t start = wi ? tv_int(wi, b) : 0;
+        int64_t start = wi ? poprt__ref_tv_int(wi, b) : 0;
         for (int64_t m = 0; m < mid; m++)
             for (int64_t s = 0; s < S; s++) {
                 int64_t pos = start + s;
                 if (circular && L > 0)
                     pos = ((pos % L) + L) % L;
                 if (pos < 0 || pos >= L)
-                    return kerr(k, POPRT_STATUS_RUNTIME_ERROR, "write index out of range");
+                    return poprt__ref_kerr(k, POPRT_STATUS_RUNTIME_ERROR,
+                                           "write index out of range");
                 memcpy((char *)y->data + (size_t)(((b * mid + m) * L + pos)) * blk,
                        (const char *)upd->data + (size_t)(((b * mid + m) * S + s)) * blk, blk);
             }
@@ -986,13 +849,13 @@ poprt_status poprt__ref_expand(poprt__kctx *k)
     const poprt__tval *x = poprt__kin(k, 0);
     poprt__tval *y = poprt__kout(k, 0);
     if (!x || !y)
-        return kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input or output");
+        return poprt__ref_kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input or output");
     if (x->rank > y->rank)
-        return kerr(k, POPRT_STATUS_SHAPE_MISMATCH, "output rank below input rank");
-    int64_t sstr[MAXR];
+        return poprt__ref_kerr(k, POPRT_STATUS_SHAPE_MISMATCH, "output rank below input rank");
+    int64_t sstr[POPRT__MAX_RANK];
     poprt__bcast_strides(x, y->rank, y->dims, sstr);
     if (y->numel)
-        copy_strided(y->data, x->data, y->rank, y->dims, sstr, esize(x->dtype));
+        copy_strided(y->data, x->data, y->rank, y->dims, sstr, poprt__ref_esize(x->dtype));
     return POPRT_OK;
 }
 
@@ -1001,20 +864,21 @@ poprt_status poprt__ref_tile(poprt__kctx *k)
     const poprt__tval *x = poprt__kin(k, 0);
     poprt__tval *y = poprt__kout(k, 0);
     if (!x || !y || y->rank != x->rank)
-        return kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input or output");
+        return poprt__ref_kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input or output");
     /* tile = copy over (repeat, dim) pairs with stride 0 for the repeat */
-    int64_t d[MAXS], s[MAXS], istr[MAXR];
+    int64_t d[MAXS], s[MAXS], istr[POPRT__MAX_RANK];
     poprt__strides(x->rank, x->dims, istr);
     for (int a = 0; a < x->rank; a++) {
         if (x->dims[a] == 0 ? y->dims[a] != 0 : y->dims[a] % x->dims[a] != 0)
-            return kerr(k, POPRT_STATUS_SHAPE_MISMATCH, "output is not a tiling of the input");
+            return poprt__ref_kerr(k, POPRT_STATUS_SHAPE_MISMATCH,
+                                   "output is not a tiling of the input");
         d[2 * a] = x->dims[a] ? y->dims[a] / x->dims[a] : 0;
         s[2 * a] = 0;
         d[2 * a + 1] = x->dims[a];
         s[2 * a + 1] = istr[a];
     }
     if (y->numel)
-        copy_strided(y->data, x->data, 2 * x->rank, d, s, esize(x->dtype));
+        copy_strided(y->data, x->data, 2 * x->rank, d, s, poprt__ref_esize(x->dtype));
     return POPRT_OK;
 }
 
@@ -1057,49 +921,54 @@ poprt_status poprt__ref_pad(poprt__kctx *k)
     const poprt__tval *x = poprt__kin(k, 0);
     poprt__tval *y = poprt__kout(k, 0);
     if (!x || !y || y->rank != x->rank)
-        return kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input or output");
+        return poprt__ref_kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input or output");
     int r = x->rank;
     const char *ms = poprt__attr_s(k->node, "mode", "constant");
     int mode = strcmp(ms, "constant") == 0 ? 0 : strcmp(ms, "edge") == 0 ? 1
              : strcmp(ms, "reflect") == 0 ? 2 : strcmp(ms, "wrap") == 0 ? 3 : -1;
     if (mode < 0)
-        return kerr(k, POPRT_STATUS_UNSUPPORTED, "unknown pad mode");
-    int64_t pads[2 * MAXR], axes[MAXR], full[2 * MAXR], np = 0, na = 0;
+        return poprt__ref_kerr(k, POPRT_STATUS_UNSUPPORTED, "unknown pad mode");
+    int64_t pads[2 * POPRT__MAX_RANK], axes[POPRT__MAX_RANK], full[2 * POPRT__MAX_RANK], np = 0,
+                                                                                         na = 0;
     int have_axes = 0;
     if (poprt__kin(k, 1)) {
-        kin_ints(k, 1, pads, 2 * MAXR, &np);
-        have_axes = kin_ints(k, 3, axes, MAXR, &na);
-    } else if (!ints_in_or_attr(k, 99, "pads", pads, 2 * MAXR, &np) &&
-               !ints_in_or_attr(k, 99, "paddings", pads, 2 * MAXR, &np)) {
-        return kerr(k, POPRT_STATUS_INVALID_MODEL, "missing pads");
+        poprt__ref_kin_ints(k, 1, pads, 2 * POPRT__MAX_RANK, &np);
+        have_axes = poprt__ref_kin_ints(k, 3, axes, POPRT__MAX_RANK, &na);
+    } else if (!ints_in_or_attr(k, 99, "pads", pads, 2 * POPRT__MAX_RANK, &np) &&
+               !ints_in_or_attr(k, 99, "paddings", pads, 2 * POPRT__MAX_RANK, &np)) {
+        return poprt__ref_kerr(k, POPRT_STATUS_INVALID_MODEL, "missing pads");
     }
-    if (np > 2 * MAXR || na > MAXR || !poprt__pad_full(r, pads, np, have_axes ? axes : NULL, na, full))
-        return kerr(k, POPRT_STATUS_INVALID_MODEL, "pads do not match the input rank");
+    if (np > 2 * POPRT__MAX_RANK || na > POPRT__MAX_RANK ||
+        !poprt__pad_full(r, pads, np, have_axes ? axes : NULL, na, full))
+        return poprt__ref_kerr(k, POPRT_STATUS_INVALID_MODEL, "pads do not match the input rank");
     unsigned char fill[16];
-    zero_elem(x->dtype, fill);
+    poprt__ref_zero_elem(x->dtype, fill);
     const poprt__tval *cv = poprt__kin(k, 2);
-    size_t es = esize(x->dtype);
+    size_t es = poprt__ref_esize(x->dtype);
     if (cv && cv->numel > 0) {
         if (cv->dtype != x->dtype)
-            return kerr(k, POPRT_STATUS_SHAPE_MISMATCH, "constant_value type differs from data");
+            return poprt__ref_kerr(k, POPRT_STATUS_SHAPE_MISMATCH,
+                                   "constant_value type differs from data");
         memcpy(fill, cv->data, es);
     } else if (!poprt__kin(k, 1) && x->dtype != POPRT_DTYPE_STRING) {
         poprt__store_f64(fill, x->dtype, 0, poprt__attr_f(k->node, "value", 0.0f));
     }
     for (int a = 0; a < r; a++)
         if (y->dims[a] != x->dims[a] + full[a] + full[a + r])
-            return kerr(k, POPRT_STATUS_SHAPE_MISMATCH, "output shape differs from the padding");
+            return poprt__ref_kerr(k, POPRT_STATUS_SHAPE_MISMATCH,
+                                   "output shape differs from the padding");
     if (!y->numel)
         return POPRT_OK;
-    int64_t **maps = alloc_maps(k, r, y->dims);
+    int64_t **maps = poprt__ref_alloc_maps(k, r, y->dims);
     if (!maps)
-        return kerr(k, POPRT_STATUS_OUT_OF_MEMORY, "out of scratch memory");
+        return poprt__ref_kerr(k, POPRT_STATUS_OUT_OF_MEMORY, "out of scratch memory");
     for (int a = 0; a < r; a++)
         if (!pad_map(maps[a], y->dims[a], x->dims[a], full[a], mode))
-            return kerr(k, POPRT_STATUS_INVALID_MODEL, "cannot pad an empty axis in this mode");
-    int64_t istr[MAXR];
+            return poprt__ref_kerr(k, POPRT_STATUS_INVALID_MODEL,
+                                   "cannot pad an empty axis in this mode");
+    int64_t istr[POPRT__MAX_RANK];
     poprt__strides(r, x->dims, istr);
-    gather_mapped(y->data, x->data, r, y->dims, maps, istr, es, fill);
+    poprt__ref_gather_mapped(y->data, x->data, r, y->dims, maps, istr, es, fill);
     return POPRT_OK;
 }
 
@@ -1125,11 +994,12 @@ poprt_status poprt__ref_shape(poprt__kctx *k)
     const poprt__tval *x = poprt__kin(k, 0);
     poprt__tval *y = poprt__kout(k, 0);
     if (!x || !y)
-        return kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input or output");
+        return poprt__ref_kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input or output");
     int64_t lo, hi;
     shape_range(k->node, x->rank, &lo, &hi);
     if (y->numel != hi - lo)
-        return kerr(k, POPRT_STATUS_SHAPE_MISMATCH, "output length differs from the shape");
+        return poprt__ref_kerr(k, POPRT_STATUS_SHAPE_MISMATCH,
+                               "output length differs from the shape");
     for (int64_t i = lo; i < hi; i++)
         ((int64_t *)y->data)[i - lo] = x->dims[i];
     return POPRT_OK;
@@ -1140,7 +1010,7 @@ poprt_status poprt__ref_size(poprt__kctx *k)
     const poprt__tval *x = poprt__kin(k, 0);
     poprt__tval *y = poprt__kout(k, 0);
     if (!x || !y)
-        return kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input or output");
+        return poprt__ref_kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input or output");
     *(int64_t *)y->data = poprt__tval_numel(x);
     return POPRT_OK;
 }
@@ -1163,16 +1033,17 @@ poprt_status poprt__ref_constant_of_shape(poprt__kctx *k)
 {
     poprt__tval *y = poprt__kout(k, 0);
     if (!y)
-        return kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing output");
+        return poprt__ref_kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing output");
     unsigned char v[16];
-    zero_elem(y->dtype, v);
+    poprt__ref_zero_elem(y->dtype, v);
     const poprt__attr *a = poprt__node_attr(k->node, "value");
     if (a && a->t && a->t->data) {
         if (a->t->type.elem != y->dtype)
-            return kerr(k, POPRT_STATUS_SHAPE_MISMATCH, "value type differs from the output");
-        memcpy(v, a->t->data, esize(y->dtype));
+            return poprt__ref_kerr(k, POPRT_STATUS_SHAPE_MISMATCH,
+                                   "value type differs from the output");
+        memcpy(v, a->t->data, poprt__ref_esize(y->dtype));
     }
-    fill_elems(y->data, v, y->numel, esize(y->dtype));
+    fill_elems(y->data, v, y->numel, poprt__ref_esize(y->dtype));
     return POPRT_OK;
 }
 
@@ -1180,47 +1051,48 @@ poprt_status poprt__ref_constant(poprt__kctx *k)
 {
     poprt__tval *y = poprt__kout(k, 0);
     if (!y)
-        return kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing output");
+        return poprt__ref_kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing output");
     const poprt__node *n = k->node;
     const poprt__attr *a;
     if ((a = poprt__node_attr(n, "value")) || (a = poprt__node_attr(n, "sparse_value"))) {
         if (!a->t)
-            return kerr(k, POPRT_STATUS_INVALID_MODEL, "value attribute holds no tensor");
+            return poprt__ref_kerr(k, POPRT_STATUS_INVALID_MODEL,
+                                   "value attribute holds no tensor");
         if (a->t->nbytes != y->nbytes || a->t->type.elem != y->dtype)
-            return kerr(k, POPRT_STATUS_SHAPE_MISMATCH, "value differs from the output");
+            return poprt__ref_kerr(k, POPRT_STATUS_SHAPE_MISMATCH, "value differs from the output");
         if (y->nbytes)
             memcpy(y->data, a->t->data, y->nbytes);
         return POPRT_OK;
     }
     if ((a = poprt__node_attr(n, "value_float"))) {
         if (y->numel != 1 || y->dtype != POPRT_DTYPE_FLOAT)
-            return kerr(k, POPRT_STATUS_SHAPE_MISMATCH, "value differs from the output");
+            return poprt__ref_kerr(k, POPRT_STATUS_SHAPE_MISMATCH, "value differs from the output");
         *(float *)y->data = a->f;
     } else if ((a = poprt__node_attr(n, "value_floats"))) {
         if (y->numel != a->n || y->dtype != POPRT_DTYPE_FLOAT)
-            return kerr(k, POPRT_STATUS_SHAPE_MISMATCH, "value differs from the output");
+            return poprt__ref_kerr(k, POPRT_STATUS_SHAPE_MISMATCH, "value differs from the output");
         if (a->n)
             memcpy(y->data, a->floats, (size_t)a->n * sizeof(float));
     } else if ((a = poprt__node_attr(n, "value_int"))) {
         if (y->numel != 1 || y->dtype != POPRT_DTYPE_INT64)
-            return kerr(k, POPRT_STATUS_SHAPE_MISMATCH, "value differs from the output");
+            return poprt__ref_kerr(k, POPRT_STATUS_SHAPE_MISMATCH, "value differs from the output");
         *(int64_t *)y->data = a->i;
     } else if ((a = poprt__node_attr(n, "value_ints"))) {
         if (y->numel != a->n || y->dtype != POPRT_DTYPE_INT64)
-            return kerr(k, POPRT_STATUS_SHAPE_MISMATCH, "value differs from the output");
+            return poprt__ref_kerr(k, POPRT_STATUS_SHAPE_MISMATCH, "value differs from the output");
         if (a->n)
             memcpy(y->data, a->ints, (size_t)a->n * sizeof(int64_t));
     } else if ((a = poprt__node_attr(n, "value_string"))) {
         if (y->numel != 1 || y->dtype != POPRT_DTYPE_STRING)
-            return kerr(k, POPRT_STATUS_SHAPE_MISMATCH, "value differs from the output");
+            return poprt__ref_kerr(k, POPRT_STATUS_SHAPE_MISMATCH, "value differs from the output");
         ((const char **)y->data)[0] = a->s ? a->s : empty_string;
     } else if ((a = poprt__node_attr(n, "value_strings"))) {
         if (y->numel != a->n || y->dtype != POPRT_DTYPE_STRING)
-            return kerr(k, POPRT_STATUS_SHAPE_MISMATCH, "value differs from the output");
+            return poprt__ref_kerr(k, POPRT_STATUS_SHAPE_MISMATCH, "value differs from the output");
         for (int64_t i = 0; i < a->n; i++)
             ((const char **)y->data)[i] = a->strings[i] ? a->strings[i] : empty_string;
     } else {
-        return kerr(k, POPRT_STATUS_INVALID_MODEL, "Constant without a value attribute");
+        return poprt__ref_kerr(k, POPRT_STATUS_INVALID_MODEL, "Constant without a value attribute");
     }
     return POPRT_OK;
 }
@@ -1230,23 +1102,23 @@ poprt_status poprt__ref_range(poprt__kctx *k)
     const poprt__tval *s = poprt__kin(k, 0), *d = poprt__kin(k, 2);
     poprt__tval *y = poprt__kout(k, 0);
     if (!s || !d || !y)
-        return kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input or output");
+        return poprt__ref_kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input or output");
     int32_t dt = y->dtype;
     if (poprt__dtype_is_int(dt)) {
-        int64_t a = tv_int(s, 0), st = tv_int(d, 0);
+        int64_t a = poprt__ref_tv_int(s, 0), st = poprt__ref_tv_int(d, 0);
         for (int64_t i = 0; i < y->numel; i++)
             poprt__store_i64(y->data, dt, i, a + i * st);
     } else if (dt == POPRT_DTYPE_FLOAT) {
         /* float arithmetic as the ONNX function body (Loop adding delta) does */
-        float a = (float)tv_f64(s, 0), st = (float)tv_f64(d, 0);
+        float a = (float)poprt__ref_tv_f64(s, 0), st = (float)poprt__ref_tv_f64(d, 0);
         for (int64_t i = 0; i < y->numel; i++, a += st)
             ((float *)y->data)[i] = a;
     } else if (dt == POPRT_DTYPE_DOUBLE) {
-        double a = tv_f64(s, 0), st = tv_f64(d, 0);
+        double a = poprt__ref_tv_f64(s, 0), st = poprt__ref_tv_f64(d, 0);
         for (int64_t i = 0; i < y->numel; i++, a += st)
             ((double *)y->data)[i] = a;
     } else {
-        double a = tv_f64(s, 0), st = tv_f64(d, 0);
+        double a = poprt__ref_tv_f64(s, 0), st = poprt__ref_tv_f64(d, 0);
         for (int64_t i = 0; i < y->numel; i++) {
             poprt__store_f64(y->data, dt, i, a);
             /* accumulate in the element type, as the function body does */
@@ -1274,12 +1146,12 @@ poprt_status poprt__ref_dropout(poprt__kctx *k)
     const poprt__tval *x = poprt__kin(k, 0);
     poprt__tval *y = poprt__kout(k, 0), *mask = poprt__kout(k, 1);
     if (!x || !y)
-        return kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input or output");
+        return poprt__ref_kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input or output");
     double ratio = poprt__attr_f(k->node, "ratio", 0.5f);
     int training = 0;
     if (k->opset >= 12) {
         const poprt__tval *rt = poprt__kin(k, 1), *tm = poprt__kin(k, 2);
-        ratio = rt && rt->numel ? tv_f64(rt, 0) : 0.5;
+        ratio = rt && rt->numel ? poprt__ref_tv_f64(rt, 0) : 0.5;
         training = tm && tm->numel ? *(const uint8_t *)tm->data != 0 : 0;
     }
     if (!training || ratio == 0.0) {
@@ -1296,7 +1168,7 @@ poprt_status poprt__ref_dropout(poprt__kctx *k)
         return POPRT_OK;
     }
     if (ratio < 0 || ratio >= 1)
-        return kerr(k, POPRT_STATUS_INVALID_MODEL, "ratio must be in [0, 1)");
+        return poprt__ref_kerr(k, POPRT_STATUS_INVALID_MODEL, "ratio must be in [0, 1)");
     const poprt__attr *sa = poprt__node_attr(k->node, "seed");
     uint64_t state = sa ? (uint64_t)sa->i : poprt__kctx_random_seed(k);
     double scale = 1.0 / (1.0 - ratio);
@@ -1306,7 +1178,8 @@ poprt_status poprt__ref_dropout(poprt__kctx *k)
         if (x->dtype == POPRT_DTYPE_FLOAT)
             ((float *)y->data)[i] = keep ? (float)(((const float *)x->data)[i] * scale) : 0.0f;
         else
-            poprt__store_f64(y->data, y->dtype, i, keep ? poprt__load_f64(x->data, x->dtype, i) * scale : 0.0);
+            poprt__store_f64(y->data, y->dtype, i,
+                             keep ? poprt__load_f64(x->data, x->dtype, i) * scale : 0.0);
         if (mask)
             poprt__store_f64(mask->data, mask->dtype, i, keep);
     }
@@ -1320,10 +1193,11 @@ poprt_status poprt__ref_depth_to_space(poprt__kctx *k)
     const poprt__tval *x = poprt__kin(k, 0);
     poprt__tval *y = poprt__kout(k, 0);
     if (!x || !y || x->rank != 4)
-        return kerr(k, POPRT_STATUS_RUNTIME_ERROR, "DepthToSpace needs a 4-D input");
+        return poprt__ref_kerr(k, POPRT_STATUS_RUNTIME_ERROR, "DepthToSpace needs a 4-D input");
     int64_t b = poprt__attr_i(k->node, "blocksize", 0);
     if (b <= 0 || x->dims[1] % (b * b))
-        return kerr(k, POPRT_STATUS_INVALID_MODEL, "channels not divisible by blocksize^2");
+        return poprt__ref_kerr(k, POPRT_STATUS_INVALID_MODEL,
+                               "channels not divisible by blocksize^2");
     int64_t N = x->dims[0], C = x->dims[1] / (b * b), H = x->dims[2], W = x->dims[3];
     int crd = strcmp(poprt__attr_s(k->node, "mode", "DCR"), "CRD") == 0;
     /* view the input as 6-D, then read it in the output's order */
@@ -1344,7 +1218,7 @@ poprt_status poprt__ref_depth_to_space(poprt__kctx *k)
         memcpy(os, s, sizeof os);
     }
     if (y->numel)
-        copy_strided(y->data, x->data, 6, od, os, esize(x->dtype));
+        copy_strided(y->data, x->data, 6, od, os, poprt__ref_esize(x->dtype));
     return POPRT_OK;
 }
 
@@ -1353,10 +1227,11 @@ poprt_status poprt__ref_space_to_depth(poprt__kctx *k)
     const poprt__tval *x = poprt__kin(k, 0);
     poprt__tval *y = poprt__kout(k, 0);
     if (!x || !y || x->rank != 4)
-        return kerr(k, POPRT_STATUS_RUNTIME_ERROR, "SpaceToDepth needs a 4-D input");
+        return poprt__ref_kerr(k, POPRT_STATUS_RUNTIME_ERROR, "SpaceToDepth needs a 4-D input");
     int64_t b = poprt__attr_i(k->node, "blocksize", 0);
     if (b <= 0 || x->dims[2] % b || x->dims[3] % b)
-        return kerr(k, POPRT_STATUS_INVALID_MODEL, "spatial dims not divisible by blocksize");
+        return poprt__ref_kerr(k, POPRT_STATUS_INVALID_MODEL,
+                               "spatial dims not divisible by blocksize");
     int64_t N = x->dims[0], C = x->dims[1], H = x->dims[2] / b, W = x->dims[3] / b;
     int64_t t[6] = {N, C, H, b, W, b}, ts[6];
     poprt__strides(6, t, ts);
@@ -1364,7 +1239,7 @@ poprt_status poprt__ref_space_to_depth(poprt__kctx *k)
     int64_t od[6] = {N, b, b, C, H, W};
     int64_t os[6] = {ts[0], ts[3], ts[5], ts[1], ts[2], ts[4]};
     if (y->numel)
-        copy_strided(y->data, x->data, 6, od, os, esize(x->dtype));
+        copy_strided(y->data, x->data, 6, od, os, poprt__ref_esize(x->dtype));
     return POPRT_OK;
 }
 
@@ -1375,15 +1250,15 @@ poprt_status poprt__ref_trilu(poprt__kctx *k)
     const poprt__tval *x = poprt__kin(k, 0), *kt = poprt__kin(k, 1);
     poprt__tval *y = poprt__kout(k, 0);
     if (!x || !y || x->rank < 2)
-        return kerr(k, POPRT_STATUS_RUNTIME_ERROR, "Trilu needs an input of rank >= 2");
+        return poprt__ref_kerr(k, POPRT_STATUS_RUNTIME_ERROR, "Trilu needs an input of rank >= 2");
     poprt_status st = same_bytes_copy(k, x, y);
     if (st)
         return st;
-    int64_t kk = kt && kt->numel ? tv_int(kt, 0) : 0;
+    int64_t kk = kt && kt->numel ? poprt__ref_tv_int(kt, 0) : 0;
     int upper = poprt__attr_i(k->node, "upper", 1) != 0;
     int64_t R = x->dims[x->rank - 2], C = x->dims[x->rank - 1];
     int64_t mats = (R * C) != 0 ? x->numel / (R * C) : 0;
-    size_t es = esize(x->dtype);
+    size_t es = poprt__ref_esize(x->dtype);
     for (int64_t m = 0; m < mats; m++)
         for (int64_t i = 0; i < R; i++)
             for (int64_t j = 0; j < C; j++) {
@@ -1398,9 +1273,9 @@ poprt_status poprt__ref_eye_like(poprt__kctx *k)
 {
     poprt__tval *y = poprt__kout(k, 0);
     if (!y || y->rank != 2)
-        return kerr(k, POPRT_STATUS_RUNTIME_ERROR, "EyeLike needs a 2-D output");
+        return poprt__ref_kerr(k, POPRT_STATUS_RUNTIME_ERROR, "EyeLike needs a 2-D output");
     int64_t kk = poprt__attr_i(k->node, "k", 0);
-    size_t es = esize(y->dtype);
+    size_t es = poprt__ref_esize(y->dtype);
     memset(y->data, 0, y->nbytes);
     for (int64_t i = 0; i < y->dims[0]; i++) {
         int64_t j = i + kk;
@@ -1419,7 +1294,7 @@ static int elem_nonzero(const poprt__tval *x, int64_t i, size_t es)
         return s && *s;
     }
     if (poprt__dtype_is_float(x->dtype))
-        return tv_f64(x, i) != 0.0;
+        return poprt__ref_tv_f64(x, i) != 0.0;
     const unsigned char *p = (const unsigned char *)x->data + (size_t)i * es;
     for (size_t b = 0; b < es; b++)
         if (p[b])
@@ -1431,8 +1306,8 @@ poprt_status poprt__ref_nonzero(poprt__kctx *k)
 {
     const poprt__tval *x = poprt__kin(k, 0);
     if (!x)
-        return kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input");
-    size_t es = esize(x->dtype);
+        return poprt__ref_kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input");
+    size_t es = poprt__ref_esize(x->dtype);
     int64_t nnz = 0;
     for (int64_t i = 0; i < x->numel; i++)
         nnz += elem_nonzero(x, i, es);
@@ -1442,7 +1317,7 @@ poprt_status poprt__ref_nonzero(poprt__kctx *k)
     if (st)
         return st;
     int64_t *o = poprt__kout(k, 0)->data;
-    int64_t idx[MAXR] = {0}, c = 0;
+    int64_t idx[POPRT__MAX_RANK] = {0}, c = 0;
     for (int64_t i = 0; i < x->numel; i++) {
         if (elem_nonzero(x, i, es)) {
             for (int a = 0; a < r; a++)
@@ -1462,15 +1337,15 @@ poprt_status poprt__ref_compress(poprt__kctx *k)
 {
     const poprt__tval *x = poprt__kin(k, 0), *cond = poprt__kin(k, 1);
     if (!x || !cond)
-        return kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input");
+        return poprt__ref_kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input");
     const poprt__attr *aa = poprt__node_attr(k->node, "axis");
-    int64_t axis = -1, dims[MAXR];
+    int64_t axis = -1, dims[POPRT__MAX_RANK];
     int r = x->rank;
     if (aa && !poprt__norm_axis(aa->i, r, &axis))
-        return kerr(k, POPRT_STATUS_INVALID_MODEL, "axis out of range");
+        return poprt__ref_kerr(k, POPRT_STATUS_INVALID_MODEL, "axis out of range");
     int64_t len = aa ? x->dims[axis] : x->numel;
     if (cond->numel > len)
-        return kerr(k, POPRT_STATUS_INVALID_MODEL, "condition longer than the axis");
+        return poprt__ref_kerr(k, POPRT_STATUS_INVALID_MODEL, "condition longer than the axis");
     int64_t cnt = 0;
     for (int64_t i = 0; i < cond->numel; i++)
         cnt += ((const uint8_t *)cond->data)[i] != 0;
@@ -1485,7 +1360,7 @@ poprt_status poprt__ref_compress(poprt__kctx *k)
     if (st)
         return st;
     poprt__tval *y = poprt__kout(k, 0);
-    size_t es = esize(x->dtype);
+    size_t es = poprt__ref_esize(x->dtype);
     int64_t outer = 1, inner = 1;
     if (aa) {
         for (int i = 0; i < axis; i++)
@@ -1509,10 +1384,12 @@ poprt_status poprt__ref_reverse_sequence(poprt__kctx *k)
     const poprt__tval *x = poprt__kin(k, 0), *lens = poprt__kin(k, 1);
     poprt__tval *y = poprt__kout(k, 0);
     if (!x || !lens || !y || x->rank < 2)
-        return kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input or output");
-    int64_t ba = poprt__attr_i(k->node, "batch_axis", 1), ta = poprt__attr_i(k->node, "time_axis", 0);
+        return poprt__ref_kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input or output");
+    int64_t ba = poprt__attr_i(k->node, "batch_axis", 1),
+            ta = poprt__attr_i(k->node, "time_axis", 0);
     if (!((ba == 0 && ta == 1) || (ba == 1 && ta == 0)))
-        return kerr(k, POPRT_STATUS_INVALID_MODEL, "batch_axis/time_axis must be 0 and 1");
+        return poprt__ref_kerr(k, POPRT_STATUS_INVALID_MODEL,
+                               "batch_axis/time_axis must be 0 and 1");
     poprt_status st = same_bytes_copy(k, x, y);
     if (st)
         return st;
@@ -1520,17 +1397,19 @@ poprt_status poprt__ref_reverse_sequence(poprt__kctx *k)
     for (int i = 2; i < x->rank; i++)
         inner *= x->dims[i];
     if (lens->numel != B)
-        return kerr(k, POPRT_STATUS_SHAPE_MISMATCH, "sequence_lens length differs from batch");
-    size_t blk = (size_t)inner * esize(x->dtype);
+        return poprt__ref_kerr(k, POPRT_STATUS_SHAPE_MISMATCH,
+                               "sequence_lens length differs from batch");
+    size_t blk = (size_t)inner * poprt__ref_esize(x->dtype);
     for (int64_t b = 0; b < B; b++) {
-        int64_t L = tv_int(lens, b);
+        int64_t L = poprt__ref_tv_int(lens, b);
         if (L < 0 || L > T)
-            return kerr(k, POPRT_STATUS_RUNTIME_ERROR, "sequence length out of range");
+            return poprt__ref_kerr(k, POPRT_STATUS_RUNTIME_ERROR, "sequence length out of range");
         for (int64_t t = 0; t < L; t++) {
             int64_t src = L - 1 - t;
             int64_t oi = ba == 0 ? b * T + t : t * B + b;
             int64_t ii = ba == 0 ? b * T + src : src * B + b;
-            memcpy((char *)y->data + (size_t)oi * blk, (const char *)x->data + (size_t)ii * blk, blk);
+            memcpy((char *)y->data + (size_t)oi * blk, (const char *)x->data + (size_t)ii * blk,
+                   blk);
         }
     }
     return POPRT_OK;
@@ -1543,12 +1422,13 @@ poprt_status poprt__ref_one_hot(poprt__kctx *k)
     const poprt__tval *ind = poprt__kin(k, 0), *dep = poprt__kin(k, 1), *vals = poprt__kin(k, 2);
     poprt__tval *y = poprt__kout(k, 0);
     if (!ind || !dep || !vals || !y || vals->numel != 2)
-        return kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing or invalid inputs");
-    int64_t depth = poprt__dtype_is_float(dep->dtype) ? (int64_t)tv_f64(dep, 0) : tv_int(dep, 0);
+        return poprt__ref_kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing or invalid inputs");
+    int64_t depth = poprt__dtype_is_float(dep->dtype) ? (int64_t)poprt__ref_tv_f64(dep, 0)
+                                                      : poprt__ref_tv_int(dep, 0);
     int64_t axis;
     if (!poprt__norm_axis(poprt__attr_i(k->node, "axis", -1), ind->rank + 1, &axis))
-        return kerr(k, POPRT_STATUS_INVALID_MODEL, "axis out of range");
-    size_t es = esize(vals->dtype);
+        return poprt__ref_kerr(k, POPRT_STATUS_INVALID_MODEL, "axis out of range");
+    size_t es = poprt__ref_esize(vals->dtype);
     const char *off = vals->data, *on = off + es;
     int64_t outer = 1, inner = 1;
     for (int i = 0; i < axis; i++)
@@ -1556,13 +1436,14 @@ poprt_status poprt__ref_one_hot(poprt__kctx *k)
     for (int i = (int)axis; i < ind->rank; i++)
         inner *= ind->dims[i];
     if (y->numel != outer * depth * inner)
-        return kerr(k, POPRT_STATUS_SHAPE_MISMATCH, "output size differs from depth");
+        return poprt__ref_kerr(k, POPRT_STATUS_SHAPE_MISMATCH, "output size differs from depth");
     int isf = poprt__dtype_is_float(ind->dtype);
     char *o = y->data;
     for (int64_t a = 0; a < outer; a++)
         for (int64_t d = 0; d < depth; d++)
             for (int64_t i = 0; i < inner; i++, o += es) {
-                int64_t v = isf ? (int64_t)tv_f64(ind, a * inner + i) : tv_int(ind, a * inner + i);
+                int64_t v = isf ? (int64_t)poprt__ref_tv_f64(ind, a * inner + i)
+                                : poprt__ref_tv_int(ind, a * inner + i);
                 if (v < 0)
                     v += depth;
                 memcpy(o, v == d ? on : off, es);
@@ -1598,10 +1479,10 @@ static poprt_status cumulative(poprt__kctx *k, int prod)
     const poprt__tval *x = poprt__kin(k, 0), *ax = poprt__kin(k, 1);
     poprt__tval *y = poprt__kout(k, 0);
     if (!x || !ax || !y || ax->numel < 1)
-        return kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input or output");
+        return poprt__ref_kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input or output");
     int64_t axis;
-    if (!poprt__norm_axis(tv_int(ax, 0), x->rank, &axis))
-        return kerr(k, POPRT_STATUS_INVALID_MODEL, "axis out of range");
+    if (!poprt__norm_axis(poprt__ref_tv_int(ax, 0), x->rank, &axis))
+        return poprt__ref_kerr(k, POPRT_STATUS_INVALID_MODEL, "axis out of range");
     int exclusive = poprt__attr_i(k->node, "exclusive", 0) != 0;
     int reverse = poprt__attr_i(k->node, "reverse", 0) != 0;
     int64_t outer = 1, inner = 1, len = x->dims[axis];
@@ -1630,7 +1511,7 @@ static poprt_status cumulative(poprt__kctx *k, int prod)
 #undef CASE
     default:
         if (!poprt__dtype_is_float(x->dtype))
-            return kerr(k, POPRT_STATUS_UNSUPPORTED, "unsupported element type");
+            return poprt__ref_kerr(k, POPRT_STATUS_UNSUPPORTED, "unsupported element type");
         /* half types: accumulate in float, round each partial result */
         for (int64_t a = 0; a < outer; a++)
             for (int64_t i = 0; i < inner; i++) {
@@ -1656,267 +1537,6 @@ static poprt_status cumulative(poprt__kctx *k, int prod)
 poprt_status poprt__ref_cumsum(poprt__kctx *k) { return cumulative(k, 0); }
 poprt_status poprt__ref_cumprod(poprt__kctx *k) { return cumulative(k, 1); }
 
-/* ---- sorting helpers (TopK, Unique) ------------------------------------------------- */
-
-/* A key whose unsigned order is the numeric order of element i. */
-static uint64_t sort_key(const poprt__tval *x, int64_t i)
-{
-    double v;
-    switch (x->dtype) {
-    case POPRT_DTYPE_UINT8:
-    case POPRT_DTYPE_BOOL:
-        return ((const uint8_t *)x->data)[i];
-    case POPRT_DTYPE_UINT16:
-        return ((const uint16_t *)x->data)[i];
-    case POPRT_DTYPE_UINT32:
-        return ((const uint32_t *)x->data)[i];
-    case POPRT_DTYPE_UINT64:
-        return ((const uint64_t *)x->data)[i];
-    case POPRT_DTYPE_FLOAT:
-        v = ((const float *)x->data)[i];
-        break;
-    case POPRT_DTYPE_DOUBLE:
-        v = ((const double *)x->data)[i];
-        break;
-    default:
-        if (poprt__dtype_is_float(x->dtype)) {
-            v = poprt__load_f64(x->data, x->dtype, i);
-            break;
-        }
-        if (poprt__dtype_is_signed(x->dtype))
-            return (uint64_t)tv_int(x, i) ^ (1ull << 63);
-        return (uint64_t)tv_int(x, i);
-    }
-    if (v == 0)
-        v = 0.0; /* -0 equals +0 */
-    uint64_t u;
-    memcpy(&u, &v, sizeof u);
-    return (u >> 63) ? ~u : (u | (1ull << 63));
-}
-
-typedef int (*less_fn)(const void *ctx, int64_t a, int64_t b);
-
-/* Stable bottom-up merge sort of v[0..n) (tmp has n entries). */
-static void merge_sort(int64_t *v, int64_t *tmp, int64_t n, less_fn less, const void *ctx)
-{
-    int64_t *src = v, *dst = tmp;
-    for (int64_t w = 1; w < n; w *= 2) {
-        for (int64_t lo = 0; lo < n; lo += 2 * w) {
-            int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-            int64_t i = lo, j = mid, o = lo;
-            while (i < mid && j < hi)
-                dst[o++] = less(ctx, src[j], src[i]) ? src[j++] : src[i++];
-            while (i < mid)
-                dst[o++] = src[i++];
-            while (j < hi)
-                dst[o++] = src[j++];
-        }
-        int64_t *t = src;
-        src = dst;
-        dst = t;
-    }
-    if (src != v)
-        memcpy(v, src, (size_t)n * sizeof *v);
-}
-
-typedef struct key_ctx {
-    const uint64_t *key;
-    int largest;
-} key_ctx;
-
-static int key_less(const void *ctx, int64_t a, int64_t b)
-{
-    const key_ctx *c = ctx;
-    return c->largest ? c->key[a] > c->key[b] : c->key[a] < c->key[b];
-}
-
-poprt_status poprt__ref_topk(poprt__kctx *k)
-{
-    const poprt__tval *x = poprt__kin(k, 0);
-    poprt__tval *vals = poprt__kout(k, 0), *inds = poprt__kout(k, 1);
-    if (!x)
-        return kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input");
-    int64_t kk;
-    const poprt__tval *kt = poprt__kin(k, 1);
-    if (kt) {
-        if (kt->numel != 1)
-            return kerr(k, POPRT_STATUS_INVALID_MODEL, "K must hold one value");
-        kk = tv_int(kt, 0);
-    } else {
-        kk = poprt__attr_i(k->node, "k", -1);
-    }
-    int64_t axis;
-    if (!poprt__norm_axis(poprt__attr_i(k->node, "axis", -1), x->rank, &axis))
-        return kerr(k, POPRT_STATUS_INVALID_MODEL, "axis out of range");
-    int64_t n = x->dims[axis];
-    if (kk < 0 || kk > n)
-        return POPRT__NODE_ERR(k->node, POPRT_STATUS_RUNTIME_ERROR, "k=%lld outside [0, %lld]",
-                               (long long)kk, (long long)n);
-    key_ctx kc = {NULL, poprt__attr_i(k->node, "largest", 1) != 0};
-    int64_t outer = 1, inner = 1;
-    for (int i = 0; i < axis; i++)
-        outer *= x->dims[i];
-    for (int i = (int)axis + 1; i < x->rank; i++)
-        inner *= x->dims[i];
-    uint64_t *key = poprt__kctx_scratch(k, (size_t)(n + 1) * sizeof *key);
-    int64_t *idx = poprt__kctx_scratch(k, (size_t)(2 * n + 2) * sizeof *idx);
-    if (!key || !idx)
-        return kerr(k, POPRT_STATUS_OUT_OF_MEMORY, "out of scratch memory");
-    kc.key = key;
-    size_t es = esize(x->dtype);
-    for (int64_t a = 0; a < outer; a++)
-        for (int64_t i = 0; i < inner; i++) {
-            int64_t base = a * n * inner + i;
-            for (int64_t t = 0; t < n; t++) {
-                key[t] = sort_key(x, base + t * inner);
-                idx[t] = t;
-            }
-            /* stable sort: equal values keep the lower index first */
-            merge_sort(idx, idx + n + 1, n, key_less, &kc);
-            for (int64_t j = 0; j < kk; j++) {
-                int64_t op = (a * kk + j) * inner + i;
-                if (vals)
-                    memcpy((char *)vals->data + (size_t)op * es,
-                           (const char *)x->data + (size_t)(base + idx[j] * inner) * es, es);
-                if (inds)
-                    ((int64_t *)inds->data)[op] = idx[j];
-            }
-        }
-    return POPRT_OK;
-}
-
-typedef struct slice_ctx {
-    const uint64_t *key;      /* non-strings: keys, slice-major */
-    const char *const *str;   /* strings: pointers, slice-major */
-    int64_t S;                /* elements per slice */
-} slice_ctx;
-
-static int slice_cmp(const slice_ctx *c, int64_t a, int64_t b)
-{
-    for (int64_t e = 0; e < c->S; e++) {
-        if (c->str) {
-            const char *x = c->str[a * c->S + e], *y = c->str[b * c->S + e];
-            int r = strcmp(x ? x : "", y ? y : "");
-            if (r)
-                return r < 0 ? -1 : 1;
-        } else {
-            uint64_t x = c->key[a * c->S + e], y = c->key[b * c->S + e];
-            if (x != y)
-                return x < y ? -1 : 1;
-        }
-    }
-    return 0;
-}
-
-static int slice_less(const void *ctx, int64_t a, int64_t b) { return slice_cmp(ctx, a, b) < 0; }
-
-static int idx_less(const void *ctx, int64_t a, int64_t b)
-{
-    const int64_t *first = ctx;
-    return first[a] < first[b];
-}
-
-poprt_status poprt__ref_unique(poprt__kctx *k)
-{
-    const poprt__tval *x = poprt__kin(k, 0);
-    if (!x)
-        return kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input");
-    int sorted = poprt__attr_i(k->node, "sorted", 1) != 0;
-    const poprt__attr *aa = poprt__node_attr(k->node, "axis");
-    int64_t axis = 0, outer = 1, inner = 1, len = x->numel;
-    if (aa) {
-        if (!poprt__norm_axis(aa->i, x->rank, &axis))
-            return kerr(k, POPRT_STATUS_INVALID_MODEL, "axis out of range");
-        len = x->dims[axis];
-        for (int i = 0; i < axis; i++)
-            outer *= x->dims[i];
-        for (int i = (int)axis + 1; i < x->rank; i++)
-            inner *= x->dims[i];
-    }
-    int64_t S = outer * inner;
-    int isstr = x->dtype == POPRT_DTYPE_STRING;
-    size_t nel = (size_t)(len * S + 1);
-    void *keys = poprt__kctx_scratch(k, nel * (isstr ? sizeof(char *) : sizeof(uint64_t)));
-    int64_t *order = poprt__kctx_scratch(k, (size_t)(4 * len + 4) * sizeof(int64_t));
-    if (!keys || !order)
-        return kerr(k, POPRT_STATUS_OUT_OF_MEMORY, "out of scratch memory");
-    int64_t *tmp = order + len + 1, *first = tmp + len + 1, *inv = first + len + 1;
-    /* slice s, element e = (o, i) -> x[(o*len + s)*inner + i] */
-    for (int64_t s = 0; s < len; s++)
-        for (int64_t o = 0; o < outer; o++)
-            for (int64_t i = 0; i < inner; i++) {
-                int64_t src = (o * len + s) * inner + i, dst = s * S + o * inner + i;
-                if (isstr)
-                    ((const char **)keys)[dst] = ((const char *const *)x->data)[src];
-                else
-                    ((uint64_t *)keys)[dst] = sort_key(x, src);
-            }
-    slice_ctx sc = {isstr ? NULL : keys, isstr ? keys : NULL, S};
-    for (int64_t s = 0; s < len; s++)
-        order[s] = s;
-    merge_sort(order, tmp, len, slice_less, &sc);
-    /* groups of equal slices; the stable sort puts the first occurrence first */
-    int64_t nu = 0;
-    for (int64_t p = 0; p < len; p++) {
-        if (p == 0 || slice_cmp(&sc, order[p - 1], order[p]) != 0)
-            first[nu++] = order[p];
-        inv[order[p]] = nu - 1; /* group number in sorted order */
-    }
-    /* rank[g]: output position of group g */
-    int64_t *gpos = tmp;
-    if (sorted) {
-        for (int64_t g = 0; g < nu; g++)
-            gpos[g] = g;
-    } else {
-        int64_t *byfirst = order; /* reuse: groups ordered by first occurrence */
-        for (int64_t g = 0; g < nu; g++)
-            byfirst[g] = g;
-        int64_t *t2 = poprt__kctx_scratch(k, (size_t)(nu + 1) * sizeof(int64_t));
-        if (!t2)
-            return kerr(k, POPRT_STATUS_OUT_OF_MEMORY, "out of scratch memory");
-        merge_sort(byfirst, t2, nu, idx_less, first);
-        for (int64_t p = 0; p < nu; p++)
-            gpos[byfirst[p]] = p;
-    }
-    int64_t dims[MAXR];
-    int orank = aa ? x->rank : 1;
-    if (aa) {
-        memcpy(dims, x->dims, sizeof(int64_t) * (size_t)x->rank);
-        dims[axis] = nu;
-    } else {
-        dims[0] = nu;
-    }
-    poprt_status st;
-    if (k->out[0] && (st = poprt__kctx_alloc_output(k, 0, x->dtype, orank, dims)))
-        return st;
-    for (int j = 1; j < 4 && j < k->n_out; j++)
-        if (k->out[j] && (st = poprt__kctx_alloc_output(k, j, POPRT_DTYPE_INT64, 1,
-                                                         j == 2 ? &len : &nu)))
-            return st;
-    poprt__tval *y = poprt__kout(k, 0), *yi = poprt__kout(k, 1), *yinv = poprt__kout(k, 2),
-                *yc = poprt__kout(k, 3);
-    size_t es = esize(x->dtype), blk = (size_t)inner * es;
-    for (int64_t g = 0; g < nu; g++) {
-        int64_t u = gpos[g];
-        if (yi)
-            ((int64_t *)yi->data)[u] = first[g];
-        if (yc)
-            ((int64_t *)yc->data)[u] = 0;
-        if (y)
-            for (int64_t o = 0; o < outer; o++)
-                memcpy((char *)y->data + (size_t)(o * nu + u) * blk,
-                       (const char *)x->data + (size_t)(o * len + first[g]) * blk, blk);
-    }
-    for (int64_t s = 0; s < len; s++) {
-        int64_t u = gpos[inv[s]];
-        if (yinv)
-            ((int64_t *)yinv->data)[s] = u;
-        if (yc)
-            ((int64_t *)yc->data)[u]++;
-    }
-    return POPRT_OK;
-}
-
 /* ---- CenterCropPad / Col2Im ---------------------------------------------------------------- */
 
 poprt_status poprt__ref_center_crop_pad(poprt__kctx *k)
@@ -1924,11 +1544,11 @@ poprt_status poprt__ref_center_crop_pad(poprt__kctx *k)
     const poprt__tval *x = poprt__kin(k, 0);
     poprt__tval *y = poprt__kout(k, 0);
     if (!x || !y || y->rank != x->rank)
-        return kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input or output");
+        return poprt__ref_kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input or output");
     int r = x->rank;
-    int64_t **maps = alloc_maps(k, r, y->dims);
+    int64_t **maps = poprt__ref_alloc_maps(k, r, y->dims);
     if (!maps)
-        return kerr(k, POPRT_STATUS_OUT_OF_MEMORY, "out of scratch memory");
+        return poprt__ref_kerr(k, POPRT_STATUS_OUT_OF_MEMORY, "out of scratch memory");
     for (int a = 0; a < r; a++) {
         int64_t in = x->dims[a], out = y->dims[a];
         for (int64_t o = 0; o < out; o++) {
@@ -1937,11 +1557,12 @@ poprt_status poprt__ref_center_crop_pad(poprt__kctx *k)
         }
     }
     unsigned char fill[16];
-    zero_elem(x->dtype, fill);
-    int64_t istr[MAXR];
+    poprt__ref_zero_elem(x->dtype, fill);
+    int64_t istr[POPRT__MAX_RANK];
     poprt__strides(r, x->dims, istr);
     if (y->numel)
-        gather_mapped(y->data, x->data, r, y->dims, maps, istr, esize(x->dtype), fill);
+        poprt__ref_gather_mapped(y->data, x->data, r, y->dims, maps, istr,
+                                 poprt__ref_esize(x->dtype), fill);
     return POPRT_OK;
 }
 
@@ -1949,12 +1570,13 @@ poprt_status poprt__ref_col2im(poprt__kctx *k)
 {
     const poprt__tval *x = poprt__kin(k, 0);
     poprt__tval *y = poprt__kout(k, 0);
-    int64_t img[MAXR], blkd[MAXR], ni = 0, nb = 0;
-    if (!x || !y || x->rank != 3 || !kin_ints(k, 1, img, MAXR, &ni) ||
-        !kin_ints(k, 2, blkd, MAXR, &nb) || ni != nb || ni < 1 || ni > MAXR - 2)
-        return kerr(k, POPRT_STATUS_RUNTIME_ERROR, "invalid inputs");
+    int64_t img[POPRT__MAX_RANK], blkd[POPRT__MAX_RANK], ni = 0, nb = 0;
+    if (!x || !y || x->rank != 3 || !poprt__ref_kin_ints(k, 1, img, POPRT__MAX_RANK, &ni) ||
+        !poprt__ref_kin_ints(k, 2, blkd, POPRT__MAX_RANK, &nb) || ni != nb || ni < 1 ||
+        ni > POPRT__MAX_RANK - 2)
+        return poprt__ref_kerr(k, POPRT_STATUS_RUNTIME_ERROR, "invalid inputs");
     int nd = (int)ni;
-    int64_t dil[MAXR], str[MAXR], pads[2 * MAXR], n;
+    int64_t dil[POPRT__MAX_RANK], str[POPRT__MAX_RANK], pads[2 * POPRT__MAX_RANK], n;
     const int64_t *a;
     for (int d = 0; d < nd; d++) {
         dil[d] = str[d] = 1;
@@ -1966,14 +1588,15 @@ poprt_status poprt__ref_col2im(poprt__kctx *k)
         memcpy(str, a, sizeof(int64_t) * (size_t)nd);
     if ((a = poprt__attr_ints(k->node, "pads", &n)) && n == 2 * nd)
         memcpy(pads, a, sizeof(int64_t) * (size_t)(2 * nd));
-    int64_t K = 1, L = 1, grid[MAXR], ostr[MAXR];
+    int64_t K = 1, L = 1, grid[POPRT__MAX_RANK], ostr[POPRT__MAX_RANK];
     for (int d = 0; d < nd; d++) {
         K *= blkd[d];
         grid[d] = (img[d] + pads[d] + pads[d + nd] - (dil[d] * (blkd[d] - 1) + 1)) / str[d] + 1;
         L *= grid[d];
     }
     if (K <= 0 || x->dims[1] % K || x->dims[2] != L)
-        return kerr(k, POPRT_STATUS_SHAPE_MISMATCH, "input does not match image and block shapes");
+        return poprt__ref_kerr(k, POPRT_STATUS_SHAPE_MISMATCH,
+                               "input does not match image and block shapes");
     int64_t N = x->dims[0], C = x->dims[1] / K, P = 1;
     poprt__strides(nd, img, ostr);
     for (int d = 0; d < nd; d++)
@@ -1983,10 +1606,10 @@ poprt_status poprt__ref_col2im(poprt__kctx *k)
     for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             int64_t ybase = (b * C + c) * P;
-            int64_t kk[MAXR] = {0};
+            int64_t kk[POPRT__MAX_RANK] = {0};
             for (int64_t ki = 0; ki < K; ki++) {
                 int64_t xbase = (b * C * K + c * K + ki) * L;
-                int64_t ll[MAXR] = {0};
+                int64_t ll[POPRT__MAX_RANK] = {0};
                 for (int64_t li = 0; li < L; li++) {
                     int64_t off = 0;
                     int in = 1;
@@ -2002,7 +1625,7 @@ poprt_status poprt__ref_col2im(poprt__kctx *k)
                         else
                             poprt__store_f64(y->data, y->dtype, ybase + off,
                                              poprt__load_f64(y->data, y->dtype, ybase + off) +
-                                                 tv_f64(x, xbase + li));
+                                                 poprt__ref_tv_f64(x, xbase + li));
                     }
                     for (int d = nd - 1; d >= 0; d--) {
                         if (++ll[d] < grid[d])
@@ -2020,476 +1643,3 @@ poprt_status poprt__ref_col2im(poprt__kctx *k)
     return POPRT_OK;
 }
 
-/* ---- Resize / Upsample --------------------------------------------------------------------- */
-
-enum { CT_HALF, CT_HALF_SYM, CT_PYTORCH, CT_ALIGN, CT_ASYM, CT_TF_CROP, CT_TF_NN };
-enum { NM_PREFER_FLOOR, NM_PREFER_CEIL, NM_FLOOR, NM_CEIL, NM_SIMPLE };
-
-static double resize_coord(int ct, double x, double scale, int64_t in, int64_t out,
-                           double r0, double r1, int *outside)
-{
-    *outside = 0;
-    switch (ct) {
-    case CT_HALF_SYM: {
-        double adj = (double)out / (scale * (double)in);
-        double center = (double)in / 2.0;
-        return center * (1.0 - adj) + (x + 0.5) / scale - 0.5;
-    }
-    case CT_PYTORCH:
-        return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
-    case CT_ALIGN:
-        return out == 1 ? 0.0 : x * (double)(in - 1) / (double)(out - 1);
-    case CT_ASYM:
-        return x / scale;
-    case CT_TF_NN:
-        return (x + 0.5) / scale;
-    case CT_TF_CROP: {
-        double v = out > 1 ? r0 * (double)(in - 1) + x * (r1 - r0) * (double)(in - 1) / (double)(out - 1)
-                           : 0.5 * (r0 + r1) * (double)(in - 1);
-        if (v < 0 || v > (double)(in - 1))
-            *outside = 1;
-        return v;
-    }
-    default:
-        return (x + 0.5) / scale - 0.5;
-    }
-}
-
-static double cubic_w(double d, double A)
-{
-    d = fabs(d);
-    if (d <= 1)
-        return ((A + 2) * d - (A + 3)) * d * d + 1;
-    if (d < 2)
-        return ((A * d - 5 * A) * d + 8 * A) * d - 4 * A;
-    return 0;
-}
-
-typedef struct resize_params {
-    int mode; /* 0 nearest, 1 linear, 2 cubic */
-    int ct, nm, antialias, exclude;
-    double cubic_a, extrap;
-} resize_params;
-
-/* Taps of output coordinate xo along an axis: n indices and weights. */
-static int64_t resize_taps(const resize_params *p, double x, double scale, int64_t in,
-                           int64_t *idx, double *w)
-{
-    double s = p->antialias && scale < 1.0 ? scale : 1.0;
-    int64_t start = p->mode == 1 ? (int64_t)floor(-1.0 / s) + 1 : (int64_t)floor(-2.0 / s) + 1;
-    int64_t n = 2 - 2 * start;
-    double base = ceil(x) - 1.0; /* the ratio below lies in (0, 1] */
-    double ratio = x - base;
-    double sum = 0;
-    for (int64_t j = 0; j < n; j++) {
-        double d = ((double)(start + j) - ratio) * s;
-        double wj = p->mode == 1 ? (1 - fabs(d) > 0 ? 1 - fabs(d) : 0) : cubic_w(d, p->cubic_a);
-        int64_t i = (int64_t)base + start + j;
-        if (i < 0 || i >= in) {
-            if (p->exclude)
-                wj = 0;
-            i = i < 0 ? 0 : in - 1;
-        }
-        idx[j] = i;
-        w[j] = wj;
-        sum += wj;
-    }
-    if ((p->antialias || p->exclude) && sum != 0)
-        for (int64_t j = 0; j < n; j++)
-            w[j] /= sum;
-    return n;
-}
-
-static int64_t nearest_pick(double x, int nm, int down)
-{
-    double f = floor(x);
-    if (x == f)
-        return (int64_t)f;
-    double r = x - f;
-    switch (nm) {
-    case NM_PREFER_CEIL:
-        return (int64_t)(r < 0.5 ? f : f + 1);
-    case NM_FLOOR:
-        return (int64_t)f;
-    case NM_CEIL:
-        return (int64_t)f + 1;
-    case NM_SIMPLE:
-        return (int64_t)(down ? f + 1 : f);
-    default:
-        return (int64_t)(r <= 0.5 ? f : f + 1);
-    }
-}
-
-poprt_status poprt__ref_resize(poprt__kctx *k)
-{
-    const poprt__tval *x = poprt__kin(k, 0);
-    poprt__tval *y = poprt__kout(k, 0);
-    if (!x || !y || y->rank != x->rank)
-        return kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing input or output");
-    const poprt__node *node = k->node;
-    int r = x->rank;
-    int upsample = strcmp(node->op_type, "Upsample") == 0;
-    int legacy = upsample || k->opset < 11;
-    float scales[MAXR];
-    int64_t ns = 0, sizes[MAXR], nsz = 0, axes[MAXR], na = 0;
-    double roi[2 * MAXR];
-    int64_t nroi = 0;
-    const poprt__tval *st = NULL, *sz = NULL, *rt = NULL;
-    if (legacy) {
-        st = poprt__kin(k, 1);
-        if (!st) {
-            const float *f = poprt__attr_floats(node, "scales", &ns);
-            for (int64_t i = 0; f && i < ns && i < MAXR; i++)
-                scales[i] = f[i];
-        }
-    } else {
-        rt = poprt__kin(k, 1);
-        st = poprt__kin(k, 2);
-        sz = poprt__kin(k, 3);
-    }
-    if (st) {
-        ns = st->numel;
-        for (int64_t i = 0; i < ns && i < MAXR; i++)
-            scales[i] = (float)tv_f64(st, i);
-    }
-    if (sz)
-        kin_ints(k, 3, sizes, MAXR, &nsz);
-    if (rt) {
-        nroi = rt->numel;
-        for (int64_t i = 0; i < nroi && i < 2 * MAXR; i++)
-            roi[i] = tv_f64(rt, i);
-    }
-    const int64_t *ap = poprt__attr_ints(node, "axes", &na);
-    if (na > MAXR || ns > MAXR || nsz > MAXR || nroi > 2 * MAXR)
-        return kerr(k, POPRT_STATUS_INVALID_MODEL, "too many scales, sizes or axes");
-    for (int64_t i = 0; i < na; i++)
-        axes[i] = ap[i] < 0 ? ap[i] + r : ap[i];
-    int64_t odims[MAXR];
-    double eff[MAXR];
-    if (!poprt__resize_plan(node, r, x->dims, ns ? scales : NULL, ns, nsz ? sizes : NULL, nsz,
-                            ap ? axes : NULL, na, odims, eff))
-        return kerr(k, POPRT_STATUS_INVALID_MODEL, "invalid scales or sizes");
-    for (int a = 0; a < r; a++)
-        if (odims[a] != y->dims[a])
-            return kerr(k, POPRT_STATUS_SHAPE_MISMATCH, "output shape differs from the resize");
-    /* per-axis roi [start, end] (normalised), default the whole axis */
-    double r0[MAXR], r1[MAXR];
-    for (int a = 0; a < r; a++) {
-        r0[a] = 0.0;
-        r1[a] = 1.0;
-    }
-    if (nroi) {
-        int64_t nax = ap ? na : r;
-        if (nroi != 2 * nax)
-            return kerr(k, POPRT_STATUS_INVALID_MODEL, "roi length must be twice the axes");
-        for (int64_t i = 0; i < nax; i++) {
-            int64_t a = ap ? axes[i] : i;
-            r0[a] = roi[i];
-            r1[a] = roi[i + nax];
-        }
-    }
-    resize_params p;
-    const char *ms = poprt__attr_s(node, "mode", "nearest");
-    p.mode = strcmp(ms, "nearest") == 0 ? 0
-           : (strcmp(ms, "linear") == 0 || strcmp(ms, "bilinear") == 0) ? 1
-           : strcmp(ms, "cubic") == 0 ? 2 : -1;
-    if (p.mode < 0)
-        return kerr(k, POPRT_STATUS_UNSUPPORTED, "unknown resize mode");
-    const char *cs = legacy ? "asymmetric" : poprt__attr_s(node, "coordinate_transformation_mode", "half_pixel");
-    p.ct = strcmp(cs, "half_pixel") == 0 ? CT_HALF
-         : strcmp(cs, "half_pixel_symmetric") == 0 ? CT_HALF_SYM
-         : strcmp(cs, "pytorch_half_pixel") == 0 ? CT_PYTORCH
-         : strcmp(cs, "align_corners") == 0 ? CT_ALIGN
-         : strcmp(cs, "asymmetric") == 0 ? CT_ASYM
-         : strcmp(cs, "tf_crop_and_resize") == 0 ? CT_TF_CROP
-         : strcmp(cs, "tf_half_pixel_for_nn") == 0 ? CT_TF_NN : -1;
-    if (p.ct < 0)
-        return kerr(k, POPRT_STATUS_UNSUPPORTED, "unknown coordinate_transformation_mode");
-    const char *ns_ = poprt__attr_s(node, "nearest_mode", "round_prefer_floor");
-    p.nm = upsample ? NM_FLOOR : legacy ? NM_SIMPLE
-         : strcmp(ns_, "round_prefer_ceil") == 0 ? NM_PREFER_CEIL
-         : strcmp(ns_, "floor") == 0 ? NM_FLOOR
-         : strcmp(ns_, "ceil") == 0 ? NM_CEIL : NM_PREFER_FLOOR;
-    p.antialias = poprt__attr_i(node, "antialias", 0) != 0;
-    p.exclude = poprt__attr_i(node, "exclude_outside", 0) != 0;
-    p.cubic_a = poprt__attr_f(node, "cubic_coeff_a", -0.75f);
-    p.extrap = poprt__attr_f(node, "extrapolation_value", 0.0f);
-    if (!y->numel)
-        return POPRT_OK;
-    if (x->numel == 0)
-        return kerr(k, POPRT_STATUS_RUNTIME_ERROR, "cannot resize an empty input");
-    size_t es = esize(x->dtype);
-
-    if (p.mode == 0) {
-        int64_t **maps = alloc_maps(k, r, y->dims);
-        if (!maps)
-            return kerr(k, POPRT_STATUS_OUT_OF_MEMORY, "out of scratch memory");
-        for (int a = 0; a < r; a++)
-            for (int64_t o = 0; o < y->dims[a]; o++) {
-                int outside;
-                double c = resize_coord(p.ct, (double)o, eff[a], x->dims[a], y->dims[a], r0[a],
-                                        r1[a], &outside);
-                int64_t i = nearest_pick(c, p.nm, eff[a] < 1.0);
-                i = i < 0 ? 0 : i >= x->dims[a] ? x->dims[a] - 1 : i;
-                maps[a][o] = outside ? -1 : i;
-            }
-        unsigned char fill[16];
-        zero_elem(x->dtype, fill);
-        if (x->dtype != POPRT_DTYPE_STRING)
-            poprt__store_f64(fill, x->dtype, 0, p.extrap);
-        int64_t istr[MAXR];
-        poprt__strides(r, x->dims, istr);
-        gather_mapped(y->data, x->data, r, y->dims, maps, istr, es, fill);
-        return POPRT_OK;
-    }
-    if (!poprt__dtype_is_float(x->dtype) && !poprt__dtype_is_int(x->dtype))
-        return kerr(k, POPRT_STATUS_UNSUPPORTED, "linear/cubic resize needs a numeric type");
-
-    /* separable passes, one axis at a time, in double */
-    int64_t cur[MAXR], total = x->numel, maxel = x->numel;
-    memcpy(cur, x->dims, sizeof(int64_t) * (size_t)r);
-    for (int a = 0; a < r; a++) {
-        total = total / cur[a] * y->dims[a];
-        cur[a] = y->dims[a];
-        if (total > maxel)
-            maxel = total;
-    }
-    double *b0 = poprt__kctx_scratch(k, (size_t)maxel * sizeof(double));
-    double *b1 = poprt__kctx_scratch(k, (size_t)maxel * sizeof(double));
-    if (!b0 || !b1)
-        return kerr(k, POPRT_STATUS_OUT_OF_MEMORY, "out of scratch memory");
-    if (x->dtype == POPRT_DTYPE_FLOAT)
-        for (int64_t i = 0; i < x->numel; i++)
-            b0[i] = ((const float *)x->data)[i];
-    else
-        for (int64_t i = 0; i < x->numel; i++)
-            b0[i] = tv_f64(x, i);
-    memcpy(cur, x->dims, sizeof(int64_t) * (size_t)r);
-    for (int a = 0; a < r; a++) {
-        int64_t in = cur[a], out = y->dims[a];
-        if (in == out && eff[a] == 1.0 && p.ct != CT_TF_CROP)
-            continue;
-        double s = p.antialias && eff[a] < 1.0 ? eff[a] : 1.0;
-        int64_t start = p.mode == 1 ? (int64_t)floor(-1.0 / s) + 1 : (int64_t)floor(-2.0 / s) + 1;
-        int64_t n = 2 - 2 * start;
-        int64_t *ti = poprt__kctx_scratch(k, (size_t)(out * n) * sizeof(int64_t));
-        double *tw = poprt__kctx_scratch(k, (size_t)(out * n) * sizeof(double));
-        unsigned char *ext = poprt__kctx_scratch(k, (size_t)out + 1);
-        if (!ti || !tw || !ext)
-            return kerr(k, POPRT_STATUS_OUT_OF_MEMORY, "out of scratch memory");
-        for (int64_t o = 0; o < out; o++) {
-            int outside;
-            double c = resize_coord(p.ct, (double)o, eff[a], in, out, r0[a], r1[a], &outside);
-            ext[o] = (unsigned char)outside;
-            resize_taps(&p, c, eff[a], in, ti + o * n, tw + o * n);
-        }
-        int64_t outer = 1, inner = 1;
-        for (int i = 0; i < a; i++)
-            outer *= cur[i];
-        for (int i = a + 1; i < r; i++)
-            inner *= cur[i];
-        for (int64_t q = 0; q < outer; q++)
-            for (int64_t o = 0; o < out; o++) {
-                double *dst = b1 + (q * out + o) * inner;
-                if (ext[o]) {
-                    for (int64_t i = 0; i < inner; i++)
-                        dst[i] = p.extrap;
-                    continue;
-                }
-                for (int64_t i = 0; i < inner; i++)
-                    dst[i] = 0;
-                for (int64_t j = 0; j < n; j++) {
-                    double w = tw[o * n + j];
-                    if (w == 0)
-                        continue;
-                    const double *src = b0 + (q * in + ti[o * n + j]) * inner;
-                    for (int64_t i = 0; i < inner; i++)
-                        dst[i] += w * src[i];
-                }
-            }
-        cur[a] = out;
-        double *t = b0;
-        b0 = b1;
-        b1 = t;
-    }
-    if (y->dtype == POPRT_DTYPE_FLOAT)
-        for (int64_t i = 0; i < y->numel; i++)
-            ((float *)y->data)[i] = (float)b0[i];
-    else
-        for (int64_t i = 0; i < y->numel; i++)
-            poprt__store_f64(y->data, y->dtype, i, b0[i]);
-    return POPRT_OK;
-}
-
-/* ---- GridSample / AffineGrid ---------------------------------------------------------------- */
-
-static double gs_reflect(double x, double lo, double hi)
-{
-    double rng = hi - lo;
-    if (rng <= 0)
-        return lo;
-    if (x < lo) {
-        double dx = lo - x;
-        int64_t n = (int64_t)(dx / rng);
-        double r = dx - (double)n * rng;
-        return n % 2 == 0 ? lo + r : hi - r;
-    }
-    if (x > hi) {
-        double dx = x - hi;
-        int64_t n = (int64_t)(dx / rng);
-        double r = dx - (double)n * rng;
-        return n % 2 == 0 ? hi - r : lo + r;
-    }
-    return x;
-}
-
-poprt_status poprt__ref_grid_sample(poprt__kctx *k)
-{
-    const poprt__tval *x = poprt__kin(k, 0), *g = poprt__kin(k, 1);
-    poprt__tval *y = poprt__kout(k, 0);
-    if (!x || !g || !y || x->rank < 3 || g->rank != x->rank ||
-        g->dims[g->rank - 1] != x->rank - 2 || x->rank - 2 > 3)
-        return kerr(k, POPRT_STATUS_RUNTIME_ERROR, "invalid input or grid shape");
-    int nd = x->rank - 2;
-    const char *ms = poprt__attr_s(k->node, "mode", k->opset >= 20 ? "linear" : "bilinear");
-    int mode = strcmp(ms, "nearest") == 0 ? 0
-             : (strcmp(ms, "linear") == 0 || strcmp(ms, "bilinear") == 0) ? 1
-             : (strcmp(ms, "cubic") == 0 || strcmp(ms, "bicubic") == 0) ? 2 : -1;
-    const char *ps = poprt__attr_s(k->node, "padding_mode", "zeros");
-    int pad = strcmp(ps, "zeros") == 0 ? 0 : strcmp(ps, "border") == 0 ? 1
-            : strcmp(ps, "reflection") == 0 ? 2 : -1;
-    if (mode < 0 || pad < 0)
-        return kerr(k, POPRT_STATUS_UNSUPPORTED, "unknown mode or padding_mode");
-    int align = poprt__attr_i(k->node, "align_corners", 0) != 0;
-    int64_t N = x->dims[0], C = x->dims[1], D[3], P = 1, Q = 1;
-    for (int d = 0; d < nd; d++) {
-        D[d] = x->dims[2 + d];
-        P *= D[d];
-        Q *= g->dims[1 + d];
-    }
-    int64_t xs[3];
-    poprt__strides(nd, D, xs);
-    for (int d = 0; d < nd; d++)
-        if (y->dims[2 + d] != g->dims[1 + d])
-            return kerr(k, POPRT_STATUS_SHAPE_MISMATCH, "output shape differs from the grid");
-    int isf = x->dtype == POPRT_DTYPE_FLOAT;
-    for (int64_t b = 0; b < N; b++)
-        for (int64_t q = 0; q < Q; q++) {
-            int64_t ti[3][4];
-            double tw[3][4];
-            int nt = mode == 0 ? 1 : mode == 1 ? 2 : 4;
-            for (int d = 0; d < nd; d++) {
-                /* grid holds (x, y, z): x indexes the last spatial dim */
-                double gc = tv_f64(g, (b * Q + q) * nd + (nd - 1 - d));
-                double L = (double)D[d];
-                double c = align ? (gc + 1) / 2.0 * (L - 1) : ((gc + 1) * L - 1) / 2.0;
-                double lo = align ? 0.0 : -0.5, hi = align ? L - 1 : L - 0.5;
-                if (mode == 0)
-                    c = nearbyint(c);
-                if (c < lo || c > hi) {
-                    if (pad == 1)
-                        c = c < 0 ? 0 : c > L - 1 ? L - 1 : c;
-                    else if (pad == 2)
-                        c = gs_reflect(c, lo, hi);
-                }
-                int64_t i0;
-                if (mode == 0) {
-                    ti[d][0] = (int64_t)c;
-                    tw[d][0] = 1.0;
-                    i0 = 0;
-                } else {
-                    double f = floor(c), t = c - f;
-                    i0 = (int64_t)f - (mode == 2 ? 1 : 0);
-                    for (int j = 0; j < nt; j++) {
-                        ti[d][j] = i0 + j;
-                        tw[d][j] = mode == 1 ? (j == 0 ? 1 - t : t) : cubic_w(t + 1 - j, -0.75);
-                    }
-                }
-                for (int j = 0; j < nt; j++) {
-                    int64_t i = ti[d][j];
-                    if (i >= 0 && i < D[d])
-                        continue;
-                    if (pad == 0 || mode == 0)
-                        ti[d][j] = -1; /* reads as zero */
-                    else if (pad == 1)
-                        ti[d][j] = i < 0 ? 0 : D[d] - 1;
-                    else
-                        ti[d][j] = (int64_t)gs_reflect((double)i, lo, hi);
-                    if (ti[d][j] >= D[d])
-                        ti[d][j] = D[d] - 1;
-                }
-            }
-            int64_t taps = 1;
-            for (int d = 0; d < nd; d++)
-                taps *= nt;
-            for (int64_t c = 0; c < C; c++) {
-                int64_t xb = (b * C + c) * P;
-                double acc = 0;
-                for (int64_t t = 0; t < taps; t++) {
-                    int64_t rem = t, off = 0;
-                    double w = 1;
-                    int zero = 0;
-                    for (int d = nd - 1; d >= 0; d--) {
-                        int j = (int)(rem % nt);
-                        rem /= nt;
-                        if (ti[d][j] < 0)
-                            zero = 1;
-                        off += ti[d][j] * xs[d];
-                        w *= tw[d][j];
-                    }
-                    if (zero || w == 0)
-                        continue;
-                    acc += w * (isf ? ((const float *)x->data)[xb + off] : tv_f64(x, xb + off));
-                }
-                int64_t yo = (b * C + c) * Q + q;
-                if (isf)
-                    ((float *)y->data)[yo] = (float)acc;
-                else
-                    poprt__store_f64(y->data, y->dtype, yo, acc);
-            }
-        }
-    return POPRT_OK;
-}
-
-poprt_status poprt__ref_affine_grid(poprt__kctx *k)
-{
-    const poprt__tval *th = poprt__kin(k, 0);
-    poprt__tval *y = poprt__kout(k, 0);
-    int64_t size[5], ns = 0;
-    if (!th || !y || !kin_ints(k, 1, size, 5, &ns) || (ns != 4 && ns != 5))
-        return kerr(k, POPRT_STATUS_RUNTIME_ERROR, "invalid theta or size");
-    int nd = (int)ns - 2;
-    if (th->rank != 3 || th->dims[0] != size[0] || th->dims[1] != nd || th->dims[2] != nd + 1)
-        return kerr(k, POPRT_STATUS_SHAPE_MISMATCH, "theta shape does not match size");
-    int align = poprt__attr_i(k->node, "align_corners", 0) != 0;
-    int64_t N = size[0], S[3], Q = 1;
-    for (int d = 0; d < nd; d++) {
-        S[d] = size[2 + d];
-        Q *= S[d];
-    }
-    for (int64_t b = 0; b < N; b++) {
-        int64_t ii[3] = {0, 0, 0};
-        for (int64_t q = 0; q < Q; q++) {
-            /* base coordinates in (x, y, z) order: x runs along the last dim */
-            double base[4];
-            for (int d = 0; d < nd; d++) {
-                int64_t L = S[nd - 1 - d], i = ii[nd - 1 - d];
-                double step = align ? (L > 1 ? 2.0 / (double)(L - 1) : 0.0) : 2.0 / (double)L;
-                base[d] = align ? -1.0 + (double)i * step : -1.0 + step / 2 + (double)i * step;
-            }
-            base[nd] = 1.0;
-            for (int r = 0; r < nd; r++) {
-                double acc = 0;
-                for (int c = 0; c <= nd; c++)
-                    acc += tv_f64(th, (b * nd + r) * (nd + 1) + c) * base[c];
-                poprt__store_f64(y->data, y->dtype, (b * Q + q) * nd + r, acc);
-            }
-            for (int d = nd - 1; d >= 0; d--) {
-                if (++ii[d] < S[d])
-                    break;
-                ii[d] = 0;
-            }
-        }
-    }
-    return POPRT_OK;
-}

@@ -1,33 +1,58 @@
 /* Reference kernels of the 'tensor' family (data movement, indexing,
- * padding, resizing), plus the parameter helpers that inference
- * (lib/ir/infer_tensor.c) shares with the kernels so both compute the same
- * shapes from the same attributes and inputs. */
+ * padding, resizing). The parameter helpers that inference shares with
+ * them (Slice, Pad, Resize) live in lib/ir/geom.h. */
 #ifndef POPRT_REF_TENSOR_H
 #define POPRT_REF_TENSOR_H
 #include "kernels/kernel.h"
+#include "ir/geom.h"
 
-/* ---- shared parameter helpers ------------------------------------------- */
+/* ---- helpers the tensor-family files share (tensor.c, sort.c, resample.c) ---- */
 
-/* Slice of one axis of size dim (ONNX clamping rules, negative steps):
- * writes the first index taken to *first and returns the element count. */
-int64_t poprt__slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step, int64_t *first);
+static inline size_t poprt__ref_esize(int32_t dt) { return poprt__dtype_size((poprt_dtype)dt); }
 
-/* Expands ONNX pads ([begins..., ends...] for `axes`, or for every axis when
- * axes is NULL) to full[2*rank]. Returns 0 when sizes or axes are invalid. */
-int poprt__pad_full(int rank, const int64_t *pads, int64_t npads, const int64_t *axes,
-                    int64_t naxes, int64_t *full);
+static inline poprt_status poprt__ref_kerr(const poprt__kctx *k, poprt_status st, const char *msg)
+{
+    return POPRT__NODE_ERR(k->node, st, "%s", msg);
+}
 
-/* Resize/Upsample output plan. in_dims: input dims (all known). scales
- * (nscales) or sizes (nsizes) as given by the node (for `axes` when axes is
- * not NULL). Fills out_dims[rank] and eff_scales[rank] (the scale used by
- * the coordinate transform). Returns 0 on invalid parameters. */
-int poprt__resize_plan(const poprt__node *node, int rank, const int64_t *in_dims,
-                       const float *scales, int64_t nscales, const int64_t *sizes,
-                       int64_t nsizes, const int64_t *axes, int64_t naxes, int64_t *out_dims,
-                       double *eff_scales);
+/* Element i of an integer tensor (indices, axes, shapes). */
+static inline int64_t poprt__ref_tv_int(const poprt__tval *t, int64_t i)
+{
+    switch (t->dtype) {
+    case POPRT_DTYPE_INT64:
+        return ((const int64_t *)t->data)[i];
+    case POPRT_DTYPE_INT32:
+        return ((const int32_t *)t->data)[i];
+    default:
+        return poprt__load_i64(t->data, t->dtype, i);
+    }
+}
 
-/* Squeeze/Unsqueeze/Reshape-like ops read integer lists either from an
- * input (newer opsets) or an attribute (older ones). */
+/* Element i of a float tensor as double. */
+static inline double poprt__ref_tv_f64(const poprt__tval *t, int64_t i)
+{
+    switch (t->dtype) {
+    case POPRT_DTYPE_FLOAT:
+        return ((const float *)t->data)[i];
+    case POPRT_DTYPE_DOUBLE:
+        return ((const double *)t->data)[i];
+    default:
+        return poprt__load_f64(t->data, t->dtype, i);
+    }
+}
+
+/* Integer values of input i into buf (at most cap); *n gets the count.
+ * Returns 0 when the input is absent. */
+int poprt__ref_kin_ints(const poprt__kctx *k, int i, int64_t *buf, int64_t cap, int64_t *n);
+/* dst[o] = src[sum_a maps[a][o_a] * istr[a]], or *fill when any map entry
+ * is negative (padding, out-of-range). */
+void poprt__ref_gather_mapped(void *dst, const void *src, int rank, const int64_t *odims,
+                              int64_t *const *maps, const int64_t *istr, size_t es,
+                              const void *fill);
+/* Per-axis index maps for poprt__ref_gather_mapped, in k's scratch memory. */
+int64_t **poprt__ref_alloc_maps(poprt__kctx *k, int rank, const int64_t *odims);
+/* A zero element of dtype dt (strings: ""), in a 16-byte buffer. */
+void poprt__ref_zero_elem(int32_t dt, void *buf);
 
 /* ---- kernels ------------------------------------------------------------- */
 poprt_status poprt__ref_copy_input(poprt__kctx *k); /* Reshape, Squeeze, Unsqueeze, Flatten */

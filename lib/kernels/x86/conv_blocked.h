@@ -21,6 +21,7 @@
 #define POPRT_X86_CONV_BLOCKED_H
 
 #include <stdint.h>
+#include "kernels/x86/cpu.h"
 
 typedef struct poprt__convb_geom {
     int64_t cb;    /* channels per input block: 1..16 */
@@ -85,6 +86,32 @@ void poprt__convb_even_avx512(const float *src, int64_t n, float *dst);
 void poprt__transpose_bias_avx512(const float *src, int64_t spitch, int64_t n, int64_t m,
                                   const float *bias, int relu, float *dst, int64_t dpitch);
 
+/* A blocked-convolution variant: the functions above for one ISA. */
+typedef struct poprt__convb_variant {
+    const char *name; /* "avx512" */
+    poprt__isa isa;   /* level the CPU must have */
+    void (*run)(const float *x, const float *w, const float *bias, int nb,
+                const poprt__convb_geom *g, int64_t q0, int64_t q1, int64_t c0, int64_t c1,
+                int acc_in, float *out, int64_t ldo, const float *z, int relu);
+    void (*block)(const float *src, int64_t spitch, int rows, int64_t n, float *dst);
+    void (*rows)(const float *x, const float *w, int64_t wpitch, const float *bias, int64_t mc,
+                 const poprt__convb_geom *g, int64_t oh, int relu, int blk, float *y,
+                 int64_t ldy);
+    void (*even)(const float *src, int64_t n, float *dst);
+    void (*transpose_bias)(const float *src, int64_t spitch, int64_t n, int64_t m,
+                           const float *bias, int relu, float *dst, int64_t dpitch);
+} poprt__convb_variant;
+
+/* The kernel list (conv_blocked_kernels.inc), best first. It has no
+ * portable variant: where none is usable, convolutions take the other
+ * paths (lib/kernels/x86/conv.c). */
+extern const poprt__convb_variant poprt__convb_variants[];
+extern const int poprt__convb_n_variants;
+/* 1 when the CPU (after POPRT_ISA) can run v. */
+int poprt__convb_usable(const poprt__convb_variant *v);
+/* The first usable variant, or NULL. */
+const poprt__convb_variant *poprt__convb_best(void);
+
 #if !defined(__x86_64__)
 static inline void poprt__transpose_bias_avx512(const float *src, int64_t spitch, int64_t n,
                                                 int64_t m, const float *bias, int relu,
@@ -104,7 +131,7 @@ static inline void poprt__convb_rows_avx512(const float *x, const float *w, int6
     (void)x, (void)w, (void)wpitch, (void)bias, (void)mc, (void)g, (void)oh, (void)relu,
         (void)blk, (void)y, (void)ldy;
 }
-/* other CPUs: never called (callers check for AVX-512 first) */
+/* other CPUs: never called (the variant needs AVX-512) */
 static inline void poprt__convb_run_avx512(const float *x, const float *w, const float *bias,
                                            int nb, const poprt__convb_geom *g, int64_t q0,
                                            int64_t q1, int64_t c0, int64_t c1, int acc_in,

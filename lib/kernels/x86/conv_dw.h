@@ -1,7 +1,8 @@
 /* Depthwise convolution planes (one input channel per output channel),
  * vectorised per ISA: conv_dw_body.inc compiled by conv_dw_avx512.c and
- * conv_dw_avx2.c with their own -m flags and, at baseline flags, by the
- * Conv kernel (lib/kernels/ref/nn.c) as the portable instance.
+ * conv_dw_avx2.c with their own -m flags and, at baseline flags, by
+ * conv_dw.c as the portable instance; the list of them is
+ * conv_dw_kernels.inc.
  *
  * A plane function computes one output plane of OH x OW from a zero-padded
  * input plane (row pitch Wp, padded so no tap reads outside it):
@@ -15,16 +16,31 @@
 #define POPRT_X86_CONV_DW_H
 
 #include <stdint.h>
+#include "kernels/x86/cpu.h"
 
 typedef void (*poprt__dwconv_plane_fn)(const float *xpad, int64_t Wp, const float *w, int64_t KH,
                                        int64_t KW, int64_t sh, int64_t sw, int64_t dh, int64_t dw,
                                        float bias, int64_t OH, int64_t OW, float *y);
 
-void poprt__dwconv_plane_avx512(const float *xpad, int64_t Wp, const float *w, int64_t KH,
-                                int64_t KW, int64_t sh, int64_t sw, int64_t dh, int64_t dw,
-                                float bias, int64_t OH, int64_t OW, float *y);
-void poprt__dwconv_plane_avx2(const float *xpad, int64_t Wp, const float *w, int64_t KH,
-                              int64_t KW, int64_t sh, int64_t sw, int64_t dh, int64_t dw,
-                              float bias, int64_t OH, int64_t OW, float *y);
+typedef struct poprt__dwconv_variant {
+    const char *name; /* "avx512", "avx2", "scalar" */
+    poprt__isa isa;   /* level the CPU must have */
+    poprt__dwconv_plane_fn plane;
+} poprt__dwconv_variant;
+
+/* The kernel list (conv_dw_kernels.inc), best first; the last is portable. */
+extern const poprt__dwconv_variant poprt__dwconv_variants[];
+extern const int poprt__dwconv_n_variants;
+/* 1 when the CPU (after POPRT_ISA) can run v. */
+int poprt__dwconv_usable(const poprt__dwconv_variant *v);
+/* The first usable variant (never NULL). */
+const poprt__dwconv_variant *poprt__dwconv_best(void);
+
+#define POPRT__DWCONV_VARIANT(isa, level)                                                          \
+    void poprt__dwconv_plane_##isa(const float *xpad, int64_t Wp, const float *w, int64_t KH,      \
+                                   int64_t KW, int64_t sh, int64_t sw, int64_t dh, int64_t dw,     \
+                                   float bias, int64_t OH, int64_t OW, float *y);
+#include "kernels/x86/conv_dw_kernels.inc"
+#undef POPRT__DWCONV_VARIANT
 
 #endif

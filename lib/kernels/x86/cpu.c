@@ -171,3 +171,15 @@ const char *poprt__isa_name(poprt__isa isa)
     }
     return "?";
 }
+
+int poprt__isa_first(const void *list, int n, size_t elem_size, size_t isa_off)
+{
+    const poprt__isa have = poprt__cpu_features()->isa;
+    for (int i = 0; i < n; i++) {
+        poprt__isa need;
+        memcpy(&need, (const char *)list + (size_t)i * elem_size + isa_off, sizeof need);
+        if (have >= need)
+            return i;
+    }
+    return -1;
+}

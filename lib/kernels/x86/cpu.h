@@ -13,6 +13,7 @@
 #ifndef POPRT_X86_CPU_H
 #define POPRT_X86_CPU_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 enum {
@@ -52,6 +53,18 @@ typedef struct poprt__cpu {
 const poprt__cpu *poprt__cpu_features(void);
 /* 1 when every feature bit in mask is usable. */
 int poprt__cpu_has(uint32_t mask);
+/* The kernel families of lib/kernels/x86 declare their variants in lists,
+ * best first, each with the ISA level it needs (sgemm_kernels.inc,
+ * vmath_kernels.inc, conv_dw_kernels.inc, conv_blocked_kernels.inc,
+ * pool_kernels.inc). One list drives dispatch, the tests and the
+ * benchmarks. poprt__isa_first: the index of the first of the n entries
+ * (elem_size bytes each, the level a poprt__isa at byte isa_off) the CPU
+ * may run after POPRT_ISA, or -1; POPRT__ISA_FIRST(list, n) for an array of
+ * structs with an `isa` member. */
+int poprt__isa_first(const void *list, int n, size_t elem_size, size_t isa_off);
+#define POPRT__ISA_FIRST(list, n)                                                                  \
+    poprt__isa_first((list), (n), sizeof(list)[0],                                                 \
+                     (size_t)((const char *)&(list)[0].isa - (const char *)&(list)[0]))
 /* "scalar", "avx2", "avx512", "amx". */
 const char *poprt__isa_name(poprt__isa isa);
 

@@ -13,7 +13,7 @@ static inline __mmask16 lanes_at(int64_t w, int64_t n)
  * input column is not needed, only PW; the reads of the column pass reach
  * (OW - 1) * SW + KW rounded up to whole vectors plus one vector for the
  * odd lanes of stride 2, so the buffer covers that and the input row. */
-int64_t poprt__maxpool2d_row_floats(const poprt__maxpool2d_geom *g)
+int64_t poprt__maxpool2d_row_floats_avx512(const poprt__maxpool2d_geom *g)
 {
     int64_t need = (g->OW - 1) * g->SW + g->KW;
     if (need < g->PW + g->IW)
@@ -26,7 +26,7 @@ int poprt__maxpool2d_plane_avx512(const poprt__maxpool2d_geom *g, const float *x
 {
     const int64_t IH = g->IH, IW = g->IW, OH = g->OH, OW = g->OW;
     const int64_t KH = g->KH, KW = g->KW, SH = g->SH, SW = g->SW, PW = g->PW;
-    const int64_t RW = poprt__maxpool2d_row_floats(g);
+    const int64_t RW = poprt__maxpool2d_row_floats_avx512(g);
     const __m512 ninf = _mm512_set1_ps(-__builtin_inff());
     const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26,
                                            28, 30);

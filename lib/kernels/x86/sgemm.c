@@ -3,7 +3,7 @@
  * files compiled with their own flags. */
 #include <string.h>
 #include "kernels/kernel.h"
-#include "kernels/ref/nn.h"
+#include "kernels/ref/gemm.h"
 #include "kernels/x86/sgemm.h"
 
 /* ---- the kernel list ------------------------------------------------------ */

@@ -1,0 +1,477 @@
+/* Reference kernels of the 'rnn' group: RNN, GRU, LSTM.
+ *
+ * Per direction: X·W^T (+ biases) for all steps at once, then per step
+ * H·R^T and the gate math; the products are dot products over contiguous
+ * rows of W and R, so the weights are used as stored.
+ * With sequence_lens, batch entry b runs only its first len[b] steps (the
+ * reverse direction starts at len[b]-1); Y is zero past them and Y_h/Y_c
+ * hold the state after the last step run. */
+#include <math.h>
+#include <string.h>
+#include "kernels/ref/rnn.h"
+#include "kernels/ref/util.h"
+
+enum {
+    ACT_SIGMOID,
+    ACT_TANH,
+    ACT_RELU,
+    ACT_AFFINE,
+    ACT_LEAKY_RELU,
+    ACT_THRESHOLDED_RELU,
+    ACT_SCALED_TANH,
+    ACT_HARD_SIGMOID,
+    ACT_ELU,
+    ACT_SOFTSIGN,
+    ACT_SOFTPLUS
+};
+
+typedef struct {
+    int kind;
+    float alpha, beta;
+} rnn_act;
+
+static const struct {
+    const char *name;
+    int kind, uses; /* uses: 1 alpha, 2 beta */
+    float alpha, beta;
+} act_table[] = {
+    {"sigmoid", ACT_SIGMOID, 0, 0.f, 0.f},
+    {"tanh", ACT_TANH, 0, 0.f, 0.f},
+    {"relu", ACT_RELU, 0, 0.f, 0.f},
+    {"affine", ACT_AFFINE, 3, 1.f, 0.f},
+    {"leakyrelu", ACT_LEAKY_RELU, 1, 0.01f, 0.f},
+    {"thresholdedrelu", ACT_THRESHOLDED_RELU, 1, 1.f, 0.f},
+    {"scaledtanh", ACT_SCALED_TANH, 3, 1.f, 1.f},
+    {"hardsigmoid", ACT_HARD_SIGMOID, 3, 0.2f, 0.5f},
+    {"elu", ACT_ELU, 1, 1.f, 0.f},
+    {"softsign", ACT_SOFTSIGN, 0, 0.f, 0.f},
+    {"softplus", ACT_SOFTPLUS, 0, 0.f, 0.f},
+};
+
+static int same_nocase(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++) {
+        char x = *a >= 'A' && *a <= 'Z' ? (char)(*a - 'A' + 'a') : *a;
+        char y = *b >= 'A' && *b <= 'Z' ? (char)(*b - 'A' + 'a') : *b;
+        if (x != y)
+            return 0;
+    }
+    return *a == *b;
+}
+
+/* Activation functions of all directions (per_dir of each), from the
+ * attributes or the op's defaults; alphas/betas are consumed in order by the
+ * functions that take them. */
+static poprt_status parse_acts(const poprt__kctx *k, int per_dir, int dirs, const int *dflt,
+                               rnn_act *out)
+{
+    const poprt__attr *a = poprt__node_attr(k->node, "activations");
+    int64_t na = 0, nb = 0, ia = 0, ib = 0;
+    const float *alphas = poprt__attr_floats(k->node, "activation_alpha", &na);
+    const float *betas = poprt__attr_floats(k->node, "activation_beta", &nb);
+    int64_t n = a && a->type == POPRT__ATTR_STRINGS ? a->n : 0;
+    if (n && n != per_dir && n != per_dir * dirs)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_INVALID_MODEL,
+                               "%lld activations given, expected %d", (long long)n, per_dir * dirs);
+    for (int i = 0; i < per_dir * dirs; i++) {
+        if (!n) {
+            out[i].kind = dflt[i % per_dir];
+            out[i].alpha = out[i].beta = 0.f;
+            continue;
+        }
+        const char *name = a->strings[i % n];
+        size_t q = 0, nt = sizeof act_table / sizeof act_table[0];
+        while (q < nt && !same_nocase(name, act_table[q].name))
+            q++;
+        if (q == nt)
+            return POPRT__NODE_ERR(k->node, POPRT_STATUS_UNSUPPORTED, "activation '%s'", name);
+        out[i].kind = act_table[q].kind;
+        out[i].alpha = act_table[q].alpha;
+        out[i].beta = act_table[q].beta;
+        if (i < n) { /* a repeated list reuses the parameters already read */
+            if ((act_table[q].uses & 1) && ia < na)
+                out[i].alpha = alphas[ia++];
+            if ((act_table[q].uses & 2) && ib < nb)
+                out[i].beta = betas[ib++];
+        } else {
+            out[i] = out[i % n];
+        }
+    }
+    return POPRT_OK;
+}
+
+/* x[i] = clip then act(x[i]) for n values; the switch stays outside the loop. */
+static void act_apply(const rnn_act *a, float clip, float *x, int64_t n)
+{
+    if (clip > 0.f)
+        for (int64_t i = 0; i < n; i++)
+            x[i] = x[i] < -clip ? -clip : (x[i] > clip ? clip : x[i]);
+    float al = a->alpha, be = a->beta;
+    switch (a->kind) {
+    case ACT_SIGMOID:
+        for (int64_t i = 0; i < n; i++)
+            x[i] = x[i] >= 0.f ? 1.f / (1.f + expf(-x[i])) : expf(x[i]) / (1.f + expf(x[i]));
+        break;
+    case ACT_TANH:
+        for (int64_t i = 0; i < n; i++)
+            x[i] = tanhf(x[i]);
+        break;
+    case ACT_RELU:
+        for (int64_t i = 0; i < n; i++)
+            x[i] = x[i] > 0.f ? x[i] : 0.f;
+        break;
+    case ACT_AFFINE:
+        for (int64_t i = 0; i < n; i++)
+            x[i] = al * x[i] + be;
+        break;
+    case ACT_LEAKY_RELU:
+        for (int64_t i = 0; i < n; i++)
+            x[i] = x[i] >= 0.f ? x[i] : al * x[i];
+        break;
+    case ACT_THRESHOLDED_RELU:
+        for (int64_t i = 0; i < n; i++)
+            x[i] = x[i] > al ? x[i] : 0.f;
+        break;
+    case ACT_SCALED_TANH:
+        for (int64_t i = 0; i < n; i++)
+            x[i] = al * tanhf(be * x[i]);
+        break;
+    case ACT_HARD_SIGMOID:
+        for (int64_t i = 0; i < n; i++) {
+            float v = al * x[i] + be;
+            x[i] = v < 0.f ? 0.f : (v > 1.f ? 1.f : v);
+        }
+        break;
+    case ACT_ELU:
+        for (int64_t i = 0; i < n; i++)
+            x[i] = x[i] >= 0.f ? x[i] : al * (expf(x[i]) - 1.f);
+        break;
+    case ACT_SOFTSIGN:
+        for (int64_t i = 0; i < n; i++)
+            x[i] = x[i] / (1.f + fabsf(x[i]));
+        break;
+    case ACT_SOFTPLUS:
+        for (int64_t i = 0; i < n; i++)
+            x[i] = x[i] > 20.f ? x[i] : log1pf(expf(x[i]));
+        break;
+    }
+}
+
+/* Dot product with eight partial sums in a fixed order: vectorisable
+ * without reassociation, and the same bits for any thread count. */
+static float dot(const float *a, const float *b, int64_t n)
+{
+    float s[8] = {0};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int l = 0; l < 8; l++)
+            s[l] += a[i + l] * b[i + l];
+    float r = ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7]));
+    for (; i < n; i++)
+        r += a[i] * b[i];
+    return r;
+}
+
+/* out[n] += W[n, :] · x for n < N (W row-major, K columns). */
+static void matvec_acc(int64_t N, int64_t K, const float *W, const float *x, float *out)
+{
+    for (int64_t n = 0; n < N; n++)
+        out[n] += dot(W + n * K, x, K);
+}
+
+typedef struct {
+    int gates;     /* 1 RNN, 3 GRU, 4 LSTM */
+    int layout, dirs;
+    int64_t T, B, I, H;
+    float clip;
+    int input_forget, lbr; /* LSTM input_forget, GRU linear_before_reset */
+    const float *X, *W, *R, *Bias, *P, *h0, *c0;
+    const int64_t *lens;
+    float *Y, *Yh, *Yc; /* float outputs (NULL when not wanted) */
+    rnn_act acts[6];
+} rnn_job;
+
+/* Float32 view of tensor input i (converted into scratch when needed). */
+static poprt_status f32_in(poprt__kctx *k, int i, const float **out)
+{
+    const poprt__tval *t = poprt__kin(k, i);
+    *out = NULL;
+    if (!t)
+        return POPRT_OK;
+    if (t->dtype == POPRT_DTYPE_FLOAT) {
+        *out = t->data;
+        return POPRT_OK;
+    }
+    if (!poprt__dtype_is_float(t->dtype))
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_UNSUPPORTED, "input %d has dtype %s", i,
+                               poprt__dtype_name((poprt_dtype)t->dtype));
+    float *f = poprt__kctx_scratch(k, (size_t)(t->numel ? t->numel : 1) * sizeof *f);
+    if (!f)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    for (int64_t q = 0; q < t->numel; q++)
+        f[q] = (float)poprt__load_f64(t->data, t->dtype, q);
+    *out = f;
+    return POPRT_OK;
+}
+
+/* Offsets into X / Y / states for (t, b) and direction d. */
+static int64_t x_row(const rnn_job *j, int64_t t, int64_t b)
+{
+    return j->layout ? b * j->T + t : t * j->B + b;
+}
+static int64_t y_off(const rnn_job *j, int64_t t, int d, int64_t b)
+{
+    return (j->layout ? (b * j->T + t) * j->dirs + d : (t * j->dirs + d) * j->B + b) * j->H;
+}
+static int64_t s_off(const rnn_job *j, int d, int64_t b)
+{
+    return (j->layout ? b * j->dirs + d : d * j->B + b) * j->H;
+}
+
+/* One direction d. Scratch: xw [T*B, G*H], hr [B, G*H], h, c, r·h. */
+static poprt_status run_direction(poprt__kctx *k, const rnn_job *j, int d)
+{
+    int64_t T = j->T, B = j->B, I = j->I, H = j->H, G = j->gates, GH = G * H;
+    int reverse = d == 1 || strcmp(poprt__attr_s(k->node, "direction", "forward"), "reverse") == 0;
+    const rnn_act *act = &j->acts[d * (G == 4 ? 3 : (G == 3 ? 2 : 1))];
+    size_t fs = sizeof(float);
+    float *xw = poprt__kctx_scratch(k, (size_t)(T * B * GH + 1) * fs);
+    float *hr = poprt__kctx_scratch(k, (size_t)(B * GH + 1) * fs);
+    float *h = poprt__kctx_scratch(k, (size_t)(B * H + 1) * fs);
+    float *c = poprt__kctx_scratch(k, (size_t)(B * H + 1) * fs);
+    float *rh = poprt__kctx_scratch(k, (size_t)(B * H + 1) * fs);
+    float *bias = poprt__kctx_scratch(k, (size_t)(GH + 1) * fs);
+    float *rbh = poprt__kctx_scratch(k, (size_t)(H + 1) * fs);
+    if (!xw || !hr || !h || !c || !rh || !bias || !rbh)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    const float *W = j->W + d * GH * I, *R = j->R + d * GH * H;
+    /* biases: Wb + Rb, except GRU's Rbh with linear_before_reset (inside r·(...)) */
+    memset(rbh, 0, (size_t)H * fs);
+    for (int64_t n = 0; n < GH; n++) {
+        const float *Bd = j->Bias ? j->Bias + d * 2 * GH : NULL;
+        bias[n] = Bd ? Bd[n] : 0.f;
+        if (Bd && G == 3 && j->lbr && n >= 2 * H)
+            rbh[n - 2 * H] = Bd[GH + n];
+        else if (Bd)
+            bias[n] += Bd[GH + n];
+    }
+    for (int64_t t = 0; t < T; t++)
+        for (int64_t b = 0; b < B; b++) {
+            float *row = xw + (t * B + b) * GH;
+            memcpy(row, bias, (size_t)GH * fs);
+            matvec_acc(GH, I, W, j->X + x_row(j, t, b) * I, row);
+        }
+    for (int64_t b = 0; b < B; b++) {
+        if (j->h0)
+            memcpy(h + b * H, j->h0 + s_off(j, d, b), (size_t)H * fs);
+        else
+            memset(h + b * H, 0, (size_t)H * fs);
+        if (j->c0)
+            memcpy(c + b * H, j->c0 + s_off(j, d, b), (size_t)H * fs);
+        else
+            memset(c + b * H, 0, (size_t)H * fs);
+    }
+    const float *P = j->P ? j->P + d * 3 * H : NULL;
+    for (int64_t s = 0; s < T; s++) {
+        /* recurrent product for all batch rows (the GRU candidate gate
+         * needs r first unless linear_before_reset) */
+        int64_t cols = G == 3 && !j->lbr ? 2 * H : GH;
+        memset(hr, 0, (size_t)(B * GH) * fs);
+        for (int64_t b = 0; b < B; b++)
+            matvec_acc(cols, H, R, h + b * H, hr + b * GH);
+        for (int64_t b = 0; b < B; b++) {
+            int64_t len = j->lens ? j->lens[b] : T;
+            if (s >= len)
+                continue;
+            int64_t t = reverse ? len - 1 - s : s;
+            float *g = hr + b * GH;
+            const float *x = xw + (t * B + b) * GH;
+            float *hb = h + b * H, *cb = c + b * H;
+            if (G == 1) {
+                for (int64_t n = 0; n < H; n++)
+                    g[n] += x[n];
+                act_apply(&act[0], j->clip, g, H);
+                memcpy(hb, g, (size_t)H * fs);
+            } else if (G == 3) {
+                /* zrh: z = f(.), r = f(.), h~ = g(.), H = (1-z) h~ + z H */
+                float *z = g, *r = g + H, *hh = g + 2 * H;
+                for (int64_t n = 0; n < 2 * H; n++)
+                    g[n] += x[n];
+                act_apply(&act[0], j->clip, z, 2 * H);
+                if (j->lbr) {
+                    for (int64_t n = 0; n < H; n++)
+                        hh[n] = x[2 * H + n] + r[n] * (hh[n] + rbh[n]);
+                } else {
+                    float *rhb = rh + b * H;
+                    for (int64_t n = 0; n < H; n++) {
+                        rhb[n] = r[n] * hb[n];
+                        hh[n] = x[2 * H + n];
+                    }
+                    matvec_acc(H, H, R + 2 * H * H, rhb, hh);
+                }
+                act_apply(&act[1], j->clip, hh, H);
+                for (int64_t n = 0; n < H; n++)
+                    hb[n] = (1.f - z[n]) * hh[n] + z[n] * hb[n];
+            } else {
+                /* iofc: i, o, f, c~ */
+                float *gi = g, *go = g + H, *gf = g + 2 * H, *gc = g + 3 * H;
+                for (int64_t n = 0; n < GH; n++)
+                    g[n] += x[n];
+                if (P)
+                    for (int64_t n = 0; n < H; n++) {
+                        gi[n] += P[n] * cb[n];
+                        gf[n] += P[2 * H + n] * cb[n];
+                    }
+                act_apply(&act[0], j->clip, gi, H);
+                if (j->input_forget)
+                    for (int64_t n = 0; n < H; n++)
+                        gf[n] = 1.f - gi[n];
+                else
+                    act_apply(&act[0], j->clip, gf, H);
+                act_apply(&act[1], j->clip, gc, H);
+                for (int64_t n = 0; n < H; n++)
+                    cb[n] = gf[n] * cb[n] + gi[n] * gc[n];
+                if (P)
+                    for (int64_t n = 0; n < H; n++)
+                        go[n] += P[H + n] * cb[n];
+                act_apply(&act[0], j->clip, go, H);
+                memcpy(gc, cb, (size_t)H * fs);
+                act_apply(&act[2], 0.f, gc, H);
+                for (int64_t n = 0; n < H; n++)
+                    hb[n] = go[n] * gc[n];
+            }
+            if (j->Y)
+                memcpy(j->Y + y_off(j, t, d, b), hb, (size_t)H * fs);
+        }
+    }
+    for (int64_t b = 0; b < B; b++) {
+        if (j->Yh)
+            memcpy(j->Yh + s_off(j, d, b), h + b * H, (size_t)H * fs);
+        if (j->Yc)
+            memcpy(j->Yc + s_off(j, d, b), c + b * H, (size_t)H * fs);
+    }
+    return POPRT_OK;
+}
+
+/* Float32 buffer for output o: the output itself, or scratch converted at
+ * the end. */
+static float *f32_out(poprt__kctx *k, int o)
+{
+    poprt__tval *t = poprt__kout(k, o);
+    if (!t)
+        return NULL;
+    float *f = t->dtype == POPRT_DTYPE_FLOAT
+                   ? t->data
+                   : poprt__kctx_scratch(k, (size_t)(t->numel ? t->numel : 1) * sizeof *f);
+    if (f)
+        memset(f, 0, (size_t)t->numel * sizeof *f);
+    return f;
+}
+
+static void f32_back(poprt__kctx *k, int o, const float *f)
+{
+    poprt__tval *t = poprt__kout(k, o);
+    if (!t || !f || t->dtype == POPRT_DTYPE_FLOAT)
+        return;
+    for (int64_t q = 0; q < t->numel; q++)
+        poprt__store_f64(t->data, t->dtype, q, (double)f[q]);
+}
+
+static poprt_status recurrent(poprt__kctx *k, int gates)
+{
+    rnn_job j;
+    memset(&j, 0, sizeof j);
+    j.gates = gates;
+    const poprt__tval *x = poprt__kin(k, 0), *w = poprt__kin(k, 1), *r = poprt__kin(k, 2);
+    if (!x || !w || !r || x->rank != 3 || w->rank != 3 || r->rank != 3)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
+                               "X, W and R must be tensors of rank 3");
+    j.layout = (int)poprt__attr_i(k->node, "layout", 0) != 0;
+    const char *dir = poprt__attr_s(k->node, "direction", "forward");
+    j.dirs = strcmp(dir, "bidirectional") == 0 ? 2 : 1;
+    j.T = x->dims[j.layout ? 1 : 0];
+    j.B = x->dims[j.layout ? 0 : 1];
+    j.I = x->dims[2];
+    j.H = poprt__attr_i(k->node, "hidden_size", r->dims[2]);
+    j.clip = poprt__attr_f(k->node, "clip", 0.f);
+    j.input_forget = (int)poprt__attr_i(k->node, "input_forget", 0) != 0;
+    j.lbr = (int)poprt__attr_i(k->node, "linear_before_reset", 0) != 0;
+    int64_t GH = gates * j.H;
+    if (w->dims[0] != j.dirs || w->dims[1] != GH || w->dims[2] != j.I || r->dims[0] != j.dirs ||
+        r->dims[1] != GH || r->dims[2] != j.H)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
+                               "W/R shapes do not match %d direction(s), %d gates, hidden %lld, "
+                               "input %lld",
+                               j.dirs, gates, (long long)j.H, (long long)j.I);
+    /* optional inputs: B, sequence_lens, initial_h, initial_c (LSTM), P (LSTM) */
+    const poprt__tval *bt = poprt__kin(k, 3), *lt = poprt__kin(k, 4), *ht = poprt__kin(k, 5);
+    const poprt__tval *ct = gates == 4 ? poprt__kin(k, 6) : NULL;
+    const poprt__tval *pt = gates == 4 ? poprt__kin(k, 7) : NULL;
+    if (bt && bt->numel != j.dirs * 2 * GH)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH, "B has %lld values, expected %lld",
+                               (long long)bt->numel, (long long)(j.dirs * 2 * GH));
+    if ((ht && ht->numel != j.dirs * j.B * j.H) || (ct && ct->numel != j.dirs * j.B * j.H))
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
+                               "initial states need %lld values", (long long)(j.dirs * j.B * j.H));
+    if (pt && pt->numel != j.dirs * 3 * j.H)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH, "P has %lld values, expected %lld",
+                               (long long)pt->numel, (long long)(j.dirs * 3 * j.H));
+    if (lt) {
+        if (lt->numel != j.B)
+            return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
+                                   "sequence_lens has %lld values for batch %lld", (long long)lt->numel,
+                                   (long long)j.B);
+        int64_t *lens = poprt__kctx_scratch(k, (size_t)(j.B + 1) * sizeof *lens);
+        if (!lens)
+            return POPRT__NODE_ERR(k->node, POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+        for (int64_t b = 0; b < j.B; b++) {
+            lens[b] = poprt__load_i64(lt->data, lt->dtype, b);
+            if (lens[b] < 0 || lens[b] > j.T)
+                return POPRT__NODE_ERR(k->node, POPRT_STATUS_RUNTIME_ERROR,
+                                       "sequence_lens[%lld] = %lld outside [0, %lld]", (long long)b,
+                                       (long long)lens[b], (long long)j.T);
+        }
+        j.lens = lens;
+    }
+    static const int dflt_lstm[3] = {ACT_SIGMOID, ACT_TANH, ACT_TANH};
+    static const int dflt_gru[2] = {ACT_SIGMOID, ACT_TANH};
+    static const int dflt_rnn[1] = {ACT_TANH};
+    int per_dir = gates == 4 ? 3 : (gates == 3 ? 2 : 1);
+    poprt_status st = parse_acts(k, per_dir, j.dirs,
+                                 gates == 4 ? dflt_lstm : (gates == 3 ? dflt_gru : dflt_rnn), j.acts);
+    if (!st)
+        st = f32_in(k, 0, &j.X);
+    if (!st)
+        st = f32_in(k, 1, &j.W);
+    if (!st)
+        st = f32_in(k, 2, &j.R);
+    if (!st && bt)
+        st = f32_in(k, 3, &j.Bias);
+    if (!st && ht)
+        st = f32_in(k, 5, &j.h0);
+    if (!st && ct)
+        st = f32_in(k, 6, &j.c0);
+    if (!st && pt)
+        st = f32_in(k, 7, &j.P);
+    if (st)
+        return st;
+    j.Y = f32_out(k, 0);
+    j.Yh = f32_out(k, 1);
+    j.Yc = gates == 4 ? f32_out(k, 2) : NULL;
+    if ((poprt__kout(k, 0) && !j.Y) || (poprt__kout(k, 1) && !j.Yh) ||
+        (gates == 4 && poprt__kout(k, 2) && !j.Yc))
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    for (int d = 0; d < j.dirs && !st; d++)
+        st = run_direction(k, &j, d);
+    if (st)
+        return st;
+    f32_back(k, 0, j.Y);
+    f32_back(k, 1, j.Yh);
+    if (gates == 4)
+        f32_back(k, 2, j.Yc);
+    return POPRT_OK;
+}
+
+poprt_status poprt__ref_rnn(poprt__kctx *k) { return recurrent(k, 1); }
+poprt_status poprt__ref_gru(poprt__kctx *k) { return recurrent(k, 3); }
+poprt_status poprt__ref_lstm(poprt__kctx *k) { return recurrent(k, 4); }

@@ -1,0 +1,11 @@
+/* Conv and FusedConv as the registry runs them (x86/conv.c). */
+#ifndef POPRT_X86_CONV_H
+#define POPRT_X86_CONV_H
+#include "kernels/kernel.h"
+
+poprt_status poprt__x86_conv(poprt__kctx *k);
+poprt_status poprt__x86_fused_conv(poprt__kctx *k); /* ai.poprt FusedConv */
+/* float32 weights packed for the path the conv will take on this CPU. */
+poprt_status poprt__x86_conv_prepare(poprt__prep_ctx *c, void **state, size_t *size);
+
+#endif

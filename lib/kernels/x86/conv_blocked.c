@@ -1,0 +1,364 @@
+/* The blocked convolution's driver (see conv_paths.h) over the kernels of
+ * conv_blocked.h, and their list. */
+#include <string.h>
+#include "kernels/ref/util.h"
+#include "kernels/x86/conv_paths.h"
+#include "kernels/x86/conv_blocked.h"
+
+#define POPRT__CONVB_VARIANT(isa, level)                                                           \
+    {#isa,                                                                                         \
+     level,                                                                                        \
+     poprt__convb_run_##isa,                                                                       \
+     poprt__convb_block_##isa,                                                                     \
+     poprt__convb_rows_##isa,                                                                      \
+     poprt__convb_even_##isa,                                                                      \
+     poprt__transpose_bias_##isa},
+const poprt__convb_variant poprt__convb_variants[] = {
+#include "kernels/x86/conv_blocked_kernels.inc"
+};
+#undef POPRT__CONVB_VARIANT
+const int poprt__convb_n_variants =
+    (int)(sizeof poprt__convb_variants / sizeof poprt__convb_variants[0]);
+
+int poprt__convb_usable(const poprt__convb_variant *v)
+{
+    return v && poprt__cpu_features()->isa >= v->isa;
+}
+
+const poprt__convb_variant *poprt__convb_best(void)
+{
+    const int i = POPRT__ISA_FIRST(poprt__convb_variants, poprt__convb_n_variants);
+    return i < 0 ? NULL : &poprt__convb_variants[i];
+}
+
+/* ---- blocked direct convolution (kernels/x86/poprt__x86_conv_blocked.h) -----------------
+ * The input is copied once into 16-channel blocks with its zero border
+ * (xb[cbi][hp][wp][cb]); each work item then computes a run of about 48
+ * output positions of one group of up to 64 output channels, summing a few
+ * input blocks at a time (their weights stay in L1), and transposes the run
+ * back into Y's channel rows, where the epilogue runs while the rows are in
+ * cache. The weights are packed per
+ * group when the session is compiled. Used for 2-D convs with one group and
+ * more than one tap, on CPUs with AVX-512; inputs whose channels are not a
+ * multiple of 16 (3-channel stems) are blocked one channel per block. */
+
+#define CONV_BLOCKED_MAGIC 0x31424b4243525050ull /* "PPRCBKB1" */
+#define CONVB_GROUP 64                          /* output channels per group */
+#define CONVB_CHUNK 48                          /* output positions per work item */
+
+typedef struct convb_job {
+    const poprt__conv_plan *p;
+    const float *x, *b, *w; /* w: packed, group og at og * w_group */
+    float *y, *xb, *tmp;    /* tmp: per lane, 4 * 16 floats per position of a chunk */
+    int64_t w_group, Hp, n_og, chunk, nchunks, cstep, items, lanes, tmp_floats;
+    poprt__convb_geom g;
+    const poprt__convb_variant *v;
+    int xblk, yblk; /* x, y (and the residual) in NCHW16c */
+} convb_job;
+
+/* Whether the blocked path can run a conv: 2-D (or 1-D), one group. */
+int poprt__x86_convb_fits(const poprt__geom3 *g, int64_t G)
+{
+    return G == 1 && g->in[0] == 1 && g->k[0] == 1 && g->out[0] == 1 && g->out_sz >= 1;
+}
+
+/* Channels per input block: 16 when they divide C, else 1 (plain padded
+ * planes; also for stems with 3 channels, whose weights per channel then
+ * fit in L1 on their own). */
+static int64_t convb_cb(int64_t C) { return C % 16 == 0 ? 16 : 1; }
+
+/* Blocked geometry: cb channels per block, zero-padded input of Hp x Wp
+ * (only the rows and columns some tap reads). */
+static void convb_geom_of(const poprt__geom3 *g, int64_t C, poprt__convb_geom *cg, int64_t *Hp)
+{
+    cg->cb = convb_cb(C);
+    cg->split = 0;
+    cg->ncb = C / cg->cb;
+    cg->KH = g->k[1];
+    cg->KW = g->k[2];
+    cg->sh = g->s[1];
+    cg->sw = g->s[2];
+    cg->dh = g->d[1];
+    cg->dw = g->d[2];
+    cg->OW = g->out[2];
+    cg->Wp = (g->out[2] - 1) * g->s[2] + (g->k[2] - 1) * g->d[2] + 1;
+    *Hp = (g->out[1] - 1) * g->s[1] + (g->k[1] - 1) * g->d[1] + 1;
+    cg->plane = *Hp * cg->Wp * cg->cb;
+}
+
+/* Rows [r0, r1) of the blocked input: row r = (image * ncb + cbi) * Hp + hp. */
+static void convb_block_task_fn(void *ctx, int64_t r0, int64_t r1)
+{
+    const convb_job *t = ctx;
+    const poprt__conv_plan *p = t->p;
+    const poprt__geom3 *g = &p->g;
+    const poprt__convb_geom *cg = &t->g;
+    const int64_t H = g->in[1], W = g->in[2], HW = H * W, pt = g->pb[1], pl = g->pb[2];
+    const int64_t cb = cg->cb, Wp = cg->Wp;
+    /* padded columns [c0, c1) hold input columns [c0 - pl, c1 - pl) */
+    int64_t c0 = pl < 0 ? 0 : pl, c1 = pl + W;
+    if (c1 > Wp)
+        c1 = Wp;
+    if (c0 > c1)
+        c0 = c1;
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t hp = r % t->Hp, cbi = (r / t->Hp) % cg->ncb, n = r / t->Hp / cg->ncb;
+        float *dst = t->xb + r * Wp * cb;
+        const int64_t ih = hp - pt;
+        if (ih < 0 || ih >= H) {
+            memset(dst, 0, sizeof(float) * (size_t)(Wp * cb));
+            continue;
+        }
+        if (cg->split) /* the border columns are spread over the row */
+            memset(dst, 0, sizeof(float) * (size_t)Wp);
+        else {
+            memset(dst, 0, sizeof(float) * (size_t)(c0 * cb));
+            memset(dst + c1 * cb, 0, sizeof(float) * (size_t)((Wp - c1) * cb));
+        }
+        if (t->xblk) { /* already blocked: the row's run of positions */
+            memcpy(dst + c0 * 16, t->x + (n * p->C + cbi * 16) * HW + (ih * W + c0 - pl) * 16,
+                   sizeof(float) * (size_t)((c1 - c0) * 16));
+            continue;
+        }
+        const float *src = t->x + (n * p->C + cbi * cb) * HW + ih * W + (c0 - pl);
+        if (cb == 16)
+            t->v->block(src, HW, 16, c1 - c0, dst + c0 * 16);
+        else if (cg->split) { /* even columns, then odd ones */
+            const int64_t a = c0 & 1; /* src[a] is the first even column */
+            t->v->even(src + a, (c1 - c0 - a + 1) / 2, dst + ((c0 + a) >> 1));
+            t->v->even(src + !a, (c1 - c0 - !a + 1) / 2,
+                                     dst + cg->split + ((c0 + !a) >> 1));
+        }
+        else /* one channel per block: a padded copy of the row */
+            memcpy(dst + c0, src, sizeof(float) * (size_t)(c1 - c0));
+    }
+}
+
+static void convb_lane_fn(void *ctx, int64_t l0, int64_t l1)
+{
+    const convb_job *t = ctx;
+    const poprt__conv_plan *p = t->p;
+    const poprt__convb_geom *cg = &t->g;
+    const int64_t OHW = p->g.out_sz;
+    float bias[CONVB_GROUP];
+    const int relu = poprt__x86_conv_lone_relu(p); /* applied in the transposition */
+    /* an NCHW16c output whose epilogue is a residual and/or a Relu gets it
+     * in the registers, with the last input blocks */
+    const int in_regs =
+        t->yblk && !p->fp8 && !p->n_post && (p->act == CONV_ACT_NONE || p->act == CONV_ACT_RELU);
+    const int regs_relu = in_regs && p->act == CONV_ACT_RELU;
+    for (int64_t l = l0; l < l1; l++) {
+        float *tmp = t->tmp ? t->tmp + l * t->tmp_floats : NULL;
+        /* a lane takes a contiguous run of items: neighbouring chunks share
+         * the cache lines at their ends, which two threads writing them at
+         * once would pass back and forth */
+        const int64_t i0 = l * t->items / t->lanes, i1 = (l + 1) * t->items / t->lanes;
+        for (int64_t it = i0; it < i1; it++) {
+            /* items: image-major, then group, then chunk (a lane's chunks of
+             * one group follow each other, so its weights stay in cache) */
+            const int64_t ch = it % t->nchunks, og = (it / t->nchunks) % t->n_og;
+            const int64_t n = it / t->nchunks / t->n_og;
+            const int64_t q0 = ch * t->chunk, q1 = q0 + t->chunk < OHW ? q0 + t->chunk : OHW;
+            const int64_t oc0 = og * CONVB_GROUP;
+            const int64_t mc = p->M - oc0 < CONVB_GROUP ? p->M - oc0 : CONVB_GROUP;
+            const int nb = (int)((mc + 15) / 16);
+            if (t->b) {
+                memset(bias, 0, sizeof bias);
+                memcpy(bias, t->b + oc0, sizeof(float) * (size_t)mc);
+            }
+            const float *xn = t->xb + n * cg->ncb * cg->plane;
+            const float *wg = t->w + og * t->w_group;
+            /* NCHW16c output: the tiles store straight into its blocks */
+            float *out = t->yblk ? t->y + (n * p->M + oc0) * OHW + q0 * 16 : tmp;
+            const int64_t ldo = t->yblk ? OHW : q1 - q0;
+            const float *z = in_regs && p->z ? p->z + (out - t->y) : NULL;
+            /* a few input blocks at a time: their weights stay in L1 while
+             * the chunk's tiles run over them */
+            for (int64_t c0 = 0; c0 < cg->ncb; c0 += t->cstep) {
+                const int64_t c1 = c0 + t->cstep < cg->ncb ? c0 + t->cstep : cg->ncb;
+                const int last = c1 == cg->ncb;
+                t->v->run(xn, wg, t->b ? bias : NULL, nb, cg, q0, q1, c0, c1,
+                                        c0 > 0, out, ldo, last ? z : NULL, last && regs_relu);
+            }
+            if (t->yblk) {
+                for (int bi = 0; !in_regs && poprt__x86_conv_has_epilogue(p) && bi < nb; bi++)
+                    poprt__x86_conv_epilogue(p, t->y, out + bi * 16 * OHW - t->y, (q1 - q0) * 16);
+                continue;
+            }
+            float *yq = t->y + (n * p->M + oc0) * OHW + q0;
+            for (int bi = 0; bi < nb; bi++) {
+                const int rows = (int)(mc - bi * 16 < 16 ? mc - bi * 16 : 16);
+                t->v->transpose_bias(tmp + bi * (q1 - q0) * 16, 16, q1 - q0, rows, NULL,
+                                             relu, yq + bi * 16 * OHW, OHW);
+            }
+            if (poprt__x86_conv_has_epilogue(p) && !relu)
+                for (int64_t m = 0; m < mc; m++)
+                    poprt__x86_conv_epilogue(p, t->y, yq + m * OHW - t->y, q1 - q0);
+        }
+    }
+}
+
+/* One channel per block with column stride 1 or 2 and rows of at least 16
+ * columns: whole output rows straight into place
+ * (the variant's rows). Items: image-major, then group, then row.
+ * (Splitting the channels first, as the next MaxPool splits its planes,
+ * measured no faster on light_squeezenet: the conv then reads its whole
+ * input once per channel share.) */
+static int convb_by_rows(const poprt__convb_geom *cg)
+{
+    return cg->cb == 1 && (cg->sw == 1 || cg->sw == 2) && cg->OW >= 16;
+}
+
+static void convb_rows_lane_fn(void *ctx, int64_t l0, int64_t l1)
+{
+    const convb_job *t = ctx;
+    const poprt__conv_plan *p = t->p;
+    const poprt__convb_geom *cg = &t->g;
+    const int64_t OH = p->g.out[1], OHW = p->g.out_sz;
+    float bias[CONVB_GROUP];
+    const int relu = poprt__x86_conv_lone_relu(p); /* applied in the tiles' registers */
+    for (int64_t l = l0; l < l1; l++) {
+        const int64_t i0 = l * t->items / t->lanes, i1 = (l + 1) * t->items / t->lanes;
+        for (int64_t it = i0; it < i1; it++) {
+            const int64_t oh = it % OH, og = (it / OH) % t->n_og, n = it / OH / t->n_og;
+            const int64_t oc0 = og * CONVB_GROUP;
+            const int64_t mc = p->M - oc0 < CONVB_GROUP ? p->M - oc0 : CONVB_GROUP;
+            if (t->b) {
+                memset(bias, 0, sizeof bias);
+                memcpy(bias, t->b + oc0, sizeof(float) * (size_t)mc);
+            }
+            /* NCHW16c: the group's first block; else its first row oh */
+            float *yg = t->y + (n * p->M + oc0) * OHW;
+            float *yr = t->yblk ? yg : yg + oh * cg->OW;
+            t->v->rows(t->xb + n * cg->ncb * cg->plane, t->w + og * t->w_group,
+                                     poprt__ceil_div(mc, 16) * 16, t->b ? bias : NULL, mc, cg, oh,
+                                     relu, t->yblk, yr, OHW);
+            if (poprt__x86_conv_has_epilogue(p) && !relu && t->yblk)
+                for (int64_t bi = 0; bi < mc / 16; bi++) /* row oh of each block */
+                    poprt__x86_conv_epilogue(p, t->y, yg + (bi * OHW + oh * cg->OW) * 16 - t->y,
+                                             cg->OW * 16);
+            else if (poprt__x86_conv_has_epilogue(p) && !relu)
+                for (int64_t m = 0; m < mc; m++)
+                    poprt__x86_conv_epilogue(p, t->y, yr + m * OHW - t->y, cg->OW);
+        }
+    }
+}
+
+poprt_status poprt__x86_conv_blocked(poprt__kctx *k, const poprt__conv_plan *p,
+                                     const poprt__convb_variant *v, const float *x,
+                                     const float *b, const float *w, int64_t w_group, float *y)
+{
+    const poprt__geom3 *g = &p->g;
+    convb_job t = {.p = p, .x = x, .b = b, .w = w, .y = y, .w_group = w_group,
+                   .xblk = p->xblk, .yblk = p->yblk, .v = v};
+    convb_geom_of(g, p->C, &t.g, &t.Hp);
+    /* an NCHW16c input that no tap reads past (no padding) is read in
+     * place, with its own row pitch and plane */
+    const int in_place = p->xblk && g->pb[1] == 0 && g->pb[2] == 0 && t.Hp <= g->in[1] &&
+                         t.g.Wp <= g->in[2];
+    if (in_place) {
+        t.Hp = g->in[1];
+        t.g.Wp = g->in[2];
+        t.g.plane = g->in[1] * g->in[2] * 16;
+    }
+    const int by_rows = convb_by_rows(&t.g);
+    if (by_rows && t.g.sw == 2)
+        t.g.split = (t.g.Wp + 1) / 2;
+    t.n_og = poprt__ceil_div(p->M, CONVB_GROUP);
+    if (by_rows)
+        t.items = p->N * t.n_og * g->out[1];
+    else {
+        /* chunks of about CONVB_CHUNK positions, in whole tiles */
+        const int64_t nch = poprt__ceil_div(g->out_sz, CONVB_CHUNK);
+        t.chunk = poprt__ceil_div(poprt__ceil_div(g->out_sz, nch), 6) * 6;
+        t.nchunks = poprt__ceil_div(g->out_sz, t.chunk);
+        /* input blocks per step: their weights (64 output channels) in ~24 KiB */
+        const int64_t wblk = t.g.KH * t.g.KW * t.g.cb * CONVB_GROUP * (int64_t)sizeof(float);
+        t.cstep = (24 << 10) / wblk;
+        if (t.cstep < 1)
+            t.cstep = 1;
+        t.items = p->N * t.n_og * t.nchunks;
+        t.tmp_floats = 4 * 16 * t.chunk;
+    }
+    t.lanes = t.items < CONV_LANES ? t.items : CONV_LANES;
+    if (t.yblk) /* the tiles store into the output itself */
+        t.tmp_floats = 0;
+    /* the blocked input, then zeros: the row tiles read up to 31 floats
+     * past the last plane */
+    enum { SLACK = 32 };
+    size_t xb_n, tmp_n = 0;
+    if (!poprt__mul_size((size_t)(p->N * t.g.ncb), (size_t)t.g.plane, &xb_n) ||
+        xb_n > SIZE_MAX / sizeof(float) - SLACK ||
+        !poprt__mul_size((size_t)t.lanes, (size_t)t.tmp_floats, &tmp_n) ||
+        (tmp_n && !(t.tmp = poprt__kctx_scratch(k, tmp_n * sizeof(float)))))
+        return poprt__ref_oom(k);
+    if (in_place)
+        t.xb = (float *)x;
+    else {
+        if (!(t.xb = poprt__kctx_scratch(k, (xb_n + SLACK) * sizeof(float))))
+            return poprt__ref_oom(k);
+        memset(t.xb + xb_n, 0, SLACK * sizeof(float));
+        poprt__kctx_parallel_for(k, p->N * t.g.ncb * t.Hp,
+                                 poprt__ref_grain(t.g.Wp * t.g.cb, 1 << 14), convb_block_task_fn,
+                                 &t);
+    }
+    poprt__kctx_parallel_for(k, t.lanes, 1, by_rows ? convb_rows_lane_fn : convb_lane_fn, &t);
+    return POPRT_OK;
+}
+
+/* Packs W [M][C][KH][KW] for poprt__x86_conv_blocked: per group of 64 output channels,
+ * [cbi][kh][kw][i][nb * 16], zero for channels past C and M. */
+poprt_status poprt__x86_convb_pack(const float *w, int64_t M, int64_t C, int64_t KH, int64_t KW,
+                                   void **state, size_t *size)
+{
+    const int64_t cb = convb_cb(C), ncb = C / cb;
+    const int64_t n_og = poprt__ceil_div(M, CONVB_GROUP);
+    const int64_t w_group = ncb * KH * KW * cb * CONVB_GROUP; /* floats, the last may use fewer */
+    const size_t total = CONV_PACK_HEADER + (size_t)(n_og * w_group) * sizeof(float);
+    unsigned char *blob = poprt__aligned_alloc(total);
+    if (!blob)
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory packing Conv weights");
+    memset(blob, 0, total);
+    uint64_t h[8] = {CONV_BLOCKED_MAGIC, (uint64_t)M, (uint64_t)C, (uint64_t)KH,
+                     (uint64_t)KW, (uint64_t)w_group, 0, 0};
+    memcpy(blob, h, sizeof h);
+    float *dst = (float *)(blob + CONV_PACK_HEADER);
+    for (int64_t og = 0; og < n_og; og++) {
+        const int64_t oc0 = og * CONVB_GROUP;
+        const int64_t mc = M - oc0 < CONVB_GROUP ? M - oc0 : CONVB_GROUP;
+        const int64_t width = poprt__ceil_div(mc, 16) * 16;
+        float *wg = dst + og * w_group;
+        for (int64_t cbi = 0; cbi < ncb; cbi++)
+            for (int64_t kh = 0; kh < KH; kh++)
+                for (int64_t kw = 0; kw < KW; kw++)
+                    for (int64_t i = 0; i < cb; i++) {
+                        float *o = wg + (((cbi * KH + kh) * KW + kw) * cb + i) * width;
+                        for (int64_t m = 0; m < mc; m++)
+                            o[m] = w[(((oc0 + m) * C + cbi * cb + i) * KH + kh) * KW + kw];
+                    }
+    }
+    *state = blob;
+    *size = total;
+    return POPRT_OK;
+}
+
+/* The weights poprt__x86_convb_pack made for this conv, when the blocked path can run
+ * them on this CPU (*w_group: floats per group of output channels); else
+ * NULL (no such blob, or one made for another shape). */
+const float *poprt__x86_convb_state(const poprt__kctx *k, const poprt__conv_plan *p,
+                                    int64_t *w_group)
+{
+    const poprt__geom3 *g = &p->g;
+    if (!k->state || k->state_size < CONV_PACK_HEADER || !poprt__x86_convb_fits(g, p->G) ||
+        !poprt__convb_best())
+        return NULL;
+    uint64_t h[8];
+    memcpy(h, k->state, sizeof h);
+    const uint64_t floats = (k->state_size - CONV_PACK_HEADER) / sizeof(float);
+    if (h[0] != CONV_BLOCKED_MAGIC || h[1] != (uint64_t)p->M || h[2] != (uint64_t)p->C ||
+        h[3] != (uint64_t)g->k[1] || h[4] != (uint64_t)g->k[2] || h[5] == 0 ||
+        (uint64_t)poprt__ceil_div(p->M, CONVB_GROUP) > floats / h[5])
+        return NULL;
+    *w_group = (int64_t)h[5];
+    return (const float *)((const unsigned char *)k->state + CONV_PACK_HEADER);
+}

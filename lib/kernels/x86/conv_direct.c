@@ -1,0 +1,334 @@
+/* Two conv paths on a zero-padded copy of the input (see conv_paths.h): the
+ * direct convolution on the GEMM micro-kernel and the depthwise planes. */
+#include <string.h>
+#include "kernels/ref/util.h"
+#include "kernels/x86/conv_paths.h"
+#include "kernels/x86/conv_dw.h"
+
+/* ---- direct conv on the GEMM micro-kernel ----------------------------------
+ * For stride-1 2-D convs no im2col is needed: on a zero-padded copy of the
+ * input with row pitch Wp, output position q = oh*Wp + ow reads tap (kh, kw)
+ * of channel c at xpad[c][q + kh*dh*Wp + kw*dw], so each tap's B operand is
+ * the padded input itself, shifted, with one row stride (the plane size).
+ * The micro-kernel then runs once per tap over the channels, accumulating
+ * in a register tile; the (kw-1)*dw extra columns per row are computed and
+ * dropped when the block is copied out with the bias. Stride 2 becomes
+ * stride 1 by splitting each padded plane into its 4 phases
+ * (rows/columns even/odd): tap (kh, kw) reads phase (kh%2, kw%2) shifted by
+ * (kh/2, kw/2). Weights are packed per MR-row panel and tap:
+ * apanel(i, t)[c*MR + r] = W[i*MR + r][c][t]; for a variant with a tap
+ * micro-kernel, channel-major instead: apanel(i)[(c*taps + t)*MR + r], so
+ * that the kernel walks the taps of one channel (a few neighbouring rows of
+ * one plane, in L1) before the next channel. */
+
+#define CONV_DIRECT_B_BYTES (512 * 1024)     /* B block of one chunk */
+
+/* Whether the direct path pays off: at most 2-D, stride 1 or 2 (undilated),
+ * not 1x1 (a plain GEMM; with stride 2 only a quarter of the phases would be
+ * read), enough channels for the micro-kernel's K loop (per tap when v runs
+ * one call per tap; over all taps when it has a tap micro-kernel, which
+ * keeps the sum in registers: then a 3-channel stem conv needs no im2col),
+ * little width wasted on the grid. */
+/* Whether v's tap micro-kernel runs this conv (and so the weights are
+ * packed channel-major for it). */
+int poprt__x86_conv_direct_taps(const poprt__sgemm_variant *v, int64_t k_sz)
+{
+    return v->ukr_taps && k_sz <= CONV_DIRECT_MAX_TAPS;
+}
+
+int poprt__x86_conv_direct_fits(const poprt__geom3 *g, int64_t Cg, const poprt__sgemm_variant *v)
+{
+    const int taps = poprt__x86_conv_direct_taps(v, g->k_sz);
+    if (g->in[0] != 1 || g->k[0] != 1 || g->out[0] != 1 || g->s[1] != g->s[2] ||
+        (taps ? Cg * g->k_sz < 16 : Cg < 8) || g->out_sz < 32 || g->k_sz < 2)
+        return 0;
+    if (g->s[1] == 1)
+        return g->out[2] >= 3 * g->d[2] * (g->k[2] - 1);
+    return g->s[1] == 2 && g->d[1] == 1 && g->d[2] == 1 && g->out[2] >= 3 * ((g->k[2] - 1) / 2);
+}
+
+typedef struct conv_direct_job {
+    const poprt__conv_plan *p;
+    const float *x, *b;
+    const float *apack; /* group 0 */
+    int64_t a_group;    /* floats per group */
+    const poprt__sgemm_variant *v;
+    float *xpad, *tmp;
+    float *y;
+    int64_t Hp, Wp, plane, Q, cw, cwp, nchunks, items, lanes, tmp_floats;
+    int64_t pblk, nmb; /* MR-row panels per M block, M blocks */
+    int64_t ph;        /* 2: planes split into 4 phases of Hp x Wp (stride 2) */
+    int64_t toff[CONV_DIRECT_MAX_TAPS]; /* B offset of each tap, for v->ukr_taps */
+} conv_direct_job;
+
+/* Input offset of tap (kh, kw) from an output position on the grid. */
+static int64_t conv_tap_off(const conv_direct_job *t, int64_t kh, int64_t kw)
+{
+    const poprt__geom3 *g = &t->p->g;
+    if (t->ph != 2)
+        return kh * g->d[1] * t->Wp + kw * g->d[2];
+    return ((kh % 2) * 2 + kw % 2) * t->Hp * t->Wp + (kh / 2) * t->Wp + kw / 2;
+}
+
+/* Stride 2: phase (a, b) of plane q holds padded rows 2i+a, columns 2j+b. */
+static void conv_phase_task_fn(void *ctx, int64_t q0, int64_t q1)
+{
+    const conv_direct_job *t = ctx;
+    const poprt__geom3 *g = &t->p->g;
+    const int64_t H = g->in[1], W = g->in[2], pt = g->pb[1], pl = g->pb[2];
+    for (int64_t q = q0; q < q1; q++) {
+        const float *xp = t->x + q * g->in_sz;
+        for (int64_t a = 0; a < 2; a++)
+            for (int64_t b = 0; b < 2; b++) {
+                float *dst = t->xpad + q * t->plane + (a * 2 + b) * t->Hp * t->Wp;
+                /* columns j with 0 <= 2j + b - pl < W */
+                int64_t j0 = (pl - b + 1) / 2, j1 = (W - 1 + pl - b) / 2 + 1;
+                j0 = j0 < 0 ? 0 : j0 > t->Wp ? t->Wp : j0;
+                j1 = j1 < j0 ? j0 : j1 > t->Wp ? t->Wp : j1;
+                for (int64_t i = 0; i < t->Hp; i++) {
+                    float *restrict row = dst + i * t->Wp;
+                    const int64_t ih = 2 * i + a - pt;
+                    if (ih < 0 || ih >= H) {
+                        memset(row, 0, sizeof(float) * (size_t)t->Wp);
+                        continue;
+                    }
+                    const float *restrict src = xp + ih * W + b - pl;
+                    for (int64_t j = 0; j < j0; j++)
+                        row[j] = 0.0f;
+                    for (int64_t j = j0; j < j1; j++)
+                        row[j] = src[2 * j];
+                    for (int64_t j = j1; j < t->Wp; j++)
+                        row[j] = 0.0f;
+                }
+            }
+    }
+}
+
+static void conv_pad_task_fn(void *ctx, int64_t q0, int64_t q1)
+{
+    const conv_direct_job *t = ctx;
+    const poprt__geom3 *g = &t->p->g;
+    const int64_t H = g->in[1], W = g->in[2], pt = g->pb[1], pl = g->pb[2];
+    const int64_t j0 = pl < 0 ? 0 : pl > t->Wp ? t->Wp : pl;
+    const int64_t j1 = pl + W < j0 ? j0 : pl + W > t->Wp ? t->Wp : pl + W;
+    for (int64_t q = q0; q < q1; q++) {
+        const float *xp = t->x + q * g->in_sz;
+        float *dst = t->xpad + q * t->plane;
+        for (int64_t i = 0; i < t->Hp; i++) {
+            float *row = dst + i * t->Wp;
+            const int64_t ih = i - pt;
+            if (ih < 0 || ih >= H) {
+                memset(row, 0, sizeof(float) * (size_t)t->Wp);
+                continue;
+            }
+            memset(row, 0, sizeof(float) * (size_t)j0);
+            memcpy(row + j0, xp + ih * W + (j0 - pl), sizeof(float) * (size_t)(j1 - j0));
+            memset(row + j1, 0, sizeof(float) * (size_t)(t->Wp - j1));
+        }
+    }
+}
+
+static void conv_direct_lane_fn(void *ctx, int64_t l0, int64_t l1)
+{
+    const conv_direct_job *t = ctx;
+    const poprt__conv_plan *p = t->p;
+    const poprt__geom3 *g = &p->g;
+    const poprt__sgemm_variant *v = t->v;
+    const int MR = v->mr, NR = v->nr;
+    const int64_t OW = g->out[2], panels = (p->Mg + MR - 1) / MR;
+    for (int64_t l = l0; l < l1; l++) {
+        float *tmp = t->tmp + l * t->tmp_floats;
+        for (int64_t it = l; it < t->items; it += t->lanes) {
+            const int64_t mbi = it % t->nmb, rest = it / t->nmb;
+            const int64_t ch = rest % t->nchunks, ng = rest / t->nchunks;
+            const int64_t n = ng / p->G, gi = ng % p->G;
+            const int64_t q0 = ch * t->cw, cols = t->Q - q0 < t->cw ? t->Q - q0 : t->cw;
+            const float *xb = t->xpad + (n * p->C + gi * p->Cg) * t->plane + q0;
+            const float *ag = t->apack + gi * t->a_group;
+            const int64_t i0 = mbi * t->pblk, i1 = i0 + t->pblk < panels ? i0 + t->pblk : panels;
+            const int64_t m1 = i1 * MR < p->Mg ? i1 * MR : p->Mg;
+            for (int64_t i = i0; i < i1; i++) {
+                const int mr = (int)(p->Mg - i * MR < MR ? p->Mg - i * MR : MR);
+                const float *ai = ag + i * g->k_sz * p->Cg * MR;
+                for (int64_t j = 0; j < cols; j += NR) {
+                    float *cp = tmp + i * MR * t->cwp + j;
+                    if (poprt__x86_conv_direct_taps(v, g->k_sz)) {
+                        /* all taps summed in registers, C written once; a
+                         * last partial panel runs full height too (its A rows
+                         * are zero-padded and tmp has room for them), so it
+                         * keeps the sum in registers as well */
+                        v->ukr_taps(p->Cg, g->k_sz, t->toff, MR, NR, ai, xb + j, t->plane, cp,
+                                    t->cwp, 1.0f, 0.0f);
+                        continue;
+                    }
+                    int64_t tap = 0;
+                    for (int64_t kh = 0; kh < g->k[1]; kh++)
+                        for (int64_t kw = 0; kw < g->k[2]; kw++, tap++)
+                            v->ukr(p->Cg, mr, NR, ai + tap * p->Cg * MR,
+                                   xb + j + conv_tap_off(t, kh, kw), t->plane, cp, t->cwp, 1.0f,
+                                   tap ? 1.0f : 0.0f);
+                }
+            }
+            /* copy the valid columns out, with the bias */
+            float *yg = t->y + (n * p->M + gi * p->Mg) * g->out_sz;
+            for (int64_t m = i0 * MR; m < m1; m++) {
+                const float *src = tmp + m * t->cwp;
+                float *restrict dst = yg + m * g->out_sz;
+                const float bv = t->b ? t->b[gi * p->Mg + m] : 0.0f;
+                int64_t q = q0, oh = q0 / t->Wp, ow = q0 % t->Wp, y0 = -1, y1 = 0;
+                while (q < q0 + cols) {
+                    const int64_t n_ = t->Wp - ow < q0 + cols - q ? t->Wp - ow : q0 + cols - q;
+                    const int64_t e = ow + n_ < OW ? ow + n_ : OW;
+                    if (e > ow)
+                        poprt__x86_row_plus(dst + oh * OW + ow, src + (q - q0), bv, e - ow);
+                    if (e > ow) {
+                        y0 = y0 < 0 ? oh * OW + ow : y0;
+                        y1 = oh * OW + e;
+                    }
+                    q += n_;
+                    ow = 0;
+                    oh++;
+                }
+                /* the chunk's valid positions are one run of Y's row */
+                if (y0 >= 0 && poprt__x86_conv_has_epilogue(p))
+                    poprt__x86_conv_epilogue(p, t->y, dst + y0 - t->y, y1 - y0);
+            }
+        }
+    }
+}
+
+poprt_status poprt__x86_conv_direct(poprt__kctx *k, const poprt__conv_plan *p, const float *x,
+                                    const float *b, const float *apack, int64_t a_group,
+                                    const poprt__sgemm_variant *v, float *y)
+{
+    const poprt__geom3 *g = &p->g;
+    conv_direct_job t;
+    memset(&t, 0, sizeof t);
+    t.p = p;
+    t.x = x;
+    t.b = b;
+    t.apack = apack;
+    t.a_group = a_group;
+    t.v = v;
+    t.y = y;
+    t.ph = g->s[1] == 2 ? 2 : 1;
+    if (t.ph == 2) {
+        t.Hp = g->out[1] + (g->k[1] - 1) / 2;
+        t.Wp = g->out[2] + (g->k[2] - 1) / 2;
+        t.plane = 4 * t.Hp * t.Wp;
+    } else {
+        t.Hp = g->out[1] + g->d[1] * (g->k[1] - 1);
+        t.Wp = g->out[2] + g->d[2] * (g->k[2] - 1);
+        t.plane = t.Hp * t.Wp;
+    }
+    t.Q = (g->out[1] - 1) * t.Wp + g->out[2];
+    for (int64_t kh = 0, tap = 0; kh < g->k[1]; kh++)
+        for (int64_t kw = 0; kw < g->k[2]; kw++, tap++)
+            if (tap < CONV_DIRECT_MAX_TAPS)
+                t.toff[tap] = conv_tap_off(&t, kh, kw);
+    /* columns a chunk reads past its own in each phase */
+    const int64_t halo = t.ph == 2 ? (g->k[1] - 1) / 2 * t.Wp + (g->k[2] - 1) / 2
+                                   : conv_tap_off(&t, g->k[1] - 1, g->k[2] - 1);
+    const int64_t NR = v->nr, ng = p->N * p->G;
+    int64_t cw = CONV_DIRECT_B_BYTES / ((int64_t)sizeof(float) * p->Cg * t.ph * t.ph) - halo;
+    cw = cw / NR * NR;
+    if (cw > 1024)
+        cw = 1024;
+    if (cw < 2 * NR)
+        cw = 2 * NR;
+    /* small images: narrower chunks (and below, M blocks) so that several
+     * threads get work; one thread keeps whole chunks (the split never
+     * changes how an output is computed, only which item computes it) */
+    const int64_t want_items = poprt__kctx_threads(k) > 1 ? 2 * CONV_LANES : 1;
+    if (ng * poprt__ceil_div(t.Q, cw) < want_items) {
+        int64_t want =
+            poprt__ceil_div(poprt__ceil_div(t.Q, poprt__ceil_div(want_items, ng)), NR) * NR;
+        if (want < 2 * NR)
+            want = 2 * NR;
+        if (want < cw)
+            cw = want;
+    }
+    t.cw = cw;
+    t.cwp = poprt__ceil_div(cw, NR) * NR;
+    t.nchunks = poprt__ceil_div(t.Q, cw);
+    /* small images: split the output channels too */
+    const int64_t panels = poprt__ceil_div(p->Mg, v->mr);
+    t.nmb = poprt__ceil_div(want_items, ng * t.nchunks);
+    if (t.nmb > panels)
+        t.nmb = panels;
+    t.pblk = poprt__ceil_div(panels, t.nmb);
+    t.nmb = poprt__ceil_div(panels, t.pblk);
+    t.items = ng * t.nchunks * t.nmb;
+    t.lanes = t.items < CONV_LANES ? t.items : CONV_LANES;
+    t.tmp_floats = (poprt__ceil_div(p->Mg, v->mr) * v->mr * t.cwp + 15) & ~(int64_t)15;
+    /* the micro-kernel reads NR columns past the last grid position */
+    size_t pad_n, tmp_n;
+    if (!poprt__mul_size((size_t)(p->N * p->C), (size_t)t.plane, &pad_n) ||
+        !poprt__mul_size((size_t)t.lanes, (size_t)t.tmp_floats, &tmp_n) ||
+        !(t.xpad = poprt__kctx_scratch(k, (pad_n + (size_t)(2 * NR)) * sizeof(float))) ||
+        !(t.tmp = poprt__kctx_scratch(k, tmp_n * sizeof(float))))
+        return poprt__ref_oom(k);
+    memset(t.xpad + pad_n, 0, sizeof(float) * (size_t)(2 * NR));
+    poprt__kctx_parallel_for(k, p->N * p->C, poprt__ref_grain(t.plane, 1 << 14),
+                             t.ph == 2 ? conv_phase_task_fn : conv_pad_task_fn, &t);
+    poprt__kctx_parallel_for(k, t.lanes, 1, conv_direct_lane_fn, &t);
+    return POPRT_OK;
+}
+
+/* ---- depthwise planes on a padded copy ---------------------------------------
+ * Each input plane is copied once with its zero border (conv_pad_task_fn),
+ * then every output plane runs the best plane function of the CPU's
+ * (conv_dw.h: the first usable of conv_dw_kernels.inc): all
+ * taps of a block of columns accumulate in registers, no bounds checks. */
+
+typedef struct dw_plane_job {
+    const conv_direct_job *pad; /* the padded input */
+    const float *w, *b;
+    float *y;
+    poprt__dwconv_plane_fn fn;
+} dw_plane_job;
+
+static void dw_plane_task_fn(void *ctx, int64_t q0, int64_t q1)
+{
+    const dw_plane_job *t = ctx;
+    const poprt__conv_plan *p = t->pad->p;
+    const poprt__geom3 *g = &p->g;
+    for (int64_t q = q0; q < q1; q++) {
+        const int64_t n = q / p->M, m = q % p->M, c = m / p->Mg;
+        t->fn(t->pad->xpad + (n * p->C + c) * t->pad->plane, t->pad->Wp, t->w + m * g->k_sz,
+              g->k[1], g->k[2], g->s[1], g->s[2], g->d[1], g->d[2], t->b ? t->b[m] : 0.0f,
+              g->out[1], g->out[2], t->y + q * g->out_sz);
+        if (poprt__x86_conv_has_epilogue(p))
+            poprt__x86_conv_epilogue(p, t->y, q * g->out_sz, g->out_sz);
+    }
+}
+
+/* Depthwise 1-D / 2-D convs; 0 in *done for 3-D (the generic loop). */
+poprt_status poprt__x86_dwconv_padded(poprt__kctx *k, const poprt__conv_plan *p, const float *x,
+                                      const float *w, const float *b, float *y, int *done)
+{
+    const poprt__geom3 *g = &p->g;
+    *done = 0;
+    if (g->in[0] != 1 || g->k[0] != 1 || g->out[0] != 1)
+        return POPRT_OK;
+    conv_direct_job pad;
+    memset(&pad, 0, sizeof pad);
+    pad.p = p;
+    pad.x = x;
+    pad.Hp = (g->out[1] - 1) * g->s[1] + g->d[1] * (g->k[1] - 1) + 1;
+    pad.Wp = (g->out[2] - 1) * g->s[2] + g->d[2] * (g->k[2] - 1) + 1;
+    pad.plane = pad.Hp * pad.Wp;
+    const int64_t slack = 16 * g->s[2] + 16; /* whole 16-column blocks (conv_dw.h) */
+    size_t n;
+    if (!poprt__mul_size((size_t)(p->N * p->C), (size_t)pad.plane, &n) ||
+        !(pad.xpad = poprt__kctx_scratch(k, (n + (size_t)slack) * sizeof(float))))
+        return poprt__ref_oom(k);
+    memset(pad.xpad + n, 0, (size_t)slack * sizeof(float));
+    poprt__kctx_parallel_for(k, p->N * p->C, poprt__ref_grain(pad.plane, 1 << 14), conv_pad_task_fn,
+                             &pad);
+    dw_plane_job t = {&pad, w, b, y, poprt__dwconv_best()->plane};
+    poprt__kctx_parallel_for(k, p->N * p->M, poprt__ref_grain(g->out_sz * g->k_sz, 1 << 15),
+                             dw_plane_task_fn, &t);
+    *done = 1;
+    return POPRT_OK;
+}

@@ -1,0 +1,117 @@
+/* The float32 convolution of the registry's Conv and FusedConv (x86/conv.c)
+ * and the paths it chooses among, one file each: the tiled implicit GEMM and
+ * the transposed GEMM (conv_gemm.c), the direct convolution on the GEMM
+ * micro-kernel and the depthwise planes (conv_direct.c), the blocked
+ * convolution (conv_blocked.c). The operator's checks, its im2col
+ * and its reference loops are lib/kernels/ref/conv.h's. */
+#ifndef POPRT_X86_CONV_PATHS_H
+#define POPRT_X86_CONV_PATHS_H
+#include "kernels/ref/conv.h"
+#include "kernels/ref/poprt_compiled.h"
+#include "kernels/x86/fp8_round.h"
+#include "kernels/x86/conv_blocked.h"
+#include "kernels/x86/sgemm.h"
+#include "kernels/x86/vmath.h"
+
+/* FusedConv epilogue: Y = act(conv + B + Z) (see docs/ops.md). */
+enum {
+    CONV_ACT_NONE = 0,
+    CONV_ACT_RELU,
+    CONV_ACT_CLIP,    /* a = min, b = max */
+    CONV_ACT_LEAKY,   /* a = alpha */
+    CONV_ACT_SIGMOID,
+    CONV_ACT_HSIGMOID, /* a = alpha, b = beta */
+    CONV_ACT_HSWISH
+};
+
+typedef struct poprt__conv_plan {
+    poprt__geom3 g;
+    int64_t N, C, M, G, Cg, Mg, Kc;
+    int act;        /* CONV_ACT_*; Conv: none */
+    float act_a, act_b;
+    const float *z; /* residual added before act (Y's shape), or NULL */
+    int xblk, yblk; /* X, and Y with Z, in NCHW16c (FusedConv x_layout / y_layout) */
+    poprt__vmath_binary_fn add_fn;
+    poprt__vmath_unary_fn act_fn; /* NULL: no activation */
+    poprt__vmath_param act_p;
+    int fp8;        /* FusedConv y_fp8: 0, 1 float8e4m3fn, 2 float8e5m2 */
+    float fp8_scale;
+    int fp8_zp;
+    int n_post;     /* FusedConv post_*: scalar steps after the activation */
+    poprt__ew_scalar_step post[POPRT__EW_MAX_STEPS];
+    const poprt__vmath_variant *vm;
+} poprt__conv_plan;
+
+/* FusedConv has an epilogue to apply */
+static inline int poprt__x86_conv_has_epilogue(const poprt__conv_plan *p)
+{
+    return p->act != CONV_ACT_NONE || p->z || p->fp8 || p->n_post;
+}
+
+/* The epilogue is a Relu alone: the AVX-512 paths apply it (max(0, v), as
+ * the Relu kernel computes it) while storing their results. */
+static inline int poprt__x86_conv_lone_relu(const poprt__conv_plan *p)
+{
+    return p->act == CONV_ACT_RELU && !p->z && !p->fp8 && !p->n_post;
+}
+
+/* Weights packed when the session is compiled (poprt__x86_conv_prepare):
+ * a header, then per group the path's operand. */
+#define CONV_PACK_MAGIC 0x31434b5043525050ull /* "PPRCPKC1" */
+#define CONV_PACK_HEADER 64u
+#define CONV_TRANS_MAGIC 0x31524e5443525050ull  /* "PPRCTNR1" */
+#define CONV_DIRECT_MAGIC 0x31524443525050ull   /* "PPRCDR1" */
+#define CONV_DIRECT_MAX_TAPS 64 /* more: one micro-kernel call per tap */
+/* Work items of a path go round-robin to this many lanes, each with its
+ * own scratch; the pool balances lanes over threads. */
+#define CONV_LANES 8
+
+/* The plan of a convolution of shape s without an epilogue (FusedConv's
+ * kernel adds its own). */
+void poprt__x86_conv_plan_of(const poprt__conv_shape *s, poprt__conv_plan *p);
+/* y[off + i] = act(y[off + i] + z[off + i]) for i < n, then the post
+ * steps, then the float8 rounding (FusedConv's epilogue, x86/conv.c). */
+void poprt__x86_conv_epilogue(const poprt__conv_plan *p, float *y, int64_t off, int64_t n);
+/* d[i] = s[i] + v (d may be s): the bias pass of the paths. */
+void poprt__x86_row_plus(float *d, const float *s, float v, int64_t n);
+
+/* ---- conv_gemm.c ---- */
+/* Runs the conv tiled when the weights are pre-packed for this CPU and the
+ * shape gives enough work items; *done 0: the caller takes the plain path. */
+poprt_status poprt__x86_conv_tiled(poprt__kctx *k, const poprt__conv_plan *p, int pointwise,
+                                   const float *x, const float *b, const unsigned char *apack,
+                                   uint64_t per_group, float *y, int *done);
+/* Whether the transposed GEMM pays off; poprt__x86_conv_trans runs it with
+ * W^T pre-packed as the GEMM's B operand (bpack). */
+int poprt__x86_conv_trans_fits(int64_t G, int64_t M, int64_t Kc, int64_t out_sz);
+poprt_status poprt__x86_conv_trans(poprt__kctx *k, const poprt__conv_plan *p, int pointwise,
+                                   const float *x, const float *b, const void *bpack, float *y);
+
+/* ---- conv_direct.c ---- */
+/* Whether v's tap micro-kernel runs this conv (its weights then packed
+ * channel-major), and whether the direct path pays off. */
+int poprt__x86_conv_direct_taps(const poprt__sgemm_variant *v, int64_t k_sz);
+int poprt__x86_conv_direct_fits(const poprt__geom3 *g, int64_t Cg, const poprt__sgemm_variant *v);
+/* The direct conv with v's micro-kernel over apack (a_group floats per group). */
+poprt_status poprt__x86_conv_direct(poprt__kctx *k, const poprt__conv_plan *p, const float *x,
+                                    const float *b, const float *apack, int64_t a_group,
+                                    const poprt__sgemm_variant *v, float *y);
+/* Depthwise 1-D / 2-D convs on a padded copy; 0 in *done for 3-D. */
+poprt_status poprt__x86_dwconv_padded(poprt__kctx *k, const poprt__conv_plan *p, const float *x,
+                                      const float *w, const float *b, float *y, int *done);
+
+/* ---- conv_blocked.c ---- */
+/* Whether the blocked path can run a conv (2-D or 1-D, one group); its
+ * weights packed by poprt__x86_convb_pack, found again (for this CPU and
+ * shape, else NULL) by poprt__x86_convb_state; poprt__x86_conv_blocked
+ * runs it with variant v (poprt__convb_best() where the blob was found). */
+int poprt__x86_convb_fits(const poprt__geom3 *g, int64_t G);
+poprt_status poprt__x86_convb_pack(const float *w, int64_t M, int64_t C, int64_t KH, int64_t KW,
+                                   void **state, size_t *size);
+const float *poprt__x86_convb_state(const poprt__kctx *k, const poprt__conv_plan *p,
+                                    int64_t *w_group);
+poprt_status poprt__x86_conv_blocked(poprt__kctx *k, const poprt__conv_plan *p,
+                                     const poprt__convb_variant *v, const float *x,
+                                     const float *b, const float *w, int64_t w_group, float *y);
+
+#endif

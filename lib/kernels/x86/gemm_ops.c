@@ -1,0 +1,176 @@
+/* The GEMM-based operators on the fast GEMM (sgemm.h): the engine that Gemm,
+ * MatMul and ConvTranspose compute with in the registry (the operators
+ * themselves are written once, in lib/kernels/ref, against
+ * poprt__gemm_engine), and the compile-time packing of a constant B. */
+#include <string.h>
+#include "kernels/ref/gemm.h"
+#include "kernels/ref/conv.h"
+#include "kernels/x86/gemm_ops.h"
+#include "kernels/x86/sgemm.h"
+
+/* Problems too thin for register tiles (a column or two of output) stay
+ * on the reference loops. Depends on the shape only, never on threads. */
+int poprt__fast_gemm_fits(int64_t M, int64_t N, int64_t K)
+{
+    return M > 0 && N >= 4 && K > 0;
+}
+
+/* Workspace for fast_gemm calls of this shape, taken once per kernel call
+ * (scratch is only released when the kernel returns). NULL: out of memory,
+ * or a shape fast_gemm hands to the reference anyway. */
+void *poprt__fast_gemm_ws(poprt__kctx *k, int ta, int tb, int64_t M, int64_t N, int64_t K)
+{
+    if (!poprt__fast_gemm_fits(M, N, K))
+        return NULL;
+    return poprt__kctx_scratch(k, poprt__sgemm_workspace(NULL, ta, tb, M, N, K));
+}
+
+/* C = alpha op(A) op(B) + beta C over the session's threads (split over M
+ * and N blocks only, so bits do not depend on the thread count). k NULL:
+ * one thread. ws from fast_gemm_ws for the same shape. */
+void poprt__fast_gemm(poprt__kctx *k, void *ws, int ta, int tb, int64_t M, int64_t N, int64_t K,
+                      float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
+                      float beta, float *C, int64_t ldc)
+{
+    if (!ws || !poprt__fast_gemm_fits(M, N, K)) {
+        if (k)
+            poprt__ref_sgemm_mt(k, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        else
+            poprt__ref_sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
+    poprt__par par = poprt__par_kctx(k);
+    poprt__sgemm(NULL, k ? &par : NULL, ws, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C,
+                 ldc);
+}
+
+/* A constant float B (Gemm's and MatMul's weight) packed when the session is
+ * compiled: a header {magic, K, N, transB}, then op(B) as the GEMM's packed
+ * B operand. */
+#define PACKED_B_HEADER 64u
+#define GEMM_PACK_MAGIC 0x314b504d47525050ull /* "PPRGMPK1" */
+#define MM_PACK_MAGIC 0x314b50424d525050ull   /* "PPRMBPK1" */
+
+static poprt_status packed_b_make(uint64_t magic, const float *B, int tb, int64_t K, int64_t N,
+                                  int64_t ldb, const char *what, void **state, size_t *size)
+{
+    const size_t psz = poprt__sgemm_pack_b_size(NULL, K, N);
+    if (!psz)
+        return POPRT_OK;
+    unsigned char *blob = poprt__aligned_alloc(PACKED_B_HEADER + psz);
+    if (!blob)
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory packing %s weights", what);
+    memset(blob, 0, PACKED_B_HEADER);
+    uint64_t h[4] = {magic, (uint64_t)K, (uint64_t)N, (uint64_t)tb};
+    memcpy(blob, h, sizeof h);
+    poprt__sgemm_pack_b(NULL, NULL, tb, K, N, B, ldb, blob + PACKED_B_HEADER);
+    *state = blob;
+    *size = PACKED_B_HEADER + psz;
+    return POPRT_OK;
+}
+
+/* The node's packed B for (K, N, transB), or NULL. */
+static const void *packed_b_find(const poprt__kctx *k, uint64_t magic, int64_t K, int64_t N,
+                                 int tb)
+{
+    uint64_t h[4];
+    if (!k->state || k->state_size <= PACKED_B_HEADER)
+        return NULL;
+    memcpy(h, k->state, sizeof h);
+    if (h[0] != magic || h[1] != (uint64_t)K || h[2] != (uint64_t)N || h[3] != (uint64_t)tb ||
+        !poprt__sgemm_packed_fits((const unsigned char *)k->state + PACKED_B_HEADER,
+                                  k->state_size - PACKED_B_HEADER))
+        return NULL;
+    return (const unsigned char *)k->state + PACKED_B_HEADER;
+}
+
+/* Gemm's constant B: the usual classifier / linear weight. */
+poprt_status poprt__x86_gemm_prepare(poprt__prep_ctx *c, void **state, size_t *size)
+{
+    *state = NULL;
+    *size = 0;
+    if (c->n_in < 2 || !c->in[1].type || !c->in[1].data ||
+        c->in[1].type->elem != POPRT_DTYPE_FLOAT || c->in[1].type->rank != 2 || !c->in[0].type ||
+        c->in[0].type->elem != POPRT_DTYPE_FLOAT || c->n_out < 1 ||
+        c->out[0].elem != POPRT_DTYPE_FLOAT)
+        return POPRT_OK;
+    const int tb = poprt__attr_i(c->node, "transB", 0) != 0;
+    const int64_t d0 = c->in[1].type->dims[0].value, d1 = c->in[1].type->dims[1].value;
+    const int64_t K = tb ? d1 : d0, N = tb ? d0 : d1;
+    if (K <= 0 || N < 4)
+        return POPRT_OK;
+    return packed_b_make(GEMM_PACK_MAGIC, c->in[1].data, tb, K, N, d1, "Gemm", state, size);
+}
+
+/* A constant 2-D float B packed once (packed_b_make). */
+poprt_status poprt__x86_matmul_prepare(poprt__prep_ctx *c, void **state, size_t *size)
+{
+    *state = NULL;
+    *size = 0;
+    if (c->n_in < 2 || !c->in[1].type || !c->in[1].data ||
+        c->in[1].type->elem != POPRT_DTYPE_FLOAT || c->in[1].type->rank != 2 || !c->in[0].type ||
+        c->in[0].type->elem != POPRT_DTYPE_FLOAT || c->in[0].type->rank < 2)
+        return POPRT_OK;
+    const int64_t K = c->in[1].type->dims[0].value, N = c->in[1].type->dims[1].value;
+    if (K <= 0 || N < 4)
+        return POPRT_OK;
+    return packed_b_make(MM_PACK_MAGIC, c->in[1].data, 0, K, N, N, "MatMul", state, size);
+}
+
+/* ---- the engine ------------------------------------------------------------- */
+
+static size_t fast_ws_size(int ta, int tb, int64_t M, int64_t N, int64_t K)
+{
+    return poprt__fast_gemm_fits(M, N, K) ? poprt__sgemm_workspace(NULL, ta, tb, M, N, K) : 0;
+}
+
+/* C = alpha op(A) B + beta C with the node's B as packed_b_make made it. */
+static int packed_b_run(poprt__kctx *k, uint64_t magic, int ta, int tb, int64_t M, int64_t N,
+                        int64_t K, float alpha, const float *A, int64_t lda, float beta, float *C,
+                        int64_t ldc)
+{
+    const void *bp = poprt__fast_gemm_fits(M, N, K) ? packed_b_find(k, magic, K, N, tb) : NULL;
+    void *pws;
+    if (!bp || !(pws = poprt__kctx_scratch(
+                     k, poprt__sgemm_packed_workspace(NULL, bp, ta, 0, M, N, K))))
+        return -1;
+    poprt__par par = poprt__par_kctx(k);
+    /* -1: packed for another CPU (an executable file) */
+    return poprt__sgemm_packed(&par, pws, ta, 0, M, N, K, alpha, A, lda, NULL, NULL, 0, bp, beta,
+                               C, ldc);
+}
+
+static int gemm_packed_b(poprt__kctx *k, int ta, int tb, int64_t M, int64_t N, int64_t K,
+                         float alpha, const float *A, int64_t lda, float beta, float *C,
+                         int64_t ldc)
+{
+    return packed_b_run(k, GEMM_PACK_MAGIC, ta, tb, M, N, K, alpha, A, lda, beta, C, ldc);
+}
+
+static int matmul_packed_b(poprt__kctx *k, int ta, int tb, int64_t M, int64_t N, int64_t K,
+                           float alpha, const float *A, int64_t lda, float beta, float *C,
+                           int64_t ldc)
+{
+    return packed_b_run(k, MM_PACK_MAGIC, ta, tb, M, N, K, alpha, A, lda, beta, C, ldc);
+}
+
+/* Gemm's and MatMul's engines differ in the packed B they look for. */
+static const poprt__gemm_engine gemm_engine = {fast_ws_size, poprt__fast_gemm, gemm_packed_b};
+static const poprt__gemm_engine matmul_engine = {fast_ws_size, poprt__fast_gemm,
+                                                 matmul_packed_b};
+static const poprt__gemm_engine plain_engine = {fast_ws_size, poprt__fast_gemm, NULL};
+
+poprt_status poprt__x86_gemm(poprt__kctx *k)
+{
+    return poprt__gemm_op(k, &gemm_engine);
+}
+
+poprt_status poprt__x86_matmul(poprt__kctx *k)
+{
+    return poprt__matmul_op(k, &matmul_engine);
+}
+
+poprt_status poprt__x86_conv_transpose(poprt__kctx *k)
+{
+    return poprt__conv_transpose_op(k, &plain_engine);
+}

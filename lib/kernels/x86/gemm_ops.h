@@ -1,0 +1,30 @@
+/* Gemm, MatMul and ConvTranspose as the registry runs them: the operators
+ * of lib/kernels/ref (gemm.h, conv.h) computing with the fast GEMM
+ * (sgemm.h), and the packing of a constant B when a session is compiled. */
+#ifndef POPRT_X86_GEMM_OPS_H
+#define POPRT_X86_GEMM_OPS_H
+#include "kernels/kernel.h"
+
+poprt_status poprt__x86_gemm(poprt__kctx *k);
+/* Gemm's / MatMul's constant float32 B packed once for the fast GEMM (op(B),
+ * transB applied); no state for other nodes. */
+poprt_status poprt__x86_gemm_prepare(poprt__prep_ctx *c, void **state, size_t *size);
+poprt_status poprt__x86_matmul(poprt__kctx *k);
+poprt_status poprt__x86_matmul_prepare(poprt__prep_ctx *c, void **state, size_t *size);
+poprt_status poprt__x86_conv_transpose(poprt__kctx *k);
+
+/* The fast GEMM as the GEMM-based kernels call it. poprt__fast_gemm_fits:
+ * shapes with register tiles to fill (others stay on the reference loops;
+ * depends on the shape only, never on threads). poprt__fast_gemm_ws: its
+ * workspace from k's scratch, taken once per kernel call; NULL when out of
+ * memory or for shapes that do not fit. poprt__fast_gemm: C = alpha op(A)
+ * op(B) + beta C over k's threads (k NULL: one thread), split over M and N
+ * blocks only, so bits do not depend on the thread count; ws NULL runs
+ * poprt__ref_sgemm(_mt). */
+int poprt__fast_gemm_fits(int64_t M, int64_t N, int64_t K);
+void *poprt__fast_gemm_ws(poprt__kctx *k, int ta, int tb, int64_t M, int64_t N, int64_t K);
+void poprt__fast_gemm(poprt__kctx *k, void *ws, int ta, int tb, int64_t M, int64_t N, int64_t K,
+                      float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
+                      float beta, float *C, int64_t ldc);
+
+#endif
