@@ -434,7 +434,7 @@ static poprt_status calibrate(poprt__model *m, const cfg *c, const target *tg, i
         poprt__free(names);
         return POPRT_OK;
     }
-    poprt__prunner *r;
+    poprt__prunner *r = NULL; /* prunner_create leaves it unset when it fails */
     poprt_status st = poprt__prunner_create(m, n_names, names, d, &r);
     double *row = poprt__malloc((GPTQ_MAX_K + 1) * sizeof(double));
     if (!st && !row)
