@@ -2,7 +2,7 @@
  * Squeeze(x, a) where a holds a1 and a2 mapped back to x's axes (x's rank
  * and both axes lists must be known). */
 #include <stdlib.h>
-#include "passes/util_core.h"
+#include "passes/rewrite.h"
 
 static int cmp64(const void *a, const void *b)
 {
@@ -17,13 +17,13 @@ static poprt_status fuse(poprt__graph *g, void *ctx, int *changed)
         poprt__node *s2 = g->nodes.items[i];
         poprt__tensor *mid = poprt__node_in(s2, 0);
         poprt__node *s1 = mid ? mid->producer : NULL;
-        if (!poprt__pc_is(s2, "Squeeze") || !s1 || s1->graph != g || !poprt__pc_is(s1, "Squeeze"))
+        if (!poprt__rw_is(s2, "Squeeze") || !s1 || s1->graph != g || !poprt__rw_is(s1, "Squeeze"))
             continue;
         poprt__tensor *x = s1->inputs[0];
         int r = x && x->type.kind == POPRT__KIND_TENSOR ? x->type.rank : -1;
         int64_t a1[POPRT__MAX_RANK], a2[POPRT__MAX_RANK], a[POPRT__MAX_RANK];
-        int64_t n1 = poprt__pc_attr_or_input_ints(s1, "axes", 1, 13, a1, POPRT__MAX_RANK);
-        int64_t n2 = poprt__pc_attr_or_input_ints(s2, "axes", 1, 13, a2, POPRT__MAX_RANK);
+        int64_t n1 = poprt__rw_attr_or_input_ints(s1, "axes", 1, 13, a1, POPRT__MAX_RANK);
+        int64_t n2 = poprt__rw_attr_or_input_ints(s2, "axes", 1, 13, a2, POPRT__MAX_RANK);
         if (r < 0 || n1 < 0 || n2 < 0 || n1 + n2 > r)
             continue;
         /* kept[j]: the x axis that is axis j of the intermediate */
@@ -52,13 +52,13 @@ static poprt_status fuse(poprt__graph *g, void *ctx, int *changed)
         for (int64_t k = 0; k < n2; k++)
             a[n1 + k] = a2[k];
         qsort(a, (size_t)(n1 + n2), sizeof *a, cmp64);
-        poprt_status st = poprt__pc_set_axes(s2, "axes", 1, 13, a, n1 + n2);
+        poprt_status st = poprt__rw_set_axes(s2, "axes", 1, 13, a, n1 + n2);
         if (st)
             return st;
         poprt__node_set_input(s2, 0, x);
         if (!mid->is_output && !poprt__tensor_use_count(g, mid)) {
             poprt__graph_remove_node(g, s1);
-            poprt__pc_drop_if_unused(g, poprt__node_in(s1, 1));
+            poprt__rw_drop_if_unused(g, poprt__node_in(s1, 1));
         }
         *changed = 1;
         i = (size_t)-1;
@@ -69,8 +69,7 @@ static poprt_status fuse(poprt__graph *g, void *ctx, int *changed)
 static poprt_status run(poprt__model *m, const char *args, int *changed)
 {
     (void)args;
-    *changed = 0;
-    return poprt__pc_each_graph(m->graph, fuse, NULL, changed);
+    return poprt__rw_run_graphs(m, fuse, NULL, changed);
 }
 
 const poprt__pass poprt__pass_fuse_consecutive_squeeze = {

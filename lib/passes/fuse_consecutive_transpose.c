@@ -2,7 +2,7 @@
  * Transpose(x, p) with p[i] = p1[p2[i]]; an identity result is removed. The
  * first Transpose stays while something else reads it. */
 #include <string.h>
-#include "passes/util_core.h"
+#include "passes/rewrite.h"
 
 static int perm_of(const poprt__node *n, int64_t *p)
 {
@@ -30,7 +30,7 @@ static poprt_status fuse(poprt__graph *g, void *ctx, int *changed)
         poprt__node *t2 = g->nodes.items[i];
         poprt__tensor *mid = poprt__node_in(t2, 0);
         poprt__node *t1 = mid ? mid->producer : NULL;
-        if (!poprt__pc_is(t2, "Transpose") || !t1 || t1->graph != g || !poprt__pc_is(t1, "Transpose"))
+        if (!poprt__rw_is(t2, "Transpose") || !t1 || t1->graph != g || !poprt__rw_is(t1, "Transpose"))
             continue;
         int64_t p1[POPRT__MAX_RANK], p2[POPRT__MAX_RANK], p[POPRT__MAX_RANK];
         int r1 = perm_of(t1, p1), r2 = perm_of(t2, p2);
@@ -50,7 +50,7 @@ static poprt_status fuse(poprt__graph *g, void *ctx, int *changed)
         poprt__tensor *x = t1->inputs[0];
         int done = 0;
         if (ident) {
-            poprt_status st = poprt__pc_bypass(g, t2, x, t2->outputs[0], &done);
+            poprt_status st = poprt__rw_bypass(g, t2, x, t2->outputs[0], &done);
             if (st)
                 return st;
         }
@@ -60,10 +60,10 @@ static poprt_status fuse(poprt__graph *g, void *ctx, int *changed)
                 if (t2->attrs[k].type == POPRT__ATTR_INTS && !strcmp(t2->attrs[k].name, "perm"))
                     a = &t2->attrs[k];
             if (!a && !(a = poprt__node_add_attr(t2, "perm", POPRT__ATTR_INTS)))
-                return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+                return poprt__rw_oom();
             int64_t *ints = poprt__arena_array(&g->model->arena, (size_t)r1 + 1, sizeof *ints);
             if (!ints)
-                return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+                return poprt__rw_oom();
             for (int k = 0; k < r1; k++)
                 ints[k] = p[k];
             a->ints = ints;
@@ -81,8 +81,7 @@ static poprt_status fuse(poprt__graph *g, void *ctx, int *changed)
 static poprt_status run(poprt__model *m, const char *args, int *changed)
 {
     (void)args;
-    *changed = 0;
-    return poprt__pc_each_graph(m->graph, fuse, NULL, changed);
+    return poprt__rw_run_graphs(m, fuse, NULL, changed);
 }
 
 const poprt__pass poprt__pass_fuse_consecutive_transpose = {

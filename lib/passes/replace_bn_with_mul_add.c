@@ -2,7 +2,7 @@
  * parameters becomes Mul by s = gamma/sqrt(var+eps) and Add of
  * t = beta - mean*s, both shaped [C,1,...] to broadcast over axis 1. */
 #include "ir/dtype.h"
-#include "passes/util_core.h"
+#include "passes/rewrite.h"
 
 static poprt_status replace(poprt__graph *g, void *ctx, int *changed)
 {
@@ -10,15 +10,15 @@ static poprt_status replace(poprt__graph *g, void *ctx, int *changed)
     for (size_t i = 0; i < g->nodes.len; i++) {
         poprt__node *bn = g->nodes.items[i];
         poprt__tensor *x = poprt__node_in(bn, 0), *y = poprt__node_out(bn, 0);
-        if (!poprt__pc_is(bn, "BatchNormalization") || !x || !y ||
+        if (!poprt__rw_is(bn, "BatchNormalization") || !x || !y ||
             x->type.kind != POPRT__KIND_TENSOR || x->type.rank < 2 ||
             !poprt__dtype_is_float(x->type.elem))
             continue;
         double *s, *t;
         int64_t c;
-        int ok = poprt__pc_bn_affine(bn, &s, &t, &c);
+        int ok = poprt__rw_bn_affine(bn, &s, &t, &c);
         if (ok < 0)
-            return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+            return poprt__rw_oom();
         if (!ok)
             continue;
         int32_t e = x->type.elem;
@@ -47,16 +47,15 @@ static poprt_status replace(poprt__graph *g, void *ctx, int *changed)
         poprt__free(s);
         poprt__free(t);
         if (!st_ || !tt || !mid || !mul || !add)
-            return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+            return poprt__rw_oom();
         poprt__node_set_input(mul, 0, x);
         poprt__node_set_input(mul, 1, st_);
-        poprt__pc_set_output(mul, 0, mid);
+        poprt__rw_set_output(mul, 0, mid);
         poprt__node_set_input(add, 0, mid);
         poprt__node_set_input(add, 1, tt);
-        poprt__graph_remove_node(g, bn);
-        poprt__pc_set_output(add, 0, y);
+        poprt__rw_take_output(g, bn, 0, add, 0);
         for (int k = 1; k < 5; k++)
-            poprt__pc_drop_if_unused(g, bn->inputs[k]);
+            poprt__rw_drop_if_unused(g, bn->inputs[k]);
         *changed = 1;
         i--;
     }
@@ -66,8 +65,7 @@ static poprt_status replace(poprt__graph *g, void *ctx, int *changed)
 static poprt_status run(poprt__model *m, const char *args, int *changed)
 {
     (void)args;
-    *changed = 0;
-    return poprt__pc_each_graph(m->graph, replace, NULL, changed);
+    return poprt__rw_run_graphs(m, replace, NULL, changed);
 }
 
 const poprt__pass poprt__pass_replace_bn_with_mul_add = {
