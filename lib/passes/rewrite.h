@@ -14,6 +14,7 @@
 #ifndef POPRT_PASSES_REWRITE_H
 #define POPRT_PASSES_REWRITE_H
 
+#include "ir/dtype.h" /* element types: what most rewrites look at */
 #include "passes/passes.h"
 
 /* ---- errors ----------------------------------------------------------------- */
