@@ -6,15 +6,15 @@
  * CPU meaning: the shared input is read (and packed by the GEMM) once and
  * one wider GEMM keeps the cores busy instead of several narrow ones. */
 #include <stdlib.h>
-#include "passes/util_transformer.h"
+#include "passes/transformer.h"
 
 /* Bias of an Add reading mm's output: float constant of n values, else NULL. */
 static poprt__node *bias_add(const poprt__graph *g, const poprt__node *mm, int64_t n, int *slot)
 {
-    poprt__node *a = tf_next(g, mm->outputs[0], "Add");
-    poprt__tensor *b = a ? tf_other(a, mm->outputs[0]) : NULL;
+    poprt__node *a = poprt__rw_reader(g, mm->outputs[0], "Add");
+    poprt__tensor *b = a ? poprt__rw_other_input(a, mm->outputs[0]) : NULL;
     int64_t cnt;
-    if (!b || !tf_f32(b, &cnt) || cnt != n || b->type.rank != 1)
+    if (!b || !poprt__rw_f32(b, POPRT__RW_ANY, &cnt) || cnt != n || b->type.rank != 1)
         return NULL;
     *slot = a->inputs[0] == b ? 0 : 1;
     return a;
@@ -32,8 +32,9 @@ poprt_status poprt__tf_merge_matmuls(poprt__model *m, poprt__node **mms, int n, 
     int64_t cols[256], K = -1, N = 0, d[POPRT__MAX_RANK], cnt;
     poprt__tensor *A = mms[0]->inputs[0];
     for (int i = 0; i < n; i++) {
-        if (!tf_is(mms[i], "MatMul") || mms[i]->inputs[0] != A || !tf_f32(mms[i]->inputs[1], &cnt) ||
-            tf_dims(mms[i]->inputs[1], d) != 2 || (K >= 0 && d[0] != K) ||
+        if (!poprt__rw_is(mms[i], "MatMul") || mms[i]->inputs[0] != A ||
+            !poprt__rw_f32(mms[i]->inputs[1], POPRT__RW_ANY, &cnt) ||
+            poprt__rw_dims(mms[i]->inputs[1], d) != 2 || (K >= 0 && d[0] != K) ||
             mms[i]->outputs[0]->type.elem != POPRT_DTYPE_FLOAT)
             return POPRT_OK;
         for (int j = 0; j < i; j++)
@@ -46,30 +47,20 @@ poprt_status poprt__tf_merge_matmuls(poprt__model *m, poprt__node **mms, int n, 
         if (with_add && !adds[i])
             return POPRT_OK;
     }
-    float *W = poprt__malloc((size_t)(K * N + 1) * sizeof(float));
-    float *B = poprt__malloc((size_t)(N + 1) * sizeof(float));
-    poprt_status st = POPRT_OK;
-    if (!W || !B) {
-        st = tf_oom();
-        goto out;
+    /* the weights [K, cols[i]] side by side: [K, N]; the biases likewise */
+    const float *w[256], *b[256];
+    for (int i = 0; i < n; i++) {
+        w[i] = poprt__rw_f32(mms[i]->inputs[1], POPRT__RW_ANY, &cnt);
+        b[i] = with_add ? poprt__rw_f32(adds[i]->inputs[slots[i]], POPRT__RW_ANY, &cnt) : NULL;
     }
-    for (int i = 0, c0 = 0; i < n; c0 += (int)cols[i], i++) {
-        const float *w = tf_f32(mms[i]->inputs[1], &cnt);
-        for (int64_t r = 0; r < K; r++)
-            memcpy(W + r * N + c0, w + r * cols[i], (size_t)cols[i] * sizeof(float));
-        if (with_add)
-            memcpy(B + c0, tf_f32(adds[i]->inputs[slots[i]], &cnt), (size_t)cols[i] * sizeof(float));
-    }
-    int64_t wd[2] = {K, N};
-    poprt__tensor *wt = poprt__graph_add_const(g, "merged_matmul_weight", POPRT_DTYPE_FLOAT, 2, wd,
-                                               W, (size_t)(K * N) * sizeof(float));
-    poprt__tensor *bt = with_add ? poprt__graph_add_const(g, "merged_matmul_bias", POPRT_DTYPE_FLOAT,
-                                                          1, &N, B, (size_t)N * sizeof(float))
-                                 : NULL;
-    poprt__node *mm = tf_node(g, "MatMul", "", mms[0]->name, 2, 1);
-    poprt__node *add = with_add ? tf_node(g, "Add", "", adds[0]->name, 2, 1) : NULL;
+    poprt__tensor *wt = poprt__rw_new_f32_concat(g, "merged_matmul_weight", K, n, w, cols, 0);
+    poprt__tensor *bt =
+        wt && with_add ? poprt__rw_new_f32_concat(g, "merged_matmul_bias", 1, n, b, cols, 1) : NULL;
+    poprt__node *mm = poprt__rw_node(g, "MatMul", "", mms[0]->name, 2, 1);
+    poprt__node *add = with_add ? poprt__rw_node(g, "Add", "", adds[0]->name, 2, 1) : NULL;
     int64_t opset = poprt__model_opset(m, "");
-    poprt__node *split = tf_node(g, "Split", "", "merged_matmul_split", opset >= 13 ? 2 : 1, n);
+    poprt__node *split =
+        poprt__rw_node(g, "Split", "", "merged_matmul_split", opset >= 13 ? 2 : 1, n);
     poprt__tensor *t1 = poprt__graph_new_tensor(g, "merged_matmul_out");
     poprt__tensor *t2 = with_add ? poprt__graph_new_tensor(g, "merged_matmul_add_out") : t1;
     poprt__tensor *sz = opset >= 13 ? poprt__graph_add_const(g, "merged_matmul_split_sizes",
@@ -77,34 +68,28 @@ poprt_status poprt__tf_merge_matmuls(poprt__model *m, poprt__node **mms, int n, 
                                                              &(int64_t){n}, cols,
                                                              (size_t)n * sizeof(int64_t))
                                     : NULL;
-    if (!wt || (with_add && (!bt || !add || !t2)) || !mm || !split || !t1 || (opset >= 13 && !sz)) {
-        st = tf_oom();
-        goto out;
-    }
+    poprt_status st;
+    if (!wt || (with_add && (!bt || !add || !t2)) || !mm || !split || !t1 || (opset >= 13 && !sz))
+        return poprt__rw_oom();
     poprt__node_set_input(mm, 0, A);
     poprt__node_set_input(mm, 1, wt);
-    mm->outputs[0] = t1;
-    t1->producer = mm;
+    poprt__rw_set_output(mm, 0, t1);
     if (with_add) {
         poprt__node_set_input(add, 0, t1);
         poprt__node_set_input(add, 1, bt);
-        add->outputs[0] = t2;
-        t2->producer = add;
+        poprt__rw_set_output(add, 0, t2);
     }
     poprt__node_set_input(split, 0, t2);
     if (opset >= 13)
         poprt__node_set_input(split, 1, sz);
-    else if ((st = tf_attr_ints(split, "split", n, cols)))
-        goto out;
-    if ((st = tf_attr_i(split, "axis", -1)))
-        goto out;
+    else if ((st = poprt__rw_attr_ints(split, "split", n, cols)))
+        return st;
+    if ((st = poprt__rw_attr_i(split, "axis", -1)))
+        return st;
     for (int i = 0; i < n; i++)
-        tf_take_output(g, with_add ? adds[i] : mms[i], 0, split, i);
+        poprt__rw_take_output(g, with_add ? adds[i] : mms[i], 0, split, i);
     *merged = 1;
-out:
-    poprt__free(W);
-    poprt__free(B);
-    return st;
+    return POPRT_OK;
 }
 
 /* Merges groups of MatMuls sharing an input: the named ones, or all. */
@@ -118,19 +103,19 @@ poprt_status poprt__tf_merge_run(poprt__model *m, const char *pass, const char *
     const char *names[512];
     poprt__node *mms[256];
     *changed = 0;
-    int nn = tf_name_list(args, buf, sizeof buf, names, 512);
+    int nn = poprt__pass_node_names(args, buf, sizeof buf, names, 512);
     if (nn < 0 || nn % stride)
         return poprt__err(POPRT_STATUS_INVALID_OPTION,
                           "pass '%s': arguments must be node names: %s", pass, args);
     if (nn > 0) {
         int n = 0;
         for (int i = 0; i < nn; i += stride) {
-            poprt__node *mm = tf_find_node(g, names[i]);
-            if (!mm || !tf_is(mm, "MatMul") || n == 256)
+            poprt__node *mm = poprt__rw_find_node(g, names[i]);
+            if (!mm || !poprt__rw_is(mm, "MatMul") || n == 256)
                 return poprt__err(POPRT_STATUS_INVALID_OPTION, "pass '%s': no MatMul named '%s'",
                                   pass, names[i]);
             for (int k = 1; k < stride; k++)
-                if (!tf_find_node(g, names[i + k]))
+                if (!poprt__rw_find_node(g, names[i + k]))
                     return poprt__err(POPRT_STATUS_INVALID_OPTION, "pass '%s': no node named '%s'",
                                       pass, names[i + k]);
             if (with_add && stride == 2) {
@@ -157,14 +142,17 @@ poprt_status poprt__tf_merge_run(poprt__model *m, const char *pass, const char *
             for (size_t i = 0; i < g->nodes.len && !again; i++) {
                 poprt__node *a = g->nodes.items[i];
                 int64_t cnt, d[POPRT__MAX_RANK], e[POPRT__MAX_RANK];
-                if (!tf_is(a, "MatMul") || !tf_f32(a->inputs[1], &cnt) || tf_dims(a->inputs[1], d) != 2)
+                if (!poprt__rw_is(a, "MatMul") ||
+                    !poprt__rw_f32(a->inputs[1], POPRT__RW_ANY, &cnt) ||
+                    poprt__rw_dims(a->inputs[1], d) != 2)
                     continue;
                 int n = 0;
                 for (size_t j = i; j < g->nodes.len && n < 256; j++) {
                     poprt__node *b = g->nodes.items[j];
                     int slot;
-                    if (tf_is(b, "MatMul") && b->inputs[0] == a->inputs[0] &&
-                        tf_f32(b->inputs[1], &cnt) && tf_dims(b->inputs[1], e) == 2 && e[0] == d[0] &&
+                    if (poprt__rw_is(b, "MatMul") && b->inputs[0] == a->inputs[0] &&
+                        poprt__rw_f32(b->inputs[1], POPRT__RW_ANY, &cnt) &&
+                        poprt__rw_dims(b->inputs[1], e) == 2 && e[0] == d[0] &&
                         (!with_add || bias_add(g, b, e[1], &slot)))
                         mms[n++] = b;
                 }

@@ -4,7 +4,7 @@
  * reference: "MatMul_1,Add_1,MatMul_2,Add_2" (or nodes=[...]); without
  * arguments every such group is merged (e.g. BERT's Q/K/V projections).
  * CPU meaning: one wider GEMM and one bias pass instead of several. */
-#include "passes/util_transformer.h"
+#include "passes/transformer.h"
 
 poprt_status poprt__tf_merge_run(poprt__model *m, const char *pass, const char *args, int stride,
                                  int with_add, int *changed);

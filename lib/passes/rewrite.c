@@ -358,6 +358,26 @@ poprt__tensor *poprt__rw_new_i64(poprt__graph *g, const char *base, const int64_
                                   (size_t)n * sizeof(int64_t));
 }
 
+poprt__tensor *poprt__rw_new_f32_concat(poprt__graph *g, const char *base, int64_t rows, int n,
+                                        const float *const *src, const int64_t *cols, int flat)
+{
+    int64_t width = 0;
+    for (int i = 0; i < n; i++)
+        width += cols[i];
+    float *v = poprt__calloc((size_t)(rows * width + 1), sizeof *v);
+    if (!v)
+        return NULL;
+    int64_t c0 = 0;
+    for (int i = 0; i < n; c0 += cols[i], i++)
+        for (int64_t r = 0; src[i] && r < rows; r++)
+            memcpy(v + r * width + c0, src[i] + r * cols[i], (size_t)cols[i] * sizeof *v);
+    int64_t dims[2] = {rows, width}, len = rows * width;
+    poprt__tensor *t = poprt__graph_add_const(g, base, POPRT_DTYPE_FLOAT, flat ? 1 : 2,
+                                              flat ? &len : dims, v, (size_t)len * sizeof *v);
+    poprt__free(v);
+    return t;
+}
+
 static poprt__attr *new_attr(poprt__node *n, const char *name, poprt__attr_type type)
 {
     return n ? poprt__node_add_attr(n, name, type) : NULL;
@@ -489,6 +509,18 @@ void poprt__rw_take_output(poprt__graph *g, poprt__node *old, int slot, poprt__n
     poprt__tensor *t = old->outputs[slot];
     poprt__graph_remove_node(g, old);
     poprt__rw_set_output(nw, nw_slot, t);
+}
+
+poprt__node *poprt__rw_replace(poprt__graph *g, poprt__node *old, const char *op,
+                               const char *domain, int n_in, poprt__tensor *const *ins)
+{
+    poprt__node *n = poprt__rw_node(g, op, domain, old->name, n_in, 1);
+    if (!n)
+        return NULL;
+    for (int i = 0; i < n_in; i++)
+        poprt__node_set_input(n, i, ins[i]);
+    poprt__rw_take_output(g, old, 0, n, 0);
+    return n;
 }
 
 poprt_status poprt__rw_bypass(poprt__graph *g, poprt__node *n, poprt__tensor *in,

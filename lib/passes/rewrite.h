@@ -149,6 +149,12 @@ poprt__tensor *poprt__rw_new_scalar(poprt__graph *g, const char *base, int32_t d
 /* A new 1-D int64 initializer holding vals[0..n). */
 poprt__tensor *poprt__rw_new_i64(poprt__graph *g, const char *base, const int64_t *vals, int64_t n);
 
+/* A new float32 initializer holding n matrices src[i] of [rows, cols[i]]
+ * side by side, [rows, sum of cols] (1-D when flat; src[i] NULL: zeros).
+ * NULL when out of memory. */
+poprt__tensor *poprt__rw_new_f32_concat(poprt__graph *g, const char *base, int64_t rows, int n,
+                                        const float *const *src, const int64_t *cols, int flat);
+
 /* Sets attribute name of n (replacing one it has; copies live in the
  * model's arena). OUT_OF_MEMORY also when n is NULL (a failed build). */
 poprt_status poprt__rw_attr_i(poprt__node *n, const char *name, int64_t v);
@@ -179,6 +185,11 @@ void poprt__rw_set_output(poprt__node *n, int k, poprt__tensor *t);
  * its name, so graph outputs stay as they are), and old leaves g. */
 void poprt__rw_take_output(poprt__graph *g, poprt__node *old, int slot, poprt__node *nw,
                            int nw_slot);
+/* A new node op (named from old's name, poprt__rw_node) reading the n_in
+ * tensors of ins (NULL: an omitted input) that takes over old's output 0
+ * (poprt__rw_take_output: old leaves g). NULL when out of memory. */
+poprt__node *poprt__rw_replace(poprt__graph *g, poprt__node *old, const char *op,
+                               const char *domain, int n_in, poprt__tensor *const *ins);
 /* Removes node n of g whose output out equals its input in: readers of out
  * read in. When out is an output of g, the producer of in writes out instead
  * (output names are kept); when that is impossible (in is an input, an

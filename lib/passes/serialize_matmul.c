@@ -16,7 +16,7 @@
  * the partial sums in a different order). */
 #include <stdio.h>
 #include <stdlib.h>
-#include "passes/util_transformer.h"
+#include "passes/transformer.h"
 
 enum { SER_N, SER_M, SER_K, SER_NONE };
 
@@ -58,9 +58,9 @@ static poprt_status add_split(poprt__model *m, poprt__tensor *x, int64_t axis, i
 {
     poprt__graph *g = m->graph;
     int new_form = poprt__model_opset(m, "") >= 13;
-    poprt__node *s = tf_node(g, "Split", "", base, new_form ? 2 : 1, n);
+    poprt__node *s = poprt__rw_node(g, "Split", "", base, new_form ? 2 : 1, n);
     if (!s)
-        return tf_oom();
+        return poprt__rw_oom();
     poprt__node_set_input(s, 0, x);
     poprt_status st;
     if (new_form) {
@@ -68,16 +68,16 @@ static poprt_status add_split(poprt__model *m, poprt__tensor *x, int64_t axis, i
         poprt__tensor *sz = poprt__graph_add_const(g, "split_sizes", POPRT_DTYPE_INT64, 1, &nn,
                                                    sizes, (size_t)n * sizeof(int64_t));
         if (!sz)
-            return tf_oom();
+            return poprt__rw_oom();
         poprt__node_set_input(s, 1, sz);
-    } else if ((st = tf_attr_ints(s, "split", n, sizes))) {
+    } else if ((st = poprt__rw_attr_ints(s, "split", n, sizes))) {
         return st;
     }
-    if ((st = tf_attr_i(s, "axis", axis)))
+    if ((st = poprt__rw_attr_i(s, "axis", axis)))
         return st;
     for (int i = 0; i < n; i++) {
         if (!(outs[i] = s->outputs[i] = poprt__graph_new_tensor(g, "serialized_part")))
-            return tf_oom();
+            return poprt__rw_oom();
         outs[i]->producer = s;
         outs[i]->producer_slot = i;
     }
@@ -87,7 +87,7 @@ static poprt_status add_split(poprt__model *m, poprt__tensor *x, int64_t axis, i
 static poprt__tensor *add_node2(poprt__graph *g, const char *op, const char *base, poprt__tensor *a,
                                 poprt__tensor *b)
 {
-    poprt__node *n = tf_node(g, op, "", base, 2, 1);
+    poprt__node *n = poprt__rw_node(g, op, "", base, 2, 1);
     poprt__tensor *t = poprt__graph_new_tensor(g, "serialized_out");
     if (!n || !t)
         return NULL;
@@ -108,10 +108,11 @@ poprt_status poprt__tf_serialize(poprt__model *m, poprt__node *mm, poprt__node *
     poprt__graph *g = m->graph;
     *done = 0;
     int64_t ad[POPRT__MAX_RANK], wd[POPRT__MAX_RANK], yd[POPRT__MAX_RANK], cnt;
-    int ra = tf_dims(mm->inputs[0], ad), rw = tf_dims(mm->inputs[1], wd);
-    int ry = tf_dims(mm->outputs[0], yd);
-    const float *w = tf_f32(mm->inputs[1], &cnt);
-    if (mode == SER_NONE || factor < 2 || factor > 256 || ra < 1 || ry < 1 || !tf_is(mm, "MatMul"))
+    int ra = poprt__rw_dims(mm->inputs[0], ad), rw = poprt__rw_dims(mm->inputs[1], wd);
+    int ry = poprt__rw_dims(mm->outputs[0], yd);
+    const float *w = poprt__rw_f32(mm->inputs[1], POPRT__RW_ANY, &cnt);
+    if (mode == SER_NONE || factor < 2 || factor > 256 || ra < 1 || ry < 1 ||
+        !poprt__rw_is(mm, "MatMul"))
         return POPRT_OK;
     if (mm->outputs[0]->type.elem != POPRT_DTYPE_FLOAT)
         return POPRT_OK;
@@ -124,8 +125,8 @@ poprt_status poprt__tf_serialize(poprt__model *m, poprt__node *mm, poprt__node *
     const float *bias = NULL;
     int bslot = 0;
     if (add) {
-        poprt__tensor *b = tf_other(add, mm->outputs[0]);
-        bias = tf_f32(b, &cnt);
+        poprt__tensor *b = poprt__rw_other_input(add, mm->outputs[0]);
+        bias = poprt__rw_f32(b, POPRT__RW_ANY, &cnt);
         if (mode != SER_N || !bias || cnt != wd[1] || b->type.rank != 1)
             return POPRT_OK;
         bslot = add->inputs[0] == b ? 0 : 1;
@@ -148,22 +149,22 @@ poprt_status poprt__tf_serialize(poprt__model *m, poprt__node *mm, poprt__node *
                                            : slice_const(g, mm->inputs[1], w, wd[1], off, sizes[i],
                                                          0, wd[1], 2);
         if (!b || !(parts[i] = add_node2(g, "MatMul", mm->name, a, b)))
-            return tf_oom();
+            return poprt__rw_oom();
         if (add) {
             poprt__tensor *bc = slice_const(g, add->inputs[bslot], bias, 1, off, sizes[i], 0, 1, 1);
             if (!bc || !(parts[i] = add_node2(g, "Add", add->name, parts[i], bc)))
-                return tf_oom();
+                return poprt__rw_oom();
         }
     }
     poprt__node *last = add ? add : mm;
-    poprt__node *j = tf_node(g, mode == SER_K ? "Sum" : "Concat", "", last->name, n, 1);
+    poprt__node *j = poprt__rw_node(g, mode == SER_K ? "Sum" : "Concat", "", last->name, n, 1);
     if (!j)
-        return tf_oom();
+        return poprt__rw_oom();
     for (int i = 0; i < n; i++)
         poprt__node_set_input(j, i, parts[i]);
-    if (mode != SER_K && (st = tf_attr_i(j, "axis", mode == SER_N ? ry - 1 : ry - 2)))
+    if (mode != SER_K && (st = poprt__rw_attr_i(j, "axis", mode == SER_N ? ry - 1 : ry - 2)))
         return st;
-    tf_take_output(g, last, 0, j, 0);
+    poprt__rw_take_output(g, last, 0, j, 0);
     *done = 1;
     return POPRT_OK;
 }
@@ -191,7 +192,7 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
             continue;
         /* reference form NAME=F[/MODE[/KEEP]] */
         explicit_nodes = 1;
-        poprt__node *mm = tf_find_node(g, k);
+        poprt__node *mm = poprt__rw_find_node(g, k);
         char val[256], *e;
         snprintf(val, sizeof val, "%s", a.vals[i]);
         char *slash = strchr(val, '/');
@@ -203,7 +204,7 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
         }
         long long f = strtoll(val, &e, 10);
         int md = parse_mode(slash);
-        if (!mm || !tf_is(mm, "MatMul") || e == val || *e || md < 0)
+        if (!mm || !poprt__rw_is(mm, "MatMul") || e == val || *e || md < 0)
             return poprt__err(POPRT_STATUS_INVALID_OPTION,
                               "pass 'serialize_matmul': '%s=%s' does not name a MatMul with "
                               "FACTOR[/MODE[/KEEP_PRECISION]]", k, a.vals[i]);
@@ -215,11 +216,11 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
     if (nodes) {
         char buf[4096];
         const char *names[256];
-        int nn = tf_name_list(nodes, buf, sizeof buf, names, 256);
+        int nn = poprt__pass_node_names(nodes, buf, sizeof buf, names, 256);
         for (int i = 0; i < nn; i++) {
-            poprt__node *mm = tf_find_node(g, names[i]);
+            poprt__node *mm = poprt__rw_find_node(g, names[i]);
             int done;
-            if (!tf_is(mm, "MatMul"))
+            if (!poprt__rw_is(mm, "MatMul"))
                 return poprt__err(POPRT_STATUS_INVALID_OPTION,
                                   "pass 'serialize_matmul': no MatMul named '%s'", names[i]);
             if ((st = poprt__tf_serialize(m, mm, NULL, factor, mode, &done)))
@@ -231,7 +232,7 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
         for (size_t i = 0; i < len && i < g->nodes.len; i++) {
             poprt__node *mm = g->nodes.items[i];
             int done;
-            if (!tf_is(mm, "MatMul"))
+            if (!poprt__rw_is(mm, "MatMul"))
                 continue;
             if ((st = poprt__tf_serialize(m, mm, NULL, factor, mode, &done)))
                 return st;

@@ -9,7 +9,7 @@
  * to rounding (the GEMM may block a narrower product differently). */
 #include <stdio.h>
 #include <stdlib.h>
-#include "passes/util_transformer.h"
+#include "passes/transformer.h"
 
 poprt_status poprt__tf_serialize(poprt__model *m, poprt__node *mm, poprt__node *add, int64_t factor,
                                  int mode, int *done);
@@ -17,12 +17,12 @@ poprt_status poprt__tf_serialize(poprt__model *m, poprt__node *mm, poprt__node *
 /* The bias Add reading mm's output, or NULL. */
 static poprt__node *bias_add(const poprt__graph *g, const poprt__node *mm)
 {
-    return tf_next(g, mm->outputs[0], "Add");
+    return poprt__rw_reader(g, mm->outputs[0], "Add");
 }
 
 static poprt_status one(poprt__model *m, poprt__node *mm, int64_t factor, int *changed)
 {
-    poprt__node *add = tf_is(mm, "MatMul") ? bias_add(m->graph, mm) : NULL;
+    poprt__node *add = poprt__rw_is(mm, "MatMul") ? bias_add(m->graph, mm) : NULL;
     int done = 0;
     poprt_status st = add ? poprt__tf_serialize(m, mm, add, factor, 0, &done) : POPRT_OK;
     *changed |= done;
@@ -49,7 +49,7 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
         char key[1024];
         for (size_t j = 0; j < g->nodes.len && !found; j++) {
             poprt__node *mm = g->nodes.items[j];
-            poprt__node *ad = tf_is(mm, "MatMul") ? bias_add(g, mm) : NULL;
+            poprt__node *ad = poprt__rw_is(mm, "MatMul") ? bias_add(g, mm) : NULL;
             if (ad && snprintf(key, sizeof key, "%s/%s", mm->name, ad->name) > 0 && !strcmp(key, k))
                 found = mm;
         }
@@ -66,10 +66,10 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
     if (nodes) {
         char buf[4096];
         const char *names[256];
-        int nn = tf_name_list(nodes, buf, sizeof buf, names, 256);
+        int nn = poprt__pass_node_names(nodes, buf, sizeof buf, names, 256);
         for (int i = 0; i < nn; i++) {
-            poprt__node *mm = tf_find_node(g, names[i]);
-            if (!tf_is(mm, "MatMul"))
+            poprt__node *mm = poprt__rw_find_node(g, names[i]);
+            if (!poprt__rw_is(mm, "MatMul"))
                 return poprt__err(POPRT_STATUS_INVALID_OPTION,
                                   "pass 'serialize_matmul_add': no MatMul named '%s'", names[i]);
             if ((st = one(m, mm, factor, changed)))
@@ -79,9 +79,10 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
         /* the pairs present now (the pieces made here must not be cut again) */
         poprt__vec todo = {0};
         for (size_t i = 0; i < g->nodes.len; i++)
-            if (tf_is(g->nodes.items[i], "MatMul") && poprt__vec_push(&todo, g->nodes.items[i])) {
+            if (poprt__rw_is(g->nodes.items[i], "MatMul") &&
+                poprt__vec_push(&todo, g->nodes.items[i])) {
                 poprt__vec_free(&todo);
-                return tf_oom();
+                return poprt__rw_oom();
             }
         for (size_t i = 0; i < todo.len && !st; i++)
             st = one(m, todo.items[i], factor, changed);
