@@ -409,10 +409,12 @@ static poprt_status list_attr(poprt__node *n, const char *name, poprt__attr_type
                               int64_t count, const void *v, size_t es)
 {
     poprt__attr *a = new_attr(n, name, type);
-    void *copy = a ? poprt__arena_memdup(&n->graph->model->arena, v, (size_t)(count ? count : 1) * es)
-                   : NULL;
+    void *copy =
+        a ? poprt__arena_array(&n->graph->model->arena, (size_t)(count ? count : 1), es) : NULL;
     if (!copy)
         return poprt__rw_oom();
+    if (count)
+        memcpy(copy, v, (size_t)count * es);
     a->n = count;
     if (type == POPRT__ATTR_INTS)
         a->ints = copy;

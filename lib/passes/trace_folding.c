@@ -13,10 +13,7 @@
 
 static int traced(const poprt__node *n)
 {
-    for (int a = 0; a < n->n_attrs; a++)
-        if (n->attrs[a].type == POPRT__ATTR_GRAPH || n->attrs[a].type == POPRT__ATTR_GRAPHS)
-            return 0;
-    if (poprt__rw_is(n, "Constant") || n->n_outputs < 1)
+    if (poprt__rw_has_body(n) || poprt__rw_is(n, "Constant") || n->n_outputs < 1)
         return 0;
     for (int j = 0; j < n->n_outputs; j++) {
         const poprt__tensor *t = n->outputs[j];
