@@ -1,0 +1,30 @@
+/* Pass families: registered passes that are one implementation with a
+ * different operator, constant or direction. Each member keeps its file
+ * (<name>.c, the name the lists register) holding its descriptor and what is
+ * its own; the shared run function of a family lives in family_<family>.c.
+ * Built on rewrite.h. */
+#ifndef POPRT_PASSES_FAMILIES_H
+#define POPRT_PASSES_FAMILIES_H
+
+#include "passes/rewrite.h"
+
+/* ---- fuse_consecutive_{cast,reshape,squeeze,transpose,unsqueeze} -------------
+ * (family_fuse_consecutive.c) X(X(x)) becomes one X, or none: in every graph,
+ * each node n2 of the operator whose input is written by n1 of the same
+ * operator (same graph) is merged with it, then n1 goes when nothing else
+ * reads its output (with its constant second input when that is unused);
+ * the scan starts again after each merge. */
+typedef struct poprt__consecutive {
+    const char *op;
+    /* Makes n2 compute X(X(x)) from x = n1's input (or removes it): *done = 1
+     * when the graph changed. NULL: a Squeeze / Unsqueeze pair, merged by
+     * `axes`. */
+    poprt_status (*merge)(poprt__graph *g, poprt__node *n1, poprt__node *n2, int *done);
+    /* Squeeze / Unsqueeze: rewrites axes a1 (n1's, n_1 of them) and a2
+     * (n2's, n_2) in place into the axes, together, of the one node over x
+     * (rank r) that does what both did: 1, or 0 when they cannot merge. */
+    int (*axes)(int64_t r, int64_t *a1, int64_t n_1, int64_t *a2, int64_t n_2);
+} poprt__consecutive;
+poprt_status poprt__fuse_consecutive(const poprt__consecutive *f, poprt__model *m, int *changed);
+
+#endif
