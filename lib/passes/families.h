@@ -27,4 +27,16 @@ typedef struct poprt__consecutive {
 } poprt__consecutive;
 poprt_status poprt__fuse_consecutive(const poprt__consecutive *f, poprt__model *m, int *changed);
 
+/* ---- replace_greater_or_equal, replace_less_or_equal ---------------------------
+ * (family_replace_or_equal.c) A OrEqual comparison (an opset-12 op) for
+ * opset-11 targets: integers get Not(negated(a, b)) (exact), floats
+ * Or(strict(a, b), Equal(a, b)), which keeps comparisons with NaN false
+ * (Not(negated) would make them true). */
+typedef struct poprt__or_equal {
+    const char *strict;  /* Greater for GreaterOrEqual */
+    const char *negated; /* Less for GreaterOrEqual */
+} poprt__or_equal;
+/* The poprt__rw_node_pass rewrite of the family (ctx: its poprt__or_equal). */
+poprt_status poprt__replace_or_equal(poprt__graph *g, poprt__node *n, const void *ctx, int *done);
+
 #endif
