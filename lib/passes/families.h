@@ -39,4 +39,17 @@ typedef struct poprt__or_equal {
 /* The poprt__rw_node_pass rewrite of the family (ctx: its poprt__or_equal). */
 poprt_status poprt__replace_or_equal(poprt__graph *g, poprt__node *n, const void *ctx, int *done);
 
+/* ---- erf_gelu_pattern, gelu_pattern --------------------------------------------
+ * (family_gelu_pattern.c) x * 0.5 * (1 + f(...x...)) -> Gelu(x) (ONNX Gelu from
+ * opset 20, else ai.poprt.Gelu), in any of the orders exporters write the
+ * tail in; the main graph is scanned until nothing matches, then dead
+ * nodes go. */
+typedef struct poprt__gelu_form {
+    const char *op; /* f: Erf or Tanh */
+    /* x when f's argument is the form's function of x, else NULL */
+    poprt__tensor *(*arg)(const poprt__graph *g, const poprt__node *f);
+    const char *approximate; /* the Gelu's attribute ("none": not written) */
+} poprt__gelu_form;
+poprt_status poprt__gelu_pattern(const poprt__gelu_form *form, poprt__model *m, int *changed);
+
 #endif

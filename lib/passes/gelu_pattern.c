@@ -1,7 +1,7 @@
 /* gelu_pattern: 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))
  * -> Gelu(x, approximate="tanh"). CPU meaning: eight elementwise passes over
- * the activation become one. */
-#include "passes/transformer.h"
+ * the activation become one. The *gelu_pattern family (families.h). */
+#include "passes/families.h"
 
 /* t = x^3 (Pow(x, 3), x * (x * x) or (x * x) * x): x, else NULL. */
 static poprt__tensor *cube_base(const poprt__tensor *t)
@@ -48,34 +48,12 @@ static poprt__tensor *tanh_arg(const poprt__graph *g, const poprt__node *th)
     return NULL;
 }
 
+static const poprt__gelu_form tanh_form = {"Tanh", tanh_arg, "tanh"};
+
 static poprt_status run(poprt__model *m, const char *args, int *changed)
 {
     (void)args;
-    poprt__graph *g = m->graph;
-    *changed = 0;
-    for (int again = 1; again;) {
-        again = 0;
-        for (size_t i = 0; i < g->nodes.len && !again; i++) {
-            poprt__node *th = g->nodes.items[i];
-            if (!poprt__rw_is(th, "Tanh") || th->n_inputs != 1 || !th->inputs[0])
-                continue;
-            poprt__tensor *x = tanh_arg(g, th);
-            poprt__node *a = x ? poprt__rw_reader(g, th->outputs[0], "Add") : NULL;
-            if (!a || !poprt__rw_scalar_is(poprt__rw_other_input(a, th->outputs[0]), POPRT__RW_ANY,
-                                           1.0, 1e-6))
-                continue;
-            poprt__node *last = tf_gelu_tail(g, a->outputs[0], x);
-            if (!last)
-                continue;
-            poprt_status st = tf_make_gelu(m, last, x, "tanh");
-            if (st)
-                return st;
-            *changed = again = 1;
-        }
-    }
-    if (*changed)
-        poprt__graph_remove_dead(g);
-    return POPRT_OK;
+    return poprt__gelu_pattern(&tanh_form, m, changed);
 }
 
 const poprt__pass poprt__pass_gelu_pattern = {
