@@ -52,4 +52,19 @@ typedef struct poprt__gelu_form {
 } poprt__gelu_form;
 poprt_status poprt__gelu_pattern(const poprt__gelu_form *form, poprt__model *m, int *changed);
 
+/* ---- serialize_matmul, serialize_matmul_add -------------------------------------
+ * (family_serialize_matmul.c) A MatMul with a constant weight cut into
+ * `factor` pieces whose results are joined again (Concat, or Sum for
+ * reducing_dim); with_add: a MatMul and its bias Add, cut by output columns.
+ * Arguments factor=F[,nodes=[...]] (mode=M[,keep_precision=..] too without
+ * with_add), or the reference's entries (NAME=F[/MODE[/KEEP_PRECISION]],
+ * MATMUL/ADD=F); every MatMul (pair) when no node is named; nothing without
+ * a factor. */
+typedef struct poprt__serialize_kind {
+    const char *pass; /* registered name, for messages */
+    int with_add;
+} poprt__serialize_kind;
+poprt_status poprt__serialize_matmul(const poprt__serialize_kind *k, poprt__model *m,
+                                     const char *args, int *changed);
+
 #endif
