@@ -67,4 +67,20 @@ typedef struct poprt__serialize_kind {
 poprt_status poprt__serialize_matmul(const poprt__serialize_kind *k, poprt__model *m,
                                      const char *args, int *changed);
 
+/* ---- merge_matmul, merge_matmul_add, merge_moe ------------------------------------
+ * (family_merge_matmul.c) MatMuls reading one input with constant 2-D
+ * weights of one row count (each with its bias Add for with_add) become one
+ * MatMul over the column-concatenated weights [+ one Add] and a Split. The
+ * arguments name the MatMuls, every stride-th name of "a,b,c" or
+ * nodes=[a,b,c] (the names between: their Adds when with_add and stride is
+ * 2, else only checked to exist); without names every such group in the
+ * main graph is merged. */
+typedef struct poprt__merge_kind {
+    const char *pass; /* registered name, for messages */
+    int stride;
+    int with_add;
+} poprt__merge_kind;
+poprt_status poprt__merge_matmul(const poprt__merge_kind *k, poprt__model *m, const char *args,
+                                 int *changed);
+
 #endif

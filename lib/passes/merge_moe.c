@@ -5,12 +5,9 @@
  * has one) become one wider MatMul [+ Add] and a Split; each expert's
  * remaining nodes stay as they are. Without arguments nothing changes.
  * CPU meaning: the tokens are read and packed once for all experts and one
- * GEMM replaces E narrow ones. */
+ * GEMM replaces E narrow ones. The merge_matmul* family (families.h). */
 #include <stdio.h>
-#include "passes/transformer.h"
-
-poprt_status poprt__tf_merge_run(poprt__model *m, const char *pass, const char *args, int stride,
-                                 int with_add, int *changed);
+#include "passes/families.h"
 
 static poprt_status run(poprt__model *m, const char *args, int *changed)
 {
@@ -41,7 +38,8 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
             return poprt__err(POPRT_STATUS_INVALID_OPTION, "pass 'merge_moe': arguments too long");
         len += (size_t)w;
     }
-    return poprt__tf_merge_run(m, "merge_moe", begins, 1, with_add, changed);
+    const poprt__merge_kind moe = {"merge_moe", 1, with_add};
+    return poprt__merge_matmul(&moe, m, begins, changed);
 }
 
 const poprt__pass poprt__pass_merge_moe = {

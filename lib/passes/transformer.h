@@ -69,9 +69,5 @@ poprt_status poprt__tf_fuse_attention(poprt__model *m, int *changed);
  * the rank-2 mask it starts from, the Mul's value and the Cast's type. */
 int poprt__tf_match_mask_chain(poprt__model *m, poprt__node *mul, poprt__tensor **raw, float *value,
                                int32_t *to);
-/* One MatMul (plus one Add when with_add) reading the shared input instead
- * of the n given ones (lib/passes/merge_matmul.c); *merged when it did. */
-poprt_status poprt__tf_merge_matmuls(poprt__model *m, poprt__node **mms, int n, int with_add,
-                                     int *merged);
 
 #endif
