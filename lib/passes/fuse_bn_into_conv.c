@@ -18,18 +18,18 @@ static poprt_status fuse(poprt__graph *g, void *ctx, int *changed)
             (b && (!poprt__rw_is_const(b) || b->type.elem != w->type.elem)) ||
             poprt__node_in(bn, 0) != conv->outputs[0] || !bn->outputs[0])
             continue;
-        double *s, *t;
-        int64_t c;
-        int ok = poprt__rw_bn_affine(bn, &s, &t, &c);
-        if (ok < 0)
-            return poprt__rw_oom();
-        if (!ok)
+        poprt__rw_bn a;
+        poprt_status st = poprt__rw_bn_affine(bn, &a);
+        if (st)
+            return st;
+        const double *s = a.s, *t = a.t;
+        int64_t c = a.c;
+        if (!s)
             continue;
         int32_t e = w->type.elem;
         int64_t numel = poprt__type_numel(&w->type), m = w->type.dims[0].value;
         if (m != c || (b && poprt__type_numel(&b->type) != c)) {
-            poprt__free(s);
-            poprt__free(t);
+            poprt__rw_bn_free(&a);
             continue;
         }
         size_t es = poprt__dtype_size((poprt_dtype)e);
@@ -48,19 +48,15 @@ static poprt_status fuse(poprt__graph *g, void *ctx, int *changed)
         }
         poprt__free(wd);
         poprt__free(bd);
-        poprt__free(s);
-        poprt__free(t);
+        poprt__rw_bn_free(&a);
         if (!nw || !nb)
             return poprt__rw_oom();
-        poprt_status st = conv->n_inputs < 3 ? poprt__node_resize_inputs(conv, 3) : POPRT_OK;
-        if (st)
+        if (conv->n_inputs < 3 && (st = poprt__node_resize_inputs(conv, 3)))
             return st;
         poprt__node_set_input(conv, 1, nw);
         poprt__node_set_input(conv, 2, nb);
         conv->outputs[0]->producer = NULL;
-        poprt__rw_take_output(g, bn, 0, conv, 0);
-        for (int k = 1; k < 5; k++)
-            poprt__rw_drop_if_unused(g, bn->inputs[k]);
+        poprt__rw_bn_replaced(g, bn, conv);
         poprt__rw_drop_if_unused(g, w);
         poprt__rw_drop_if_unused(g, b);
         *changed = 1;

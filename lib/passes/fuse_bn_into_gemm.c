@@ -27,17 +27,14 @@ static poprt_status fuse_one(poprt__graph *g, poprt__node *mm, poprt__node *bn, 
         if (!poprt__rw_is_const(c) || c->type.elem != e || !(cn == 1 || (cn == n && c->type.dims[c->type.rank - 1].value == n)))
             return POPRT_OK;
     }
-    double *s, *t;
-    int64_t ch;
-    int ok = poprt__rw_bn_affine(bn, &s, &t, &ch);
-    if (ok < 0)
-        return poprt__rw_oom();
-    if (!ok)
-        return POPRT_OK;
-    poprt_status st = POPRT_OK;
+    poprt__rw_bn aff;
+    poprt_status st = poprt__rw_bn_affine(bn, &aff);
+    if (st || !aff.s)
+        return st;
+    const double *s = aff.s, *t = aff.t;
     size_t es = poprt__dtype_size((poprt_dtype)e);
     void *bd = NULL, *cd = NULL;
-    if (ch != n)
+    if (aff.c != n)
         goto done;
     bd = poprt__malloc((size_t)(k0 * k1) * es + 1);
     cd = poprt__malloc((size_t)n * es + 1);
@@ -67,17 +64,14 @@ static poprt_status fuse_one(poprt__graph *g, poprt__node *mm, poprt__node *bn, 
     poprt__node_set_input(ng, 1, nb);
     poprt__node_set_input(ng, 2, nc);
     poprt__graph_remove_node(g, mm);
-    poprt__rw_take_output(g, bn, 0, ng, 0);
-    for (int k = 1; k < 5; k++)
-        poprt__rw_drop_if_unused(g, bn->inputs[k]);
+    poprt__rw_bn_replaced(g, bn, ng);
     poprt__rw_drop_if_unused(g, b);
     poprt__rw_drop_if_unused(g, c);
     *done = 1;
 done:
     poprt__free(bd);
     poprt__free(cd);
-    poprt__free(s);
-    poprt__free(t);
+    poprt__rw_bn_free(&aff);
     return st;
 }
 

@@ -14,13 +14,13 @@ static poprt_status replace(poprt__graph *g, void *ctx, int *changed)
             x->type.kind != POPRT__KIND_TENSOR || x->type.rank < 2 ||
             !poprt__dtype_is_float(x->type.elem))
             continue;
-        double *s, *t;
-        int64_t c;
-        int ok = poprt__rw_bn_affine(bn, &s, &t, &c);
-        if (ok < 0)
-            return poprt__rw_oom();
-        if (!ok)
+        poprt__rw_bn a;
+        poprt_status st = poprt__rw_bn_affine(bn, &a);
+        if (st)
+            return st;
+        if (!a.s)
             continue;
+        const int64_t c = a.c;
         int32_t e = x->type.elem;
         size_t es = poprt__dtype_size((poprt_dtype)e);
         int r = x->type.rank;
@@ -33,8 +33,8 @@ static poprt_status replace(poprt__graph *g, void *ctx, int *changed)
         poprt__node *mul = NULL, *add = NULL;
         if (sd && td) {
             for (int64_t k = 0; k < c; k++) {
-                poprt__store_f64(sd, e, k, s[k]);
-                poprt__store_f64(td, e, k, t[k]);
+                poprt__store_f64(sd, e, k, a.s[k]);
+                poprt__store_f64(td, e, k, a.t[k]);
             }
             st_ = poprt__graph_add_const(g, "bn_scale", e, r - 1, dims, sd, (size_t)c * es);
             tt = poprt__graph_add_const(g, "bn_shift", e, r - 1, dims, td, (size_t)c * es);
@@ -44,8 +44,7 @@ static poprt_status replace(poprt__graph *g, void *ctx, int *changed)
         }
         poprt__free(sd);
         poprt__free(td);
-        poprt__free(s);
-        poprt__free(t);
+        poprt__rw_bn_free(&a);
         if (!st_ || !tt || !mid || !mul || !add)
             return poprt__rw_oom();
         poprt__node_set_input(mul, 0, x);
@@ -53,9 +52,7 @@ static poprt_status replace(poprt__graph *g, void *ctx, int *changed)
         poprt__rw_set_output(mul, 0, mid);
         poprt__node_set_input(add, 0, mid);
         poprt__node_set_input(add, 1, tt);
-        poprt__rw_take_output(g, bn, 0, add, 0);
-        for (int k = 1; k < 5; k++)
-            poprt__rw_drop_if_unused(g, bn->inputs[k]);
+        poprt__rw_bn_replaced(g, bn, add);
         *changed = 1;
         i--;
     }

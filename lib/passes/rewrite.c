@@ -583,22 +583,22 @@ void poprt__rw_drop_if_unused(poprt__graph *g, poprt__tensor *t)
 
 /* ---- patterns shared by several passes --------------------------------------- */
 
-int poprt__rw_bn_affine(const poprt__node *bn, double **s_out, double **t_out, int64_t *c_out)
+poprt_status poprt__rw_bn_affine(const poprt__node *bn, poprt__rw_bn *a)
 {
-    *s_out = *t_out = NULL;
+    *a = (poprt__rw_bn){NULL, NULL, 0};
     if (!poprt__rw_is(bn, "BatchNormalization") || bn->n_inputs != 5 ||
         poprt__attr_i(bn, "training_mode", 0) != 0 || poprt__attr_i(bn, "spatial", 1) != 1 ||
         poprt__attr_i(bn, "is_test", 1) != 1)
-        return 0;
+        return POPRT_OK;
     for (int j = 1; j < bn->n_outputs; j++)
         if (bn->outputs[j] && poprt__tensor_use_count(bn->graph, bn->outputs[j]))
-            return 0;
+            return POPRT_OK;
     int64_t c = -1;
     for (int i = 1; i < 5; i++) {
         const poprt__tensor *p = bn->inputs[i];
         if (!poprt__rw_is_const(p) || !poprt__dtype_is_float(p->type.elem) || p->type.rank != 1 ||
             (c >= 0 && p->type.dims[0].value != c))
-            return 0;
+            return POPRT_OK;
         c = p->type.dims[0].value;
     }
     double *s = poprt__malloc((size_t)(c ? c : 1) * sizeof *s);
@@ -606,7 +606,7 @@ int poprt__rw_bn_affine(const poprt__node *bn, double **s_out, double **t_out, i
     if (!s || !t) {
         poprt__free(s);
         poprt__free(t);
-        return -1;
+        return poprt__rw_oom();
     }
     double eps = poprt__attr_f(bn, "epsilon", 1e-5f);
     for (int64_t k = 0; k < c; k++) {
@@ -617,10 +617,22 @@ int poprt__rw_bn_affine(const poprt__node *bn, double **s_out, double **t_out, i
         s[k] = scale / sqrt(var + eps);
         t[k] = bias - mean * s[k];
     }
-    *s_out = s;
-    *t_out = t;
-    *c_out = c;
-    return 1;
+    *a = (poprt__rw_bn){s, t, c};
+    return POPRT_OK;
+}
+
+void poprt__rw_bn_free(poprt__rw_bn *a)
+{
+    poprt__free(a->s);
+    poprt__free(a->t);
+    a->s = a->t = NULL;
+}
+
+void poprt__rw_bn_replaced(poprt__graph *g, poprt__node *bn, poprt__node *nw)
+{
+    poprt__rw_take_output(g, bn, 0, nw, 0);
+    for (int k = 1; k < 5; k++)
+        poprt__rw_drop_if_unused(g, bn->inputs[k]);
 }
 
 typedef struct init_key {

@@ -208,11 +208,19 @@ void poprt__rw_drop_if_unused(poprt__graph *g, poprt__tensor *t);
 
 /* ---- patterns shared by several passes --------------------------------------- */
 
-/* BatchNormalization bn in inference form with constant float parameters of
- * C channels (its other outputs unread): y = x*s[c] + t[c]. Returns 1 with
- * heap arrays s, t (poprt__free them), 0 when bn does not qualify, -1 out of
- * memory. */
-int poprt__rw_bn_affine(const poprt__node *bn, double **s_out, double **t_out, int64_t *c_out);
+/* A BatchNormalization in inference form as y = x*s[k] + t[k] over c
+ * channels (s, t: heap arrays, poprt__rw_bn_free). */
+typedef struct poprt__rw_bn {
+    double *s, *t;
+    int64_t c;
+} poprt__rw_bn;
+/* bn as *a when it is in inference form with constant float parameters (its
+ * other outputs unread); a->s is NULL when it is not. OUT_OF_MEMORY. */
+poprt_status poprt__rw_bn_affine(const poprt__node *bn, poprt__rw_bn *a);
+void poprt__rw_bn_free(poprt__rw_bn *a);
+/* nw takes over bn's output (poprt__rw_take_output) and bn's constant
+ * parameters go when nothing else reads them. */
+void poprt__rw_bn_replaced(poprt__graph *g, poprt__node *bn, poprt__node *nw);
 /* Initializers of g (not graph inputs or outputs) with the same dtype, shape
  * and bytes are merged into the first of them (readers share it). */
 poprt_status poprt__rw_dedup_initializers(poprt__graph *g, int *changed);
