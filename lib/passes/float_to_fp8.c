@@ -33,6 +33,7 @@
  * libpoprt runs it at any opset, other runtimes need the model converted to
  * opset >= 19. */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -239,28 +240,31 @@ static float best_ratio(const char *loss, const float *v, int64_t n, float amax,
     return best;
 }
 
+/* The element of arr (n of size sz) whose name, the const char * at
+ * offset off, is name; NULL when none. */
+static void *find_named(void *arr, int n, size_t sz, size_t off, const char *name)
+{
+    for (int i = 0; i < n; i++) {
+        char *e = (char *)arr + (size_t)i * sz;
+        if (strcmp(*(const char **)(e + off), name) == 0)
+            return e;
+    }
+    return NULL;
+}
+
 static act_stat *find_act(calib *cb, const char *name)
 {
-    for (int i = 0; i < cb->n_acts; i++)
-        if (strcmp(cb->acts[i].name, name) == 0)
-            return &cb->acts[i];
-    return NULL;
+    return find_named(cb->acts, cb->n_acts, sizeof *cb->acts, offsetof(act_stat, name), name);
 }
 
 static hess *find_hess(calib *cb, const char *node)
 {
-    for (int i = 0; i < cb->n_h; i++)
-        if (strcmp(cb->h[i].node, node) == 0)
-            return &cb->h[i];
-    return NULL;
+    return find_named(cb->h, cb->n_h, sizeof *cb->h, offsetof(hess, node), node);
 }
 
 static chmean *find_cm(calib *cb, const char *name)
 {
-    for (int i = 0; i < cb->n_cm; i++)
-        if (strcmp(cb->cm[i].name, name) == 0)
-            return &cb->cm[i];
-    return NULL;
+    return find_named(cb->cm, cb->n_cm, sizeof *cb->cm, offsetof(chmean, name), name);
 }
 
 /* A Conv whose float8 weight error bias correction can cancel: an
@@ -700,24 +704,14 @@ static poprt_status quant_weight(const cfg *c, calib *cb, const target *tg, cons
             ok = gptq_rows(Hc, h->K, W, l.len, scales, c->w_dt, codes, idx_plain, &gl);
             poprt__free(Hc);
         }
-        poprt__free(amax);
-        poprt__free(tmp);
-        if (ok)
-            return POPRT_OK;
-        poprt__log(POPRT_LOG_WARNING, NAME ": node '%s': GPTQ failed (singular Hessian), using mse",
-                   tg->n->name);
-        amax = poprt__calloc((size_t)l.len, sizeof(float));
-        tmp = poprt__malloc((size_t)n * sizeof(float));
-        if (!amax || !tmp) {
+        if (ok) {
             poprt__free(amax);
             poprt__free(tmp);
-            return poprt__rw_oom();
+            return POPRT_OK;
         }
-        for (int64_t i = 0; i < n; i++) {
-            int64_t ch = (i / l.inner) % l.len;
-            if (isfinite(w[i]) && fabsf(w[i]) > amax[ch])
-                amax[ch] = fabsf(w[i]);
-        }
+        poprt__log(POPRT_LOG_WARNING, NAME ": node '%s': GPTQ failed (singular Hessian), using mse",
+                   tg->n->name);
+        /* amax still holds the channel maxima; tmp is scratch again */
     }
     /* a histogram distance ignores the few large weights that matter most:
      * kld (and gptq's fallback) choose weight scales by mse */
