@@ -5,8 +5,12 @@
  * Adding a built-in pass: write lib/passes/<name>.c defining
  * poprt__pass_<name>, and add `<name>` as one line to one of the lists
  * lib/passes/list_*.def (the lists drive both the build and registration).
+ * A pass that is another pass with a different operator, constant or
+ * direction joins its family (families.h): <name>.c then holds only its
+ * descriptor.
  *
- * Passes work on the IR (lib/ir/ir.h; rewriting helpers there) and must
+ * Passes work on the IR (lib/ir/ir.h) through the passes' helper library
+ * (rewrite.h; nothing there is to be copied into a pass) and must
  * leave a model that poprt__model_check accepts; the manager re-checks and
  * rolls back on failure. A pass sets *changed when it modified the model. */
 #ifndef POPRT_PASSES_H
