@@ -156,8 +156,8 @@ static poprt_status fuse_one(poprt__graph *g, poprt__node *c, int *done)
                     poprt__rw_attr_ints(f, "post_reverse", n_post, prev) ||
                     poprt__rw_attr_floats(f, "post_alpha", n_post, pal) ||
                     poprt__rw_attr_floats(f, "post_beta", n_post, pbe))) ||
-        (f8.pair && (poprt__rw_attr_s(f, "y_fp8",
-                                 f8.op == POPRT__EW_FP8_E5M2 ? "float8e5m2" : "float8e4m3fn") ||
+        (f8.pair && (poprt__rw_attr_s(
+                         f, "y_fp8", f8.op == POPRT__EW_FP8_E5M2 ? "float8e5m2" : "float8e4m3fn") ||
                      poprt__rw_attr_f(f, "y_fp8_scale", f8.alpha) ||
                      poprt__rw_attr_i(f, "y_fp8_zero_point", f8.beta != 0))))
         return poprt__rw_oom();

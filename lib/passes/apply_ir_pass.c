@@ -7,7 +7,6 @@
 #include <string.h>
 #include "passes/rewrite.h"
 
-
 static poprt_status run(poprt__model *m, const char *args, int *changed)
 {
     *changed = 0;

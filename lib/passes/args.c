@@ -111,8 +111,8 @@ poprt_status poprt__pass_no_args(const char *pass, const char *args)
     return poprt__pass_args_parse(pass, args, none, &a);
 }
 
-poprt_status poprt__pass_only_int(const char *pass, const char *args, const char *key,
-                                  int64_t dflt, int64_t *out)
+poprt_status poprt__pass_only_int(const char *pass, const char *args, const char *key, int64_t dflt,
+                                  int64_t *out)
 {
     const char *const known[] = {key, NULL};
     poprt__pass_args a;

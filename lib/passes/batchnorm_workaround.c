@@ -11,9 +11,9 @@ static poprt_status rewrite(poprt__graph *g, poprt__node *n, const void *ctx, in
     if (!x || !y || poprt__attr_i(n, "training_mode", 0) || poprt__node_attr(n, "spatial"))
         return POPRT_OK;
     int last = n->n_outputs;
-    while (last > 1 && (!n->outputs[last - 1] ||
-                        (!n->outputs[last - 1]->is_output &&
-                         poprt__tensor_use_count(g, n->outputs[last - 1]) == 0)))
+    while (last > 1 &&
+           (!n->outputs[last - 1] || (!n->outputs[last - 1]->is_output &&
+                                      poprt__tensor_use_count(g, n->outputs[last - 1]) == 0)))
         last--;
     if (last != n->n_outputs) {
         n->n_outputs = last;

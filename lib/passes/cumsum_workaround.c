@@ -11,13 +11,14 @@ static poprt_status rewrite(poprt__graph *g, poprt__node *n, const void *ctx, in
     poprt__tensor *x = poprt__node_in(n, 0), *a = poprt__node_in(n, 1);
     int64_t ax, norm;
     if (!x || !a || poprt__rw_ints(a, POPRT__RW_VALUE, &ax, 1) != 1 ||
-        x->type.kind != POPRT__KIND_TENSOR || x->type.rank < 1 || !poprt__norm_axis(ax, x->type.rank, &norm))
+        x->type.kind != POPRT__KIND_TENSOR || x->type.rank < 1 ||
+        !poprt__norm_axis(ax, x->type.rank, &norm))
         return POPRT_OK;
     if (norm == ax && a->is_initializer && a->graph == g && a->type.rank == 0 &&
         a->type.elem == POPRT_DTYPE_INT64)
         return POPRT_OK; /* already canonical */
-    poprt__tensor *t = poprt__graph_add_const(g, "cumsum_axis", POPRT_DTYPE_INT64, 0, NULL, &norm,
-                                              sizeof norm);
+    poprt__tensor *t =
+        poprt__graph_add_const(g, "cumsum_axis", POPRT_DTYPE_INT64, 0, NULL, &norm, sizeof norm);
     if (!t)
         return poprt__rw_oom();
     poprt__node_set_input(n, 1, t);

@@ -14,8 +14,8 @@ static poprt_status fuse(poprt__graph *g, void *ctx, int *changed)
             continue;
         poprt__tensor *w = poprt__node_in(conv, 1), *b = poprt__node_in(conv, 2);
         poprt__node *bn = poprt__graph_sole_consumer(g, conv->outputs[0]);
-        if (!bn || !poprt__rw_is_const(w) || !poprt__dtype_is_float(w->type.elem) || w->type.rank < 1 ||
-            (b && (!poprt__rw_is_const(b) || b->type.elem != w->type.elem)) ||
+        if (!bn || !poprt__rw_is_const(w) || !poprt__dtype_is_float(w->type.elem) ||
+            w->type.rank < 1 || (b && (!poprt__rw_is_const(b) || b->type.elem != w->type.elem)) ||
             poprt__node_in(bn, 0) != conv->outputs[0] || !bn->outputs[0])
             continue;
         poprt__rw_bn a;

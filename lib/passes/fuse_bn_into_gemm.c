@@ -24,7 +24,8 @@ static poprt_status fuse_one(poprt__graph *g, poprt__node *mm, poprt__node *bn, 
     int64_t k0 = b->type.dims[0].value, k1 = b->type.dims[1].value, n = tb ? k0 : k1;
     if (c) {
         int64_t cn = poprt__type_numel(&c->type);
-        if (!poprt__rw_is_const(c) || c->type.elem != e || !(cn == 1 || (cn == n && c->type.dims[c->type.rank - 1].value == n)))
+        if (!poprt__rw_is_const(c) || c->type.elem != e ||
+            !(cn == 1 || (cn == n && c->type.dims[c->type.rank - 1].value == n)))
             return POPRT_OK;
     }
     poprt__rw_bn aff;

@@ -110,8 +110,8 @@ poprt_status poprt__pass_arg_float(const char *pass, const poprt__pass_args *a, 
 poprt_status poprt__pass_no_args(const char *pass, const char *args);
 /* A pass whose only argument is the integer key: its value, dflt when absent
  * (INVALID_OPTION for other keys or a malformed value). */
-poprt_status poprt__pass_only_int(const char *pass, const char *args, const char *key,
-                                  int64_t dflt, int64_t *out);
+poprt_status poprt__pass_only_int(const char *pass, const char *args, const char *key, int64_t dflt,
+                                  int64_t *out);
 /* Node names from pass arguments, "a,b,c" or "nodes=[a,b,c]" (names point
  * into buf, bufsz bytes): the count, or -1 on malformed text or more than
  * max names. */

@@ -38,8 +38,8 @@ static poprt_status rewrite(poprt__graph *g, poprt__node *n, const void *ctx, in
         int32_t dt = n->inputs[0]->type.elem;
         if (dt == POPRT_DTYPE_INT64) {
             int64_t mn = INT64_MIN;
-            poprt__node_set_input(n, 1, poprt__graph_add_const(g, "clip_min", dt, 0, NULL, &mn,
-                                                               sizeof mn));
+            poprt__node_set_input(
+                n, 1, poprt__graph_add_const(g, "clip_min", dt, 0, NULL, &mn, sizeof mn));
         } else if (lowest(dt, &lo))
             poprt__node_set_input(n, 1, poprt__rw_new_scalar(g, "clip_min", dt, 0, lo));
         else

@@ -24,8 +24,8 @@ static poprt_status rewrite(poprt__graph *g, poprt__node *n, const void *ctx, in
         for (int64_t b = 0; b < N; b++)
             mask[a * N + b] = upper ? (b - a >= k) : (b - a <= k);
     int64_t md[2] = {M, N};
-    poprt__tensor *mt = poprt__graph_add_const(g, "trilu_mask", POPRT_DTYPE_BOOL, 2, md, mask,
-                                               (size_t)(M * N));
+    poprt__tensor *mt =
+        poprt__graph_add_const(g, "trilu_mask", POPRT_DTYPE_BOOL, 2, md, mask, (size_t)(M * N));
     poprt__tensor *z = poprt__rw_new_scalar(g, "zero", x->type.elem, 0, 0.0);
     poprt__tensor *ins[3] = {mt, x, z};
     if (!mt || !z || !poprt__rw_node1(g, "Where", "", 3, ins, y, NULL))

@@ -15,8 +15,8 @@ static poprt_status rewrite(poprt__graph *g, poprt__node *n, const void *ctx, in
     if (!c || !y || n->n_inputs != 3 || !n->inputs[1] || !n->inputs[2])
         return POPRT_OK;
     poprt__node *sm = poprt__graph_sole_consumer(g, y);
-    if (!sm || !(poprt__rw_is(sm, "Softmax") || (strcmp(sm->op_type, "SoftmaxV2") == 0 &&
-                                          strcmp(sm->domain, "ai.poprt") == 0)))
+    if (!sm || !(poprt__rw_is(sm, "Softmax") ||
+                 (strcmp(sm->op_type, "SoftmaxV2") == 0 && strcmp(sm->domain, "ai.poprt") == 0)))
         return POPRT_OK;
     double cv;
     int slot = -1; /* which branch holds the mask constant */

@@ -141,8 +141,8 @@ const poprt__tensor *poprt__rw_value(const poprt__tensor *t)
 
 int poprt__rw_const_of(const poprt__tensor *t, poprt__rw_reach reach, poprt__rw_const *c)
 {
-    const poprt__tensor *v = reach == POPRT__RW_DATA ? (poprt__rw_is_const(t) ? t : NULL)
-                                                     : poprt__rw_value(t);
+    const poprt__tensor *v =
+        reach == POPRT__RW_DATA ? (poprt__rw_is_const(t) ? t : NULL) : poprt__rw_value(t);
     if (v) {
         int64_t n = poprt__type_numel(&v->type);
         size_t es = poprt__dtype_size((poprt_dtype)v->type.elem);
@@ -785,7 +785,8 @@ static poprt_status nodes_graph(poprt__graph *g, void *ctx, int *changed)
     const poprt__rw_node_pass *p = ctx;
     poprt__vec v = {0};
     poprt_status st = POPRT_OK;
-    for (int round = 0, again = 1; again && !st && round < (p->rounds > 1 ? p->rounds : 1); round++) {
+    for (int round = 0, again = 1; again && !st && round < (p->rounds > 1 ? p->rounds : 1);
+         round++) {
         again = 0;
         st = poprt__rw_collect(g, p->op, &v);
         for (size_t i = 0; !st && i < v.len; i++) {

@@ -244,10 +244,10 @@ typedef struct poprt__rw_node_pass {
     /* Rewrites node n of g when it matches (removing n itself when it
      * replaces it); *done = 1 when the graph changed. */
     poprt_status (*rewrite)(poprt__graph *g, poprt__node *n, const void *ctx, int *done);
-    const void *ctx;   /* handed to rewrite */
-    int poprt_domain;  /* the rewrites make ai.poprt nodes: import the domain */
-    int rounds;        /* repeat while a round changes something, at most this
-                          often (0: once) */
+    const void *ctx;  /* handed to rewrite */
+    int poprt_domain; /* the rewrites make ai.poprt nodes: import the domain */
+    int rounds;       /* repeat while a round changes something, at most this
+                         often (0: once) */
 } poprt__rw_node_pass;
 /* Runs p: refuses arguments, then in every graph (subgraphs first) calls
  * p->rewrite on the nodes collected before the round (poprt__rw_collect:
