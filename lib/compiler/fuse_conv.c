@@ -13,7 +13,7 @@
 #include <math.h>
 #include "compiler/compiler.h"
 #include "kernels/ref/poprt_compiled.h"
-#include "passes/util_replace.h"
+#include "passes/rewrite.h"
 
 /* A float32 activation of rank >= 3 with static dims. */
 static int static_float(const poprt__tensor *t)
@@ -27,22 +27,22 @@ static int activation(const poprt__node *n, const char **name, float *a, float *
     *a = *b = 0.0f;
     if (n->n_outputs != 1 || !poprt__node_out(n, 0))
         return 0;
-    if (rp_is(n, "Relu") || rp_is(n, "Sigmoid") || rp_is(n, "HardSwish")) {
+    if (poprt__rw_is(n, "Relu") || poprt__rw_is(n, "Sigmoid") || poprt__rw_is(n, "HardSwish")) {
         *name = n->op_type;
         return 1;
     }
-    if (rp_is(n, "LeakyRelu")) {
+    if (poprt__rw_is(n, "LeakyRelu")) {
         *name = "LeakyRelu";
         *a = poprt__attr_f(n, "alpha", 0.01f);
         return 1;
     }
-    if (rp_is(n, "HardSigmoid")) {
+    if (poprt__rw_is(n, "HardSigmoid")) {
         *name = "HardSigmoid";
         *a = poprt__attr_f(n, "alpha", 0.2f);
         *b = poprt__attr_f(n, "beta", 0.5f);
         return 1;
     }
-    if (rp_is(n, "Clip")) {
+    if (poprt__rw_is(n, "Clip")) {
         *name = "Clip";
         *a = -INFINITY;
         *b = INFINITY;
@@ -53,11 +53,11 @@ static int activation(const poprt__node *n, const char **name, float *a, float *
         }
         double v;
         const poprt__tensor *lo = poprt__node_in(n, 1), *hi = poprt__node_in(n, 2);
-        if (lo && !rp_const_scalar(lo, &v))
+        if (lo && !poprt__rw_scalar(lo, POPRT__RW_VALUE, &v))
             return 0;
         if (lo)
             *a = (float)v;
-        if (hi && !rp_const_scalar(hi, &v))
+        if (hi && !poprt__rw_scalar(hi, POPRT__RW_VALUE, &v))
             return 0;
         if (hi)
             *b = (float)v;
@@ -71,7 +71,7 @@ static int copy_conv_attrs(poprt__node *f, const poprt__node *conv)
     static const char *const names[] = {"auto_pad", "dilations", "group",
                                         "kernel_shape", "pads", "strides"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (!rp_copy_attr(f, conv, names[i]))
+        if (poprt__rw_copy_attr(f, conv, names[i]))
             return 0;
     return 1;
 }
@@ -89,7 +89,7 @@ static poprt_status fuse_one(poprt__graph *g, poprt__node *c, int *done)
     int len = 1;
     poprt__tensor *z = NULL, *out = y;
     poprt__node *next = poprt__graph_sole_consumer(g, out);
-    if (next && (rp_is(next, "Add") || rp_is(next, "Sum")) && next->n_inputs == 2 &&
+    if (next && (poprt__rw_is(next, "Add") || poprt__rw_is(next, "Sum")) && next->n_inputs == 2 &&
         next->n_outputs == 1) {
         poprt__tensor *a = poprt__node_in(next, 0), *b = poprt__node_in(next, 1);
         poprt__tensor *other = a == out ? b : a;
@@ -145,22 +145,22 @@ static poprt_status fuse_one(poprt__graph *g, poprt__node *c, int *done)
     const int n_in = z ? 4 : poprt__node_in(c, 2) ? 3 : 2;
     const char *name = poprt__model_unique_name(g->model, c->name);
     if (!name)
-        return rp_oom();
+        return poprt__rw_oom();
     poprt__node *keep = c;
     for (int i = 1; i < len; i++)
         poprt__graph_remove_node(g, chain[i]);
     poprt__node *f = poprt__graph_add_node(g, "FusedConv", "ai.poprt", name, n_in, 1);
-    if (!f || !copy_conv_attrs(f, keep) || !rp_attr_s(f, "activation", act) ||
-        !rp_attr_f(f, "activation_alpha", aa) || !rp_attr_f(f, "activation_beta", ab) ||
-        (n_post && (!rp_attr_ints(f, "post_ops", n_post, pops) ||
-                    !rp_attr_ints(f, "post_reverse", n_post, prev) ||
-                    !rp_attr_floats(f, "post_alpha", n_post, pal) ||
-                    !rp_attr_floats(f, "post_beta", n_post, pbe))) ||
-        (f8.pair && (!rp_attr_s(f, "y_fp8",
-                                 f8.op == POPRT__EW_FP8_E5M2 ? "float8e5m2" : "float8e4m3fn") ||
-                     !rp_attr_f(f, "y_fp8_scale", f8.alpha) ||
-                     !rp_attr_i(f, "y_fp8_zero_point", f8.beta != 0))))
-        return rp_oom();
+    if (!f || !copy_conv_attrs(f, keep) || poprt__rw_attr_s(f, "activation", act) ||
+        poprt__rw_attr_f(f, "activation_alpha", aa) || poprt__rw_attr_f(f, "activation_beta", ab) ||
+        (n_post && (poprt__rw_attr_ints(f, "post_ops", n_post, pops) ||
+                    poprt__rw_attr_ints(f, "post_reverse", n_post, prev) ||
+                    poprt__rw_attr_floats(f, "post_alpha", n_post, pal) ||
+                    poprt__rw_attr_floats(f, "post_beta", n_post, pbe))) ||
+        (f8.pair && (poprt__rw_attr_s(
+                         f, "y_fp8", f8.op == POPRT__EW_FP8_E5M2 ? "float8e5m2" : "float8e4m3fn") ||
+                     poprt__rw_attr_f(f, "y_fp8_scale", f8.alpha) ||
+                     poprt__rw_attr_i(f, "y_fp8_zero_point", f8.beta != 0))))
+        return poprt__rw_oom();
     poprt__graph_remove_node(g, keep);
     for (int i = 0; i < n_in; i++)
         poprt__node_set_input(f, i, ins[i]);
@@ -177,7 +177,7 @@ poprt_status poprt__compile_fuse_conv(poprt__model *m, int *any)
     int changed = 0;
     for (size_t i = 0; i < g->nodes.len; i++) {
         poprt__node *n = g->nodes.items[i];
-        if (!rp_is(n, "Conv"))
+        if (!poprt__rw_is(n, "Conv"))
             continue;
         int done;
         poprt_status st = fuse_one(g, n, &done);

@@ -7,9 +7,11 @@
  * pass over memory instead of one per node and leaves no intermediate
  * tensors to plan. Only the main graph is rewritten, and only where every
  * shape is static. */
+#include <math.h>
+#include <string.h>
 #include "compiler/compiler.h"
 #include "kernels/ref/poprt_compiled.h"
-#include "passes/util_replace.h"
+#include "passes/rewrite.h"
 
 typedef poprt__cc_step step;
 
@@ -48,7 +50,7 @@ static int unary_code(const poprt__node *n)
         {"Clip", POPRT__EW_CLIP},
     };
     for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
-        if (rp_is(n, tab[i].name))
+        if (poprt__rw_is(n, tab[i].name))
             return tab[i].code;
     return 0;
 }
@@ -57,17 +59,17 @@ static int binary_code(const poprt__node *n)
 {
     if (n->n_inputs != 2)
         return 0;
-    if (rp_is(n, "Add") || rp_is(n, "Sum"))
+    if (poprt__rw_is(n, "Add") || poprt__rw_is(n, "Sum"))
         return POPRT__EW_ADD;
-    if (rp_is(n, "Sub"))
+    if (poprt__rw_is(n, "Sub"))
         return POPRT__EW_SUB;
-    if (rp_is(n, "Mul"))
+    if (poprt__rw_is(n, "Mul"))
         return POPRT__EW_MUL;
-    if (rp_is(n, "Div"))
+    if (poprt__rw_is(n, "Div"))
         return POPRT__EW_DIV;
-    if (rp_is(n, "Max"))
+    if (poprt__rw_is(n, "Max"))
         return POPRT__EW_MAX;
-    if (rp_is(n, "Min"))
+    if (poprt__rw_is(n, "Min"))
         return POPRT__EW_MIN;
     return 0;
 }
@@ -76,7 +78,7 @@ static int binary_code(const poprt__node *n)
 static int zero_point_ok(const poprt__tensor *z, int32_t dt)
 {
     double v;
-    return !z || (z->type.elem == dt && rp_const_scalar(z, &v) && v == 0);
+    return !z || (z->type.elem == dt && poprt__rw_scalar(z, POPRT__RW_VALUE, &v) && v == 0);
 }
 
 /* The pair step QuantizeLinear q (reading x) starts, or 0 (poprt__cc_step). */
@@ -92,14 +94,15 @@ static int fp8_pair(const poprt__graph *g, poprt__node *q, const poprt__tensor *
         return 0;
     poprt__node *d = poprt__graph_sole_consumer(g, code);
     const poprt__tensor *y = d ? poprt__node_out(d, 0) : NULL;
-    if (!d || !rp_is(d, "DequantizeLinear") || poprt__node_in(d, 0) != code ||
+    if (!d || !poprt__rw_is(d, "DequantizeLinear") || poprt__node_in(d, 0) != code ||
         d->n_outputs != 1 || !y || !poprt__cc_static_float(y, POPRT__MAX_RANK) ||
         !poprt__cc_same_shape(y, x))
         return 0;
     const poprt__tensor *s1 = poprt__node_in(q, 1), *s2 = poprt__node_in(d, 1);
     double v1, v2;
     if (!s1 || !s2 || s1->type.elem != POPRT_DTYPE_FLOAT || s2->type.elem != POPRT_DTYPE_FLOAT ||
-        !rp_const_scalar(s1, &v1) || !rp_const_scalar(s2, &v2) || v1 != v2 ||
+        !poprt__rw_scalar(s1, POPRT__RW_VALUE, &v1) ||
+        !poprt__rw_scalar(s2, POPRT__RW_VALUE, &v2) || v1 != v2 ||
         !zero_point_ok(poprt__node_in(q, 2), code->type.elem) ||
         !zero_point_ok(poprt__node_in(d, 2), code->type.elem))
         return 0;
@@ -118,7 +121,7 @@ static poprt__node *step_last(poprt__node *n, const step *s) { return s->pair ? 
 int poprt__cc_step_of(const poprt__graph *g, poprt__node *n, const poprt__tensor *cur,
                       poprt__cc_step *s)
 {
-    if (rp_is(n, "QuantizeLinear")) /* a float8 pair is one step */
+    if (poprt__rw_is(n, "QuantizeLinear")) /* a float8 pair is one step */
         return poprt__cc_static_float(cur, POPRT__MAX_RANK) && fp8_pair(g, n, cur, s);
     const poprt__tensor *y = poprt__node_out(n, 0);
     if (n->n_outputs != 1 || !y || !poprt__cc_static_float(y, POPRT__MAX_RANK) ||
@@ -144,10 +147,10 @@ int poprt__cc_step_of(const poprt__graph *g, poprt__node *n, const poprt__tensor
                 hi = poprt__attr_f(n, "max", 3.402823466e+38f);
             } else {
                 const poprt__tensor *tl = poprt__node_in(n, 1), *th = poprt__node_in(n, 2);
-                if ((tl && (!rp_value(tl) || tl->type.elem != POPRT_DTYPE_FLOAT ||
-                            !rp_const_scalar(tl, &lo))) ||
-                    (th && (!rp_value(th) || th->type.elem != POPRT_DTYPE_FLOAT ||
-                            !rp_const_scalar(th, &hi))))
+                if ((tl && (!poprt__rw_value(tl) || tl->type.elem != POPRT_DTYPE_FLOAT ||
+                            !poprt__rw_scalar(tl, POPRT__RW_VALUE, &lo))) ||
+                    (th && (!poprt__rw_value(th) || th->type.elem != POPRT_DTYPE_FLOAT ||
+                            !poprt__rw_scalar(th, POPRT__RW_VALUE, &hi))))
                     return 0;
             }
             s->alpha = (float)lo;
@@ -169,7 +172,7 @@ int poprt__cc_step_of(const poprt__graph *g, poprt__node *n, const poprt__tensor
     s->reverse = b == cur;
     double v;
     if (other->type.elem == POPRT_DTYPE_FLOAT && poprt__type_numel(&other->type) == 1 &&
-        rp_const_scalar(other, &v) && other->type.rank <= cur->type.rank) {
+        poprt__rw_scalar(other, POPRT__RW_VALUE, &v) && other->type.rank <= cur->type.rank) {
         s->alpha = (float)v;
         return 1;
     }
@@ -194,7 +197,7 @@ static int grow(const poprt__graph *g, poprt__node *n, poprt__node **nodes, step
     for (int c = 0; c < 2 && !len; c++) {
         poprt__tensor *t = cands[c];
         if (t && poprt__cc_static_float(t, POPRT__MAX_RANK) && poprt__cc_same_shape(t, y) &&
-            !rp_value(t) && poprt__cc_step_of(g, n, t, &steps[0]))
+            !poprt__rw_value(t) && poprt__cc_step_of(g, n, t, &steps[0]))
             len = 1, *x = t;
     }
     if (!len)
@@ -239,7 +242,7 @@ static poprt_status fuse(poprt__graph *g, poprt__node **nodes, step *steps, int 
     poprt__tensor *y = poprt__node_out(step_last(nodes[len - 1], &steps[len - 1]), 0);
     const char *name = poprt__model_unique_name(g->model, nodes[0]->name);
     if (!name)
-        return rp_oom();
+        return poprt__rw_oom();
     /* detached now, dropped from the list once the sweep is done */
     for (int s = 0; s < len; s++) {
         poprt__graph_detach_node(nodes[s]);
@@ -248,16 +251,16 @@ static poprt_status fuse(poprt__graph *g, poprt__node **nodes, step *steps, int 
     }
     poprt__node *f = poprt__graph_add_node(g, "FusedElementwise", "ai.poprt", name, n_in, 1);
     if (!f)
-        return rp_oom();
+        return poprt__rw_oom();
     for (int i = 0; i < n_in; i++)
         poprt__node_set_input(f, i, ins[i]);
     f->outputs[0] = y;
     y->producer = f;
     y->producer_slot = 0;
-    if (!rp_attr_ints(f, "ops", len, ops) || !rp_attr_ints(f, "operand", len, opd) ||
-        !rp_attr_ints(f, "reverse", len, rev) || !rp_attr_floats(f, "alpha", len, al) ||
-        !rp_attr_floats(f, "beta", len, be))
-        return rp_oom();
+    if (poprt__rw_attr_ints(f, "ops", len, ops) || poprt__rw_attr_ints(f, "operand", len, opd) ||
+        poprt__rw_attr_ints(f, "reverse", len, rev) || poprt__rw_attr_floats(f, "alpha", len, al) ||
+        poprt__rw_attr_floats(f, "beta", len, be))
+        return poprt__rw_oom();
     return POPRT_OK;
 }
 

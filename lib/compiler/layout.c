@@ -33,7 +33,7 @@
 #include <string.h>
 #include "compiler/compiler.h"
 #include "kernels/x86/cpu.h"
-#include "passes/util_replace.h"
+#include "passes/rewrite.h"
 
 static const char BLOCKED[] = "NCHW16c";
 
@@ -51,7 +51,7 @@ static int static4(const poprt__tensor *t)
 /* Conv / FusedConv that the blocked convolution can run. */
 static int conv_ok(const poprt__node *n)
 {
-    if (!(rp_is(n, "Conv") || is_fused_conv(n)) || n->n_outputs != 1)
+    if (!(poprt__rw_is(n, "Conv") || is_fused_conv(n)) || n->n_outputs != 1)
         return 0;
     const poprt__tensor *x = poprt__node_in(n, 0), *w = poprt__node_in(n, 1);
     return poprt__attr_i(n, "group", 1) == 1 && static4(x) && static4(poprt__node_out(n, 0)) &&
@@ -61,13 +61,13 @@ static int conv_ok(const poprt__node *n)
 /* MaxPool that BlockedMaxPool can run: 2-D, no Indices output. */
 static int pool_ok(const poprt__node *n)
 {
-    return rp_is(n, "MaxPool") && (n->n_outputs == 1 || !poprt__node_out(n, 1)) &&
+    return poprt__rw_is(n, "MaxPool") && (n->n_outputs == 1 || !poprt__node_out(n, 1)) &&
            static4(poprt__node_in(n, 0)) && static4(poprt__node_out(n, 0));
 }
 
 static int concat_ok(const poprt__node *n)
 {
-    if (!rp_is(n, "Concat") || n->n_outputs != 1 || n->n_inputs < 1)
+    if (!poprt__rw_is(n, "Concat") || n->n_outputs != 1 || n->n_inputs < 1)
         return 0;
     const int64_t axis = poprt__attr_i(n, "axis", 0);
     return axis == 1 || axis == -3;
@@ -80,9 +80,9 @@ static int same_bytes(const poprt__node *n)
 {
     if (n->n_inputs < 1 || n->n_outputs < 1 || !poprt__node_out(n, 0))
         return 0;
-    if (rp_is(n, "Relu") || rp_is(n, "Identity"))
+    if (poprt__rw_is(n, "Relu") || poprt__rw_is(n, "Identity"))
         return n->n_outputs == 1;
-    if (!rp_is(n, "Dropout") || poprt__node_in(n, 2))
+    if (!poprt__rw_is(n, "Dropout") || poprt__node_in(n, 2))
         return 0;
     const poprt__tensor *mask = poprt__node_out(n, 1);
     return !mask || (!mask->is_output && !poprt__tensor_use_count(n->graph, mask));
@@ -180,7 +180,7 @@ static poprt__node *replace(poprt__graph *g, poprt__node *n, const char *op, con
     if (!f)
         return NULL;
     for (int a = 0; a < n->n_attrs; a++)
-        if (!rp_copy_attr(f, n, n->attrs[a].name))
+        if (poprt__rw_copy_attr(f, n, n->attrs[a].name))
             return NULL;
     for (int i = 0; i < n->n_inputs; i++)
         poprt__node_set_input(f, i, n->inputs[i]);
@@ -203,7 +203,7 @@ poprt_status poprt__compile_layout(poprt__model *m, int *any)
     unsigned char *blk = poprt__calloc(g->tensors.len + 1, 1);
     poprt__vec nodes = {0};
     if (!blk)
-        return rp_oom();
+        return poprt__rw_oom();
     poprt_status st = candidates(g, blk);
     if (!st)
         settle(g, blk);
@@ -218,13 +218,13 @@ poprt_status poprt__compile_layout(poprt__model *m, int *any)
             if (!xb && !yb)
                 continue;
             poprt__node *f = is_fused_conv(n) ? n : replace(g, n, "FusedConv", "ai.poprt");
-            if (!f || (xb && !rp_attr_s(f, "x_layout", BLOCKED)) ||
-                (yb && !rp_attr_s(f, "y_layout", BLOCKED)))
-                st = rp_oom();
+            if (!f || (xb && poprt__rw_attr_s(f, "x_layout", BLOCKED)) ||
+                (yb && poprt__rw_attr_s(f, "y_layout", BLOCKED)))
+                st = poprt__rw_oom();
             changed = 1;
         } else if (pool_ok(n) && blk[n->inputs[0]->id]) {
             if (!replace(g, n, "BlockedMaxPool", "ai.poprt"))
-                st = rp_oom();
+                st = poprt__rw_oom();
             changed = 1;
         }
     }

@@ -4,8 +4,8 @@
  * optimizer passes (eliminate_*, fuse_*) this way; here any built-in pass
  * can be listed. Host-registered passes work on the public handle and are
  * run by the pass manager instead. */
-#include "passes/util_replace.h"
-
+#include <string.h>
+#include "passes/rewrite.h"
 
 static poprt_status run(poprt__model *m, const char *args, int *changed)
 {

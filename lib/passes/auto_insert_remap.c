@@ -4,7 +4,8 @@
  * remap_mode ("before_<op>" / "after_<op>", e.g. after_matmul, before_add)
  * and reports that it changed nothing. */
 #include <ctype.h>
-#include "passes/util_replace.h"
+#include <string.h>
+#include "passes/rewrite.h"
 
 static poprt_status run(poprt__model *m, const char *args, int *changed)
 {

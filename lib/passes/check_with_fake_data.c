@@ -66,8 +66,7 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
             if (u && u->graph == o->graph)
                 names[n++] = t->name;
         }
-        st = names ? poprt__prunner_create(o, n, names, &d, &ro)
-                   : poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+        st = names ? poprt__prunner_create(o, n, names, &d, &ro) : poprt__rw_oom();
         /* made-up shapes the original cannot run either prove nothing */
         const float *const *y;
         const int64_t *ny;

@@ -2,16 +2,12 @@
  * to const_batch_size (default 1); a symbolic batch name is fixed wherever
  * it appears, then shapes are inferred again so the model has static shapes
  * (the CPU runtime then plans memory once instead of per run). */
-#include "passes/util_core.h"
+#include "passes/rewrite.h"
 
 static poprt_status run(poprt__model *m, const char *args, int *changed)
 {
-    static const char *const known[] = {"const_batch_size", NULL};
-    poprt__pass_args a;
     int64_t bs;
-    poprt_status st = poprt__pass_args_parse("const_batch_size", args, known, &a);
-    if (!st)
-        st = poprt__pass_arg_int("const_batch_size", &a, "const_batch_size", 1, &bs);
+    poprt_status st = poprt__pass_only_int("const_batch_size", args, "const_batch_size", 1, &bs);
     if (st)
         return st;
     if (bs < 1)
@@ -24,7 +20,7 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
         if (t->is_initializer || t->type.kind != POPRT__KIND_TENSOR || t->type.rank < 1 ||
             t->type.dims[0].value >= 0)
             continue;
-        st = poprt__pc_fix_dim(m, t, 0, bs);
+        st = poprt__rw_fix_dim(m, t, 0, bs);
         *changed = 1;
     }
     if (!st && *changed)

@@ -3,7 +3,7 @@
  * again. Symbolic names are fixed wherever they appear. Known dims must agree. */
 #include <errno.h>
 #include <stdlib.h>
-#include "passes/util_core.h"
+#include "passes/rewrite.h"
 
 static poprt_status parse_dims(const char *key, const char *v, int64_t *dims, int *rank)
 {
@@ -52,7 +52,7 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
                               "pass 'const_input_shape': input '%s' is not a tensor", t->name);
         if (t->type.rank < 0) {
             if (poprt__type_set_tensor(&m->arena, &t->type, t->type.elem, rank, dims))
-                return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+                return poprt__rw_oom();
             *changed = 1;
             continue;
         }
@@ -62,7 +62,7 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
                               t->type.rank, rank);
         for (int d = 0; d < rank && !st; d++) {
             *changed |= t->type.dims[d].value < 0;
-            st = poprt__pc_fix_dim(m, t, d, dims[d]);
+            st = poprt__rw_fix_dim(m, t, d, dims[d]);
         }
     }
     if (!st && *changed)

@@ -4,7 +4,7 @@
  * max_tensor_size (bytes, -1 = no limit, the default): larger results are
  * left to run at inference time. */
 #include <stdint.h>
-#include "passes/util_core.h"
+#include "passes/rewrite.h"
 
 /* A kernel that cannot fold a node (unsupported case) leaves it to run at
  * inference time instead of failing the pass. */
@@ -51,38 +51,23 @@ static poprt_status to_initializers(poprt__graph *g, void *ctx, int *changed)
     }
     g->nodes.len = k;
     /* initializers read only by folded nodes are dropped with them */
-    for (size_t i = 0; i < inputs.len && !st; i++) {
-        poprt__tensor *t = inputs.items[i];
-        if (!t->is_initializer || t->is_input || t->is_output || poprt__tensor_use_count(g, t))
-            continue;
-        size_t w = 0;
-        for (size_t r = 0; r < g->initializers.len; r++)
-            if (g->initializers.items[r] != t)
-                g->initializers.items[w++] = g->initializers.items[r];
-        g->initializers.len = w;
-        t->is_initializer = 0;
-        t->data = NULL;
-        t->nbytes = 0;
-    }
+    for (size_t i = 0; i < inputs.len && !st; i++)
+        poprt__rw_drop_if_unused(g, inputs.items[i]);
     poprt__vec_free(&inputs);
-    return st ? poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory") : POPRT_OK;
+    return st ? poprt__rw_oom() : POPRT_OK;
 }
 
 static poprt_status run(poprt__model *m, const char *args, int *changed)
 {
-    static const char *const known[] = {"max_tensor_size", NULL};
-    poprt__pass_args a;
     int64_t max;
-    poprt_status st = poprt__pass_args_parse("constant_folding", args, known, &a);
-    if (!st)
-        st = poprt__pass_arg_int("constant_folding", &a, "max_tensor_size", -1, &max);
+    poprt_status st = poprt__pass_only_int("constant_folding", args, "max_tensor_size", -1, &max);
     if (st)
         return st;
     *changed = 0;
     poprt__folder f = {fold_or_skip, NULL, max < 0 ? SIZE_MAX : (size_t)max};
     st = poprt__graph_infer(m->graph, &f);
     if (!st)
-        st = poprt__pc_each_graph(m->graph, to_initializers, NULL, changed);
+        st = poprt__rw_each_graph(m->graph, to_initializers, NULL, changed);
     return st;
 }
 

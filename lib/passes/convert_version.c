@@ -13,7 +13,7 @@
 #include <string.h>
 #include "ir/dtype.h"
 #include "ir/op.h"
-#include "passes/passes.h"
+#include "passes/rewrite.h"
 
 #define CV_MIN 7
 #define CV_MAX 27
@@ -28,7 +28,6 @@ typedef struct cv {
 
 /* ---- small helpers --------------------------------------------------------------------------- */
 
-static int is_onnx(const char *d) { return !d || !d[0] || strcmp(d, "ai.onnx") == 0; }
 static int op_is(const poprt__node *n, const char *op) { return strcmp(n->op_type, op) == 0; }
 /* The node's form changes at boundary b (one side < b, the other >= b). */
 static int crosses(const cv *c, int b) { return (c->from < b) != (c->to < b); }
@@ -46,15 +45,9 @@ static poprt_status cv_fail(const cv *c, const poprt__node *n, const char *fmt, 
                            buf);
 }
 
-static poprt_status oom(void) { return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory"); }
-
-static int rank_of(const poprt__tensor *t)
-{
-    return t && t->type.kind == POPRT__KIND_TENSOR ? t->type.rank : -1;
-}
 static int64_t dim_of(const poprt__tensor *t, int i)
 {
-    return rank_of(t) > i && i >= 0 ? t->type.dims[i].value : -1;
+    return poprt__rw_rank(t) > i && i >= 0 ? t->type.dims[i].value : -1;
 }
 static int32_t elem_of(const poprt__tensor *t) { return t ? t->type.elem : 0; }
 
@@ -68,88 +61,51 @@ static poprt__attr *attr_get(poprt__node *n, const char *name)
     return NULL;
 }
 
+/* Removes attribute name of n: 1 when n had it. */
 static int attr_del(cv *c, poprt__node *n, const char *name)
 {
-    for (int i = 0; i < n->n_attrs; i++)
-        if (strcmp(n->attrs[i].name, name) == 0) {
-            memmove(&n->attrs[i], &n->attrs[i + 1], (size_t)(n->n_attrs - i - 1) * sizeof *n->attrs);
-            n->n_attrs--;
-            c->changed = 1;
-            return 1;
-        }
-    return 0;
+    int had = poprt__rw_remove_attr(n, name);
+    c->changed |= had;
+    return had;
 }
 
-/* Existing attribute reset to an empty one of `type`, or a new one. */
-static poprt__attr *attr_put(cv *c, poprt__node *n, const char *name, poprt__attr_type type)
-{
-    c->changed = 1;
-    poprt__attr *a = attr_get(n, name);
-    if (a) {
-        const char *nm = a->name;
-        memset(a, 0, sizeof *a);
-        a->name = nm;
-        a->type = type;
-        return a;
-    }
-    return poprt__node_add_attr(n, name, type);
-}
-
+/* Sets attribute name of n (poprt__rw_attr_*); the model changed. */
 static poprt_status attr_set_int(cv *c, poprt__node *n, const char *name, int64_t v)
 {
-    poprt__attr *a = attr_put(c, n, name, POPRT__ATTR_INT);
-    if (!a)
-        return oom();
-    a->i = v;
-    return POPRT_OK;
+    c->changed = 1;
+    return poprt__rw_attr_i(n, name, v);
 }
 
 static poprt_status attr_set_float(cv *c, poprt__node *n, const char *name, float v)
 {
-    poprt__attr *a = attr_put(c, n, name, POPRT__ATTR_FLOAT);
-    if (!a)
-        return oom();
-    a->f = v;
-    return POPRT_OK;
+    c->changed = 1;
+    return poprt__rw_attr_f(n, name, v);
 }
 
 static poprt_status attr_set_str(cv *c, poprt__node *n, const char *name, const char *v)
 {
-    poprt__attr *a = attr_put(c, n, name, POPRT__ATTR_STRING);
-    if (!a || !(a->s = poprt__arena_strdup(&c->m->arena, v)))
-        return oom();
-    a->s_len = strlen(v);
-    return POPRT_OK;
+    c->changed = 1;
+    return poprt__rw_attr_s(n, name, v);
 }
 
 static poprt_status attr_set_ints(cv *c, poprt__node *n, const char *name, const int64_t *v,
                                   int64_t cnt)
 {
-    poprt__attr *a = attr_put(c, n, name, POPRT__ATTR_INTS);
-    if (!a)
-        return oom();
-    a->n = cnt;
-    a->ints = poprt__arena_array(&c->m->arena, (size_t)(cnt ? cnt : 1), sizeof *a->ints);
-    if (!a->ints)
-        return oom();
-    if (cnt)
-        memcpy(a->ints, v, (size_t)cnt * sizeof *v);
-    return POPRT_OK;
+    c->changed = 1;
+    return poprt__rw_attr_ints(n, name, cnt, v);
 }
 
+/* cnt <= MAXR doubles (the scales of a rank) stored as float32 */
 static poprt_status attr_set_floats(cv *c, poprt__node *n, const char *name, const double *v,
                                     int64_t cnt)
 {
-    poprt__attr *a = attr_put(c, n, name, POPRT__ATTR_FLOATS);
-    if (!a)
-        return oom();
-    a->n = cnt;
-    a->floats = poprt__arena_array(&c->m->arena, (size_t)(cnt ? cnt : 1), sizeof *a->floats);
-    if (!a->floats)
-        return oom();
+    float f[MAXR];
+    if (cnt > MAXR)
+        return poprt__err(POPRT_STATUS_INTERNAL, "node '%s': %lld scales", n->name, (long long)cnt);
     for (int64_t i = 0; i < cnt; i++)
-        a->floats[i] = (float)v[i];
-    return POPRT_OK;
+        f[i] = (float)v[i];
+    c->changed = 1;
+    return poprt__rw_attr_floats(n, name, cnt, f);
 }
 
 /* ---- constant values ------------------------------------------------------------------------- */
@@ -177,7 +133,7 @@ static int const_of(const poprt__tensor *t, cval *v)
         return 1;
     }
     const poprt__node *p = t->producer;
-    if (!p || !op_is(p, "Constant") || !is_onnx(p->domain) || p->n_attrs < 1)
+    if (!p || !op_is(p, "Constant") || !poprt__rw_onnx_domain(p->domain) || p->n_attrs < 1)
         return 0;
     const poprt__attr *a = &p->attrs[0];
     if (strcmp(a->name, "value") == 0 && a->t && a->t->data) {
@@ -282,7 +238,7 @@ static poprt_status set_input(cv *c, poprt__node *n, int i, poprt__tensor *t)
 {
     c->changed = 1;
     if (i >= n->n_inputs && poprt__node_resize_inputs(n, i + 1))
-        return oom();
+        return poprt__rw_oom();
     poprt__node_set_input(n, i, t);
     return POPRT_OK;
 }
@@ -295,7 +251,7 @@ static poprt_status drop_input(cv *c, poprt__node *n, int i)
         return POPRT_OK;
     c->changed = 1;
     if (poprt__vec_push(&c->dropped, n->inputs[i]))
-        return oom();
+        return poprt__rw_oom();
     poprt__node_set_input(n, i, NULL);
     int k = n->n_inputs;
     while (k > 0 && !n->inputs[k - 1])
@@ -316,8 +272,7 @@ static poprt_status set_n_inputs(cv *c, poprt__node *n, int k)
 static poprt__node *add_node(cv *c, poprt__node *near, const char *op, int nin, int nout)
 {
     c->changed = 1;
-    const char *name = poprt__model_unique_name(c->m, base_of(near, op));
-    poprt__node *n = name ? poprt__graph_add_node(near->graph, op, "", name, nin, nout) : NULL;
+    poprt__node *n = poprt__rw_node(near->graph, op, "", base_of(near, op), nin, nout);
     for (int i = 0; n && i < nout; i++)
         if (!(n->outputs[i] = poprt__graph_new_tensor(near->graph, base_of(near, op))))
             return NULL;
@@ -349,7 +304,7 @@ static int intro_version(const char *op)
     const poprt__op *const *all = poprt__op_all(&n);
     int best = 0;
     for (size_t i = 0; i < n; i++)
-        if (is_onnx(all[i]->domain) && strcmp(all[i]->name, op) == 0 &&
+        if (poprt__rw_onnx_domain(all[i]->domain) && strcmp(all[i]->name, op) == 0 &&
             (!best || all[i]->since_version < best))
             best = all[i]->since_version;
     return best;
@@ -471,9 +426,9 @@ static poprt_status normalize_axes(cv *c, poprt__node *n)
         known |= op_is(n, ops[k]);
     if (!known || c->to >= 11)
         return POPRT_OK;
-    int r = rank_of(poprt__node_in(n, 0));
+    int r = poprt__rw_rank(poprt__node_in(n, 0));
     if (op_is(n, "OneHot"))
-        r = rank_of(poprt__node_out(n, 0));
+        r = poprt__rw_rank(poprt__node_out(n, 0));
     const char *name = op_is(n, "Squeeze") || op_is(n, "Unsqueeze") || op_is(n, "Slice") ||
                                strncmp(n->op_type, "Reduce", 6) == 0
                            ? "axes"
@@ -482,7 +437,7 @@ static poprt_status normalize_axes(cv *c, poprt__node *n)
     if (!a)
         return POPRT_OK;
     if (op_is(n, "Unsqueeze")) {
-        r = rank_of(poprt__node_out(n, 0));
+        r = poprt__rw_rank(poprt__node_out(n, 0));
     }
     int64_t cnt = a->type == POPRT__ATTR_INTS ? a->n : a->type == POPRT__ATTR_INT ? 1 : 0;
     int64_t *vals = a->type == POPRT__ATTR_INTS ? a->ints : &a->i;
@@ -528,7 +483,7 @@ static poprt_status ints_attr_to_input(cv *c, poprt__node *n, const char *name, 
         return POPRT_OK;
     poprt__tensor *t = mk_i64(n, name, v, cnt, rank1 ? 1 : 0);
     if (!t)
-        return oom();
+        return poprt__rw_oom();
     attr_del(c, n, name);
     return set_input(c, n, slot, t);
 }
@@ -597,7 +552,7 @@ static poprt_status cv_slice(cv *c, poprt__node *n)
         poprt__tensor *ts = mk_i64(n, "starts", s, ns, 1), *te = mk_i64(n, "ends", e, ne, 1);
         poprt__tensor *ta = a ? mk_i64(n, "axes", a, na, 1) : NULL;
         if (!ts || !te || (a && !ta))
-            return oom();
+            return poprt__rw_oom();
         attr_del(c, n, "starts"), attr_del(c, n, "ends"), attr_del(c, n, "axes");
         if (!(st = set_input(c, n, 1, ts)) && !(st = set_input(c, n, 2, te)) && ta)
             st = set_input(c, n, 3, ta);
@@ -642,7 +597,7 @@ static poprt_status cv_split(cv *c, poprt__node *n)
     } else if (ff == 2 && attr_get(n, "num_outputs")) {
         /* num_outputs (18): ceil-sized chunks, the last one smaller */
         int64_t k = poprt__attr_i(n, "num_outputs", n->n_outputs), ax;
-        int r = rank_of(poprt__node_in(n, 0));
+        int r = poprt__rw_rank(poprt__node_in(n, 0));
         int64_t axis = poprt__attr_i(n, "axis", 0);
         int64_t d = r >= 0 && poprt__norm_axis(axis, r, &ax) ? dim_of(n->inputs[0], (int)ax) : -1;
         if (d < 0)
@@ -668,7 +623,7 @@ static poprt_status cv_split(cv *c, poprt__node *n)
     if (ns >= 0) {
         poprt__tensor *t = mk_i64(n, "split", sizes, ns, 1);
         if (!t)
-            return oom();
+            return poprt__rw_oom();
         if (poprt__node_in(n, 1) && (st = drop_input(c, n, 1)))
             return st;
         return set_input(c, n, 1, t);
@@ -694,7 +649,7 @@ static poprt_status cv_clip(cv *c, poprt__node *n)
             double v = a->f;
             poprt__tensor *t = mk_num(n, names[k], dt ? dt : POPRT_DTYPE_FLOAT, &v, 1, 0);
             if (!t)
-                return oom();
+                return poprt__rw_oom();
             attr_del(c, n, names[k]);
             if ((st = set_input(c, n, 1 + k, t)))
                 return st;
@@ -732,13 +687,13 @@ static poprt_status cv_pad(cv *c, poprt__node *n)
             return cv_fail(c, n, "pads is required");
         poprt__tensor *tp = mk_i64(n, "pads", p, np, 1);
         if (!tp || (st = set_input(c, n, 1, tp)))
-            return tp ? st : oom();
+            return tp ? st : poprt__rw_oom();
         const poprt__attr *va = attr_get(n, "value");
         if (va && va->f != 0.0f) {
             double v = va->f;
             poprt__tensor *tv = mk_num(n, "value", dt ? dt : POPRT_DTYPE_FLOAT, &v, 1, 0);
             if (!tv || (st = set_input(c, n, 2, tv)))
-                return tv ? st : oom();
+                return tv ? st : poprt__rw_oom();
         }
         attr_del(c, n, "pads");
         attr_del(c, n, "value");
@@ -753,7 +708,7 @@ static poprt_status cv_pad(cv *c, poprt__node *n)
     if (poprt__node_in(n, 3)) {
         if (!const_ints(poprt__node_in(n, 3), ax, MAXR, &na))
             return cv_fail(c, n, "axes must be constant");
-        int r = rank_of(poprt__node_in(n, 0));
+        int r = poprt__rw_rank(poprt__node_in(n, 0));
         if (r < 0)
             return cv_fail(c, n, "axes needs a known input rank");
         if (np != 2 * na)
@@ -773,7 +728,7 @@ static poprt_status cv_pad(cv *c, poprt__node *n)
         /* 18+ -> 11..17: pads over every axis, no axes input */
         poprt__tensor *tp = mk_i64(n, "pads", p, np, 1);
         if (!tp)
-            return oom();
+            return poprt__rw_oom();
         if ((st = drop_input(c, n, 3)) || (st = drop_input(c, n, 1)))
             return st;
         return set_input(c, n, 1, tp);
@@ -808,7 +763,7 @@ static poprt_status cv_topk(cv *c, poprt__node *n)
             return cv_fail(c, n, "k is required");
         poprt__tensor *t = mk_i64(n, "k", &k, 1, 1);
         if (!t)
-            return oom();
+            return poprt__rw_oom();
         attr_del(c, n, "k");
         return set_input(c, n, 1, t);
     }
@@ -827,7 +782,7 @@ static poprt_status cv_softmax(cv *c, poprt__node *n)
     if (!crosses(c, 13))
         return POPRT_OK;
     poprt__tensor *x = poprt__node_in(n, 0);
-    int r = rank_of(x);
+    int r = poprt__rw_rank(x);
     poprt_status st;
     if (c->to >= 13) {
         int64_t axis = poprt__attr_i(n, "axis", 1), a;
@@ -845,13 +800,13 @@ static poprt_status cv_softmax(cv *c, poprt__node *n)
         poprt__node *sh = add_node(c, n, "Shape", 1, 1);
         poprt__node *rs = add_node(c, n, "Reshape", 2, 1);
         if (!fl || !sh || !rs || (st = attr_set_int(c, fl, "axis", axis)))
-            return fl && sh && rs ? st : oom();
+            return fl && sh && rs ? st : poprt__rw_oom();
         poprt__node_set_input(fl, 0, x);
         poprt__node_set_input(sh, 0, x);
         poprt__node_set_input(n, 0, fl->outputs[0]);
         poprt__tensor *y = detach_output(c, n, 0);
         if (!y)
-            return oom();
+            return poprt__rw_oom();
         poprt__node_set_input(rs, 0, n->outputs[0]);
         poprt__node_set_input(rs, 1, sh->outputs[0]);
         rs->outputs[0] = y;
@@ -881,14 +836,14 @@ static poprt_status cv_softmax(cv *c, poprt__node *n)
         inv[perm[d]] = d;
     poprt__node *t1 = add_node(c, n, "Transpose", 1, 1), *t2 = add_node(c, n, "Transpose", 1, 1);
     if (!t1 || !t2)
-        return oom();
+        return poprt__rw_oom();
     if ((st = attr_set_ints(c, t1, "perm", perm, r)) || (st = attr_set_ints(c, t2, "perm", inv, r)))
         return st;
     poprt__node_set_input(t1, 0, x);
     poprt__node_set_input(n, 0, t1->outputs[0]);
     poprt__tensor *y = detach_output(c, n, 0);
     if (!y)
-        return oom();
+        return poprt__rw_oom();
     poprt__node_set_input(t2, 0, n->outputs[0]);
     t2->outputs[0] = y;
     return attr_set_int(c, n, "axis", r - 1);
@@ -941,7 +896,7 @@ static poprt_status cv_dropout(cv *c, poprt__node *n)
             double v = a->f;
             poprt__tensor *t = mk_num(n, "ratio", POPRT_DTYPE_FLOAT, &v, 1, 0);
             if (!t || (st = set_input(c, n, 1, t)))
-                return t ? st : oom();
+                return t ? st : poprt__rw_oom();
             attr_del(c, n, "ratio");
         }
         return POPRT_OK;
@@ -973,7 +928,7 @@ static poprt_status cv_gemm(cv *c, poprt__node *n)
     int32_t dt = elem_of(poprt__node_in(n, 0));
     double z = 0;
     poprt__tensor *t = mk_num(n, "C", dt ? dt : POPRT_DTYPE_FLOAT, &z, 1, 1);
-    return t ? set_input(c, n, 2, t) : oom();
+    return t ? set_input(c, n, 2, t) : poprt__rw_oom();
 }
 
 /* Scatter (9-10) <-> ScatterElements (11+); reduction (16, min/max 18). */
@@ -1013,12 +968,12 @@ static poprt_status cv_shape(cv *c, poprt__node *n)
         return POPRT_OK;
     poprt__node *sl = add_node(c, n, "Slice", c->to >= 10 ? 3 : 1, 1);
     if (!sl)
-        return oom();
+        return poprt__rw_oom();
     poprt_status st;
     if (c->to >= 10) {
         poprt__tensor *ts = mk_i64(n, "start", &s, 1, 1), *te = mk_i64(n, "end", &e, 1, 1);
         if (!ts || !te)
-            return oom();
+            return poprt__rw_oom();
         poprt__node_set_input(sl, 1, ts);
         poprt__node_set_input(sl, 2, te);
     } else {
@@ -1031,7 +986,7 @@ static poprt_status cv_shape(cv *c, poprt__node *n)
     }
     poprt__tensor *y = detach_output(c, n, 0);
     if (!y)
-        return oom();
+        return poprt__rw_oom();
     poprt__node_set_input(sl, 0, n->outputs[0]);
     sl->outputs[0] = y;
     return POPRT_OK;
@@ -1050,7 +1005,7 @@ static poprt_status cv_constant(cv *c, poprt__node *n)
     poprt__arena *ar = &c->m->arena;
     poprt__tensor *t = poprt__arena_alloc(ar, sizeof *t);
     if (!t)
-        return oom();
+        return poprt__rw_oom();
     t->name = "";
     t->id = -1;
     int64_t cnt = 1;
@@ -1078,8 +1033,10 @@ static poprt_status cv_constant(cv *c, poprt__node *n)
     t->data = poprt__arena_memdup(ar, src ? src : "", nb ? nb : 1);
     t->nbytes = nb;
     if (st || !t->data)
-        return oom();
-    poprt__attr *v = attr_put(c, n, a->name, POPRT__ATTR_TENSOR);
+        return poprt__rw_oom();
+    /* the attribute itself becomes `value` (emptied in place: never NULL) */
+    c->changed = 1;
+    poprt__attr *v = poprt__node_add_attr(n, a->name, POPRT__ATTR_TENSOR);
     v->name = "value";
     v->t = t;
     return POPRT_OK;
@@ -1169,7 +1126,7 @@ static poprt_status cv_gridsample(cv *c, poprt__node *n)
     if (c->to >= 20)
         return attr_set_str(c, n, "mode", !strcmp(m, "bilinear") ? "linear"
                                               : !strcmp(m, "bicubic") ? "cubic" : m);
-    if (rank_of(poprt__node_in(n, 0)) != 4)
+    if (poprt__rw_rank(poprt__node_in(n, 0)) != 4)
         return cv_fail(c, n, "only 4-D inputs exist before opset 20");
     return attr_set_str(c, n, "mode", !strcmp(m, "linear") ? "bilinear"
                                           : !strcmp(m, "cubic") ? "bicubic" : m);
@@ -1184,7 +1141,7 @@ static poprt_status cv_dft(cv *c, poprt__node *n)
         int64_t axis = poprt__attr_i(n, "axis", 1);
         poprt__tensor *t = mk_i64(n, "axis", &axis, 1, 0);
         if (!t)
-            return oom();
+            return poprt__rw_oom();
         attr_del(c, n, "axis");
         return set_input(c, n, 2, t);
     }
@@ -1214,7 +1171,7 @@ static poprt_status cv_groupnorm(cv *c, poprt__node *n)
         size_t es = poprt__dtype_size((poprt_dtype)v.dtype);
         unsigned char *buf = poprt__arena_alloc(&c->m->arena, (size_t)out_n * es);
         if (!buf)
-            return oom();
+            return poprt__rw_oom();
         for (int64_t i = 0; i < out_n; i++) {
             int64_t src = c->to >= 21 ? i / per : i * per;
             if (c->to < 21)
@@ -1229,7 +1186,7 @@ static poprt_status cv_groupnorm(cv *c, poprt__node *n)
                                                    v.dtype, 1, d, buf, (size_t)out_n * es);
         poprt_status st;
         if (!nt)
-            return oom();
+            return poprt__rw_oom();
         if ((st = drop_input(c, n, k)) || (st = set_input(c, n, k, nt)))
             return st;
     }
@@ -1247,7 +1204,7 @@ static poprt_status cv_pow(cv *c, poprt__node *n)
     poprt__node *cast = add_node(c, n, "Cast", 1, 1);
     poprt_status st;
     if (!cast || (st = attr_set_int(c, cast, "to", a)))
-        return cast ? st : oom();
+        return cast ? st : poprt__rw_oom();
     poprt__node_set_input(cast, 0, n->inputs[1]);
     poprt__node_set_input(n, 1, cast->outputs[0]);
     return POPRT_OK;
@@ -1288,7 +1245,7 @@ static poprt_status cv_variadic(cv *c, poprt__node *n)
     const poprt__tensor *a = poprt__node_in(n, 0);
     for (int i = 1; i < n->n_inputs; i++) {
         const poprt__tensor *b = n->inputs[i];
-        if (!b || !a || rank_of(a) < 0 || rank_of(a) != rank_of(b))
+        if (!b || !a || poprt__rw_rank(a) < 0 || poprt__rw_rank(a) != poprt__rw_rank(b))
             return cv_fail(c, n, "inputs must have one known shape (no broadcasting before 8)");
         for (int d = 0; d < a->type.rank; d++)
             if (dim_of(a, d) < 0 || dim_of(a, d) != dim_of(b, d))
@@ -1311,7 +1268,7 @@ static poprt_status sizes_to_scales(cv *c, poprt__node *n, const poprt__tensor *
 {
     int64_t sz[MAXR], k;
     const poprt__tensor *x = poprt__node_in(n, 0);
-    if (!const_ints(sizes, sz, MAXR, &k) || k != rank_of(x))
+    if (!const_ints(sizes, sz, MAXR, &k) || k != poprt__rw_rank(x))
         return cv_fail(c, n, "sizes must be constant and cover every axis");
     for (int64_t d = 0; d < k; d++) {
         int64_t in = dim_of(x, (int)d);
@@ -1365,7 +1322,7 @@ static poprt_status cv_resize(cv *c, poprt__node *n)
             const int64_t *ax = poprt__attr_ints(n, "axes", &na);
             if (ax) {
                 /* expand roi/scales/sizes over every axis */
-                int r = rank_of(poprt__node_in(n, 0));
+                int r = poprt__rw_rank(poprt__node_in(n, 0));
                 if (r < 0)
                     return cv_fail(c, n, "axes need a known input rank");
                 int64_t pos[MAXR];
@@ -1400,7 +1357,7 @@ static poprt_status cv_resize(cv *c, poprt__node *n)
                     poprt__tensor *nt = mk_num(n, k == 1 ? "roi" : k == 2 ? "scales" : "sizes",
                                                elem_of(t), full, k == 1 ? 2 * r : r, 1);
                     if (!nt)
-                        return oom();
+                        return poprt__rw_oom();
                     if ((st = drop_input(c, n, k)) || (st = set_input(c, n, k, nt)))
                         return st;
                 }
@@ -1415,7 +1372,7 @@ static poprt_status cv_resize(cv *c, poprt__node *n)
                     poprt__tensor *t = poprt__graph_add_const(n->graph, base_of(n, k == 1 ? "roi" : "scales"),
                                                               POPRT_DTYPE_FLOAT, 1, &zero, "", 0);
                     if (!t || (st = set_input(c, n, k, t)))
-                        return t ? st : oom();
+                        return t ? st : poprt__rw_oom();
                 }
         }
         return POPRT_OK;
@@ -1434,7 +1391,7 @@ static poprt_status cv_resize(cv *c, poprt__node *n)
                 s[i] = f[i];
             poprt__tensor *t = mk_num(n, "scales", POPRT_DTYPE_FLOAT, s, cnt, 1);
             if (!t)
-                return oom();
+                return poprt__rw_oom();
             attr_del(c, n, "scales");
             return set_input(c, n, 1, t);
         }
@@ -1517,13 +1474,13 @@ static poprt_status cv_resize(cv *c, poprt__node *n)
             if (nsv < 0)
                 return cv_fail(c, n, "scales are required");
             if (!(ts = mk_num(n, "scales", POPRT_DTYPE_FLOAT, sv, nsv, 1)))
-                return oom();
+                return poprt__rw_oom();
         }
         poprt__tensor *roi = NULL;
         if (c->to < 13) {
             int64_t zero = 0;
             if (!(roi = poprt__graph_add_const(n->graph, base_of(n, "roi"), POPRT_DTYPE_FLOAT, 1, &zero, "", 0)))
-                return oom();
+                return poprt__rw_oom();
         }
         if ((st = set_input(c, n, 2, ts)))
             return st;
@@ -1556,7 +1513,7 @@ static poprt_status cv_resize(cv *c, poprt__node *n)
         return cv_fail(c, n, "scales must be constant");
     if (sizes || (src == 2 && !scales) || (src == 0 && !scales)) {
         if (!(scales = mk_num(n, "scales", POPRT_DTYPE_FLOAT, sv, nsv, 1)))
-            return oom();
+            return poprt__rw_oom();
     }
     /* attributes of the 11+ form do not exist before */
     static const char *const newer[] = {"coordinate_transformation_mode", "nearest_mode",
@@ -1590,7 +1547,7 @@ static poprt_status cv_decompose(cv *c, poprt__node *n)
     poprt__node *a = add_node(c, n, hs ? "HardSigmoid" : "Softplus", 1, 1);
     poprt__node *b = hs ? NULL : add_node(c, n, "Tanh", 1, 1);
     if (!a || (!hs && !b))
-        return oom();
+        return poprt__rw_oom();
     poprt__node_set_input(a, 0, x);
     if (hs && ((st = attr_set_float(c, a, "alpha", 1.0f / 6)) || (st = attr_set_float(c, a, "beta", 0.5f))))
         return st;
@@ -1611,7 +1568,7 @@ static poprt_status cv_or_equal(cv *c, poprt__node *n)
     poprt__node *cmp = add_node(c, n, op_is(n, "GreaterOrEqual") ? "Greater" : "Less", 2, 1);
     poprt__node *eq = add_node(c, n, "Equal", 2, 1);
     if (!cmp || !eq)
-        return oom();
+        return poprt__rw_oom();
     for (int i = 0; i < 2; i++) {
         poprt__node_set_input(cmp, i, n->inputs[i]);
         poprt__node_set_input(eq, i, n->inputs[i]);
@@ -1667,7 +1624,7 @@ static poprt_status cv_gelu(cv *c, poprt__node *n)
     poprt__tensor *k[5];
     for (int i = 0; i < 5; i++)
         if (!(k[i] = mk_num(n, "gelu_c", dt, &v[i], 1, 0)))
-            return oom();
+            return poprt__rw_oom();
     poprt__tensor *inner;
     if (tanh_form) {
         poprt__tensor *x2 = bin(c, n, "Mul", x, x, NULL);
@@ -1683,7 +1640,7 @@ static poprt_status cv_gelu(cv *c, poprt__node *n)
     poprt__tensor *t = bin(c, n, "Add", inner, k[1], NULL);
     t = bin(c, n, "Mul", x, t, NULL);
     if (!t)
-        return oom();
+        return poprt__rw_oom();
     /* the node itself becomes the last Mul, keeping its output */
     n->op_type = "Mul";
     n->n_attrs = 0;
@@ -1811,35 +1768,23 @@ static poprt_status convert_node(cv *c, poprt__node *n)
 
 /* ---- graphs ----------------------------------------------------------------------------------- */
 
+static poprt_status convert_graph(cv *c, poprt__graph *g);
+
+static poprt_status convert_body(poprt__graph *body, void *c)
+{
+    return convert_graph(c, body);
+}
+
 static poprt_status convert_graph(cv *c, poprt__graph *g)
 {
     size_t count = g->nodes.len; /* nodes added while converting are already in the target form */
     for (size_t i = 0; i < count; i++) {
         poprt__node *n = g->nodes.items[i];
-        poprt_status st;
-        for (int a = 0; a < n->n_attrs; a++) {
-            poprt__attr *at = &n->attrs[a];
-            if (at->type == POPRT__ATTR_GRAPH && at->g && (st = convert_graph(c, at->g)))
-                return st;
-            for (int64_t k = 0; at->type == POPRT__ATTR_GRAPHS && k < at->n; k++)
-                if (at->graphs[k] && (st = convert_graph(c, at->graphs[k])))
-                    return st;
-        }
-        if (is_onnx(n->domain) && (st = convert_node(c, n)))
+        poprt_status st = poprt__rw_each_body(n, convert_body, c);
+        if (st || (poprt__rw_onnx_domain(n->domain) && (st = convert_node(c, n))))
             return st;
     }
     return POPRT_OK;
-}
-
-static void remove_init(poprt__graph *g, poprt__tensor *t)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < g->initializers.len; i++)
-        if (g->initializers.items[i] != t)
-            g->initializers.items[k++] = g->initializers.items[i];
-    g->initializers.len = k;
-    t->is_initializer = 0;
-    t->data = NULL;
 }
 
 /* Constants the conversion stopped reading (attributes now hold them). */
@@ -1850,7 +1795,7 @@ static void cleanup(cv *c)
         if (!t->graph || t->is_output || t->is_input || poprt__tensor_use_count(t->graph, t))
             continue;
         if (t->is_initializer)
-            remove_init(t->graph, t);
+            poprt__rw_remove_initializer(t->graph, t);
         else if (t->producer && op_is(t->producer, "Constant") && t->producer->graph == t->graph)
             poprt__graph_remove_node(t->graph, t->producer);
     }
@@ -1880,7 +1825,7 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
     int from = (int)poprt__model_opset(m, "");
     int idx = -1;
     for (int i = 0; i < m->n_opsets; i++)
-        if (is_onnx(m->opsets[i].domain))
+        if (poprt__rw_onnx_domain(m->opsets[i].domain))
             idx = i;
     if (idx < 0 || from == to)
         return POPRT_OK; /* no ai.onnx import: nothing to convert */

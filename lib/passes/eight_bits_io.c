@@ -3,7 +3,8 @@
  * after them, so the caller hands over raw 8-bit pixels: a quarter of the
  * bytes per request. Outputs are unchanged for inputs holding integers in
  * [0, 255]; the caller must now pass uint8 data. */
-#include "passes/util_replace.h"
+#include <string.h>
+#include "passes/rewrite.h"
 
 static int listed(const char *list, const char *name)
 {
@@ -47,11 +48,11 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
             continue;
         poprt__tensor *f = poprt__graph_new_tensor(g, "image");
         if (!f)
-            return rp_oom();
+            return poprt__rw_oom();
         st = poprt__graph_replace_uses(g, x, f);
-        poprt__node *c = st ? NULL : rp_node(g, "Cast", "", 1, &x, f, NULL);
-        if (!c || !rp_attr_i(c, "to", e))
-            return st ? st : rp_oom();
+        poprt__node *c = st ? NULL : poprt__rw_node1(g, "Cast", "", 1, &x, f, NULL);
+        if (!c || poprt__rw_attr_i(c, "to", e))
+            return st ? st : poprt__rw_oom();
         x->type.elem = POPRT_DTYPE_UINT8;
         (*changed)++;
     }

@@ -1,6 +1,6 @@
 /* eliminate_deadend: removes nodes none of whose outputs is read (by a node,
  * a subgraph or as a graph output), repeatedly, in every graph. */
-#include "passes/util_core.h"
+#include "passes/rewrite.h"
 
 static poprt_status dead(poprt__graph *g, void *ctx, int *changed)
 {
@@ -13,8 +13,7 @@ static poprt_status dead(poprt__graph *g, void *ctx, int *changed)
 static poprt_status run(poprt__model *m, const char *args, int *changed)
 {
     (void)args;
-    *changed = 0;
-    return poprt__pc_each_graph(m->graph, dead, NULL, changed);
+    return poprt__rw_run_graphs(m, dead, NULL, changed);
 }
 
 const poprt__pass poprt__pass_eliminate_deadend = {

@@ -1,15 +1,15 @@
 /* eliminate_identity: removes Identity nodes; readers use the input. */
-#include "passes/util_core.h"
+#include "passes/rewrite.h"
 
 static poprt__tensor *nop(poprt__node *n)
 {
-    return poprt__pc_is(n, "Identity") ? poprt__node_in(n, 0) : NULL;
+    return poprt__rw_is(n, "Identity") ? poprt__node_in(n, 0) : NULL;
 }
 
 static poprt_status run(poprt__model *m, const char *args, int *changed)
 {
     (void)args;
-    return poprt__pc_remove_nops(m, nop, changed);
+    return poprt__rw_remove_nops(m, nop, changed);
 }
 
 const poprt__pass poprt__pass_eliminate_identity = {

@@ -1,14 +1,14 @@
 /* eliminate_nop_expand: removes Expand nodes whose constant shape
  * broadcasts to the input's own shape (no rank growth, each dim 1 or equal). */
-#include "passes/util_core.h"
+#include "passes/rewrite.h"
 
 static poprt__tensor *nop(poprt__node *n)
 {
     poprt__tensor *x = poprt__node_in(n, 0);
-    if (!poprt__pc_is(n, "Expand") || !x || x->type.kind != POPRT__KIND_TENSOR || x->type.rank < 0)
+    if (!poprt__rw_is(n, "Expand") || !x || x->type.kind != POPRT__KIND_TENSOR || x->type.rank < 0)
         return NULL;
     int64_t shape[POPRT__MAX_RANK];
-    int64_t ns = poprt__pc_const_ints(poprt__node_in(n, 1), shape, POPRT__MAX_RANK);
+    int64_t ns = poprt__rw_ints(poprt__node_in(n, 1), POPRT__RW_DATA, shape, POPRT__MAX_RANK);
     int r = x->type.rank;
     if (ns < 0 || ns > r)
         return NULL;
@@ -23,7 +23,7 @@ static poprt__tensor *nop(poprt__node *n)
 static poprt_status run(poprt__model *m, const char *args, int *changed)
 {
     (void)args;
-    return poprt__pc_remove_nops(m, nop, changed);
+    return poprt__rw_remove_nops(m, nop, changed);
 }
 
 const poprt__pass poprt__pass_eliminate_nop_expand = {

@@ -1,18 +1,18 @@
 /* eliminate_nop_flatten: removes Flatten nodes whose input already has the
  * output's 2-D shape (rank 2 with axis 1, or equal static shapes). */
-#include "passes/util_core.h"
+#include "passes/rewrite.h"
 
 static poprt__tensor *nop(poprt__node *n)
 {
     poprt__tensor *x = poprt__node_in(n, 0), *y = poprt__node_out(n, 0);
-    if (!poprt__pc_is(n, "Flatten") || !x || !y || x->type.kind != POPRT__KIND_TENSOR)
+    if (!poprt__rw_is(n, "Flatten") || !x || !y || x->type.kind != POPRT__KIND_TENSOR)
         return NULL;
     int64_t axis = poprt__attr_i(n, "axis", 1);
     if (x->type.rank == 2 && (axis == 1 || axis == -1))
         return x;
     int64_t xd[POPRT__MAX_RANK], yd[POPRT__MAX_RANK];
     int xr, yr;
-    if (!poprt__pc_static_dims(x, xd, &xr) || !poprt__pc_static_dims(y, yd, &yr) || xr != 2 ||
+    if (!poprt__rw_static_dims(x, xd, &xr) || !poprt__rw_static_dims(y, yd, &yr) || xr != 2 ||
         yr != 2 || xd[0] != yd[0] || xd[1] != yd[1])
         return NULL;
     return x;
@@ -21,7 +21,7 @@ static poprt__tensor *nop(poprt__node *n)
 static poprt_status run(poprt__model *m, const char *args, int *changed)
 {
     (void)args;
-    return poprt__pc_remove_nops(m, nop, changed);
+    return poprt__rw_remove_nops(m, nop, changed);
 }
 
 const poprt__pass poprt__pass_eliminate_nop_flatten = {

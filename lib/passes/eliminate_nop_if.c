@@ -3,7 +3,7 @@
  * names are renamed). The If's output tensors keep their names. */
 #include <string.h>
 #include "ir/dtype.h"
-#include "passes/util_core.h"
+#include "passes/rewrite.h"
 
 static poprt_status move_tensor(poprt__graph *g, poprt__graph *b, poprt__tensor *t)
 {
@@ -21,6 +21,12 @@ static poprt_status move_tensor(poprt__graph *g, poprt__graph *b, poprt__tensor 
     return POPRT_OK;
 }
 
+static poprt_status set_parent(poprt__graph *body, void *g)
+{
+    body->parent = g;
+    return POPRT_OK;
+}
+
 static poprt_status inline_branch(poprt__graph *g, poprt__node *n, poprt__graph *b)
 {
     poprt_status st = POPRT_OK;
@@ -31,14 +37,7 @@ static poprt_status inline_branch(poprt__graph *g, poprt__node *n, poprt__graph 
     for (size_t i = 0; i < b->nodes.len && !st; i++) {
         poprt__node *c = b->nodes.items[i];
         c->graph = g;
-        for (int a = 0; a < c->n_attrs; a++) {
-            poprt__attr *at = &c->attrs[a];
-            if (at->type == POPRT__ATTR_GRAPH && at->g)
-                at->g->parent = g;
-            for (int64_t k = 0; at->type == POPRT__ATTR_GRAPHS && k < at->n; k++)
-                if (at->graphs[k])
-                    at->graphs[k]->parent = g;
-        }
+        poprt__rw_each_body(c, set_parent, g);
         st = poprt__vec_push(&g->nodes, c);
     }
     /* the branch's nodes are g's now; its outputs list is read below, after
@@ -48,7 +47,7 @@ static poprt_status inline_branch(poprt__graph *g, poprt__node *n, poprt__graph 
         st = poprt__vec_push(&outs, b->outputs.items[k]);
     if (st) {
         poprt__vec_free(&outs);
-        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+        return poprt__rw_oom();
     }
     b->nodes.len = 0;
     for (size_t k = 0; k < outs.len; k++)
@@ -65,18 +64,15 @@ static poprt_status inline_branch(poprt__graph *g, poprt__node *n, poprt__graph 
         if (shared == 1 && p && bo->graph == g && p->graph == g && !bo->is_input &&
             !bo->is_initializer) {
             poprt__graph_replace_uses(g, bo, y);
-            poprt__pc_set_output(p, bo->producer_slot, y);
+            poprt__rw_set_output(p, bo->producer_slot, y);
             bo->producer = NULL;
             continue;
         }
         /* the branch passes through a value defined elsewhere */
-        poprt__node *id = poprt__graph_add_node(g, "Identity", "", NULL, 1, 1);
-        if (!id) {
-            st = poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+        if (!poprt__rw_node1(g, "Identity", "", 1, &bo, y, NULL)) {
+            st = poprt__rw_oom();
             break;
         }
-        poprt__node_set_input(id, 0, bo);
-        poprt__pc_set_output(id, 0, y);
     }
     poprt__vec_free(&outs);
     return st;
@@ -88,7 +84,7 @@ static poprt_status nop_if(poprt__graph *g, void *ctx, int *changed)
     for (size_t i = 0; i < g->nodes.len; i++) {
         poprt__node *n = g->nodes.items[i];
         poprt__tensor *c = poprt__node_in(n, 0);
-        if (!poprt__pc_is(n, "If") || !poprt__pc_is_const(c) || poprt__type_numel(&c->type) != 1)
+        if (!poprt__rw_is(n, "If") || !poprt__rw_is_const(c) || poprt__type_numel(&c->type) != 1)
             continue;
         int taken = c->type.elem == POPRT_DTYPE_BOOL ? ((const uint8_t *)c->data)[0] != 0
                                                      : poprt__load_f64(c->data, c->type.elem, 0) != 0;
@@ -108,8 +104,7 @@ static poprt_status nop_if(poprt__graph *g, void *ctx, int *changed)
 static poprt_status run(poprt__model *m, const char *args, int *changed)
 {
     (void)args;
-    *changed = 0;
-    return poprt__pc_each_graph(m->graph, nop_if, NULL, changed);
+    return poprt__rw_run_graphs(m, nop_if, NULL, changed);
 }
 
 const poprt__pass poprt__pass_eliminate_nop_if = {

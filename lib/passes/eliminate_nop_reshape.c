@@ -1,15 +1,15 @@
 /* eliminate_nop_reshape: removes Reshape nodes whose constant target shape
  * is the input's shape (0 copies a dim, at most one -1 then must match the
  * remaining dim); works with symbolic dims. */
-#include "passes/util_core.h"
+#include "passes/rewrite.h"
 
 static poprt__tensor *nop(poprt__node *n)
 {
     poprt__tensor *x = poprt__node_in(n, 0);
-    if (!poprt__pc_is(n, "Reshape") || !x || x->type.kind != POPRT__KIND_TENSOR || x->type.rank < 0)
+    if (!poprt__rw_is(n, "Reshape") || !x || x->type.kind != POPRT__KIND_TENSOR || x->type.rank < 0)
         return NULL;
     int64_t shape[POPRT__MAX_RANK];
-    int64_t ns = poprt__pc_attr_or_input_ints(n, "shape", 1, 5, shape, POPRT__MAX_RANK);
+    int64_t ns = poprt__rw_attr_or_input_ints(n, "shape", 1, 5, shape, POPRT__MAX_RANK);
     if (ns != x->type.rank)
         return NULL;
     int allowzero = (int)poprt__attr_i(n, "allowzero", 0);
@@ -29,7 +29,7 @@ static poprt__tensor *nop(poprt__node *n)
 static poprt_status run(poprt__model *m, const char *args, int *changed)
 {
     (void)args;
-    return poprt__pc_remove_nops(m, nop, changed);
+    return poprt__rw_remove_nops(m, nop, changed);
 }
 
 const poprt__pass poprt__pass_eliminate_nop_reshape = {

@@ -1,11 +1,11 @@
 /* eliminate_nop_transpose: removes Transpose nodes whose permutation is the
  * identity. */
-#include "passes/util_core.h"
+#include "passes/rewrite.h"
 
 static poprt__tensor *nop(poprt__node *n)
 {
     poprt__tensor *x = poprt__node_in(n, 0);
-    if (!poprt__pc_is(n, "Transpose") || !x)
+    if (!poprt__rw_is(n, "Transpose") || !x)
         return NULL;
     int64_t np;
     const int64_t *perm = poprt__attr_ints(n, "perm", &np);
@@ -20,7 +20,7 @@ static poprt__tensor *nop(poprt__node *n)
 static poprt_status run(poprt__model *m, const char *args, int *changed)
 {
     (void)args;
-    return poprt__pc_remove_nops(m, nop, changed);
+    return poprt__rw_remove_nops(m, nop, changed);
 }
 
 const poprt__pass poprt__pass_eliminate_nop_transpose = {

@@ -1,7 +1,7 @@
 /* eliminate_unused_initializer: drops initializers nothing reads (in every
  * graph); an unused initializer also listed as a graph input leaves the
  * inputs list too. */
-#include "passes/util_core.h"
+#include "passes/rewrite.h"
 
 static poprt_status unused(poprt__graph *g, void *ctx, int *changed)
 {
@@ -13,9 +13,7 @@ static poprt_status unused(poprt__graph *g, void *ctx, int *changed)
             g->initializers.items[w++] = t;
             continue;
         }
-        t->is_initializer = 0;
-        t->data = NULL;
-        t->nbytes = 0;
+        poprt__rw_unset_initializer(t);
         if (t->is_input) {
             size_t k = 0;
             for (size_t r = 0; r < g->inputs.len; r++)
@@ -33,8 +31,7 @@ static poprt_status unused(poprt__graph *g, void *ctx, int *changed)
 static poprt_status run(poprt__model *m, const char *args, int *changed)
 {
     (void)args;
-    *changed = 0;
-    return poprt__pc_each_graph(m->graph, unused, NULL, changed);
+    return poprt__rw_run_graphs(m, unused, NULL, changed);
 }
 
 const poprt__pass poprt__pass_eliminate_unused_initializer = {

@@ -4,7 +4,15 @@
  * every graph input and output has a known element type. Does not change
  * the model. */
 #include "kernels/kernel.h"
-#include "passes/passes.h"
+#include "passes/rewrite.h"
+
+static poprt_status check_kernels(const poprt__graph *g);
+
+static poprt_status check_body(poprt__graph *body, void *ctx)
+{
+    (void)ctx;
+    return check_kernels(body);
+}
 
 static poprt_status check_kernels(const poprt__graph *g)
 {
@@ -15,16 +23,9 @@ static poprt_status check_kernels(const poprt__graph *g)
                                    "libpoprt has no kernel for %s%s%s (opset %d)",
                                    n->domain[0] ? n->domain : "", n->domain[0] ? "::" : "",
                                    n->op_type, n->opset);
-        for (int a = 0; a < n->n_attrs; a++) {
-            const poprt__attr *at = &n->attrs[a];
-            poprt_status st = POPRT_OK;
-            if (at->type == POPRT__ATTR_GRAPH && at->g)
-                st = check_kernels(at->g);
-            for (int64_t k = 0; !st && at->type == POPRT__ATTR_GRAPHS && k < at->n; k++)
-                st = at->graphs[k] ? check_kernels(at->graphs[k]) : POPRT_OK;
-            if (st)
-                return st;
-        }
+        poprt_status st = poprt__rw_each_body(n, check_body, NULL);
+        if (st)
+            return st;
     }
     return POPRT_OK;
 }

@@ -5,7 +5,7 @@
  * float32 holds exactly, and to these selection-type ops whose results are
  * input values, so the converted model computes the same bits. libpoprt's
  * own kernels take the integer types directly. */
-#include "passes/util_replace.h"
+#include "passes/rewrite.h"
 
 typedef struct rule {
     const char *op;
@@ -25,51 +25,44 @@ static int small_int(int32_t e)
            e == POPRT_DTYPE_UINT16;
 }
 
-static poprt_status rewrite(poprt__graph *g, void *ctx, int *changed)
+static poprt_status rewrite(poprt__graph *g, poprt__node *n, const void *ctx, int *done)
 {
     (void)ctx;
-    poprt_status st = POPRT_OK;
-    size_t len = g->nodes.len; /* nodes added below are never candidates */
-    for (size_t i = 0; !st && i < len; i++) {
-        poprt__node *n = g->nodes.items[i];
-        const rule *r = NULL;
-        for (size_t k = 0; k < sizeof rules / sizeof rules[0] && !r; k++)
-            if (rp_is(n, rules[k].op))
-                r = &rules[k];
-        if (!r || !n->inputs[0] || !small_int(n->inputs[0]->type.elem) || !n->outputs[0])
+    const rule *r = NULL;
+    for (size_t k = 0; k < sizeof rules / sizeof rules[0] && !r; k++)
+        if (poprt__rw_is(n, rules[k].op))
+            r = &rules[k];
+    if (!r || !n->inputs[0] || !small_int(n->inputs[0]->type.elem) || !n->outputs[0])
+        return POPRT_OK;
+    if (poprt__rw_is(n, "Clip") && n->opset < 11)
+        return POPRT_OK; /* bounds are float attributes there */
+    int32_t e = n->inputs[0]->type.elem;
+    int nin = r->all_inputs ? n->n_inputs : 1;
+    for (int k = 0; k < nin; k++) {
+        if (!n->inputs[k])
             continue;
-        if (rp_is(n, "Clip") && n->opset < 11)
-            continue; /* bounds are float attributes there */
-        int32_t e = n->inputs[0]->type.elem;
-        int nin = r->all_inputs ? n->n_inputs : 1;
-        for (int k = 0; k < nin && !st; k++) {
-            if (!n->inputs[k])
-                continue;
-            poprt__node *c = rp_node(g, "Cast", "", 1, &n->inputs[k], NULL, "as_float");
-            if (!c || !rp_attr_i(c, "to", POPRT_DTYPE_FLOAT))
-                st = rp_oom();
-            else
-                poprt__node_set_input(n, k, c->outputs[0]);
-        }
-        if (!st && r->value_output) {
-            poprt__tensor *y = n->outputs[0], *t = poprt__graph_new_tensor(g, "float_out");
-            poprt__node *c = t ? rp_node(g, "Cast", "", 1, &t, y, NULL) : NULL;
-            if (!c || !rp_attr_i(c, "to", e))
-                st = rp_oom();
-            else
-                n->outputs[0] = t;
-        }
-        if (!st)
-            (*changed)++;
+        poprt__node *c = poprt__rw_node1(g, "Cast", "", 1, &n->inputs[k], NULL, "as_float");
+        if (!c || poprt__rw_attr_i(c, "to", POPRT_DTYPE_FLOAT))
+            return poprt__rw_oom();
+        poprt__node_set_input(n, k, c->outputs[0]);
     }
-    return st;
+    if (r->value_output) {
+        poprt__tensor *y = n->outputs[0], *t = poprt__graph_new_tensor(g, "float_out");
+        poprt__node *c = t ? poprt__rw_node1(g, "Cast", "", 1, &t, y, NULL) : NULL;
+        if (!c || poprt__rw_attr_i(c, "to", e))
+            return poprt__rw_oom();
+        poprt__rw_set_output(n, 0, t);
+    }
+    *done = 1;
+    return POPRT_OK;
 }
+
+/* every node (the Casts added are never candidates) */
+static const poprt__rw_node_pass pass = {"float_ops_workaround", NULL, rewrite};
 
 static poprt_status run(poprt__model *m, const char *args, int *changed)
 {
-    *changed = 0;
-    poprt_status st = rp_no_args("float_ops_workaround", args);
-    return st ? st : rp_each_graph(m->graph, rewrite, NULL, changed);
+    return poprt__rw_run_nodes(&pass, m, args, changed);
 }
 
 const poprt__pass poprt__pass_float_ops_workaround = {

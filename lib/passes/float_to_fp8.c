@@ -33,6 +33,7 @@
  * libpoprt runs it at any opset, other runtimes need the model converted to
  * opset >= 19. */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,8 +95,6 @@ typedef struct calib {
     chmean *cm;
     int n_cm;
 } calib;
-
-static poprt_status oom(void) { return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory"); }
 
 static float fp8_max(int32_t dt) { return dt == POPRT_DTYPE_FLOAT8E5M2 ? 57344.0f : 448.0f; }
 
@@ -190,9 +189,8 @@ static int computed_const(const poprt__tensor *t, int depth)
     const poprt__node *p = t->producer;
     if (!p || depth == 0 || p->domain[0])
         return 0;
-    for (int a = 0; a < p->n_attrs; a++)
-        if (p->attrs[a].type == POPRT__ATTR_GRAPH || p->attrs[a].type == POPRT__ATTR_GRAPHS)
-            return 0;
+    if (poprt__rw_has_body(p))
+        return 0;
     for (int i = 0; i < p->n_inputs; i++)
         if (p->inputs[i] && !computed_const(p->inputs[i], depth - 1))
             return 0;
@@ -242,28 +240,31 @@ static float best_ratio(const char *loss, const float *v, int64_t n, float amax,
     return best;
 }
 
+/* The element of arr (n of size sz) whose name, the const char * at
+ * offset off, is name; NULL when none. */
+static void *find_named(void *arr, int n, size_t sz, size_t off, const char *name)
+{
+    for (int i = 0; i < n; i++) {
+        char *e = (char *)arr + (size_t)i * sz;
+        if (strcmp(*(const char **)(e + off), name) == 0)
+            return e;
+    }
+    return NULL;
+}
+
 static act_stat *find_act(calib *cb, const char *name)
 {
-    for (int i = 0; i < cb->n_acts; i++)
-        if (strcmp(cb->acts[i].name, name) == 0)
-            return &cb->acts[i];
-    return NULL;
+    return find_named(cb->acts, cb->n_acts, sizeof *cb->acts, offsetof(act_stat, name), name);
 }
 
 static hess *find_hess(calib *cb, const char *node)
 {
-    for (int i = 0; i < cb->n_h; i++)
-        if (strcmp(cb->h[i].node, node) == 0)
-            return &cb->h[i];
-    return NULL;
+    return find_named(cb->h, cb->n_h, sizeof *cb->h, offsetof(hess, node), node);
 }
 
 static chmean *find_cm(calib *cb, const char *name)
 {
-    for (int i = 0; i < cb->n_cm; i++)
-        if (strcmp(cb->cm[i].name, name) == 0)
-            return &cb->cm[i];
-    return NULL;
+    return find_named(cb->cm, cb->n_cm, sizeof *cb->cm, offsetof(chmean, name), name);
 }
 
 /* A Conv whose float8 weight error bias correction can cancel: an
@@ -405,7 +406,7 @@ static poprt_status calibrate(poprt__model *m, const cfg *c, const target *tg, i
     cb->cm = poprt__calloc((size_t)nt + 1, sizeof *cb->cm);
     if (!names || !cb->acts || !cb->h || !cb->cm) {
         poprt__free(names);
-        return oom();
+        return poprt__rw_oom();
     }
     for (int i = 0; i < nt; i++) {
         int bc = c->bias_corr && bias_correctable(&tg[i]);
@@ -426,7 +427,7 @@ static poprt_status calibrate(poprt__model *m, const cfg *c, const target *tg, i
             h->H = poprt__calloc((size_t)h->K * (size_t)h->K, sizeof(double));
             if (!h->H) {
                 poprt__free(names);
-                return oom();
+                return poprt__rw_oom();
             }
         }
     }
@@ -434,11 +435,11 @@ static poprt_status calibrate(poprt__model *m, const cfg *c, const target *tg, i
         poprt__free(names);
         return POPRT_OK;
     }
-    poprt__prunner *r;
+    poprt__prunner *r = NULL; /* prunner_create leaves it unset when it fails */
     poprt_status st = poprt__prunner_create(m, n_names, names, d, &r);
     double *row = poprt__malloc((GPTQ_MAX_K + 1) * sizeof(double));
     if (!st && !row)
-        st = oom();
+        st = poprt__rw_oom();
     int64_t per = RESERVOIR / (d->n_samples > 0 ? d->n_samples : 1);
     for (int s = 0; !st && s < d->n_samples; s++) {
         const float *const *y;
@@ -457,7 +458,7 @@ static poprt_status calibrate(poprt__model *m, const cfg *c, const target *tg, i
                 int64_t add = (ny[i] + step - 1) / step;
                 float *v = poprt__realloc(as->vals, (size_t)(as->n_vals + add) * sizeof(float));
                 if (!v) {
-                    st = oom();
+                    st = poprt__rw_oom();
                     break;
                 }
                 as->vals = v;
@@ -475,7 +476,7 @@ static poprt_status calibrate(poprt__model *m, const cfg *c, const target *tg, i
                     cm->C = xd[1];
                     cm->sum = poprt__calloc((size_t)cm->C + 1, sizeof(double));
                     if (!cm->sum) {
-                        st = oom();
+                        st = poprt__rw_oom();
                         break;
                     }
                 }
@@ -509,7 +510,7 @@ static poprt_status calibrate(poprt__model *m, const cfg *c, const target *tg, i
         }
         float *t2 = poprt__realloc(tmp, (size_t)as->n_vals * sizeof(float));
         if (!t2) {
-            st = oom();
+            st = poprt__rw_oom();
             break;
         }
         tmp = t2;
@@ -532,7 +533,7 @@ static poprt_status calibrate(poprt__model *m, const cfg *c, const target *tg, i
             if (!cm || !cm->sum || !as || ny[i] <= 0 || ny[i] % cm->C)
                 continue;
             if (!cm->qsum && !(cm->qsum = poprt__calloc((size_t)cm->C + 1, sizeof(double)))) {
-                st = oom();
+                st = poprt__rw_oom();
                 break;
             }
             int xr;
@@ -672,7 +673,7 @@ static poprt_status quant_weight(const cfg *c, calib *cb, const target *tg, cons
     if (!amax || !tmp) {
         poprt__free(amax);
         poprt__free(tmp);
-        return oom();
+        return poprt__rw_oom();
     }
     for (int64_t i = 0; i < n; i++) {
         int64_t ch = (i / l.inner) % l.len;
@@ -703,24 +704,14 @@ static poprt_status quant_weight(const cfg *c, calib *cb, const target *tg, cons
             ok = gptq_rows(Hc, h->K, W, l.len, scales, c->w_dt, codes, idx_plain, &gl);
             poprt__free(Hc);
         }
-        poprt__free(amax);
-        poprt__free(tmp);
-        if (ok)
-            return POPRT_OK;
-        poprt__log(POPRT_LOG_WARNING, NAME ": node '%s': GPTQ failed (singular Hessian), using mse",
-                   tg->n->name);
-        amax = poprt__calloc((size_t)l.len, sizeof(float));
-        tmp = poprt__malloc((size_t)n * sizeof(float));
-        if (!amax || !tmp) {
+        if (ok) {
             poprt__free(amax);
             poprt__free(tmp);
-            return oom();
+            return POPRT_OK;
         }
-        for (int64_t i = 0; i < n; i++) {
-            int64_t ch = (i / l.inner) % l.len;
-            if (isfinite(w[i]) && fabsf(w[i]) > amax[ch])
-                amax[ch] = fabsf(w[i]);
-        }
+        poprt__log(POPRT_LOG_WARNING, NAME ": node '%s': GPTQ failed (singular Hessian), using mse",
+                   tg->n->name);
+        /* amax still holds the channel maxima; tmp is scratch again */
     }
     /* a histogram distance ignores the few large weights that matter most:
      * kld (and gptq's fallback) choose weight scales by mse */
@@ -776,7 +767,7 @@ static poprt_status correct_bias(poprt__model *m, calib *cb, poprt__node *n, con
     poprt__const_f32(bt, &b, &nb);
     float *nbias = poprt__malloc((size_t)M * sizeof(float));
     if (!nbias)
-        return oom();
+        return poprt__rw_oom();
     for (int64_t o = 0; o < M; o++) {
         int64_t g = o / (M / groups);
         float s = scales[ns > 1 ? o : 0];
@@ -798,14 +789,9 @@ static poprt_status correct_bias(poprt__model *m, calib *cb, poprt__node *n, con
                             : NULL;
     poprt__free(nbias);
     if (!t)
-        return oom();
+        return poprt__rw_oom();
     poprt__node_set_input(n, 2, t);
     return POPRT_OK;
-}
-
-static poprt__node *add_node(poprt__graph *g, const char *op, int n_in)
-{
-    return poprt__graph_add_node(g, op, "", NULL, n_in, 1);
 }
 
 /* Rewrites the targets of graph g but those whose keep[] flag is set (in
@@ -816,7 +802,7 @@ static poprt_status build_graph(poprt__model *m, poprt__graph *g, const cfg *c, 
     int cap = (int)g->nodes.len + 1;
     target *tg = poprt__calloc((size_t)cap, sizeof *tg);
     if (!tg)
-        return oom();
+        return poprt__rw_oom();
     int nt = find_targets(g, c, tg, cap);
     poprt__map wmap = {0}, amap = {0};
     poprt_status st = POPRT_OK;
@@ -836,10 +822,10 @@ static poprt_status build_graph(poprt__model *m, poprt__graph *g, const cfg *c, 
                 uint8_t *codes = poprt__malloc((size_t)nv);
                 float *scales = poprt__malloc((size_t)nv * sizeof(float));
                 int64_t ns = 0;
-                st = codes && scales ? quant_weight(c, cb, &tg[i], v, nv, codes, scales, &ns) : oom();
+                st = codes && scales ? quant_weight(c, cb, &tg[i], v, nv, codes, scales, &ns)
+                                     : poprt__rw_oom();
                 int64_t dims[POPRT__MAX_RANK];
-                for (int k = 0; k < w->type.rank; k++)
-                    dims[k] = w->type.dims[k].value;
+                poprt__rw_dims(w, dims);
                 const char *b8 = poprt__arena_printf(&m->arena, "%s_fp8", w->name);
                 const char *bs = poprt__arena_printf(&m->arena, "%s_fp8_scale", w->name);
                 const char *bo = poprt__arena_printf(&m->arena, "%s_dq", w->name);
@@ -850,24 +836,20 @@ static poprt_status build_graph(poprt__model *m, poprt__graph *g, const cfg *c, 
                                                : poprt__graph_add_const(g, bs, POPRT_DTYPE_FLOAT,
                                                                         ns > 1 ? 1 : 0, &ns, scales,
                                                                         (size_t)ns * sizeof(float));
-                poprt__node *d = sc && bo ? add_node(g, "DequantizeLinear", 2) : NULL;
+                poprt__node *d =
+                    sc && bo ? poprt__rw_node(g, "DequantizeLinear", "", NULL, 2, 1) : NULL;
                 dq = d ? poprt__graph_new_tensor(g, bo) : NULL;
                 if (!st && !dq)
-                    st = oom();
+                    st = poprt__rw_oom();
                 if (!st) {
                     poprt__node_set_input(d, 0, q8);
                     poprt__node_set_input(d, 1, sc);
                     d->outputs[0] = dq;
-                    if (ns > 1) {
-                        poprt__attr *ax = poprt__node_add_attr(d, "axis", POPRT__ATTR_INT);
-                        if (!ax)
-                            st = oom();
-                        else
-                            ax->i = tg[i].w_axis;
-                    }
+                    if (ns > 1)
+                        st = poprt__rw_attr_i(d, "axis", tg[i].w_axis);
                 }
                 if (!st && poprt__map_put(&wmap, w->name, dq))
-                    st = oom();
+                    st = poprt__rw_oom();
                 if (!st && c->bias_corr && bias_correctable(&tg[i]))
                     st = correct_bias(m, cb, n, v, codes, scales, ns, c->w_dt);
                 poprt__free(codes);
@@ -886,11 +868,12 @@ static poprt_status build_graph(poprt__model *m, poprt__graph *g, const cfg *c, 
                                                            POPRT_DTYPE_FLOAT, 0, zero_dims, &s, sizeof s);
                 poprt__tensor *zp = poprt__graph_add_const(g, poprt__arena_printf(&m->arena, "%s_zp", x->name),
                                                            c->in_dt, 0, zero_dims, &zero8, 1);
-                poprt__node *q = add_node(g, "QuantizeLinear", 3), *d = add_node(g, "DequantizeLinear", 2);
+                poprt__node *q = poprt__rw_node(g, "QuantizeLinear", "", NULL, 3, 1);
+                poprt__node *d = poprt__rw_node(g, "DequantizeLinear", "", NULL, 2, 1);
                 poprt__tensor *qt = poprt__graph_new_tensor(g, poprt__arena_printf(&m->arena, "%s_q", x->name));
                 dq = poprt__graph_new_tensor(g, poprt__arena_printf(&m->arena, "%s_dq", x->name));
                 if (!sc || !zp || !q || !d || !qt || !dq) {
-                    st = oom();
+                    st = poprt__rw_oom();
                     break;
                 }
                 poprt__node_set_input(q, 0, x);
@@ -901,7 +884,7 @@ static poprt_status build_graph(poprt__model *m, poprt__graph *g, const cfg *c, 
                 poprt__node_set_input(d, 1, sc);
                 d->outputs[0] = dq;
                 if (poprt__map_put(&amap, x->name, dq))
-                    st = oom();
+                    st = poprt__rw_oom();
             }
             if (!st)
                 poprt__node_set_input(n, tg[i].act_in[a], dq);
@@ -916,30 +899,42 @@ static poprt_status build_graph(poprt__model *m, poprt__graph *g, const cfg *c, 
     return st;
 }
 
-/* Calls fn on every If/Loop/Scan body under g (nested too), outermost first. */
-static poprt_status each_body(poprt__graph *g, int depth,
-                              poprt_status (*fn)(poprt__graph *body, void *ctx), void *ctx)
+/* fn and its context, and how deep the walk is. */
+typedef struct bodies {
+    poprt__rw_body_fn fn;
+    void *ctx;
+    int depth;
+} bodies;
+
+static poprt_status visit_bodies(poprt__graph *g, bodies *b);
+
+static poprt_status visit_body(poprt__graph *body, void *ctx)
 {
-    poprt_status st = POPRT_OK;
-    for (size_t i = 0; i < g->nodes.len && !st; i++) {
-        poprt__node *n = g->nodes.items[i];
-        for (int a = 0; a < n->n_attrs && !st; a++) {
-            poprt__attr *at = &n->attrs[a];
-            int nb = at->type == POPRT__ATTR_GRAPH ? 1
-                     : at->type == POPRT__ATTR_GRAPHS ? (int)at->n
-                                                      : 0;
-            for (int k = 0; k < nb && !st; k++) {
-                poprt__graph *body = at->type == POPRT__ATTR_GRAPH ? at->g : at->graphs[k];
-                if (!body)
-                    continue;
-                if (depth >= 64)
-                    return poprt__err(POPRT_STATUS_UNSUPPORTED, NAME ": subgraphs nested too deeply");
-                if (!(st = fn(body, ctx)))
-                    st = each_body(body, depth + 1, fn, ctx);
-            }
-        }
+    bodies *b = ctx;
+    if (b->depth >= 64)
+        return poprt__err(POPRT_STATUS_UNSUPPORTED, NAME ": subgraphs nested too deeply");
+    poprt_status st = b->fn(body, b->ctx);
+    if (!st) {
+        b->depth++;
+        st = visit_bodies(body, b);
+        b->depth--;
     }
     return st;
+}
+
+static poprt_status visit_bodies(poprt__graph *g, bodies *b)
+{
+    poprt_status st = POPRT_OK;
+    for (size_t i = 0; i < g->nodes.len && !st; i++)
+        st = poprt__rw_each_body(g->nodes.items[i], visit_body, b);
+    return st;
+}
+
+/* Calls fn on every If/Loop/Scan body under g (nested too), outermost first. */
+static poprt_status each_body(poprt__graph *g, poprt__rw_body_fn fn, void *ctx)
+{
+    bodies b = {fn, ctx, 0};
+    return visit_bodies(g, &b);
 }
 
 typedef struct body_ctx {
@@ -955,7 +950,7 @@ static poprt_status count_body(poprt__graph *body, void *ctx)
     int cap = (int)body->nodes.len + 1;
     target *tg = poprt__calloc((size_t)cap, sizeof *tg);
     if (!tg)
-        return oom();
+        return poprt__rw_oom();
     x->count += find_targets(body, x->c, tg, cap);
     poprt__free(tg);
     return POPRT_OK;
@@ -982,7 +977,7 @@ static poprt_status build(poprt__model *m, const cfg *c, calib *cb, const unsign
     wc.bias_corr = 0;
     body_ctx x = {m, &wc, cb, 0};
     if (!st)
-        st = each_body(m->graph, 0, build_body, &x);
+        st = each_body(m->graph, build_body, &x);
     *n_done += x.count;
     return st;
 }
@@ -1081,7 +1076,7 @@ static poprt_status run_outputs(const poprt__model *m, const poprt__pdata *d, ou
         keep_to->v = poprt__calloc(cells, sizeof *keep_to->v);
         keep_to->nv = poprt__calloc(cells, sizeof *keep_to->nv);
         if (!keep_to->v || !keep_to->nv)
-            st = oom();
+            st = poprt__rw_oom();
     }
     double sum = 0, low = 1;
     int64_t count = 0;
@@ -1095,7 +1090,7 @@ static poprt_status run_outputs(const poprt__model *m, const poprt__pdata *d, ou
             if (keep_to) {
                 keep_to->nv[at] = ny[k];
                 if (ny[k] > 0 && !(keep_to->v[at] = poprt__malloc((size_t)ny[k] * sizeof(float))))
-                    st = oom();
+                    st = poprt__rw_oom();
                 else if (ny[k] > 0)
                     memcpy(keep_to->v[at], y[k], (size_t)ny[k] * sizeof(float));
             } else if (ref->nv[at] > 0) {
@@ -1162,7 +1157,7 @@ static poprt_status choose_keep(poprt__model *m, const cfg *c, calib *cb, const 
     outset ref = {0};
     rank_item *rk = poprt__calloc((size_t)nt + 1, sizeof *rk);
     unsigned char *mask = poprt__malloc((size_t)nt + 1);
-    poprt_status st = rk && mask ? run_outputs(m, d, &ref, NULL, NULL, NULL) : oom();
+    poprt_status st = rk && mask ? run_outputs(m, d, &ref, NULL, NULL, NULL) : poprt__rw_oom();
     for (int i = 0; !st && i < nt; i++) {
         memset(mask, 1, (size_t)nt);
         mask[i] = 0;
@@ -1275,12 +1270,12 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
     int cap = (int)m->graph->nodes.len + 1;
     target *tg = poprt__calloc((size_t)cap, sizeof *tg);
     if (!tg)
-        return oom();
+        return poprt__rw_oom();
     int nt = find_targets(m->graph, &c, tg, cap);
     cfg wc = c;
     wc.weight_only = 1;
     body_ctx bx = {m, &wc, NULL, 0};
-    if ((st = each_body(m->graph, 0, count_body, &bx))) {
+    if ((st = each_body(m->graph, count_body, &bx))) {
         poprt__free(tg);
         return st;
     }
@@ -1316,7 +1311,7 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
     }
     unsigned char *keep = poprt__calloc((size_t)nt + 1, 1);
     if (!st && !keep)
-        st = oom();
+        st = poprt__rw_oom();
     if (!st && nt > 0 && (keep_n > 0 || min_cos > 0))
         st = choose_keep(m, &c, &cb, tg, nt, &d, keep_n, min_cos, keep);
     int done = 0;

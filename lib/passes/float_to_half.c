@@ -66,7 +66,7 @@ static const struct {
 
 static unsigned allowed_mask(const poprt__node *n)
 {
-    if (n->domain[0] && strcmp(n->domain, "ai.onnx") != 0)
+    if (!poprt__rw_onnx_domain(n->domain))
         return 0;
     for (size_t i = 0; i < sizeof allowed / sizeof allowed[0]; i++)
         if (strcmp(allowed[i].op, n->op_type) == 0)
@@ -105,14 +105,6 @@ static int half_ok(const poprt__tensor *t)
     return mx == 0 || mx >= 5.9604645e-8f;
 }
 
-static int has_subgraph(const poprt__node *n)
-{
-    for (int a = 0; a < n->n_attrs; a++)
-        if (n->attrs[a].type == POPRT__ATTR_GRAPH || n->attrs[a].type == POPRT__ATTR_GRAPHS)
-            return 1;
-    return 0;
-}
-
 static int kept_f32(const poprt__half_opts *o, const poprt__tensor *t)
 {
     return o && o->keep_f32 && t && poprt__map_get(o->keep_f32, t->name);
@@ -121,7 +113,7 @@ static int kept_f32(const poprt__half_opts *o, const poprt__tensor *t)
 static int eligible(const poprt__node *n, const poprt__half_opts *o)
 {
     unsigned mask = allowed_mask(n);
-    if (!mask || has_subgraph(n))
+    if (!mask || poprt__rw_has_body(n))
         return 0;
     if (o && (poprt__list_has(o->skip_types, o->n_skip_types, n->op_type) ||
               poprt__list_has(o->skip_names, o->n_skip_names, n->name)))
@@ -158,20 +150,10 @@ static int eligible(const poprt__node *n, const poprt__half_opts *o)
     return any;
 }
 
-static poprt_status oom(void) { return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory"); }
-
 static poprt__node *add_cast(poprt__graph *g, poprt__tensor *in, poprt__tensor *out, int64_t to)
 {
-    poprt__node *c = poprt__graph_add_node(g, "Cast", "", NULL, 1, 1);
-    if (!c)
-        return NULL;
-    poprt__node_set_input(c, 0, in);
-    c->outputs[0] = out;
-    poprt__attr *a = poprt__node_add_attr(c, "to", POPRT__ATTR_INT);
-    if (!a)
-        return NULL;
-    a->i = to;
-    return c;
+    poprt__node *c = poprt__rw_node1(g, "Cast", "", 1, &in, out, NULL);
+    return c && !poprt__rw_attr_i(c, "to", to) ? c : NULL;
 }
 
 /* The float16 version of float32 tensor t (made once). */
@@ -193,8 +175,7 @@ static poprt__tensor *half_of(poprt__graph *g, poprt__map *map, poprt__tensor *t
         for (int64_t i = 0; i < n; i++)
             d[i] = poprt__float_to_half(v[i]);
         int64_t dims[POPRT__MAX_RANK];
-        for (int k = 0; k < t->type.rank; k++)
-            dims[k] = t->type.dims[k].value;
+        poprt__rw_dims(t, dims);
         h = poprt__graph_add_const(g, base, POPRT_DTYPE_FLOAT16, t->type.rank, dims, d,
                                    (size_t)n * sizeof *d);
         poprt__free(d);
@@ -220,7 +201,7 @@ static poprt_status to_half_graph(poprt__model *m, poprt__graph *g, const poprt_
     poprt_status st = POPRT_OK;
     for (size_t i = 0; i < g->nodes.len && !st; i++)
         if (eligible(g->nodes.items[i], o))
-            st = poprt__vec_push(&todo, g->nodes.items[i]) ? oom() : POPRT_OK;
+            st = poprt__vec_push(&todo, g->nodes.items[i]) ? poprt__rw_oom() : POPRT_OK;
     /* nodes are in topological order: producers are rewritten first */
     for (size_t k = 0; k < todo.len && !st; k++) {
         poprt__node *n = todo.items[k];
@@ -231,7 +212,7 @@ static poprt_status to_half_graph(poprt__model *m, poprt__graph *g, const poprt_
                 continue;
             poprt__tensor *h = half_of(g, &map, t);
             if (!h)
-                st = oom();
+                st = poprt__rw_oom();
             else
                 poprt__node_set_input(n, i, h);
         }
@@ -242,13 +223,13 @@ static poprt_status to_half_graph(poprt__model *m, poprt__graph *g, const poprt_
             const char *base = poprt__arena_printf(&m->arena, "%s_fp16", t->name);
             poprt__tensor *h = base ? poprt__graph_new_tensor(g, base) : NULL;
             if (!h || poprt__map_put(&map, t->name, h) || poprt__vec_push(&outs, t))
-                st = oom();
+                st = poprt__rw_oom();
             else {
                 n->outputs[j] = h;
                 t->producer = NULL;
                 if (pairs && g == m->graph && (poprt__vec_push(pairs, (void *)t->name) ||
                               poprt__vec_push(pairs, (void *)h->name)))
-                    st = oom();
+                    st = poprt__rw_oom();
             }
         }
         (*n_nodes)++;
@@ -259,7 +240,7 @@ static poprt_status to_half_graph(poprt__model *m, poprt__graph *g, const poprt_
         poprt__tensor *t = outs.items[k];
         if (poprt__tensor_use_count(g, t) > 0 &&
             !add_cast(g, poprt__map_get(&map, t->name), t, POPRT_DTYPE_FLOAT))
-            st = oom();
+            st = poprt__rw_oom();
     }
     if (!st)
         poprt__graph_remove_dead(g);
@@ -269,30 +250,39 @@ static poprt_status to_half_graph(poprt__model *m, poprt__graph *g, const poprt_
     return st;
 }
 
+/* The conversion of one graph level and how deep it is. */
+typedef struct half_walk {
+    poprt__model *m;
+    const poprt__half_opts *o;
+    poprt__vec *pairs;
+    int *n_nodes;
+    int depth;
+} half_walk;
+
+static poprt_status to_half_rec(const half_walk *w, poprt__graph *g);
+
+static poprt_status half_body(poprt__graph *body, void *ctx)
+{
+    half_walk inner = *(const half_walk *)ctx;
+    inner.depth++;
+    return to_half_rec(&inner, body);
+}
+
 /* g and, with o->subgraphs, the bodies of its If/Loop/Scan nodes (nested
  * too); the node list is copied because converting g adds nodes. */
-static poprt_status to_half_rec(poprt__model *m, poprt__graph *g, const poprt__half_opts *o,
-                                poprt__vec *pairs, int *n_nodes, int depth)
+static poprt_status to_half_rec(const half_walk *w, poprt__graph *g)
 {
     poprt__vec holders = {0};
     poprt_status st = POPRT_OK;
-    for (size_t i = 0; o && o->subgraphs && i < g->nodes.len && !st; i++)
-        if (has_subgraph(g->nodes.items[i]))
-            st = poprt__vec_push(&holders, g->nodes.items[i]) ? oom() : POPRT_OK;
+    for (size_t i = 0; w->o && w->o->subgraphs && i < g->nodes.len && !st; i++)
+        if (poprt__rw_has_body(g->nodes.items[i]))
+            st = poprt__vec_push(&holders, g->nodes.items[i]) ? poprt__rw_oom() : POPRT_OK;
     if (!st)
-        st = to_half_graph(m, g, o, pairs, n_nodes);
-    if (!st && holders.len && depth >= 64)
+        st = to_half_graph(w->m, g, w->o, w->pairs, w->n_nodes);
+    if (!st && holders.len && w->depth >= 64)
         st = poprt__err(POPRT_STATUS_UNSUPPORTED, "float_to_half: subgraphs nested too deeply");
-    for (size_t i = 0; i < holders.len && !st; i++) {
-        poprt__node *n = holders.items[i];
-        for (int a = 0; a < n->n_attrs && !st; a++) {
-            poprt__attr *at = &n->attrs[a];
-            if (at->type == POPRT__ATTR_GRAPH && at->g)
-                st = to_half_rec(m, at->g, o, pairs, n_nodes, depth + 1);
-            for (int64_t k = 0; at->type == POPRT__ATTR_GRAPHS && k < at->n && !st; k++)
-                st = to_half_rec(m, at->graphs[k], o, pairs, n_nodes, depth + 1);
-        }
-    }
+    for (size_t i = 0; i < holders.len && !st; i++)
+        st = poprt__rw_each_body(holders.items[i], half_body, (void *)w);
     poprt__vec_free(&holders);
     return st;
 }
@@ -301,7 +291,8 @@ poprt_status poprt__to_half(poprt__model *m, const poprt__half_opts *o, poprt__v
                             int *n_nodes)
 {
     *n_nodes = 0;
-    return to_half_rec(m, m->graph, o, pairs, n_nodes, 0);
+    half_walk w = {m, o, pairs, n_nodes, 0};
+    return to_half_rec(&w, m->graph);
 }
 
 /* Does constant t hold a finite value float16 cannot (|v| > 65504)? */
@@ -337,6 +328,19 @@ static int keeps_range(const char *op)
  * constant float16 cannot hold are too large for float16, and so are,
  * transitively, the outputs of range-keeping ops reading them (silero_vad's
  * magnitude * 2^20 + 1 before its Log). Marks them in big. */
+static poprt_status mark_static_big(poprt__graph *g, poprt__map *big, int depth);
+
+typedef struct big_walk {
+    poprt__map *big;
+    int depth;
+} big_walk;
+
+static poprt_status big_body(poprt__graph *body, void *ctx)
+{
+    const big_walk *w = ctx;
+    return mark_static_big(body, w->big, w->depth + 1);
+}
+
 static poprt_status mark_static_big(poprt__graph *g, poprt__map *big, int depth)
 {
     for (size_t i = 0; i < g->nodes.len; i++) {
@@ -348,17 +352,11 @@ static poprt_status mark_static_big(poprt__graph *g, poprt__map *big, int depth)
         }
         for (int j = 0; j < n->n_outputs && is_big; j++)
             if (is_f32(n->outputs[j]) && poprt__map_put(big, n->outputs[j]->name, (void *)1))
-                return oom();
-        for (int a = 0; a < n->n_attrs && depth < 64; a++) {
-            poprt__attr *at = &n->attrs[a];
-            poprt_status st = POPRT_OK;
-            if (at->type == POPRT__ATTR_GRAPH && at->g)
-                st = mark_static_big(at->g, big, depth + 1);
-            for (int64_t k = 0; at->type == POPRT__ATTR_GRAPHS && k < at->n && !st; k++)
-                st = mark_static_big(at->graphs[k], big, depth + 1);
-            if (st)
-                return st;
-        }
+                return poprt__rw_oom();
+        poprt_status st =
+            depth < 64 ? poprt__rw_each_body(n, big_body, &(big_walk){big, depth}) : POPRT_OK;
+        if (st)
+            return st;
     }
     return POPRT_OK;
 }
@@ -373,17 +371,18 @@ poprt_status poprt__half_range_scan(const poprt__model *m, const poprt__pdata *d
     for (size_t i = 0; i < g->inputs.len && !st; i++)
         if (is_f32(g->inputs.items[i]) && !has_const(g->inputs.items[i]))
             st = poprt__vec_push(&names, (void *)((poprt__tensor *)g->inputs.items[i])->name)
-                     ? oom()
+                     ? poprt__rw_oom()
                      : POPRT_OK;
     for (size_t i = 0; i < g->nodes.len && !st; i++) {
         const poprt__node *n = g->nodes.items[i];
         for (int j = 0; j < n->n_outputs && !st; j++)
             if (is_f32(n->outputs[j]))
-                st = poprt__vec_push(&names, (void *)n->outputs[j]->name) ? oom() : POPRT_OK;
+                st = poprt__vec_push(&names, (void *)n->outputs[j]->name) ? poprt__rw_oom()
+                                                                          : POPRT_OK;
     }
     float *amax = st ? NULL : poprt__calloc(names.len + 1, sizeof *amax);
     if (!st && !amax)
-        st = oom();
+        st = poprt__rw_oom();
     poprt__prunner *r = NULL;
     if (!st && names.len)
         st = poprt__prunner_create(m, (int)names.len, (const char *const *)names.items, d, &r);
@@ -402,7 +401,7 @@ poprt_status poprt__half_range_scan(const poprt__model *m, const poprt__pdata *d
     for (size_t i = 0; !st && i < names.len; i++)
         if (!(amax[i] <= limit)) {
             if (poprt__map_put(big, names.items[i], (void *)1))
-                st = oom();
+                st = poprt__rw_oom();
             else
                 (*n_big)++;
         }

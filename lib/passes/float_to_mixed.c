@@ -15,8 +15,6 @@
 
 #define NAME "float_to_mixed"
 
-static poprt_status oom(void) { return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory"); }
-
 /* Error of each converted output; pairs: original name, float16 name. */
 static poprt_status measure(poprt__model *m, poprt__model *h, const poprt__vec *pairs,
                             const poprt__pdata *d, double *err, int *overflow)
@@ -24,7 +22,7 @@ static poprt_status measure(poprt__model *m, poprt__model *h, const poprt__vec *
     int n = (int)(pairs->len / 2);
     const char **on = poprt__calloc((size_t)n + 1, sizeof *on), **hn = poprt__calloc((size_t)n + 1, sizeof *hn);
     poprt__prunner *ro = NULL, *rh = NULL;
-    poprt_status st = on && hn ? POPRT_OK : oom();
+    poprt_status st = on && hn ? POPRT_OK : poprt__rw_oom();
     for (int i = 0; !st && i < n; i++) {
         on[i] = pairs->items[2 * i];
         hn[i] = pairs->items[2 * i + 1];
@@ -83,7 +81,7 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
     poprt__vec skip = {0}, pairs = {0};
     for (int i = 0; i < n_user; i++)
         if (poprt__vec_push(&skip, (void *)names_user[i]))
-            return oom();
+            return poprt__rw_oom();
     poprt__pdata d = {0};
     const char *data = poprt__pass_arg(&a, "data");
     st = poprt__pdata_get(m, data, (int)samples, &d);
@@ -113,7 +111,7 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
         double *err = poprt__calloc((size_t)n + 1, sizeof *err);
         int *ovf = poprt__calloc((size_t)n + 1, sizeof *ovf);
         if (!st && (!err || !ovf))
-            st = oom();
+            st = poprt__rw_oom();
         /* outputs of nodes that turned out dead have no value to compare */
         int k2 = 0;
         for (int i = 0; !st && i < n; i++) {
@@ -155,7 +153,7 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
                 if (poprt__list_has((const char *const *)skip.items, (int)skip.len, p->name))
                     continue;
                 if (poprt__vec_push(&skip, (void *)p->name)) {
-                    st = oom();
+                    st = poprt__rw_oom();
                     break;
                 }
                 flagged++;
@@ -168,7 +166,7 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
                     for (int j = 0; j < q->n_inputs; j++)
                         reads |= q->inputs[j] == t;
                     if (reads && !poprt__list_has((const char *const *)skip.items, (int)skip.len, q->name)) {
-                        st = poprt__vec_push(&skip, (void *)q->name) ? oom() : POPRT_OK;
+                        st = poprt__vec_push(&skip, (void *)q->name) ? poprt__rw_oom() : POPRT_OK;
                         flagged++;
                     }
                 }

@@ -3,33 +3,33 @@
  * weights and a new bias: W'[m] = W[m]*s[m], B'[m] = (B[m]-mean)*s + beta,
  * s = gamma/sqrt(var+eps). New initializers are made, so shared weights stay. */
 #include "ir/dtype.h"
-#include "passes/util_core.h"
+#include "passes/rewrite.h"
 
 static poprt_status fuse(poprt__graph *g, void *ctx, int *changed)
 {
     (void)ctx;
     for (size_t i = 0; i < g->nodes.len; i++) {
         poprt__node *conv = g->nodes.items[i];
-        if (!poprt__pc_is(conv, "Conv") || conv->n_outputs != 1 || !conv->outputs[0])
+        if (!poprt__rw_is(conv, "Conv") || conv->n_outputs != 1 || !conv->outputs[0])
             continue;
         poprt__tensor *w = poprt__node_in(conv, 1), *b = poprt__node_in(conv, 2);
         poprt__node *bn = poprt__graph_sole_consumer(g, conv->outputs[0]);
-        if (!bn || !poprt__pc_is_const(w) || !poprt__dtype_is_float(w->type.elem) || w->type.rank < 1 ||
-            (b && (!poprt__pc_is_const(b) || b->type.elem != w->type.elem)) ||
+        if (!bn || !poprt__rw_is_const(w) || !poprt__dtype_is_float(w->type.elem) ||
+            w->type.rank < 1 || (b && (!poprt__rw_is_const(b) || b->type.elem != w->type.elem)) ||
             poprt__node_in(bn, 0) != conv->outputs[0] || !bn->outputs[0])
             continue;
-        double *s, *t;
-        int64_t c;
-        int ok = poprt__pc_bn_affine(bn, &s, &t, &c);
-        if (ok < 0)
-            return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
-        if (!ok)
+        poprt__rw_bn a;
+        poprt_status st = poprt__rw_bn_affine(bn, &a);
+        if (st)
+            return st;
+        const double *s = a.s, *t = a.t;
+        int64_t c = a.c;
+        if (!s)
             continue;
         int32_t e = w->type.elem;
         int64_t numel = poprt__type_numel(&w->type), m = w->type.dims[0].value;
         if (m != c || (b && poprt__type_numel(&b->type) != c)) {
-            poprt__free(s);
-            poprt__free(t);
+            poprt__rw_bn_free(&a);
             continue;
         }
         size_t es = poprt__dtype_size((poprt_dtype)e);
@@ -42,29 +42,23 @@ static poprt_status fuse(poprt__graph *g, void *ctx, int *changed)
             for (int64_t k = 0; k < c; k++)
                 poprt__store_f64(bd, e, k, (b ? poprt__load_f64(b->data, e, k) : 0.0) * s[k] + t[k]);
             int64_t wdims[POPRT__MAX_RANK];
-            for (int d = 0; d < w->type.rank; d++)
-                wdims[d] = w->type.dims[d].value;
-            nw = poprt__graph_add_const(g, w->name, e, w->type.rank, wdims, wd, (size_t)numel * es);
+            nw = poprt__graph_add_const(g, w->name, e, poprt__rw_dims(w, wdims), wdims, wd,
+                                        (size_t)numel * es);
             nb = poprt__graph_add_const(g, b ? b->name : "conv_bias", e, 1, &c, bd, (size_t)c * es);
         }
         poprt__free(wd);
         poprt__free(bd);
-        poprt__free(s);
-        poprt__free(t);
+        poprt__rw_bn_free(&a);
         if (!nw || !nb)
-            return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
-        poprt_status st = conv->n_inputs < 3 ? poprt__node_resize_inputs(conv, 3) : POPRT_OK;
-        if (st)
+            return poprt__rw_oom();
+        if (conv->n_inputs < 3 && (st = poprt__node_resize_inputs(conv, 3)))
             return st;
         poprt__node_set_input(conv, 1, nw);
         poprt__node_set_input(conv, 2, nb);
-        poprt__graph_remove_node(g, bn);
         conv->outputs[0]->producer = NULL;
-        poprt__pc_set_output(conv, 0, bn->outputs[0]);
-        for (int k = 1; k < 5; k++)
-            poprt__pc_drop_if_unused(g, bn->inputs[k]);
-        poprt__pc_drop_if_unused(g, w);
-        poprt__pc_drop_if_unused(g, b);
+        poprt__rw_bn_replaced(g, bn, conv);
+        poprt__rw_drop_if_unused(g, w);
+        poprt__rw_drop_if_unused(g, b);
         *changed = 1;
         i = (size_t)-1; /* the node list changed */
     }
@@ -74,8 +68,7 @@ static poprt_status fuse(poprt__graph *g, void *ctx, int *changed)
 static poprt_status run(poprt__model *m, const char *args, int *changed)
 {
     (void)args;
-    *changed = 0;
-    return poprt__pc_each_graph(m->graph, fuse, NULL, changed);
+    return poprt__rw_run_graphs(m, fuse, NULL, changed);
 }
 
 const poprt__pass poprt__pass_fuse_bn_into_conv = {

@@ -5,15 +5,15 @@
  * C'[n] = beta*C[n]*s[n] + beta_bn[n] - mean[n]*s[n]. C must be absent, a
  * scalar or a per-column vector. */
 #include "ir/dtype.h"
-#include "passes/util_core.h"
+#include "passes/rewrite.h"
 
 static poprt_status fuse_one(poprt__graph *g, poprt__node *mm, poprt__node *bn, int *done)
 {
     *done = 0;
-    int gemm = poprt__pc_is(mm, "Gemm");
+    int gemm = poprt__rw_is(mm, "Gemm");
     poprt__tensor *a = poprt__node_in(mm, 0), *b = poprt__node_in(mm, 1);
     poprt__tensor *c = gemm ? poprt__node_in(mm, 2) : NULL;
-    if (!poprt__pc_is_const(b) || !poprt__dtype_is_float(b->type.elem) || b->type.rank != 2)
+    if (!poprt__rw_is_const(b) || !poprt__dtype_is_float(b->type.elem) || b->type.rank != 2)
         return POPRT_OK;
     if (!gemm && (!a || a->type.rank != 2))
         return POPRT_OK;
@@ -24,25 +24,23 @@ static poprt_status fuse_one(poprt__graph *g, poprt__node *mm, poprt__node *bn, 
     int64_t k0 = b->type.dims[0].value, k1 = b->type.dims[1].value, n = tb ? k0 : k1;
     if (c) {
         int64_t cn = poprt__type_numel(&c->type);
-        if (!poprt__pc_is_const(c) || c->type.elem != e || !(cn == 1 || (cn == n && c->type.dims[c->type.rank - 1].value == n)))
+        if (!poprt__rw_is_const(c) || c->type.elem != e ||
+            !(cn == 1 || (cn == n && c->type.dims[c->type.rank - 1].value == n)))
             return POPRT_OK;
     }
-    double *s, *t;
-    int64_t ch;
-    int ok = poprt__pc_bn_affine(bn, &s, &t, &ch);
-    if (ok < 0)
-        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
-    if (!ok)
-        return POPRT_OK;
-    poprt_status st = POPRT_OK;
+    poprt__rw_bn aff;
+    poprt_status st = poprt__rw_bn_affine(bn, &aff);
+    if (st || !aff.s)
+        return st;
+    const double *s = aff.s, *t = aff.t;
     size_t es = poprt__dtype_size((poprt_dtype)e);
     void *bd = NULL, *cd = NULL;
-    if (ch != n)
+    if (aff.c != n)
         goto done;
     bd = poprt__malloc((size_t)(k0 * k1) * es + 1);
     cd = poprt__malloc((size_t)n * es + 1);
     if (!bd || !cd) {
-        st = poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+        st = poprt__rw_oom();
         goto done;
     }
     for (int64_t r = 0; r < k0; r++)
@@ -58,33 +56,23 @@ static poprt_status fuse_one(poprt__graph *g, poprt__node *mm, poprt__node *bn, 
     poprt__tensor *nb = poprt__graph_add_const(g, b->name, e, 2, bdims, bd, (size_t)(k0 * k1) * es);
     poprt__tensor *nc = poprt__graph_add_const(g, c ? c->name : "gemm_bias", e, 1, &n, cd, (size_t)n * es);
     poprt__node *ng = poprt__graph_add_node(g, "Gemm", "", mm->name, 3, 1);
-    /* adding an attribute moves the array: set each before the next */
-    poprt__attr *at = ng ? poprt__node_add_attr(ng, "transB", POPRT__ATTR_INT) : NULL;
-    if (at)
-        at->i = tb;
-    poprt__attr *aa = at && gemm ? poprt__node_add_attr(ng, "transA", POPRT__ATTR_INT) : at;
-    if (!nb || !nc || !aa) {
-        st = poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    if (!nb || !nc || poprt__rw_attr_i(ng, "transB", tb) ||
+        (gemm && poprt__rw_attr_i(ng, "transA", poprt__attr_i(mm, "transA", 0)))) {
+        st = poprt__rw_oom();
         goto done;
     }
-    if (gemm)
-        aa->i = poprt__attr_i(mm, "transA", 0);
     poprt__node_set_input(ng, 0, a);
     poprt__node_set_input(ng, 1, nb);
     poprt__node_set_input(ng, 2, nc);
     poprt__graph_remove_node(g, mm);
-    poprt__graph_remove_node(g, bn);
-    poprt__pc_set_output(ng, 0, bn->outputs[0]);
-    for (int k = 1; k < 5; k++)
-        poprt__pc_drop_if_unused(g, bn->inputs[k]);
-    poprt__pc_drop_if_unused(g, b);
-    poprt__pc_drop_if_unused(g, c);
+    poprt__rw_bn_replaced(g, bn, ng);
+    poprt__rw_drop_if_unused(g, b);
+    poprt__rw_drop_if_unused(g, c);
     *done = 1;
 done:
     poprt__free(bd);
     poprt__free(cd);
-    poprt__free(s);
-    poprt__free(t);
+    poprt__rw_bn_free(&aff);
     return st;
 }
 
@@ -93,7 +81,7 @@ static poprt_status fuse(poprt__graph *g, void *ctx, int *changed)
     (void)ctx;
     for (size_t i = 0; i < g->nodes.len; i++) {
         poprt__node *mm = g->nodes.items[i];
-        if ((!poprt__pc_is(mm, "Gemm") && !poprt__pc_is(mm, "MatMul")) || mm->n_outputs != 1 ||
+        if ((!poprt__rw_is(mm, "Gemm") && !poprt__rw_is(mm, "MatMul")) || mm->n_outputs != 1 ||
             !mm->outputs[0])
             continue;
         poprt__node *bn = poprt__graph_sole_consumer(g, mm->outputs[0]);
@@ -114,8 +102,7 @@ static poprt_status fuse(poprt__graph *g, void *ctx, int *changed)
 static poprt_status run(poprt__model *m, const char *args, int *changed)
 {
     (void)args;
-    *changed = 0;
-    return poprt__pc_each_graph(m->graph, fuse, NULL, changed);
+    return poprt__rw_run_graphs(m, fuse, NULL, changed);
 }
 
 const poprt__pass poprt__pass_fuse_bn_into_gemm = {

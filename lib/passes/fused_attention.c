@@ -8,7 +8,7 @@
  * CPU meaning: one kernel does the three projections as a single GEMM and
  * the attention head by head in cache-sized blocks, with no 4-D score,
  * transpose or reshape tensors in memory. */
-#include "passes/util_transformer.h"
+#include "passes/transformer.h"
 
 typedef struct proj {
     poprt__tensor *out;  /* projection output [B, S, H] */
@@ -20,26 +20,26 @@ typedef struct proj {
 static const int64_t P0213[4] = {0, 2, 1, 3}, P0231[4] = {0, 2, 3, 1}, P0132[4] = {0, 1, 3, 2};
 
 /* t = Reshape(p, [B, S, nh, hd]) with p = MatMul(x, W) [+ b]. */
-static int match_proj(poprt__model *m, const poprt__graph *g, poprt__tensor *t, const poprt__node *user, proj *o)
+static int match_proj(const poprt__graph *g, poprt__tensor *t, const poprt__node *user, proj *o)
 {
-    poprt__node *rs = tf_prod(t, "Reshape");
+    poprt__node *rs = poprt__rw_producer(t, "Reshape");
     if (!rs || poprt__graph_sole_consumer(g, t) != user)
         return 0;
     int64_t d[POPRT__MAX_RANK];
-    if (tf_reshape_dims(m, rs, d) != 4 || d[2] < 1 || d[3] < 1)
+    if (tf_reshape_dims(rs, d) != 4 || d[2] < 1 || d[3] < 1)
         return 0;
     o->nh = d[2];
     o->hd = d[3];
     o->out = rs->inputs[0];
-    if (poprt__graph_sole_consumer(g, o->out) != rs || tf_dims(o->out, d) != 3 ||
+    if (poprt__graph_sole_consumer(g, o->out) != rs || poprt__rw_dims(o->out, d) != 3 ||
         (d[2] >= 0 && d[2] != o->nh * o->hd))
         return 0;
     poprt__tensor *mm_out = o->out;
     o->b = NULL;
-    poprt__node *add = tf_prod(o->out, "Add");
+    poprt__node *add = poprt__rw_producer(o->out, "Add");
     if (add) {
         for (int i = 0; i < 2 && !o->b; i++) {
-            poprt__node *mm = tf_prod(add->inputs[i], "MatMul");
+            poprt__node *mm = poprt__rw_producer(add->inputs[i], "MatMul");
             if (mm && poprt__graph_sole_consumer(g, add->inputs[i]) == add) {
                 o->b = add->inputs[1 - i];
                 mm_out = add->inputs[i];
@@ -48,7 +48,7 @@ static int match_proj(poprt__model *m, const poprt__graph *g, poprt__tensor *t, 
         if (!o->b)
             return 0;
     }
-    poprt__node *mm = tf_prod(mm_out, "MatMul");
+    poprt__node *mm = poprt__rw_producer(mm_out, "MatMul");
     if (!mm)
         return 0;
     o->x = mm->inputs[0];
@@ -57,13 +57,13 @@ static int match_proj(poprt__model *m, const poprt__graph *g, poprt__tensor *t, 
 }
 
 /* head tensor t = Transpose(perm)(Reshape(...)). */
-static int match_head(poprt__model *m, const poprt__graph *g, poprt__tensor *t, const poprt__node *user,
+static int match_head(const poprt__graph *g, poprt__tensor *t, const poprt__node *user,
                       const int64_t *perm, proj *o)
 {
-    poprt__node *tr = tf_prod(t, "Transpose");
+    poprt__node *tr = poprt__rw_producer(t, "Transpose");
     if (!tr || !tf_perm_is(tr, 4, perm) || poprt__graph_sole_consumer(g, t) != user)
         return 0;
-    return match_proj(m, g, tr->inputs[0], tr, o);
+    return match_proj(g, tr->inputs[0], tr, o);
 }
 
 typedef struct att_match {
@@ -82,36 +82,38 @@ static poprt__node *match_scores(const poprt__graph *g, poprt__tensor *t, const 
     *scale = 1.0;
     poprt__node *p = t->producer;
     double c;
-    if (tf_is(p, "Div") && tf_scalar(p->inputs[1], &c) && c != 0) {
+    if (poprt__rw_is(p, "Div") && poprt__rw_scalar(p->inputs[1], POPRT__RW_ANY, &c) && c != 0) {
         *scale = 1.0 / c;
         user = p;
         t = p->inputs[0];
-    } else if (tf_is(p, "Mul") && p->n_inputs == 2) {
-        int i = tf_scalar(p->inputs[0], &c) ? 0 : tf_scalar(p->inputs[1], &c) ? 1 : -1;
+    } else if (poprt__rw_is(p, "Mul") && p->n_inputs == 2) {
+        int i = poprt__rw_scalar(p->inputs[0], POPRT__RW_ANY, &c)   ? 0
+                : poprt__rw_scalar(p->inputs[1], POPRT__RW_ANY, &c) ? 1
+                                                                    : -1;
         if (i < 0)
             return NULL;
         *scale = c;
         user = p;
         t = p->inputs[1 - i];
     }
-    poprt__node *mm = tf_prod(t, "MatMul");
+    poprt__node *mm = poprt__rw_producer(t, "MatMul");
     return mm && poprt__graph_sole_consumer(g, t) == user ? mm : NULL;
 }
 
-static int match(poprt__model *m, const poprt__graph *g, poprt__node *sm, att_match *o)
+static int match(const poprt__graph *g, poprt__node *sm, att_match *o)
 {
     memset(o, 0, sizeof *o);
-    if (!tf_is(sm, "Softmax"))
+    if (!poprt__rw_is(sm, "Softmax"))
         return 0;
     int64_t axis = poprt__attr_i(sm, "axis", sm->opset >= 13 ? -1 : 1);
     if (axis != -1 && axis != 3)
         return 0;
     poprt__tensor *s = sm->inputs[0];
     int64_t sd[POPRT__MAX_RANK], md[POPRT__MAX_RANK];
-    if (tf_dims(s, sd) != 4)
+    if (poprt__rw_dims(s, sd) != 4)
         return 0;
     poprt__node *qk = NULL;
-    poprt__node *add = tf_prod(s, "Add");
+    poprt__node *add = poprt__rw_producer(s, "Add");
     if (add && poprt__graph_sole_consumer(g, s) == sm) {
         for (int i = 0; i < 2 && !qk; i++) {
             qk = match_scores(g, add->inputs[i], add, &o->scale);
@@ -119,7 +121,7 @@ static int match(poprt__model *m, const poprt__graph *g, poprt__node *sm, att_ma
         }
         if (!qk)
             return 0;
-        int mr = tf_dims(o->mask, md);
+        int mr = poprt__rw_dims(o->mask, md);
         if (mr < 0 || mr > 4 || o->mask->type.elem != s->type.elem)
             return 0;
         for (int d = 0; d < mr; d++) { /* the mask must not widen the scores */
@@ -132,32 +134,32 @@ static int match(poprt__model *m, const poprt__graph *g, poprt__node *sm, att_ma
         if (!qk)
             return 0;
     }
-    if (!match_head(m, g, qk->inputs[0], qk, P0213, &o->q))
+    if (!match_head(g, qk->inputs[0], qk, P0213, &o->q))
         return 0;
-    poprt__node *kt = tf_prod(qk->inputs[1], "Transpose");
+    poprt__node *kt = poprt__rw_producer(qk->inputs[1], "Transpose");
     if (!kt || poprt__graph_sole_consumer(g, qk->inputs[1]) != qk)
         return 0;
     if (tf_perm_is(kt, 4, P0231)) {
-        if (!match_proj(m, g, kt->inputs[0], kt, &o->k))
+        if (!match_proj(g, kt->inputs[0], kt, &o->k))
             return 0;
-    } else if (!tf_perm_is(kt, 4, P0132) || !match_head(m, g, kt->inputs[0], kt, P0213, &o->k)) {
+    } else if (!tf_perm_is(kt, 4, P0132) || !match_head(g, kt->inputs[0], kt, P0213, &o->k)) {
         return 0;
     }
-    poprt__node *pv = tf_next(g, sm->outputs[0], "MatMul");
-    if (!pv || pv->inputs[0] != sm->outputs[0] || !match_head(m, g, pv->inputs[1], pv, P0213, &o->v))
+    poprt__node *pv = poprt__rw_reader(g, sm->outputs[0], "MatMul");
+    if (!pv || pv->inputs[0] != sm->outputs[0] || !match_head(g, pv->inputs[1], pv, P0213, &o->v))
         return 0;
-    poprt__node *tr = tf_next(g, pv->outputs[0], "Transpose");
+    poprt__node *tr = poprt__rw_reader(g, pv->outputs[0], "Transpose");
     if (!tr || !tf_perm_is(tr, 4, P0213))
         return 0;
-    poprt__node *rs = tf_next(g, tr->outputs[0], "Reshape");
+    poprt__node *rs = poprt__rw_reader(g, tr->outputs[0], "Reshape");
     int64_t yd[POPRT__MAX_RANK], xd[POPRT__MAX_RANK];
-    if (!rs || tf_reshape_dims(m, rs, yd) != 3)
+    if (!rs || tf_reshape_dims(rs, yd) != 3)
         return 0;
     const int64_t nh = o->q.nh, hd = o->q.hd;
     if (o->k.nh != nh || o->v.nh != nh || o->k.hd != hd || o->v.hd != hd ||
         (yd[2] >= 0 && yd[2] != nh * hd))
         return 0;
-    if (o->q.x != o->k.x || o->q.x != o->v.x || tf_dims(o->q.x, xd) != 3)
+    if (o->q.x != o->k.x || o->q.x != o->v.x || poprt__rw_dims(o->q.x, xd) != 3)
         return 0;
     o->last = rs;
     return 1;
@@ -167,13 +169,13 @@ static int match(poprt__model *m, const poprt__graph *g, poprt__node *sm, att_ma
 static int const_proj(const proj *p, int64_t H, const float **w, const float **b, int64_t *hin)
 {
     int64_t n, d[POPRT__MAX_RANK];
-    *w = tf_f32(p->w, &n);
-    if (!*w || tf_dims(p->w, d) != 2 || d[1] != H)
+    *w = poprt__rw_f32(p->w, POPRT__RW_ANY, &n);
+    if (!*w || poprt__rw_dims(p->w, d) != 2 || d[1] != H)
         return 0;
     *hin = d[0];
     *b = NULL;
     if (p->b) {
-        *b = tf_f32(p->b, &n);
+        *b = poprt__rw_f32(p->b, POPRT__RW_ANY, &n);
         if (!*b || n != H || p->b->type.rank != 1)
             return 0;
     }
@@ -191,101 +193,66 @@ static poprt_status fuse_poprt(poprt__model *m, const att_match *o, int *done)
         if (!const_proj(p[i], H, &w[i], &b[i], &hin[i]) || hin[i] != hin[0])
             return POPRT_OK;
     int64_t xd[POPRT__MAX_RANK];
-    tf_dims(o->q.x, xd);
+    poprt__rw_dims(o->q.x, xd);
     if (xd[2] >= 0 && xd[2] != hin[0])
         return POPRT_OK;
     if (o->q.x->type.elem != POPRT_DTYPE_FLOAT)
         return POPRT_OK;
-    const int64_t Hin = hin[0], H3 = 3 * H;
-    float *W = poprt__malloc((size_t)(Hin * H3) * sizeof(float));
-    float *B = poprt__calloc((size_t)H3, sizeof(float));
-    poprt_status st = POPRT_OK;
-    if (!W || !B) {
-        st = tf_oom();
-        goto out;
-    }
-    for (int64_t r = 0; r < Hin; r++)
-        for (int i = 0; i < 3; i++)
-            memcpy(W + r * H3 + i * H, w[i] + r * H, (size_t)H * sizeof(float));
+    /* the three weights [Hin, H] side by side: [Hin, 3H]; biases likewise */
+    const int64_t cols[3] = {H, H, H};
     int has_b = b[0] || b[1] || b[2];
-    for (int i = 0; i < 3; i++)
-        if (b[i])
-            memcpy(B + i * H, b[i], (size_t)H * sizeof(float));
-    int64_t wd[2] = {Hin, H3};
-    poprt__tensor *wt = poprt__graph_add_const(g, "attention_qkv_weight", POPRT_DTYPE_FLOAT, 2, wd,
-                                               W, (size_t)(Hin * H3) * sizeof(float));
-    poprt__tensor *bt = has_b ? poprt__graph_add_const(g, "attention_qkv_bias", POPRT_DTYPE_FLOAT,
-                                                       1, &H3, B, (size_t)H3 * sizeof(float))
-                              : NULL;
-    if (!wt || (has_b && !bt) || (st = tf_poprt_domain(m))) {
-        st = st ? st : tf_oom();
-        goto out;
-    }
-    poprt__node *n = tf_node(g, "FusedAttention", "ai.poprt", o->last->name, o->mask ? 4 : 3, 1);
-    if (!n) {
-        st = tf_oom();
-        goto out;
-    }
-    poprt__node_set_input(n, 0, o->q.x);
-    poprt__node_set_input(n, 1, wt);
-    poprt__node_set_input(n, 2, bt);
-    if (o->mask)
-        poprt__node_set_input(n, 3, o->mask);
-    if ((st = tf_attr_i(n, "num_heads", o->q.nh)) || (st = tf_attr_f(n, "scale", (float)o->scale)))
-        goto out;
-    tf_take_output(g, o->last, 0, n, 0);
+    poprt__tensor *wt = poprt__rw_new_f32_concat(g, "attention_qkv_weight", hin[0], 3, w, cols, 0);
+    poprt__tensor *bt =
+        has_b ? poprt__rw_new_f32_concat(g, "attention_qkv_bias", 1, 3, b, cols, 1) : NULL;
+    poprt_status st;
+    if (!wt || (has_b && !bt))
+        return poprt__rw_oom();
+    if ((st = poprt__rw_poprt_domain(m)))
+        return st;
+    poprt__tensor *ins[4] = {o->q.x, wt, bt, o->mask};
+    poprt__node *n =
+        poprt__rw_replace(g, o->last, "FusedAttention", "ai.poprt", o->mask ? 4 : 3, ins);
+    if (!n)
+        return poprt__rw_oom();
+    if ((st = poprt__rw_attr_i(n, "num_heads", o->q.nh)) ||
+        (st = poprt__rw_attr_f(n, "scale", (float)o->scale)))
+        return st;
     *done = 1;
-out:
-    poprt__free(W);
-    poprt__free(B);
-    return st;
+    return POPRT_OK;
 }
 
 /* Opset >= 23: ONNX Attention reads the three 3-D projections. */
 static poprt_status fuse_onnx(poprt__model *m, const att_match *o, int *done)
 {
-    poprt__graph *g = m->graph;
-    poprt__node *n = tf_node(g, "Attention", "", o->last->name, o->mask ? 4 : 3, 1);
-    if (!n)
-        return tf_oom();
-    poprt__node_set_input(n, 0, o->q.out);
-    poprt__node_set_input(n, 1, o->k.out);
-    poprt__node_set_input(n, 2, o->v.out);
-    if (o->mask)
-        poprt__node_set_input(n, 3, o->mask);
+    poprt__tensor *ins[4] = {o->q.out, o->k.out, o->v.out, o->mask};
+    poprt__node *n = poprt__rw_replace(m->graph, o->last, "Attention", "", o->mask ? 4 : 3, ins);
     poprt_status st;
-    if ((st = tf_attr_i(n, "q_num_heads", o->q.nh)) || (st = tf_attr_i(n, "kv_num_heads", o->q.nh)) ||
-        (st = tf_attr_f(n, "scale", (float)o->scale)))
+    if (!n)
+        return poprt__rw_oom();
+    if ((st = poprt__rw_attr_i(n, "q_num_heads", o->q.nh)) ||
+        (st = poprt__rw_attr_i(n, "kv_num_heads", o->q.nh)) ||
+        (st = poprt__rw_attr_f(n, "scale", (float)o->scale)))
         return st;
-    tf_take_output(g, o->last, 0, n, 0);
     *done = 1;
     return POPRT_OK;
 }
 
+static poprt_status fuse(poprt__model *m, poprt__node *sm, const void *ctx, int *done)
+{
+    (void)ctx;
+    att_match o;
+    if (!match(m->graph, sm, &o))
+        return POPRT_OK;
+    poprt_status st =
+        poprt__model_opset(m, "") >= 23 ? fuse_onnx(m, &o, done) : fuse_poprt(m, &o, done);
+    if (!st && *done)
+        poprt__graph_remove_dead(m->graph);
+    return st;
+}
 
 poprt_status poprt__tf_fuse_attention(poprt__model *m, int *changed)
 {
-    poprt__graph *g = m->graph;
-    int onnx = poprt__model_opset(m, "") >= 23;
-    *changed = 0;
-    /* nodes rewritten so far are never revisited: the scan restarts after each */
-    for (int again = 1; again;) {
-        again = 0;
-        for (size_t i = 0; i < g->nodes.len && !again; i++) {
-            att_match o;
-            if (!match(m, g, g->nodes.items[i], &o))
-                continue;
-            int done = 0;
-            poprt_status st = onnx ? fuse_onnx(m, &o, &done) : fuse_poprt(m, &o, &done);
-            if (st)
-                return st;
-            if (done) {
-                *changed = again = 1;
-                poprt__graph_remove_dead(g);
-            }
-        }
-    }
-    return POPRT_OK;
+    return poprt__rw_fixpoint(m, fuse, NULL, changed);
 }
 
 static poprt_status run(poprt__model *m, const char *args, int *changed)

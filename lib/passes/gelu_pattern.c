@@ -1,19 +1,19 @@
 /* gelu_pattern: 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))
  * -> Gelu(x, approximate="tanh"). CPU meaning: eight elementwise passes over
- * the activation become one. */
-#include "passes/util_transformer.h"
+ * the activation become one. The *gelu_pattern family (families.h). */
+#include "passes/families.h"
 
 /* t = x^3 (Pow(x, 3), x * (x * x) or (x * x) * x): x, else NULL. */
 static poprt__tensor *cube_base(const poprt__tensor *t)
 {
-    poprt__node *p = tf_prod(t, "Pow");
+    poprt__node *p = poprt__rw_producer(t, "Pow");
     if (p)
-        return tf_scalar_is(p->inputs[1], 3.0, 1e-6) ? p->inputs[0] : NULL;
-    p = tf_prod(t, "Mul");
+        return poprt__rw_scalar_is(p->inputs[1], POPRT__RW_ANY, 3.0, 1e-6) ? p->inputs[0] : NULL;
+    p = poprt__rw_producer(t, "Mul");
     if (!p || p->n_inputs != 2)
         return NULL;
     for (int i = 0; i < 2; i++) {
-        poprt__node *sq = tf_prod(p->inputs[i], "Mul");
+        poprt__node *sq = poprt__rw_producer(p->inputs[i], "Mul");
         poprt__tensor *x = p->inputs[1 - i];
         if (sq && sq->inputs[0] == x && sq->inputs[1] == x)
             return x;
@@ -24,22 +24,23 @@ static poprt__tensor *cube_base(const poprt__tensor *t)
 /* tanh's argument sqrt(2/pi) * (x + 0.044715 * x^3): x, else NULL. */
 static poprt__tensor *tanh_arg(const poprt__graph *g, const poprt__node *th)
 {
-    poprt__node *s = tf_prod(th->inputs[0], "Mul");
+    poprt__node *s = poprt__rw_producer(th->inputs[0], "Mul");
     if (!s || poprt__graph_sole_consumer(g, th->inputs[0]) != th || s->n_inputs != 2)
         return NULL;
     for (int i = 0; i < 2; i++) {
-        if (!tf_scalar_is(s->inputs[i], 0.7978845608028654, 1e-4))
+        if (!poprt__rw_scalar_is(s->inputs[i], POPRT__RW_ANY, 0.7978845608028654, 1e-4))
             continue;
-        poprt__node *add = tf_prod(s->inputs[1 - i], "Add");
+        poprt__node *add = poprt__rw_producer(s->inputs[1 - i], "Add");
         if (!add || add->n_inputs != 2)
             return NULL;
         for (int j = 0; j < 2; j++) {
-            poprt__node *c = tf_prod(add->inputs[j], "Mul");
+            poprt__node *c = poprt__rw_producer(add->inputs[j], "Mul");
             poprt__tensor *x = add->inputs[1 - j];
             if (!c || c->n_inputs != 2)
                 continue;
             for (int k = 0; k < 2; k++)
-                if (tf_scalar_is(c->inputs[k], 0.044715, 1e-4) && cube_base(c->inputs[1 - k]) == x)
+                if (poprt__rw_scalar_is(c->inputs[k], POPRT__RW_ANY, 0.044715, 1e-4) &&
+                    cube_base(c->inputs[1 - k]) == x)
                     return x;
         }
         return NULL;
@@ -47,33 +48,12 @@ static poprt__tensor *tanh_arg(const poprt__graph *g, const poprt__node *th)
     return NULL;
 }
 
+static const poprt__gelu_form tanh_form = {"Tanh", tanh_arg, "tanh"};
+
 static poprt_status run(poprt__model *m, const char *args, int *changed)
 {
     (void)args;
-    poprt__graph *g = m->graph;
-    *changed = 0;
-    for (int again = 1; again;) {
-        again = 0;
-        for (size_t i = 0; i < g->nodes.len && !again; i++) {
-            poprt__node *th = g->nodes.items[i];
-            if (!tf_is(th, "Tanh") || th->n_inputs != 1 || !th->inputs[0])
-                continue;
-            poprt__tensor *x = tanh_arg(g, th);
-            poprt__node *a = x ? tf_next(g, th->outputs[0], "Add") : NULL;
-            if (!a || !tf_scalar_is(tf_other(a, th->outputs[0]), 1.0, 1e-6))
-                continue;
-            poprt__node *last = tf_gelu_tail(g, a->outputs[0], x);
-            if (!last)
-                continue;
-            poprt_status st = tf_make_gelu(m, last, x, "tanh");
-            if (st)
-                return st;
-            *changed = again = 1;
-        }
-    }
-    if (*changed)
-        poprt__graph_remove_dead(g);
-    return POPRT_OK;
+    return poprt__gelu_pattern(&tanh_form, m, changed);
 }
 
 const poprt__pass poprt__pass_gelu_pattern = {

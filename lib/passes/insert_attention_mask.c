@@ -6,18 +6,18 @@
  * CPU meaning: the additive mask [B, 1, 1, S] is computed once per run by
  * one kernel, (1 - m) * value with the same float operations, instead of
  * four to five nodes and their intermediate tensors. */
-#include "passes/util_transformer.h"
+#include "passes/transformer.h"
 
 /* Axes a rank-2 mask gains on its way to [B, 1, 1, S]: 1 when node n is an
  * Unsqueeze/Reshape step consistent with that, adding the axes to *added. */
-static int reshape_step(poprt__model *m, const poprt__node *n, int *added)
+static int reshape_step(const poprt__node *n, int *added)
 {
     int64_t cnt;
-    if (tf_is(n, "Unsqueeze")) {
-        const int64_t *axes = poprt__attr_ints(n, "axes", &cnt);
-        if (!axes && n->n_inputs > 1)
-            axes = tf_ints(m, n->inputs[1], &cnt);
-        if (!axes)
+    if (poprt__rw_is(n, "Unsqueeze")) {
+        int64_t axes[POPRT__MAX_RANK];
+        if ((cnt = tf_attr_ints(n, "axes", axes)) == -2)
+            cnt = tf_input_ints(n, 1, axes);
+        if (cnt < 0)
             return 0;
         const int64_t out_rank = 2 + *added + cnt;
         for (int64_t i = 0; i < cnt; i++) {
@@ -28,12 +28,11 @@ static int reshape_step(poprt__model *m, const poprt__node *n, int *added)
         }
         return 1;
     }
-    if (tf_is(n, "Reshape") && *added == 0) {
+    if (poprt__rw_is(n, "Reshape") && *added == 0) {
         int64_t d[POPRT__MAX_RANK], xd[POPRT__MAX_RANK];
-        if (tf_reshape_dims(m, n, d) != 4 || d[1] != 1 || d[2] != 1 || tf_dims(n->inputs[0], xd) < 0)
-            return 0;
-        const int64_t *shape = tf_ints(m, n->inputs[1], &cnt);
-        if (!shape || cnt != 4)
+        int64_t shape[POPRT__MAX_RANK];
+        if (tf_reshape_dims(n, d) != 4 || d[1] != 1 || d[2] != 1 ||
+            poprt__rw_dims(n->inputs[0], xd) < 0 || tf_input_ints(n, 1, shape) != 4)
             return 0;
         /* batch copied (0) or equal; sequence inferred (-1) or equal */
         int rank_in = n->inputs[0]->type.rank;
@@ -50,14 +49,16 @@ int poprt__tf_match_mask_chain(poprt__model *m, poprt__node *mul, poprt__tensor 
                                float *value, int32_t *to)
 {
     poprt__graph *g = m->graph;
-    if (!tf_is(mul, "Mul") || mul->n_inputs != 2)
+    if (!poprt__rw_is(mul, "Mul") || mul->n_inputs != 2)
         return 0;
     double v;
-    int vi = tf_scalar(mul->inputs[1], &v) ? 1 : tf_scalar(mul->inputs[0], &v) ? 0 : -1;
+    int vi = poprt__rw_scalar(mul->inputs[1], POPRT__RW_ANY, &v)   ? 1
+             : poprt__rw_scalar(mul->inputs[0], POPRT__RW_ANY, &v) ? 0
+                                                                   : -1;
     if (vi < 0)
         return 0;
-    poprt__node *sub = tf_prod(mul->inputs[1 - vi], "Sub");
-    if (!sub || !tf_scalar_is(sub->inputs[0], 1.0, 0) ||
+    poprt__node *sub = poprt__rw_producer(mul->inputs[1 - vi], "Sub");
+    if (!sub || !poprt__rw_scalar_is(sub->inputs[0], POPRT__RW_ANY, 1.0, 0) ||
         poprt__graph_sole_consumer(g, sub->outputs[0]) != mul)
         return 0;
     /* walk back to the rank-2 mask, then check the steps in graph order */
@@ -68,7 +69,8 @@ int poprt__tf_match_mask_chain(poprt__model *m, poprt__node *mul, poprt__tensor 
     while (n < 4) {
         poprt__node *p = t->producer;
         if (!p || poprt__graph_sole_consumer(g, t) != user ||
-            !(tf_is(p, "Cast") || tf_is(p, "Unsqueeze") || tf_is(p, "Reshape")))
+            !(poprt__rw_is(p, "Cast") || poprt__rw_is(p, "Unsqueeze") ||
+              poprt__rw_is(p, "Reshape")))
             break;
         chain[n++] = p;
         user = p;
@@ -77,11 +79,11 @@ int poprt__tf_match_mask_chain(poprt__model *m, poprt__node *mul, poprt__tensor 
     int added = 0, casts = 0;
     *to = 0;
     for (int i = n - 1; i >= 0; i--) {
-        if (tf_is(chain[i], "Cast")) {
+        if (poprt__rw_is(chain[i], "Cast")) {
             if (casts++)
                 return 0;
             *to = (int32_t)poprt__attr_i(chain[i], "to", 0);
-        } else if (!reshape_step(m, chain[i], &added)) {
+        } else if (!reshape_step(chain[i], &added)) {
             return 0;
         }
     }
@@ -93,42 +95,38 @@ int poprt__tf_match_mask_chain(poprt__model *m, poprt__node *mul, poprt__tensor 
     return 1;
 }
 
+static poprt_status insert(poprt__model *m, poprt__node *mul, const void *ctx, int *done)
+{
+    (void)ctx;
+    poprt__graph *g = m->graph;
+    poprt__tensor *raw;
+    float value;
+    int32_t to;
+    if (!poprt__tf_match_mask_chain(m, mul, &raw, &value, &to))
+        return POPRT_OK;
+    poprt_status st = poprt__rw_poprt_domain(m);
+    if (st)
+        return st;
+    poprt__node *cast = poprt__rw_node(g, "Cast", "", "AttentionMask_Cast", 1, 1);
+    poprt__node *am = poprt__rw_node(g, "AttentionMask", "ai.poprt", "AttentionMask", 1, 1);
+    poprt__tensor *ct = poprt__graph_new_tensor(g, "attention_mask_float");
+    if (!cast || !am || !ct)
+        return poprt__rw_oom();
+    poprt__node_set_input(cast, 0, raw);
+    poprt__rw_set_output(cast, 0, ct);
+    poprt__node_set_input(am, 0, ct);
+    if ((st = poprt__rw_attr_i(cast, "to", to)) || (st = poprt__rw_attr_f(am, "value", value)) ||
+        (to != POPRT_DTYPE_FLOAT && (st = poprt__rw_attr_i(am, "to", to))))
+        return st;
+    poprt__rw_take_output(g, mul, 0, am, 0);
+    *done = 1;
+    return POPRT_OK;
+}
+
 static poprt_status run(poprt__model *m, const char *args, int *changed)
 {
     (void)args;
-    poprt__graph *g = m->graph;
-    *changed = 0;
-    for (int again = 1; again;) {
-        again = 0;
-        for (size_t i = 0; i < g->nodes.len && !again; i++) {
-            poprt__node *mul = g->nodes.items[i];
-            poprt__tensor *raw;
-            float value;
-            int32_t to;
-            if (!poprt__tf_match_mask_chain(m, mul, &raw, &value, &to))
-                continue;
-            poprt_status st = tf_poprt_domain(m);
-            if (st)
-                return st;
-            poprt__node *cast = tf_node(g, "Cast", "", "AttentionMask_Cast", 1, 1);
-            poprt__node *am = tf_node(g, "AttentionMask", "ai.poprt", "AttentionMask", 1, 1);
-            poprt__tensor *ct = poprt__graph_new_tensor(g, "attention_mask_float");
-            if (!cast || !am || !ct)
-                return tf_oom();
-            poprt__node_set_input(cast, 0, raw);
-            cast->outputs[0] = ct;
-            ct->producer = cast;
-            poprt__node_set_input(am, 0, ct);
-            if ((st = tf_attr_i(cast, "to", to)) || (st = tf_attr_f(am, "value", value)) ||
-                (to != POPRT_DTYPE_FLOAT && (st = tf_attr_i(am, "to", to))))
-                return st;
-            tf_take_output(g, mul, 0, am, 0);
-            *changed = again = 1;
-        }
-    }
-    if (*changed)
-        poprt__graph_remove_dead(g);
-    return POPRT_OK;
+    return poprt__rw_fixpoint(m, insert, NULL, changed);
 }
 
 const poprt__pass poprt__pass_insert_attention_mask = {

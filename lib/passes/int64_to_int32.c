@@ -20,14 +20,14 @@
  * and Casts are inserted at the boundary. */
 #include <string.h>
 #include "ir/dtype.h"
-#include "passes/util_core.h"
+#include "passes/rewrite.h"
 
 enum { PIN = -1, FREE = 0 };
 
 static int is_any(const poprt__node *n, const char *const *ops)
 {
     for (; *ops; ops++)
-        if (poprt__pc_is(n, *ops))
+        if (poprt__rw_is(n, *ops))
             return 1;
     return 0;
 }
@@ -43,7 +43,7 @@ static int slot_group(const poprt__node *n, int out, int i)
                                              "Split", NULL};
     static const char *const compare[] = {"Equal", "Less", "Greater", "LessOrEqual",
                                           "GreaterOrEqual", NULL};
-    if (n->domain[0] && strcmp(n->domain, "ai.onnx") != 0)
+    if (!poprt__rw_onnx_domain(n->domain))
         return PIN;
     if (is_any(n, same_all))
         return 1;
@@ -51,23 +51,23 @@ static int slot_group(const poprt__node *n, int out, int i)
         return out || i == 0 ? 1 : PIN;
     if (is_any(n, compare))
         return out ? FREE : 1;
-    if (poprt__pc_is(n, "Slice"))
+    if (poprt__rw_is(n, "Slice"))
         return out || i == 0 ? 1 : 2;
-    if (poprt__pc_is(n, "Gather") || poprt__pc_is(n, "GatherElements"))
+    if (poprt__rw_is(n, "Gather") || poprt__rw_is(n, "GatherElements"))
         return out || i == 0 ? 1 : 2;
-    if (poprt__pc_is(n, "Where"))
+    if (poprt__rw_is(n, "Where"))
         return out || i > 0 ? 1 : FREE;
-    if (poprt__pc_is(n, "Pad"))
+    if (poprt__rw_is(n, "Pad"))
         return out || i == 0 || i == 2 ? 1 : i == 3 ? 2 : PIN;
-    if (poprt__pc_is(n, "ScatterElements"))
+    if (poprt__rw_is(n, "ScatterElements"))
         return out || i != 1 ? 1 : 2;
-    if (poprt__pc_is(n, "ScatterND"))
+    if (poprt__rw_is(n, "ScatterND"))
         return out || i != 1 ? 1 : PIN;
-    if (poprt__pc_is(n, "OneHot"))
+    if (poprt__rw_is(n, "OneHot"))
         return out || i == 2 ? 1 : FREE;
-    if (poprt__pc_is(n, "TopK"))
+    if (poprt__rw_is(n, "TopK"))
         return (out && i == 0) || (!out && i == 0) ? 1 : PIN;
-    if (poprt__pc_is(n, "Cast"))
+    if (poprt__rw_is(n, "Cast"))
         return out ? PIN : FREE; /* the output is handled in producer_ok */
     return PIN;
 }
@@ -75,11 +75,11 @@ static int slot_group(const poprt__node *n, int out, int i)
 /* Producers whose int64 output can be made int32 by changing the node. */
 static int adaptable_producer(const poprt__node *n)
 {
-    if (poprt__pc_is(n, "Cast")) {
+    if (poprt__rw_is(n, "Cast")) {
         const poprt__tensor *x = poprt__node_in(n, 0);
-        return x && x->type.elem && poprt__pc_cast_exact(x->type.elem, POPRT_DTYPE_INT32);
+        return x && x->type.elem && poprt__rw_cast_exact(x->type.elem, POPRT_DTYPE_INT32);
     }
-    if (poprt__pc_is(n, "ConstantOfShape")) {
+    if (poprt__rw_is(n, "ConstantOfShape")) {
         const poprt__attr *a = poprt__node_attr(n, "value");
         if (!a || !a->t || !a->t->data || poprt__type_numel(&a->t->type) != 1)
             return 0;
@@ -121,7 +121,7 @@ static poprt_status convert(poprt__graph *g, poprt__tensor *t, int io, int *chan
         int64_t n = poprt__type_numel(&t->type);
         int32_t *d = poprt__arena_alloc(&m->arena, (size_t)(n ? n : 1) * sizeof *d);
         if (!d)
-            return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+            return poprt__rw_oom();
         for (int64_t k = 0; k < n; k++)
             d[k] = (int32_t)((const int64_t *)t->data)[k];
         t->data = d;
@@ -137,7 +137,7 @@ static poprt_status convert(poprt__graph *g, poprt__tensor *t, int io, int *chan
         poprt__node *c = poprt__graph_add_node(g, "Cast", "", NULL, 1, 1);
         poprt__attr *to = c ? poprt__node_add_attr(c, "to", POPRT__ATTR_INT) : NULL;
         if (!t32 || !to || poprt__type_copy(&m->arena, &t32->type, &t->type))
-            return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+            return poprt__rw_oom();
         poprt__graph_replace_uses(g, t, t32);
         for (size_t k = 0; k < g->outputs.len; k++)
             if (g->outputs.items[k] == t32) {
@@ -148,27 +148,27 @@ static poprt_status convert(poprt__graph *g, poprt__tensor *t, int io, int *chan
         if (t->is_input) {
             to->i = POPRT_DTYPE_INT32;
             poprt__node_set_input(c, 0, t);
-            poprt__pc_set_output(c, 0, t32);
+            poprt__rw_set_output(c, 0, t32);
         } else {
             to->i = POPRT_DTYPE_INT64;
             poprt__node *p = t->producer;
-            poprt__pc_set_output(p, t->producer_slot, t32);
+            poprt__rw_set_output(p, t->producer_slot, t32);
             poprt__node_set_input(c, 0, t32);
-            poprt__pc_set_output(c, 0, t);
+            poprt__rw_set_output(c, 0, t);
         }
     }
     t32->type.elem = POPRT_DTYPE_INT32;
     poprt__node *p = t32->producer;
-    if (p && poprt__pc_is(p, "Cast")) {
+    if (p && poprt__rw_is(p, "Cast")) {
         for (int k = 0; k < p->n_attrs; k++)
             if (!strcmp(p->attrs[k].name, "to"))
                 p->attrs[k].i = POPRT_DTYPE_INT32;
-    } else if (p && poprt__pc_is(p, "ConstantOfShape")) {
+    } else if (p && poprt__rw_is(p, "ConstantOfShape")) {
         poprt__attr *a = (poprt__attr *)poprt__node_attr(p, "value");
         poprt__tensor *v = poprt__arena_alloc(&m->arena, sizeof *v);
         int32_t *d = poprt__arena_alloc(&m->arena, sizeof *d);
         if (!v || !d)
-            return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+            return poprt__rw_oom();
         *v = *a->t;
         *d = (int32_t)poprt__load_i64(a->t->data, a->t->type.elem, 0);
         v->data = d;
@@ -182,12 +182,8 @@ static poprt_status convert(poprt__graph *g, poprt__tensor *t, int io, int *chan
 
 static poprt_status run(poprt__model *m, const char *args, int *changed)
 {
-    static const char *const known[] = {"io", NULL};
-    poprt__pass_args a;
     int64_t io;
-    poprt_status st = poprt__pass_args_parse("int64_to_int32", args, known, &a);
-    if (!st)
-        st = poprt__pass_arg_int("int64_to_int32", &a, "io", 1, &io);
+    poprt_status st = poprt__pass_only_int("int64_to_int32", args, "io", 1, &io);
     if (st)
         return st;
     *changed = 0;
@@ -197,7 +193,7 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
     unsigned char *pinned = poprt__calloc(nt + 1, 1);
     poprt__vec implicit = {0};
     if (!parent || !pinned) {
-        st = poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+        st = poprt__rw_oom();
         goto done;
     }
     for (size_t i = 0; i < nt; i++)

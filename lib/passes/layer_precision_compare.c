@@ -49,7 +49,7 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
     const char **on = poprt__calloc(g->nodes.len + 1, sizeof *on);
     int nr = 0;
     if (!rows || !cn || !on)
-        st = poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+        st = poprt__rw_oom();
     for (size_t i = 0; !st && i < g->nodes.len; i++) {
         const poprt__node *n = g->nodes.items[i];
         if (!poprt__list_has(types, n_types, n->op_type) || !n->outputs[0])
@@ -119,7 +119,7 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
             size_t nc2 = cap ? cap * 2 + l : 4096;
             char *t = poprt__realloc(text, nc2);
             if (!t) {
-                st = poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+                st = poprt__rw_oom();
                 break;
             }
             text = t;

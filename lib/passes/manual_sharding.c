@@ -14,14 +14,14 @@
 #include <stdio.h>
 #include <string.h>
 #include <cjson/cJSON.h>
-#include "passes/passes.h"
+#include "passes/rewrite.h"
 
 static poprt_status set_meta(poprt__model *m, int *n, const char ***keys, const char ***vals,
                              const char *key, int64_t v)
 {
     const char *val = poprt__arena_printf(&m->arena, "%lld", (long long)v);
     if (!val)
-        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+        return poprt__rw_oom();
     for (int i = 0; i < *n; i++)
         if (strcmp((*keys)[i], key) == 0) {
             (*vals)[i] = val;
@@ -30,7 +30,7 @@ static poprt_status set_meta(poprt__model *m, int *n, const char ***keys, const 
     const char **k = poprt__arena_array(&m->arena, (size_t)*n + 1, sizeof *k);
     const char **w = poprt__arena_array(&m->arena, (size_t)*n + 1, sizeof *w);
     if (!k || !w)
-        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+        return poprt__rw_oom();
     if (*n) {
         memcpy(k, *keys, (size_t)*n * sizeof *k);
         memcpy(w, *vals, (size_t)*n * sizeof *w);

@@ -98,6 +98,13 @@ static double node_flops(const poprt__node *n)
     return 0;
 }
 
+static poprt_status walk(const poprt__graph *g, stats *s);
+
+static poprt_status walk_body(poprt__graph *body, void *s)
+{
+    return walk(body, s);
+}
+
 static poprt_status walk(const poprt__graph *g, stats *s)
 {
     for (size_t i = 0; i < g->nodes.len; i++) {
@@ -111,7 +118,7 @@ static poprt_status walk(const poprt__graph *g, stats *s)
                 int cap = s->caph ? s->caph * 2 : 64;
                 hist *h = poprt__realloc(s->h, (size_t)cap * sizeof *h);
                 if (!h)
-                    return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+                    return poprt__rw_oom();
                 s->h = h;
                 s->caph = cap;
             }
@@ -124,16 +131,9 @@ static poprt_status walk(const poprt__graph *g, stats *s)
             s->flops_unknown++;
         else
             s->flops += f;
-        for (int a = 0; a < n->n_attrs; a++) {
-            const poprt__attr *at = &n->attrs[a];
-            poprt_status st = POPRT_OK;
-            if (at->type == POPRT__ATTR_GRAPH && at->g)
-                st = walk(at->g, s);
-            for (int64_t j = 0; !st && at->type == POPRT__ATTR_GRAPHS && j < at->n; j++)
-                st = at->graphs[j] ? walk(at->graphs[j], s) : POPRT_OK;
-            if (st)
-                return st;
-        }
+        poprt_status st = poprt__rw_each_body(n, walk_body, s);
+        if (st)
+            return st;
     }
     return POPRT_OK;
 }
@@ -240,7 +240,7 @@ static poprt_status report(poprt__model *m, text *t)
     for (int k = 0; k < s.nh; k++)
         put(t, "    %-28s %8lld\n", s.h[k].op, (long long)s.h[k].count);
     poprt__free(s.h);
-    return t->oom ? poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory") : POPRT_OK;
+    return t->oom ? poprt__rw_oom() : POPRT_OK;
 }
 
 static poprt_status run(poprt__model *m, const char *args, int *changed)

@@ -4,7 +4,7 @@
  * initializers in the main graph only; for libpoprt it means every weight
  * lives in one table (loaded, shared and pre-packed once). Values are
  * unchanged. */
-#include "passes/util_replace.h"
+#include "passes/rewrite.h"
 
 static poprt_status move(poprt__graph *g, void *ctx, int *changed)
 {
@@ -17,14 +17,14 @@ static poprt_status move(poprt__graph *g, void *ctx, int *changed)
         int rank;
         int64_t dims[POPRT__MAX_RANK];
         if (t->is_input || t->is_output || t->type.kind != POPRT__KIND_TENSOR ||
-            t->type.elem == POPRT_DTYPE_STRING || !rp_static_dims(t, &rank, dims)) {
+            t->type.elem == POPRT_DTYPE_STRING || !poprt__rw_static_dims(t, dims, &rank)) {
             g->initializers.items[k++] = t;
             continue;
         }
         poprt__tensor *nt = poprt__graph_add_const(main, t->name, t->type.elem, rank, dims, t->data,
                                                    t->nbytes);
         if (!nt)
-            return rp_oom();
+            return poprt__rw_oom();
         poprt_status st = poprt__graph_replace_uses(g, t, nt);
         if (st)
             return st;
@@ -40,8 +40,8 @@ static poprt_status move(poprt__graph *g, void *ctx, int *changed)
 static poprt_status run(poprt__model *m, const char *args, int *changed)
 {
     *changed = 0;
-    poprt_status st = rp_no_args("move_subgraph_initializer", args);
-    return st ? st : rp_each_graph(m->graph, move, m->graph, changed);
+    poprt_status st = poprt__pass_no_args("move_subgraph_initializer", args);
+    return st ? st : poprt__rw_each_graph(m->graph, move, m->graph, changed);
 }
 
 const poprt__pass poprt__pass_move_subgraph_initializer = {

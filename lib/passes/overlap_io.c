@@ -3,13 +3,13 @@
  * and there is no transfer to overlap; throughput from concurrent requests
  * comes from running one session from several threads with separate
  * stepios. The pass takes no arguments and changes nothing. */
-#include "passes/util_replace.h"
+#include "passes/rewrite.h"
 
 static poprt_status run(poprt__model *m, const char *args, int *changed)
 {
     (void)m;
     *changed = 0;
-    return rp_no_args("overlap_io", args);
+    return poprt__pass_no_args("overlap_io", args);
 }
 
 const poprt__pass poprt__pass_overlap_io = {

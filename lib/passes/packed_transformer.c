@@ -15,7 +15,7 @@
  * enable_double_batch_unpack are accepted for compatibility (IPU tiling
  * choices with no CPU meaning). */
 #include <stdlib.h>
-#include "passes/util_transformer.h"
+#include "passes/transformer.h"
 
 static poprt_status run(poprt__model *m, const char *args, int *changed)
 {
@@ -43,7 +43,7 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
         if (mp && strcmp(mp->domain, "ai.poprt") == 0 && strcmp(mp->op_type, "AttentionMask") == 0) {
             raw = mp->inputs[0];
             value = poprt__attr_f(mp, "value", -10000.0f);
-            poprt__node *c = tf_prod(raw, "Cast"); /* read the mask before its Cast */
+            poprt__node *c = poprt__rw_producer(raw, "Cast"); /* read the mask before its Cast */
             if (c && c->inputs[0]->type.rank == 2)
                 raw = c->inputs[0];
         } else if (!poprt__tf_match_mask_chain(m, mp, &raw, &value, &to)) {
@@ -51,19 +51,19 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
         }
         if (value > -1e4f || raw->type.rank != 2)
             continue; /* skipping keys is only exact for a strongly negative mask */
-        poprt__node *p = tf_node(g, "PackedAttention", "ai.poprt", n->name, 4, 1);
+        /* n leaves the list (its attributes stay readable); p is appended */
+        poprt__tensor *ins[4] = {poprt__node_in(n, 0), poprt__node_in(n, 1), poprt__node_in(n, 2),
+                                 raw};
+        poprt__node *p = poprt__rw_replace(g, n, "PackedAttention", "ai.poprt", 4, ins);
         if (!p)
-            return tf_oom();
-        for (int k = 0; k < 3; k++)
-            poprt__node_set_input(p, k, poprt__node_in(n, k));
-        poprt__node_set_input(p, 3, raw);
-        if ((st = tf_attr_i(p, "num_heads", poprt__attr_i(n, "num_heads", 1))) ||
-            (poprt__node_attr(n, "scale") && (st = tf_attr_f(p, "scale", poprt__attr_f(n, "scale", 1)))) ||
-            (st = tf_attr_f(p, "mask_value", value)) ||
-            (max_valid > 0 && (st = tf_attr_i(p, "max_valid_num", max_valid))))
+            return poprt__rw_oom();
+        if ((st = poprt__rw_attr_i(p, "num_heads", poprt__attr_i(n, "num_heads", 1))) ||
+            (poprt__node_attr(n, "scale") &&
+             (st = poprt__rw_attr_f(p, "scale", poprt__attr_f(n, "scale", 1)))) ||
+            (st = poprt__rw_attr_f(p, "mask_value", value)) ||
+            (max_valid > 0 && (st = poprt__rw_attr_i(p, "max_valid_num", max_valid))))
             return st;
-        tf_take_output(g, n, 0, p, 0);
-        i--; /* n left the list; p was appended */
+        i--;
         *changed = 1;
     }
     if (*changed)

@@ -5,8 +5,12 @@
  * Adding a built-in pass: write lib/passes/<name>.c defining
  * poprt__pass_<name>, and add `<name>` as one line to one of the lists
  * lib/passes/list_*.def (the lists drive both the build and registration).
+ * A pass that is another pass with a different operator, constant or
+ * direction joins its family (families.h): <name>.c then holds only its
+ * descriptor.
  *
- * Passes work on the IR (lib/ir/ir.h; rewriting helpers there) and must
+ * Passes work on the IR (lib/ir/ir.h) through the passes' helper library
+ * (rewrite.h; nothing there is to be copied into a pass) and must
  * leave a model that poprt__model_check accepts; the manager re-checks and
  * rolls back on failure. A pass sets *changed when it modified the model. */
 #ifndef POPRT_PASSES_H
@@ -102,5 +106,15 @@ poprt_status poprt__pass_arg_int(const char *pass, const poprt__pass_args *a, co
                                  int64_t dflt, int64_t *out);
 poprt_status poprt__pass_arg_float(const char *pass, const poprt__pass_args *a, const char *key,
                                    double dflt, double *out);
+/* A pass that takes no arguments: INVALID_OPTION naming the pass for any. */
+poprt_status poprt__pass_no_args(const char *pass, const char *args);
+/* A pass whose only argument is the integer key: its value, dflt when absent
+ * (INVALID_OPTION for other keys or a malformed value). */
+poprt_status poprt__pass_only_int(const char *pass, const char *args, const char *key, int64_t dflt,
+                                  int64_t *out);
+/* Node names from pass arguments, "a,b,c" or "nodes=[a,b,c]" (names point
+ * into buf, bufsz bytes): the count, or -1 on malformed text or more than
+ * max names. */
+int poprt__pass_node_names(const char *text, char *buf, size_t bufsz, const char **names, int max);
 
 #endif

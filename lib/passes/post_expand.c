@@ -4,7 +4,7 @@
  * works on the small tensor and only the final result is broadcast; the
  * values are identical. Repeats, so chains (Expand -> Cast -> Mul) move as
  * a whole. */
-#include "passes/util_replace.h"
+#include "passes/rewrite.h"
 
 static const char *const unary[] = {
     "Cast", "Neg", "Abs", "Relu", "Sigmoid", "Tanh", "Exp", "Log", "Sqrt", "Reciprocal",
@@ -17,64 +17,50 @@ static const char *const binary[] = {"Add", "Sub", "Mul", "Div", "Pow", "Equal",
 static int in_list(const poprt__node *n, const char *const *l)
 {
     for (; *l; l++)
-        if (rp_is(n, *l))
+        if (poprt__rw_is(n, *l))
             return 1;
     return 0;
 }
 
-static poprt_status rewrite(poprt__graph *g, void *ctx, int *changed)
+static poprt_status rewrite(poprt__graph *g, poprt__node *e, const void *ctx, int *done)
 {
     (void)ctx;
-    poprt__vec v = {0};
-    poprt_status st = POPRT_OK;
-    for (int round = 0, again = 1; again && round < 16 && !st; round++) {
-        again = 0;
-        st = rp_collect(g, "Expand", &v);
-        for (size_t i = 0; !st && i < v.len; i++) {
-            poprt__node *e = v.items[i];
-            poprt__tensor *x = poprt__node_in(e, 0), *s = poprt__node_in(e, 1), *ex = poprt__node_out(e, 0);
-            if (!x || !s || !ex)
-                continue;
-            poprt__node *op = poprt__graph_sole_consumer(g, ex);
-            if (!op || op->n_outputs != 1 || !op->outputs[0])
-                continue;
-            if (in_list(op, unary)) {
-                if (op->n_inputs != 1)
-                    continue;
-            } else if (in_list(op, binary) && op->n_inputs == 2) {
-                poprt__tensor *other = op->inputs[0] == ex ? op->inputs[1] : op->inputs[0];
-                if (!other || !other->data || poprt__type_numel(&other->type) != 1)
-                    continue;
-            } else
-                continue;
-            poprt__tensor *y = op->outputs[0], *t = poprt__graph_new_tensor(g, "pre_expand");
-            if (!t) {
-                st = rp_oom();
-                break;
-            }
-            for (int k = 0; k < op->n_inputs; k++)
-                if (op->inputs[k] == ex)
-                    poprt__node_set_input(op, k, x);
-            op->outputs[0] = t;
-            poprt__tensor *ins[2] = {t, s};
-            if (!rp_node(g, "Expand", "", 2, ins, y, NULL)) {
-                st = rp_oom();
-                break;
-            }
-            rp_drop(g, e);
-            (*changed)++;
-            again = 1;
-        }
-    }
-    poprt__vec_free(&v);
-    return st;
+    poprt__tensor *x = poprt__node_in(e, 0), *s = poprt__node_in(e, 1), *ex = poprt__node_out(e, 0);
+    if (!x || !s || !ex)
+        return POPRT_OK;
+    poprt__node *op = poprt__graph_sole_consumer(g, ex);
+    if (!op || op->n_outputs != 1 || !op->outputs[0])
+        return POPRT_OK;
+    if (in_list(op, unary)) {
+        if (op->n_inputs != 1)
+            return POPRT_OK;
+    } else if (in_list(op, binary) && op->n_inputs == 2) {
+        poprt__tensor *other = op->inputs[0] == ex ? op->inputs[1] : op->inputs[0];
+        if (!other || !other->data || poprt__type_numel(&other->type) != 1)
+            return POPRT_OK;
+    } else
+        return POPRT_OK;
+    poprt__tensor *y = op->outputs[0], *t = poprt__graph_new_tensor(g, "pre_expand");
+    if (!t)
+        return poprt__rw_oom();
+    for (int k = 0; k < op->n_inputs; k++)
+        if (op->inputs[k] == ex)
+            poprt__node_set_input(op, k, x);
+    poprt__rw_set_output(op, 0, t);
+    poprt__tensor *ins[2] = {t, s};
+    if (!poprt__rw_node1(g, "Expand", "", 2, ins, y, NULL))
+        return poprt__rw_oom();
+    poprt__graph_remove_node(g, e);
+    *done = 1;
+    return POPRT_OK;
 }
+
+/* rounds: chains (Expand -> Cast -> Mul) move as a whole */
+static const poprt__rw_node_pass pass = {"post_expand", "Expand", rewrite, NULL, 0, 16};
 
 static poprt_status run(poprt__model *m, const char *args, int *changed)
 {
-    *changed = 0;
-    poprt_status st = rp_no_args("post_expand", args);
-    return st ? st : rp_each_graph(m->graph, rewrite, NULL, changed);
+    return poprt__rw_run_nodes(&pass, m, args, changed);
 }
 
 const poprt__pass poprt__pass_post_expand = {

@@ -1,19 +1,18 @@
 /* remove_duplicated_initializer: like eliminate_duplicate_initializer but
  * over every graph of the model, subgraphs (If/Loop bodies) included, to save
  * weight memory. */
-#include "passes/util_core.h"
+#include "passes/rewrite.h"
 
 static poprt_status dedup(poprt__graph *g, void *ctx, int *changed)
 {
     (void)ctx;
-    return poprt__pc_dedup_initializers(g, changed);
+    return poprt__rw_dedup_initializers(g, changed);
 }
 
 static poprt_status run(poprt__model *m, const char *args, int *changed)
 {
     (void)args;
-    *changed = 0;
-    return poprt__pc_each_graph(m->graph, dedup, NULL, changed);
+    return poprt__rw_run_graphs(m, dedup, NULL, changed);
 }
 
 const poprt__pass poprt__pass_remove_duplicated_initializer = {

@@ -1,6 +1,6 @@
 /* remove_initializer_from_input: initializers also listed as graph inputs
  * (IR version < 4 models) leave the inputs list, so they are plain weights. */
-#include "passes/util_core.h"
+#include "passes/rewrite.h"
 
 static poprt_status run(poprt__model *m, const char *args, int *changed)
 {

@@ -3,12 +3,12 @@
  * integer type and the Casts disappear. The caller then passes the
  * integers directly (no float round trip; exact for any id, where fp16
  * holds integers only up to 2048). */
-#include "passes/util_replace.h"
+#include "passes/rewrite.h"
 
 static poprt_status run(poprt__model *m, const char *args, int *changed)
 {
     *changed = 0;
-    poprt_status st = rp_no_args("remove_input_cast", args);
+    poprt_status st = poprt__pass_no_args("remove_input_cast", args);
     if (st)
         return st;
     poprt__graph *g = m->graph;
@@ -25,7 +25,7 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
         for (size_t k = 0; k < cons.len && ok; k++) {
             poprt__node *c = cons.items[k];
             int64_t t = poprt__attr_i(c, "to", 0);
-            ok = rp_is(c, "Cast") && c->outputs[0] && !c->outputs[0]->is_output &&
+            ok = poprt__rw_is(c, "Cast") && c->outputs[0] && !c->outputs[0]->is_output &&
                  poprt__dtype_is_int((int32_t)t) && (!to || t == to);
             to = t;
         }
@@ -34,7 +34,7 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
         for (size_t k = 0; k < cons.len && !st; k++) {
             poprt__node *c = cons.items[k];
             st = poprt__graph_replace_uses(g, c->outputs[0], x);
-            rp_drop(g, c);
+            poprt__graph_remove_node(g, c);
         }
         x->type.elem = (int32_t)to;
         (*changed)++;

@@ -2,7 +2,7 @@
  * parameters becomes Mul by s = gamma/sqrt(var+eps) and Add of
  * t = beta - mean*s, both shaped [C,1,...] to broadcast over axis 1. */
 #include "ir/dtype.h"
-#include "passes/util_core.h"
+#include "passes/rewrite.h"
 
 static poprt_status replace(poprt__graph *g, void *ctx, int *changed)
 {
@@ -10,17 +10,17 @@ static poprt_status replace(poprt__graph *g, void *ctx, int *changed)
     for (size_t i = 0; i < g->nodes.len; i++) {
         poprt__node *bn = g->nodes.items[i];
         poprt__tensor *x = poprt__node_in(bn, 0), *y = poprt__node_out(bn, 0);
-        if (!poprt__pc_is(bn, "BatchNormalization") || !x || !y ||
+        if (!poprt__rw_is(bn, "BatchNormalization") || !x || !y ||
             x->type.kind != POPRT__KIND_TENSOR || x->type.rank < 2 ||
             !poprt__dtype_is_float(x->type.elem))
             continue;
-        double *s, *t;
-        int64_t c;
-        int ok = poprt__pc_bn_affine(bn, &s, &t, &c);
-        if (ok < 0)
-            return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
-        if (!ok)
+        poprt__rw_bn a;
+        poprt_status st = poprt__rw_bn_affine(bn, &a);
+        if (st)
+            return st;
+        if (!a.s)
             continue;
+        const int64_t c = a.c;
         int32_t e = x->type.elem;
         size_t es = poprt__dtype_size((poprt_dtype)e);
         int r = x->type.rank;
@@ -33,8 +33,8 @@ static poprt_status replace(poprt__graph *g, void *ctx, int *changed)
         poprt__node *mul = NULL, *add = NULL;
         if (sd && td) {
             for (int64_t k = 0; k < c; k++) {
-                poprt__store_f64(sd, e, k, s[k]);
-                poprt__store_f64(td, e, k, t[k]);
+                poprt__store_f64(sd, e, k, a.s[k]);
+                poprt__store_f64(td, e, k, a.t[k]);
             }
             st_ = poprt__graph_add_const(g, "bn_scale", e, r - 1, dims, sd, (size_t)c * es);
             tt = poprt__graph_add_const(g, "bn_shift", e, r - 1, dims, td, (size_t)c * es);
@@ -44,19 +44,15 @@ static poprt_status replace(poprt__graph *g, void *ctx, int *changed)
         }
         poprt__free(sd);
         poprt__free(td);
-        poprt__free(s);
-        poprt__free(t);
+        poprt__rw_bn_free(&a);
         if (!st_ || !tt || !mid || !mul || !add)
-            return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+            return poprt__rw_oom();
         poprt__node_set_input(mul, 0, x);
         poprt__node_set_input(mul, 1, st_);
-        poprt__pc_set_output(mul, 0, mid);
+        poprt__rw_set_output(mul, 0, mid);
         poprt__node_set_input(add, 0, mid);
         poprt__node_set_input(add, 1, tt);
-        poprt__graph_remove_node(g, bn);
-        poprt__pc_set_output(add, 0, y);
-        for (int k = 1; k < 5; k++)
-            poprt__pc_drop_if_unused(g, bn->inputs[k]);
+        poprt__rw_bn_replaced(g, bn, add);
         *changed = 1;
         i--;
     }
@@ -66,8 +62,7 @@ static poprt_status replace(poprt__graph *g, void *ctx, int *changed)
 static poprt_status run(poprt__model *m, const char *args, int *changed)
 {
     (void)args;
-    *changed = 0;
-    return poprt__pc_each_graph(m->graph, replace, NULL, changed);
+    return poprt__rw_run_graphs(m, replace, NULL, changed);
 }
 
 const poprt__pass poprt__pass_replace_bn_with_mul_add = {

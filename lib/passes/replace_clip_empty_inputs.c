@@ -3,8 +3,9 @@
  * holding the type's lowest value (-inf for floats), trailing omitted
  * inputs are dropped. Backends that cannot take empty input names accept
  * the result; values are unchanged. */
+#include <math.h>
 #include <stdint.h>
-#include "passes/util_replace.h"
+#include "passes/rewrite.h"
 
 static int lowest(int32_t dt, double *v)
 {
@@ -27,50 +28,41 @@ static int lowest(int32_t dt, double *v)
     return 0; /* int64: stored through double would not be exact */
 }
 
-static poprt_status rewrite(poprt__graph *g, void *ctx, int *changed)
+static poprt_status rewrite(poprt__graph *g, poprt__node *n, const void *ctx, int *done)
 {
     (void)ctx;
-    poprt__vec v = {0};
-    poprt_status st = rp_collect(g, "Clip", &v);
-    for (size_t i = 0; !st && i < v.len; i++) {
-        poprt__node *n = v.items[i];
-        if (n->opset < 11 || n->n_inputs < 2)
-            continue;
-        int touched = 0;
-        if (n->n_inputs >= 3 && !n->inputs[1] && n->inputs[2] && n->inputs[0]) {
-            double lo;
-            int32_t dt = n->inputs[0]->type.elem;
-            if (dt == POPRT_DTYPE_INT64) {
-                int64_t mn = INT64_MIN;
-                poprt__node_set_input(n, 1, poprt__graph_add_const(g, "clip_min", dt, 0, NULL, &mn, sizeof mn));
-            } else if (lowest(dt, &lo))
-                poprt__node_set_input(n, 1, rp_const_of(g, "clip_min", dt, 0, lo));
-            else
-                continue;
-            if (!n->inputs[1]) {
-                st = rp_oom();
-                break;
-            }
-            touched = 1;
-        }
-        int keep = n->n_inputs;
-        while (keep > 1 && !n->inputs[keep - 1])
-            keep--;
-        if (keep < n->n_inputs) {
-            poprt__node_resize_inputs(n, keep); /* shrinking allocates nothing */
-            touched = 1;
-        }
-        *changed += touched;
+    if (n->opset < 11 || n->n_inputs < 2)
+        return POPRT_OK;
+    if (n->n_inputs >= 3 && !n->inputs[1] && n->inputs[2] && n->inputs[0]) {
+        double lo;
+        int32_t dt = n->inputs[0]->type.elem;
+        if (dt == POPRT_DTYPE_INT64) {
+            int64_t mn = INT64_MIN;
+            poprt__node_set_input(
+                n, 1, poprt__graph_add_const(g, "clip_min", dt, 0, NULL, &mn, sizeof mn));
+        } else if (lowest(dt, &lo))
+            poprt__node_set_input(n, 1, poprt__rw_new_scalar(g, "clip_min", dt, 0, lo));
+        else
+            return POPRT_OK;
+        if (!n->inputs[1])
+            return poprt__rw_oom();
+        *done = 1;
     }
-    poprt__vec_free(&v);
-    return st;
+    int keep = n->n_inputs;
+    while (keep > 1 && !n->inputs[keep - 1])
+        keep--;
+    if (keep < n->n_inputs) {
+        poprt__node_resize_inputs(n, keep); /* shrinking allocates nothing */
+        *done = 1;
+    }
+    return POPRT_OK;
 }
+
+static const poprt__rw_node_pass pass = {"replace_clip_empty_inputs", "Clip", rewrite};
 
 static poprt_status run(poprt__model *m, const char *args, int *changed)
 {
-    *changed = 0;
-    poprt_status st = rp_no_args("replace_clip_empty_inputs", args);
-    return st ? st : rp_each_graph(m->graph, rewrite, NULL, changed);
+    return poprt__rw_run_nodes(&pass, m, args, changed);
 }
 
 const poprt__pass poprt__pass_replace_clip_empty_inputs = {

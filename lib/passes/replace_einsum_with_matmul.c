@@ -5,7 +5,8 @@
  * becomes Transpose / Unsqueeze -> MatMul -> Squeeze / Transpose, so it runs
  * on the tuned MatMul kernels. Leading ellipses are supported when the input
  * ranks are known. */
-#include "passes/util_replace.h"
+#include <string.h>
+#include "passes/rewrite.h"
 
 #define MAXL 26
 
@@ -156,8 +157,8 @@ static poprt__tensor *transpose(poprt__graph *g, poprt__tensor *x, const int64_t
 {
     if (identity(perm, n))
         return x;
-    poprt__node *t = rp_node(g, "Transpose", "", 1, &x, NULL, "einsum_t");
-    if (!t || !rp_attr_ints(t, "perm", n, perm)) {
+    poprt__node *t = poprt__rw_node1(g, "Transpose", "", 1, &x, NULL, "einsum_t");
+    if (!t || poprt__rw_attr_ints(t, "perm", n, perm)) {
         *oom = 1;
         return NULL;
     }
@@ -168,7 +169,7 @@ static poprt__tensor *unsqueeze(poprt__graph *g, poprt__tensor *x, const int64_t
 {
     if (!n)
         return x;
-    poprt__node *u = rp_axes_node(g, "Unsqueeze", x, n, axes, NULL);
+    poprt__node *u = poprt__rw_axes_node(g, "Unsqueeze", x, n, axes, NULL);
     if (!u) {
         *oom = 1;
         return NULL;
@@ -220,85 +221,72 @@ static poprt__tensor *operand(poprt__graph *g, poprt__tensor *x, const term *t, 
     return unsqueeze(g, y, axes, nax, oom);
 }
 
-static poprt_status rewrite(poprt__graph *g, void *ctx, int *changed)
+static poprt_status rewrite(poprt__graph *g, poprt__node *node, const void *ctx, int *done)
 {
     (void)ctx;
-    poprt__vec v = {0};
-    poprt_status st = rp_collect(g, "Einsum", &v);
-    for (size_t i = 0; !st && i < v.len; i++) {
-        poprt__node *node = v.items[i];
-        plan p;
-        if (!make_plan(node, &p) || !node->outputs[0])
-            continue;
-        int oom = 0, e = p.ea > p.eb ? p.ea : p.eb;
-        poprt__tensor *a = operand(g, node->inputs[0], &p.a, p.ea, &p, 1, &oom);
-        poprt__tensor *b = oom ? NULL : operand(g, node->inputs[1], &p.b, p.eb, &p, 0, &oom);
-        if (oom) {
-            st = rp_oom();
-            break;
-        }
-        /* result labels: [ell, batch, aex, bex, m?, n?] */
-        char res[POPRT__MAX_RANK];
-        int nr = 0;
-        memcpy(res + nr, p.batch, (size_t)p.nb);
-        nr += p.nb;
-        memcpy(res + nr, p.aex, (size_t)p.na);
-        nr += p.na;
-        memcpy(res + nr, p.bex, (size_t)p.nbx);
-        nr += p.nbx;
-        if (p.m)
-            res[nr++] = p.m;
-        if (p.n)
-            res[nr++] = p.n;
-        int64_t perm[POPRT__MAX_RANK];
-        for (int k = 0; k < e; k++)
-            perm[k] = k;
-        for (int k = 0; k < p.o.n; k++)
-            for (int r = 0; r < nr; r++)
-                if (res[r] == p.o.l[k])
-                    perm[e + k] = e + r;
-        int need_t = !identity(perm, e + p.o.n);
-        int64_t sq[2];
-        int nsq = 0, R = e + p.nb + p.na + p.nbx + 2;
-        if (!p.m)
-            sq[nsq++] = R - 2;
-        if (!p.n)
-            sq[nsq++] = R - 1;
-        poprt__tensor *y = node->outputs[0];
-        poprt__tensor *ins[2] = {a, b};
-        poprt__node *mm = rp_node(g, "MatMul", "", 2, ins, (nsq || need_t) ? NULL : y, "einsum_mm");
-        if (!mm) {
-            st = rp_oom();
-            break;
-        }
-        poprt__tensor *r = mm->outputs[0];
-        if (nsq) {
-            poprt__node *s = rp_axes_node(g, "Squeeze", r, nsq, sq, need_t ? NULL : y);
-            if (!s) {
-                st = rp_oom();
-                break;
-            }
-            r = s->outputs[0];
-        }
-        if (need_t) {
-            poprt__node *t = rp_node(g, "Transpose", "", 1, &r, y, NULL);
-            if (!t || !rp_attr_ints(t, "perm", e + p.o.n, perm)) {
-                st = rp_oom();
-                break;
-            }
-        }
-        rp_drop(g, node);
-        (*changed)++;
+    plan p;
+    if (!make_plan(node, &p) || !node->outputs[0])
+        return POPRT_OK;
+    int oom = 0, e = p.ea > p.eb ? p.ea : p.eb;
+    poprt__tensor *a = operand(g, node->inputs[0], &p.a, p.ea, &p, 1, &oom);
+    poprt__tensor *b = oom ? NULL : operand(g, node->inputs[1], &p.b, p.eb, &p, 0, &oom);
+    if (oom)
+        return poprt__rw_oom();
+    /* result labels: [ell, batch, aex, bex, m?, n?] */
+    char res[POPRT__MAX_RANK];
+    int nr = 0;
+    memcpy(res + nr, p.batch, (size_t)p.nb);
+    nr += p.nb;
+    memcpy(res + nr, p.aex, (size_t)p.na);
+    nr += p.na;
+    memcpy(res + nr, p.bex, (size_t)p.nbx);
+    nr += p.nbx;
+    if (p.m)
+        res[nr++] = p.m;
+    if (p.n)
+        res[nr++] = p.n;
+    int64_t perm[POPRT__MAX_RANK];
+    for (int k = 0; k < e; k++)
+        perm[k] = k;
+    for (int k = 0; k < p.o.n; k++)
+        for (int r = 0; r < nr; r++)
+            if (res[r] == p.o.l[k])
+                perm[e + k] = e + r;
+    int need_t = !identity(perm, e + p.o.n);
+    int64_t sq[2];
+    int nsq = 0, R = e + p.nb + p.na + p.nbx + 2;
+    if (!p.m)
+        sq[nsq++] = R - 2;
+    if (!p.n)
+        sq[nsq++] = R - 1;
+    poprt__tensor *y = node->outputs[0];
+    poprt__tensor *ins[2] = {a, b};
+    poprt__node *mm =
+        poprt__rw_node1(g, "MatMul", "", 2, ins, (nsq || need_t) ? NULL : y, "einsum_mm");
+    if (!mm)
+        return poprt__rw_oom();
+    poprt__tensor *r = mm->outputs[0];
+    if (nsq) {
+        poprt__node *s = poprt__rw_axes_node(g, "Squeeze", r, nsq, sq, need_t ? NULL : y);
+        if (!s)
+            return poprt__rw_oom();
+        r = s->outputs[0];
     }
-    poprt__vec_free(&v);
-    return st;
+    if (need_t) {
+        poprt__node *t = poprt__rw_node1(g, "Transpose", "", 1, &r, y, NULL);
+        if (!t || poprt__rw_attr_ints(t, "perm", e + p.o.n, perm))
+            return poprt__rw_oom();
+    }
+    poprt__graph_remove_node(g, node);
+    *done = 1;
+    return POPRT_OK;
 }
+
+static const poprt__rw_node_pass pass = {"replace_einsum_with_matmul", "Einsum", rewrite};
 
 static poprt_status run(poprt__model *m, const char *args, int *changed)
 {
-    *changed = 0;
-    poprt_status st = rp_no_args("replace_einsum_with_matmul", args);
-    return st ? st : rp_each_graph(m->graph, rewrite, NULL, changed);
+    return poprt__rw_run_nodes(&pass, m, args, changed);
 }
 
 const poprt__pass poprt__pass_replace_einsum_with_matmul = {

@@ -1,36 +1,26 @@
 /* replace_erf_with_erfv2: float Erf -> ai.poprt ErfV2, a cheaper erf (one
  * expf per element, polynomial near zero) with absolute error < 5e-7
  * instead of the libm-accurate Erf. */
-#include "passes/util_replace.h"
+#include "passes/rewrite.h"
 
-static poprt_status rewrite(poprt__graph *g, void *ctx, int *changed)
+static poprt_status rewrite(poprt__graph *g, poprt__node *n, const void *ctx, int *done)
 {
     (void)ctx;
-    poprt__vec v = {0};
-    poprt_status st = rp_collect(g, "Erf", &v);
-    for (size_t i = 0; !st && i < v.len; i++) {
-        poprt__node *n = v.items[i];
-        poprt__tensor *x = poprt__node_in(n, 0);
-        if (!x || !n->outputs[0] || !poprt__dtype_is_float(x->type.elem))
-            continue;
-        if (!rp_node(g, "ErfV2", "ai.poprt", 1, &x, n->outputs[0], NULL)) {
-            st = rp_oom();
-            break;
-        }
-        rp_drop(g, n);
-        (*changed)++;
-    }
-    poprt__vec_free(&v);
-    if (!st && *changed)
-        st = poprt__model_ensure_opset(g->model, "ai.poprt", 1);
-    return st;
+    poprt__tensor *x = poprt__node_in(n, 0);
+    if (!x || !n->outputs[0] || !poprt__dtype_is_float(x->type.elem))
+        return POPRT_OK;
+    if (!poprt__rw_node1(g, "ErfV2", "ai.poprt", 1, &x, n->outputs[0], NULL))
+        return poprt__rw_oom();
+    poprt__graph_remove_node(g, n);
+    *done = 1;
+    return POPRT_OK;
 }
+
+static const poprt__rw_node_pass pass = {"replace_erf_with_erfv2", "Erf", rewrite, NULL, 1};
 
 static poprt_status run(poprt__model *m, const char *args, int *changed)
 {
-    *changed = 0;
-    poprt_status st = rp_no_args("replace_erf_with_erfv2", args);
-    return st ? st : rp_each_graph(m->graph, rewrite, NULL, changed);
+    return poprt__rw_run_nodes(&pass, m, args, changed);
 }
 
 const poprt__pass poprt__pass_replace_erf_with_erfv2 = {

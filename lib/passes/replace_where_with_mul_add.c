@@ -2,14 +2,15 @@
  * Cast(c) * X + Cast(Not(c)) * Y. Exact while X and Y are finite; a
  * non-finite value in the unselected branch turns the result into NaN
  * (0 * inf), so constant branches holding inf/NaN are left alone. */
-#include "passes/util_replace.h"
+#include <math.h>
+#include "passes/rewrite.h"
 
 /* 0 when t is a constant holding inf or NaN (a Constant node's value_float
  * counts too); runtime values cannot be checked. */
 static int finite_const(const poprt__tensor *t)
 {
     const poprt__node *p = t->producer;
-    if (!t->data && p && rp_is(p, "Constant")) {
+    if (!t->data && p && poprt__rw_is(p, "Constant")) {
         const poprt__attr *a = poprt__node_attr(p, "value_float");
         if (a && !isfinite(a->f))
             return 0;
@@ -18,7 +19,7 @@ static int finite_const(const poprt__tensor *t)
             if (!isfinite(a->floats[i]))
                 return 0;
     }
-    t = rp_value(t);
+    t = poprt__rw_value(t);
     if (!t)
         return 1;
     int64_t n = poprt__type_numel(&t->type);
@@ -30,47 +31,38 @@ static int finite_const(const poprt__tensor *t)
     return 1;
 }
 
-static poprt_status rewrite(poprt__graph *g, void *ctx, int *changed)
+static poprt_status rewrite(poprt__graph *g, poprt__node *n, const void *ctx, int *done)
 {
     (void)ctx;
-    poprt__vec v = {0};
-    poprt_status st = rp_collect(g, "Where", &v);
-    for (size_t i = 0; !st && i < v.len; i++) {
-        poprt__node *n = v.items[i];
-        poprt__tensor *c = poprt__node_in(n, 0), *x = poprt__node_in(n, 1), *yv = poprt__node_in(n, 2);
-        poprt__tensor *out = poprt__node_out(n, 0);
-        if (!c || !x || !yv || !out)
-            continue;
-        int32_t e = x->type.elem;
-        if (!poprt__dtype_is_float(e) || yv->type.elem != e || !finite_const(x) || !finite_const(yv))
-            continue;
-        poprt__node *cf = rp_node(g, "Cast", "", 1, &c, NULL, "cond_f");
-        poprt__node *nc = rp_node(g, "Not", "", 1, &c, NULL, "not_cond");
-        poprt__node *ncf = nc ? rp_node(g, "Cast", "", 1, nc->outputs, NULL, "not_cond_f") : NULL;
-        if (!cf || !ncf || !rp_attr_i(cf, "to", e) || !rp_attr_i(ncf, "to", e)) {
-            st = rp_oom();
-            break;
-        }
-        poprt__tensor *m1[2] = {cf->outputs[0], x}, *m2[2] = {ncf->outputs[0], yv};
-        poprt__node *a = rp_node(g, "Mul", "", 2, m1, NULL, "sel_x");
-        poprt__node *b = rp_node(g, "Mul", "", 2, m2, NULL, "sel_y");
-        poprt__tensor *s[2] = {a ? a->outputs[0] : NULL, b ? b->outputs[0] : NULL};
-        if (!a || !b || !rp_node(g, "Add", "", 2, s, out, NULL)) {
-            st = rp_oom();
-            break;
-        }
-        rp_drop(g, n);
-        (*changed)++;
-    }
-    poprt__vec_free(&v);
-    return st;
+    poprt__tensor *c = poprt__node_in(n, 0), *x = poprt__node_in(n, 1), *yv = poprt__node_in(n, 2);
+    poprt__tensor *out = poprt__node_out(n, 0);
+    if (!c || !x || !yv || !out)
+        return POPRT_OK;
+    int32_t e = x->type.elem;
+    if (!poprt__dtype_is_float(e) || yv->type.elem != e || !finite_const(x) || !finite_const(yv))
+        return POPRT_OK;
+    poprt__node *cf = poprt__rw_node1(g, "Cast", "", 1, &c, NULL, "cond_f");
+    poprt__node *nc = poprt__rw_node1(g, "Not", "", 1, &c, NULL, "not_cond");
+    poprt__node *ncf =
+        nc ? poprt__rw_node1(g, "Cast", "", 1, nc->outputs, NULL, "not_cond_f") : NULL;
+    if (!cf || !ncf || poprt__rw_attr_i(cf, "to", e) || poprt__rw_attr_i(ncf, "to", e))
+        return poprt__rw_oom();
+    poprt__tensor *m1[2] = {cf->outputs[0], x}, *m2[2] = {ncf->outputs[0], yv};
+    poprt__node *a = poprt__rw_node1(g, "Mul", "", 2, m1, NULL, "sel_x");
+    poprt__node *b = poprt__rw_node1(g, "Mul", "", 2, m2, NULL, "sel_y");
+    poprt__tensor *s[2] = {a ? a->outputs[0] : NULL, b ? b->outputs[0] : NULL};
+    if (!a || !b || !poprt__rw_node1(g, "Add", "", 2, s, out, NULL))
+        return poprt__rw_oom();
+    poprt__graph_remove_node(g, n);
+    *done = 1;
+    return POPRT_OK;
 }
+
+static const poprt__rw_node_pass pass = {"replace_where_with_mul_add", "Where", rewrite};
 
 static poprt_status run(poprt__model *m, const char *args, int *changed)
 {
-    *changed = 0;
-    poprt_status st = rp_no_args("replace_where_with_mul_add", args);
-    return st ? st : rp_each_graph(m->graph, rewrite, NULL, changed);
+    return poprt__rw_run_nodes(&pass, m, args, changed);
 }
 
 const poprt__pass poprt__pass_replace_where_with_mul_add = {

@@ -6,17 +6,14 @@
  * bool tensors, or tiny (<= 64 elements) tensors of any type; weights are
  * never folded here (use constant_folding). Shapes fixed afterwards with
  * set_input_shape are not re-traced. */
-#include "passes/util_replace.h"
+#include "passes/rewrite.h"
 
 #define TINY 64
 #define MAX_BYTES (64 * 1024)
 
 static int traced(const poprt__node *n)
 {
-    for (int a = 0; a < n->n_attrs; a++)
-        if (n->attrs[a].type == POPRT__ATTR_GRAPH || n->attrs[a].type == POPRT__ATTR_GRAPHS)
-            return 0;
-    if (rp_is(n, "Constant") || n->n_outputs < 1)
+    if (poprt__rw_has_body(n) || poprt__rw_is(n, "Constant") || n->n_outputs < 1)
         return 0;
     for (int j = 0; j < n->n_outputs; j++) {
         const poprt__tensor *t = n->outputs[j];
@@ -57,7 +54,7 @@ static poprt_status to_initializers(poprt__graph *g, void *ctx, int *changed)
                 continue;
             int rank;
             int64_t dims[POPRT__MAX_RANK];
-            if (!rp_static_dims(t, &rank, dims))
+            if (!poprt__rw_static_dims(t, dims, &rank))
                 return poprt__err(POPRT_STATUS_INTERNAL, "trace_folding: '%s' has no static shape", t->name);
             poprt_status st = poprt__tensor_set_const(t, t->type.elem, rank, dims, t->data, t->nbytes);
             if (st)
@@ -73,13 +70,13 @@ static poprt_status to_initializers(poprt__graph *g, void *ctx, int *changed)
 static poprt_status run(poprt__model *m, const char *args, int *changed)
 {
     *changed = 0;
-    poprt_status st = rp_no_args("trace_folding", args);
+    poprt_status st = poprt__pass_no_args("trace_folding", args);
     if (st)
         return st;
     poprt__folder f = {fold, NULL, MAX_BYTES};
     st = poprt__graph_infer(m->graph, &f);
     if (!st)
-        st = rp_each_graph(m->graph, to_initializers, NULL, changed);
+        st = poprt__rw_each_graph(m->graph, to_initializers, NULL, changed);
     if (!st && *changed)
         poprt__graph_remove_dead(m->graph);
     return st;

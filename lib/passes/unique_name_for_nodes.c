@@ -1,6 +1,6 @@
 /* unique_name_for_nodes: gives every node of the model (subgraphs included)
  * a unique, non-empty name; nodes keep their names when already unique. */
-#include "passes/util_core.h"
+#include "passes/rewrite.h"
 
 typedef struct names {
     poprt__map seen;
@@ -14,7 +14,7 @@ static poprt_status collect(poprt__graph *g, void *ctx, int *changed)
     for (size_t i = 0; i < g->nodes.len; i++) {
         poprt__node *n = g->nodes.items[i];
         if (n->name[0] && !poprt__map_get(&s->seen, n->name) && poprt__map_put(&s->seen, n->name, n))
-            return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+            return poprt__rw_oom();
     }
     return POPRT_OK;
 }
@@ -32,13 +32,13 @@ static poprt_status rename_nodes(poprt__graph *g, void *ctx, int *changed)
         for (;;) {
             nn = poprt__arena_printf(a, "%s_%d", base, s->renamed++);
             if (!nn)
-                return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+                return poprt__rw_oom();
             if (!poprt__map_get(&s->seen, nn))
                 break;
         }
         n->name = nn;
         if (poprt__map_put(&s->seen, n->name, n))
-            return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+            return poprt__rw_oom();
         *changed = 1;
     }
     return POPRT_OK;
@@ -50,9 +50,9 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
     *changed = 0;
     names s = {{0}, 0};
     int dummy = 0;
-    poprt_status st = poprt__pc_each_graph(m->graph, collect, &s, &dummy);
+    poprt_status st = poprt__rw_each_graph(m->graph, collect, &s, &dummy);
     if (!st)
-        st = poprt__pc_each_graph(m->graph, rename_nodes, &s, changed);
+        st = poprt__rw_each_graph(m->graph, rename_nodes, &s, changed);
     poprt__map_free(&s.seen);
     return st;
 }

@@ -20,8 +20,6 @@ void poprt__pdata_free(poprt__pdata *d)
     memset(d, 0, sizeof *d);
 }
 
-static poprt_status oom(void) { return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory"); }
-
 static uint32_t xorshift(uint32_t *s)
 {
     uint32_t x = *s;
@@ -37,12 +35,12 @@ poprt_status poprt__pdata_random(const poprt__model *m, int samples, uint32_t se
     memset(out, 0, sizeof *out);
     poprt__arena_init(&out->arena);
     poprt__vec ins = {0};
-    poprt_status st = poprt__user_inputs(m->graph, &ins) ? oom() : POPRT_OK;
+    poprt_status st = poprt__user_inputs(m->graph, &ins) ? poprt__rw_oom() : POPRT_OK;
     out->n_inputs = (int)ins.len;
     out->n_samples = samples;
     out->t = poprt__arena_array(&out->arena, (size_t)(samples * out->n_inputs + 1), sizeof *out->t);
     if (!st && !out->t)
-        st = oom();
+        st = poprt__rw_oom();
     uint32_t rng = seed ? seed : 1;
     for (int s = 0; !st && s < samples; s++)
         for (size_t i = 0; !st && i < ins.len; i++) {
@@ -68,7 +66,7 @@ poprt_status poprt__pdata_random(const poprt__model *m, int samples, uint32_t se
             p->nbytes = (size_t)n * es;
             void *buf = poprt__arena_alloc(&out->arena, p->nbytes ? p->nbytes : 1);
             if (!buf) {
-                st = oom();
+                st = poprt__rw_oom();
                 break;
             }
             for (int64_t k = 0; k < n; k++) {
@@ -124,7 +122,7 @@ static poprt_status list_dir(const char *dir, const char *prefix, int want_dirs,
     }
     closedir(d);
     if (!v)
-        return oom();
+        return poprt__rw_oom();
     qsort(v, (size_t)*n, sizeof *v, cmp_str);
     *names = v;
     return POPRT_OK;
@@ -138,7 +136,7 @@ static poprt_status load_sample(const poprt__vec *ins, const char *dir, poprt__p
     for (size_t k = 0; k < ins->len; k++) {
         char *path = poprt__arena_printf(&out->arena, "%s/input_%zu.pb", dir, k);
         if (!path)
-            return oom();
+            return poprt__rw_oom();
         poprt__blob *b;
         poprt_status st = poprt__blob_map_file(path, &b);
         if (st)
@@ -150,7 +148,7 @@ static poprt_status load_sample(const poprt__vec *ins, const char *dir, poprt__p
         if (st)
             return poprt__err_prefix(st, "calibration file '%s': ", path);
         if (!data)
-            return oom();
+            return poprt__rw_oom();
         /* by name when the file names an input, else by position */
         size_t slot = k;
         for (size_t i = 0; t.name && t.name[0] && i < ins->len; i++)
@@ -186,7 +184,7 @@ poprt_status poprt__pdata_load(const poprt__model *m, const char *dir, int max_s
     memset(out, 0, sizeof *out);
     poprt__arena_init(&out->arena);
     poprt__vec ins = {0};
-    poprt_status st = poprt__user_inputs(m->graph, &ins) ? oom() : POPRT_OK;
+    poprt_status st = poprt__user_inputs(m->graph, &ins) ? poprt__rw_oom() : POPRT_OK;
     char **subs = NULL, **files = NULL;
     int n_subs = 0, n_files = 0;
     if (!st)
@@ -201,10 +199,10 @@ poprt_status poprt__pdata_load(const poprt__model *m, const char *dir, int max_s
                         "calibration folder '%s' holds no input_K.pb files and no sample folders", dir);
     out->n_inputs = (int)ins.len;
     if (!st && !(out->t = poprt__arena_array(&out->arena, (size_t)(n * out->n_inputs + 1), sizeof *out->t)))
-        st = oom();
+        st = poprt__rw_oom();
     for (int s = 0; !st && s < n; s++) {
         const char *sd = n_files ? dir : poprt__arena_printf(&out->arena, "%s/%s", dir, subs[s]);
-        st = sd ? load_sample(&ins, sd, out, &out->t[s * out->n_inputs]) : oom();
+        st = sd ? load_sample(&ins, sd, out, &out->t[s * out->n_inputs]) : poprt__rw_oom();
         out->n_samples = s + 1;
     }
     poprt__vec_free(&ins);
@@ -264,7 +262,7 @@ poprt_status poprt__prunner_create(const poprt__model *m, int n_names, const cha
                           "this pass runs the model: run it through a pass manager");
     poprt__prunner *r = poprt__calloc(1, sizeof *r);
     if (!r)
-        return oom();
+        return poprt__rw_oom();
     r->eval = m->eval;
     poprt__arena_init(&r->arena);
     poprt__model *c = NULL;
@@ -280,7 +278,7 @@ poprt_status poprt__prunner_create(const poprt__model *m, int n_names, const cha
         r->dims = poprt__arena_array(&r->arena, (size_t)r->n + 1, sizeof *r->dims);
         r->rank = poprt__arena_array(&r->arena, (size_t)r->n + 1, sizeof *r->rank);
         if (!r->names || !r->outs || !r->bufs || !r->numel || !r->cap || !r->dims || !r->rank)
-            st = oom();
+            st = poprt__rw_oom();
         for (int i = 0; !st && i < r->n; i++) {
             poprt__tensor *t = names ? poprt__graph_find(g, names[i]) : g->outputs.items[i];
             if (!t || t->graph != g) {
@@ -289,7 +287,7 @@ poprt_status poprt__prunner_create(const poprt__model *m, int n_names, const cha
             }
             r->names[i] = poprt__arena_strdup(&r->arena, t->name);
             if (!r->names[i])
-                st = oom();
+                st = poprt__rw_oom();
             else if (!t->is_output) {
                 t->is_output = 1;
                 st = poprt__graph_add_output(g, t);
@@ -301,7 +299,7 @@ poprt_status poprt__prunner_create(const poprt__model *m, int n_names, const cha
     int n_fix = 0;
     if (!st && shapes && shapes->n_samples > 0 &&
         !(fix = poprt__arena_array(&r->arena, (size_t)shapes->n_inputs + 1, sizeof *fix)))
-        st = oom();
+        st = poprt__rw_oom();
     for (int i = 0; !st && fix && i < shapes->n_inputs; i++) {
         const poprt__ptensor *p = &shapes->t[i];
         const poprt__tensor *t = poprt__graph_find(c->graph, p->name);
@@ -350,7 +348,7 @@ poprt_status poprt__prunner_run(poprt__prunner *r, const poprt__pdata *d, int s,
         if (n > r->cap[i]) {
             float *b = poprt__realloc(r->bufs[i], (size_t)(n > 0 ? n : 1) * sizeof(float));
             if (!b) {
-                st = oom();
+                st = poprt__rw_oom();
                 break;
             }
             r->bufs[i] = b;

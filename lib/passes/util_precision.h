@@ -6,7 +6,7 @@
 #ifndef POPRT_UTIL_PRECISION_H
 #define POPRT_UTIL_PRECISION_H
 
-#include "passes/passes.h"
+#include "passes/rewrite.h"
 
 /* One input tensor of one sample. */
 typedef struct poprt__ptensor {

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "builder.h"
-#include "passes/util_transformer.h"
+#include "passes/transformer.h"
 
 enum { S = 4, H = 8, NH = 2, HD = 4 };
 
@@ -86,7 +86,7 @@ static poprt_model *bert(int64_t opset)
     N2(m, "mask_unsq1", "Unsqueeze", "m", "ax1", "m1");
     N2(m, "mask_unsq2", "Unsqueeze", "m1", "ax2", "m2");
     poprt__node *c = N1(m, "mask_cast", "Cast", "m2", "mf");
-    ck_assert_int_eq(tf_attr_i(c, "to", POPRT_DTYPE_FLOAT), POPRT_OK);
+    ck_assert_int_eq(poprt__rw_attr_i(c, "to", POPRT_DTYPE_FLOAT), POPRT_OK);
     N2(m, "mask_sub", "Sub", "one", "mf", "ms");
     N2(m, "mask_mul", "Mul", "ms", "neg", "mask");
     const int64_t p0213[4] = {0, 2, 1, 3}, p0231[4] = {0, 2, 3, 1};
@@ -106,25 +106,25 @@ static poprt_model *bert(int64_t opset)
         N2(m, nm, "Reshape", pa, "shape4", pr);
         snprintf(nm, sizeof nm, "%s_Transpose", p[i]);
         poprt__node *t = N1(m, nm, "Transpose", pr, ph);
-        ck_assert_int_eq(tf_attr_ints(t, "perm", 4, i == 1 ? p0231 : p0213), POPRT_OK);
+        ck_assert_int_eq(poprt__rw_attr_ints(t, "perm", 4, i == 1 ? p0231 : p0213), POPRT_OK);
     }
     N2(m, "qk", "MatMul", "q_h", "k_h", "sc");
     N2(m, "scale", "Div", "sc", "sqrt_hd", "sd");
     N2(m, "add_mask", "Add", "sd", "mask", "sm");
     poprt__node *sm = N1(m, "softmax", "Softmax", "sm", "pr");
-    ck_assert_int_eq(tf_attr_i(sm, "axis", -1), POPRT_OK);
+    ck_assert_int_eq(poprt__rw_attr_i(sm, "axis", -1), POPRT_OK);
     N2(m, "pv", "MatMul", "pr", "v_h", "cx");
     poprt__node *t = N1(m, "ctx_t", "Transpose", "cx", "ct");
-    ck_assert_int_eq(tf_attr_ints(t, "perm", 4, p0213), POPRT_OK);
+    ck_assert_int_eq(poprt__rw_attr_ints(t, "perm", 4, p0213), POPRT_OK);
     N2(m, "ctx_r", "Reshape", "ct", "shape3", "at");
     /* LayerNorm, decomposed */
     const int64_t last[1] = {-1};
     poprt__node *r1 = N1(m, "ln_mean", "ReduceMean", "at", "mu");
-    ck_assert_int_eq(tf_attr_ints(r1, "axes", 1, last), POPRT_OK);
+    ck_assert_int_eq(poprt__rw_attr_ints(r1, "axes", 1, last), POPRT_OK);
     N2(m, "ln_sub", "Sub", "at", "mu", "dd");
     N2(m, "ln_pow", "Pow", "dd", "two", "sq");
     poprt__node *r2 = N1(m, "ln_var", "ReduceMean", "sq", "var");
-    ck_assert_int_eq(tf_attr_ints(r2, "axes", 1, last), POPRT_OK);
+    ck_assert_int_eq(poprt__rw_attr_ints(r2, "axes", 1, last), POPRT_OK);
     N2(m, "ln_eps", "Add", "var", "eps", "ve");
     N1(m, "ln_sqrt", "Sqrt", "ve", "sdv");
     N2(m, "ln_div", "Div", "dd", "sdv", "nn");
@@ -168,7 +168,7 @@ static poprt_model *rope(void)
     N1(m, "neg", "Neg", "x2", "nx2");
     nd(m, "slice_lo", "Slice", 4, (const char *[]){"x", "s0", "s4", "axis"}, "x1");
     poprt__node *c = N2(m, "concat", "Concat", "nx2", "x1", "rh");
-    ck_assert_int_eq(tf_attr_i(c, "axis", -1), POPRT_OK);
+    ck_assert_int_eq(poprt__rw_attr_i(c, "axis", -1), POPRT_OK);
     N2(m, "mul_cos", "Mul", "x", "cos", "a");
     N2(m, "mul_sin", "Mul", "rh", "sin", "b");
     N2(m, "add", "Add", "a", "b", "y");
