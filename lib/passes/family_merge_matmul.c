@@ -25,7 +25,7 @@ static poprt_status merge(poprt__model *m, poprt__node **mms, int n, int with_ad
         return POPRT_OK;
     poprt__node *adds[256];
     int slots[256];
-    int64_t cols[256], K = -1, N = 0, d[POPRT__MAX_RANK], cnt;
+    int64_t cols[256], K = -1, d[POPRT__MAX_RANK], cnt;
     poprt__tensor *A = mms[0]->inputs[0];
     for (int i = 0; i < n; i++) {
         if (!poprt__rw_is(mms[i], "MatMul") || mms[i]->inputs[0] != A ||
@@ -38,12 +38,11 @@ static poprt_status merge(poprt__model *m, poprt__node **mms, int n, int with_ad
                 return POPRT_OK;
         K = d[0];
         cols[i] = d[1];
-        N += d[1];
         adds[i] = with_add ? bias_add(g, mms[i], d[1], &slots[i]) : NULL;
         if (with_add && !adds[i])
             return POPRT_OK;
     }
-    /* the weights [K, cols[i]] side by side: [K, N]; the biases likewise */
+    /* the weights [K, cols[i]] side by side: [K, sum of cols]; the biases likewise */
     const float *w[256], *b[256];
     for (int i = 0; i < n; i++) {
         w[i] = poprt__rw_f32(mms[i]->inputs[1], POPRT__RW_ANY, &cnt);
