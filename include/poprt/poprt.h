@@ -621,7 +621,8 @@ POPRT_API poprt_status poprt_stepio_create_callback(const poprt_stepio_callbacks
 typedef struct poprt_request poprt_request;
 
 /* Told of a request's completion, on the library thread that completed it,
- * before poprt_request_wait returns for it. status is the request's. The
+ * before poprt_request_wait returns for it. status is the request's; when it
+ * is not OK, poprt_last_error() in the callback gives its message. The
  * callback must not block for long (it holds up that thread's next run);
  * it may call poprt_request_status and poprt_request_free. */
 typedef void (*poprt_request_fn)(poprt_request *request, poprt_status status, void *user);

@@ -128,8 +128,11 @@ static void complete(poprt_request *q, poprt_status st, const char *msg)
     pthread_mutex_unlock(&q->mu);
     if (q->runner)
         record(q->runner, q);
-    if (q->done)
+    if (q->done) {
+        if (st) /* the callback reads the request's message from poprt_last_error() */
+            poprt__err(st, "%s", q->error);
         q->done(q, st, q->user);
+    }
     pthread_mutex_lock(&q->mu);
     __atomic_store_n(&q->finished, 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&q->cv);

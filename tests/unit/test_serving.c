@@ -57,6 +57,7 @@ typedef struct job {
     poprt_request *req;
     int calls; /* atomic: completions seen by the callback */
     poprt_status seen;
+    char msg[256]; /* poprt_last_error() in the callback, when it failed */
 } job;
 
 static void on_done(poprt_request *r, poprt_status st, void *user)
@@ -64,6 +65,8 @@ static void on_done(poprt_request *r, poprt_status st, void *user)
     (void)r;
     job *j = user;
     j->seen = st;
+    if (st)
+        snprintf(j->msg, sizeof j->msg, "%s", poprt_last_error());
     __atomic_add_fetch(&j->calls, 1, __ATOMIC_RELAXED);
 }
 
@@ -117,6 +120,8 @@ START_TEST(session_submit_completes_each_once)
     ck_assert_ptr_nonnull(strstr(poprt_last_error(), "input 'x'"));
     ck_assert_int_eq(bad.calls, 1);
     ck_assert_int_eq(bad.seen, POPRT_STATUS_SHAPE_MISMATCH);
+    /* the callback read the request's own message */
+    ck_assert_ptr_nonnull(strstr(bad.msg, "input 'x'"));
     poprt_request_free(bad.req);
     poprt_stepio_free(bad.io);
     poprt_session_free(s);
