@@ -697,6 +697,29 @@ POPRT_API poprt_status poprt_runner_create(const poprt_model *model, const poprt
 POPRT_API poprt_status poprt_runner_submit(poprt_runner *runner, poprt_stepio *stepio,
                                            int64_t deadline_us, poprt_request_fn done, void *user,
                                            poprt_request **request_out);
+/* Several models behind one runner (PopRT's model fusion, on the host): one
+ * queue and one set of replicas serve n_models models, each known by its
+ * name (names[i], unique, non-empty). Every model is compiled (per batch
+ * size when batching) with `options` and, when model_options is not NULL
+ * and model_options[i] is not NULL, its own keys on top (input_shape.<name>
+ * and other compile options; the runner keys replicas, max_batch, ... are
+ * the runner's, from `options`). A batch holds requests of one model only.
+ * Requests name their model with poprt_runner_submit_model;
+ * poprt_runner_submit on such a runner is INVALID_ARGUMENT. Statistics
+ * count every model's requests. Returns as poprt_runner_create; errors in a
+ * model's compilation name the model. */
+POPRT_API poprt_status poprt_runner_create_multi(size_t n_models,
+                                                 const poprt_model *const *models,
+                                                 const char *const *names,
+                                                 const poprt_options *const *model_options,
+                                                 const poprt_options *options,
+                                                 poprt_runner **runner_out);
+/* Queues a request for the model named `model` (as poprt_runner_submit).
+ * INVALID_ARGUMENT, naming it, when the runner serves no such model. */
+POPRT_API poprt_status poprt_runner_submit_model(poprt_runner *runner, const char *model,
+                                                 poprt_stepio *stepio, int64_t deadline_us,
+                                                 poprt_request_fn done, void *user,
+                                                 poprt_request **request_out);
 /* Submits and waits: one synchronous request. Thread safe. */
 POPRT_API poprt_status poprt_runner_run(poprt_runner *runner, poprt_stepio *stepio);
 

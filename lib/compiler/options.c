@@ -230,6 +230,19 @@ static poprt_status check_kv(const char *key, const char *value)
                       key);
 }
 
+poprt_status poprt__options_add(poprt_options *dst, const poprt_options *src, int hooks)
+{
+    poprt_status st = POPRT_OK;
+    for (size_t i = 0; !st && src && i < src->n; i++)
+        st = poprt__options_set(dst, src->kv[i].key, src->kv[i].value);
+    if (!st && src && hooks) {
+        dst->pf = src->pf;
+        dst->pf_user = src->pf_user;
+        dst->pf_width = src->pf_width;
+    }
+    return st;
+}
+
 poprt_status poprt__options_set(poprt_options *o, const char *key, const char *value)
 {
     poprt_status st = check_kv(key, value);

@@ -31,6 +31,7 @@ struct poprt_request {
     void *user;
     int64_t t_submit, t_start, t_end, deadline; /* ns, CLOCK_MONOTONIC; deadline 0: none */
     int64_t rows;       /* rows along the batching dim (batching runners) */
+    int model;          /* which of the runner's models */
     poprt_status bad;   /* found unfit when submitted: completes alone with it */
     char bad_msg[512];
     struct poprt_runner *runner;
@@ -54,8 +55,10 @@ typedef struct replica {
 
 struct poprt_runner {
     poprt__runner_cfg cfg;
-    poprt__program **progs; /* one per batch size (or one) */
+    poprt__program **progs; /* per model, one per batch size (or one) */
     int n_progs;
+    int per_model;          /* programs per model */
+    char **names;           /* cfg.n_models model names */
     poprt_options *run_opts;
     poprt_session *shared; /* a session's own runner: the replicas run this session */
     pthread_mutex_t mu;
@@ -225,7 +228,7 @@ poprt_status poprt__request_cancel(poprt_request *q)
  * rows (the same for every input) fit in max_batch. */
 static void check_batchable(const struct poprt_runner *r, poprt_request *q)
 {
-    const poprt__program *p = r->progs[r->n_progs - 1];
+    const poprt__program *p = r->progs[(q->model + 1) * r->per_model - 1];
     const int bd = r->cfg.batching_dim;
     q->rows = -1;
     for (size_t i = 0; i < p->inputs.len; i++) {
@@ -287,12 +290,20 @@ static void copy_rows(const poprt__tval *src, int64_t src_rows, int64_t from, vo
 
 /* ---- a replica ---------------------------------------------------------------- */
 
-static int pick_program(const struct poprt_runner *r, int64_t rows)
+/* The program of `model` for a batch of `rows`: the smallest size that holds it. */
+static int pick_program(const struct poprt_runner *r, int model, int64_t rows)
 {
-    for (int k = 0; k < r->n_progs; k++)
+    const int base = model * r->per_model;
+    for (int k = 0; k < r->per_model; k++)
         if (r->cfg.sizes[k] >= rows)
-            return k;
-    return r->n_progs - 1;
+            return base + k;
+    return base + r->per_model - 1;
+}
+
+/* The batch size program k was compiled for. */
+static int64_t size_of(const struct poprt_runner *r, int k)
+{
+    return r->cfg.sizes[k % r->per_model];
 }
 
 /* The batch's input buffers bound in the replica's stepio for program k. */
@@ -301,7 +312,7 @@ static poprt_status bind_batch(replica *rp, int k, poprt_request **b, int n)
     struct poprt_runner *r = rp->r;
     const poprt__program *p = r->progs[k];
     const int bd = r->cfg.batching_dim;
-    const int64_t size = r->cfg.sizes[k];
+    const int64_t size = size_of(r, k);
     poprt_status st = POPRT_OK;
     if (!rp->ios[k] && (st = poprt__stepio_create(&rp->ios[k])))
         return st;
@@ -380,8 +391,8 @@ static poprt_status hand_out(replica *rp, const poprt__tval *y, const char *name
 static void run_batch(replica *rp, poprt_request **b, int n, int64_t rows)
 {
     struct poprt_runner *r = rp->r;
-    const int k = pick_program(r, rows);
-    const int64_t size = r->cfg.sizes[k];
+    const int k = pick_program(r, b[0]->model, rows);
+    const int64_t size = size_of(r, k);
     poprt_status st;
     if (n == 1 && rows == size) { /* exactly a compiled size: the request's own stepio */
         st = poprt__session_run(rp->sess[k], b[0]->io);
@@ -449,7 +460,7 @@ static int take(struct poprt_runner *r, poprt_request **b, int64_t *rows_out)
     while (r->cfg.max_batch > 1 && rows < r->cfg.max_batch && n < MAX_TAKEN) {
         if (r->len) {
             poprt_request *h = r->q[r->head];
-            if (h->bad || rows + h->rows > r->cfg.max_batch)
+            if (h->bad || h->model != b[0]->model || rows + h->rows > r->cfg.max_batch)
                 break;
             b[n++] = pop(r);
             rows += h->rows;
@@ -497,7 +508,7 @@ static void serve(replica *rp)
             continue;
         if (r->cfg.max_batch <= 1)
             for (int j = 0; j < m; j++)
-                complete(b[j], poprt__session_run(rp->sess[0], b[j]->io), NULL);
+                complete(b[j], poprt__session_run(rp->sess[b[j]->model], b[j]->io), NULL);
         else
             run_batch(rp, b, m, rows);
     }
@@ -566,6 +577,9 @@ static void runner_free(struct poprt_runner *r)
     for (int k = 0; k < r->n_progs; k++)
         poprt__program_unref(r->progs[k]);
     poprt__free(r->progs);
+    for (int m = 0; r->names && m < r->cfg.n_models; m++)
+        poprt__free(r->names[m]);
+    poprt__free(r->names);
     poprt__free(r->reps);
     poprt__free(r->q);
     poprt__free(r->wait_us);
@@ -605,24 +619,26 @@ poprt_status poprt__runner_start(const poprt__runner_cfg *cfg, poprt__program *c
     if (!r)
         return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
     r->cfg = *cfg;
+    r->cfg.n_models = cfg->n_models > 0 ? cfg->n_models : 1;
+    r->cfg.model_names = NULL;
+    r->per_model = n_progs / r->cfg.n_models;
     r->shared = shared;
     pthread_mutex_init(&r->mu, NULL);
     cond_init_monotonic(&r->nonempty);
     cond_init_monotonic(&r->started);
     poprt_status st = poprt__options_new(&r->run_opts);
-    for (size_t i = 0; !st && run_opts && i < run_opts->n; i++)
-        st = poprt__options_set(r->run_opts, run_opts->kv[i].key, run_opts->kv[i].value);
-    if (!st && run_opts) {
-        r->run_opts->pf = run_opts->pf;
-        r->run_opts->pf_user = run_opts->pf_user;
-        r->run_opts->pf_width = run_opts->pf_width;
-    }
+    if (!st)
+        st = poprt__options_add(r->run_opts, run_opts, 1);
     r->progs = poprt__calloc((size_t)n_progs, sizeof *r->progs);
     r->q = poprt__calloc(cfg->queue_size, sizeof *r->q);
     r->reps = poprt__calloc((size_t)cfg->replicas, sizeof *r->reps);
     r->wait_us = poprt__calloc(STATS_RING, sizeof *r->wait_us);
     r->run_us = poprt__calloc(STATS_RING, sizeof *r->run_us);
-    if (!st && (!r->progs || !r->q || !r->reps || !r->wait_us || !r->run_us))
+    r->names = poprt__calloc((size_t)r->cfg.n_models, sizeof *r->names);
+    for (int m = 0; r->names && cfg->model_names && m < r->cfg.n_models; m++)
+        if (!(r->names[m] = poprt__strdup(cfg->model_names[m])))
+            st = poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    if (!st && (!r->progs || !r->q || !r->reps || !r->wait_us || !r->run_us || !r->names))
         st = poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
     if (st) {
         r->cfg.replicas = 0;
@@ -665,9 +681,24 @@ poprt_status poprt__runner_start(const poprt__runner_cfg *cfg, poprt__program *c
     return POPRT_OK;
 }
 
-poprt_status poprt__runner_submit(struct poprt_runner *r, poprt_stepio *io, int64_t deadline_us,
-                                  poprt_request_fn done, void *user, poprt_request **out)
+poprt_status poprt__runner_submit_to(struct poprt_runner *r, const char *model, poprt_stepio *io,
+                                     int64_t deadline_us, poprt_request_fn done, void *user,
+                                     poprt_request **out)
 {
+    int mi = 0;
+    if (model) {
+        for (mi = 0; mi < r->cfg.n_models; mi++)
+            if (r->names[mi] && !strcmp(r->names[mi], model))
+                break;
+        if (mi == r->cfg.n_models)
+            return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "the runner serves no model named '%s'",
+                              model);
+    } else if (r->cfg.n_models > 1) {
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT,
+                          "the runner serves %d models: name the request's model "
+                          "(poprt_runner_submit_model)",
+                          r->cfg.n_models);
+    }
     poprt_request *q = poprt__calloc(1, sizeof *q);
     if (!q)
         return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory for a request");
@@ -681,6 +712,7 @@ poprt_status poprt__runner_submit(struct poprt_runner *r, poprt_stepio *io, int6
     q->t_submit = now_ns();
     q->deadline = deadline_us > 0 ? q->t_submit + deadline_us * 1000 : 0;
     q->rows = 1;
+    q->model = mi;
     if (r->cfg.max_batch > 1)
         check_batchable(r, q);
     pthread_mutex_lock(&r->mu);
@@ -705,6 +737,12 @@ poprt_status poprt__runner_submit(struct poprt_runner *r, poprt_stepio *io, int6
     if (out)
         *out = q;
     return POPRT_OK;
+}
+
+poprt_status poprt__runner_submit(struct poprt_runner *r, poprt_stepio *io, int64_t deadline_us,
+                                  poprt_request_fn done, void *user, poprt_request **out)
+{
+    return poprt__runner_submit_to(r, NULL, io, deadline_us, done, user, out);
 }
 
 static int cmp_u32(const void *a, const void *b)

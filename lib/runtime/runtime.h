@@ -110,15 +110,22 @@ typedef struct poprt__runner_cfg {
     int64_t batch_timeout_ns;
     int n_sizes;
     int64_t sizes[32];        /* compiled batch sizes, ascending (one program each) */
+    int n_models;             /* models served (0 counts as 1) */
+    const char *const *model_names; /* n_models names (copied by poprt__runner_start) */
 } poprt__runner_cfg;
-/* Starts a runner over progs[0..n_progs) (one per batch size; the runner
- * takes references); each replica makes its own sessions with run_opts, or
- * all run `shared` (a session's asynchronous runs). */
+/* Starts a runner over progs[0..n_progs): model-major, per model one per
+ * batch size (n_sizes when batching, else 1); the runner takes references.
+ * Each replica makes its own sessions with run_opts, or all run `shared`
+ * (a session's asynchronous runs). */
 poprt_status poprt__runner_start(const poprt__runner_cfg *cfg, poprt__program *const *progs,
                                  int n_progs, const poprt_options *run_opts,
                                  poprt_session *shared, struct poprt_runner **out);
 poprt_status poprt__runner_submit(struct poprt_runner *r, poprt_stepio *io, int64_t deadline_us,
                                   poprt_request_fn done, void *user, poprt_request **out);
+/* The same for the model named `model` (NULL: a runner of one model). */
+poprt_status poprt__runner_submit_to(struct poprt_runner *r, const char *model, poprt_stepio *io,
+                                     int64_t deadline_us, poprt_request_fn done, void *user,
+                                     poprt_request **out);
 /* Stops taking requests, completes the queued ones, frees the runner. */
 void poprt__runner_stop(struct poprt_runner *r);
 poprt_status poprt__runner_stats(struct poprt_runner *r, poprt_runner_stats *s);
