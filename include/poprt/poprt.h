@@ -684,6 +684,12 @@ POPRT_API void poprt_request_free(poprt_request *request);
  *                        to max_batch, and max_batch)
  *   "batch_timeout_us"   how long a batch waits for more requests after its
  *                        first (default 1000)
+ *   "host_threads"       "1": the runner starts no thread; the host's threads
+ *                        run the requests by calling poprt_runner_work, at
+ *                        most `replicas` at once (each with its own sessions;
+ *                        not pinned: the host places its threads), so
+ *                        completions and callbacks happen on the host's
+ *                        threads. Default "0": the runner's replica threads
  * Returns INVALID_ARGUMENT, INVALID_OPTION, OUT_OF_MEMORY and the statuses of
  * poprt_session_create. */
 typedef struct poprt_runner poprt_runner;
@@ -720,6 +726,17 @@ POPRT_API poprt_status poprt_runner_submit_model(poprt_runner *runner, const cha
                                                  poprt_stepio *stepio, int64_t deadline_us,
                                                  poprt_request_fn done, void *user,
                                                  poprt_request **request_out);
+/* For a runner with "host_threads" "1": runs one batch of queued requests
+ * on the calling thread (their callbacks run here too), waiting up to
+ * timeout_us (< 0: as long as it takes) for a free slot and a request. OK
+ * when a batch ran; TIMEOUT when none came in time; CANCELLED once
+ * poprt_runner_free has begun; INVALID_ARGUMENT on a runner with its own
+ * threads. Thread safe: up to `replicas` threads run batches at once, more
+ * wait for a slot. A host typically loops on it from each of its threads
+ * (or calls it with timeout 0 from its event loop). Do not call
+ * poprt_runner_run from the only thread that calls poprt_runner_work: it
+ * waits for a completion that thread would have to run. */
+POPRT_API poprt_status poprt_runner_work(poprt_runner *runner, int64_t timeout_us);
 /* Submits and waits: one synchronous request. Thread safe. */
 POPRT_API poprt_status poprt_runner_run(poprt_runner *runner, poprt_stepio *stepio);
 
@@ -740,7 +757,10 @@ POPRT_API poprt_status poprt_runner_stats_get(const poprt_runner *runner,
 
 /* Stops taking requests, completes every queued one (runs it, or TIMEOUT
  * past its deadline), then frees the runner. Accepts NULL. Not thread safe
- * with submits to the same runner. */
+ * with submits to the same runner. With "host_threads": host threads inside
+ * poprt_runner_work finish their batch and return CANCELLED, the queued
+ * requests then run on the freeing thread; no poprt_runner_work call may
+ * start after poprt_runner_free returned. */
 POPRT_API void poprt_runner_free(poprt_runner *runner);
 
 #ifdef __cplusplus

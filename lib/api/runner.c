@@ -76,6 +76,7 @@ static poprt_status configure(const poprt_options *o, poprt__runner_cfg *cfg)
     int cpr = allowed_cpus() / cfg->replicas;
     cfg->cores_per_replica = (int)option_int(o, "cores_per_replica", cpr > 0 ? cpr : 1);
     cfg->pin = (int)option_int(o, "pin_cores", 1);
+    cfg->host_threads = (int)option_int(o, "host_threads", 0);
     cfg->queue_size = (size_t)option_int(o, "queue_size", 1024);
     cfg->max_batch = (int)option_int(o, "max_batch", 1);
     cfg->batching_dim = (int)option_int(o, "batching_dim", 0);
@@ -281,3 +282,10 @@ poprt_status poprt_runner_stats_get(const poprt_runner *runner, poprt_runner_sta
 }
 
 void poprt_runner_free(poprt_runner *runner) { poprt__runner_stop(runner); }
+
+poprt_status poprt_runner_work(poprt_runner *runner, int64_t timeout_us)
+{
+    if (!runner)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_runner_work: NULL runner");
+    return poprt__runner_work(runner, timeout_us);
+}

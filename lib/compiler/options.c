@@ -143,6 +143,7 @@ static const struct {
     {"async_workers", 1, 256},      {"replicas", 1, 1024},     {"cores_per_replica", 1, 1024},
     {"pin_cores", 0, 1},            {"queue_size", 1, 1 << 24}, {"max_batch", 1, 1 << 20},
     {"batching_dim", 0, 11},        {"batch_timeout_us", 0, (long long)1 << 40},
+    {"host_threads", 0, 1},
 };
 
 /* "n,n,..." ascending positive sizes (at most 32). */

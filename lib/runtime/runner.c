@@ -51,6 +51,7 @@ typedef struct replica {
     size_t scratch_cap;
     poprt_status init;      /* set when the thread has its sessions (or failed) */
     int ready;
+    int busy;               /* host-driven: a host thread is in poprt__runner_work with it */
 } replica;
 
 struct poprt_runner {
@@ -62,7 +63,8 @@ struct poprt_runner {
     poprt_options *run_opts;
     poprt_session *shared; /* a session's own runner: the replicas run this session */
     pthread_mutex_t mu;
-    pthread_cond_t nonempty, started;
+    pthread_cond_t nonempty, started, slot_free;
+    int n_working;          /* host-driven: threads in poprt__runner_work */
     poprt_request **q; /* ring */
     size_t head, len;
     int stopping;
@@ -444,11 +446,19 @@ static void run_batch(replica *rp, poprt_request **b, int n, int64_t rows)
  * batching, the ones right behind it up to max_batch rows or the timeout. */
 #define MAX_TAKEN 1024 /* requests in one batch at most (each brings one row or more) */
 
-static int take(struct poprt_runner *r, poprt_request **b, int64_t *rows_out)
+static int take(struct poprt_runner *r, poprt_request **b, int64_t *rows_out, int64_t until_ns)
 {
     pthread_mutex_lock(&r->mu);
-    while (!r->len && !r->stopping)
-        pthread_cond_wait(&r->nonempty, &r->mu);
+    while (!r->len && !r->stopping) {
+        if (!until_ns) {
+            pthread_cond_wait(&r->nonempty, &r->mu);
+            continue;
+        }
+        struct timespec ts;
+        abs_time(until_ns, &ts);
+        if (pthread_cond_timedwait(&r->nonempty, &r->mu, &ts) == ETIMEDOUT)
+            break;
+    }
     if (!r->len) {
         pthread_mutex_unlock(&r->mu);
         return 0;
@@ -484,34 +494,98 @@ static int take(struct poprt_runner *r, poprt_request **b, int64_t *rows_out)
     return n;
 }
 
-static void serve(replica *rp)
+/* Runs the n requests taken (b) on replica rp and completes each. */
+static void serve_taken(replica *rp, poprt_request **b, int n)
 {
     struct poprt_runner *r = rp->r;
+    /* past deadlines and unfit requests complete alone */
+    int m = 0;
+    int64_t rows = 0;
+    for (int j = 0; j < n; j++) {
+        if (b[j]->deadline && b[j]->t_start > b[j]->deadline)
+            complete(b[j], POPRT_STATUS_TIMEOUT, "the request's deadline passed in the queue");
+        else if (b[j]->bad)
+            complete(b[j], b[j]->bad, b[j]->bad_msg);
+        else {
+            rows += b[j]->rows;
+            b[m++] = b[j];
+        }
+    }
+    if (!m)
+        return;
+    if (r->cfg.max_batch <= 1)
+        for (int j = 0; j < m; j++)
+            complete(b[j], poprt__session_run(rp->sess[b[j]->model], b[j]->io), NULL);
+    else
+        run_batch(rp, b, m, rows);
+}
+
+static void serve(replica *rp)
+{
     poprt_request *b[MAX_TAKEN];
     int64_t rows;
     int n;
-    while ((n = take(r, b, &rows)) > 0) {
-        /* past deadlines and unfit requests complete alone */
-        int m = 0;
-        rows = 0;
-        for (int j = 0; j < n; j++) {
-            if (b[j]->deadline && b[j]->t_start > b[j]->deadline)
-                complete(b[j], POPRT_STATUS_TIMEOUT, "the request's deadline passed in the queue");
-            else if (b[j]->bad)
-                complete(b[j], b[j]->bad, b[j]->bad_msg);
-            else {
-                rows += b[j]->rows;
-                b[m++] = b[j];
-            }
-        }
-        if (!m)
+    while ((n = take(rp->r, b, &rows, 0)) > 0)
+        serve_taken(rp, b, n);
+}
+
+/* ---- host-driven runners: the host's threads run the requests ---------------- */
+
+poprt_status poprt__runner_work(struct poprt_runner *r, int64_t timeout_us)
+{
+    if (!r->cfg.host_threads)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT,
+                          "the runner runs requests on its own replica threads (option "
+                          "'host_threads' makes the host's threads run them)");
+    const int64_t until = timeout_us >= 0 ? now_ns() + timeout_us * 1000 : 0;
+    /* a free slot: a replica's sessions and batch buffers, one thread at a
+     * time; every thread in here is counted, so that freeing waits for it */
+    pthread_mutex_lock(&r->mu);
+    r->n_working++;
+    int k = -1;
+    while (!r->stopping) {
+        for (int i = 0; i < r->cfg.replicas && k < 0; i++)
+            if (!r->reps[i].busy)
+                k = i;
+        if (k >= 0)
+            break;
+        if (!until) {
+            pthread_cond_wait(&r->slot_free, &r->mu);
             continue;
-        if (r->cfg.max_batch <= 1)
-            for (int j = 0; j < m; j++)
-                complete(b[j], poprt__session_run(rp->sess[b[j]->model], b[j]->io), NULL);
-        else
-            run_batch(rp, b, m, rows);
+        }
+        struct timespec ts;
+        abs_time(until, &ts);
+        if (pthread_cond_timedwait(&r->slot_free, &r->mu, &ts) == ETIMEDOUT)
+            break;
     }
+    if (k < 0) {
+        int stopping = r->stopping;
+        r->n_working--;
+        pthread_cond_broadcast(&r->slot_free);
+        pthread_mutex_unlock(&r->mu);
+        return stopping ? poprt__err(POPRT_STATUS_CANCELLED, "the runner is stopping")
+                        : poprt__err(POPRT_STATUS_TIMEOUT,
+                                     "every one of the %d host slots stayed busy for %lld us",
+                                     r->cfg.replicas, (long long)timeout_us);
+    }
+    r->reps[k].busy = 1;
+    pthread_mutex_unlock(&r->mu);
+    poprt_request *b[MAX_TAKEN];
+    int64_t rows;
+    int n = take(r, b, &rows, until ? until : 0);
+    if (n > 0)
+        serve_taken(&r->reps[k], b, n);
+    pthread_mutex_lock(&r->mu);
+    r->reps[k].busy = 0;
+    r->n_working--;
+    int stopping = r->stopping;
+    pthread_cond_broadcast(&r->slot_free);
+    pthread_mutex_unlock(&r->mu);
+    if (n > 0)
+        return POPRT_OK;
+    return stopping ? poprt__err(POPRT_STATUS_CANCELLED, "the runner is stopping")
+                    : poprt__err(POPRT_STATUS_TIMEOUT, "no request came in %lld us",
+                                 (long long)timeout_us);
 }
 
 /* The allowed CPUs, replica i's share of them. */
@@ -588,6 +662,7 @@ static void runner_free(struct poprt_runner *r)
     pthread_mutex_destroy(&r->mu);
     pthread_cond_destroy(&r->nonempty);
     pthread_cond_destroy(&r->started);
+    pthread_cond_destroy(&r->slot_free);
     poprt__free(r);
 }
 
@@ -598,7 +673,19 @@ void poprt__runner_stop(struct poprt_runner *r)
     pthread_mutex_lock(&r->mu);
     r->stopping = 1;
     pthread_cond_broadcast(&r->nonempty);
+    pthread_cond_broadcast(&r->slot_free);
+    /* host-driven: the host's threads leave poprt__runner_work, then this
+     * thread runs what is queued (a drain, as replicas do) */
+    while (r->n_working)
+        pthread_cond_wait(&r->slot_free, &r->mu);
     pthread_mutex_unlock(&r->mu);
+    if (r->cfg.host_threads && r->reps && r->reps[0].ready && !r->reps[0].init) {
+        poprt_request *b[MAX_TAKEN];
+        int64_t rows;
+        int n;
+        while ((n = take(r, b, &rows, 0)) > 0)
+            serve_taken(&r->reps[0], b, n);
+    }
     for (int i = 0; i < r->cfg.replicas; i++)
         if (r->reps[i].started)
             pthread_join(r->reps[i].thread, NULL);
@@ -626,6 +713,7 @@ poprt_status poprt__runner_start(const poprt__runner_cfg *cfg, poprt__program *c
     pthread_mutex_init(&r->mu, NULL);
     cond_init_monotonic(&r->nonempty);
     cond_init_monotonic(&r->started);
+    cond_init_monotonic(&r->slot_free);
     poprt_status st = poprt__options_new(&r->run_opts);
     if (!st)
         st = poprt__options_add(r->run_opts, run_opts, 1);
@@ -658,6 +746,14 @@ poprt_status poprt__runner_start(const poprt__runner_cfg *cfg, poprt__program *c
         rp->bufs = poprt__calloc((size_t)n_progs, sizeof *rp->bufs);
         if (!rp->sess || !rp->ios || !rp->bufs)
             st = poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+        if (!st && cfg->host_threads) { /* no thread: the host's call poprt__runner_work */
+            for (int k = 0; k < n_progs && !st; k++)
+                st = shared ? (rp->sess[k] = shared, POPRT_OK)
+                            : poprt__session_new(r->progs[k], r->run_opts, &rp->sess[k]);
+            rp->init = st;
+            rp->ready = 1;
+            continue;
+        }
         int e = st ? 0 : poprt__thread_create(&rp->thread, replica_main, rp);
         if (e)
             st = poprt__err(e == EAGAIN ? POPRT_STATUS_OUT_OF_MEMORY : POPRT_STATUS_RUNTIME_ERROR,

@@ -373,6 +373,91 @@ START_TEST(several_models_one_runner)
 }
 END_TEST
 
+/* Host-driven runner ("host_threads"): no library thread; two host threads
+ * loop on poprt_runner_work and every request completes on one of them,
+ * bit for bit its solo result; an empty queue gives TIMEOUT; a runner with
+ * its own threads refuses the call; freeing runs what is still queued on
+ * the freeing thread. */
+typedef struct host_ctx {
+    poprt_runner *r;
+    int stop; /* atomic */
+    pthread_t ids[2];
+} host_ctx;
+
+static host_ctx *host_of_test;
+static int completed_off_host; /* atomic: completions on a thread not the host's */
+
+static void on_host_done(poprt_request *q, poprt_status st, void *user)
+{
+    pthread_t me = pthread_self();
+    if (!pthread_equal(me, host_of_test->ids[0]) && !pthread_equal(me, host_of_test->ids[1]))
+        __atomic_add_fetch(&completed_off_host, 1, __ATOMIC_RELAXED);
+    on_done(q, st, user);
+}
+
+static void *host_loop(void *arg)
+{
+    host_ctx *h = arg;
+    while (!__atomic_load_n(&h->stop, __ATOMIC_ACQUIRE)) {
+        poprt_status st = poprt_runner_work(h->r, 2000);
+        ck_assert(st == POPRT_OK || st == POPRT_STATUS_TIMEOUT);
+    }
+    return NULL;
+}
+
+START_TEST(host_threads_run_the_requests)
+{
+    poprt_model *m = load();
+    poprt_runner *own = runner(m, (const char *[]){"input_shape.x", "1,16", NULL});
+    ck_assert_int_eq(poprt_runner_work(own, 0), POPRT_STATUS_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "host_threads"));
+    poprt_runner_free(own);
+
+    static host_ctx h;
+    memset(&h, 0, sizeof h);
+    host_of_test = &h;
+    h.r = runner(m, (const char *[]){"host_threads", "1", "replicas", "2", "max_batch", "4",
+                                     "batch_timeout_us", "500", NULL});
+    ck_assert_int_eq(poprt_runner_work(h.r, 1000), POPRT_STATUS_TIMEOUT);
+    for (int t = 0; t < 2; t++)
+        ck_assert_int_eq(pthread_create(&h.ids[t], NULL, host_loop, &h), 0);
+    enum { N = 200 };
+    static job jobs[N];
+    for (int i = 0; i < N; i++) {
+        job_init(&jobs[i], 1 + i % 2, i, 16);
+        ck_assert_int_eq(poprt_runner_submit(h.r, jobs[i].io, 0, on_host_done, &jobs[i],
+                                             &jobs[i].req),
+                         POPRT_OK);
+    }
+    for (int i = 0; i < N; i++) {
+        ck_assert_int_eq(poprt_request_wait(jobs[i].req, -1), POPRT_OK);
+        ck_assert_int_eq(jobs[i].calls, 1);
+        float want[10 * 2];
+        solo(m, jobs[i].x, jobs[i].rows, want);
+        ck_assert_int_eq(memcmp(want, jobs[i].y, sizeof(float) * 10 * (size_t)jobs[i].rows), 0);
+        poprt_request_free(jobs[i].req);
+        poprt_stepio_free(jobs[i].io);
+    }
+    ck_assert_int_eq(completed_off_host, 0);
+    __atomic_store_n(&h.stop, 1, __ATOMIC_RELEASE);
+    for (int t = 0; t < 2; t++)
+        pthread_join(h.ids[t], NULL);
+    /* queued with no host thread left: freeing runs them here */
+    for (int i = 0; i < 8; i++) {
+        job_init(&jobs[i], 1, i, 16);
+        ck_assert_int_eq(poprt_runner_submit(h.r, jobs[i].io, 0, on_done, &jobs[i], NULL),
+                         POPRT_OK);
+    }
+    poprt_runner_free(h.r);
+    for (int i = 0; i < 8; i++) {
+        ck_assert_int_eq(jobs[i].calls, 1);
+        ck_assert_int_eq(jobs[i].seen, POPRT_OK);
+        poprt_stepio_free(jobs[i].io);
+    }
+    poprt_model_free(m);
+}
+END_TEST
+
 /* Freeing a runner with requests queued completes every one of them. */
 START_TEST(free_drains_the_queue)
 {
@@ -474,6 +559,7 @@ int main(void)
     tcase_add_test(tc, batching_merges_and_splits);
     tcase_add_test(tc, free_drains_the_queue);
     tcase_add_test(tc, several_models_one_runner);
+    tcase_add_test(tc, host_threads_run_the_requests);
     tcase_add_test(tc, stress_no_request_lost_or_doubled);
     suite_add_tcase(s, tc);
     SRunner *r = srunner_create(s);
