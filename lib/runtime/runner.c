@@ -97,6 +97,19 @@ static void abs_time(int64_t ns, struct timespec *ts)
     ts->tv_nsec = (long)(ns % 1000000000);
 }
 
+/* Waits on c until signalled or, with until_ns (CLOCK_MONOTONIC) not 0,
+ * until then; 1 when the time is up. */
+static int wait_until(pthread_cond_t *c, pthread_mutex_t *mu, int64_t until_ns)
+{
+    if (!until_ns) {
+        pthread_cond_wait(c, mu);
+        return 0;
+    }
+    struct timespec ts;
+    abs_time(until_ns, &ts);
+    return pthread_cond_timedwait(c, mu, &ts) == ETIMEDOUT;
+}
+
 /* ---- requests ---------------------------------------------------------------- */
 
 static void request_unref(poprt_request *q)
@@ -449,16 +462,9 @@ static void run_batch(replica *rp, poprt_request **b, int n, int64_t rows)
 static int take(struct poprt_runner *r, poprt_request **b, int64_t *rows_out, int64_t until_ns)
 {
     pthread_mutex_lock(&r->mu);
-    while (!r->len && !r->stopping) {
-        if (!until_ns) {
-            pthread_cond_wait(&r->nonempty, &r->mu);
-            continue;
-        }
-        struct timespec ts;
-        abs_time(until_ns, &ts);
-        if (pthread_cond_timedwait(&r->nonempty, &r->mu, &ts) == ETIMEDOUT)
+    while (!r->len && !r->stopping)
+        if (wait_until(&r->nonempty, &r->mu, until_ns))
             break;
-    }
     if (!r->len) {
         pthread_mutex_unlock(&r->mu);
         return 0;
@@ -547,15 +553,7 @@ poprt_status poprt__runner_work(struct poprt_runner *r, int64_t timeout_us)
         for (int i = 0; i < r->cfg.replicas && k < 0; i++)
             if (!r->reps[i].busy)
                 k = i;
-        if (k >= 0)
-            break;
-        if (!until) {
-            pthread_cond_wait(&r->slot_free, &r->mu);
-            continue;
-        }
-        struct timespec ts;
-        abs_time(until, &ts);
-        if (pthread_cond_timedwait(&r->slot_free, &r->mu, &ts) == ETIMEDOUT)
+        if (k >= 0 || wait_until(&r->slot_free, &r->mu, until))
             break;
     }
     if (k < 0) {
