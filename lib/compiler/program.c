@@ -27,7 +27,7 @@ static void drop_folded(poprt__graph *g)
 }
 
 /* The options that shape the program: limits, node count, input shapes
- * (the run options are the session's: lib/runtime/session.c). */
+ * (the run options are the session's, read by the runtime's session.c). */
 static poprt_status configure(poprt__model *m, const poprt_options *o)
 {
     poprt_status st = poprt__options_validate(o);
