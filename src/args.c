@@ -11,14 +11,34 @@
 /* Options of the reference CLI that libpoprt does not implement yet: they
  * are rejected by name rather than ignored. */
 static const char *const unsupported_options[] = {
-    "available_memory_proportion", "calibrate", "compiler_options", "config_yaml",
-    "custom_pass_config", "custom_shape_inference",
-    "data_preprocess", "disable_compilation_progress_bar", "disable_fast_norm",
-    "enable_8bits_io", "enable_compress_pattern", "enable_erf_gelu", "enable_insert_remap",
-    "enable_merge_if", "fold_periodic_initializer", "infer_shape_ahead",
-    "ipu_version", "keep_fp32_patterns", "max_tensor_size", "num_io_tiles",
-    "only_manual_sharding", "optimize_internal_exchange_code", "pack_args", "perf_tuner",
-    "popart_options", "print_completion", "remap_mode",
+    "calibrate", "config_yaml", "custom_pass_config", "custom_shape_inference",
+    "data_preprocess", "enable_compress_pattern", "enable_merge_if", "keep_fp32_patterns",
+    "print_completion",
+};
+
+/* Options of the reference CLI that steer the IPU only: accepted (so that
+ * a PopRT script goes on) with one warning saying why they do nothing on a
+ * CPU. args: 0 a flag, 1 one value, 2 KEY=VAL words. */
+static const struct ipu_only {
+    const char *name;
+    int args;
+    const char *why;
+} ipu_only_options[] = {
+    {"ipu_version", 1, "it selects the IPU generation; libpoprt runs on this CPU and picks its "
+                       "kernels (AVX2, AVX-512) when the session is created"},
+    {"num_io_tiles", 1, "IPU tiles reserved for input/output (OverlapIO); a CPU has no tiles and "
+                        "reads inputs in place"},
+    {"available_memory_proportion", 1, "it budgets IPU tile memory for MatMul/Conv/Gemm "
+                                       "temporaries; on a CPU the memory plan sizes the arena"},
+    {"optimize_internal_exchange_code", 0, "a CPU has no IPU exchange code"},
+    {"fold_periodic_initializer", 0, "it saves IPU always-live memory; on a CPU initializers "
+                                     "stay in the mapped model file"},
+    {"perf_tuner", 0, "PopRT does not implement it either"},
+    {"popart_options", 2, "these are PopART (IPU runtime) session options; libpoprt's session "
+                          "options are --threads, --batches_per_step and the API's "
+                          "poprt_options_set"},
+    {"compiler_options", 2, "these are PopRT's IPU compiler options; libpoprt's compiler takes "
+                            "its options through the API's poprt_options_set"},
 };
 
 void cli_usage(FILE *f) {
@@ -39,7 +59,12 @@ void cli_usage(FILE *f) {
             "             [--merge_matmul NAMES] [--merge_matmul_add NAMES] [--merge_moe NAMES]\n"
             "             [--serialize_matmul KEY=VAL [KEY=VAL ...]]\n"
             "             [--serialize_matmul_add KEY=VAL [KEY=VAL ...]]\n"
-            "             [--manual_sharding_config CONFIG]\n"
+            "             [--manual_sharding_config CONFIG] [--only_manual_sharding]\n"
+            "             [--enable_8bits_io] [--enable_erf_gelu] [--disable_fast_norm]\n"
+            "             [--infer_shape_ahead] [--max_tensor_size BYTES]\n"
+            "             [--pack_args KEY=VAL [KEY=VAL ...]]\n"
+            "             [--enable_insert_remap] [--remap_mode MODE]\n"
+            "             [--disable_compilation_progress_bar]\n"
             "             [--export_popef POPEF] [--custom_library_so_paths PLUGIN]\n"
             "             [--framework {onnx}] [--check] [--run] [--profile]\n"
             "             [--iters ITERS] [--threads THREADS]\n"
@@ -142,6 +167,30 @@ void cli_help(void) {
         "                        MATMUL_NAME/ADD_NAME=FACTOR.\n"
         "  --manual_sharding_config MANUAL_SHARDING_CONFIG\n"
         "                        Sharding and pipelining config file (annotates nodes).\n"
+        "  --only_manual_sharding\n"
+        "                        Only annotate the model with --manual_sharding_config\n"
+        "                        (no other pass runs).\n"
+        "  --enable_8bits_io     Image inputs (rank-4 float) become uint8 with a Cast in\n"
+        "                        the model (pass eight_bits_io): a quarter of the input\n"
+        "                        bytes.\n"
+        "  --enable_erf_gelu     Replace Erf Gelu patterns with Gelu (pass\n"
+        "                        erf_gelu_pattern; among the default passes already).\n"
+        "  --disable_fast_norm   Do not replace norms by FastNorm (skips\n"
+        "                        replace_groupnorm_with_fast_norm).\n"
+        "  --infer_shape_ahead   Infer shapes (with --input_shape's) before every other\n"
+        "                        pass.\n"
+        "  --max_tensor_size BYTES\n"
+        "                        Largest tensor constant folding may create; -1: no\n"
+        "                        limit (the default).\n"
+        "  --pack_args KEY=VAL [KEY=VAL ...]\n"
+        "                        Run packed_transformer with these arguments\n"
+        "                        (max_valid_num=N, segment_max_size, ...): attention\n"
+        "                        computed over each sequence's valid tokens only.\n"
+        "  --enable_insert_remap, --remap_mode MODE\n"
+        "                        IPU tile remapping: no effect on a CPU (warned);\n"
+        "                        MODE (before_|after_<op>) is checked.\n"
+        "  --disable_compilation_progress_bar\n"
+        "                        Accepted; poprt shows no progress bar yet.\n"
         "  --framework {onnx}    Specify frontend to load input model. Default: onnx.\n"
         "  --check               Use made-up data to check that the model runs.\n"
         "  --run                 Run the converted model with random data: prints each\n"
@@ -191,6 +240,14 @@ void cli_help(void) {
     printf("\n"
         "then the precision passes (float_to_half, float_to_fp8).\n"
         "\n"
+        "Options of PopRT's CLI that steer only the IPU are accepted with one warning\n"
+        "saying why they do nothing on a CPU:\n");
+    for (size_t i = 0; i < sizeof ipu_only_options / sizeof *ipu_only_options; i++)
+        printf("  --%s%s\n", ipu_only_options[i].name,
+               ipu_only_options[i].args == 2   ? " KEY=VAL [KEY=VAL ...]"
+               : ipu_only_options[i].args == 1 ? " VALUE"
+                                               : "");
+    printf("\n"
         "Options of PopRT's CLI that libpoprt does not implement yet are rejected:\n"
         "  ");
     int col = 2;
@@ -251,6 +308,38 @@ static int is_unsupported(const char *name) {
     return 0;
 }
 
+static const struct ipu_only *ipu_only(const char *name) {
+    for (size_t i = 0; i < sizeof ipu_only_options / sizeof *ipu_only_options; i++)
+        if (!strcmp(name, ipu_only_options[i].name))
+            return &ipu_only_options[i];
+    return NULL;
+}
+
+/* nargs='+' KEY=VAL words from val up to the next option, appended to *dst
+ * joined by ','; *i advances over the words taken. */
+static int key_val_words(const char *name, const char *val, int inline_val, int argc, char **argv,
+                         int *i, char **dst) {
+    for (;;) {
+        if (!strchr(val, '=')) {
+            cli_errmsg("argument --%s: invalid value '%s' (expected KEY=VAL)", name, val);
+            return EXIT_USAGE;
+        }
+        size_t old = *dst ? strlen(*dst) : 0;
+        char *s2 = realloc(*dst, old + strlen(val) + 2);
+        if (!s2) {
+            cli_errmsg("out of memory");
+            return EXIT_FAILURE;
+        }
+        if (old)
+            s2[old++] = ',';
+        strcpy(s2 + old, val);
+        *dst = s2;
+        if (inline_val || *i + 1 >= argc || argv[*i + 1][0] == '-' || !strchr(argv[*i + 1], '='))
+            return 0;
+        val = argv[++*i];
+    }
+}
+
 /* Returns 0 on success, EXIT_USAGE after printing the error. */
 int cli_parse_args(int argc, char **argv, cli *c) {
     for (int i = 1; i < argc; i++) {
@@ -302,6 +391,20 @@ int cli_parse_args(int argc, char **argv, cli *c) {
             flag = &c->precision_compare;
         else if (!strcmp(name, "serve_bench"))
             flag = &c->serve_bench;
+        else if (!strcmp(name, "enable_8bits_io"))
+            flag = &c->enable_8bits_io;
+        else if (!strcmp(name, "enable_erf_gelu"))
+            flag = &c->enable_erf_gelu;
+        else if (!strcmp(name, "disable_fast_norm"))
+            flag = &c->disable_fast_norm;
+        else if (!strcmp(name, "infer_shape_ahead"))
+            flag = &c->infer_shape_ahead;
+        else if (!strcmp(name, "only_manual_sharding"))
+            flag = &c->only_manual_sharding;
+        else if (!strcmp(name, "enable_insert_remap"))
+            flag = &c->enable_insert_remap;
+        else if (!strcmp(name, "disable_compilation_progress_bar"))
+            flag = &c->no_progress_bar;
         if (flag) {
             if (inline_val) {
                 cli_errmsg("argument --%s: ignored explicit argument '%s'", name, inline_val);
@@ -314,6 +417,39 @@ int cli_parse_args(int argc, char **argv, cli *c) {
             cli_errmsg("option --%s is not supported yet", name);
             return EXIT_USAGE;
         }
+        const struct ipu_only *ipu = ipu_only(name);
+        if (ipu) {
+            if (ipu->args == 0 && inline_val) {
+                cli_errmsg("argument --%s: ignored explicit argument '%s'", name, inline_val);
+                return EXIT_USAGE;
+            }
+            const char *v = inline_val;
+            if (ipu->args && !v) {
+                if (i + 1 >= argc || (argv[i + 1][0] == '-' && argv[i + 1][1] &&
+                                      !(argv[i + 1][1] >= '0' && argv[i + 1][1] <= '9'))) {
+                    cli_errmsg("argument --%s: expected %s", name,
+                               ipu->args == 2 ? "at least one argument" : "one argument");
+                    return EXIT_USAGE;
+                }
+                v = argv[++i];
+            }
+            if (!strcmp(name, "ipu_version") && strcmp(v, "ipu2") && strcmp(v, "ipu21")) {
+                cli_errmsg("argument --ipu_version: invalid choice: '%s' (choose from 'ipu2', "
+                           "'ipu21')",
+                           v);
+                return EXIT_USAGE;
+            }
+            char *ignored = NULL;
+            if (ipu->args == 2) {
+                int rc = key_val_words(name, v, inline_val != NULL, argc, argv, &i, &ignored);
+                if (rc)
+                    return rc;
+            }
+            fprintf(stderr, "%s: warning: --%s%s%s has no effect on a CPU: %s\n", CLI_PROG, name,
+                    ignored ? " " : "", ignored ? ignored : "", ipu->why);
+            free(ignored);
+            continue;
+        }
 
         static const char *const valued[] = {
             "input_model", "output_dir", "output_model", "export_popef", "custom_library_so_paths",
@@ -325,6 +461,7 @@ int cli_parse_args(int argc, char **argv, cli *c) {
             "num_of_layers_keep_fp16", "fp8_target_cosine", "manual_sharding_config", "merge_matmul",
             "merge_matmul_add", "merge_moe", "serialize_matmul", "serialize_matmul_add",
             "serve_rate", "serve_seconds", "serve_concurrency", "runner_options",
+            "max_tensor_size", "remap_mode", "pack_args",
         };
         int known = 0;
         for (size_t k = 0; k < sizeof valued / sizeof *valued; k++)
@@ -449,29 +586,26 @@ int cli_parse_args(int argc, char **argv, cli *c) {
                 return EXIT_USAGE;
             }
             c->calibration_loss_type = val;
-        } else if (!strcmp(name, "serialize_matmul") || !strcmp(name, "serialize_matmul_add")) {
+        } else if (!strcmp(name, "serialize_matmul") || !strcmp(name, "serialize_matmul_add") ||
+                   !strcmp(name, "pack_args")) {
             /* nargs='+': KEY=VAL words up to the next option */
-            char **dst = name[16] ? &c->serialize_matmul_add : &c->serialize_matmul;
-            for (;;) {
-                if (!strchr(val, '=')) {
-                    cli_errmsg("argument --%s: invalid value '%s' (expected KEY=VAL)", name, val);
-                    return EXIT_USAGE;
-                }
-                size_t old = *dst ? strlen(*dst) : 0;
-                char *s2 = realloc(*dst, old + strlen(val) + 2);
-                if (!s2) {
-                    cli_errmsg("out of memory");
-                    return EXIT_FAILURE;
-                }
-                if (old)
-                    s2[old++] = ',';
-                strcpy(s2 + old, val);
-                *dst = s2;
-                if (inline_val || i + 1 >= argc || argv[i + 1][0] == '-' ||
-                    !strchr(argv[i + 1], '='))
-                    break;
-                val = argv[++i];
+            char **dst = name[0] == 'p'  ? &c->pack_args
+                         : name[16]      ? &c->serialize_matmul_add
+                                         : &c->serialize_matmul;
+            int rc = key_val_words(name, val, inline_val != NULL, argc, argv, &i, dst);
+            if (rc)
+                return rc;
+        } else if (!strcmp(name, "max_tensor_size")) {
+            int64_t v;
+            if (!parse_i64(val, &v) || v < -1) {
+                cli_errmsg("argument --max_tensor_size: invalid value '%s' (expected bytes, or -1 "
+                           "for no limit)",
+                           val);
+                return EXIT_USAGE;
             }
+            c->max_tensor_size = val;
+        } else if (!strcmp(name, "remap_mode")) {
+            c->remap_mode = val;
         } else if (!strcmp(name, "remove_outputs")) {
             c->remove_outputs = val;
         } else if (!strcmp(name, "checkpoints")) {
@@ -540,4 +674,5 @@ void cli_args_free(cli *c) {
     free(c->shapes);
     free(c->serialize_matmul);
     free(c->serialize_matmul_add);
+    free(c->pack_args);
 }

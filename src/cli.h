@@ -63,6 +63,13 @@ typedef struct cli {
     double serve_seconds;       /* how long the load lasts */
     int serve_concurrency;      /* requests in flight in the closed loop */
     const char *runner_options; /* KEY=VAL,... for poprt_runner_create */
+    /* PopRT's flags that map to passes */
+    int enable_8bits_io, enable_erf_gelu, disable_fast_norm, infer_shape_ahead;
+    int only_manual_sharding, enable_insert_remap;
+    int no_progress_bar;          /* --disable_compilation_progress_bar: there is none yet */
+    const char *max_tensor_size;  /* constant_folding max_tensor_size */
+    const char *remap_mode;       /* auto_insert_remap remap_mode */
+    char *pack_args;              /* packed_transformer arguments, KEY=VAL joined by ',' */
 } cli;
 
 /* ---- args.c */

@@ -187,6 +187,13 @@ static int for_each_name(const char *list, int (*fn)(const char *name, void *use
     return rc;
 }
 
+static int has_step(const pipeline *p, const char *name) {
+    for (size_t i = 0; i < p->n; i++)
+        if (!strcmp(p->s[i].name, name))
+            return 1;
+    return 0;
+}
+
 typedef struct name_ctx {
     const char *opt;
     const char *const *names;
@@ -252,6 +259,18 @@ static int build_pipeline(const cli *c, pipeline *p) {
         return cli_fail(st, "cannot list the passes");
     int fp8 = c->precision && !strncmp(c->precision, "fp8", 3);
     int rc = 0;
+    if (c->only_manual_sharding) { /* PopRT's: the sharding annotations and nothing else */
+        if (!c->manual_sharding_config) {
+            cli_errmsg("--only_manual_sharding needs --manual_sharding_config");
+            return EXIT_USAGE;
+        }
+        if (add_step(p, "manual_sharding", "--only_manual_sharding", 0, "config=%s",
+                     c->manual_sharding_config))
+            return cli_fail(POPRT_STATUS_OUT_OF_MEMORY, "cannot build the pass list");
+        return 0;
+    }
+    if (c->infer_shape_ahead) /* shapes fixed by --input_shape, inferred before anything */
+        rc |= add_step(p, "shape_inference", "--infer_shape_ahead", 0, NULL);
     if (c->convert_version)
         rc |= add_step(p, "convert_version", "--convert_version", 0, "version=%s",
                        c->convert_version);
@@ -272,6 +291,29 @@ static int build_pipeline(const cli *c, pipeline *p) {
             if (pass_registered(cli_default_passes[i], names, n))
                 rc |= add_step(p, cli_default_passes[i], NULL, 1, NULL);
     }
+    if (c->enable_erf_gelu && !has_step(p, "erf_gelu_pattern"))
+        rc |= add_step(p, "erf_gelu_pattern", "--enable_erf_gelu", 0, NULL);
+    if (c->pack_args)
+        rc |= add_step(p, "packed_transformer", "--pack_args", 0, "%s", c->pack_args);
+    if (c->enable_8bits_io)
+        rc |= add_step(p, "eight_bits_io", "--enable_8bits_io", 0, NULL);
+    if (c->enable_insert_remap) {
+        fprintf(stderr, "%s: warning: --enable_insert_remap has no effect on a CPU: IPU tile "
+                        "remapping; the pass auto_insert_remap only checks --remap_mode\n",
+                CLI_PROG);
+        rc |= c->remap_mode ? add_step(p, "auto_insert_remap", "--enable_insert_remap", 0,
+                                       "remap_mode=%s", c->remap_mode)
+                            : add_step(p, "auto_insert_remap", "--enable_insert_remap", 0, NULL);
+    }
+    /* --max_tensor_size bounds every constant folding of the pipeline */
+    for (size_t i = 0; c->max_tensor_size && i < p->n; i++)
+        if (!strcmp(p->s[i].name, "constant_folding") && !p->s[i].args) {
+            size_t len = strlen(c->max_tensor_size) + 17;
+            if (!(p->s[i].args = malloc(len)))
+                rc = 1;
+            else
+                snprintf(p->s[i].args, len, "max_tensor_size=%s", c->max_tensor_size);
+        }
     if (c->merge_matmul)
         rc |= add_step(p, "merge_matmul", "--merge_matmul", 0, "%s", c->merge_matmul);
     if (c->merge_matmul_add)
@@ -329,6 +371,11 @@ static int build_pipeline(const cli *c, pipeline *p) {
                        p->s[i].name);
             return EXIT_FAILURE;
         }
+    /* PopRT's fast_norm replaces norms by an IPU kernel; libpoprt's
+     * FastNorm pass is the only one that makes one */
+    for (size_t i = 0; c->disable_fast_norm && i < p->n; i++)
+        if (!strcmp(p->s[i].name, "replace_groupnorm_with_fast_norm"))
+            p->s[i].state = STEP_SKIPPED;
     if (c->skip_passes) {
         name_ctx x = {"--skip_passes", names, n, p};
         if ((rc = for_each_name(c->skip_passes, skip_pass, &x)) != 0)

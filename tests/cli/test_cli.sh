@@ -171,9 +171,9 @@ head -c 700 "$TMP/mlp.popef" >"$TMP/cut.popef"
 run 1 -i "$TMP/cut.popef" --run
 one_line_error
 has err "cut.popef"
-run 2 -i "$DATA/mlp.onnx" --ipu_version ipu21
+run 2 -i "$DATA/mlp.onnx" --config_yaml cfg.yaml
 one_line_error
-has err "option --ipu_version is not supported yet"
+has err "option --config_yaml is not supported yet"
 run 2 -i "$DATA/mlp.onnx" --input_shape x
 one_line_error
 has err "NAME=D1,D2"
@@ -351,6 +351,53 @@ has err "nonsense_key"
 run 2 -i "$DATA/mlp.onnx" --serve_bench --serve_rate -1
 one_line_error
 has err "--serve_rate"
+
+# ---- PopRT's flags: IPU-only ones accepted with one warning each, the
+# others mapped to passes and effective
+run 0 -i "$DATA/mlp.onnx" --output_dir "$TMP/ipu" --ipu_version ipu21 --num_io_tiles 32 --available_memory_proportion 0.3 --optimize_internal_exchange_code --fold_periodic_initializer --perf_tuner --popart_options enableStochasticRounding=true partialsTypeMatMuls=half --compiler_options num_ipus=1
+for f in ipu_version num_io_tiles available_memory_proportion optimize_internal_exchange_code fold_periodic_initializer perf_tuner popart_options compiler_options; do
+    [ "$(grep -c "warning: --$f.* has no effect on a CPU" "$TMP/err")" -eq 1 ] || bad "not one warning for --$f"
+done
+has err "--popart_options enableStochasticRounding=true,partialsTypeMatMuls=half has no effect"
+has out "converted"
+run 2 -i "$DATA/mlp.onnx" --ipu_version ipu3
+one_line_error
+has err "invalid choice: 'ipu3'"
+run 2 -i "$DATA/mlp.onnx" --popart_options
+one_line_error
+run 0 -i "$DATA/conv.onnx" --output_dir "$TMP/e8" --enable_8bits_io
+has out "eight_bits_io"
+run 0 -i "$TMP/e8/conv.optimized.onnx" --show
+has out "x: uint8 [1,3,8,8]"
+run 0 -i "$DATA/mlp.onnx" --output_dir "$TMP/eg" --passes eliminate_identity --enable_erf_gelu --infer_shape_ahead --disable_fast_norm --disable_compilation_progress_bar
+has out "shape_inference"
+has out "erf_gelu_pattern"
+run 0 -i "$DATA/folding.onnx" --output_dir "$TMP/mt"
+has out "changed the model: convert_version, constant_folding"
+run 0 -i "$DATA/folding.onnx" --output_dir "$TMP/mt" --max_tensor_size 16
+has out "changed the model: convert_version"
+hasnt out "changed the model: convert_version, constant_folding"
+run 2 -i "$DATA/mlp.onnx" --max_tensor_size -2
+one_line_error
+has err "--max_tensor_size"
+run 0 -i "$DATA/mlp.onnx" --output_dir "$TMP/pk" --pack_args max_valid_num=50 enable_double_batch_unpack=false segment_max_size=13+51
+has out "packed_transformer"
+run 1 -i "$DATA/mlp.onnx" --output_dir "$TMP/pk2" --pack_args nonsense=1
+one_line_error
+has err "nonsense"
+run 0 -i "$DATA/mlp.onnx" --output_dir "$TMP/rm" --enable_insert_remap --remap_mode after_matmul
+has err "--enable_insert_remap has no effect on a CPU"
+has out "auto_insert_remap"
+run 1 -i "$DATA/mlp.onnx" --output_dir "$TMP/rm2" --enable_insert_remap --remap_mode sideways
+one_line_error
+has err "sideways"
+printf '{"sharding": {"fc2": 1}}' >"$TMP/shard.json"
+run 0 -i "$DATA/mlp.onnx" --output_dir "$TMP/ms" --only_manual_sharding --manual_sharding_config "$TMP/shard.json"
+has out "manual_sharding"
+has out "1 passes run"
+run 2 -i "$DATA/mlp.onnx" --output_dir "$TMP/ms2" --only_manual_sharding
+one_line_error
+has err "--manual_sharding_config"
 
 echo "$checks checks, $failures failures"
 [ "$failures" -eq 0 ]

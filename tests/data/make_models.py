@@ -262,6 +262,25 @@ def mlp_external():
     print("wrote", os.path.join(HERE, "mlp_external.onnx"))
 
 
+def folding():
+    """y = x + w * 2: the Mul of two initializers folds into one 256-byte
+    tensor (what --max_tensor_size limits)."""
+    nodes = [
+        helper.make_node("Mul", ["w", "two"], ["w2"], name="scale_w"),
+        helper.make_node("Add", ["x", "w2"], ["y"], name="add"),
+    ]
+    inits = [weight("w", [64], 5, 0.5), helper.make_tensor("two", TensorProto.FLOAT, [1], [2.0])]
+    graph = helper.make_graph(
+        nodes, "folding",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64])],
+        inits)
+    model = helper.make_model(graph, producer_name="libpoprt-tests",
+                              opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 7
+    save(model, "folding.onnx")
+
+
 if __name__ == "__main__":
     mlp(1, "mlp.onnx", "mlp")
     mlp("batch", "mlp_dynamic.onnx", "mlp_dynamic")
@@ -272,3 +291,4 @@ if __name__ == "__main__":
     loop_count()
     control_flow()
     mlp_external()
+    folding()
