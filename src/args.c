@@ -65,7 +65,7 @@ void cli_usage(FILE *f) {
             "             [--pack_args KEY=VAL [KEY=VAL ...]]\n"
             "             [--enable_insert_remap] [--remap_mode MODE]\n"
             "             [--disable_compilation_progress_bar]\n"
-            "             [--export_popef POPEF] [--custom_library_so_paths PLUGIN]\n"
+            "             [--export_popef [POPEF]] [--custom_library_so_paths PLUGIN]\n"
             "             [--framework {onnx}] [--check] [--run] [--profile]\n"
             "             [--iters ITERS] [--threads THREADS]\n"
             "             [--serve_bench] [--serve_rate RATE] [--serve_seconds SECONDS]\n"
@@ -88,8 +88,12 @@ void cli_help(void) {
         "  --output_dir OUTPUT_DIR\n"
         "                        Set the output directory where the converted model\n"
         "                        files are saved. Default current directory.\n"
-        "  --export_popef POPEF  Compile the converted model and write it as an executable\n"
-        "                        file (.popef); -i FILE.popef shows (--show) or runs (--run) one.\n"
+        "  --export_popef [POPEF]\n"
+        "                        Compile the converted model and write it as an executable\n"
+        "                        file: without POPEF (as PopRT) OUTPUT_DIR/executable.popef,\n"
+        "                        beside the converted model; with POPEF that path (and the\n"
+        "                        converted model only when --output_dir/--output_model is\n"
+        "                        given). -i FILE.popef shows (--show) or runs (--run) one.\n"
         "  --custom_library_so_paths PLUGIN\n"
         "                        Paths of the custom shared library with custom ops/passes\n"
         "                        (repeat the option for several; see docs/plugins.md).\n"
@@ -451,6 +455,14 @@ int cli_parse_args(int argc, char **argv, cli *c) {
             continue;
         }
 
+        /* PopRT's --export_popef is a flag (the file goes into --output_dir);
+         * libpoprt's form with a path stays: a following word that is not
+         * an option is the path */
+        if (!strcmp(name, "export_popef") && !inline_val &&
+            (i + 1 >= argc || argv[i + 1][0] == '-')) {
+            c->export_popef_in_dir = 1;
+            continue;
+        }
         static const char *const valued[] = {
             "input_model", "output_dir", "output_model", "export_popef", "custom_library_so_paths",
             "passes",  "skip_passes",

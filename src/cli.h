@@ -37,6 +37,7 @@ typedef struct cli {
     const char *output_dir;
     const char *output_model;
     const char *export_popef; /* write the compiled session here */
+    int export_popef_in_dir;  /* --export_popef without a path: OUTPUT_DIR/executable.popef */
     const char *plugins[16];  /* --custom_library_so_paths, in order */
     int n_plugins;
     const char *passes;

@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 
@@ -21,7 +22,8 @@ static int executable_job(const cli *c, const poprt_options *opts) {
                    c->input_model);
         return EXIT_USAGE;
     }
-    if (c->output_dir || c->output_model || c->passes || c->export_popef || c->n_shapes ||
+    if (c->output_dir || c->output_model || c->passes || c->export_popef ||
+        c->export_popef_in_dir || c->n_shapes ||
         c->batch_size >= 0 || c->convert_version || c->precision) {
         cli_errmsg("'%s' is a compiled executable: it can be shown (--show) and run (--run), "
                    "not converted",
@@ -42,7 +44,20 @@ static int executable_job(const cli *c, const poprt_options *opts) {
     return rc;
 }
 
-static int job(const cli *c) {
+static int job(const cli *c_in) {
+    cli with_popef = *c_in; /* --export_popef's path, when it goes into --output_dir */
+    const cli *c = &with_popef;
+    char popef[PATH_MAX];
+    if (c_in->export_popef_in_dir) {
+        const char *dir = c_in->output_dir ? c_in->output_dir : ".";
+        size_t dl = strlen(dir);
+        if ((size_t)snprintf(popef, sizeof popef, "%s%sexecutable.popef", dir,
+                             dl && dir[dl - 1] == '/' ? "" : "/") >= sizeof popef) {
+            cli_errmsg("--output_dir '%s': path too long", dir);
+            return EXIT_USAGE;
+        }
+        with_popef.export_popef = popef;
+    }
     poprt_model *m = NULL;
     poprt_options *opts = NULL;
     int rc;
@@ -83,8 +98,9 @@ static int job(const cli *c) {
      * what runs is what would be saved. */
     if (c->show && (rc = cli_show_model(c->input_model, m)) != 0)
         goto done;
+    /* PopRT's --export_popef converts too: both files go to --output_dir */
     int convert = !(c->show || c->run || c->check || c->export_popef || c->serve_bench) ||
-                  c->output_dir || c->output_model;
+                  c->output_dir || c->output_model || c->export_popef_in_dir;
     if ((convert || c->run || c->check || c->serve_bench || c->passes || c->skip_passes) &&
         (rc = cli_convert(c, m, convert, nodes_before)) != 0)
         goto done;

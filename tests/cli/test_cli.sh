@@ -131,9 +131,16 @@ one_line_error
 run 2 -i "$DATA/mlp.onnx" --skip_passes no_such_pass_xyz
 one_line_error
 has err "unknown pass 'no_such_pass_xyz'"
-run 2 -i "$DATA/mlp.onnx" --export_popef
+# PopRT's form: a flag, the executable goes into --output_dir beside the
+# converted model; it runs
+run 0 -i "$DATA/mlp.onnx" --export_popef --output_dir "$TMP/epd"
+has out "exported: $TMP/epd/executable.popef"
+[ -f "$TMP/epd/executable.popef" ] && [ -f "$TMP/epd/mlp.optimized.onnx" ] || bad "--export_popef did not write both files into --output_dir"
+run 0 -i "$TMP/epd/executable.popef" --run --iters 1
+has out "output y:"
+run 2 -i "$TMP/epd/executable.popef" --export_popef
 one_line_error
-has err "--export_popef"
+has err "compiled executable"
 # compile to an executable, then show and run it: same numbers as the .onnx
 run 0 -i "$DATA/mlp.onnx" --run --iters 1
 grep -F "output y:" "$TMP/out" | sed 's/.* first: //' >"$TMP/onnx_values"
