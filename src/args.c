@@ -1,6 +1,7 @@
 /* poprt: the command line. The options follow Graphcore PopRT's CLI; those of
  * its options that libpoprt does not implement yet are rejected by name. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +14,6 @@
 static const char *const unsupported_options[] = {
     "calibrate", "config_yaml", "custom_pass_config", "custom_shape_inference",
     "data_preprocess", "enable_compress_pattern", "enable_merge_if", "keep_fp32_patterns",
-    "print_completion",
 };
 
 /* Options of the reference CLI that steer the IPU only: accepted (so that
@@ -41,6 +41,52 @@ static const struct ipu_only {
                             "its options through the API's poprt_options_set"},
 };
 
+/* Flags: the cli field each sets. */
+static const struct {
+    const char *name;
+    size_t offset;
+} flag_options[] = {
+    {"help", offsetof(cli, help)},
+    {"version", offsetof(cli, version)},
+    {"show", offsetof(cli, show)},
+    {"list_all_passes", offsetof(cli, list_passes)},
+    {"run", offsetof(cli, run)},
+    {"check", offsetof(cli, check)},
+    {"profile", offsetof(cli, profile)},
+    {"precision_compare", offsetof(cli, precision_compare)},
+    {"serve_bench", offsetof(cli, serve_bench)},
+    {"enable_8bits_io", offsetof(cli, enable_8bits_io)},
+    {"enable_erf_gelu", offsetof(cli, enable_erf_gelu)},
+    {"disable_fast_norm", offsetof(cli, disable_fast_norm)},
+    {"infer_shape_ahead", offsetof(cli, infer_shape_ahead)},
+    {"only_manual_sharding", offsetof(cli, only_manual_sharding)},
+    {"enable_insert_remap", offsetof(cli, enable_insert_remap)},
+    {"disable_compilation_progress_bar", offsetof(cli, no_progress_bar)},
+};
+
+/* Options that take a value (export_popef's is optional). */
+static const char *const valued_options[] = {
+    "input_model", "output_dir", "output_model", "export_popef", "custom_library_so_paths",
+    "passes",  "skip_passes",
+    "input_shape", "batch_size", "batch_axis",   "iters",         "threads",
+    "batches_per_step", "logging_level", "precision", "framework",
+    "convert_version", "remove_outputs", "checkpoints", "fp16_skip_op_types",
+    "fp8_skip_op_names", "fp8_params", "calibration_loss_type", "calibration_data",
+    "num_of_layers_keep_fp16", "fp8_target_cosine", "manual_sharding_config", "merge_matmul",
+    "merge_matmul_add", "merge_moe", "serialize_matmul", "serialize_matmul_add",
+    "serve_rate", "serve_seconds", "serve_concurrency", "runner_options",
+    "max_tensor_size", "remap_mode", "pack_args", "print_completion",
+};
+
+void cli_each_option(void (*fn)(const char *name, int takes_value, void *user), void *user) {
+    for (size_t k = 0; k < sizeof flag_options / sizeof *flag_options; k++)
+        fn(flag_options[k].name, 0, user);
+    for (size_t k = 0; k < sizeof valued_options / sizeof *valued_options; k++)
+        fn(valued_options[k], 1, user);
+    for (size_t k = 0; k < sizeof ipu_only_options / sizeof *ipu_only_options; k++)
+        fn(ipu_only_options[k].name, ipu_only_options[k].args != 0, user);
+}
+
 void cli_usage(FILE *f) {
     fprintf(f,
             "usage: poprt [-h] [-v] [-i INPUT_MODEL] [--output_dir OUTPUT_DIR]\n"
@@ -65,6 +111,7 @@ void cli_usage(FILE *f) {
             "             [--pack_args KEY=VAL [KEY=VAL ...]]\n"
             "             [--enable_insert_remap] [--remap_mode MODE]\n"
             "             [--disable_compilation_progress_bar]\n"
+            "             [--print_completion {bash,zsh,fish}]\n"
             "             [--export_popef [POPEF]] [--custom_library_so_paths PLUGIN]\n"
             "             [--framework {onnx}] [--check] [--run] [--profile]\n"
             "             [--iters ITERS] [--threads THREADS]\n"
@@ -195,6 +242,9 @@ void cli_help(void) {
         "                        MODE (before_|after_<op>) is checked.\n"
         "  --disable_compilation_progress_bar\n"
         "                        Accepted; poprt shows no progress bar yet.\n"
+        "  --print_completion {bash,zsh,fish}\n"
+        "                        Print a shell completion script, e.g.\n"
+        "                        eval \"$(poprt --print_completion bash)\".\n"
         "  --framework {onnx}    Specify frontend to load input model. Default: onnx.\n"
         "  --check               Use made-up data to check that the model runs.\n"
         "  --run                 Run the converted model with random data: prints each\n"
@@ -377,38 +427,9 @@ int cli_parse_args(int argc, char **argv, cli *c) {
 
         /* flags */
         int *flag = NULL;
-        if (!strcmp(name, "help"))
-            flag = &c->help;
-        else if (!strcmp(name, "version"))
-            flag = &c->version;
-        else if (!strcmp(name, "show"))
-            flag = &c->show;
-        else if (!strcmp(name, "list_all_passes"))
-            flag = &c->list_passes;
-        else if (!strcmp(name, "run"))
-            flag = &c->run;
-        else if (!strcmp(name, "check"))
-            flag = &c->check;
-        else if (!strcmp(name, "profile"))
-            flag = &c->profile;
-        else if (!strcmp(name, "precision_compare"))
-            flag = &c->precision_compare;
-        else if (!strcmp(name, "serve_bench"))
-            flag = &c->serve_bench;
-        else if (!strcmp(name, "enable_8bits_io"))
-            flag = &c->enable_8bits_io;
-        else if (!strcmp(name, "enable_erf_gelu"))
-            flag = &c->enable_erf_gelu;
-        else if (!strcmp(name, "disable_fast_norm"))
-            flag = &c->disable_fast_norm;
-        else if (!strcmp(name, "infer_shape_ahead"))
-            flag = &c->infer_shape_ahead;
-        else if (!strcmp(name, "only_manual_sharding"))
-            flag = &c->only_manual_sharding;
-        else if (!strcmp(name, "enable_insert_remap"))
-            flag = &c->enable_insert_remap;
-        else if (!strcmp(name, "disable_compilation_progress_bar"))
-            flag = &c->no_progress_bar;
+        for (size_t k = 0; k < sizeof flag_options / sizeof *flag_options && !flag; k++)
+            if (!strcmp(name, flag_options[k].name))
+                flag = (int *)((char *)c + flag_options[k].offset);
         if (flag) {
             if (inline_val) {
                 cli_errmsg("argument --%s: ignored explicit argument '%s'", name, inline_val);
@@ -463,21 +484,9 @@ int cli_parse_args(int argc, char **argv, cli *c) {
             c->export_popef_in_dir = 1;
             continue;
         }
-        static const char *const valued[] = {
-            "input_model", "output_dir", "output_model", "export_popef", "custom_library_so_paths",
-            "passes",  "skip_passes",
-            "input_shape", "batch_size", "batch_axis",   "iters",         "threads",
-            "batches_per_step", "logging_level", "precision", "framework",
-            "convert_version", "remove_outputs", "checkpoints", "fp16_skip_op_types",
-            "fp8_skip_op_names", "fp8_params", "calibration_loss_type", "calibration_data",
-            "num_of_layers_keep_fp16", "fp8_target_cosine", "manual_sharding_config", "merge_matmul",
-            "merge_matmul_add", "merge_moe", "serialize_matmul", "serialize_matmul_add",
-            "serve_rate", "serve_seconds", "serve_concurrency", "runner_options",
-            "max_tensor_size", "remap_mode", "pack_args",
-        };
         int known = 0;
-        for (size_t k = 0; k < sizeof valued / sizeof *valued; k++)
-            known |= !strcmp(name, valued[k]);
+        for (size_t k = 0; k < sizeof valued_options / sizeof *valued_options; k++)
+            known |= !strcmp(name, valued_options[k]);
         if (!known) {
             cli_usage(stderr);
             cli_errmsg("unrecognized arguments: %s", arg);
@@ -618,6 +627,14 @@ int cli_parse_args(int argc, char **argv, cli *c) {
             c->max_tensor_size = val;
         } else if (!strcmp(name, "remap_mode")) {
             c->remap_mode = val;
+        } else if (!strcmp(name, "print_completion")) {
+            if (strcmp(val, "bash") && strcmp(val, "zsh") && strcmp(val, "fish")) {
+                cli_errmsg("argument --print_completion: invalid choice: '%s' (choose from "
+                           "'bash', 'zsh', 'fish')",
+                           val);
+                return EXIT_USAGE;
+            }
+            c->print_completion = val;
         } else if (!strcmp(name, "remove_outputs")) {
             c->remove_outputs = val;
         } else if (!strcmp(name, "checkpoints")) {

@@ -6,6 +6,7 @@
  *   convert.c   the conversion: input shapes, the pass pipeline, saving
  *   run.c       compiling, exporting, running, checking, timing, reporting
  *   serve.c     --serve_bench: a runner under an open or closed load
+ *   completion.c --print_completion: shell completion from the option table
  * The tool is a client of the public API (poprt/poprt.h) only. */
 #ifndef POPRT_CLI_H
 #define POPRT_CLI_H
@@ -71,6 +72,7 @@ typedef struct cli {
     const char *max_tensor_size;  /* constant_folding max_tensor_size */
     const char *remap_mode;       /* auto_insert_remap remap_mode */
     char *pack_args;              /* packed_transformer arguments, KEY=VAL joined by ',' */
+    const char *print_completion; /* bash, zsh or fish */
 } cli;
 
 /* ---- args.c */
@@ -84,6 +86,13 @@ void cli_args_free(cli *c);
 void cli_usage(FILE *f);
 /* The synopsis and every option, to stdout (--help). */
 void cli_help(void);
+/* Calls fn for every long option the tool takes (name without "--"). */
+void cli_each_option(void (*fn)(const char *name, int takes_value, void *user), void *user);
+
+/* ---- completion.c */
+
+/* --print_completion: the completion script for shell to stdout. */
+int cli_print_completion(const char *shell);
 
 /* ---- messages.c */
 

@@ -124,6 +124,10 @@ int main(int argc, char **argv) {
         cli_help();
         goto out;
     }
+    if (c.print_completion) {
+        rc = cli_print_completion(c.print_completion);
+        goto out;
+    }
     if (c.version) {
         printf("poprt %s (libpoprt %s, header %d.%d.%d)\n", poprt_version(), poprt_version(),
                POPRT_VERSION_MAJOR, POPRT_VERSION_MINOR, POPRT_VERSION_PATCH);

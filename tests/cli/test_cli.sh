@@ -406,5 +406,29 @@ run 2 -i "$DATA/mlp.onnx" --output_dir "$TMP/ms2" --only_manual_sharding
 one_line_error
 has err "--manual_sharding_config"
 
+# ---- --print_completion: the bash script completes flags, choices and pass
+# names (from the tool itself); every option of the usage text is in it
+run 0 --print_completion bash
+cp "$TMP/out" "$TMP/poprt.bash"
+complete_words() { # WORDS...: what _poprt offers for the last word
+    bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _poprt; printf "%s\n" "${COMPREPLY[@]}"' _ "$TMP/poprt.bash" "$@"
+}
+complete_words "$POPRT" --expo | grep -qx -- "--export_popef" || bad "bash completion lacks --export_popef"
+complete_words "$POPRT" -i m.onnx --precision fp8 | sort | tr '\n' ' ' | grep -qx "fp8 fp8_weight " || bad "bash completion of --precision fp8"
+complete_words "$POPRT" --passes eliminate_iden | grep -qx "eliminate_identity" || bad "bash completion of a pass name"
+complete_words "$POPRT" --passes constant_folding,fuse_bn_into_c | grep -qx "constant_folding,fuse_bn_into_conv" || bad "bash completion of a second pass name"
+run 0 --help
+for o in $(sed '/^$/q' "$TMP/out" | grep -o -- '--[a-z0-9_]*' | sort -u); do
+    grep -q -- " $o[ \"]" "$TMP/poprt.bash" || bad "bash completion lacks $o of --help"
+done
+run 0 --print_completion zsh
+has out "bashcompinit"
+run 0 --print_completion fish
+has out "complete -c poprt -l export_popef"
+has out "complete -c poprt -l precision -r -x -a 'fp32 fp16 fp8 fp8_weight'"
+run 2 --print_completion tcsh
+one_line_error
+has err "invalid choice: 'tcsh'"
+
 echo "$checks checks, $failures failures"
 [ "$failures" -eq 0 ]
