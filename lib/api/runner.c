@@ -165,7 +165,13 @@ poprt_status poprt_runner_create(const poprt_model *model, const poprt_options *
         cfg.n_sizes = 1;
         cfg.sizes[0] = 1;
     }
-    for (int k = 0; k < n && !st; k++) {
+    int piped = 0; /* stage programs, when the model is pipelined */
+    st = poprt__api_pipeline(model, options, &cfg, progs, 32, &piped, &run_opts);
+    if (st || cfg.stages > 1)
+        n = piped; /* the stage programs (those compiled before a failure) */
+    if (cfg.stages > 1)
+        cfg.outputs = &model->m->graph->outputs;
+    for (int k = 0; k < n && !st && cfg.stages <= 1; k++) {
         poprt_options *o = NULL;
         st = size_options(model, options, &cfg, cfg.sizes[k], &o);
         if (!st)

@@ -559,6 +559,23 @@ poprt_status poprt__stepio_input_tensor(const poprt_stepio *io, const char *name
     return POPRT_OK;
 }
 
+poprt_status poprt__stepio_output_tensor(const poprt_stepio *io, const char *name,
+                                         poprt__tval *out)
+{
+    poprt_dtype dt;
+    const int64_t *dims;
+    const void *data;
+    poprt_status st = poprt__stepio_output(io, name, &dt, &dims, &out->rank, &data, &out->nbytes);
+    if (st)
+        return st;
+    out->dtype = dt;
+    out->numel = 1;
+    for (int d = 0; d < out->rank; d++)
+        out->numel *= (out->dims[d] = dims[d]);
+    out->data = (void *)data;
+    return POPRT_OK;
+}
+
 void poprt__stepio_reset(poprt_stepio *io)
 {
     poprt__arena_free(&io->strings);
