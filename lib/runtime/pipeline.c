@@ -14,6 +14,7 @@
 #include "runtime/runtime.h"
 
 #define STAGE_QUEUE 4 /* requests waiting at a stage: enough to keep it busy */
+#define SPARE 8       /* stepios a stage keeps for reuse */
 
 typedef struct item {
     poprt_stepio *io;   /* the request's */
@@ -39,6 +40,10 @@ typedef struct stage {
     item *q[STAGE_QUEUE];
     size_t head, len;
     int stopping;
+    /* stepios of finished requests, kept for the next ones: their output
+     * buffers are reused instead of allocated per request (under mu) */
+    poprt_stepio *spare[SPARE];
+    size_t n_spare;
 } stage;
 
 struct poprt__pipeline {
@@ -88,11 +93,30 @@ static void stop(stage *sg)
     pthread_mutex_unlock(&sg->mu);
 }
 
+static poprt_stepio *take_spare(stage *sg)
+{
+    pthread_mutex_lock(&sg->mu);
+    poprt_stepio *io = sg->n_spare ? sg->spare[--sg->n_spare] : NULL;
+    pthread_mutex_unlock(&sg->mu);
+    return io;
+}
+
+static void give_spare(stage *sg, poprt_stepio *io)
+{
+    pthread_mutex_lock(&sg->mu);
+    if (sg->n_spare < SPARE) {
+        sg->spare[sg->n_spare++] = io;
+        io = NULL;
+    }
+    pthread_mutex_unlock(&sg->mu);
+    poprt__stepio_free(io);
+}
+
 static void finish(struct poprt__pipeline *p, item *it)
 {
     for (int s = 0; s < p->n; s++)
         if (it->ios[s])
-            poprt__stepio_free(it->ios[s]);
+            give_spare(&p->stages[s], it->ios[s]);
     it->done(it->user, it->st, it->st ? it->msg : NULL);
     poprt__free(it);
 }
@@ -103,8 +127,8 @@ static void finish(struct poprt__pipeline *p, item *it)
 static poprt_status run_stage(stage *sg, item *it)
 {
     const poprt__program *prog = sg->prog;
-    poprt_stepio *io;
-    poprt_status st = poprt__stepio_create(&io);
+    poprt_stepio *io = take_spare(sg);
+    poprt_status st = io ? POPRT_OK : poprt__stepio_create(&io);
     if (st)
         return st;
     it->ios[sg->index] = io;
@@ -210,6 +234,8 @@ void poprt__pipeline_free(poprt__pipeline *p)
     }
     for (int s = 0; s < p->n; s++) {
         stage *sg = &p->stages[s];
+        for (size_t k = 0; k < sg->n_spare; k++)
+            poprt__stepio_free(sg->spare[k]);
         poprt__session_free(sg->sess);
         poprt__program_unref(sg->prog);
         poprt__free(sg->src);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "poprt/poprt.h"
+#include "builder.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define STRESS_REQUESTS 50 /* per thread: the sanitizers run ~10x slower */
@@ -105,15 +106,25 @@ static void on_log(poprt_log_level level, const char *message, void *user)
         snprintf(stages_line, sizeof stages_line, "%s", message);
 }
 
-static poprt_runner *pipelined(poprt_model *m, const char *cores_per_stage)
+/* A runner pipelining m in `stages` stages; replicas: NULL for one. */
+static poprt_runner *pipelined(poprt_model *m, int stages, const char *cores_per_stage,
+                               const char *replicas)
 {
     poprt_options *o;
     ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
     ck_assert_int_eq(poprt_options_set(o, "pipeline", "1"), POPRT_OK);
     if (cores_per_stage)
         ck_assert_int_eq(poprt_options_set(o, "cores_per_stage", cores_per_stage), POPRT_OK);
+    if (replicas)
+        ck_assert_int_eq(poprt_options_set(o, "replicas", replicas), POPRT_OK);
     poprt_runner *r;
+    stages_line[0] = 0;
+    poprt_set_log_callback(on_log, NULL, POPRT_LOG_INFO);
     ck_assert_msg(poprt_runner_create(m, o, &r) == POPRT_OK, "%s", poprt_last_error());
+    poprt_set_log_callback(NULL, NULL, POPRT_LOG_INFO);
+    char want[64];
+    snprintf(want, sizeof want, "runner: %d pipeline stages", stages);
+    ck_assert_msg(strstr(stages_line, want), "'%s', not %d stages", stages_line, stages);
     poprt_options_free(o);
     return r;
 }
@@ -145,13 +156,7 @@ static void check_equal(const shape *sh, const char *json, int stages, const cha
         unsharded(m, sh, jobs[i].x, jobs[i].want);
         ck_assert(jobs[i].want[0] != 0.0f); /* written: the comparison means something */
     }
-    stages_line[0] = 0;
-    poprt_set_log_callback(on_log, NULL, POPRT_LOG_INFO);
-    poprt_runner *r = pipelined(m, cores_per_stage);
-    poprt_set_log_callback(NULL, NULL, POPRT_LOG_INFO);
-    char want[64];
-    snprintf(want, sizeof want, "runner: %d pipeline stages", stages);
-    ck_assert_msg(strstr(stages_line, want), "%s: '%s'", json, stages_line);
+    poprt_runner *r = pipelined(m, stages, cores_per_stage, NULL);
     for (int i = 0; i < N; i++) {
         jobs[i].io = stepio(sh, jobs[i].x, jobs[i].y);
         ck_assert_int_eq(
@@ -211,8 +216,9 @@ START_TEST(four_stages_forward_to_several)
 }
 END_TEST
 
-/* Concurrent submits: 4 threads x STRESS_REQUESTS, each request completes
- * once (its callback counts) with the unsharded bits. */
+/* Concurrent submits: 4 threads x STRESS_REQUESTS on a runner of two
+ * replicas, each pipelining 3 stages; each request completes once (its
+ * callback counts) with the unsharded bits. */
 typedef struct sjob {
     float x[16], y[10];
     poprt_stepio *io;
@@ -254,7 +260,7 @@ START_TEST(concurrent_submits_lose_and_double_nothing)
         fill(x, 16, k);
         unsharded(m, &MLP, x, stress_want[k]);
     }
-    stress_runner = pipelined(m, NULL);
+    stress_runner = pipelined(m, 3, NULL, "2"); /* two pipelines, one per replica */
     enum { T = 4 };
     pthread_t th[T];
     for (int t = 0; t < T; t++)
@@ -276,7 +282,7 @@ END_TEST
 START_TEST(failures_and_free_drain)
 {
     poprt_model *m = annotated(MLP.file, "{\"pipelining\": {\"relu1\": 1, \"softmax\": 2}}");
-    poprt_runner *r = pipelined(m, NULL);
+    poprt_runner *r = pipelined(m, 3, NULL, NULL);
     enum { N = 16 };
     static job jobs[N];
     const int64_t bad_dims[2] = {1, 8};
@@ -321,6 +327,68 @@ START_TEST(failures_and_free_drain)
         ck_assert_int_eq(memcmp(jobs[i].want, jobs[i].y, sizeof(float) * 10), 0);
         poprt_stepio_free(jobs[i].io);
     }
+    poprt_model_free(m);
+}
+END_TEST
+
+/* Tensors crossing in every way: r (stage 0) is a model output read by
+ * stages 1 and 2; m (stage 1) is a model output read by stage 2; graph
+ * input z is read by stages 1 and 2 only; initializer c by stages 0 and 2.
+ *   a = x + c; r = Relu(a) | m = r * z | d = m - r; y = d + z + c */
+START_TEST(crossing_outputs_inputs_and_weights)
+{
+    poprt__model *b = tb_model(17);
+    const int64_t xd[2] = {2, 4}, cd[1] = {4};
+    tb_input(b, "x", POPRT_DTYPE_FLOAT, 2, xd);
+    tb_input(b, "z", POPRT_DTYPE_FLOAT, 2, xd);
+    const float c[4] = {-1.0f, 0.5f, 0.25f, 2.0f};
+    tb_const(b, "c", POPRT_DTYPE_FLOAT, 1, cd, c);
+    tb_node(b, "Add", 2, (const char *[]){"x", "c"}, 1, (const char *[]){"a"});
+    tb_node(b, "Relu", 1, (const char *[]){"a"}, 1, (const char *[]){"r"});
+    tb_node(b, "Mul", 2, (const char *[]){"r", "z"}, 1, (const char *[]){"m"})->name = "mul1";
+    tb_node(b, "Sub", 2, (const char *[]){"m", "r"}, 1, (const char *[]){"d"})->name = "sub2";
+    tb_node(b, "Add", 2, (const char *[]){"d", "z"}, 1, (const char *[]){"e"});
+    tb_node(b, "Add", 2, (const char *[]){"e", "c"}, 1, (const char *[]){"y"});
+    tb_output(b, "y");
+    tb_output(b, "r");
+    tb_output(b, "m");
+    poprt_model *m;
+    ck_assert_int_eq(tb_load(b, &m), POPRT_OK);
+    char args[600];
+    snprintf(args, sizeof args, "config=%s",
+             write_config("{\"pipelining\": {\"mul1\": 1, \"sub2\": 2}}"));
+    poprt_pass_manager *pm;
+    ck_assert_int_eq(poprt_pass_manager_create(&pm), POPRT_OK);
+    ck_assert_int_eq(poprt_pass_manager_add(pm, "manual_sharding", args), POPRT_OK);
+    ck_assert_msg(poprt_pass_manager_run(pm, m) == POPRT_OK, "%s", poprt_last_error());
+    poprt_pass_manager_free(pm);
+    float x[8], z[8], want[3][8], got[3][8];
+    fill(x, 8, 1);
+    fill(z, 8, 2);
+    const char *names[3] = {"y", "r", "m"};
+    poprt_session *s;
+    poprt_runner *r = pipelined(m, 3, NULL, NULL);
+    ck_assert_int_eq(poprt_session_create(m, NULL, &s), POPRT_OK);
+    for (int pass = 0; pass < 2; pass++) { /* 0: the unsharded session, 1: the pipeline */
+        poprt_stepio *io;
+        ck_assert_int_eq(poprt_stepio_create(&io), POPRT_OK);
+        ck_assert_int_eq(poprt_stepio_set_input(io, "x", POPRT_DTYPE_FLOAT, xd, 2, x, sizeof x),
+                         POPRT_OK);
+        ck_assert_int_eq(poprt_stepio_set_input(io, "z", POPRT_DTYPE_FLOAT, xd, 2, z, sizeof z),
+                         POPRT_OK);
+        for (int k = 0; k < 3; k++)
+            ck_assert_int_eq(
+                poprt_stepio_set_output(io, names[k], pass ? got[k] : want[k], sizeof got[k]),
+                POPRT_OK);
+        ck_assert_msg((pass ? poprt_runner_run(r, io) : poprt_session_run(s, io)) == POPRT_OK, "%s",
+                      poprt_last_error());
+        poprt_stepio_free(io);
+    }
+    for (int k = 0; k < 3; k++)
+        ck_assert_msg(memcmp(want[k], got[k], sizeof got[k]) == 0, "output '%s' differs", names[k]);
+    ck_assert(want[0][1] != 0.0f);
+    poprt_session_free(s);
+    poprt_runner_free(r);
     poprt_model_free(m);
 }
 END_TEST
@@ -384,6 +452,7 @@ int main(void)
     tcase_add_test(tc, four_stages_forward_to_several);
     tcase_add_test(tc, concurrent_submits_lose_and_double_nothing);
     tcase_add_test(tc, failures_and_free_drain);
+    tcase_add_test(tc, crossing_outputs_inputs_and_weights);
     tcase_add_test(tc, bad_assignments_are_clear_errors);
     suite_add_tcase(s, tc);
     SRunner *r = srunner_create(s);
