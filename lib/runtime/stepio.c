@@ -541,7 +541,8 @@ poprt_status poprt__stepio_input_tensor(const poprt_stepio *io, const char *name
     const entry *e = io->callback ? NULL : find(io, name, 1);
     if (!e)
         return poprt__err(POPRT_STATUS_NOT_FOUND, "input '%s' is not bound in the stepio%s", name,
-                          io->callback ? " (a callback stepio cannot be batched)" : "");
+                          io->callback ? " (a callback stepio cannot be batched or pipelined)"
+                                       : "");
     if (e->kind != POPRT_VALUE_TENSOR)
         return poprt__err(POPRT_STATUS_SHAPE_MISMATCH,
                           "input '%s': batched requests take tensors, not sequences or optionals",
