@@ -52,6 +52,11 @@ poprt_status poprt__api_pipeline(const poprt_model *model, const poprt_options *
     }
     poprt__stages split;
     poprt_status st = poprt__stages_split(model->m, o, &poprt__api_folder, &split);
+    if (st && !v && st != POPRT_STATUS_OUT_OF_MEMORY) { /* the stages were not asked for */
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", poprt__last_error());
+        return poprt__err(st, "%s (option 'pipeline' \"0\" runs the model as one program)", msg);
+    }
     if (st)
         return st;
     if (split.n > max) {

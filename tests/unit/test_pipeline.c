@@ -407,6 +407,16 @@ START_TEST(bad_assignments_are_clear_errors)
                       strstr(e, "out of order"),
                   "%s", e);
     ck_assert_ptr_null(r);
+    /* without "pipeline", the stages come from the model: the error says
+     * how to run it as one program, which works */
+    poprt_options *plain;
+    ck_assert_int_eq(poprt_options_create(&plain), POPRT_OK);
+    ck_assert_int_eq(poprt_runner_create(m, plain, &r), POPRT_STATUS_INVALID_MODEL);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "option 'pipeline' \"0\""));
+    ck_assert_int_eq(poprt_options_set(plain, "pipeline", "0"), POPRT_OK);
+    ck_assert_int_eq(poprt_runner_create(m, plain, &r), POPRT_OK);
+    poprt_runner_free(r);
+    poprt_options_free(plain);
     /* a plain session still runs it (it ignores the stages) */
     poprt_session *s;
     ck_assert_int_eq(poprt_session_create(m, NULL, &s), POPRT_OK);
