@@ -43,6 +43,8 @@ void cli_usage(FILE *f) {
             "             [--export_popef POPEF] [--custom_library_so_paths PLUGIN]\n"
             "             [--framework {onnx}] [--check] [--run] [--profile]\n"
             "             [--iters ITERS] [--threads THREADS]\n"
+            "             [--serve_bench] [--serve_rate RATE] [--serve_seconds SECONDS]\n"
+            "             [--serve_concurrency N] [--runner_options KEY=VAL,...]\n"
             "             [--batches_per_step BATCHES_PER_STEP]\n"
             "             [--logging_level {DEBUG,INFO,WARNING,ERROR,CRITICAL}]\n");
 }
@@ -149,6 +151,21 @@ void cli_help(void) {
         "  --profile             (libpoprt) With --run: time each kernel and log the\n"
         "                        totals per operator type at INFO (per node at DEBUG).\n"
         "  --threads THREADS     Worker threads per run. Default 1.\n"
+        "  --serve_bench         (libpoprt) Serve the converted model with a runner\n"
+        "                        (docs/runtime.md) under a load of one-row requests with\n"
+        "                        random inputs; print throughput, latency p50/p90/p99 and\n"
+        "                        the runner's statistics. --threads sets its\n"
+        "                        cores_per_replica.\n"
+        "  --serve_rate RATE     Requests a second arriving at Poisson times (an open\n"
+        "                        loop); 0: a closed loop of --serve_concurrency\n"
+        "                        requests in flight. Default 0.\n"
+        "  --serve_seconds SECONDS\n"
+        "                        How long the load lasts. Default 5.\n"
+        "  --serve_concurrency N Requests in flight in the closed loop. Default 16.\n"
+        "  --runner_options KEY=VAL,...\n"
+        "                        Runner options: replicas, cores_per_replica, max_batch,\n"
+        "                        batch_timeout_us, batch_sizes, queue_size, ... (see\n"
+        "                        poprt_runner_create in poprt.h).\n"
         "  --batches_per_step BATCHES_PER_STEP\n"
         "                        Set the number of mini-batches to perform on the\n"
         "                        device before returning to the host. Default: 1.\n"
@@ -283,6 +300,8 @@ int cli_parse_args(int argc, char **argv, cli *c) {
             flag = &c->profile;
         else if (!strcmp(name, "precision_compare"))
             flag = &c->precision_compare;
+        else if (!strcmp(name, "serve_bench"))
+            flag = &c->serve_bench;
         if (flag) {
             if (inline_val) {
                 cli_errmsg("argument --%s: ignored explicit argument '%s'", name, inline_val);
@@ -305,6 +324,7 @@ int cli_parse_args(int argc, char **argv, cli *c) {
             "fp8_skip_op_names", "fp8_params", "calibration_loss_type", "calibration_data",
             "num_of_layers_keep_fp16", "fp8_target_cosine", "manual_sharding_config", "merge_matmul",
             "merge_matmul_add", "merge_moe", "serialize_matmul", "serialize_matmul_add",
+            "serve_rate", "serve_seconds", "serve_concurrency", "runner_options",
         };
         int known = 0;
         for (size_t k = 0; k < sizeof valued / sizeof *valued; k++)
@@ -474,6 +494,28 @@ int cli_parse_args(int argc, char **argv, cli *c) {
                 return EXIT_USAGE;
             }
             c->fp8_target_cosine = val;
+        } else if (!strcmp(name, "serve_rate") || !strcmp(name, "serve_seconds")) {
+            char *end;
+            double v = strtod(val, &end);
+            int rate = name[6] == 'r';
+            if (end == val || *end || !(rate ? v >= 0 && v <= 1e7 : v > 0 && v <= 86400)) {
+                cli_errmsg("argument --%s: invalid value '%s' (expected %s)", name, val,
+                           rate ? "requests per second in [0, 1e7]"
+                                : "seconds in (0, 86400]");
+                return EXIT_USAGE;
+            }
+            *(rate ? &c->serve_rate : &c->serve_seconds) = v;
+        } else if (!strcmp(name, "serve_concurrency")) {
+            int64_t v;
+            if (!parse_i64(val, &v) || v < 1 || v > 4096) {
+                cli_errmsg("argument --serve_concurrency: invalid value '%s' (expected an integer "
+                           "in 1..4096)",
+                           val);
+                return EXIT_USAGE;
+            }
+            c->serve_concurrency = (int)v;
+        } else if (!strcmp(name, "runner_options")) {
+            c->runner_options = val;
         } else if (!strcmp(name, "manual_sharding_config")) {
             c->manual_sharding_config = val;
         } else if (!strcmp(name, "merge_matmul")) {

@@ -5,6 +5,7 @@
  *   show.c      --show (models and executables), --list_all_passes
  *   convert.c   the conversion: input shapes, the pass pipeline, saving
  *   run.c       compiling, exporting, running, checking, timing, reporting
+ *   serve.c     --serve_bench: a runner under an open or closed load
  * The tool is a client of the public API (poprt/poprt.h) only. */
 #ifndef POPRT_CLI_H
 #define POPRT_CLI_H
@@ -57,6 +58,11 @@ typedef struct cli {
     const char *calibration_data; /* folder of samples for fp8 calibration */
     const char *manual_sharding_config, *merge_matmul, *merge_matmul_add, *merge_moe;
     char *serialize_matmul, *serialize_matmul_add; /* KEY=VAL words joined by ',' */
+    int serve_bench;            /* --serve_bench: the model served by a runner under load */
+    double serve_rate;          /* requests/s offered (Poisson); 0: closed loop */
+    double serve_seconds;       /* how long the load lasts */
+    int serve_concurrency;      /* requests in flight in the closed loop */
+    const char *runner_options; /* KEY=VAL,... for poprt_runner_create */
 } cli;
 
 /* ---- args.c */
@@ -109,5 +115,14 @@ int cli_compile_and_run(const cli *c, const poprt_model *m, const poprt_options 
 /* Binds random inputs to s, runs it (--run: a warm-up and --iters timed
  * runs; --check: once) and prints the results. Takes ownership of s. */
 int cli_run_session(const cli *c, poprt_session *s);
+/* Fills n elements of dtype with a deterministic pseudo-random stream
+ * (seed): floats in [-1, 1), integers 0..3, bools 0/1. */
+void cli_fill_random(void *buf, poprt_dtype dt, size_t n, uint32_t seed);
+
+/* ---- serve.c */
+
+/* --serve_bench: serves m with a runner under the load c describes and
+ * prints throughput, latency and the runner's statistics. */
+int cli_serve_bench(const cli *c, const poprt_model *m);
 
 #endif

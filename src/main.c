@@ -15,6 +15,12 @@
 
 /* -i FILE.popef: an executable runs as it is; nothing converts it. */
 static int executable_job(const cli *c, const poprt_options *opts) {
+    if (c->serve_bench) {
+        cli_errmsg("'%s' is a compiled executable: --serve_bench serves ONNX models (a runner "
+                   "compiles one program per batch size)",
+                   c->input_model);
+        return EXIT_USAGE;
+    }
     if (c->output_dir || c->output_model || c->passes || c->export_popef || c->n_shapes ||
         c->batch_size >= 0 || c->convert_version || c->precision) {
         cli_errmsg("'%s' is a compiled executable: it can be shown (--show) and run (--run), "
@@ -77,13 +83,15 @@ static int job(const cli *c) {
      * what runs is what would be saved. */
     if (c->show && (rc = cli_show_model(c->input_model, m)) != 0)
         goto done;
-    int convert = !(c->show || c->run || c->check || c->export_popef) || c->output_dir ||
-                  c->output_model;
-    if ((convert || c->run || c->check || c->passes || c->skip_passes) &&
+    int convert = !(c->show || c->run || c->check || c->export_popef || c->serve_bench) ||
+                  c->output_dir || c->output_model;
+    if ((convert || c->run || c->check || c->serve_bench || c->passes || c->skip_passes) &&
         (rc = cli_convert(c, m, convert, nodes_before)) != 0)
         goto done;
     if (c->export_popef || c->run || c->check)
         rc = cli_compile_and_run(c, m, opts);
+    if (!rc && c->serve_bench)
+        rc = cli_serve_bench(c, m);
 done:
     poprt_model_free(m);
     poprt_options_free(opts);
@@ -91,7 +99,8 @@ done:
 }
 
 int main(int argc, char **argv) {
-    cli c = {.batch_size = -1, .batch_axis = -1, .iters = 10, .log_level = POPRT_LOG_WARNING};
+    cli c = {.batch_size = -1, .batch_axis = -1, .iters = 10, .log_level = POPRT_LOG_WARNING,
+             .serve_seconds = 5, .serve_concurrency = 16};
     int rc = cli_parse_args(argc, argv, &c);
     if (rc)
         goto out;

@@ -67,7 +67,7 @@ static float bf16_to_f32(uint16_t b) {
 /* Fills n elements of dtype with the xorshift32 stream of
  * shared/models/README.md: floats uniform in [-1, 1), integers 0..3, bools
  * 0/1. Types without a natural mapping (fp8, fp4) get zero bytes. */
-static void fill_random(void *buf, poprt_dtype dt, size_t n, uint32_t seed) {
+void cli_fill_random(void *buf, poprt_dtype dt, size_t n, uint32_t seed) {
     uint32_t x = seed ? seed : 1;
     for (size_t i = 0; i < n; i++) {
         x ^= x << 13;
@@ -244,7 +244,7 @@ int cli_run_session(const cli *c, poprt_session *s) {
             rc = EXIT_FAILURE;
             break;
         }
-        fill_random(bufs[k], vi.dtype, n, 42u + (uint32_t)k);
+        cli_fill_random(bufs[k], vi.dtype, n, 42u + (uint32_t)k);
         st = poprt_stepio_set_input(io, vi.name, vi.dtype, dims, rank, bufs[k], n * esz);
         if (st != POPRT_OK)
             rc = cli_fail(st, "cannot bind an input");

@@ -621,7 +621,8 @@ POPRT_API poprt_status poprt_stepio_create_callback(const poprt_stepio_callbacks
 typedef struct poprt_request poprt_request;
 
 /* Told of a request's completion, on the library thread that completed it,
- * before poprt_request_wait returns for it. status is the request's. The
+ * before poprt_request_wait returns for it. status is the request's; when it
+ * is not OK, poprt_last_error() in the callback gives its message. The
  * callback must not block for long (it holds up that thread's next run);
  * it may call poprt_request_status and poprt_request_free. */
 typedef void (*poprt_request_fn)(poprt_request *request, poprt_status status, void *user);
@@ -683,6 +684,12 @@ POPRT_API void poprt_request_free(poprt_request *request);
  *                        to max_batch, and max_batch)
  *   "batch_timeout_us"   how long a batch waits for more requests after its
  *                        first (default 1000)
+ *   "host_threads"       "1": the runner starts no thread; the host's threads
+ *                        run the requests by calling poprt_runner_work, at
+ *                        most `replicas` at once (each with its own sessions;
+ *                        not pinned: the host places its threads), so
+ *                        completions and callbacks happen on the host's
+ *                        threads. Default "0": the runner's replica threads
  *   "pipeline"           for a model annotated with pipeline stages (the
  *                        manual_sharding pass): "1" (the default for such a
  *                        model without batching) runs each stage on its own
@@ -705,6 +712,40 @@ POPRT_API poprt_status poprt_runner_create(const poprt_model *model, const poprt
 POPRT_API poprt_status poprt_runner_submit(poprt_runner *runner, poprt_stepio *stepio,
                                            int64_t deadline_us, poprt_request_fn done, void *user,
                                            poprt_request **request_out);
+/* Several models behind one runner (PopRT's model fusion, on the host): one
+ * queue and one set of replicas serve n_models models, each known by its
+ * name (names[i], unique, non-empty). Every model is compiled (per batch
+ * size when batching) with `options` and, when model_options is not NULL
+ * and model_options[i] is not NULL, its own keys on top (input_shape.<name>
+ * and other compile options; the runner keys replicas, max_batch, ... are
+ * the runner's, from `options`). A batch holds requests of one model only.
+ * Requests name their model with poprt_runner_submit_model;
+ * poprt_runner_submit on such a runner is INVALID_ARGUMENT. Statistics
+ * count every model's requests. Returns as poprt_runner_create; errors in a
+ * model's compilation name the model. */
+POPRT_API poprt_status poprt_runner_create_multi(size_t n_models,
+                                                 const poprt_model *const *models,
+                                                 const char *const *names,
+                                                 const poprt_options *const *model_options,
+                                                 const poprt_options *options,
+                                                 poprt_runner **runner_out);
+/* Queues a request for the model named `model` (as poprt_runner_submit).
+ * INVALID_ARGUMENT, naming it, when the runner serves no such model. */
+POPRT_API poprt_status poprt_runner_submit_model(poprt_runner *runner, const char *model,
+                                                 poprt_stepio *stepio, int64_t deadline_us,
+                                                 poprt_request_fn done, void *user,
+                                                 poprt_request **request_out);
+/* For a runner with "host_threads" "1": runs one batch of queued requests
+ * on the calling thread (their callbacks run here too), waiting up to
+ * timeout_us (< 0: as long as it takes) for a free slot and a request. OK
+ * when a batch ran; TIMEOUT when none came in time; CANCELLED once
+ * poprt_runner_free has begun; INVALID_ARGUMENT on a runner with its own
+ * threads. Thread safe: up to `replicas` threads run batches at once, more
+ * wait for a slot. A host typically loops on it from each of its threads
+ * (or calls it with timeout 0 from its event loop). Do not call
+ * poprt_runner_run from the only thread that calls poprt_runner_work: it
+ * waits for a completion that thread would have to run. */
+POPRT_API poprt_status poprt_runner_work(poprt_runner *runner, int64_t timeout_us);
 /* Submits and waits: one synchronous request. Thread safe. */
 POPRT_API poprt_status poprt_runner_run(poprt_runner *runner, poprt_stepio *stepio);
 
@@ -725,7 +766,10 @@ POPRT_API poprt_status poprt_runner_stats_get(const poprt_runner *runner,
 
 /* Stops taking requests, completes every queued one (runs it, or TIMEOUT
  * past its deadline), then frees the runner. Accepts NULL. Not thread safe
- * with submits to the same runner. */
+ * with submits to the same runner. With "host_threads": host threads inside
+ * poprt_runner_work finish their batch and return CANCELLED, the queued
+ * requests then run on the freeing thread; no poprt_runner_work call may
+ * start after poprt_runner_free returned. */
 POPRT_API void poprt_runner_free(poprt_runner *runner);
 
 #ifdef __cplusplus

@@ -39,17 +39,19 @@ poprt_status poprt__api_pipeline(const poprt_model *model, const poprt_options *
     *n_out = 0;
     if (v && strcmp(v, "0") == 0)
         return POPRT_OK;
-    if (annotated <= 1 || cfg->max_batch > 1) {
-        if (!v)
-            return POPRT_OK; /* nothing to pipeline, or batching: one program */
-        return poprt__err(POPRT_STATUS_INVALID_OPTION,
-                          annotated <= 1
-                              ? "option 'pipeline': the model has no pipeline stages (metadata "
-                                "'poprt.num_pipeline_stages' > 1: annotate it with the "
-                                "manual_sharding pass, docs/sharding.md)"
-                              : "option 'pipeline': a pipelined runner does not batch (max_batch "
-                                "must be 1)");
-    }
+    const char *unfit = annotated <= 1       ? "the model has no pipeline stages (metadata "
+                                               "'poprt.num_pipeline_stages' > 1: annotate it with "
+                                               "the manual_sharding pass, docs/sharding.md)"
+                        : cfg->max_batch > 1 ? "a pipelined runner does not batch (max_batch "
+                                               "must be 1)"
+                        : cfg->n_models > 1  ? "a pipelined runner serves one model"
+                        : cfg->host_threads  ? "a pipelined runner runs its own threads "
+                                               "(host_threads must be 0)"
+                                             : NULL;
+    if (unfit && !v)
+        return POPRT_OK; /* one program per model and batch size */
+    if (unfit)
+        return poprt__err(POPRT_STATUS_INVALID_OPTION, "option 'pipeline': %s", unfit);
     poprt__stages split;
     poprt_status st = poprt__stages_split(model->m, o, &poprt__api_folder, &split);
     if (st && !v && st != POPRT_STATUS_OUT_OF_MEMORY) { /* the stages were not asked for */

@@ -76,6 +76,7 @@ static poprt_status configure(const poprt_options *o, poprt__runner_cfg *cfg)
     int cpr = allowed_cpus() / cfg->replicas;
     cfg->cores_per_replica = (int)option_int(o, "cores_per_replica", cpr > 0 ? cpr : 1);
     cfg->pin = (int)option_int(o, "pin_cores", 1);
+    cfg->host_threads = (int)option_int(o, "host_threads", 0);
     cfg->queue_size = (size_t)option_int(o, "queue_size", 1024);
     cfg->max_batch = (int)option_int(o, "max_batch", 1);
     cfg->batching_dim = (int)option_int(o, "batching_dim", 0);
@@ -104,8 +105,8 @@ static poprt_status size_options(const poprt_model *model, const poprt_options *
                                  const poprt__runner_cfg *cfg, int64_t b, poprt_options **out)
 {
     poprt_status st = poprt__options_new(out);
-    for (size_t i = 0; !st && o && i < o->n; i++)
-        st = poprt__options_set(*out, o->kv[i].key, o->kv[i].value);
+    if (!st) /* the host's parallel-for too: the replicas' sessions use it */
+        st = poprt__options_add(*out, o, 1);
     char val[512];
     snprintf(val, sizeof val, "%d", cfg->cores_per_replica);
     if (!st)
@@ -147,50 +148,117 @@ static poprt_status size_options(const poprt_model *model, const poprt_options *
     return st;
 }
 
-poprt_status poprt_runner_create(const poprt_model *model, const poprt_options *options,
-                                 poprt_runner **runner_out)
+/* The caller's options for model m: the runner's, then the model's own
+ * (which win), in a new set. */
+static poprt_status model_options(const poprt_options *runner_opts, const poprt_options *own,
+                                  poprt_options **out)
 {
-    if (!model || !runner_out)
-        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_runner_create: NULL argument");
+    poprt_status st = poprt__options_new(out);
+    if (!st)
+        st = poprt__options_add(*out, runner_opts, 1);
+    return st ? st : poprt__options_add(*out, own, 0);
+}
+
+/* Compiles each model for each batch size (model-major) and starts the
+ * runner over the programs. */
+static poprt_status create(size_t n_models, const poprt_model *const *models,
+                           const char *const *names, const poprt_options *const *own,
+                           const poprt_options *options, poprt_runner **runner_out)
+{
     poprt__runner_cfg cfg;
     poprt_status st = poprt__options_validate(options);
+    for (size_t i = 0; !st && own && i < n_models; i++)
+        if (own[i] && (st = poprt__options_validate(own[i])))
+            poprt__err_prefix(st, "model '%s': ", names ? names[i] : "");
     if (!st)
         st = configure(options, &cfg);
     if (st)
         return st;
-    poprt__program *progs[32] = {0};
-    poprt_options *run_opts = NULL;
-    int n = cfg.max_batch > 1 ? cfg.n_sizes : 1;
     if (cfg.max_batch <= 1) {
         cfg.n_sizes = 1;
         cfg.sizes[0] = 1;
     }
-    int piped = 0; /* stage programs, when the model is pipelined */
-    st = poprt__api_pipeline(model, options, &cfg, progs, 32, &piped, &run_opts);
+    const int per = cfg.n_sizes;
+    cfg.n_models = (int)n_models;
+    cfg.model_names = names;
+    size_t n_progs = n_models * (size_t)per;
+    poprt__program **progs = poprt__calloc(n_progs > 32 ? n_progs : 32, sizeof *progs);
+    if (!progs)
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    poprt_options *run_opts = NULL;
+    int piped = 0; /* stage programs, when the (one) model is pipelined */
+    st = poprt__api_pipeline(models[0], options, &cfg, progs, 32, &piped, &run_opts);
     if (st || cfg.stages > 1)
-        n = piped; /* the stage programs (those compiled before a failure) */
+        n_progs = (size_t)piped; /* the stage programs (those compiled before a failure) */
     if (cfg.stages > 1)
-        cfg.outputs = &model->m->graph->outputs;
-    for (int k = 0; k < n && !st && cfg.stages <= 1; k++) {
-        poprt_options *o = NULL;
-        st = size_options(model, options, &cfg, cfg.sizes[k], &o);
-        if (!st)
-            st = poprt__api_compile(model, o, &progs[k]);
-        if (!st && k == 0)
-            run_opts = o;
-        else
-            poprt__options_free(o);
+        cfg.outputs = &models[0]->m->graph->outputs;
+    for (size_t m = 0; m < n_models && !st && cfg.stages <= 1; m++) {
+        poprt_options *mo = NULL;
+        st = model_options(options, own ? own[m] : NULL, &mo);
+        for (int k = 0; k < per && !st; k++) {
+            poprt_options *o = NULL;
+            st = size_options(models[m], mo, &cfg, cfg.sizes[k], &o);
+            if (!st)
+                st = poprt__api_compile(models[m], o, &progs[m * (size_t)per + (size_t)k]);
+            if (!st && !run_opts)
+                run_opts = o;
+            else
+                poprt__options_free(o);
+        }
+        poprt__options_free(mo);
+        if (st && names)
+            poprt__err_prefix(st, "model '%s': ", names[m]);
     }
     struct poprt_runner *r = NULL;
     if (!st)
-        st = poprt__runner_start(&cfg, progs, n, run_opts, NULL, &r);
-    for (int k = 0; k < n; k++)
+        st = poprt__runner_start(&cfg, progs, (int)n_progs, run_opts, NULL, &r);
+    for (size_t k = 0; k < n_progs; k++)
         poprt__program_unref(progs[k]);
+    poprt__free(progs);
     poprt__options_free(run_opts);
     if (st)
         return st;
     *runner_out = r;
     return POPRT_OK;
+}
+
+poprt_status poprt_runner_create(const poprt_model *model, const poprt_options *options,
+                                 poprt_runner **runner_out)
+{
+    if (!model || !runner_out)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_runner_create: NULL argument");
+    return create(1, &model, NULL, NULL, options, runner_out);
+}
+
+poprt_status poprt_runner_create_multi(size_t n_models, const poprt_model *const *models,
+                                       const char *const *names,
+                                       const poprt_options *const *model_options,
+                                       const poprt_options *options, poprt_runner **runner_out)
+{
+    if (!models || !names || !runner_out || n_models == 0 || n_models > 1024)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT,
+                          "poprt_runner_create_multi: NULL argument or n_models not in 1..1024");
+    for (size_t i = 0; i < n_models; i++) {
+        if (!models[i] || !names[i] || !names[i][0])
+            return poprt__err(POPRT_STATUS_INVALID_ARGUMENT,
+                              "poprt_runner_create_multi: model %zu has no model or no name", i);
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(names[i], names[j]))
+                return poprt__err(POPRT_STATUS_INVALID_ARGUMENT,
+                                  "poprt_runner_create_multi: two models named '%s'", names[i]);
+    }
+    return create(n_models, models, names, model_options, options, runner_out);
+}
+
+poprt_status poprt_runner_submit_model(poprt_runner *runner, const char *model,
+                                       poprt_stepio *stepio, int64_t deadline_us,
+                                       poprt_request_fn done, void *user,
+                                       poprt_request **request_out)
+{
+    if (!runner || !model || !stepio)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT,
+                          "poprt_runner_submit_model: NULL argument");
+    return poprt__runner_submit_to(runner, model, stepio, deadline_us, done, user, request_out);
 }
 
 poprt_status poprt_runner_submit(poprt_runner *runner, poprt_stepio *stepio, int64_t deadline_us,
@@ -221,3 +289,10 @@ poprt_status poprt_runner_stats_get(const poprt_runner *runner, poprt_runner_sta
 }
 
 void poprt_runner_free(poprt_runner *runner) { poprt__runner_stop(runner); }
+
+poprt_status poprt_runner_work(poprt_runner *runner, int64_t timeout_us)
+{
+    if (!runner)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "poprt_runner_work: NULL runner");
+    return poprt__runner_work(runner, timeout_us);
+}

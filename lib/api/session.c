@@ -26,8 +26,8 @@ static poprt_status session_of(poprt__program *p, const poprt_options *run_opts,
 {
     poprt_options *o = NULL;
     poprt_status st = poprt__options_new(&o);
-    for (size_t i = 0; !st && run_opts && i < run_opts->n; i++)
-        st = poprt__options_set(o, run_opts->kv[i].key, run_opts->kv[i].value);
+    if (!st)
+        st = poprt__options_add(o, run_opts, 0);
     if (!st && host) {
         o->pf = host->pf;
         o->pf_user = host->pf_user;

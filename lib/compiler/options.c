@@ -143,6 +143,7 @@ static const struct {
     {"async_workers", 1, 256},      {"replicas", 1, 1024},     {"cores_per_replica", 1, 1024},
     {"pin_cores", 0, 1},            {"queue_size", 1, 1 << 24}, {"max_batch", 1, 1 << 20},
     {"batching_dim", 0, 11},        {"batch_timeout_us", 0, (long long)1 << 40},
+    {"host_threads", 0, 1},
     {"pipeline", 0, 1},             {"cores_per_stage", 1, 1024},
 };
 
@@ -227,9 +228,22 @@ static poprt_status check_kv(const char *key, const char *value)
                       "anchor.<output>, input_shape.<input>, cache_dir, profile, optimize, "
                       "max_nodes, max_tensor_bytes, max_loop_iterations, max_subgraph_depth, "
                       "async_workers, replicas, cores_per_replica, pin_cores, queue_size, "
-                      "max_batch, batching_dim, batch_sizes, batch_timeout_us, pipeline, "
-                      "cores_per_stage)",
+                      "max_batch, batching_dim, batch_sizes, batch_timeout_us, host_threads, "
+                      "pipeline, cores_per_stage)",
                       key);
+}
+
+poprt_status poprt__options_add(poprt_options *dst, const poprt_options *src, int hooks)
+{
+    poprt_status st = POPRT_OK;
+    for (size_t i = 0; !st && src && i < src->n; i++)
+        st = poprt__options_set(dst, src->kv[i].key, src->kv[i].value);
+    if (!st && src && hooks) {
+        dst->pf = src->pf;
+        dst->pf_user = src->pf_user;
+        dst->pf_width = src->pf_width;
+    }
+    return st;
 }
 
 poprt_status poprt__options_set(poprt_options *o, const char *key, const char *value)

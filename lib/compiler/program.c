@@ -141,14 +141,7 @@ void poprt__program_unref(poprt__program *p)
 static poprt_status copy_options(const poprt_options *o, poprt_options **out)
 {
     poprt_status st = poprt__options_new(out);
-    for (size_t i = 0; !st && o && i < o->n; i++)
-        st = poprt__options_set(*out, o->kv[i].key, o->kv[i].value);
-    if (!st && o) {
-        (*out)->pf = o->pf;
-        (*out)->pf_user = o->pf_user;
-        (*out)->pf_width = o->pf_width;
-    }
-    return st;
+    return st ? st : poprt__options_add(*out, o, 1);
 }
 
 poprt_status poprt__program_compile(poprt__model *m, const poprt_options *options,

@@ -8,6 +8,7 @@
 
 #include "ir/op.h"
 #include "ir/dtype.h"
+#include "kernels/vmath.h"
 
 /* A tensor at run time. data holds numel elements in the runtime layout
  * (lib/ir/ir.h). data may be NULL when numel == 0. */
@@ -98,7 +99,22 @@ struct poprt__kctx {
     struct poprt__exec *exec;
     const void *state; /* what the op's prepare() made for this node, or NULL */
     size_t state_size;
+    /* The vectorised math the kernel computes with (kernels/vmath.h), as
+     * the runner got it from poprt__kernels_vmath(); NULL: the portable
+     * table. Kernels read it through poprt__kctx_vmath and never choose
+     * one themselves. */
+    const poprt__vmath_variant *vm;
 };
+
+/* The vectorised math table for the kernels of this process: the best the
+ * CPU runs after POPRT_ISA (lib/kernels/x86/vmath.h), else the portable
+ * one. Never NULL; thread safe; the same pointer on every call. */
+const poprt__vmath_variant *poprt__kernels_vmath(void);
+/* The table a kernel computes with: k->vm, or the portable one. */
+static inline const poprt__vmath_variant *poprt__kctx_vmath(const poprt__kctx *k)
+{
+    return k->vm ? k->vm : &poprt__vmath_portable;
+}
 
 /* Tensor input i, or NULL when omitted / not a tensor. */
 static inline const poprt__tval *poprt__kin(const poprt__kctx *k, int i)

@@ -33,6 +33,7 @@
 #include "kernels/x86/conv.h"
 #include "kernels/x86/gemm_ops.h"
 #include "kernels/x86/pool_ops.h"
+#include "kernels/x86/vmath.h"
 
 static const poprt__kernel builtin[] = {
 #define POPRT__KERNEL(domain, name, since, run, prepare) {domain, name, since, run, prepare},
@@ -135,6 +136,11 @@ poprt_status poprt__kernel_register_user(const char *domain, const char *name, i
     users = u;
     pthread_mutex_unlock(&users_mu);
     return POPRT_OK;
+}
+
+const poprt__vmath_variant *poprt__kernels_vmath(void)
+{
+    return poprt__vmath_best();
 }
 
 void poprt__kernels_bind(poprt__graph *g)

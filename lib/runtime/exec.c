@@ -619,7 +619,8 @@ static poprt_status run_node(struct poprt__exec *x, poprt__frame *f, poprt__node
     } else if (!need_infer && reads_dynamic(n) && (st = check_planned(x, n, in, out)))
         goto done;
     poprt__kctx k = {.node = n, .opset = n->opset, .n_in = n->n_inputs, .in = in,
-                     .n_out = n->n_outputs, .out = out, .exec = x};
+                     .n_out = n->n_outputs, .out = out, .exec = x,
+                     .vm = poprt__kernels_vmath()};
     if (x->s && x->s->prog->states && f == &x->main && n->id >= 0) {
         k.state = x->s->prog->states[n->id];
         k.state_size = x->s->prog->state_sizes[n->id];
@@ -726,7 +727,8 @@ poprt_status poprt__fold_node(poprt__node *n, void *ctx)
         provided[j] = out_vals[j].t.data;
     }
     poprt__kctx k = {.node = n, .opset = n->opset, .n_in = n->n_inputs, .in = in,
-                     .n_out = n->n_outputs, .out = out, .exec = &x};
+                     .n_out = n->n_outputs, .out = out, .exec = &x,
+                     .vm = poprt__kernels_vmath()};
     st = kern->run(&k);
     if (st)
         goto done;

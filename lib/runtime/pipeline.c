@@ -263,8 +263,8 @@ poprt_status poprt__pipeline_start(poprt__program *const *stages, int n,
     p->cfg = *cfg;
     p->cfg.outputs = NULL; /* read during the start only */
     poprt_status st = poprt__options_new(&p->opts);
-    for (size_t i = 0; !st && run_opts && i < run_opts->n; i++)
-        st = poprt__options_set(p->opts, run_opts->kv[i].key, run_opts->kv[i].value);
+    if (!st) /* the host's parallel-for too, as the replicas' sessions have it */
+        st = poprt__options_add(p->opts, run_opts, 1);
     if (!st && !(p->stages = poprt__calloc((size_t)n, sizeof *p->stages)))
         st = poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
     for (int s = 0; s < n && !st; s++) {

@@ -31,6 +31,7 @@ struct poprt_request {
     void *user;
     int64_t t_submit, t_start, t_end, deadline; /* ns, CLOCK_MONOTONIC; deadline 0: none */
     int64_t rows;       /* rows along the batching dim (batching runners) */
+    int model;          /* which of the runner's models */
     poprt_status bad;   /* found unfit when submitted: completes alone with it */
     char bad_msg[512];
     struct poprt_runner *runner;
@@ -51,16 +52,20 @@ typedef struct replica {
     poprt_status init;      /* set when the thread has its sessions (or failed) */
     int ready;
     poprt__pipeline *pipe;  /* pipelined stages (cfg.stages > 1): the replica feeds them */
+    int busy;               /* host-driven: a host thread is in poprt__runner_work with it */
 } replica;
 
 struct poprt_runner {
     poprt__runner_cfg cfg;
-    poprt__program **progs; /* one per batch size (or one) */
+    poprt__program **progs; /* per model, one per batch size (or one) */
     int n_progs;
+    int per_model;          /* programs per model */
+    char **names;           /* cfg.n_models model names */
     poprt_options *run_opts;
     poprt_session *shared; /* a session's own runner: the replicas run this session */
     pthread_mutex_t mu;
-    pthread_cond_t nonempty, started;
+    pthread_cond_t nonempty, started, slot_free;
+    int n_working;          /* host-driven: threads in poprt__runner_work */
     poprt_request **q; /* ring */
     size_t head, len;
     int stopping;
@@ -91,6 +96,19 @@ static void abs_time(int64_t ns, struct timespec *ts)
 {
     ts->tv_sec = (time_t)(ns / 1000000000);
     ts->tv_nsec = (long)(ns % 1000000000);
+}
+
+/* Waits on c until signalled or, with until_ns (CLOCK_MONOTONIC) not 0,
+ * until then; 1 when the time is up. */
+static int wait_until(pthread_cond_t *c, pthread_mutex_t *mu, int64_t until_ns)
+{
+    if (!until_ns) {
+        pthread_cond_wait(c, mu);
+        return 0;
+    }
+    struct timespec ts;
+    abs_time(until_ns, &ts);
+    return pthread_cond_timedwait(c, mu, &ts) == ETIMEDOUT;
 }
 
 /* ---- requests ---------------------------------------------------------------- */
@@ -129,8 +147,11 @@ static void complete(poprt_request *q, poprt_status st, const char *msg)
     pthread_mutex_unlock(&q->mu);
     if (q->runner)
         record(q->runner, q);
-    if (q->done)
+    if (q->done) {
+        if (st) /* the callback reads the request's message from poprt_last_error() */
+            poprt__err(st, "%s", q->error);
         q->done(q, st, q->user);
+    }
     pthread_mutex_lock(&q->mu);
     __atomic_store_n(&q->finished, 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&q->cv);
@@ -223,7 +244,7 @@ poprt_status poprt__request_cancel(poprt_request *q)
  * rows (the same for every input) fit in max_batch. */
 static void check_batchable(const struct poprt_runner *r, poprt_request *q)
 {
-    const poprt__program *p = r->progs[r->n_progs - 1];
+    const poprt__program *p = r->progs[(q->model + 1) * r->per_model - 1];
     const int bd = r->cfg.batching_dim;
     q->rows = -1;
     for (size_t i = 0; i < p->inputs.len; i++) {
@@ -287,12 +308,20 @@ static void copy_rows(const poprt__tval *src, int64_t src_rows, int64_t from, vo
 
 static void piped(void *user, poprt_status st, const char *msg) { complete(user, st, msg); }
 
-static int pick_program(const struct poprt_runner *r, int64_t rows)
+/* The program of `model` for a batch of `rows`: the smallest size that holds it. */
+static int pick_program(const struct poprt_runner *r, int model, int64_t rows)
 {
-    for (int k = 0; k < r->n_progs; k++)
+    const int base = model * r->per_model;
+    for (int k = 0; k < r->per_model; k++)
         if (r->cfg.sizes[k] >= rows)
-            return k;
-    return r->n_progs - 1;
+            return base + k;
+    return base + r->per_model - 1;
+}
+
+/* The batch size program k was compiled for. */
+static int64_t size_of(const struct poprt_runner *r, int k)
+{
+    return r->cfg.sizes[k % r->per_model];
 }
 
 /* The batch's input buffers bound in the replica's stepio for program k. */
@@ -301,7 +330,7 @@ static poprt_status bind_batch(replica *rp, int k, poprt_request **b, int n)
     struct poprt_runner *r = rp->r;
     const poprt__program *p = r->progs[k];
     const int bd = r->cfg.batching_dim;
-    const int64_t size = r->cfg.sizes[k];
+    const int64_t size = size_of(r, k);
     poprt_status st = POPRT_OK;
     if (!rp->ios[k] && (st = poprt__stepio_create(&rp->ios[k])))
         return st;
@@ -380,8 +409,8 @@ static poprt_status hand_out(replica *rp, const poprt__tval *y, const char *name
 static void run_batch(replica *rp, poprt_request **b, int n, int64_t rows)
 {
     struct poprt_runner *r = rp->r;
-    const int k = pick_program(r, rows);
-    const int64_t size = r->cfg.sizes[k];
+    const int k = pick_program(r, b[0]->model, rows);
+    const int64_t size = size_of(r, k);
     poprt_status st;
     if (n == 1 && rows == size) { /* exactly a compiled size: the request's own stepio */
         st = poprt__session_run(rp->sess[k], b[0]->io);
@@ -433,11 +462,12 @@ static void run_batch(replica *rp, poprt_request **b, int n, int64_t rows)
  * batching, the ones right behind it up to max_batch rows or the timeout. */
 #define MAX_TAKEN 1024 /* requests in one batch at most (each brings one row or more) */
 
-static int take(struct poprt_runner *r, poprt_request **b, int64_t *rows_out)
+static int take(struct poprt_runner *r, poprt_request **b, int64_t *rows_out, int64_t until_ns)
 {
     pthread_mutex_lock(&r->mu);
     while (!r->len && !r->stopping)
-        pthread_cond_wait(&r->nonempty, &r->mu);
+        if (wait_until(&r->nonempty, &r->mu, until_ns))
+            break;
     if (!r->len) {
         pthread_mutex_unlock(&r->mu);
         return 0;
@@ -449,7 +479,7 @@ static int take(struct poprt_runner *r, poprt_request **b, int64_t *rows_out)
     while (r->cfg.max_batch > 1 && rows < r->cfg.max_batch && n < MAX_TAKEN) {
         if (r->len) {
             poprt_request *h = r->q[r->head];
-            if (h->bad || rows + h->rows > r->cfg.max_batch)
+            if (h->bad || h->model != b[0]->model || rows + h->rows > r->cfg.max_batch)
                 break;
             b[n++] = pop(r);
             rows += h->rows;
@@ -473,40 +503,96 @@ static int take(struct poprt_runner *r, poprt_request **b, int64_t *rows_out)
     return n;
 }
 
-static void serve(replica *rp)
+/* Runs the n requests taken (b) on replica rp and completes each. */
+static void serve_taken(replica *rp, poprt_request **b, int n)
 {
     struct poprt_runner *r = rp->r;
+    /* past deadlines and unfit requests complete alone */
+    int m = 0;
+    int64_t rows = 0;
+    for (int j = 0; j < n; j++) {
+        if (b[j]->deadline && b[j]->t_start > b[j]->deadline)
+            complete(b[j], POPRT_STATUS_TIMEOUT, "the request's deadline passed in the queue");
+        else if (b[j]->bad)
+            complete(b[j], b[j]->bad, b[j]->bad_msg);
+        else {
+            rows += b[j]->rows;
+            b[m++] = b[j];
+        }
+    }
+    if (!m)
+        return;
+    if (rp->pipe)
+        for (int j = 0; j < m; j++) {
+            poprt_status st = poprt__pipeline_push(rp->pipe, b[j]->io, piped, b[j]);
+            if (st)
+                complete(b[j], st, NULL);
+        }
+    else if (r->cfg.max_batch <= 1)
+        for (int j = 0; j < m; j++)
+            complete(b[j], poprt__session_run(rp->sess[b[j]->model], b[j]->io), NULL);
+    else
+        run_batch(rp, b, m, rows);
+}
+
+static void serve(replica *rp)
+{
     poprt_request *b[MAX_TAKEN];
     int64_t rows;
     int n;
-    while ((n = take(r, b, &rows)) > 0) {
-        /* past deadlines and unfit requests complete alone */
-        int m = 0;
-        rows = 0;
-        for (int j = 0; j < n; j++) {
-            if (b[j]->deadline && b[j]->t_start > b[j]->deadline)
-                complete(b[j], POPRT_STATUS_TIMEOUT, "the request's deadline passed in the queue");
-            else if (b[j]->bad)
-                complete(b[j], b[j]->bad, b[j]->bad_msg);
-            else {
-                rows += b[j]->rows;
-                b[m++] = b[j];
-            }
-        }
-        if (!m)
-            continue;
-        if (rp->pipe)
-            for (int j = 0; j < m; j++) {
-                poprt_status st = poprt__pipeline_push(rp->pipe, b[j]->io, piped, b[j]);
-                if (st)
-                    complete(b[j], st, NULL);
-            }
-        else if (r->cfg.max_batch <= 1)
-            for (int j = 0; j < m; j++)
-                complete(b[j], poprt__session_run(rp->sess[0], b[j]->io), NULL);
-        else
-            run_batch(rp, b, m, rows);
+    while ((n = take(rp->r, b, &rows, 0)) > 0)
+        serve_taken(rp, b, n);
+}
+
+/* ---- host-driven runners: the host's threads run the requests ---------------- */
+
+poprt_status poprt__runner_work(struct poprt_runner *r, int64_t timeout_us)
+{
+    if (!r->cfg.host_threads)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT,
+                          "the runner runs requests on its own replica threads (option "
+                          "'host_threads' makes the host's threads run them)");
+    const int64_t until = timeout_us >= 0 ? now_ns() + timeout_us * 1000 : 0;
+    /* a free slot: a replica's sessions and batch buffers, one thread at a
+     * time; every thread in here is counted, so that freeing waits for it */
+    pthread_mutex_lock(&r->mu);
+    r->n_working++;
+    int k = -1;
+    while (!r->stopping) {
+        for (int i = 0; i < r->cfg.replicas && k < 0; i++)
+            if (!r->reps[i].busy)
+                k = i;
+        if (k >= 0 || wait_until(&r->slot_free, &r->mu, until))
+            break;
     }
+    if (k < 0) {
+        int stopping = r->stopping;
+        r->n_working--;
+        pthread_cond_broadcast(&r->slot_free);
+        pthread_mutex_unlock(&r->mu);
+        return stopping ? poprt__err(POPRT_STATUS_CANCELLED, "the runner is stopping")
+                        : poprt__err(POPRT_STATUS_TIMEOUT,
+                                     "every one of the %d host slots stayed busy for %lld us",
+                                     r->cfg.replicas, (long long)timeout_us);
+    }
+    r->reps[k].busy = 1;
+    pthread_mutex_unlock(&r->mu);
+    poprt_request *b[MAX_TAKEN];
+    int64_t rows;
+    int n = take(r, b, &rows, until ? until : 0);
+    if (n > 0)
+        serve_taken(&r->reps[k], b, n);
+    pthread_mutex_lock(&r->mu);
+    r->reps[k].busy = 0;
+    r->n_working--;
+    int stopping = r->stopping;
+    pthread_cond_broadcast(&r->slot_free);
+    pthread_mutex_unlock(&r->mu);
+    if (n > 0)
+        return POPRT_OK;
+    return stopping ? poprt__err(POPRT_STATUS_CANCELLED, "the runner is stopping")
+                    : poprt__err(POPRT_STATUS_TIMEOUT, "no request came in %lld us",
+                                 (long long)timeout_us);
 }
 
 void poprt__pin_cores(int first, int count)
@@ -579,6 +665,9 @@ static void runner_free(struct poprt_runner *r)
     for (int k = 0; k < r->n_progs; k++)
         poprt__program_unref(r->progs[k]);
     poprt__free(r->progs);
+    for (int m = 0; r->names && m < r->cfg.n_models; m++)
+        poprt__free(r->names[m]);
+    poprt__free(r->names);
     poprt__free(r->reps);
     poprt__free(r->q);
     poprt__free(r->wait_us);
@@ -587,6 +676,7 @@ static void runner_free(struct poprt_runner *r)
     pthread_mutex_destroy(&r->mu);
     pthread_cond_destroy(&r->nonempty);
     pthread_cond_destroy(&r->started);
+    pthread_cond_destroy(&r->slot_free);
     poprt__free(r);
 }
 
@@ -597,7 +687,19 @@ void poprt__runner_stop(struct poprt_runner *r)
     pthread_mutex_lock(&r->mu);
     r->stopping = 1;
     pthread_cond_broadcast(&r->nonempty);
+    pthread_cond_broadcast(&r->slot_free);
+    /* host-driven: the host's threads leave poprt__runner_work, then this
+     * thread runs what is queued (a drain, as replicas do) */
+    while (r->n_working)
+        pthread_cond_wait(&r->slot_free, &r->mu);
     pthread_mutex_unlock(&r->mu);
+    if (r->cfg.host_threads && r->reps && r->reps[0].ready && !r->reps[0].init) {
+        poprt_request *b[MAX_TAKEN];
+        int64_t rows;
+        int n;
+        while ((n = take(r, b, &rows, 0)) > 0)
+            serve_taken(&r->reps[0], b, n);
+    }
     for (int i = 0; i < r->cfg.replicas; i++)
         if (r->reps[i].started)
             pthread_join(r->reps[i].thread, NULL);
@@ -618,24 +720,27 @@ poprt_status poprt__runner_start(const poprt__runner_cfg *cfg, poprt__program *c
     if (!r)
         return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
     r->cfg = *cfg;
+    r->cfg.n_models = cfg->n_models > 0 ? cfg->n_models : 1;
+    r->cfg.model_names = NULL;
+    r->per_model = n_progs / r->cfg.n_models;
     r->shared = shared;
     pthread_mutex_init(&r->mu, NULL);
     cond_init_monotonic(&r->nonempty);
     cond_init_monotonic(&r->started);
+    cond_init_monotonic(&r->slot_free);
     poprt_status st = poprt__options_new(&r->run_opts);
-    for (size_t i = 0; !st && run_opts && i < run_opts->n; i++)
-        st = poprt__options_set(r->run_opts, run_opts->kv[i].key, run_opts->kv[i].value);
-    if (!st && run_opts) {
-        r->run_opts->pf = run_opts->pf;
-        r->run_opts->pf_user = run_opts->pf_user;
-        r->run_opts->pf_width = run_opts->pf_width;
-    }
+    if (!st)
+        st = poprt__options_add(r->run_opts, run_opts, 1);
     r->progs = poprt__calloc((size_t)n_progs, sizeof *r->progs);
     r->q = poprt__calloc(cfg->queue_size, sizeof *r->q);
     r->reps = poprt__calloc((size_t)cfg->replicas, sizeof *r->reps);
     r->wait_us = poprt__calloc(STATS_RING, sizeof *r->wait_us);
     r->run_us = poprt__calloc(STATS_RING, sizeof *r->run_us);
-    if (!st && (!r->progs || !r->q || !r->reps || !r->wait_us || !r->run_us))
+    r->names = poprt__calloc((size_t)r->cfg.n_models, sizeof *r->names);
+    for (int m = 0; r->names && cfg->model_names && m < r->cfg.n_models; m++)
+        if (!(r->names[m] = poprt__strdup(cfg->model_names[m])))
+            st = poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    if (!st && (!r->progs || !r->q || !r->reps || !r->wait_us || !r->run_us || !r->names))
         st = poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
     if (st) {
         r->cfg.replicas = 0;
@@ -655,6 +760,14 @@ poprt_status poprt__runner_start(const poprt__runner_cfg *cfg, poprt__program *c
         rp->bufs = poprt__calloc((size_t)n_progs, sizeof *rp->bufs);
         if (!rp->sess || !rp->ios || !rp->bufs)
             st = poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+        if (!st && cfg->host_threads) { /* no thread: the host's call poprt__runner_work */
+            for (int k = 0; k < n_progs && !st; k++)
+                st = shared ? (rp->sess[k] = shared, POPRT_OK)
+                            : poprt__session_new(r->progs[k], r->run_opts, &rp->sess[k]);
+            rp->init = st;
+            rp->ready = 1;
+            continue;
+        }
         int e = st ? 0 : poprt__thread_create(&rp->thread, replica_main, rp);
         if (e)
             st = poprt__err(e == EAGAIN ? POPRT_STATUS_OUT_OF_MEMORY : POPRT_STATUS_RUNTIME_ERROR,
@@ -679,9 +792,24 @@ poprt_status poprt__runner_start(const poprt__runner_cfg *cfg, poprt__program *c
     return POPRT_OK;
 }
 
-poprt_status poprt__runner_submit(struct poprt_runner *r, poprt_stepio *io, int64_t deadline_us,
-                                  poprt_request_fn done, void *user, poprt_request **out)
+poprt_status poprt__runner_submit_to(struct poprt_runner *r, const char *model, poprt_stepio *io,
+                                     int64_t deadline_us, poprt_request_fn done, void *user,
+                                     poprt_request **out)
 {
+    int mi = 0;
+    if (model) {
+        for (mi = 0; mi < r->cfg.n_models; mi++)
+            if (r->names[mi] && !strcmp(r->names[mi], model))
+                break;
+        if (mi == r->cfg.n_models)
+            return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "the runner serves no model named '%s'",
+                              model);
+    } else if (r->cfg.n_models > 1) {
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT,
+                          "the runner serves %d models: name the request's model "
+                          "(poprt_runner_submit_model)",
+                          r->cfg.n_models);
+    }
     poprt_request *q = poprt__calloc(1, sizeof *q);
     if (!q)
         return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory for a request");
@@ -695,6 +823,7 @@ poprt_status poprt__runner_submit(struct poprt_runner *r, poprt_stepio *io, int6
     q->t_submit = now_ns();
     q->deadline = deadline_us > 0 ? q->t_submit + deadline_us * 1000 : 0;
     q->rows = 1;
+    q->model = mi;
     if (r->cfg.max_batch > 1)
         check_batchable(r, q);
     pthread_mutex_lock(&r->mu);
@@ -719,6 +848,12 @@ poprt_status poprt__runner_submit(struct poprt_runner *r, poprt_stepio *io, int6
     if (out)
         *out = q;
     return POPRT_OK;
+}
+
+poprt_status poprt__runner_submit(struct poprt_runner *r, poprt_stepio *io, int64_t deadline_us,
+                                  poprt_request_fn done, void *user, poprt_request **out)
+{
+    return poprt__runner_submit_to(r, NULL, io, deadline_us, done, user, out);
 }
 
 static int cmp_u32(const void *a, const void *b)

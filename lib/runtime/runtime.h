@@ -110,18 +110,32 @@ typedef struct poprt__runner_cfg {
     int64_t batch_timeout_ns;
     int n_sizes;
     int64_t sizes[32];        /* compiled batch sizes, ascending (one program each) */
+    int host_threads;         /* 1: no replica threads; `replicas` slots for the host's
+                                 threads calling poprt__runner_work */
+    int n_models;             /* models served (0 counts as 1) */
+    const char *const *model_names; /* n_models names (copied by poprt__runner_start) */
     int stages;               /* > 1: the programs are pipeline stages (pipeline.c) */
     int cores_per_stage;
     const poprt__vec *outputs; /* pipelines: the model's (poprt__tensor *), read at the start */
 } poprt__runner_cfg;
-/* Starts a runner over progs[0..n_progs) (one per batch size; the runner
- * takes references); each replica makes its own sessions with run_opts, or
- * all run `shared` (a session's asynchronous runs). */
+/* Starts a runner over progs[0..n_progs): model-major, per model one per
+ * batch size (n_sizes when batching, else 1); the runner takes references.
+ * Each replica makes its own sessions with run_opts, or all run `shared`
+ * (a session's asynchronous runs). */
 poprt_status poprt__runner_start(const poprt__runner_cfg *cfg, poprt__program *const *progs,
                                  int n_progs, const poprt_options *run_opts,
                                  poprt_session *shared, struct poprt_runner **out);
 poprt_status poprt__runner_submit(struct poprt_runner *r, poprt_stepio *io, int64_t deadline_us,
                                   poprt_request_fn done, void *user, poprt_request **out);
+/* The same for the model named `model` (NULL: a runner of one model). */
+poprt_status poprt__runner_submit_to(struct poprt_runner *r, const char *model, poprt_stepio *io,
+                                     int64_t deadline_us, poprt_request_fn done, void *user,
+                                     poprt_request **out);
+/* Host-driven runners: runs one batch of queued requests on the calling
+ * thread (waiting up to timeout_us, < 0: as long as it takes, for a free
+ * slot and a request). OK: a batch ran (its requests completed here);
+ * TIMEOUT; CANCELLED when the runner is stopping. */
+poprt_status poprt__runner_work(struct poprt_runner *r, int64_t timeout_us);
 /* Stops taking requests, completes the queued ones, frees the runner. */
 void poprt__runner_stop(struct poprt_runner *r);
 poprt_status poprt__runner_stats(struct poprt_runner *r, poprt_runner_stats *s);

@@ -336,5 +336,21 @@ run 1 -i "$DATA/mlp.onnx" --output_dir "$TMP/p9" --remove_outputs nope
 one_line_error
 has err "nope"
 
+# ---- --serve_bench: a runner under load; every request completes, the
+# runner's statistics are printed, batching forms batches of more than one
+run 0 -i "$DATA/mlp_dynamic.onnx" --serve_bench --serve_seconds 0.3 --serve_concurrency 8 --runner_options max_batch=4,batch_timeout_us=500
+has out "0 failed, 0 dropped"
+has out "runner: "
+awk '/^runner: /{ for (i = 1; i <= NF; i++) if ($i == "mean") b = $(i + 2) + 0 } END { exit !(b > 1) }' "$TMP/out" || bad "batching formed no batch of more than one request"
+run 0 -i "$DATA/mlp.onnx" --serve_bench --serve_seconds 0.3 --serve_rate 500
+has out "offered 500.0 requests/s"
+has out "latency: p50"
+run 1 -i "$DATA/mlp_dynamic.onnx" --serve_bench --serve_seconds 0.2 --runner_options max_batch=4,nonsense_key=1
+one_line_error
+has err "nonsense_key"
+run 2 -i "$DATA/mlp.onnx" --serve_bench --serve_rate -1
+one_line_error
+has err "--serve_rate"
+
 echo "$checks checks, $failures failures"
 [ "$failures" -eq 0 ]

@@ -432,6 +432,18 @@ START_TEST(bad_assignments_are_clear_errors)
     ck_assert_int_eq(poprt_options_set(o, "max_batch", "4"), POPRT_OK);
     ck_assert_int_eq(poprt_runner_create(m, o, &r), POPRT_STATUS_INVALID_OPTION);
     ck_assert_ptr_nonnull(strstr(poprt_last_error(), "max_batch"));
+    /* pipelining and the host's threads together */
+    ck_assert_int_eq(poprt_options_set(o, "max_batch", "1"), POPRT_OK);
+    ck_assert_int_eq(poprt_options_set(o, "host_threads", "1"), POPRT_OK);
+    ck_assert_int_eq(poprt_runner_create(m, o, &r), POPRT_STATUS_INVALID_OPTION);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "host_threads"));
+    ck_assert_int_eq(poprt_options_set(o, "host_threads", "0"), POPRT_OK);
+    /* pipelining several models behind one runner */
+    const poprt_model *two[2] = {m, m};
+    const char *names[2] = {"a", "b"};
+    ck_assert_int_eq(poprt_runner_create_multi(2, two, names, NULL, o, &r),
+                     POPRT_STATUS_INVALID_OPTION);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "one model"));
     /* "pipeline"="0": one program, the unsharded run */
     ck_assert_int_eq(poprt_options_set(o, "max_batch", "1"), POPRT_OK);
     ck_assert_int_eq(poprt_options_set(o, "pipeline", "0"), POPRT_OK);

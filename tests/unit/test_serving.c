@@ -57,6 +57,7 @@ typedef struct job {
     poprt_request *req;
     int calls; /* atomic: completions seen by the callback */
     poprt_status seen;
+    char msg[256]; /* poprt_last_error() in the callback, when it failed */
 } job;
 
 static void on_done(poprt_request *r, poprt_status st, void *user)
@@ -64,6 +65,8 @@ static void on_done(poprt_request *r, poprt_status st, void *user)
     (void)r;
     job *j = user;
     j->seen = st;
+    if (st)
+        snprintf(j->msg, sizeof j->msg, "%s", poprt_last_error());
     __atomic_add_fetch(&j->calls, 1, __ATOMIC_RELAXED);
 }
 
@@ -117,6 +120,8 @@ START_TEST(session_submit_completes_each_once)
     ck_assert_ptr_nonnull(strstr(poprt_last_error(), "input 'x'"));
     ck_assert_int_eq(bad.calls, 1);
     ck_assert_int_eq(bad.seen, POPRT_STATUS_SHAPE_MISMATCH);
+    /* the callback read the request's own message */
+    ck_assert_ptr_nonnull(strstr(bad.msg, "input 'x'"));
     poprt_request_free(bad.req);
     poprt_stepio_free(bad.io);
     poprt_session_free(s);
@@ -277,6 +282,182 @@ START_TEST(batching_merges_and_splits)
 }
 END_TEST
 
+/* y = model(x) through a plain session: the reference for any model with
+ * one float input and one float output. */
+static void solo_io(poprt_model *m, const char *in, const int64_t *dims, int rank, const float *x,
+                    size_t nx, const char *out, float *y, size_t ny)
+{
+    poprt_session *s;
+    poprt_stepio *io;
+    ck_assert_int_eq(poprt_session_create(m, NULL, &s), POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_create(&io), POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_set_input(io, in, POPRT_DTYPE_FLOAT, dims, rank, x, nx * 4), POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_set_output(io, out, y, ny * 4), POPRT_OK);
+    ck_assert_int_eq(poprt_session_run(s, io), POPRT_OK);
+    poprt_stepio_free(io);
+    poprt_session_free(s);
+}
+
+/* Two models behind one runner, requests interleaved: each request runs on
+ * the model it names and gets that model's result bit for bit; a request
+ * for no such model, or without a name, is refused naming why. */
+START_TEST(several_models_one_runner)
+{
+    poprt_model *models[2];
+    models[0] = load();
+    ck_assert_int_eq(poprt_model_load(POPRT_TEST_DATA "/conv.onnx", &models[1]), POPRT_OK);
+    const char *names[2] = {"mlp", "conv"};
+    poprt_options *own[2], *o;
+    ck_assert_int_eq(poprt_options_create(&own[0]), POPRT_OK);
+    ck_assert_int_eq(poprt_options_set(own[0], "input_shape.x", "1,16"), POPRT_OK);
+    own[1] = NULL;
+    ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
+    ck_assert_int_eq(poprt_options_set(o, "replicas", "2"), POPRT_OK);
+    poprt_runner *r;
+    ck_assert_int_eq(poprt_runner_create_multi(2, (const poprt_model *const *)models, names,
+                                               (const poprt_options *const *)own, o, &r),
+                     POPRT_OK);
+    enum { N = 40 };
+    static float x[N][3 * 8 * 8], y[N][10];
+    poprt_stepio *io[N];
+    poprt_request *q[N];
+    const int64_t dm[2] = {1, 16}, dc[4] = {1, 3, 8, 8};
+    for (int i = 0; i < N; i++) {
+        int conv = i % 3 == 1;
+        for (int k = 0; k < 3 * 8 * 8; k++)
+            x[i][k] = (float)((k * 5 + i * 3) % 17) / 8.5f - 1.0f;
+        ck_assert_int_eq(poprt_stepio_create(&io[i]), POPRT_OK);
+        ck_assert_int_eq(poprt_stepio_set_input(io[i], "x", POPRT_DTYPE_FLOAT, conv ? dc : dm,
+                                                conv ? 4 : 2, x[i], (conv ? 192 : 16) * 4),
+                         POPRT_OK);
+        ck_assert_int_eq(poprt_stepio_set_output(io[i], "y", y[i], (conv ? 5 : 10) * 4), POPRT_OK);
+        ck_assert_int_eq(poprt_runner_submit_model(r, names[conv], io[i], 0, NULL, NULL, &q[i]),
+                         POPRT_OK);
+    }
+    for (int i = 0; i < N; i++) {
+        int conv = i % 3 == 1;
+        ck_assert_int_eq(poprt_request_wait(q[i], -1), POPRT_OK);
+        float want[10];
+        solo_io(models[conv], "x", conv ? dc : dm, conv ? 4 : 2, x[i], conv ? 192 : 16, "y", want,
+                conv ? 5 : 10);
+        ck_assert_int_eq(memcmp(want, y[i], (conv ? 5 : 10) * 4), 0);
+        poprt_request_free(q[i]);
+    }
+    ck_assert_int_eq(poprt_runner_submit_model(r, "resnet", io[0], 0, NULL, NULL, NULL),
+                     POPRT_STATUS_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "'resnet'"));
+    ck_assert_int_eq(poprt_runner_submit(r, io[0], 0, NULL, NULL, NULL),
+                     POPRT_STATUS_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "2 models"));
+    poprt_runner_stats st = {.size = sizeof st};
+    ck_assert_int_eq(poprt_runner_stats_get(r, &st), POPRT_OK);
+    ck_assert_uint_eq(st.requests, N);
+    poprt_runner_free(r);
+    /* bad calls: duplicate names, a model's own bad option named with the model */
+    const char *dup[2] = {"m", "m"};
+    ck_assert_int_eq(poprt_runner_create_multi(2, (const poprt_model *const *)models, dup, NULL, o,
+                                               &r),
+                     POPRT_STATUS_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "two models named 'm'"));
+    ck_assert_int_eq(poprt_options_set(own[0], "input_shape.x", "1,17"), POPRT_OK);
+    ck_assert_int_ne(poprt_runner_create_multi(2, (const poprt_model *const *)models, names,
+                                               (const poprt_options *const *)own, o, &r),
+                     POPRT_OK);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "model 'mlp'"));
+    for (int i = 0; i < N; i++)
+        poprt_stepio_free(io[i]);
+    poprt_options_free(own[0]);
+    poprt_options_free(o);
+    poprt_model_free(models[0]);
+    poprt_model_free(models[1]);
+}
+END_TEST
+
+/* Host-driven runner ("host_threads"): no library thread; two host threads
+ * loop on poprt_runner_work and every request completes on one of them,
+ * bit for bit its solo result; an empty queue gives TIMEOUT; a runner with
+ * its own threads refuses the call; freeing runs what is still queued on
+ * the freeing thread. */
+typedef struct host_ctx {
+    poprt_runner *r;
+    int stop; /* atomic */
+    pthread_t ids[2];
+} host_ctx;
+
+static host_ctx *host_of_test;
+static int completed_off_host; /* atomic: completions on a thread not the host's */
+
+static void on_host_done(poprt_request *q, poprt_status st, void *user)
+{
+    pthread_t me = pthread_self();
+    if (!pthread_equal(me, host_of_test->ids[0]) && !pthread_equal(me, host_of_test->ids[1]))
+        __atomic_add_fetch(&completed_off_host, 1, __ATOMIC_RELAXED);
+    on_done(q, st, user);
+}
+
+static void *host_loop(void *arg)
+{
+    host_ctx *h = arg;
+    while (!__atomic_load_n(&h->stop, __ATOMIC_ACQUIRE)) {
+        poprt_status st = poprt_runner_work(h->r, 2000);
+        ck_assert(st == POPRT_OK || st == POPRT_STATUS_TIMEOUT);
+    }
+    return NULL;
+}
+
+START_TEST(host_threads_run_the_requests)
+{
+    poprt_model *m = load();
+    poprt_runner *own = runner(m, (const char *[]){"input_shape.x", "1,16", NULL});
+    ck_assert_int_eq(poprt_runner_work(own, 0), POPRT_STATUS_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "host_threads"));
+    poprt_runner_free(own);
+
+    static host_ctx h;
+    memset(&h, 0, sizeof h);
+    host_of_test = &h;
+    h.r = runner(m, (const char *[]){"host_threads", "1", "replicas", "2", "max_batch", "4",
+                                     "batch_timeout_us", "500", NULL});
+    ck_assert_int_eq(poprt_runner_work(h.r, 1000), POPRT_STATUS_TIMEOUT);
+    for (int t = 0; t < 2; t++)
+        ck_assert_int_eq(pthread_create(&h.ids[t], NULL, host_loop, &h), 0);
+    enum { N = 200 };
+    static job jobs[N];
+    for (int i = 0; i < N; i++) {
+        job_init(&jobs[i], 1 + i % 2, i, 16);
+        ck_assert_int_eq(poprt_runner_submit(h.r, jobs[i].io, 0, on_host_done, &jobs[i],
+                                             &jobs[i].req),
+                         POPRT_OK);
+    }
+    for (int i = 0; i < N; i++) {
+        ck_assert_int_eq(poprt_request_wait(jobs[i].req, -1), POPRT_OK);
+        ck_assert_int_eq(jobs[i].calls, 1);
+        float want[10 * 2];
+        solo(m, jobs[i].x, jobs[i].rows, want);
+        ck_assert_int_eq(memcmp(want, jobs[i].y, sizeof(float) * 10 * (size_t)jobs[i].rows), 0);
+        poprt_request_free(jobs[i].req);
+        poprt_stepio_free(jobs[i].io);
+    }
+    ck_assert_int_eq(completed_off_host, 0);
+    __atomic_store_n(&h.stop, 1, __ATOMIC_RELEASE);
+    for (int t = 0; t < 2; t++)
+        pthread_join(h.ids[t], NULL);
+    /* queued with no host thread left: freeing runs them here */
+    for (int i = 0; i < 8; i++) {
+        job_init(&jobs[i], 1, i, 16);
+        ck_assert_int_eq(poprt_runner_submit(h.r, jobs[i].io, 0, on_done, &jobs[i], NULL),
+                         POPRT_OK);
+    }
+    poprt_runner_free(h.r);
+    for (int i = 0; i < 8; i++) {
+        ck_assert_int_eq(jobs[i].calls, 1);
+        ck_assert_int_eq(jobs[i].seen, POPRT_OK);
+        poprt_stepio_free(jobs[i].io);
+    }
+    poprt_model_free(m);
+}
+END_TEST
+
 /* Freeing a runner with requests queued completes every one of them. */
 START_TEST(free_drains_the_queue)
 {
@@ -377,6 +558,8 @@ int main(void)
     tcase_add_test(tc, queue_full_cancel_and_deadline);
     tcase_add_test(tc, batching_merges_and_splits);
     tcase_add_test(tc, free_drains_the_queue);
+    tcase_add_test(tc, several_models_one_runner);
+    tcase_add_test(tc, host_threads_run_the_requests);
     tcase_add_test(tc, stress_no_request_lost_or_doubled);
     suite_add_tcase(s, tc);
     SRunner *r = srunner_create(s);

@@ -1,6 +1,7 @@
-/* Unit tests: vectorised float32 math (lib/kernels/x86/vmath*). Every variant
- * of the kernel list (vmath_kernels.inc) the CPU has is compared with libm in
- * double over special values, a sweep of all float magnitudes (every 16381st
+/* Unit tests: vectorised float32 math (lib/kernels/vmath*, x86/vmath*). Every
+ * variant of the kernel list (vmath_kernels.inc) the CPU has, and the
+ * portable table the ref kernels fall back to (poprt__vmath_portable, walked
+ * as one more variant), is compared with libm in double over special values, a sweep of all float magnitudes (every 16381st
  * bit pattern of each sign) and a dense sweep of the interesting range.
  * Variants the CPU lacks are reported as skipped on stdout.
  *
@@ -17,7 +18,8 @@
  *   hard_swish 1 ulp + 1e-7 absolute (their breakpoints cancel).
  * Also: AVX2 and AVX-512 give identical bits; results do not depend on how
  * an array is split (thread chunking); binary ops are exact IEEE; softmax
- * and log-softmax rows against double. */
+ * and log-softmax rows against double; every table's float8 rounding gives
+ * the portable one's bits. */
 #include <check.h>
 
 /* ck_assert_msg records every passing check (a write per call): over
@@ -172,8 +174,13 @@ static float *inputs(int64_t *count)
     return x;
 }
 
+/* The tables walked: the kernel list, then the portable table. */
+#define N_TABLES (poprt__vmath_n_variants + 1)
+
 static const poprt__vmath_variant *variant_or_skip(int i)
 {
+    if (i == poprt__vmath_n_variants)
+        return &poprt__vmath_portable;
     const poprt__vmath_variant *v = &poprt__vmath_variants[i];
     if (!poprt__vmath_usable(v)) {
         printf("vmath: variant %s skipped: CPU (or POPRT_ISA) lacks %s\n", v->name,
@@ -229,7 +236,8 @@ START_TEST(test_unary_accuracy)
             }
         }
         if (fc->abs == 0)
-            printf("vmath %-7s %-10s alpha %-5g max error %.3f ulp (at %a)\n", v->name,
+            printf("vmath %-8s %-10s alpha %-5g max error %.3f ulp (at %a)\n",
+                   v == &poprt__vmath_portable ? "portable" : v->name,
                    poprt__vmath_unary_names[fc->fn], (double)fc->p.alpha, worst,
                    (double)worst_x);
     }
@@ -378,16 +386,50 @@ START_TEST(test_sum)
 }
 END_TEST
 
+/* float8 rounding (kernels/fp8.h): the same bits from every table as from
+ * the portable function, over every 4099th float bit pattern (all
+ * exponents, NaN, inf), both formats, with and without the zero point. */
+START_TEST(test_fp8_round_same_bits)
+{
+    const poprt__vmath_variant *v = variant_or_skip(_i);
+    if (!v)
+        return;
+    enum { N = 1048577 };
+    float *x = malloc(N * sizeof *x), *y1 = malloc(N * sizeof *y1), *y2 = malloc(N * sizeof *y2);
+    ck_assert(x && y1 && y2);
+    for (int64_t i = 0; i < N; i++) {
+        uint32_t u = (uint32_t)(i * 4099);
+        memcpy(&x[i], &u, sizeof u);
+    }
+    const float scales[] = {1.0f, 0.37f, 1024.0f};
+    for (int e5m2 = 0; e5m2 < 2; e5m2++)
+        for (int zp = 0; zp < 2; zp++)
+            for (int s = 0; s < 3; s++) {
+                poprt__fp8_round_portable(x, y1, N, scales[s], e5m2, zp);
+                v->fp8_round(x, y2, N, scales[s], e5m2, zp);
+                for (int64_t i = 0; i < N; i++)
+                    CHECK_MSG(memcmp(&y1[i], &y2[i], sizeof *y1) == 0,
+                              "%s fp8_round e5m2 %d zp %d scale %g (%a) = %a, portable %a",
+                              v->name, e5m2, zp, (double)scales[s], (double)x[i],
+                              (double)y2[i], (double)y1[i]);
+            }
+    free(x);
+    free(y1);
+    free(y2);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("vmath");
     TCase *tc = tcase_create("vmath");
     tcase_set_timeout(tc, 240);
-    tcase_add_loop_test(tc, test_unary_accuracy, 0, poprt__vmath_n_variants);
-    tcase_add_loop_test(tc, test_split_and_cross_variant, 0, poprt__vmath_n_variants);
-    tcase_add_loop_test(tc, test_binary_exact, 0, poprt__vmath_n_variants);
-    tcase_add_loop_test(tc, test_softmax_rows, 0, poprt__vmath_n_variants);
-    tcase_add_loop_test(tc, test_sum, 0, poprt__vmath_n_variants);
+    tcase_add_loop_test(tc, test_unary_accuracy, 0, N_TABLES);
+    tcase_add_loop_test(tc, test_split_and_cross_variant, 0, N_TABLES);
+    tcase_add_loop_test(tc, test_binary_exact, 0, N_TABLES);
+    tcase_add_loop_test(tc, test_softmax_rows, 0, N_TABLES);
+    tcase_add_loop_test(tc, test_sum, 0, N_TABLES);
+    tcase_add_loop_test(tc, test_fp8_round_same_bits, 0, N_TABLES);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

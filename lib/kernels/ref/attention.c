@@ -72,6 +72,7 @@ typedef struct att_job {
     int64_t nblk;  /* row blocks per (batch, head) */
     poprt__ref_chunking ch;   /* over units = B * Hq * nblk */
     float *scratch; /* per chunk: ATT_RB * T scores */
+    const poprt__vmath_variant *vm;
 } att_job;
 
 /* Bias, softcap, softmax of one score row s (query i of batch b, head h). */
@@ -109,7 +110,7 @@ static void att_row(const att_job *a, int64_t b, int64_t h, int64_t i, float *s)
             qk[t] = d;
         s[t] = d;
     }
-    poprt__ref_softmax_row_f32(s, s, a->T, 0);
+    poprt__ref_softmax_row_f32(a->vm, s, s, a->T, 0);
     if (qk && a->qk_mode == 3)
         memcpy(qk, s, (size_t)a->T * sizeof *s);
 }
@@ -191,6 +192,7 @@ poprt_status poprt__ref_attention(poprt__kctx *k)
     int three = Q->rank == 3;
     att_job a;
     memset(&a, 0, sizeof a);
+    a.vm = poprt__kctx_vmath(k);
     a.B = Q->dims[0];
     if (K->dims[0] != a.B || V->dims[0] != a.B || (three && V->dims[1] != K->dims[1]))
         return POPRT__NODE_ERR(n, POPRT_STATUS_SHAPE_MISMATCH,
@@ -392,6 +394,7 @@ typedef struct flex_job {
     float *s, *y;
     float scale;
     int stage; /* 0 scores, 1 softmax, 2 output */
+    const poprt__vmath_variant *vm;
 } flex_job;
 
 static void flex_rows(void *ctx, int64_t r0, int64_t r1)
@@ -411,7 +414,7 @@ static void flex_rows(void *ctx, int64_t r0, int64_t r1)
                 s[t] = d * a->scale;
             }
         } else if (a->stage == 1) {
-            poprt__ref_softmax_row_f32(s, s, a->S, 0);
+            poprt__ref_softmax_row_f32(a->vm, s, s, a->S, 0);
         } else {
             float *yr = a->y + r * a->Ev;
             for (int64_t e = 0; e < a->Ev; e++)
@@ -438,6 +441,7 @@ poprt_status poprt__ref_flex_attention(poprt__kctx *k)
     if (Q->rank != 4 || K->rank != 4 || V->rank != 4)
         return POPRT__NODE_ERR(n, POPRT_STATUS_SHAPE_MISMATCH, "Q, K, V must be 4-D");
     flex_job a;
+    a.vm = poprt__kctx_vmath(k);
     int64_t B = Q->dims[0];
     a.Hq = Q->dims[1];
     a.L = Q->dims[2];

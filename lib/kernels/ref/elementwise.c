@@ -2,7 +2,6 @@
 #include <math.h>
 #include <string.h>
 #include "kernels/ref/elementwise.h"
-#include "kernels/x86/vmath.h"
 
 /* The library builds at -O2, where GCC's "very cheap" vectoriser skips loops
  * of unknown length; the float32 loops here are written to vectorise. */
@@ -405,7 +404,7 @@ static void unary_range(void *vc, int64_t begin, int64_t end)
     }
 }
 
-/* ---- float32 through the vectorised math (lib/kernels/x86/vmath.h) ---- */
+/* ---- float32 through the vectorised math (lib/kernels/vmath.h) ---- */
 
 /* The vmath function computing op, or -1 (the loops above). */
 static int vmath_unary_of(int op, const uparam *p)
@@ -457,7 +456,7 @@ static void vm_range(void *vj, int64_t begin, int64_t end)
 static void vmath_unary_run(poprt__kctx *k, int f, const float *x, float *y, int64_t n,
                             const uparam *p)
 {
-    vm_job j = {poprt__vmath_best()->unary[f], x, y, {p->alpha, p->beta, p->gamma}};
+    vm_job j = {poprt__kctx_vmath(k)->unary[f], x, y, {p->alpha, p->beta, p->gamma}};
     int64_t par_min = vmath_is_cheap(f) ? PAR_MIN_CHEAP : PAR_MIN_MATH;
     if (!k->exec || n < par_min)
         vm_range(&j, 0, n);
@@ -757,6 +756,7 @@ typedef struct bin_ctx {
     int op;
     const poprt__tval *a, *b;
     poprt__tval *y;
+    const poprt__vmath_variant *vm; /* run_f32's */
 } bin_ctx;
 
 static void run_f32(void *vc, int64_t yo, const int64_t *xo, const int64_t *xs, int64_t n)
@@ -771,7 +771,7 @@ static void run_f32(void *vc, int64_t yo, const int64_t *xo, const int64_t *xs, 
     if (c->op <= B_DIV && (sa == 0 || sa == 1) && (sb == 0 || sb == 1) && (sa | sb)) {
         static const int vm_of[] = {[B_ADD] = POPRT__VMATH_add, [B_SUB] = POPRT__VMATH_sub,
                                     [B_MUL] = POPRT__VMATH_mul, [B_DIV] = POPRT__VMATH_div};
-        poprt__vmath_best()->binary[vm_of[c->op]](a, sa, b, sb, y, n);
+        c->vm->binary[vm_of[c->op]](a, sa, b, sb, y, n);
         return;
     }
     switch (c->op) {
@@ -869,7 +869,7 @@ static poprt_status binary_apply(poprt__kctx *k, int op, const poprt__tval *a,
     }
     bcast bc;
     bcast_init(&bc, y, 2, x);
-    bin_ctx c = {op, a, b, y};
+    bin_ctx c = {op, a, b, y, poprt__kctx_vmath(k)};
     int fast = a->dtype == POPRT_DTYPE_FLOAT && b->dtype == POPRT_DTYPE_FLOAT &&
                y->dtype == POPRT_DTYPE_FLOAT && op <= B_PRELU;
     /* vector Add/Sub/Mul/Div are memory-bound: threads only pay off late */
@@ -1007,7 +1007,7 @@ static poprt_status compare(poprt__kctx *k, int op)
         return POPRT_OK;
     bcast bc;
     bcast_init(&bc, y, 2, x);
-    bin_ctx c = {op, a, b, y};
+    bin_ctx c = {op, a, b, y, NULL};
     bcast_exec(k, &bc, run_cmp, &c, y->numel, 1);
     return POPRT_OK;
 }
@@ -1064,7 +1064,7 @@ static poprt_status variadic(poprt__kctx *k, int op, int mean)
     if (k->n_in == 1) {
         bcast bc;
         bcast_init(&bc, y, 1, &x0);
-        bin_ctx c = {0, x0, NULL, y};
+        bin_ctx c = {0, x0, NULL, y, NULL};
         bcast_exec(k, &bc, run_copy, &c, y->numel, 1);
     } else {
         st = binary_apply(k, op, x0, poprt__kin(k, 1), y);

@@ -2,8 +2,6 @@
 #include <math.h>
 #include <string.h>
 #include "kernels/ref/poprt_compiled.h"
-#include "kernels/x86/fp8_round.h"
-#include "kernels/x86/vmath.h"
 
 /* A step as the kernel runs it. */
 typedef struct ew_step {
@@ -141,7 +139,7 @@ static void apply_unary(const poprt__vmath_variant *vm, int op, float alpha, flo
         return;
     case POPRT__EW_FP8_E4M3FN:
     case POPRT__EW_FP8_E5M2:
-        poprt__fp8_round(src, dst, n, alpha, op == POPRT__EW_FP8_E5M2, beta != 0);
+        vm->fp8_round(src, dst, n, alpha, op == POPRT__EW_FP8_E5M2, beta != 0);
         return;
     default: return;
     }
@@ -286,7 +284,7 @@ poprt_status poprt__ref_poprt_fused_elementwise(poprt__kctx *k)
         return POPRT_OK;
     j.x = x->data;
     j.y = y->data;
-    j.vm = poprt__vmath_best();
+    j.vm = poprt__kctx_vmath(k);
     /* about 16K elements per task: cheap steps would not pay for a thread
      * below that, and any split gives the same bits */
     const int64_t grain = 16384;

@@ -22,7 +22,6 @@
 #define POPRT_REF_POPRT_COMPILED_H
 #include "kernels/kernel.h"
 #include "ir/fused_elementwise.h"
-#include "kernels/x86/vmath.h"
 
 poprt_status poprt__ref_poprt_fused_elementwise(poprt__kctx *k);
 
@@ -32,7 +31,8 @@ typedef struct poprt__ew_scalar_step {
     int op, reverse;
     float alpha, beta;
 } poprt__ew_scalar_step;
-/* y = steps(y) in place over n floats, in cache-sized blocks. */
+/* y = steps(y) in place over n floats, in cache-sized blocks, with vm's
+ * functions. */
 void poprt__ew_scalar_run(const poprt__vmath_variant *vm, const poprt__ew_scalar_step *steps,
                           int n_steps, float *y, int64_t n);
 /* Reads steps from the node's attributes names = {ops (INTS), reverse

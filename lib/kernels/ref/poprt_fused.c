@@ -23,6 +23,7 @@ typedef struct att_task {
     float *y, *scratch;  /* y [B, S, H]; scratch QBLOCK * max keys per (b, h) */
     int64_t S, H, NH, HD, maxk;
     float scale;
+    const poprt__vmath_variant *vm;
 } att_task;
 
 static void att_task_fn(void *ctx, int64_t u0, int64_t u1)
@@ -50,7 +51,7 @@ static void att_task_fn(void *ctx, int64_t u0, int64_t u1)
                     for (int64_t j = 0; j < nk; j++)
                         row[j] += m[j];
                 }
-                poprt__ref_softmax_row_f32(row, row, nk, 0);
+                poprt__ref_softmax_row_f32(t->vm, row, row, nk, 0);
             }
             float *Y = t->y + (b * t->S + i0) * t->H + h * t->HD;
             poprt__ref_sgemm(0, 0, qb, t->HD, nk, 1.0f, sc, nk, V, t->ldkv, 0.0f, Y, t->H);
@@ -143,6 +144,7 @@ poprt_status poprt__ref_poprt_fused_attention(poprt__kctx *k)
     }
     att_task t;
     memset(&t, 0, sizeof t);
+    t.vm = poprt__kctx_vmath(k);
     t.q = qkv;
     t.kv = qkv + a.H;
     t.ldq = t.ldkv = H3;
@@ -232,6 +234,7 @@ poprt_status poprt__ref_poprt_packed_attention(poprt__kctx *k)
         return st;
     att_task t;
     memset(&t, 0, sizeof t);
+    t.vm = poprt__kctx_vmath(k);
     t.q = q;
     t.ldq = a.H;
     t.kv = kv;

@@ -7,7 +7,6 @@
 #include <string.h>
 #include "kernels/ref/elem.h"
 #include "kernels/ref/reduce.h"
-#include "kernels/x86/vmath.h"
 
 /* Smallest / largest key of an integer dtype (identities of Max / Min). */
 static void key_limits(int32_t dt, int64_t *lo, int64_t *hi)
@@ -525,7 +524,8 @@ poprt_status poprt__ref_argmin(poprt__kctx *k) { return arg_common(k, 0); }
 
 /* ============================== Softmax family ============================== */
 
-void poprt__ref_softmax_row_f32(const float *x, float *y, int64_t n, int mode)
+void poprt__ref_softmax_row_f32(const poprt__vmath_variant *vm, const float *x, float *y,
+                                int64_t n, int mode)
 {
     if (n <= 0)
         return;
@@ -539,8 +539,8 @@ void poprt__ref_softmax_row_f32(const float *x, float *y, int64_t n, int mode)
         return;
     }
     /* softmax / log-softmax: max-subtract, exp, sum and scale fused in vector
-     * code (lib/kernels/x86/vmath.h); a NaN makes the row NaN */
-    poprt__vmath_best()->softmax(x, y, n, mode);
+     * code (lib/kernels/vmath.h); a NaN makes the row NaN */
+    vm->softmax(x, y, n, mode);
 }
 
 void poprt__ref_softmax_row_f64(const double *x, double *y, int64_t n, int mode)
@@ -583,6 +583,7 @@ typedef struct smx_job {
     int mode;
     poprt__ref_chunking ch;
     char *scratch; /* n elements of float or double per chunk */
+    const poprt__vmath_variant *vm;
 } smx_job;
 
 static void smx_chunk(void *ctx, int64_t c0, int64_t c1)
@@ -596,7 +597,7 @@ static void smx_chunk(void *ctx, int64_t c0, int64_t c1)
         for (int64_t r = r0; r < r1; r++) {
             int64_t o = r / inner, i = r % inner, base = o * n * inner + i;
             if (dt == POPRT_DTYPE_FLOAT && inner == 1) {
-                poprt__ref_softmax_row_f32((const float *)j->x->data + base,
+                poprt__ref_softmax_row_f32(j->vm, (const float *)j->x->data + base,
                                            (float *)j->y->data + base, n, j->mode);
             } else if (dt == POPRT_DTYPE_DOUBLE) {
                 double *b = (double *)j->scratch + c * n;
@@ -609,7 +610,7 @@ static void smx_chunk(void *ctx, int64_t c0, int64_t c1)
                 float *b = (float *)j->scratch + c * n;
                 for (int64_t t = 0; t < n; t++)
                     b[t] = (float)poprt__ref_ld_f64(j->x->data, dt, base + t * inner);
-                poprt__ref_softmax_row_f32(b, b, n, j->mode);
+                poprt__ref_softmax_row_f32(j->vm, b, b, n, j->mode);
                 for (int64_t t = 0; t < n; t++)
                     poprt__ref_st_f64(j->y->data, dt, base + t * inner, b[t]);
             }
@@ -648,7 +649,8 @@ static poprt_status softmax_common(poprt__kctx *k, int mode)
     }
     if (x->numel == 0)
         return POPRT_OK;
-    smx_job job = {x, y, len, inner, mode, poprt__ref_make_chunks(outer * inner, 256), NULL};
+    smx_job job = {x, y, len, inner, mode, poprt__ref_make_chunks(outer * inner, 256), NULL,
+                   poprt__kctx_vmath(k)};
     if (!(x->dtype == POPRT_DTYPE_FLOAT && inner == 1)) {
         size_t es = x->dtype == POPRT_DTYPE_DOUBLE ? 8 : 4;
         job.scratch = poprt__kctx_scratch(k, (size_t)job.ch.nchunks * (size_t)len * es);

@@ -18,8 +18,10 @@ poprt_status poprt__ref_hardmax(poprt__kctx *k);
 
 /* Softmax family on float rows, shared with other kernels: y = op(x) along
  * rows of n contiguous elements (x and y may alias). mode 0 softmax,
- * 1 log-softmax, 2 hardmax. Sums in double, fixed order. */
-void poprt__ref_softmax_row_f32(const float *x, float *y, int64_t n, int mode);
+ * 1 log-softmax, 2 hardmax. Softmax and log-softmax run vm's fused rows
+ * (the kernel's poprt__kctx_vmath). */
+void poprt__ref_softmax_row_f32(const poprt__vmath_variant *vm, const float *x, float *y,
+                                int64_t n, int mode);
 /* The same on double rows. */
 void poprt__ref_softmax_row_f64(const double *x, double *y, int64_t n, int mode);
 

@@ -1,17 +1,10 @@
-/* The vectorised math kernel list and its dispatch (see vmath.h). */
+/* The x86 vectorised math kernel list and its dispatch (see vmath.h). */
+#include "kernels/x86/fp8_round.h"
 #include "kernels/x86/vmath.h"
 
-#define POPRT__VMATH_PTR_U_avx512(f) poprt__vmath_avx512_##f,
-#define POPRT__VMATH_PTR_U_avx2(f) poprt__vmath_avx2_##f,
-#define POPRT__VMATH_PTR_U_scalar(f) poprt__vmath_scalar_##f,
+/* (every entry rounds to float8 with the clones of x86/fp8_round.c) */
 #define POPRT__VMATH_VARIANT(isa, level, width)                                              \
-    {#isa,                                                                                   \
-     level,                                                                                  \
-     width,                                                                                  \
-     {POPRT__VMATH_UNARY(POPRT__VMATH_PTR_U_##isa)},                                         \
-     {POPRT__VMATH_BINARY(POPRT__VMATH_PTR_U_##isa)},                                        \
-     poprt__vmath_##isa##_softmax,                                                           \
-     poprt__vmath_##isa##_sum},
+    POPRT__VMATH_TABLE(isa, level, width, poprt__fp8_round),
 const poprt__vmath_variant poprt__vmath_variants[] = {
 #include "kernels/x86/vmath_kernels.inc"
 };
@@ -19,15 +12,9 @@ const poprt__vmath_variant poprt__vmath_variants[] = {
 const int poprt__vmath_n_variants =
     (int)(sizeof poprt__vmath_variants / sizeof poprt__vmath_variants[0]);
 
-#define POPRT__VMATH_NAME(f) #f,
-const char *const poprt__vmath_unary_names[POPRT__VMATH_N_UNARY] = {
-    POPRT__VMATH_UNARY(POPRT__VMATH_NAME)};
-const char *const poprt__vmath_binary_names[POPRT__VMATH_N_BINARY] = {
-    POPRT__VMATH_BINARY(POPRT__VMATH_NAME)};
-
 int poprt__vmath_usable(const poprt__vmath_variant *v)
 {
-    return v && poprt__cpu_features()->isa >= v->isa;
+    return v && (int)poprt__cpu_features()->isa >= v->isa;
 }
 
 const poprt__vmath_variant *poprt__vmath_best(void)

@@ -1,79 +1,15 @@
-/* Vectorised float32 math: exp, log, tanh, erf, sigmoid, GELU (erf and tanh
- * forms) and the activations built on them, fast binary Add/Sub/Mul/Div and
- * fused softmax rows.
- *
- * One algorithm (vmath_body.inc) is instantiated per ISA on a handful of
- * vector primitives: AVX-512 (16 lanes), AVX2+FMA (8 lanes) and a portable
- * one-lane C version. Every lane runs the same instruction sequence and the
- * tail of an array goes through the same vector code (partial loads), so an
- * element's bits do not depend on where a thread's range starts or ends:
- * splitting an array across threads never changes results. AVX-512 and AVX2
- * give identical bits for the unary and binary functions (same IEEE ops, same
- * FMAs); the portable variant has no FMA and may differ in the last bits.
- *
- * Accuracy (max error vs libm in double, measured by tests/unit/test_vmath.c
- * over wide ranges; results that are subnormal are compared in absolute
- * terms): exp, log, sigmoid <= 2 ulp; tanh, erf <= 3 ulp; gelu, gelu_tanh,
- * softplus, mish, swish, elu, selu, celu <= 4 ulp (see the test for exact
- * bounds per variant). NaN in gives NaN out; overflow gives inf and
- * underflow 0 (or a subnormal) like libm; log of a negative is NaN, of 0
- * -inf.
- *
- * Nothing here allocates or keeps state; all functions are thread-safe. */
+/* The x86 instances of the vectorised float32 math (lib/kernels/vmath.h):
+ * AVX-512 (vmath_avx512.c, 16 lanes) and AVX2+FMA (vmath_avx2.c, 8 lanes),
+ * each vmath_body.inc on that ISA's primitives and compiled alone with its
+ * own -m flags, listed best first with the portable instance last
+ * (vmath_kernels.inc), and the choice among them for this CPU (after
+ * POPRT_ISA). Only the kernel binder (poprt__kernels_vmath) and x86 drivers
+ * choose; ref kernels take the table from their context. */
 #ifndef POPRT_X86_VMATH_H
 #define POPRT_X86_VMATH_H
 
-#include <stdint.h>
+#include "kernels/vmath.h"
 #include "kernels/x86/cpu.h"
-
-/* Parameters of the parametrised activations (ONNX attribute names):
- *   leaky_relu: alpha     elu, celu: alpha     selu: alpha, gamma
- *   swish: alpha (x * sigmoid(alpha x))     hard_sigmoid: alpha, beta */
-typedef struct poprt__vmath_param {
-    float alpha, beta, gamma;
-} poprt__vmath_param;
-
-/* The unary functions y[i] = f(x[i]), i < n (x == y allowed):
- *   square, cube: x*x, x*x*x (Pow with exponent 2, 3)
- *   pow_half: pow(x, 0.5) (sqrt, with pow's +0 for -0 and +inf for -inf)
- *   clip: x < alpha ? alpha : x, then > beta ? beta : (NaN stays NaN) */
-#define POPRT__VMATH_UNARY(X)                                                                \
-    X(exp) X(log) X(tanh) X(erf) X(sigmoid) X(gelu) X(gelu_tanh) X(softplus) X(mish)         \
-    X(swish) X(elu) X(selu) X(celu) X(relu) X(leaky_relu) X(hard_sigmoid) X(hard_swish)      \
-    X(square) X(cube) X(pow_half) X(clip)
-
-/* The binary functions y[i] = a[i*sa] op b[i*sb] with sa, sb in {0, 1}
- * (not both 0); IEEE results (Div is a true division). max, min: as ONNX
- * Max / Min compute them, (a != a || a > b) ? a : b (a NaN on either side
- * gives NaN; which zero comes back from max(-0, +0) follows the order). */
-#define POPRT__VMATH_BINARY(X) X(add) X(sub) X(mul) X(div) X(max) X(min)
-
-enum {
-#define POPRT__VMATH_ENUM(f) POPRT__VMATH_##f,
-    POPRT__VMATH_UNARY(POPRT__VMATH_ENUM) POPRT__VMATH_N_UNARY
-};
-enum { POPRT__VMATH_BINARY(POPRT__VMATH_ENUM) POPRT__VMATH_N_BINARY };
-#undef POPRT__VMATH_ENUM
-
-typedef void (*poprt__vmath_unary_fn)(const float *x, float *y, int64_t n,
-                                      const poprt__vmath_param *p);
-typedef void (*poprt__vmath_binary_fn)(const float *a, int64_t sa, const float *b, int64_t sb,
-                                       float *y, int64_t n);
-/* One softmax row: mode 0 y = softmax(x), mode 1 y = log(softmax(x)); x == y
- * allowed. Max-subtract, exp and sum are fused; any NaN makes the row NaN. */
-typedef void (*poprt__vmath_softmax_fn)(const float *x, float *y, int64_t n, int mode);
-/* Sum of x[0..n) in float lanes (fixed order for a given n). */
-typedef float (*poprt__vmath_sum_fn)(const float *x, int64_t n);
-
-typedef struct poprt__vmath_variant {
-    const char *name; /* "avx512", "avx2", "scalar" */
-    poprt__isa isa;   /* level the CPU must have */
-    int width;        /* lanes */
-    poprt__vmath_unary_fn unary[POPRT__VMATH_N_UNARY];
-    poprt__vmath_binary_fn binary[POPRT__VMATH_N_BINARY];
-    poprt__vmath_softmax_fn softmax;
-    poprt__vmath_sum_fn sum;
-} poprt__vmath_variant;
 
 /* The kernel list (vmath_kernels.inc), best first; the last is portable. */
 extern const poprt__vmath_variant poprt__vmath_variants[];
@@ -82,28 +18,14 @@ extern const int poprt__vmath_n_variants;
 int poprt__vmath_usable(const poprt__vmath_variant *v);
 /* The first usable variant (cached; never NULL). */
 const poprt__vmath_variant *poprt__vmath_best(void);
-/* Names of the functions, indexed like the tables ("exp", ...). */
-extern const char *const poprt__vmath_unary_names[POPRT__VMATH_N_UNARY];
-extern const char *const poprt__vmath_binary_names[POPRT__VMATH_N_BINARY];
-
 /* The functions of each ISA file (declared for the kernel list). */
-#define POPRT__VMATH_DECL_U(isa, f)                                                          \
-    void poprt__vmath_##isa##_##f(const float *x, float *y, int64_t n,                       \
-                                  const poprt__vmath_param *p);
-#define POPRT__VMATH_DECL_B(isa, f)                                                          \
-    void poprt__vmath_##isa##_##f(const float *a, int64_t sa, const float *b, int64_t sb,    \
-                                  float *y, int64_t n);
 #define POPRT__VMATH_DECL_U_avx512(f) POPRT__VMATH_DECL_U(avx512, f)
 #define POPRT__VMATH_DECL_U_avx2(f) POPRT__VMATH_DECL_U(avx2, f)
-#define POPRT__VMATH_DECL_U_scalar(f) POPRT__VMATH_DECL_U(scalar, f)
 #define POPRT__VMATH_DECL_B_avx512(f) POPRT__VMATH_DECL_B(avx512, f)
 #define POPRT__VMATH_DECL_B_avx2(f) POPRT__VMATH_DECL_B(avx2, f)
-#define POPRT__VMATH_DECL_B_scalar(f) POPRT__VMATH_DECL_B(scalar, f)
-#define POPRT__VMATH_VARIANT(isa, level, width)                                              \
-    POPRT__VMATH_UNARY(POPRT__VMATH_DECL_U_##isa)                                            \
-    POPRT__VMATH_BINARY(POPRT__VMATH_DECL_B_##isa)                                           \
-    void poprt__vmath_##isa##_softmax(const float *x, float *y, int64_t n, int mode);         \
-    float poprt__vmath_##isa##_sum(const float *x, int64_t n);
+#define POPRT__VMATH_PTR_avx512(f) poprt__vmath_avx512_##f,
+#define POPRT__VMATH_PTR_avx2(f) poprt__vmath_avx2_##f,
+#define POPRT__VMATH_VARIANT(isa, level, width) POPRT__VMATH_DECLARE(isa)
 #include "kernels/x86/vmath_kernels.inc"
 #undef POPRT__VMATH_VARIANT
 

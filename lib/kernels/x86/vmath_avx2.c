@@ -75,4 +75,4 @@ INLINE float v_hmax(V a)
     return _mm_cvtss_f32(s);
 }
 
-#include "kernels/x86/vmath_body.inc"
+#include "kernels/vmath_body.inc"

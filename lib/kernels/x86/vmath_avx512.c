@@ -52,4 +52,4 @@ INLINE V i_cvt(VI a) { return _mm512_cvtepi32_ps(a); }
 INLINE float v_hsum(V a) { return _mm512_reduce_add_ps(a); }
 INLINE float v_hmax(V a) { return _mm512_reduce_max_ps(a); }
 
-#include "kernels/x86/vmath_body.inc"
+#include "kernels/vmath_body.inc"

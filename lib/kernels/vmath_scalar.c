@@ -1,10 +1,12 @@
 /* Portable instance of the vectorised math (vmath_body.inc): one lane of
- * plain C, for CPUs without AVX2 and other architectures. No FMA is assumed
- * (a*b+c rounds twice), so results may differ from the AVX variants in the
- * last bits; the exact product error v_fms is computed in double. */
+ * plain C (the table poprt__vmath_portable, vmath.c), for the ref kernels
+ * when nothing chose another table, CPUs without AVX2 and other
+ * architectures. No FMA is assumed (a*b+c rounds twice), so results may
+ * differ from the AVX variants in the last bits; the exact product error
+ * v_fms is computed in double. */
 #include <math.h>
 #include <string.h>
-#include "kernels/x86/vmath.h"
+#include "kernels/vmath.h"
 
 #define INLINE static inline __attribute__((always_inline))
 #define VM_ISA scalar
@@ -64,4 +66,4 @@ INLINE V i_cvt(VI a) { return (float)a; }
 INLINE float v_hsum(V a) { return a; }
 INLINE float v_hmax(V a) { return a; }
 
-#include "kernels/x86/vmath_body.inc"
+#include "kernels/vmath_body.inc"
