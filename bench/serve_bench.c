@@ -3,6 +3,7 @@
  *
  *   serve_bench MODEL.onnx [--rates R,R,...] [--seconds S] [--configs C,C,...]
  *               [--max_batch N] [--timeout_us T] [--shape NAME=D,D,...]
+ *               [--stages CONFIG.json]
  *
  * Requests (batch 1: the inputs' batching dim, dim 0, is 1; other symbolic
  * dims from --shape) arrive at Poisson times at each offered rate for S
@@ -14,6 +15,10 @@
  *            on every core
  *   batch    dynamic batching: max_batch N (default 8), batch timeout T us
  *            (default 2000), one replica on every core
+ *   pipe     with --stages (a manual_sharding config, docs/sharding.md):
+ *            the model annotated by it, its stages pipelined over every
+ *            core (docs/runtime.md "Pipelined stages"); sync then runs the
+ *            same model unsharded ("pipeline" 0)
  * For each: offered rate, throughput (completed per second), p50 and p99
  * latency (ms), mean batch. Input values are deterministic pseudo-random
  * floats in [-1, 1) (integer inputs 1). */
@@ -244,7 +249,10 @@ static result drive(poprt_runner *r, const io_desc *d, double rate, double secon
     return res;
 }
 
-static poprt_runner *make_runner(poprt_model *m, const io_desc *d, int batch, int max_batch,
+enum { SYNC, BATCH, PIPE };
+static const char *const config_names[] = {"sync", "batch", "pipe"};
+
+static poprt_runner *make_runner(poprt_model *m, const io_desc *d, int config, int max_batch,
                                  int timeout_us)
 {
     poprt_options *o;
@@ -265,7 +273,8 @@ static poprt_runner *make_runner(poprt_model *m, const io_desc *d, int batch, in
         if (poprt_options_set(o, key, val))
             die("input_shape");
     }
-    if (batch) {
+    poprt_options_set(o, "pipeline", config == PIPE ? "1" : "0");
+    if (config == BATCH) {
         snprintf(v, sizeof v, "%d", max_batch);
         poprt_options_set(o, "max_batch", v);
         snprintf(v, sizeof v, "%d", timeout_us);
@@ -283,13 +292,13 @@ int main(int argc, char **argv)
     if (argc < 2) {
         fprintf(stderr, "usage: serve_bench MODEL.onnx [--rates R,...] [--seconds S] "
                         "[--configs sync,batch] [--max_batch N] [--timeout_us T] "
-                        "[--shape NAME=D,D,...]\n");
+                        "[--shape NAME=D,D,...] [--stages CONFIG.json]\n");
         return 2;
     }
     double rates[32] = {100, 200, 400};
     int n_rates = 3, max_batch = 8, timeout_us = 2000, do_sync = 1, do_batch = 1;
     double seconds = 2;
-    char *shapes[16];
+    char *shapes[16], *stages = NULL;
     int n_shapes = 0;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--rates") && i + 1 < argc) {
@@ -308,7 +317,9 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--configs") && i + 1 < argc) {
             do_sync = strstr(argv[i + 1], "sync") != NULL;
             do_batch = strstr(argv[++i], "batch") != NULL;
-        } else if (!strcmp(argv[i], "--shape") && i + 1 < argc && n_shapes < 16)
+        } else if (!strcmp(argv[i], "--stages") && i + 1 < argc)
+            stages = argv[++i];
+        else if (!strcmp(argv[i], "--shape") && i + 1 < argc && n_shapes < 16)
             shapes[n_shapes++] = argv[++i];
         else {
             fprintf(stderr, "serve_bench: unknown argument '%s'\n", argv[i]);
@@ -318,6 +329,15 @@ int main(int argc, char **argv)
     poprt_model *m;
     if (poprt_model_load(argv[1], &m))
         die(argv[1]);
+    if (stages) {
+        char args[4200];
+        poprt_pass_manager *pm;
+        snprintf(args, sizeof args, "config=%s", stages);
+        if (poprt_pass_manager_create(&pm) || poprt_pass_manager_add(pm, "manual_sharding", args) ||
+            poprt_pass_manager_run(pm, m))
+            die(stages);
+        poprt_pass_manager_free(pm);
+    }
     io_desc d;
     describe(m, shapes, n_shapes, &d);
     printf("serve_bench %s: Poisson arrivals, %.1f s per point, max_batch %d, batch timeout %d us\n",
@@ -325,12 +345,12 @@ int main(int argc, char **argv)
     printf("%-6s %10s %12s %10s %10s %10s %8s\n", "config", "offered/s", "throughput/s", "p50 ms",
            "p99 ms", "mean batch", "dropped");
     for (int i = 0; i < n_rates; i++)
-        for (int c = 0; c < 2; c++) {
-            if ((c == 0 && !do_sync) || (c == 1 && !do_batch))
+        for (int c = SYNC; c <= PIPE; c++) {
+            if ((c == SYNC && !do_sync) || (c == BATCH && !do_batch) || (c == PIPE && !stages))
                 continue;
             poprt_runner *r = make_runner(m, &d, c, max_batch, timeout_us);
             result res = drive(r, &d, rates[i], seconds);
-            printf("%-6s %10.0f %12.1f %10.3f %10.3f %10.2f %8zu\n", c ? "batch" : "sync",
+            printf("%-6s %10.0f %12.1f %10.3f %10.3f %10.2f %8zu\n", config_names[c],
                    res.offered, res.throughput, res.p50, res.p99, res.mean_batch, res.dropped);
             fflush(stdout);
             poprt_runner_free(r);

@@ -690,7 +690,16 @@ POPRT_API void poprt_request_free(poprt_request *request);
  *                        not pinned: the host places its threads), so
  *                        completions and callbacks happen on the host's
  *                        threads. Default "0": the runner's replica threads
- * Returns INVALID_ARGUMENT, INVALID_OPTION, OUT_OF_MEMORY and the statuses of
+ *   "pipeline"           for a model annotated with pipeline stages (the
+ *                        manual_sharding pass): "1" (the default for such a
+ *                        model without batching) runs each stage on its own
+ *                        thread and cores, requests streaming through the
+ *                        stages (docs/runtime.md); "0": the whole model as
+ *                        one program
+ *   "cores_per_stage"    threads per pipeline stage (default: the replica's
+ *                        cores divided among the stages, at least 1)
+ * Returns INVALID_ARGUMENT, INVALID_OPTION, OUT_OF_MEMORY, INVALID_MODEL (a
+ * node reading a tensor of a later pipeline stage) and the statuses of
  * poprt_session_create. */
 typedef struct poprt_runner poprt_runner;
 POPRT_API poprt_status poprt_runner_create(const poprt_model *model, const poprt_options *options,

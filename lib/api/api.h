@@ -29,6 +29,14 @@ extern const struct poprt__evaluator poprt__api_evaluator;
 poprt_status poprt__api_compile(const poprt_model *model, const poprt_options *options,
                                 poprt__program **out);
 
+/* A runner's pipeline (pipeline.c): with the model annotated in stages and
+ * option "pipeline" not "0" (and no batching), the stage programs in
+ * progs[0..*n_out) (at most max), cfg's stages and cores set, and the
+ * stages' run options in *run_opts; else cfg->stages = 1 and *n_out = 0. */
+poprt_status poprt__api_pipeline(const poprt_model *model, const poprt_options *o,
+                                 poprt__runner_cfg *cfg, poprt__program **progs, int max,
+                                 int *n_out, poprt_options **run_opts);
+
 /* As poprt_session_load, from the bytes of an executable file in memory
  * (copied; name stands for the file in messages): the same checks and the
  * same reader as a mapped file. */

@@ -181,11 +181,18 @@ static poprt_status create(size_t n_models, const poprt_model *const *models,
     const int per = cfg.n_sizes;
     cfg.n_models = (int)n_models;
     cfg.model_names = names;
-    poprt__program **progs = poprt__calloc(n_models * (size_t)per, sizeof *progs);
+    size_t n_progs = n_models * (size_t)per;
+    poprt__program **progs = poprt__calloc(n_progs > 32 ? n_progs : 32, sizeof *progs);
     if (!progs)
         return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
     poprt_options *run_opts = NULL;
-    for (size_t m = 0; m < n_models && !st; m++) {
+    int piped = 0; /* stage programs, when the (one) model is pipelined */
+    st = poprt__api_pipeline(models[0], options, &cfg, progs, 32, &piped, &run_opts);
+    if (st || cfg.stages > 1)
+        n_progs = (size_t)piped; /* the stage programs (those compiled before a failure) */
+    if (cfg.stages > 1)
+        cfg.outputs = &models[0]->m->graph->outputs;
+    for (size_t m = 0; m < n_models && !st && cfg.stages <= 1; m++) {
         poprt_options *mo = NULL;
         st = model_options(options, own ? own[m] : NULL, &mo);
         for (int k = 0; k < per && !st; k++) {
@@ -204,8 +211,8 @@ static poprt_status create(size_t n_models, const poprt_model *const *models,
     }
     struct poprt_runner *r = NULL;
     if (!st)
-        st = poprt__runner_start(&cfg, progs, (int)n_models * per, run_opts, NULL, &r);
-    for (size_t k = 0; k < n_models * (size_t)per; k++)
+        st = poprt__runner_start(&cfg, progs, (int)n_progs, run_opts, NULL, &r);
+    for (size_t k = 0; k < n_progs; k++)
         poprt__program_unref(progs[k]);
     poprt__free(progs);
     poprt__options_free(run_opts);

@@ -144,6 +144,7 @@ static const struct {
     {"pin_cores", 0, 1},            {"queue_size", 1, 1 << 24}, {"max_batch", 1, 1 << 20},
     {"batching_dim", 0, 11},        {"batch_timeout_us", 0, (long long)1 << 40},
     {"host_threads", 0, 1},
+    {"pipeline", 0, 1},             {"cores_per_stage", 1, 1024},
 };
 
 /* "n,n,..." ascending positive sizes (at most 32). */
@@ -227,7 +228,8 @@ static poprt_status check_kv(const char *key, const char *value)
                       "anchor.<output>, input_shape.<input>, cache_dir, profile, optimize, "
                       "max_nodes, max_tensor_bytes, max_loop_iterations, max_subgraph_depth, "
                       "async_workers, replicas, cores_per_replica, pin_cores, queue_size, "
-                      "max_batch, batching_dim, batch_sizes, batch_timeout_us)",
+                      "max_batch, batching_dim, batch_sizes, batch_timeout_us, host_threads, "
+                      "pipeline, cores_per_stage)",
                       key);
 }
 

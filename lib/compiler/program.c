@@ -42,11 +42,17 @@ static poprt_status configure(poprt__model *m, const poprt_options *o)
         return poprt__err(POPRT_STATUS_LIMIT_EXCEEDED,
                           "the model has %zu nodes (option 'max_nodes' is %lld)", nodes,
                           (long long)m->limits.max_nodes);
+    return poprt__apply_input_shapes(m, o);
+}
+
+poprt_status poprt__apply_input_shapes(poprt__model *m, const poprt_options *o)
+{
     for (size_t i = 0; o && i < o->n; i++) {
         const char *key = o->kv[i].key;
         if (strncmp(key, "input_shape.", 12) == 0) {
             int64_t dims[POPRT__MAX_RANK];
             int rank;
+            poprt_status st;
             if ((st = poprt__parse_dims(o->kv[i].value, dims, &rank, key)) ||
                 (st = poprt__set_input_shape(m, key + 12, dims, rank)))
                 return poprt__err_prefix(st == POPRT_STATUS_OUT_OF_MEMORY ? st

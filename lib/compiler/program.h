@@ -42,6 +42,9 @@ poprt_status poprt__options_add(poprt_options *dst, const poprt_options *src, in
 poprt_status poprt__parse_dims(const char *text, int64_t *dims, int *rank, const char *what);
 poprt_status poprt__parse_anchor(const char *key, const char *v, poprt__anchor_cfg *out);
 poprt_status poprt__parse_sizes(const char *key, const char *text, int64_t *sizes, int *n_out);
+/* The options' input_shape.<name> set on m's main-graph inputs
+ * (INVALID_OPTION naming the option). */
+poprt_status poprt__apply_input_shapes(poprt__model *m, const poprt_options *o);
 /* The limit options present in o override l's values (INVALID_OPTION for a
  * malformed value). */
 poprt_status poprt__limits_from_options(const poprt_options *o, poprt__limits *l);

@@ -6,10 +6,10 @@
  * ("poprt.shard", "poprt.pipeline_stage") and are saved with the model; the
  * model gets "poprt.num_shards" / "poprt.num_pipeline_stages".
  *
- * CPU meaning: a shard is a group of cores and a pipeline stage a step of a
- * core pipeline. Today libpoprt's runtime runs the graph on one thread pool
- * and ignores the annotations; they are kept for the compiler's core
- * grouping. */
+ * CPU meaning: a pipeline stage is a group of cores. Runners split the
+ * annotated model by stage (lib/compiler/stages.c) and run each stage on
+ * its own cores, requests streaming through them (lib/runtime/pipeline.c);
+ * plain sessions ignore the annotations. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -151,6 +151,6 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
 
 const poprt__pass poprt__pass_manual_sharding = {
     "manual_sharding",
-    "annotate nodes with shard and pipeline stage from a JSON config (args config=PATH); the "
-    "CPU runtime does not act on them yet",
+    "annotate nodes with shard and pipeline stage from a JSON config (args config=PATH); runners "
+    "run each stage on its own cores",
     run, 1};

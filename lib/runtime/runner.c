@@ -51,6 +51,7 @@ typedef struct replica {
     size_t scratch_cap;
     poprt_status init;      /* set when the thread has its sessions (or failed) */
     int ready;
+    poprt__pipeline *pipe;  /* pipelined stages (cfg.stages > 1): the replica feeds them */
     int busy;               /* host-driven: a host thread is in poprt__runner_work with it */
 } replica;
 
@@ -305,6 +306,8 @@ static void copy_rows(const poprt__tval *src, int64_t src_rows, int64_t from, vo
 
 /* ---- a replica ---------------------------------------------------------------- */
 
+static void piped(void *user, poprt_status st, const char *msg) { complete(user, st, msg); }
+
 /* The program of `model` for a batch of `rows`: the smallest size that holds it. */
 static int pick_program(const struct poprt_runner *r, int model, int64_t rows)
 {
@@ -519,7 +522,13 @@ static void serve_taken(replica *rp, poprt_request **b, int n)
     }
     if (!m)
         return;
-    if (r->cfg.max_batch <= 1)
+    if (rp->pipe)
+        for (int j = 0; j < m; j++) {
+            poprt_status st = poprt__pipeline_push(rp->pipe, b[j]->io, piped, b[j]);
+            if (st)
+                complete(b[j], st, NULL);
+        }
+    else if (r->cfg.max_batch <= 1)
         for (int j = 0; j < m; j++)
             complete(b[j], poprt__session_run(rp->sess[b[j]->model], b[j]->io), NULL);
     else
@@ -586,8 +595,7 @@ poprt_status poprt__runner_work(struct poprt_runner *r, int64_t timeout_us)
                                  (long long)timeout_us);
 }
 
-/* The allowed CPUs, replica i's share of them. */
-static void pin(const poprt__runner_cfg *cfg, int i)
+void poprt__pin_cores(int first, int count)
 {
     cpu_set_t all, mine;
     if (sched_getaffinity(0, sizeof all, &all) != 0)
@@ -599,8 +607,8 @@ static void pin(const poprt__runner_cfg *cfg, int i)
     if (!n)
         return;
     CPU_ZERO(&mine);
-    for (int k = 0; k < cfg->cores_per_replica; k++)
-        CPU_SET(cpus[(i * cfg->cores_per_replica + k) % n], &mine);
+    for (int k = 0; k < count; k++)
+        CPU_SET(cpus[(first + k) % n], &mine);
     (void)pthread_setaffinity_np(pthread_self(), sizeof mine, &mine); /* advice: ignore failure */
 }
 
@@ -610,9 +618,15 @@ static void *replica_main(void *arg)
     struct poprt_runner *r = rp->r;
     poprt_status st = POPRT_OK;
     if (r->cfg.pin)
-        pin(&r->cfg, rp->index);
+        poprt__pin_cores(rp->index * r->cfg.cores_per_replica, r->cfg.cores_per_replica);
+    if (r->cfg.stages > 1) {
+        poprt__pipeline_cfg pc = {.cores_per_stage = r->cfg.cores_per_stage,
+                                  .first_core = rp->index * r->cfg.cores_per_replica,
+                                  .pin = r->cfg.pin, .outputs = r->cfg.outputs};
+        st = poprt__pipeline_start(r->progs, r->n_progs, r->run_opts, &pc, &rp->pipe);
+    }
     /* sessions made on this thread: their pools inherit its CPUs */
-    for (int k = 0; k < r->n_progs && !st; k++)
+    for (int k = 0; k < r->n_progs && !st && !rp->pipe; k++)
         st = r->shared ? (rp->sess[k] = r->shared, POPRT_OK)
                        : poprt__session_new(r->progs[k], r->run_opts, &rp->sess[k]);
     pthread_mutex_lock(&r->mu);
@@ -622,6 +636,8 @@ static void *replica_main(void *arg)
     pthread_mutex_unlock(&r->mu);
     if (!st)
         serve(rp);
+    poprt__pipeline_free(rp->pipe); /* completes the requests in its stages */
+    rp->pipe = NULL;
     return NULL;
 }
 
@@ -766,6 +782,7 @@ poprt_status poprt__runner_start(const poprt__runner_cfg *cfg, poprt__program *c
     for (int i = 0; i < r->cfg.replicas && !st; i++)
         if (r->reps[i].started && r->reps[i].init)
             st = poprt__err(r->reps[i].init, "replica %d: its session could not be made", i);
+    r->cfg.outputs = NULL; /* the caller's: read by the replicas' starts only */
     pthread_mutex_unlock(&r->mu);
     if (st) {
         poprt__runner_stop(r);

@@ -114,6 +114,9 @@ typedef struct poprt__runner_cfg {
                                  threads calling poprt__runner_work */
     int n_models;             /* models served (0 counts as 1) */
     const char *const *model_names; /* n_models names (copied by poprt__runner_start) */
+    int stages;               /* > 1: the programs are pipeline stages (pipeline.c) */
+    int cores_per_stage;
+    const poprt__vec *outputs; /* pipelines: the model's (poprt__tensor *), read at the start */
 } poprt__runner_cfg;
 /* Starts a runner over progs[0..n_progs): model-major, per model one per
  * batch size (n_sizes when batching, else 1); the runner takes references.
@@ -141,6 +144,39 @@ int poprt__request_done(const poprt_request *q);
 poprt_status poprt__request_status(const poprt_request *q, const char **error);
 poprt_status poprt__request_cancel(poprt_request *q);
 void poprt__request_free(poprt_request *q);
+/* Pins the calling thread, on Linux, to `count` of the CPUs the process
+ * may use, from the `first` of them on (wrapping around); advice only. */
+void poprt__pin_cores(int first, int count);
+
+/* ---- pipelined stages (pipeline.c) ---- */
+/* One program per pipeline stage (lib/compiler/stages.h), each run by its
+ * own thread with its own session on its own cores; requests stream
+ * through bounded queues between the stages, so stage 0 works on request
+ * i+1 while stage 1 works on request i. A stage reads the request's inputs
+ * and the outputs of earlier stages by name, and hands the model's outputs
+ * it makes to the request's stepio. */
+typedef struct poprt__pipeline poprt__pipeline;
+typedef struct poprt__pipeline_cfg {
+    int cores_per_stage;
+    int first_core; /* stage s runs on cores first_core + s * cores_per_stage ... */
+    int pin;
+    const poprt__vec *outputs; /* poprt__tensor *: the model's outputs (read by the start only) */
+} poprt__pipeline_cfg;
+/* Told once per pushed request, on a stage thread: its status and, when
+ * failed, the message naming the stage. */
+typedef void (*poprt__pipeline_fn)(void *user, poprt_status st, const char *msg);
+/* Starts the stage threads over stages[0..n) (references taken); each
+ * makes its session with run_opts. */
+poprt_status poprt__pipeline_start(poprt__program *const *stages, int n,
+                                   const poprt_options *run_opts, const poprt__pipeline_cfg *cfg,
+                                   poprt__pipeline **out);
+/* Queues io's run at stage 0 (waits while its queue is full); done(user,
+ * ...) is told when it leaves the pipeline. Not thread safe: one feeder. */
+poprt_status poprt__pipeline_push(poprt__pipeline *p, poprt_stepio *io, poprt__pipeline_fn done,
+                                  void *user);
+/* Completes every pushed request, stops the threads, frees p (NULL: no-op). */
+void poprt__pipeline_free(poprt__pipeline *p);
+
 /* The session's runner for poprt_session_submit (made at the first call). */
 poprt_status poprt__session_submit(poprt_session *s, poprt_stepio *io, poprt_request_fn done,
                                    void *user, poprt_request **out);
@@ -194,6 +230,9 @@ poprt_status poprt__stepio_end(poprt_stepio *io, struct poprt_session *s);
  * output `name` as a run writes it (skipped when the stepio does not ask
  * for it). */
 poprt_status poprt__stepio_input_tensor(const poprt_stepio *io, const char *name, poprt__tval *out);
+/* Tensor output `name` of a run (as poprt__stepio_output gives it). */
+poprt_status poprt__stepio_output_tensor(const poprt_stepio *io, const char *name,
+                                         poprt__tval *out);
 void poprt__stepio_reset(poprt_stepio *io);
 poprt_status poprt__stepio_deliver(poprt_stepio *io, const char *name, const poprt__tval *t);
 

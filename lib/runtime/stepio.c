@@ -541,7 +541,8 @@ poprt_status poprt__stepio_input_tensor(const poprt_stepio *io, const char *name
     const entry *e = io->callback ? NULL : find(io, name, 1);
     if (!e)
         return poprt__err(POPRT_STATUS_NOT_FOUND, "input '%s' is not bound in the stepio%s", name,
-                          io->callback ? " (a callback stepio cannot be batched)" : "");
+                          io->callback ? " (a callback stepio cannot be batched or pipelined)"
+                                       : "");
     if (e->kind != POPRT_VALUE_TENSOR)
         return poprt__err(POPRT_STATUS_SHAPE_MISMATCH,
                           "input '%s': batched requests take tensors, not sequences or optionals",
@@ -556,6 +557,23 @@ poprt_status poprt__stepio_input_tensor(const poprt_stepio *io, const char *name
     }
     out->nbytes = (size_t)out->numel * poprt__dtype_size(e->dtype);
     out->data = (void *)e->cdata;
+    return POPRT_OK;
+}
+
+poprt_status poprt__stepio_output_tensor(const poprt_stepio *io, const char *name,
+                                         poprt__tval *out)
+{
+    poprt_dtype dt;
+    const int64_t *dims;
+    const void *data;
+    poprt_status st = poprt__stepio_output(io, name, &dt, &dims, &out->rank, &data, &out->nbytes);
+    if (st)
+        return st;
+    out->dtype = dt;
+    out->numel = 1;
+    for (int d = 0; d < out->rank; d++)
+        out->numel *= (out->dims[d] = dims[d]);
+    out->data = (void *)data;
     return POPRT_OK;
 }
 
