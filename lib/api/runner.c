@@ -68,6 +68,23 @@ static int allowed_cpus(void)
     return n > 0 ? n : 1;
 }
 
+/* Packing (lib/runtime/pack.c): a program per row count, the powers of two
+ * up to pack_max_rows and pack_max_rows; cfg->pack is filled when the model
+ * is converted. */
+static poprt_status configure_pack(const poprt_options *o, poprt__runner_cfg *cfg)
+{
+    if (cfg->max_batch > 1 || poprt__opt(o, "batch_sizes"))
+        return poprt__err(POPRT_STATUS_INVALID_OPTION,
+                          "option 'pack': packing batches rows itself (pack_max_rows), without "
+                          "'max_batch' or 'batch_sizes'");
+    cfg->pack_rows = (int)option_int(o, "pack_max_rows", 8);
+    cfg->batch_timeout_ns = (int64_t)option_int(o, "pack_timeout_us", 1000) * 1000;
+    for (int64_t b = 1; b < cfg->pack_rows && cfg->n_sizes < 31; b *= 2)
+        cfg->sizes[cfg->n_sizes++] = b;
+    cfg->sizes[cfg->n_sizes++] = cfg->pack_rows;
+    return POPRT_OK;
+}
+
 /* The runner's configuration from the options. */
 static poprt_status configure(const poprt_options *o, poprt__runner_cfg *cfg)
 {
@@ -80,6 +97,8 @@ static poprt_status configure(const poprt_options *o, poprt__runner_cfg *cfg)
     cfg->max_batch = (int)option_int(o, "max_batch", 1);
     cfg->batching_dim = (int)option_int(o, "batching_dim", 0);
     cfg->batch_timeout_ns = (int64_t)option_int(o, "batch_timeout_us", 1000) * 1000;
+    if (option_int(o, "pack", 0))
+        return configure_pack(o, cfg);
     const char *v = poprt__opt(o, "batch_sizes");
     if (v) {
         poprt_status st = poprt__parse_sizes("batch_sizes", v, cfg->sizes, &cfg->n_sizes);
@@ -104,13 +123,16 @@ static poprt_status size_options(const poprt_model *model, const poprt_options *
                                  const poprt__runner_cfg *cfg, int64_t b, poprt_options **out)
 {
     poprt_status st = poprt__options_new(out);
+    const int pack = cfg->pack.seq_len > 0; /* input shapes: the packed rows' */
     for (size_t i = 0; !st && o && i < o->n; i++)
-        st = poprt__options_set(*out, o->kv[i].key, o->kv[i].value);
+        if (!pack || strncmp(o->kv[i].key, "input_shape.", 12))
+            st = poprt__options_set(*out, o->kv[i].key, o->kv[i].value);
     char val[512];
     snprintf(val, sizeof val, "%d", cfg->cores_per_replica);
     if (!st)
         st = poprt__options_set(*out, "threads", val);
-    for (size_t i = 0; !st && cfg->max_batch > 1 && i < model->m->graph->inputs.len; i++) {
+    for (size_t i = 0; !st && (cfg->max_batch > 1 || pack) && i < model->m->graph->inputs.len;
+         i++) {
         const poprt__tensor *t = model->m->graph->inputs.items[i];
         if (t->is_initializer || t->data)
             continue;
@@ -118,7 +140,7 @@ static poprt_status size_options(const poprt_model *model, const poprt_options *
         snprintf(key, sizeof key, "input_shape.%s", t->name);
         int64_t dims[POPRT__MAX_RANK];
         int rank = t->type.rank;
-        const char *given = poprt__opt(o, key);
+        const char *given = pack ? NULL : poprt__opt(o, key);
         if (given)
             st = poprt__parse_dims(given, dims, &rank, key);
         else
@@ -160,8 +182,16 @@ poprt_status poprt_runner_create(const poprt_model *model, const poprt_options *
         return st;
     poprt__program *progs[32] = {0};
     poprt_options *run_opts = NULL;
-    int n = cfg.max_batch > 1 ? cfg.n_sizes : 1;
-    if (cfg.max_batch <= 1) {
+    poprt_model *packed = NULL;
+    if (cfg.pack_rows && !(st = poprt_model_clone(model, &packed))) {
+        st = poprt__pack_convert(packed->m, option_int(options, "pack_seq_len", 0),
+                                 poprt__opt(options, "pack_mask_input"),
+                                 (int)option_int(options, "pack_positions", 1), &cfg.pack);
+        poprt__model_touch(packed);
+        model = packed;
+    }
+    int n = cfg.max_batch > 1 || cfg.pack_rows ? cfg.n_sizes : 1;
+    if (cfg.max_batch <= 1 && !cfg.pack_rows) {
         cfg.n_sizes = 1;
         cfg.sizes[0] = 1;
     }
@@ -170,6 +200,8 @@ poprt_status poprt_runner_create(const poprt_model *model, const poprt_options *
         st = size_options(model, options, &cfg, cfg.sizes[k], &o);
         if (!st)
             st = poprt__api_compile(model, o, &progs[k]);
+        if (!st && cfg.pack_rows)
+            st = poprt__pack_check_program(&cfg.pack, progs[k], cfg.sizes[k]);
         if (!st && k == 0)
             run_opts = o;
         else
@@ -181,6 +213,7 @@ poprt_status poprt_runner_create(const poprt_model *model, const poprt_options *
     for (int k = 0; k < n; k++)
         poprt__program_unref(progs[k]);
     poprt__options_free(run_opts);
+    poprt_model_free(packed);
     if (st)
         return st;
     *runner_out = r;

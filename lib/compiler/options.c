@@ -143,6 +143,8 @@ static const struct {
     {"async_workers", 1, 256},      {"replicas", 1, 1024},     {"cores_per_replica", 1, 1024},
     {"pin_cores", 0, 1},            {"queue_size", 1, 1 << 24}, {"max_batch", 1, 1 << 20},
     {"batching_dim", 0, 11},        {"batch_timeout_us", 0, (long long)1 << 40},
+    {"pack", 0, 1},                 {"pack_seq_len", 1, 1 << 20}, {"pack_max_rows", 1, 1024},
+    {"pack_timeout_us", 0, (long long)1 << 40}, {"pack_positions", 0, 1},
 };
 
 /* "n,n,..." ascending positive sizes (at most 32). */
@@ -205,6 +207,9 @@ static poprt_status check_kv(const char *key, const char *value)
                               key, value);
         return POPRT_OK;
     }
+    if (strcmp(key, "pack_mask_input") == 0)
+        return *value ? POPRT_OK
+                      : poprt__err(POPRT_STATUS_INVALID_OPTION, "option 'pack_mask_input': empty");
     if (strcmp(key, "cache_dir") == 0)
         return *value ? POPRT_OK
                       : poprt__err(POPRT_STATUS_INVALID_OPTION, "option 'cache_dir': empty path");
@@ -226,7 +231,9 @@ static poprt_status check_kv(const char *key, const char *value)
                       "anchor.<output>, input_shape.<input>, cache_dir, profile, optimize, "
                       "max_nodes, max_tensor_bytes, max_loop_iterations, max_subgraph_depth, "
                       "async_workers, replicas, cores_per_replica, pin_cores, queue_size, "
-                      "max_batch, batching_dim, batch_sizes, batch_timeout_us)",
+                      "max_batch, batching_dim, batch_sizes, batch_timeout_us, pack, "
+                      "pack_seq_len, pack_max_rows, pack_timeout_us, pack_mask_input, "
+                      "pack_positions)",
                       key);
 }
 
