@@ -683,6 +683,36 @@ POPRT_API void poprt_request_free(poprt_request *request);
  *                        to max_batch, and max_batch)
  *   "batch_timeout_us"   how long a batch waits for more requests after its
  *                        first (default 1000)
+ * With "pack" = "1" the runner packs transformer requests (PopRT's
+ * PackRunner; not with max_batch): a request binds each token input as
+ * [1, L] (L tokens; the attention mask, when bound, 1 on its first tokens
+ * and 0 after them, which are then padding), and several requests share
+ * one row of S tokens, each attending only to its own tokens, its
+ * positions numbered from 0. It gets each per-token output as [1, L, ...]
+ * (zeros at its padding) and a CLS pooler's output as [1, ...]: what it
+ * gets run alone padded to S, within float rounding (the GEMMs may sum in
+ * another order: tests/unit/test_pack.c allows 1e-4 + 1e-4 * |solo| and
+ * measures 0). The model is converted once, on a copy: every input must be
+ * [batch, seq]; its mask must reach the attention only as the extended
+ * [batch, 1, 1, seq] form (Unsqueeze, Cast); positions must come from a
+ * constant 0..S-1 fed to a Gather or from an input named *position*;
+ * outputs must be per token or the first token's. Otherwise the runner is
+ * not made (INVALID_MODEL naming the input, node or output). A request
+ * longer than S, with a mask that keeps a token after padding, or with
+ * token inputs of different lengths completes alone with SHAPE_MISMATCH or
+ * INVALID_ARGUMENT naming it. Options:
+ *   "pack"               "1": pack requests (default "0")
+ *   "pack_seq_len"       S, tokens per row (default: the model's sequence
+ *                        dim, else 128)
+ *   "pack_max_rows"      rows per run at most (default 8); programs are
+ *                        compiled for the powers of two below it and it
+ *                        (the model's batch dim must be symbolic above 1)
+ *   "pack_timeout_us"    how long a pack with room waits for more requests
+ *                        after its first (default 1000)
+ *   "pack_mask_input"    the attention-mask input (default: the input whose
+ *                        name contains "mask")
+ *   "pack_positions"     "0" accepts a model with no position ids found
+ *                        (default "1": such a model is refused)
  * Returns INVALID_ARGUMENT, INVALID_OPTION, OUT_OF_MEMORY and the statuses of
  * poprt_session_create. */
 typedef struct poprt_runner poprt_runner;
