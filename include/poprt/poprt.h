@@ -706,7 +706,8 @@ POPRT_API void poprt_request_free(poprt_request *request);
  *                        dim, else 128)
  *   "pack_max_rows"      rows per run at most (default 8); programs are
  *                        compiled for the powers of two below it and it
- *                        (the model's batch dim must be symbolic above 1)
+ *                        (a model whose batch dim is fixed packs that many
+ *                        rows: the option, when given, must agree)
  *   "pack_timeout_us"    how long a pack with room waits for more requests
  *                        after its first (default 1000)
  *   "pack_mask_input"    the attention-mask input (default: the input whose

@@ -85,6 +85,29 @@ static poprt_status configure_pack(const poprt_options *o, poprt__runner_cfg *cf
     return POPRT_OK;
 }
 
+/* A converted model whose batch dim is fixed packs that many rows, in one
+ * program. */
+static poprt_status fixed_rows(const poprt_model *packed, int asked, poprt__runner_cfg *cfg)
+{
+    const poprt__graph *g = packed->m->graph;
+    for (size_t i = 0; i < g->inputs.len; i++) {
+        const poprt__tensor *t = g->inputs.items[i];
+        const int64_t b = t->is_initializer ? -1 : t->type.dims[0].value;
+        if (b < 0)
+            continue;
+        if (asked && b != cfg->pack_rows)
+            return poprt__err(POPRT_STATUS_INVALID_OPTION,
+                              "option 'pack_max_rows' %d: input '%s' has a fixed batch of %lld "
+                              "rows",
+                              cfg->pack_rows, t->name, (long long)b);
+        cfg->pack_rows = (int)b;
+        cfg->n_sizes = 1;
+        cfg->sizes[0] = b;
+        break;
+    }
+    return POPRT_OK;
+}
+
 /* The runner's configuration from the options. */
 static poprt_status configure(const poprt_options *o, poprt__runner_cfg *cfg)
 {
@@ -189,6 +212,8 @@ poprt_status poprt_runner_create(const poprt_model *model, const poprt_options *
                                  (int)option_int(options, "pack_positions", 1), &cfg.pack);
         poprt__model_touch(packed);
         model = packed;
+        if (!st)
+            st = fixed_rows(packed, poprt__opt(options, "pack_max_rows") != NULL, &cfg);
     }
     int n = cfg.max_batch > 1 || cfg.pack_rows ? cfg.n_sizes : 1;
     if (cfg.max_batch <= 1 && !cfg.pack_rows) {

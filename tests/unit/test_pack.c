@@ -275,6 +275,15 @@ START_TEST(minilm_packed_equals_solo)
     /* 5..128 tokens; batch 1 in the file: one row of 128 per run */
     static const int lens[] = {5, 128, 17, 64, 33, 9, 100, 12, 27, 80, 6, 41, 120, 7, 50};
     packs_equal_solo(m, 128, 384, 30522, "1", lens, (int)(sizeof lens / sizeof lens[0]));
+    /* a fixed batch of 1 cannot take more rows */
+    poprt_options *o;
+    poprt_runner *r = NULL;
+    ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
+    ck_assert_int_eq(poprt_options_set(o, "pack", "1"), POPRT_OK);
+    ck_assert_int_eq(poprt_options_set(o, "pack_max_rows", "4"), POPRT_OK);
+    ck_assert_int_eq(poprt_runner_create(m, o, &r), POPRT_STATUS_INVALID_OPTION);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "fixed batch of 1"));
+    poprt_options_free(o);
     poprt_model_free(m);
 }
 END_TEST
