@@ -9,6 +9,8 @@ machine and numpy version.
 """
 import os
 import struct
+import subprocess
+import sys
 
 import onnx
 from onnx import TensorProto, helper
@@ -262,6 +264,28 @@ def mlp_external():
     print("wrote", os.path.join(HERE, "mlp_external.onnx"))
 
 
+def bert_tiny():
+    """tests/unit/test_pack.c: a BERT-style encoder in PyTorch-exporter form (2 layers, hidden 8,
+    2 heads, 24 tokens, symbolic batch, CLS pooler), written by gen_transformer.py of the shared/
+    folder beside the repository; bert_tiny_mean.onnx adds a mean over the tokens as a third
+    output, which a packing runner must refuse (it mixes the requests of a row)."""
+    gen = os.path.join(HERE, "..", "..", "..", "shared", "models", "gen_transformer.py")
+    if not os.path.exists(gen):
+        print("skipped bert_tiny.onnx: no", gen)
+        return
+    path = os.path.join(HERE, "bert_tiny.onnx")
+    subprocess.run([sys.executable, gen, "--layers", "2", "--hidden", "8", "--heads", "2",
+                    "--intermediate", "16", "--vocab", "32", "--seq", "24", "--batch", "0",
+                    "--out", path], check=True, stdout=subprocess.DEVNULL)
+    print("wrote", path)
+    model = onnx.load(path)
+    g = model.graph
+    g.node.append(helper.make_node("ReduceMean", ["last_hidden_state"], ["mean_pooled"],
+                                   name="/mean_pool/ReduceMean", axes=[1], keepdims=0))
+    g.output.append(helper.make_tensor_value_info("mean_pooled", TensorProto.FLOAT, ["batch", 8]))
+    save(model, "bert_tiny_mean.onnx")
+
+
 if __name__ == "__main__":
     mlp(1, "mlp.onnx", "mlp")
     mlp("batch", "mlp_dynamic.onnx", "mlp_dynamic")
@@ -272,3 +296,4 @@ if __name__ == "__main__":
     loop_count()
     control_flow()
     mlp_external()
+    bert_tiny()

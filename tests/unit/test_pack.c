@@ -5,7 +5,8 @@
  * 1e-4 * |solo| element-wise (the GEMMs sum in another order when the row
  * count differs). Models: tests/data/bert_tiny.onnx (gen_transformer.py
  * --layers 2 --hidden 8 --heads 2 --intermediate 16 --vocab 32 --seq 24
- * --batch 0: 2 layers, S 24, symbolic batch, CLS pooler) always; minilm_l6
+ * --batch 0: 2 layers, S 24, symbolic batch, CLS pooler; tests/data/make_models.py
+ * writes it, and bert_tiny_mean.onnx with a mean over the tokens) always; minilm_l6
  * (S 128, batch 1: one packed row per run) when the file is there
  * (POPRT_MINILM, else build/models/minilm_l6 or shared/models/minilm_l6). */
 #include <check.h>
@@ -243,6 +244,15 @@ START_TEST(unpackable_models_refused)
     ck_assert_ptr_nonnull(strstr(poprt_last_error(), "input 'x'"));
     ck_assert_int_eq(poprt_options_set(o, "max_batch", "4"), POPRT_OK);
     ck_assert_int_eq(poprt_runner_create(m, o, &r), POPRT_STATUS_INVALID_OPTION);
+    ck_assert_ptr_null(r);
+    poprt_options_free(o);
+    poprt_model_free(m);
+    /* an output mixing a row's tokens (a mean over them) cannot be unpacked */
+    ck_assert_int_eq(poprt_model_load(POPRT_TEST_DATA "/bert_tiny_mean.onnx", &m), POPRT_OK);
+    ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
+    ck_assert_int_eq(poprt_options_set(o, "pack", "1"), POPRT_OK);
+    ck_assert_int_eq(poprt_runner_create(m, o, &r), POPRT_STATUS_INVALID_MODEL);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "output 'mean_pooled'"));
     ck_assert_ptr_null(r);
     poprt_options_free(o);
     poprt_model_free(m);
