@@ -228,33 +228,35 @@ START_TEST(tiny_bad_requests_fail_alone)
 }
 END_TEST
 
+/* A packing runner on m with the options kv (pairs, NULL-ended) is
+ * refused with status want, the message naming what. */
+static void refused(poprt_model *m, const char *const *kv, poprt_status want, const char *what)
+{
+    poprt_options *o;
+    poprt_runner *r = NULL;
+    ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
+    ck_assert_int_eq(poprt_options_set(o, "pack", "1"), POPRT_OK);
+    for (int i = 0; kv[i]; i += 2)
+        ck_assert_int_eq(poprt_options_set(o, kv[i], kv[i + 1]), POPRT_OK);
+    ck_assert_int_eq(poprt_runner_create(m, o, &r), want);
+    ck_assert_msg(strstr(poprt_last_error(), what), "'%s' not in: %s", what, poprt_last_error());
+    ck_assert_ptr_null(r);
+    poprt_options_free(o);
+}
+
 /* Models packing cannot serve are refused when the runner is made. */
 START_TEST(unpackable_models_refused)
 {
     poprt_model *m;
     ck_assert_int_eq(poprt_model_load(POPRT_TEST_DATA "/mlp_dynamic.onnx", &m), POPRT_OK);
-    poprt_options *o;
-    poprt_runner *r = NULL;
-    ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
-    ck_assert_int_eq(poprt_options_set(o, "pack", "1"), POPRT_OK);
-    ck_assert_int_eq(poprt_runner_create(m, o, &r), POPRT_STATUS_INVALID_OPTION);
-    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "pack_mask_input"));
-    ck_assert_int_eq(poprt_options_set(o, "pack_mask_input", "x"), POPRT_OK);
-    ck_assert_int_eq(poprt_runner_create(m, o, &r), POPRT_STATUS_INVALID_MODEL);
-    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "input 'x'"));
-    ck_assert_int_eq(poprt_options_set(o, "max_batch", "4"), POPRT_OK);
-    ck_assert_int_eq(poprt_runner_create(m, o, &r), POPRT_STATUS_INVALID_OPTION);
-    ck_assert_ptr_null(r);
-    poprt_options_free(o);
+    refused(m, (const char *[]){NULL}, POPRT_STATUS_INVALID_OPTION, "pack_mask_input");
+    refused(m, (const char *[]){"pack_mask_input", "x", NULL}, POPRT_STATUS_INVALID_MODEL,
+            "input 'x'");
+    refused(m, (const char *[]){"max_batch", "4", NULL}, POPRT_STATUS_INVALID_OPTION, "max_batch");
     poprt_model_free(m);
     /* an output mixing a row's tokens (a mean over them) cannot be unpacked */
     ck_assert_int_eq(poprt_model_load(POPRT_TEST_DATA "/bert_tiny_mean.onnx", &m), POPRT_OK);
-    ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
-    ck_assert_int_eq(poprt_options_set(o, "pack", "1"), POPRT_OK);
-    ck_assert_int_eq(poprt_runner_create(m, o, &r), POPRT_STATUS_INVALID_MODEL);
-    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "output 'mean_pooled'"));
-    ck_assert_ptr_null(r);
-    poprt_options_free(o);
+    refused(m, (const char *[]){NULL}, POPRT_STATUS_INVALID_MODEL, "output 'mean_pooled'");
     poprt_model_free(m);
 }
 END_TEST
@@ -286,14 +288,8 @@ START_TEST(minilm_packed_equals_solo)
     static const int lens[] = {5, 128, 17, 64, 33, 9, 100, 12, 27, 80, 6, 41, 120, 7, 50};
     packs_equal_solo(m, 128, 384, 30522, "1", lens, (int)(sizeof lens / sizeof lens[0]));
     /* a fixed batch of 1 cannot take more rows */
-    poprt_options *o;
-    poprt_runner *r = NULL;
-    ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
-    ck_assert_int_eq(poprt_options_set(o, "pack", "1"), POPRT_OK);
-    ck_assert_int_eq(poprt_options_set(o, "pack_max_rows", "4"), POPRT_OK);
-    ck_assert_int_eq(poprt_runner_create(m, o, &r), POPRT_STATUS_INVALID_OPTION);
-    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "fixed batch of 1"));
-    poprt_options_free(o);
+    refused(m, (const char *[]){"pack_max_rows", "4", NULL}, POPRT_STATUS_INVALID_OPTION,
+            "fixed batch of 1");
     poprt_model_free(m);
 }
 END_TEST
