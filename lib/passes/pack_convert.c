@@ -184,8 +184,8 @@ static poprt_status rewrite_poolers(poprt__graph *g, int64_t S, poprt__vec *firs
         int64_t d[POPRT__MAX_RANK];
         double v;
         if (poprt__rw_is(n, "Gather") && n->n_inputs == 2 && poprt__attr_i(n, "axis", 0) == 1 &&
-            poprt__rw_rank(n->inputs[1]) == 0 && poprt__rw_scalar(n->inputs[1], POPRT__RW_ANY, &v) &&
-            v == 0 && poprt__rw_dims(n->inputs[0], d) == 3 && d[1] == S &&
+            poprt__rw_rank(n->inputs[1]) == 0 &&
+            poprt__rw_scalar(n->inputs[1], POPRT__RW_ANY, &v) && v == 0 && poprt__rw_dims(n->inputs[0], d) == 3 && d[1] == S &&
             poprt__vec_push(&found, n))
             return poprt__rw_oom();
     }

@@ -446,10 +446,13 @@ static void run_packed(replica *rp, poprt_request **b, int n)
         rows = b[j]->pack_row + 1 > rows ? b[j]->pack_row + 1 : rows;
     const int k = pick_program(r, rows);
     poprt_status st = POPRT_OK;
-    poprt_stepio **ios = poprt__malloc((size_t)n * (sizeof *ios + 2 * sizeof(int64_t) + sizeof(int)));
-    int64_t *lens = (int64_t *)(ios + n), *offs = lens + n;
-    int *rowv = (int *)(offs + n);
-    if (!ios)
+    /* per request: its stepio, length, offset and row, side by side */
+    void *mem =
+        poprt__malloc((size_t)n * (sizeof(poprt_stepio *) + 2 * sizeof(int64_t) + sizeof(int)));
+    poprt_stepio **ios = mem;
+    int64_t *lens = mem ? (int64_t *)(ios + n) : NULL, *offs = mem ? lens + n : NULL;
+    int *rowv = mem ? (int *)(offs + n) : NULL;
+    if (!mem)
         st = poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory for a packed batch");
     if (!st && !rp->ios[k])
         st = poprt__stepio_create(&rp->ios[k]);
@@ -465,7 +468,7 @@ static void run_packed(replica *rp, poprt_request **b, int n)
     if (!st)
         st = poprt__pack_bind(&r->cfg.pack, rp->ios[k], rp->bufs[k], r->cfg.sizes[k], ios, lens,
                               rowv, offs, n);
-    poprt__free(ios);
+    poprt__free(mem);
     if (!st)
         st = poprt__session_run(rp->sess[k], rp->ios[k]);
     char msg[512];
@@ -531,9 +534,10 @@ static int take(struct poprt_runner *r, poprt_request **b, int64_t *rows_out)
     b[n++] = pop(r);
     int64_t rows = b[0]->bad ? r->cfg.max_batch : b[0]->rows;
     const int64_t until = b[0]->t_submit + r->cfg.batch_timeout_ns;
+    const int batching = r->cfg.max_batch > 1 && !r->cfg.pack.seq_len;
     if (r->cfg.pack.seq_len)
         n = take_packed(r, b, n);
-    while (!r->cfg.pack.seq_len && r->cfg.max_batch > 1 && rows < r->cfg.max_batch && n < MAX_TAKEN) {
+    while (batching && rows < r->cfg.max_batch && n < MAX_TAKEN) {
         if (r->len) {
             poprt_request *h = r->q[r->head];
             if (h->bad || rows + h->rows > r->cfg.max_batch)

@@ -147,7 +147,8 @@ static void packs_equal_solo(poprt_model *m, int S, int H, int vocab, const char
     ck_assert_ptr_nonnull(q);
     for (int i = 0; i < n; i++) {
         /* every third request binds padding (mask 0 after its tokens), every fifth no mask */
-        const int len = i % 3 == 1 && i % 5 != 4 && lens[i] < S ? lens[i] + (S - lens[i]) / 2 : lens[i];
+        const int pad = i % 3 == 1 && i % 5 != 4 ? (S - lens[i]) / 2 : 0;
+        const int len = lens[i] + pad;
         make(&q[i], len, lens[i], S, vocab, i, H);
         q[i].io = bind(&q[i], H, i % 5 != 4);
         ck_assert_int_eq(poprt_runner_submit(r, q[i].io, 0, NULL, NULL, &q[i].q), POPRT_OK);
