@@ -109,7 +109,8 @@ static void check_solo(poprt_session *s, const req *r, int S, int H, int i)
     free(p.hidden);
 }
 
-static poprt_runner *pack_runner(poprt_model *m, const char *rows, const char *timeout)
+static poprt_runner *pack_runner(poprt_model *m, const char *rows, const char *timeout,
+                                 const char *replicas)
 {
     poprt_options *o;
     poprt_runner *r;
@@ -117,6 +118,7 @@ static poprt_runner *pack_runner(poprt_model *m, const char *rows, const char *t
     ck_assert_int_eq(poprt_options_set(o, "pack", "1"), POPRT_OK);
     ck_assert_int_eq(poprt_options_set(o, "pack_max_rows", rows), POPRT_OK);
     ck_assert_int_eq(poprt_options_set(o, "pack_timeout_us", timeout), POPRT_OK);
+    ck_assert_int_eq(poprt_options_set(o, "replicas", replicas), POPRT_OK);
     ck_assert_msg(poprt_runner_create(m, o, &r) == POPRT_OK, "runner: %s", poprt_last_error());
     poprt_options_free(o);
     return r;
@@ -139,9 +141,9 @@ static poprt_session *solo_session(poprt_model *m, int S)
 
 /* n requests of lengths lens[] submitted together, each checked against its solo run. */
 static void packs_equal_solo(poprt_model *m, int S, int H, int vocab, const char *rows,
-                             const int *lens, int n)
+                             const char *replicas, const int *lens, int n)
 {
-    poprt_runner *r = pack_runner(m, rows, "200000");
+    poprt_runner *r = pack_runner(m, rows, "200000", replicas);
     poprt_session *s = solo_session(m, S);
     req *q = calloc((size_t)n, sizeof *q);
     ck_assert_ptr_nonnull(q);
@@ -176,10 +178,12 @@ START_TEST(tiny_packed_equals_solo)
 {
     poprt_model *m;
     ck_assert_int_eq(poprt_model_load(POPRT_TEST_DATA "/bert_tiny.onnx", &m), POPRT_OK);
-    int lens[48];
-    for (int i = 0; i < 48; i++)
+    int lens[240];
+    for (int i = 0; i < 240; i++)
         lens[i] = 1 + (i * 7) % 24; /* 1..24, every length */
-    packs_equal_solo(m, 24, 8, 32, "4", lens, 48);
+    packs_equal_solo(m, 24, 8, 32, "4", "1", lens, 48);
+    /* two replicas taking packs off one queue */
+    packs_equal_solo(m, 24, 8, 32, "4", "2", lens, 240);
     poprt_model_free(m);
 }
 END_TEST
@@ -189,7 +193,7 @@ START_TEST(tiny_bad_requests_fail_alone)
 {
     poprt_model *m;
     ck_assert_int_eq(poprt_model_load(POPRT_TEST_DATA "/bert_tiny.onnx", &m), POPRT_OK);
-    poprt_runner *r = pack_runner(m, "2", "100000");
+    poprt_runner *r = pack_runner(m, "2", "100000", "1");
     req good, longer, hole;
     make(&good, 10, 10, 24, 32, 1, 8);
     make(&longer, 30, 30, 24, 32, 2, 8);
@@ -287,7 +291,7 @@ START_TEST(minilm_packed_equals_solo)
     ck_assert_int_eq(poprt_model_load(path, &m), POPRT_OK);
     /* 5..128 tokens; batch 1 in the file: one row of 128 per run */
     static const int lens[] = {5, 128, 17, 64, 33, 9, 100, 12, 27, 80, 6, 41, 120, 7, 50};
-    packs_equal_solo(m, 128, 384, 30522, "1", lens, (int)(sizeof lens / sizeof lens[0]));
+    packs_equal_solo(m, 128, 384, 30522, "1", "1", lens, (int)(sizeof lens / sizeof lens[0]));
     /* a fixed batch of 1 cannot take more rows */
     refused(m, (const char *[]){"pack_max_rows", "4", NULL}, POPRT_STATUS_INVALID_OPTION,
             "fixed batch of 1");
