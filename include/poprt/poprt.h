@@ -694,8 +694,9 @@ POPRT_API void poprt_request_free(poprt_request *request);
  * another order: tests/unit/test_pack.c allows 1e-4 + 1e-4 * |solo| and
  * measures 0). The model is converted once, on a copy: every input must be
  * [batch, seq]; its mask must reach the attention only as the extended
- * [batch, 1, 1, seq] form (Unsqueeze, Cast); positions must come from a
- * constant 0..S-1 fed to a Gather or from an input named *position*;
+ * [batch, 1, 1, seq] form (Unsqueeze, Cast); positions must come from
+ * 0..S-1 fed to a Gather (a constant, or a Slice from 0 of a longer one) or
+ * from an input named *position*;
  * outputs must be per token or the first token's. Otherwise the runner is
  * not made (INVALID_MODEL naming the input, node or output). A request
  * longer than S, with a mask that keeps a token after padding, or with

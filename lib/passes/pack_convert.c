@@ -7,8 +7,9 @@
  *                   additive mask the model builds from it is block-diagonal
  *                   (keys of other requests and of padding get the model's own
  *                   masking value, whose exp underflows to exactly 0);
- *   positions       constant position ids 0..S-1 feeding a Gather become an
- *                   input the packer fills with 0..L-1 per request;
+ *   positions       position ids 0..S-1 feeding a Gather (a constant, or a
+ *                   Slice from 0 of a longer one) become an input the packer
+ *                   fills with 0..L-1 per request;
  *   CLS pooler      Gather(x [B, S, H], 0, axis=1) becomes Flatten(x, 2): every
  *                   token goes through the pooler's row-wise layers and each
  *                   request reads the row of its own first token. */
@@ -137,23 +138,45 @@ static poprt_status rewrite_mask(poprt__graph *g, poprt__tensor *mask, int64_t S
     return POPRT_OK;
 }
 
-/* t is the constant 0, 1, ..., S-1 of shape [S] or [1, S]. */
-static int is_arange(const poprt__tensor *t, int64_t S)
+/* P when t is the constant 0, 1, ..., P-1 of shape [P] or [1, P], else -1. */
+static int64_t arange_len(const poprt__tensor *t)
 {
     poprt__rw_const c;
     int64_t d[POPRT__MAX_RANK];
     int r = poprt__rw_dims(t, d);
-    if (r < 1 || r > 2 || d[r - 1] != S || (r == 2 && d[0] != 1) ||
-        !poprt__rw_const_of(t, POPRT__RW_ANY, &c) || c.numel != S)
-        return 0;
-    for (int64_t i = 0; i < S; i++) {
+    if (r < 1 || r > 2 || (r == 2 && d[0] != 1) || !poprt__rw_const_of(t, POPRT__RW_ANY, &c) ||
+        c.numel != d[r - 1])
+        return -1;
+    for (int64_t i = 0; i < c.numel; i++) {
         int64_t v = c.elem == POPRT_DTYPE_INT64   ? ((const int64_t *)c.data)[i]
                     : c.elem == POPRT_DTYPE_INT32 ? ((const int32_t *)c.data)[i]
                                                   : -1;
         if (v != i)
-            return 0;
+            return -1;
     }
-    return 1;
+    return c.numel;
+}
+
+/* t holds the positions 0..S-1: such a constant, or a Slice from 0 with
+ * step 1 along the last axis of a longer one (the position-id buffer HF
+ * models slice to the sequence length). */
+static int is_positions(const poprt__tensor *t, int64_t S)
+{
+    if (arange_len(t) == S)
+        return 1;
+    const poprt__node *sl = t->producer;
+    if (!sl || !poprt__rw_is(sl, "Slice") || sl->n_inputs < 3 || arange_len(sl->inputs[0]) < S)
+        return 0;
+    int64_t v[POPRT__MAX_RANK];
+    const int r = poprt__rw_rank(sl->inputs[0]);
+    if (poprt__rw_ints(sl->inputs[1], POPRT__RW_ANY, v, 1) != 1 || v[0] != 0)
+        return 0;
+    const poprt__tensor *axes = poprt__node_in(sl, 3), *steps = poprt__node_in(sl, 4);
+    if (axes && (poprt__rw_ints(axes, POPRT__RW_ANY, v, 1) != 1 || (v[0] != r - 1 && v[0] != -1)))
+        return 0;
+    if (!axes && r != 1)
+        return 0;
+    return !steps || (poprt__rw_ints(steps, POPRT__RW_ANY, v, 1) == 1 && v[0] == 1);
 }
 
 /* Gathers of a constant table by constant positions read the packer's. */
@@ -164,7 +187,7 @@ static poprt_status rewrite_positions(poprt__graph *g, const poprt__tensor *like
     for (size_t i = 0; i < g->nodes.len; i++) {
         poprt__node *n = g->nodes.items[i];
         if (!poprt__rw_is(n, "Gather") || n->n_inputs < 2 || poprt__attr_i(n, "axis", 0) != 0 ||
-            !poprt__rw_value(n->inputs[0]) || !is_arange(n->inputs[1], S))
+            !poprt__rw_value(n->inputs[0]) || !is_positions(n->inputs[1], S))
             continue;
         poprt_status st = pos ? POPRT_OK : new_input(g, POSITIONS, like, &pos);
         if (st)

@@ -6,7 +6,8 @@
  * count differs). Models: tests/data/bert_tiny.onnx (gen_transformer.py
  * --layers 2 --hidden 8 --heads 2 --intermediate 16 --vocab 32 --seq 24
  * --batch 0: 2 layers, S 24, symbolic batch, CLS pooler; tests/data/make_models.py
- * writes it, and bert_tiny_mean.onnx with a mean over the tokens) always; minilm_l6
+ * writes it, bert_tiny_mean.onnx with a mean over the tokens and
+ * bert_tiny_slice.onnx with position ids sliced from a buffer) always; minilm_l6
  * (S 128, batch 1: one packed row per run) when the file is there
  * (POPRT_MINILM, else build/models/minilm_l6 or shared/models/minilm_l6). */
 #include <check.h>
@@ -188,6 +189,20 @@ START_TEST(tiny_packed_equals_solo)
 }
 END_TEST
 
+/* Position ids sliced out of a longer buffer (HF exports with a dynamic
+ * sequence length) restart at each request too. */
+START_TEST(tiny_sliced_positions)
+{
+    poprt_model *m;
+    ck_assert_int_eq(poprt_model_load(POPRT_TEST_DATA "/bert_tiny_slice.onnx", &m), POPRT_OK);
+    int lens[40];
+    for (int i = 0; i < 40; i++)
+        lens[i] = 24 - (i * 5) % 24; /* 24..1 */
+    packs_equal_solo(m, 24, 8, 32, "4", "1", lens, 40);
+    poprt_model_free(m);
+}
+END_TEST
+
 /* Unfit requests fail alone, naming what is wrong; the others complete. */
 START_TEST(tiny_bad_requests_fail_alone)
 {
@@ -305,6 +320,7 @@ int main(void)
     TCase *tc = tcase_create("pack");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, tiny_packed_equals_solo);
+    tcase_add_test(tc, tiny_sliced_positions);
     tcase_add_test(tc, tiny_bad_requests_fail_alone);
     tcase_add_test(tc, unpackable_models_refused);
     tcase_add_test(tc, minilm_packed_equals_solo);
