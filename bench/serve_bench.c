@@ -3,7 +3,7 @@
  *
  *   serve_bench MODEL.onnx [--rates R,R,...] [--seconds S] [--configs C,C,...]
  *               [--max_batch N] [--timeout_us T] [--shape NAME=D,D,...]
- *               [--stages CONFIG.json]
+ *               [--stages CONFIG.json] [--lengths LO,HI] [--pack_rows N]
  *
  * Requests (batch 1: the inputs' batching dim, dim 0, is 1; other symbolic
  * dims from --shape) arrive at Poisson times at each offered rate for S
@@ -19,6 +19,14 @@
  *            the model annotated by it, its stages pipelined over every
  *            core (docs/runtime.md "Pipelined stages"); sync then runs the
  *            same model unsharded ("pipeline" 0)
+ *   pack     (with --lengths) the packing runner: option "pack", rows of the
+ *            model's S tokens, pack_max_rows --pack_rows (default: max_batch),
+ *            pack_timeout_us T, one replica on every core
+ * --lengths LO,HI: a transformer load (every input [1, S], one of them the
+ * attention mask, its name containing "mask"): each request has a length
+ * uniform in LO..HI (the same sequence of lengths for every configuration).
+ * sync and batch send it padded to S (mask 1 on its tokens, 0 after), as a
+ * server without packing must; pack sends its L tokens alone ([1, L]).
  * For each: offered rate, throughput (completed per second), p50 and p99
  * latency (ms), mean batch. Input values are deterministic pseudo-random
  * floats in [-1, 1) (integer inputs 1). */
@@ -39,6 +47,7 @@ typedef struct slot {
     void *in[MAX_INPUTS];
     void *out;
     double arrival;
+    int64_t len; /* tokens (--lengths) */
     struct load *load;
     int index;
 } slot;
@@ -97,6 +106,8 @@ typedef struct io_desc {
     int64_t dims[MAX_INPUTS][8];
     size_t bytes[MAX_INPUTS];
     char out_name[128];
+    int64_t lo, hi; /* --lengths; 0: fixed shapes */
+    int mask;       /* the mask input with --lengths */
 } io_desc;
 
 static void die(const char *what)
@@ -173,7 +184,30 @@ typedef struct result {
     size_t dropped;
 } result;
 
-static result drive(poprt_runner *r, const io_desc *d, double rate, double seconds)
+/* Slot s's inputs for a request of s->len tokens: padded to S (mask 1 on
+ * its tokens), or its tokens alone when packing. */
+static void bind_tokens(slot *sl, const io_desc *d, int packed)
+{
+    for (int i = 0; i < d->n_in; i++) {
+        int64_t dims[2] = {1, packed ? sl->len : d->dims[i][1]};
+        size_t es = poprt_dtype_size(d->dtype[i]);
+        if (i == d->mask)
+            for (int64_t t = 0; t < d->dims[i][1]; t++) {
+                int64_t one = t < sl->len;
+                if (d->dtype[i] == POPRT_DTYPE_INT64)
+                    ((int64_t *)sl->in[i])[t] = one;
+                else if (d->dtype[i] == POPRT_DTYPE_INT32)
+                    ((int32_t *)sl->in[i])[t] = (int32_t)one;
+                else if (d->dtype[i] == POPRT_DTYPE_FLOAT)
+                    ((float *)sl->in[i])[t] = (float)one;
+            }
+        if (poprt_stepio_set_input(sl->io, d->names[i], d->dtype[i], dims, 2, sl->in[i],
+                                   (size_t)dims[1] * es))
+            die("set_input");
+    }
+}
+
+static result drive(poprt_runner *r, const io_desc *d, double rate, double seconds, int packed)
 {
     load l = {0};
     pthread_mutex_init(&l.mu, NULL);
@@ -201,7 +235,7 @@ static result drive(poprt_runner *r, const io_desc *d, double rate, double secon
             die("set_output");
         l.free_list[l.n_free++] = s;
     }
-    unsigned seed = 42;
+    unsigned seed = 42, lseed = 7;
     double t = now_s() + 0.05, end = t + seconds;
     const double start = t;
     size_t submitted = 0;
@@ -210,6 +244,14 @@ static result drive(poprt_runner *r, const io_desc *d, double rate, double secon
         pthread_mutex_lock(&l.mu);
         int s = l.n_free ? l.free_list[--l.n_free] : -1;
         pthread_mutex_unlock(&l.mu);
+        if (d->hi) { /* the next length, drawn whether or not the request is dropped */
+            lseed = lseed * 1664525u + 1013904223u;
+            int64_t len = d->lo + (int64_t)((lseed >> 8) % (unsigned)(d->hi - d->lo + 1));
+            if (s >= 0) {
+                l.slots[s].len = len;
+                bind_tokens(&l.slots[s], d, packed);
+            }
+        }
         if (s < 0 || (l.slots[s].arrival = t,
                       poprt_runner_submit(r, l.slots[s].io, 0, on_done, &l.slots[s], NULL))) {
             l.dropped++;
@@ -249,11 +291,11 @@ static result drive(poprt_runner *r, const io_desc *d, double rate, double secon
     return res;
 }
 
-enum { SYNC, BATCH, PIPE };
-static const char *const config_names[] = {"sync", "batch", "pipe"};
+enum { SYNC, BATCH, PACK, PIPE };
+static const char *const config_names[] = {"sync", "batch", "pack", "pipe"};
 
 static poprt_runner *make_runner(poprt_model *m, const io_desc *d, int config, int max_batch,
-                                 int timeout_us)
+                                 int timeout_us, int pack_rows)
 {
     poprt_options *o;
     char v[256];
@@ -274,7 +316,13 @@ static poprt_runner *make_runner(poprt_model *m, const io_desc *d, int config, i
             die("input_shape");
     }
     poprt_options_set(o, "pipeline", config == PIPE ? "1" : "0");
-    if (config == BATCH) {
+    if (config == PACK) {
+        poprt_options_set(o, "pack", "1");
+        snprintf(v, sizeof v, "%d", pack_rows);
+        poprt_options_set(o, "pack_max_rows", v);
+        snprintf(v, sizeof v, "%d", timeout_us);
+        poprt_options_set(o, "pack_timeout_us", v);
+    } else if (config == BATCH) {
         snprintf(v, sizeof v, "%d", max_batch);
         poprt_options_set(o, "max_batch", v);
         snprintf(v, sizeof v, "%d", timeout_us);
@@ -291,12 +339,15 @@ int main(int argc, char **argv)
 {
     if (argc < 2) {
         fprintf(stderr, "usage: serve_bench MODEL.onnx [--rates R,...] [--seconds S] "
-                        "[--configs sync,batch] [--max_batch N] [--timeout_us T] "
-                        "[--shape NAME=D,D,...] [--stages CONFIG.json]\n");
+                        "[--configs sync,batch,pack] [--max_batch N] [--timeout_us T] "
+                        "[--shape NAME=D,D,...] [--stages CONFIG.json] [--lengths LO,HI] "
+                        "[--pack_rows N]\n");
         return 2;
     }
     double rates[32] = {100, 200, 400};
-    int n_rates = 3, max_batch = 8, timeout_us = 2000, do_sync = 1, do_batch = 1;
+    int n_rates = 3, max_batch = 8, timeout_us = 2000, do_sync = 1, do_batch = 1, do_pack = 1;
+    int pack_rows = 0;
+    long long lo = 0, hi = 0;
     double seconds = 2;
     char *shapes[16], *stages = NULL;
     int n_shapes = 0;
@@ -316,10 +367,18 @@ int main(int argc, char **argv)
             timeout_us = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--configs") && i + 1 < argc) {
             do_sync = strstr(argv[i + 1], "sync") != NULL;
+            do_pack = strstr(argv[i + 1], "pack") != NULL;
             do_batch = strstr(argv[++i], "batch") != NULL;
-        } else if (!strcmp(argv[i], "--stages") && i + 1 < argc)
+        } else if (!strcmp(argv[i], "--stages") && i + 1 < argc) {
             stages = argv[++i];
-        else if (!strcmp(argv[i], "--shape") && i + 1 < argc && n_shapes < 16)
+        } else if (!strcmp(argv[i], "--lengths") && i + 1 < argc) {
+            if (sscanf(argv[++i], "%lld,%lld", &lo, &hi) != 2 || lo < 1 || hi < lo) {
+                fprintf(stderr, "serve_bench: --lengths LO,HI with 1 <= LO <= HI\n");
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--pack_rows") && i + 1 < argc) {
+            pack_rows = atoi(argv[++i]);
+        } else if (!strcmp(argv[i], "--shape") && i + 1 < argc && n_shapes < 16)
             shapes[n_shapes++] = argv[++i];
         else {
             fprintf(stderr, "serve_bench: unknown argument '%s'\n", argv[i]);
@@ -340,16 +399,39 @@ int main(int argc, char **argv)
     }
     io_desc d;
     describe(m, shapes, n_shapes, &d);
-    printf("serve_bench %s: Poisson arrivals, %.1f s per point, max_batch %d, batch timeout %d us\n",
+    d.lo = lo;
+    d.hi = hi;
+    d.mask = -1;
+    for (int i = 0; hi && i < d.n_in; i++) {
+        if (d.rank[i] != 2 || d.dims[i][1] < hi) {
+            fprintf(stderr, "serve_bench: --lengths needs every input [1, S >= %lld]\n", hi);
+            return 2;
+        }
+        if (strstr(d.names[i], "mask"))
+            d.mask = i;
+    }
+    if (hi && d.mask < 0) {
+        fprintf(stderr, "serve_bench: --lengths needs an input named *mask*\n");
+        return 2;
+    }
+    if (!hi)
+        do_pack = 0;
+    if (!pack_rows)
+        pack_rows = max_batch;
+    printf("serve_bench %s: Poisson arrivals, %.1f s per point, max_batch %d, batch timeout %d us",
            argv[1], seconds, max_batch, timeout_us);
+    if (hi)
+        printf(", lengths uniform in %lld..%lld tokens, pack rows %d", lo, hi, pack_rows);
+    printf("\n");
     printf("%-6s %10s %12s %10s %10s %10s %8s\n", "config", "offered/s", "throughput/s", "p50 ms",
            "p99 ms", "mean batch", "dropped");
     for (int i = 0; i < n_rates; i++)
         for (int c = SYNC; c <= PIPE; c++) {
-            if ((c == SYNC && !do_sync) || (c == BATCH && !do_batch) || (c == PIPE && !stages))
+            if ((c == SYNC && !do_sync) || (c == BATCH && !do_batch) || (c == PACK && !do_pack) ||
+                (c == PIPE && !stages))
                 continue;
-            poprt_runner *r = make_runner(m, &d, c, max_batch, timeout_us);
-            result res = drive(r, &d, rates[i], seconds);
+            poprt_runner *r = make_runner(m, &d, c, max_batch, timeout_us, pack_rows);
+            result res = drive(r, &d, rates[i], seconds, c == PACK);
             printf("%-6s %10.0f %12.1f %10.3f %10.3f %10.2f %8zu\n", config_names[c],
                    res.offered, res.throughput, res.p50, res.p99, res.mean_batch, res.dropped);
             fflush(stdout);

@@ -698,8 +698,41 @@ POPRT_API void poprt_request_free(poprt_request *request);
  *                        one program
  *   "cores_per_stage"    threads per pipeline stage (default: the replica's
  *                        cores divided among the stages, at least 1)
+ * With "pack" = "1" the runner packs transformer requests (PopRT's
+ * PackRunner; not with max_batch): a request binds each token input as
+ * [1, L] (L tokens; the attention mask, when bound, 1 on its first tokens
+ * and 0 after them, which are then padding), and several requests share
+ * one row of S tokens, each attending only to its own tokens, its
+ * positions numbered from 0. It gets each per-token output as [1, L, ...]
+ * (zeros at its padding) and a CLS pooler's output as [1, ...]: what it
+ * gets run alone padded to S, within float rounding (the GEMMs may sum in
+ * another order: tests/unit/test_pack.c allows 1e-4 + 1e-4 * |solo| and
+ * measures 0). The model is converted once, on a copy: every input must be
+ * [batch, seq]; its mask must reach the attention only as the extended
+ * [batch, 1, 1, seq] form (Unsqueeze, Cast); positions must come from
+ * 0..S-1 fed to a Gather (a constant, or a Slice from 0 of a longer one) or
+ * from an input named *position*;
+ * outputs must be per token or the first token's. Otherwise the runner is
+ * not made (INVALID_MODEL naming the input, node or output). A request
+ * longer than S, with a mask that keeps a token after padding, or with
+ * token inputs of different lengths completes alone with SHAPE_MISMATCH or
+ * INVALID_ARGUMENT naming it. Options:
+ *   "pack"               "1": pack requests (default "0")
+ *   "pack_seq_len"       S, tokens per row (default: the model's sequence
+ *                        dim, else 128)
+ *   "pack_max_rows"      rows per run at most (default 8); programs are
+ *                        compiled for the powers of two below it and it
+ *                        (a model whose batch dim is fixed packs that many
+ *                        rows: the option, when given, must agree)
+ *   "pack_timeout_us"    how long a pack with room waits for more requests
+ *                        after its first (default 1000)
+ *   "pack_mask_input"    the attention-mask input (default: the input whose
+ *                        name contains "mask")
+ *   "pack_positions"     "0" accepts a model with no position ids found
+ *                        (default "1": such a model is refused)
  * Returns INVALID_ARGUMENT, INVALID_OPTION, OUT_OF_MEMORY, INVALID_MODEL (a
- * node reading a tensor of a later pipeline stage) and the statuses of
+ * node reading a tensor of a later pipeline stage; a model packing cannot
+ * vouch for) and the statuses of
  * poprt_session_create. */
 typedef struct poprt_runner poprt_runner;
 POPRT_API poprt_status poprt_runner_create(const poprt_model *model, const poprt_options *options,

@@ -47,6 +47,8 @@ poprt_status poprt__api_pipeline(const poprt_model *model, const poprt_options *
                         : cfg->n_models > 1  ? "a pipelined runner serves one model"
                         : cfg->host_threads  ? "a pipelined runner runs its own threads "
                                                "(host_threads must be 0)"
+                        : cfg->pack_rows     ? "a pipelined runner does not pack (pack must "
+                                               "be 0)"
                                              : NULL;
     if (unfit && !v)
         return POPRT_OK; /* one program per model and batch size */

@@ -68,6 +68,46 @@ static int allowed_cpus(void)
     return n > 0 ? n : 1;
 }
 
+/* Packing (lib/runtime/pack.c): a program per row count, the powers of two
+ * up to pack_max_rows and pack_max_rows; cfg->pack is filled when the model
+ * is converted. */
+static poprt_status configure_pack(const poprt_options *o, poprt__runner_cfg *cfg)
+{
+    if (cfg->max_batch > 1 || poprt__opt(o, "batch_sizes"))
+        return poprt__err(POPRT_STATUS_INVALID_OPTION,
+                          "option 'pack': packing batches rows itself (pack_max_rows), without "
+                          "'max_batch' or 'batch_sizes'");
+    cfg->pack_rows = (int)option_int(o, "pack_max_rows", 8);
+    cfg->batch_timeout_ns = (int64_t)option_int(o, "pack_timeout_us", 1000) * 1000;
+    for (int64_t b = 1; b < cfg->pack_rows && cfg->n_sizes < 31; b *= 2)
+        cfg->sizes[cfg->n_sizes++] = b;
+    cfg->sizes[cfg->n_sizes++] = cfg->pack_rows;
+    return POPRT_OK;
+}
+
+/* A converted model whose batch dim is fixed packs that many rows, in one
+ * program. */
+static poprt_status fixed_rows(const poprt_model *packed, int asked, poprt__runner_cfg *cfg)
+{
+    const poprt__graph *g = packed->m->graph;
+    for (size_t i = 0; i < g->inputs.len; i++) {
+        const poprt__tensor *t = g->inputs.items[i];
+        const int64_t b = t->is_initializer ? -1 : t->type.dims[0].value;
+        if (b < 0)
+            continue;
+        if (asked && b != cfg->pack_rows)
+            return poprt__err(POPRT_STATUS_INVALID_OPTION,
+                              "option 'pack_max_rows' %d: input '%s' has a fixed batch of %lld "
+                              "rows",
+                              cfg->pack_rows, t->name, (long long)b);
+        cfg->pack_rows = (int)b;
+        cfg->n_sizes = 1;
+        cfg->sizes[0] = b;
+        break;
+    }
+    return POPRT_OK;
+}
+
 /* The runner's configuration from the options. */
 static poprt_status configure(const poprt_options *o, poprt__runner_cfg *cfg)
 {
@@ -81,6 +121,8 @@ static poprt_status configure(const poprt_options *o, poprt__runner_cfg *cfg)
     cfg->max_batch = (int)option_int(o, "max_batch", 1);
     cfg->batching_dim = (int)option_int(o, "batching_dim", 0);
     cfg->batch_timeout_ns = (int64_t)option_int(o, "batch_timeout_us", 1000) * 1000;
+    if (option_int(o, "pack", 0))
+        return configure_pack(o, cfg);
     const char *v = poprt__opt(o, "batch_sizes");
     if (v) {
         poprt_status st = poprt__parse_sizes("batch_sizes", v, cfg->sizes, &cfg->n_sizes);
@@ -105,13 +147,15 @@ static poprt_status size_options(const poprt_model *model, const poprt_options *
                                  const poprt__runner_cfg *cfg, int64_t b, poprt_options **out)
 {
     poprt_status st = poprt__options_new(out);
+    const int pack = cfg->pack.seq_len > 0; /* input shapes: the packed rows' */
     if (!st) /* the host's parallel-for too: the replicas' sessions use it */
-        st = poprt__options_add(*out, o, 1);
+        st = poprt__options_add_except(*out, o, 1, pack ? "input_shape." : NULL);
     char val[512];
     snprintf(val, sizeof val, "%d", cfg->cores_per_replica);
     if (!st)
         st = poprt__options_set(*out, "threads", val);
-    for (size_t i = 0; !st && cfg->max_batch > 1 && i < model->m->graph->inputs.len; i++) {
+    for (size_t i = 0; !st && (cfg->max_batch > 1 || pack) && i < model->m->graph->inputs.len;
+         i++) {
         const poprt__tensor *t = model->m->graph->inputs.items[i];
         if (t->is_initializer || t->data)
             continue;
@@ -119,7 +163,7 @@ static poprt_status size_options(const poprt_model *model, const poprt_options *
         snprintf(key, sizeof key, "input_shape.%s", t->name);
         int64_t dims[POPRT__MAX_RANK];
         int rank = t->type.rank;
-        const char *given = poprt__opt(o, key);
+        const char *given = pack ? NULL : poprt__opt(o, key);
         if (given)
             st = poprt__parse_dims(given, dims, &rank, key);
         else
@@ -174,32 +218,54 @@ static poprt_status create(size_t n_models, const poprt_model *const *models,
         st = configure(options, &cfg);
     if (st)
         return st;
-    if (cfg.max_batch <= 1) {
+    if (cfg.pack_rows && n_models > 1)
+        return poprt__err(POPRT_STATUS_INVALID_OPTION,
+                          "option 'pack': a packing runner serves one model");
+    if (cfg.max_batch <= 1 && !cfg.pack_rows) {
         cfg.n_sizes = 1;
         cfg.sizes[0] = 1;
     }
-    const int per = cfg.n_sizes;
     cfg.n_models = (int)n_models;
     cfg.model_names = names;
+    poprt_model *packed = NULL; /* packing: the model converted for packed rows */
+    if (cfg.pack_rows && !(st = poprt_model_clone(models[0], &packed))) {
+        st = poprt__pack_convert(packed->m, option_int(options, "pack_seq_len", 0),
+                                 poprt__opt(options, "pack_mask_input"),
+                                 (int)option_int(options, "pack_positions", 1), &cfg.pack);
+        poprt__model_touch(packed);
+        if (!st)
+            st = fixed_rows(packed, poprt__opt(options, "pack_max_rows") != NULL, &cfg);
+    }
+    if (st) {
+        poprt_model_free(packed);
+        return st;
+    }
+    const poprt_model *const *served = packed ? (const poprt_model *const *)&packed : models;
+    const int per = cfg.n_sizes;
     size_t n_progs = n_models * (size_t)per;
     poprt__program **progs = poprt__calloc(n_progs > 32 ? n_progs : 32, sizeof *progs);
-    if (!progs)
+    if (!progs) {
+        poprt_model_free(packed);
         return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    }
     poprt_options *run_opts = NULL;
     int piped = 0; /* stage programs, when the (one) model is pipelined */
-    st = poprt__api_pipeline(models[0], options, &cfg, progs, 32, &piped, &run_opts);
+    st = poprt__api_pipeline(served[0], options, &cfg, progs, 32, &piped, &run_opts);
     if (st || cfg.stages > 1)
         n_progs = (size_t)piped; /* the stage programs (those compiled before a failure) */
     if (cfg.stages > 1)
-        cfg.outputs = &models[0]->m->graph->outputs;
+        cfg.outputs = &served[0]->m->graph->outputs;
     for (size_t m = 0; m < n_models && !st && cfg.stages <= 1; m++) {
         poprt_options *mo = NULL;
         st = model_options(options, own ? own[m] : NULL, &mo);
         for (int k = 0; k < per && !st; k++) {
             poprt_options *o = NULL;
-            st = size_options(models[m], mo, &cfg, cfg.sizes[k], &o);
+            poprt__program **pk = &progs[m * (size_t)per + (size_t)k];
+            st = size_options(served[m], mo, &cfg, cfg.sizes[k], &o);
             if (!st)
-                st = poprt__api_compile(models[m], o, &progs[m * (size_t)per + (size_t)k]);
+                st = poprt__api_compile(served[m], o, pk);
+            if (!st && cfg.pack_rows)
+                st = poprt__pack_check_program(&cfg.pack, *pk, cfg.sizes[k]);
             if (!st && !run_opts)
                 run_opts = o;
             else
@@ -216,6 +282,7 @@ static poprt_status create(size_t n_models, const poprt_model *const *models,
         poprt__program_unref(progs[k]);
     poprt__free(progs);
     poprt__options_free(run_opts);
+    poprt_model_free(packed);
     if (st)
         return st;
     *runner_out = r;

@@ -145,6 +145,8 @@ static const struct {
     {"batching_dim", 0, 11},        {"batch_timeout_us", 0, (long long)1 << 40},
     {"host_threads", 0, 1},
     {"pipeline", 0, 1},             {"cores_per_stage", 1, 1024},
+    {"pack", 0, 1},                 {"pack_seq_len", 1, 1 << 20}, {"pack_max_rows", 1, 1024},
+    {"pack_timeout_us", 0, (long long)1 << 40}, {"pack_positions", 0, 1},
 };
 
 /* "n,n,..." ascending positive sizes (at most 32). */
@@ -207,6 +209,9 @@ static poprt_status check_kv(const char *key, const char *value)
                               key, value);
         return POPRT_OK;
     }
+    if (strcmp(key, "pack_mask_input") == 0)
+        return *value ? POPRT_OK
+                      : poprt__err(POPRT_STATUS_INVALID_OPTION, "option 'pack_mask_input': empty");
     if (strcmp(key, "cache_dir") == 0)
         return *value ? POPRT_OK
                       : poprt__err(POPRT_STATUS_INVALID_OPTION, "option 'cache_dir': empty path");
@@ -229,15 +234,23 @@ static poprt_status check_kv(const char *key, const char *value)
                       "max_nodes, max_tensor_bytes, max_loop_iterations, max_subgraph_depth, "
                       "async_workers, replicas, cores_per_replica, pin_cores, queue_size, "
                       "max_batch, batching_dim, batch_sizes, batch_timeout_us, host_threads, "
-                      "pipeline, cores_per_stage)",
+                      "pipeline, cores_per_stage, pack, pack_seq_len, pack_max_rows, "
+                      "pack_timeout_us, pack_mask_input, pack_positions)",
                       key);
 }
 
 poprt_status poprt__options_add(poprt_options *dst, const poprt_options *src, int hooks)
 {
+    return poprt__options_add_except(dst, src, hooks, NULL);
+}
+
+poprt_status poprt__options_add_except(poprt_options *dst, const poprt_options *src, int hooks,
+                                       const char *skip)
+{
     poprt_status st = POPRT_OK;
     for (size_t i = 0; !st && src && i < src->n; i++)
-        st = poprt__options_set(dst, src->kv[i].key, src->kv[i].value);
+        if (!skip || strncmp(src->kv[i].key, skip, strlen(skip)))
+            st = poprt__options_set(dst, src->kv[i].key, src->kv[i].value);
     if (!st && src && hooks) {
         dst->pf = src->pf;
         dst->pf_user = src->pf_user;

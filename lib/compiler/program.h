@@ -39,6 +39,9 @@ poprt_status poprt__options_set(poprt_options *o, const char *key, const char *v
 /* Sets every key of src (may be NULL) on dst, src's values winning; with
  * hooks, dst also takes src's host parallel-for. */
 poprt_status poprt__options_add(poprt_options *dst, const poprt_options *src, int hooks);
+/* The same, leaving out the keys that start with skip (NULL: none). */
+poprt_status poprt__options_add_except(poprt_options *dst, const poprt_options *src, int hooks,
+                                       const char *skip);
 poprt_status poprt__parse_dims(const char *text, int64_t *dims, int *rank, const char *what);
 poprt_status poprt__parse_anchor(const char *key, const char *v, poprt__anchor_cfg *out);
 poprt_status poprt__parse_sizes(const char *key, const char *text, int64_t *sizes, int *n_out);

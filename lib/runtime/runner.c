@@ -30,8 +30,10 @@ struct poprt_request {
     poprt_request_fn done;
     void *user;
     int64_t t_submit, t_start, t_end, deadline; /* ns, CLOCK_MONOTONIC; deadline 0: none */
-    int64_t rows;       /* rows along the batching dim (batching runners) */
+    int64_t rows;       /* rows along the batching dim (batching runners); tokens (packing) */
     int model;          /* which of the runner's models */
+    int pack_row;       /* packing: its row and first token in the batch taken */
+    int64_t pack_off;
     poprt_status bad;   /* found unfit when submitted: completes alone with it */
     char bad_msg[512];
     struct poprt_runner *runner;
@@ -214,6 +216,16 @@ static poprt_request *pop(struct poprt_runner *r)
     return q;
 }
 
+/* The i-th queued request, taken out of the queue. */
+static poprt_request *remove_at(struct poprt_runner *r, size_t i)
+{
+    poprt_request *q = r->q[slot_of(r, i)];
+    for (size_t k = i; k + 1 < r->len; k++)
+        r->q[slot_of(r, k)] = r->q[slot_of(r, k + 1)];
+    r->len--;
+    return q;
+}
+
 poprt_status poprt__request_cancel(poprt_request *q)
 {
     struct poprt_runner *r = q->runner;
@@ -222,9 +234,7 @@ poprt_status poprt__request_cancel(poprt_request *q)
     if (!q->taken)
         for (size_t i = 0; i < r->len; i++)
             if (r->q[slot_of(r, i)] == q) {
-                for (size_t k = i; k + 1 < r->len; k++)
-                    r->q[slot_of(r, k)] = r->q[slot_of(r, k + 1)];
-                r->len--;
+                remove_at(r, i);
                 q->taken = 1; /* completed below, once */
                 found = 1;
                 break;
@@ -458,9 +468,90 @@ static void run_batch(replica *rp, poprt_request **b, int n, int64_t rows)
     }
 }
 
+/* Runs the packed batch b[0..n) (each request's row and offset chosen by
+ * take_packed) and completes each request. */
+static void run_packed(replica *rp, poprt_request **b, int n)
+{
+    struct poprt_runner *r = rp->r;
+    int64_t rows = 0;
+    for (int j = 0; j < n; j++)
+        rows = b[j]->pack_row + 1 > rows ? b[j]->pack_row + 1 : rows;
+    const int k = pick_program(r, 0, rows);
+    poprt_status st = POPRT_OK;
+    /* per request: its stepio, length, offset and row, side by side */
+    void *mem =
+        poprt__malloc((size_t)n * (sizeof(poprt_stepio *) + 2 * sizeof(int64_t) + sizeof(int)));
+    poprt_stepio **ios = mem;
+    int64_t *lens = mem ? (int64_t *)(ios + n) : NULL, *offs = mem ? lens + n : NULL;
+    int *rowv = mem ? (int *)(offs + n) : NULL;
+    if (!mem)
+        st = poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory for a packed batch");
+    if (!st && !rp->ios[k])
+        st = poprt__stepio_create(&rp->ios[k]);
+    if (!st && !rp->bufs[k] &&
+        !(rp->bufs[k] = poprt__calloc(r->progs[k]->inputs.len + 1, sizeof(void *))))
+        st = poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    for (int j = 0; !st && j < n; j++) {
+        ios[j] = b[j]->io;
+        lens[j] = b[j]->rows;
+        offs[j] = b[j]->pack_off;
+        rowv[j] = b[j]->pack_row;
+    }
+    if (!st)
+        st = poprt__pack_bind(&r->cfg.pack, rp->ios[k], rp->bufs[k], r->cfg.sizes[k], ios, lens,
+                              rowv, offs, n);
+    poprt__free(mem);
+    if (!st)
+        st = poprt__session_run(rp->sess[k], rp->ios[k]);
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", st ? poprt__last_error() : "");
+    for (int j = 0; j < n; j++) {
+        poprt_status qs = st;
+        if (!st) {
+            poprt__stepio_reset(b[j]->io);
+            qs = poprt__pack_deliver(&r->cfg.pack, rp->ios[k], b[j]->io, b[j]->pack_row,
+                                     b[j]->pack_off, b[j]->rows);
+        }
+        complete(b[j], qs, st ? msg : NULL);
+    }
+}
+
 /* Takes the next batch off the queue: the oldest request and, when
  * batching, the ones right behind it up to max_batch rows or the timeout. */
 #define MAX_TAKEN 1024 /* requests in one batch at most (each brings one row or more) */
+#define PACK_LOOKAHEAD 256 /* queued requests a packing replica looks at for room */
+
+/* Packing (under r->mu): after b[0], the queued requests (the first
+ * PACK_LOOKAHEAD, oldest first) whose tokens fit a row by first fit; while
+ * the queue is empty and rows have room, waits for more until the timeout.
+ * A request that does not fit stays queued in its place. */
+static int take_packed(struct poprt_runner *r, poprt_request **b, int n)
+{
+    poprt__pack_plan plan;
+    poprt__pack_plan_init(&plan, r->cfg.pack.seq_len, r->cfg.pack_rows);
+    if (b[0]->bad)
+        return n;
+    poprt__pack_plan_add(&plan, b[0]->rows, &b[0]->pack_row, &b[0]->pack_off);
+    const int64_t until = b[0]->t_submit + r->cfg.batch_timeout_ns;
+    while (n < MAX_TAKEN) {
+        for (size_t i = 0; i < r->len && i < PACK_LOOKAHEAD && n < MAX_TAKEN;) {
+            poprt_request *h = r->q[slot_of(r, i)];
+            if (!h->bad && poprt__pack_plan_add(&plan, h->rows, &h->pack_row, &h->pack_off))
+                b[n++] = remove_at(r, i);
+            else
+                i++;
+        }
+        int64_t room = (int64_t)(plan.max_rows - plan.rows) * plan.seq_len;
+        for (int k = 0; k < plan.rows; k++)
+            room += plan.seq_len - plan.fill[k];
+        if (r->len || !room || r->stopping || now_ns() >= until)
+            break;
+        struct timespec ts;
+        abs_time(until, &ts);
+        pthread_cond_timedwait(&r->nonempty, &r->mu, &ts);
+    }
+    return n;
+}
 
 static int take(struct poprt_runner *r, poprt_request **b, int64_t *rows_out, int64_t until_ns)
 {
@@ -476,7 +567,10 @@ static int take(struct poprt_runner *r, poprt_request **b, int64_t *rows_out, in
     b[n++] = pop(r);
     int64_t rows = b[0]->bad ? r->cfg.max_batch : b[0]->rows;
     const int64_t until = b[0]->t_submit + r->cfg.batch_timeout_ns;
-    while (r->cfg.max_batch > 1 && rows < r->cfg.max_batch && n < MAX_TAKEN) {
+    const int batching = r->cfg.max_batch > 1 && !r->cfg.pack.seq_len;
+    if (r->cfg.pack.seq_len)
+        n = take_packed(r, b, n);
+    while (batching && rows < r->cfg.max_batch && n < MAX_TAKEN) {
         if (r->len) {
             poprt_request *h = r->q[r->head];
             if (h->bad || h->model != b[0]->model || rows + h->rows > r->cfg.max_batch)
@@ -528,6 +622,8 @@ static void serve_taken(replica *rp, poprt_request **b, int n)
             if (st)
                 complete(b[j], st, NULL);
         }
+    else if (r->cfg.pack.seq_len)
+        run_packed(rp, b, m);
     else if (r->cfg.max_batch <= 1)
         for (int j = 0; j < m; j++)
             complete(b[j], poprt__session_run(rp->sess[b[j]->model], b[j]->io), NULL);
@@ -824,7 +920,11 @@ poprt_status poprt__runner_submit_to(struct poprt_runner *r, const char *model, 
     q->deadline = deadline_us > 0 ? q->t_submit + deadline_us * 1000 : 0;
     q->rows = 1;
     q->model = mi;
-    if (r->cfg.max_batch > 1)
+    if (r->cfg.pack.seq_len) {
+        q->bad = poprt__pack_request_len(&r->cfg.pack, io, &q->rows);
+        if (q->bad)
+            snprintf(q->bad_msg, sizeof q->bad_msg, "%s", poprt__last_error());
+    } else if (r->cfg.max_batch > 1)
         check_batchable(r, q);
     pthread_mutex_lock(&r->mu);
     poprt_status st = POPRT_OK;

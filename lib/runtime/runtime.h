@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include "compiler/program.h"
 #include "kernels/kernel.h"
+#include "passes/pack_convert.h"
 
 /* ---- thread pool ---- */
 typedef struct poprt__pool poprt__pool;
@@ -117,6 +118,10 @@ typedef struct poprt__runner_cfg {
     int stages;               /* > 1: the programs are pipeline stages (pipeline.c) */
     int cores_per_stage;
     const poprt__vec *outputs; /* pipelines: the model's (poprt__tensor *), read at the start */
+    /* packing (pack.c): pack.seq_len > 0; sizes are then the row counts
+     * compiled, the last one pack_rows */
+    poprt__pack_spec pack;
+    int pack_rows;
 } poprt__runner_cfg;
 /* Starts a runner over progs[0..n_progs): model-major, per model one per
  * batch size (n_sizes when batching, else 1); the runner takes references.
@@ -176,6 +181,37 @@ poprt_status poprt__pipeline_push(poprt__pipeline *p, poprt_stepio *io, poprt__p
                                   void *user);
 /* Completes every pushed request, stops the threads, frees p (NULL: no-op). */
 void poprt__pipeline_free(poprt__pipeline *p);
+
+/* ---- packing (pack.c): several requests' tokens in one row of a runner
+ * running a model converted by poprt__pack_convert ---- */
+#define POPRT__PACK_MAX_ROWS 1024
+/* The tokens request io brings (its mask's leading ones, else its length):
+ * SHAPE_MISMATCH / INVALID_ARGUMENT naming the input at fault. */
+poprt_status poprt__pack_request_len(const poprt__pack_spec *s, const poprt_stepio *io,
+                                     int64_t *len);
+/* First fit of requests into rows of seq_len tokens. */
+typedef struct poprt__pack_plan {
+    int64_t seq_len;
+    int max_rows, rows;
+    int64_t fill[POPRT__PACK_MAX_ROWS];
+} poprt__pack_plan;
+void poprt__pack_plan_init(poprt__pack_plan *p, int64_t seq_len, int max_rows);
+/* Places len tokens in the first row with room (a new row when none has):
+ * 1 with *row and *off, 0 when they do not fit. */
+int poprt__pack_plan_add(poprt__pack_plan *p, int64_t len, int *row, int64_t *off);
+/* The inputs of `rows` packed rows bound in batch (buffers bufs[i] per input
+ * of s, allocated here when NULL): request j's lens[j] tokens at row[j],
+ * off[j]; every output asked for. */
+poprt_status poprt__pack_bind(const poprt__pack_spec *s, poprt_stepio *batch, void **bufs,
+                              int64_t rows, poprt_stepio *const *ios, const int64_t *lens,
+                              const int *row, const int64_t *off, int n);
+/* Request io's outputs out of the packed batch's. */
+poprt_status poprt__pack_deliver(const poprt__pack_spec *s, const poprt_stepio *batch,
+                                 poprt_stepio *io, int row, int64_t off, int64_t len);
+/* Program p (compiled for `rows` rows) has the inputs of s and outputs
+ * that unpack: INVALID_MODEL naming the output that does not. */
+poprt_status poprt__pack_check_program(const poprt__pack_spec *s, const poprt__program *p,
+                                       int64_t rows);
 
 /* The session's runner for poprt_session_submit (made at the first call). */
 poprt_status poprt__session_submit(poprt_session *s, poprt_stepio *io, poprt_request_fn done,

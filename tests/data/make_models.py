@@ -9,6 +9,8 @@ machine and numpy version.
 """
 import os
 import struct
+import subprocess
+import sys
 
 import onnx
 from onnx import TensorProto, helper
@@ -281,6 +283,52 @@ def folding():
     save(model, "folding.onnx")
 
 
+def bert_tiny():
+    """tests/unit/test_pack.c: a BERT-style encoder in PyTorch-exporter form (2 layers, hidden 8,
+    2 heads, 24 tokens, symbolic batch, CLS pooler), written by gen_transformer.py of the shared/
+    folder beside the repository; bert_tiny_mean.onnx adds a mean over the tokens as a third
+    output, which a packing runner must refuse (it mixes the requests of a row);
+    bert_tiny_slice.onnx slices its position ids out of a longer buffer."""
+    gen = os.path.join(HERE, "..", "..", "..", "shared", "models", "gen_transformer.py")
+    if not os.path.exists(gen):
+        print("skipped bert_tiny.onnx: no", gen)
+        return
+    path = os.path.join(HERE, "bert_tiny.onnx")
+    subprocess.run([sys.executable, gen, "--layers", "2", "--hidden", "8", "--heads", "2",
+                    "--intermediate", "16", "--vocab", "32", "--seq", "24", "--batch", "0",
+                    "--out", path], check=True, stdout=subprocess.DEVNULL)
+    print("wrote", path)
+    model = onnx.load(path)
+    g = model.graph
+    g.node.append(helper.make_node("ReduceMean", ["last_hidden_state"], ["mean_pooled"],
+                                   name="/mean_pool/ReduceMean", axes=[1], keepdims=0))
+    g.output.append(helper.make_tensor_value_info("mean_pooled", TensorProto.FLOAT, ["batch", 8]))
+    save(model, "bert_tiny_mean.onnx")
+    # bert_tiny_slice.onnx: the position ids as HF exports them with a dynamic sequence length,
+    # a Slice of a [1, 512] buffer to the input's length (the packer must restart them too)
+    model = onnx.load(path)
+    g = model.graph
+    buf = next(t for t in g.initializer if t.name == "embeddings.position_ids")
+    buf.CopyFrom(helper.make_tensor("embeddings.position_ids", TensorProto.INT64, [1, 512],
+                                    list(range(512))))
+    consts = [("/pos/one", [], [1]), ("/pos/zero", [1], [0]), ("/pos/axis0", [1], [0]),
+              ("/pos/axis1", [1], [1])]
+    for name, dims, vals in consts:
+        g.initializer.append(helper.make_tensor(name, TensorProto.INT64, dims, vals))
+    pos = [helper.make_node("Shape", ["input_ids"], ["/pos/shape"], name="/pos/Shape"),
+           helper.make_node("Gather", ["/pos/shape", "/pos/one"], ["/pos/len"], name="/pos/Gather"),
+           helper.make_node("Unsqueeze", ["/pos/len", "/pos/axis0"], ["/pos/end"],
+                            name="/pos/Unsqueeze"),
+           helper.make_node("Slice", ["embeddings.position_ids", "/pos/zero", "/pos/end",
+                                      "/pos/axis1"], ["/pos/ids"], name="/pos/Slice")]
+    for n in g.node:
+        if n.name == "/embeddings/position_embeddings/Gather":
+            n.input[1] = "/pos/ids"
+    for i, n in enumerate(pos):
+        g.node.insert(i, n)
+    save(model, "bert_tiny_slice.onnx")
+
+
 if __name__ == "__main__":
     mlp(1, "mlp.onnx", "mlp")
     mlp("batch", "mlp_dynamic.onnx", "mlp_dynamic")
@@ -292,3 +340,4 @@ if __name__ == "__main__":
     control_flow()
     mlp_external()
     folding()
+    bert_tiny()
