@@ -666,7 +666,9 @@ POPRT_API void poprt_request_free(poprt_request *request);
  * until "batch_timeout_us" after the first of them, run as one batch padded
  * to the next compiled size, and split back; padding rows are never
  * returned. A request that does not fit its batch (another dtype or shape)
- * fails alone, the others of the batch complete. Options: the session keys
+ * fails alone, the others of the batch complete. A model whose batching dim
+ * is fixed at 1 is batched as if it were symbolic (one that hard-codes the
+ * batch inside is refused, its node named). Options: the session keys
  * (compile options apply to every replica; "threads" is replaced by
  * cores_per_replica) and
  *   "replicas"           replicas (default 1)

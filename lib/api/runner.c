@@ -108,6 +108,33 @@ static poprt_status fixed_rows(const poprt_model *packed, int asked, poprt__runn
     return POPRT_OK;
 }
 
+/* A batching runner batches models whose batch is fixed at 1 too (as many
+ * exports are): *copy_out gets a copy with that dim symbolic on every input,
+ * re-inferred (NULL when no input has a fixed batch of 1). A model that
+ * hard-codes its batch inside (a Reshape to a constant batch of 1) fails
+ * here, its node named. */
+static poprt_status free_fixed_batch(const poprt_model *model, int bd, poprt_model **copy_out)
+{
+    const poprt__graph *g = model->m->graph;
+    poprt_status st = POPRT_OK;
+    *copy_out = NULL;
+    for (size_t i = 0; i < g->inputs.len && !st; i++) {
+        const poprt__tensor *t = g->inputs.items[i];
+        if (t->is_initializer || t->data || t->type.kind != POPRT__KIND_TENSOR ||
+            t->type.rank <= bd || t->type.dims[bd].value != 1)
+            continue;
+        if (!*copy_out && (st = poprt_model_clone(model, copy_out)))
+            break;
+        st = poprt__free_input_dim((*copy_out)->m, t->name, bd, "poprt_batch");
+        if (st)
+            poprt__err_prefix(st, "batching input '%s' (its dim %d fixed at 1 in the model): ",
+                              t->name, bd);
+    }
+    if (*copy_out)
+        poprt__model_touch(*copy_out);
+    return st;
+}
+
 /* The runner's configuration from the options. */
 static poprt_status configure(const poprt_options *o, poprt__runner_cfg *cfg)
 {
@@ -227,30 +254,41 @@ static poprt_status create(size_t n_models, const poprt_model *const *models,
     }
     cfg.n_models = (int)n_models;
     cfg.model_names = names;
-    poprt_model *packed = NULL; /* packing: the model converted for packed rows */
-    if (cfg.pack_rows && !(st = poprt_model_clone(models[0], &packed))) {
-        st = poprt__pack_convert(packed->m, option_int(options, "pack_seq_len", 0),
-                                 poprt__opt(options, "pack_mask_input"),
-                                 (int)option_int(options, "pack_positions", 1), &cfg.pack);
-        poprt__model_touch(packed);
-        if (!st)
-            st = fixed_rows(packed, poprt__opt(options, "pack_max_rows") != NULL, &cfg);
-    }
-    if (st) {
-        poprt_model_free(packed);
-        return st;
-    }
-    const poprt_model *const *served = packed ? (const poprt_model *const *)&packed : models;
     const int per = cfg.n_sizes;
     size_t n_progs = n_models * (size_t)per;
     poprt__program **progs = poprt__calloc(n_progs > 32 ? n_progs : 32, sizeof *progs);
-    if (!progs) {
-        poprt_model_free(packed);
+    /* the models served: the caller's, or a converted copy (copies[m]) */
+    poprt_model **copies = poprt__calloc(n_models, sizeof *copies);
+    const poprt_model **served = poprt__calloc(n_models, sizeof *served);
+    if (!progs || !copies || !served) {
+        poprt__free(progs);
+        poprt__free(copies);
+        poprt__free(served);
         return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    }
+    for (size_t m = 0; m < n_models; m++)
+        served[m] = models[m];
+    if (cfg.pack_rows && !(st = poprt_model_clone(models[0], &copies[0]))) {
+        st = poprt__pack_convert(copies[0]->m, option_int(options, "pack_seq_len", 0),
+                                 poprt__opt(options, "pack_mask_input"),
+                                 (int)option_int(options, "pack_positions", 1), &cfg.pack);
+        poprt__model_touch(copies[0]);
+        served[0] = copies[0];
+        if (!st)
+            st = fixed_rows(copies[0], poprt__opt(options, "pack_max_rows") != NULL, &cfg);
+    }
+    for (size_t m = 0; m < n_models && !st && cfg.max_batch > 1; m++) {
+        st = free_fixed_batch(models[m], cfg.batching_dim, &copies[m]);
+        if (copies[m])
+            served[m] = copies[m];
+        if (st && names)
+            poprt__err_prefix(st, "model '%s': ", names[m]);
     }
     poprt_options *run_opts = NULL;
     int piped = 0; /* stage programs, when the (one) model is pipelined */
-    st = poprt__api_pipeline(served[0], options, &cfg, progs, 32, &piped, &run_opts);
+    cfg.stages = 1;
+    if (!st)
+        st = poprt__api_pipeline(served[0], options, &cfg, progs, 32, &piped, &run_opts);
     if (st || cfg.stages > 1)
         n_progs = (size_t)piped; /* the stage programs (those compiled before a failure) */
     if (cfg.stages > 1)
@@ -262,8 +300,11 @@ static poprt_status create(size_t n_models, const poprt_model *const *models,
             poprt_options *o = NULL;
             poprt__program **pk = &progs[m * (size_t)per + (size_t)k];
             st = size_options(served[m], mo, &cfg, cfg.sizes[k], &o);
-            if (!st)
-                st = poprt__api_compile(served[m], o, pk);
+            if (!st && (st = poprt__api_compile(served[m], o, pk)) && cfg.max_batch > 1)
+                poprt__err_prefix(st, "%s for batches of %lld rows: ",
+                                  copies[m] ? "the model, its batch fixed at 1, compiled"
+                                            : "compiled",
+                                  (long long)cfg.sizes[k]);
             if (!st && cfg.pack_rows)
                 st = poprt__pack_check_program(&cfg.pack, *pk, cfg.sizes[k]);
             if (!st && !run_opts)
@@ -282,7 +323,10 @@ static poprt_status create(size_t n_models, const poprt_model *const *models,
         poprt__program_unref(progs[k]);
     poprt__free(progs);
     poprt__options_free(run_opts);
-    poprt_model_free(packed);
+    for (size_t m = 0; m < n_models; m++)
+        poprt_model_free(copies[m]);
+    poprt__free(copies);
+    poprt__free(served);
     if (st)
         return st;
     *runner_out = r;

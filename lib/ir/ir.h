@@ -329,6 +329,11 @@ poprt_status poprt__user_inputs(const poprt__graph *g, poprt__vec *out);
  * against known dims, INVALID_ARGUMENT); the caller infers again. */
 poprt_status poprt__set_input_shape(poprt__model *m, const char *name, const int64_t *dims,
                                     int rank);
+/* Makes dim d of input `name` symbolic (param, copied), every other tensor's
+ * type unknown again, and re-infers the graph: what a model whose batch is
+ * fixed computes for any batch. A node whose shapes then disagree (a
+ * Reshape to a constant batch of 1, say) fails the inference, named. */
+poprt_status poprt__free_input_dim(poprt__model *m, const char *name, int d, const char *param);
 /* Number of nodes in g and all its subgraphs. */
 size_t poprt__graph_count_nodes(const poprt__graph *g);
 

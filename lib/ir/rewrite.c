@@ -283,3 +283,27 @@ poprt_status poprt__set_input_shape(poprt__model *m, const char *name, const int
         return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "input '%s': out of memory", name);
     return POPRT_OK;
 }
+
+poprt_status poprt__free_input_dim(poprt__model *m, const char *name, int d, const char *param)
+{
+    poprt__tensor *t = poprt__map_get(&m->graph->by_name, name);
+    if (!t || !t->is_input || t->is_initializer)
+        return poprt__err(POPRT_STATUS_NOT_FOUND, "input '%s' not found", name);
+    if (t->type.kind != POPRT__KIND_TENSOR || d < 0 || d >= t->type.rank)
+        return poprt__err(POPRT_STATUS_SHAPE_MISMATCH, "input '%s' has no dim %d", name, d);
+    const char *p = poprt__arena_strdup(&m->arena, param);
+    if (!p)
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "input '%s': out of memory", name);
+    t->type.dims[d].value = -1;
+    t->type.dims[d].param = p;
+    /* what was inferred from the fixed dim (node outputs, the graph's
+     * declared outputs and value infos) is inferred again */
+    const poprt__graph *g = m->graph;
+    for (size_t i = 0; i < g->nodes.len; i++) {
+        const poprt__node *n = g->nodes.items[i];
+        for (int k = 0; k < n->n_outputs; k++)
+            if (n->outputs[k] && n->outputs[k]->type.kind == POPRT__KIND_TENSOR)
+                n->outputs[k]->type.rank = -1;
+    }
+    return poprt__graph_infer(m->graph, NULL);
+}

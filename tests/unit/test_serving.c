@@ -458,6 +458,53 @@ START_TEST(host_threads_run_the_requests)
 }
 END_TEST
 
+/* A model whose batch is fixed at 1 (mlp.onnx: x [1, 16]) is batched too:
+ * each request's row equals its solo run on that model bit for bit; a
+ * model that hard-codes its batch inside is refused, its node named. */
+START_TEST(batching_a_fixed_batch_of_one)
+{
+    poprt_model *m;
+    ck_assert_int_eq(poprt_model_load(POPRT_TEST_DATA "/mlp.onnx", &m), POPRT_OK);
+    poprt_runner *r = runner(m, (const char *[]){"max_batch", "4", "batch_timeout_us", "200000",
+                                                 "replicas", "1", NULL});
+    enum { N = 8 };
+    static job jobs[N];
+    for (int i = 0; i < N; i++) {
+        job_init(&jobs[i], 1, 30 + i, 16);
+        ck_assert_int_eq(poprt_runner_submit(r, jobs[i].io, 0, on_done, &jobs[i], &jobs[i].req),
+                         POPRT_OK);
+    }
+    const int64_t d[2] = {1, 16};
+    for (int i = 0; i < N; i++) {
+        ck_assert_int_eq(poprt_request_wait(jobs[i].req, -1), POPRT_OK);
+        float want[10];
+        solo_io(m, "x", d, 2, jobs[i].x, 16, "y", want, 10);
+        ck_assert_int_eq(memcmp(want, jobs[i].y, sizeof want), 0);
+        poprt_request_free(jobs[i].req);
+        poprt_stepio_free(jobs[i].io);
+    }
+    poprt_runner_stats st = {.size = sizeof st};
+    ck_assert_int_eq(poprt_runner_stats_get(r, &st), POPRT_OK);
+    ck_assert(st.mean_batch > 1.0);
+    poprt_runner_free(r);
+    poprt_model_free(m);
+
+    ck_assert_int_eq(poprt_model_load(POPRT_TEST_DATA "/reshape_batch1.onnx", &m), POPRT_OK);
+    poprt_options *o;
+    ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
+    ck_assert_int_eq(poprt_options_set(o, "max_batch", "4"), POPRT_OK);
+    ck_assert_int_ne(poprt_runner_create(m, o, &r), POPRT_OK);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "batch fixed at 1"));
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "'flatten_fixed'"));
+    /* without batching it runs as it is */
+    ck_assert_int_eq(poprt_options_set(o, "max_batch", "1"), POPRT_OK);
+    ck_assert_int_eq(poprt_runner_create(m, o, &r), POPRT_OK);
+    poprt_runner_free(r);
+    poprt_options_free(o);
+    poprt_model_free(m);
+}
+END_TEST
+
 /* Freeing a runner with requests queued completes every one of them. */
 START_TEST(free_drains_the_queue)
 {
@@ -560,6 +607,7 @@ int main(void)
     tcase_add_test(tc, free_drains_the_queue);
     tcase_add_test(tc, several_models_one_runner);
     tcase_add_test(tc, host_threads_run_the_requests);
+    tcase_add_test(tc, batching_a_fixed_batch_of_one);
     tcase_add_test(tc, stress_no_request_lost_or_doubled);
     suite_add_tcase(s, tc);
     SRunner *r = srunner_create(s);
