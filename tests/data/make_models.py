@@ -272,20 +272,7 @@ def folding():
         helper.make_node("Add", ["x", "w2"], ["y"], name="add"),
     ]
     inits = [weight("w", [64], 5, 0.5), helper.make_tensor("two", TensorProto.FLOAT, [1], [2.0])]
-    save_x_to_y(nodes, inits, [1, 64], [1, 64], "folding")
-
-
-def save_x_to_y(nodes, inits, x_shape, y_shape, name):
-    """An opset-13 model of float input x and output y, saved as NAME.onnx."""
-    graph = helper.make_graph(
-        nodes, name,
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, y_shape)],
-        inits)
-    model = helper.make_model(graph, producer_name="libpoprt-tests",
-                              opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 7
-    save(model, name + ".onnx")
+    save_cnn(nodes, "folding", [1, 64], [1, 64], inits, "folding.onnx")
 
 
 def reshape_batch1():
@@ -293,7 +280,7 @@ def reshape_batch1():
     batch of 1 inside (a batching runner must refuse it, naming the node)."""
     nodes = [helper.make_node("Reshape", ["x", "shape"], ["y"], name="flatten_fixed")]
     inits = [helper.make_tensor("shape", TensorProto.INT64, [2], [1, 16])]
-    save_x_to_y(nodes, inits, [1, 4, 4], [1, 16], "reshape_batch1")
+    save_cnn(nodes, "reshape_batch1", [1, 4, 4], [1, 16], inits, "reshape_batch1.onnx")
 
 
 def bert_tiny():
