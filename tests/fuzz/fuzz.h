@@ -27,6 +27,14 @@ uint8_t fz_u8(fz_bytes *b);
  * NUL-terminated copy into buf (cut at cap - 1 bytes). */
 void fz_token(fz_bytes *b, char sep, char *buf, size_t cap);
 
+/* 1 for about one input in n, chosen by a hash of all of its bytes (FNV-1a):
+ * a mutation of an input changes the choice as often as not, so libFuzzer,
+ * which keeps inputs that reach new code, cannot fill its corpus with ones
+ * that always take the expensive path (a byte of the input would be kept
+ * by most mutations); the same input always chooses the same way, so a
+ * finding replays. */
+int fz_one_in(const uint8_t *data, size_t size, unsigned n);
+
 /* Aborts the fuzz run with a message: an invariant of the library broke
  * (a status other than the documented ones, a round trip that changed). */
 void fz_fail(const char *what, const char *detail);

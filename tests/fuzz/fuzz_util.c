@@ -14,6 +14,14 @@ uint8_t fz_u8(fz_bytes *b)
     return *b->p++;
 }
 
+int fz_one_in(const uint8_t *data, size_t size, unsigned n)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < size; i++)
+        h = (h ^ data[i]) * 16777619u;
+    return n && h % n == 0;
+}
+
 void fz_token(fz_bytes *b, char sep, char *buf, size_t cap)
 {
     size_t k = 0;
