@@ -3,21 +3,29 @@
  * (so its runtime recognises and fuses it, and any ONNX runtime can run it):
  *
  *   x -> DynamicQuantizeLinear -> (xq uint8, xs, xz)       (one per x)
- *   MatMulInteger(xq, Wq int8 [K, N], xz, Wz int8 [N] = 0) -> int32
+ *   MatMulInteger(xq, Wq int8 [K, N], xz, Wz = 0) -> int32
  *   Cast(to float) -> Mul(., Mul(xs, Ws [N])) -> y     (+ C for Gemm)
+ * and for Conv, ConvInteger(xq, Wq int8 [M, C/group, k...], xz, 0) with its
+ * attributes, the scales Ws [M, 1, ...] per output channel and the bias
+ * added after as [M, 1, ...].
  *
- * Weights are quantized per output column, symmetrically:
+ * Weights are quantized per output column (channel), symmetrically:
  * Ws[j] = max_k |W[k][j]| / 127, Wq = round(W / Ws) (ties to even, within
- * [-127, 127]); Gemm's alpha is folded into Ws and beta * C added after.
+ * [-127, 127]); the weight zero point is a scalar 0 (ONNX Runtime's
+ * ConvInteger takes no other). Gemm's alpha is folded into Ws and beta * C
+ * added after.
  * The activations get one scale and zero point per tensor and per run
  * (DynamicQuantizeLinear: uint8 over [min(x, 0), max(x, 0)]). Integer
  * products are exact: two runtimes agree up to the float steps.
  *
- * Taken: MatMul (A float of any rank >= 2, B a 2-D float constant) and Gemm
- * (transA = 0, B a float constant, C absent, or a constant when beta != 1),
- * with K and N at least `min_size` (default 16: smaller products gain
- * nothing and lose accuracy), in the main graph, at opset >= 10 (where
- * these operators exist); nodes named in skip_op_names stay float. */
+ * Taken: MatMul (A float of any rank >= 2, B a 2-D float constant), Gemm
+ * (transA = 0, B a float constant, C absent, or a constant when beta != 1)
+ * and Conv (float X, constant float W of rank >= 3, constant or no bias),
+ * with K (Conv: C/group times the kernel size) and N (Conv: M) at least
+ * `min_size` (default 16: smaller products gain nothing and lose accuracy;
+ * depthwise convolutions stay float), in the main graph, at opset >= 10
+ * (where these operators exist); nodes named in skip_op_names stay
+ * float. */
 #include <math.h>
 #include <string.h>
 #include "passes/passes.h"
@@ -132,8 +140,8 @@ static poprt_status rewrite(poprt__graph *g, ctx *c, poprt__node *n, int *done)
     poprt__model *m = g->model;
     int8_t *q = poprt__malloc((size_t)(K * N));
     float *s = poprt__malloc((size_t)N * sizeof(float));
-    int8_t *z = poprt__calloc((size_t)N, 1);
-    poprt_status st = q && s && z ? POPRT_OK : poprt__rw_oom();
+    const int8_t z = 0;
+    poprt_status st = q && s ? POPRT_OK : poprt__rw_oom();
     if (!st)
         quantize_columns(wv, K, N, tb ? 1 : N, tb ? K : 1, alpha, q, s);
     const int64_t qd[2] = {K, N}, nd[1] = {N};
@@ -145,13 +153,12 @@ static poprt_status rewrite(poprt__graph *g, ctx *c, poprt__node *n, int *done)
         ws = poprt__graph_add_const(g, poprt__arena_printf(&m->arena, "%s_W_scale", base),
                                     POPRT_DTYPE_FLOAT, 1, nd, s, (size_t)N * sizeof(float));
         wz = poprt__graph_add_const(g, poprt__arena_printf(&m->arena, "%s_W_zero_point", base),
-                                    POPRT_DTYPE_INT8, 1, nd, z, (size_t)N);
+                                    POPRT_DTYPE_INT8, 0, nd, &z, 1);
         if (!wq || !ws || !wz)
             st = poprt__rw_oom();
     }
     poprt__free(q);
     poprt__free(s);
-    poprt__free(z);
     dq *d = NULL;
     if (!st)
         st = dq_of(g, c, x, &d);
@@ -199,6 +206,101 @@ static poprt_status rewrite(poprt__graph *g, ctx *c, poprt__node *n, int *done)
     return POPRT_OK;
 }
 
+/* Rewrites Conv node n when it qualifies; *done 1 when it did. */
+static poprt_status rewrite_conv(poprt__graph *g, ctx *c, poprt__node *n, int *done)
+{
+    *done = 0;
+    if (n->n_inputs < 2 || !n->inputs[0] || !n->inputs[1] || n->n_outputs < 1 ||
+        !n->outputs[0] || poprt__list_has(c->skip, c->n_skip, n->name))
+        return POPRT_OK;
+    poprt__tensor *x = n->inputs[0], *w = n->inputs[1];
+    poprt__tensor *bias = n->n_inputs > 2 ? n->inputs[2] : NULL;
+    int64_t wd[POPRT__MAX_RANK], numel, bn = 0;
+    const float *wv = poprt__rw_f32(w, POPRT__RW_DATA, &numel);
+    const int wr = poprt__rw_dims(w, wd);
+    const float *bv = bias ? poprt__rw_f32(bias, POPRT__RW_DATA, &bn) : NULL;
+    if (x->type.elem != POPRT_DTYPE_FLOAT || !wv || wr < 3 || numel <= 0 || (bias && !bv))
+        return POPRT_OK;
+    const int64_t M = wd[0], K = numel / M;
+    if (M < c->min_size || K < c->min_size || (bias && bn != M))
+        return POPRT_OK;
+    poprt__model *m = g->model;
+    int8_t *q = poprt__malloc((size_t)numel);
+    float *s = poprt__malloc((size_t)M * sizeof(float));
+    poprt_status st = q && s ? POPRT_OK : poprt__rw_oom();
+    /* W as K x M: element (k, j) at w[j*K + k] */
+    if (!st) {
+        int8_t *qt = poprt__malloc((size_t)numel);
+        if (!qt) {
+            st = poprt__rw_oom();
+        } else {
+            quantize_columns(wv, K, M, 1, K, 1.0f, qt, s);
+            for (int64_t j = 0; j < M; j++)
+                for (int64_t k = 0; k < K; k++)
+                    q[j * K + k] = qt[k * M + j];
+            poprt__free(qt);
+        }
+    }
+    int64_t sd[POPRT__MAX_RANK];
+    sd[0] = M;
+    for (int i = 1; i < wr - 1; i++)
+        sd[i] = 1;
+    const int8_t z = 0;
+    const char *base = n->name && *n->name ? n->name : w->name;
+    poprt__tensor *wq = NULL, *ws = NULL, *wz = NULL, *bt = NULL;
+    if (!st) {
+        wq = poprt__graph_add_const(g, poprt__arena_printf(&m->arena, "%s_W_quantized", base),
+                                    POPRT_DTYPE_INT8, wr, wd, q, (size_t)numel);
+        ws = poprt__graph_add_const(g, poprt__arena_printf(&m->arena, "%s_W_scale", base),
+                                    POPRT_DTYPE_FLOAT, wr - 1, sd, s, (size_t)M * sizeof(float));
+        wz = poprt__graph_add_const(g, poprt__arena_printf(&m->arena, "%s_W_zero_point", base),
+                                    POPRT_DTYPE_INT8, 0, sd, &z, 1);
+        if (bv)
+            bt = poprt__graph_add_const(g, poprt__arena_printf(&m->arena, "%s_B_channels", base),
+                                        POPRT_DTYPE_FLOAT, wr - 1, sd, bv,
+                                        (size_t)M * sizeof(float));
+        if (!wq || !ws || !wz || (bv && !bt))
+            st = poprt__rw_oom();
+    }
+    poprt__free(q);
+    poprt__free(s);
+    dq *d = NULL;
+    if (!st)
+        st = dq_of(g, c, x, &d);
+    if (st)
+        return st;
+    poprt__tensor *ci_in[4] = {d->q, wq, d->z, wz};
+    poprt__node *ci = poprt__rw_node1(g, "ConvInteger", "", 4, ci_in, NULL, "conv_integer");
+    static const char *const attrs[] = {"auto_pad", "dilations", "group", "kernel_shape", "pads",
+                                        "strides"};
+    for (size_t i = 0; ci && !st && i < sizeof attrs / sizeof *attrs; i++)
+        if (poprt__node_attr(n, attrs[i]))
+            st = poprt__rw_copy_attr(ci, n, attrs[i]);
+    if (st)
+        return st;
+    poprt__node *cast = ci ? poprt__rw_cast(g, ci->outputs[0], NULL, POPRT_DTYPE_FLOAT) : NULL;
+    poprt__tensor *sc_in[2] = {d->s, ws};
+    poprt__node *sc = cast ? poprt__rw_node1(g, "Mul", "", 2, sc_in, NULL, "scale") : NULL;
+    if (!sc)
+        return poprt__rw_oom();
+    poprt__tensor *y_in[2] = {cast->outputs[0], sc->outputs[0]};
+    poprt__node *last;
+    if (bt) {
+        poprt__node *mul = poprt__rw_node1(g, "Mul", "", 2, y_in, NULL, "dequantized");
+        poprt__tensor *add_in[2] = {mul ? mul->outputs[0] : NULL, bt};
+        last = mul ? poprt__rw_replace(g, n, "Add", "", 2, add_in) : NULL;
+    } else {
+        last = poprt__rw_replace(g, n, "Mul", "", 2, y_in);
+    }
+    if (!last)
+        return poprt__rw_oom();
+    poprt__rw_drop_if_unused(g, w);
+    if (bias)
+        poprt__rw_drop_if_unused(g, bias);
+    *done = 1;
+    return POPRT_OK;
+}
+
 static poprt_status run(poprt__model *m, const char *args, int *changed)
 {
     static const char *const known[] = {"skip_op_names", "min_size", NULL};
@@ -233,10 +335,13 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
     int count = 0;
     for (size_t i = 0; !st && i < n0; i++) {
         poprt__node *n = nodes[i];
-        if (!poprt__rw_is(n, "MatMul") && !poprt__rw_is(n, "Gemm"))
-            continue;
         int done = 0;
-        st = rewrite(g, &c, n, &done);
+        if (poprt__rw_is(n, "Conv"))
+            st = rewrite_conv(g, &c, n, &done);
+        else if (poprt__rw_is(n, "MatMul") || poprt__rw_is(n, "Gemm"))
+            st = rewrite(g, &c, n, &done);
+        else
+            continue;
         count += done;
     }
     poprt__free(nodes);
@@ -245,15 +350,16 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
         poprt__graph_remove_dead(g);
     *changed = count > 0;
     if (!st)
-        poprt__log(POPRT_LOG_INFO, "%s: %d MatMul/Gemm nodes now int8 (%zu activations quantized)",
+        poprt__log(POPRT_LOG_INFO,
+                   "%s: %d MatMul/Gemm/Conv nodes now int8 (%zu activations quantized)",
                    NAME, count, c.n_dq);
     return st;
 }
 
 const poprt__pass poprt__pass_float_to_int8 = {
     NAME,
-    "dynamic int8 quantization as ONNX Runtime's quantize_dynamic writes it: MatMul and Gemm with "
-    "a constant float weight become DynamicQuantizeLinear + MatMulInteger (int8 weights per "
-    "column, symmetric) + Cast + Mul; args skip_op_names=[..], min_size (default 16: smaller K "
-    "or N stay float)",
+    "dynamic int8 quantization as ONNX Runtime's quantize_dynamic writes it: MatMul, Gemm and "
+    "Conv with a constant float weight become DynamicQuantizeLinear + MatMulInteger/ConvInteger "
+    "(int8 weights per output channel, symmetric) + Cast + Mul; args skip_op_names=[..], "
+    "min_size (default 16: smaller K or N stay float)",
     run, 1};

@@ -1008,8 +1008,9 @@ static double dq_scale(const float *x, int64_t n)
     return (hi - lo) / 255.0;
 }
 
-/* MatMul (3-D activations) and Gemm (transB, alpha, beta, C) with constant
- * weights become DynamicQuantizeLinear + MatMulInteger + Cast + Mul (+ Add),
+/* MatMul (3-D activations), Gemm (transB, alpha, beta, C) and Conv (pads,
+ * bias) with constant weights become DynamicQuantizeLinear +
+ * MatMulInteger/ConvInteger + Cast + Mul (+ Add),
  * one DynamicQuantizeLinear per activation; every output stays within the
  * quantization bound of the float result (int8_bound); a MatMul with N <
  * min_size and one named in skip_op_names stay float. */
@@ -1110,9 +1111,64 @@ START_TEST(float_to_int8_quantizes_within_bound)
                           (double)g8[r * N2 + j], (double)g[r * N2 + j], bd);
             worst = fmax(worst, e / bd);
         }
-    printf("passes_precision: float_to_int8 within %.2f of the quantization bound\n", worst);
     free(g);
     free(g8);
+
+    /* model c: Conv(x3 [1, C, H, H], W [M, C, 3, 3], bias, pads 1, stride 1) */
+    enum { C = 8, H = 6, M = 16, KC = C * 9 };
+    static float x3[C * H * H], wc[M * KC], bc[M], wct[KC * M], patch[KC];
+    for (int i = 0; i < C * H * H; i++)
+        x3[i] = frand();
+    for (int i = 0; i < M * KC; i++)
+        wc[i] = frand() * 0.2f;
+    for (int i = 0; i < M; i++)
+        bc[i] = frand();
+    for (int j = 0; j < M; j++)
+        for (int k = 0; k < KC; k++)
+            wct[k * M + j] = wc[j * KC + k];
+    m = tb_model(13);
+    int64_t x3d[4] = {1, C, H, H}, wcd[4] = {M, C, 3, 3}, bcd[1] = {M};
+    tb_input(m, "x3", POPRT_DTYPE_FLOAT, 4, x3d);
+    tb_const(m, "Wc", POPRT_DTYPE_FLOAT, 4, wcd, wc);
+    tb_const(m, "Bc", POPRT_DTYPE_FLOAT, 1, bcd, bc);
+    poprt__node *cn =
+        tb_node(m, "Conv", 3, (const char *[]){"x3", "Wc", "Bc"}, 1, (const char *[]){"co"});
+    const int64_t pads[4] = {1, 1, 1, 1};
+    ck_assert_int_eq(poprt__rw_attr_ints(cn, "pads", 4, pads), POPRT_OK);
+    tb_output(m, "co");
+    poprt_model *cm, *c8;
+    ck_assert_int_eq(tb_load(m, &cm), POPRT_OK);
+    ck_assert_int_eq(poprt_model_clone(cm, &c8), POPRT_OK);
+    ck_assert_msg(run_pass(c8, "float_to_int8", NULL) == POPRT_OK, "%s", poprt_last_error());
+    ck_assert_int_eq(count_op(c8, "Conv"), 0);
+    ck_assert_int_eq(count_op(c8, "ConvInteger"), 1);
+    int64_t nc, nc8;
+    float *co = run1(cm, "x3", x3d, 4, x3, "co", &nc), *co8 = run1(c8, "x3", x3d, 4, x3, "co", &nc8);
+    ck_assert_int_eq(nc, M * H * H);
+    ck_assert_int_eq(nc8, nc);
+    const double xs3 = dq_scale(x3, C * H * H);
+    for (int j = 0; j < M; j++)
+        for (int oy = 0; oy < H; oy++)
+            for (int ox = 0; ox < H; ox++) {
+                for (int ch = 0; ch < C; ch++)
+                    for (int t = 0; t < 9; t++) {
+                        const int iy = oy + t / 3 - 1, ix = ox + t % 3 - 1;
+                        patch[ch * 9 + t] = iy < 0 || iy >= H || ix < 0 || ix >= H
+                                                ? 0.0f
+                                                : x3[(ch * H + iy) * H + ix];
+                    }
+                const int64_t o = (j * H + oy) * H + ox;
+                const double e = fabs((double)co8[o] - co[o]);
+                const double bd = int8_bound(patch, wct, KC, M, j, xs3, 1.0) + 1e-5 * fabs(bc[j]);
+                ck_assert_msg(e <= bd, "conv [%d][%d][%d]: int8 %g, float %g, bound %g", j, oy,
+                              ox, (double)co8[o], (double)co[o], bd);
+                worst = fmax(worst, e / bd);
+            }
+    free(co);
+    free(co8);
+    poprt_model_free(cm);
+    poprt_model_free(c8);
+    printf("passes_precision: float_to_int8 within %.2f of the quantization bound\n", worst);
     poprt_model_free(a);
     poprt_model_free(a8);
     poprt_model_free(a_skip);
