@@ -430,6 +430,10 @@ int main(int argc, char **argv)
         printf("  %-16s %7.1f GFLOP/s", v->name, g);
         if (v->isa >= POPRT__ISA_AVX2 && pk > 0)
             printf(" = %5.1f%% of standalone %s peak", 100.0 * g / pk, poprt__isa_name(v->isa));
+        if (v->kpack == 2)
+            printf(" (bfloat16 operands: VDPBF16PS adds 2 products per float lane,\n"
+                   "  %-16s so up to 2x the float32 FMA peak; accuracy: test_kernels_x86)",
+                   "");
         printf("\n");
     }
     if (!quick)

@@ -77,9 +77,15 @@ typedef struct config {
     const char *script;
     int startup; /* fresh processes per engine for the start-up figure; 0: off */
     int profile; /* kernel time per operator type, both engines */
+    const char *opt_kv[16]; /* --option KEY=VALUE: libpoprt session options */
+    int n_opt;
+    double cosine; /* > 0: float outputs pass by cosine similarity >= this */
 } config;
 
-static config cfg = {1, 0, 0, 5, -1, 0.5, "node", MODEL_BENCH_ORT_SCRIPT, 0, 0};
+static config cfg = {1, 0, 0, 5, -1, 0.5, "node", MODEL_BENCH_ORT_SCRIPT, 0, 0, {0}, 0, 0};
+/* the smallest cosine similarity of an output against its expected value
+ * in the last check (--cosine) */
+static double g_cos_min;
 static const char *g_headline = DEFAULT_HEADLINE;
 
 /* Whether name is one of the comma-separated list's names. */
@@ -292,6 +298,28 @@ static int compare(const char *name, poprt_dtype dt, int rank, const int64_t *di
                  poprt_dtype_name(dt), got_bytes);
         return 0;
     }
+    if (poprt__dtype_is_float(dt) && cfg.cosine > 0) {
+        /* lower-precision arithmetic (--option matmul_precision=bfloat16):
+         * the output's direction, not each element, is what must hold */
+        double dot = 0, gg = 0, ee = 0;
+        for (int64_t i = 0; i < n; i++) {
+            double g = poprt__load_f64(got, dt, i), e = poprt__load_f64(exp->data, dt, i);
+            dot += g * e;
+            gg += g * g;
+            ee += e * e;
+            if (fabs(g - e) > *worst)
+                *worst = fabs(g - e);
+        }
+        const double cs = gg == 0 && ee == 0 ? 1.0 : dot / sqrt(gg * ee);
+        if (cs < g_cos_min)
+            g_cos_min = cs;
+        if (!(cs >= cfg.cosine)) {
+            snprintf(why, why_size, "output '%s' cosine similarity %.6f < %g", name, cs,
+                     cfg.cosine);
+            return 0;
+        }
+        return 1;
+    }
     if (poprt__dtype_is_float(dt)) {
         for (int64_t i = 0; i < n; i++) {
             double g = poprt__load_f64(got, dt, i), e = poprt__load_f64(exp->data, dt, i);
@@ -500,6 +528,15 @@ static int pchild_setup(pchild *c, const char *dir, const char *tmpdir, double *
         api_fail(why, why_size, st, "option profile");
         goto done;
     }
+    for (int i = 0; i < cfg.n_opt; i++) {
+        char key[256];
+        const char *eq = strchr(cfg.opt_kv[i], '=');
+        snprintf(key, sizeof key, "%.*s", (int)(eq - cfg.opt_kv[i]), cfg.opt_kv[i]);
+        if ((st = poprt_options_set(opts, key, eq + 1)) != POPRT_OK) {
+            api_fail(why, why_size, st, cfg.opt_kv[i]);
+            goto done;
+        }
+    }
     if ((st = poprt_session_create(c->model, opts, &c->sess)) != POPRT_OK) {
         api_fail(why, why_size, st, "creating the session");
         goto done;
@@ -560,6 +597,7 @@ static int pchild_setup(pchild *c, const char *dir, const char *tmpdir, double *
     *check = "-";
     why[0] = 0;
     double worst = 0;
+    g_cos_min = 1.0;
     for (size_t k = 0; k < c->n_out; k++) {
         char *p = td_value_path(set_dir, "output", k);
         int exists = td_is_file(p);
@@ -591,7 +629,9 @@ static int pchild_setup(pchild *c, const char *dir, const char *tmpdir, double *
         }
         *check = "ok";
     }
-    if (!strcmp(*check, "ok"))
+    if (!strcmp(*check, "ok") && cfg.cosine > 0)
+        snprintf(why, why_size, "cosine >= %.6f, max abs err %.3g", g_cos_min, worst);
+    else if (!strcmp(*check, "ok"))
         snprintf(why, why_size, "max abs err %.3g", worst);
     if (tmpdir && cfg.ort &&
         (!write_ort_inputs(c, tmpdir, why, why_size) ||
@@ -1467,7 +1507,8 @@ static void print_header(int ort_ok) {
 static void usage(void) {
     fprintf(stderr,
             "usage: model_bench [--threads N] [--ort] [--iters N] [--runs N] [--warmup N]\n"
-            "                   [--round-time S] [--startup N] [--headline L] [--profile] DIR...\n"
+            "                   [--round-time S] [--startup N] [--headline L] [--profile]\n"
+            "                   [--option K=V]... [--cosine C] DIR...\n"
             "  DIR        model folder (model.onnx + test_data_set_0) or a folder of them\n"
             "  --threads  session threads for both engines (default 1)\n"
             "  --ort      also time ONNX Runtime (node + onnxruntime-node), alternating\n"
@@ -1485,7 +1526,12 @@ static void usage(void) {
             "  --profile     also time every kernel (libpoprt session option profile,\n"
             "                ONNX Runtime enableProfiling) and print, per model, each\n"
             "                engine's kernel time per run by operator type; latencies\n"
-            "                then include the profiling's own cost\n");
+            "                then include the profiling's own cost\n"
+            "  --option K=V  a libpoprt session option (repeatable), e.g.\n"
+            "                matmul_precision=bfloat16; ONNX Runtime runs as always\n"
+            "  --cosine C    libpoprt's float outputs pass when their cosine similarity\n"
+            "                to the expected output is >= C (lower precision), instead of\n"
+            "                |err| <= 1e-5 + 1e-3 |expected|\n");
     exit(2);
 }
 
@@ -1508,6 +1554,16 @@ int main(int argc, char **argv) {
             cfg.ort = 1;
         else if (!strcmp(a, "--profile"))
             cfg.profile = 1;
+        else if (!strcmp(a, "--option")) {
+            if (!v || !strchr(v, '=') || cfg.n_opt == 16)
+                die("--option expects KEY=VALUE (at most 16)");
+            cfg.opt_kv[cfg.n_opt++] = v;
+            i++;
+        } else if (!strcmp(a, "--cosine")) {
+            if (!v || (cfg.cosine = atof(v)) <= 0 || cfg.cosine > 1)
+                die("--cosine expects a number in (0, 1]");
+            i++;
+        }
         else if (!strcmp(a, "--iters"))
             cfg.iters = parse_int(v, a, 1), i++;
         else if (!strcmp(a, "--runs"))

@@ -376,6 +376,8 @@ static int build_pipeline(const cli *c, pipeline *p) {
                                  types, c->calibration_data ? ",data=" : "",
                                  c->calibration_data ? c->calibration_data : "");
         free(types);
+    } else if (c->precision && !strcmp(c->precision, "int8")) {
+        rc |= add_step(p, "float_to_int8", "--precision int8", 0, "%s", "");
     } else if (fp8) {
         char *params = bracket_list(c->fp8_params ? c->fp8_params : "F143,F143,-1,-1");
         char *skip = bracket_list(c->fp8_skip_op_names ? c->fp8_skip_op_names : "");
@@ -414,8 +416,10 @@ static int build_pipeline(const cli *c, pipeline *p) {
     if (c->check)
         rc |= add_step(p, "check_with_fake_data", "--check", 0, "origin=%s,tolerance=%s%s%s",
                        c->input_model,
-                       fp8 ? "0.25" : c->precision && !strcmp(c->precision, "fp16") ? "0.02"
-                                                                                    : "0.001",
+                       fp8                                               ? "0.25"
+                       : c->precision && !strcmp(c->precision, "int8") ? "0.05"
+                       : c->precision && !strcmp(c->precision, "fp16") ? "0.02"
+                                                                       : "0.001",
                        c->check_data ? ",data=" : "", c->check_data ? c->check_data : "");
     if (rc)
         return cli_fail(POPRT_STATUS_OUT_OF_MEMORY, "cannot build the pass list");

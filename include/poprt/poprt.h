@@ -666,6 +666,14 @@ POPRT_API poprt_status poprt_tensor_encode(const char *name, poprt_dtype dtype,
  *                        no float16 arithmetic), as ONNX Runtime's CPU
  *                        provider does; "float16": each such node rounds
  *                        its results to float16 (reference kernels, slower)
+ *   "matmul_precision"   "float32" (default); "bfloat16": MatMul and Gemm
+ *                        nodes with constant float weights multiply in
+ *                        bfloat16 on CPUs with AVX512-BF16 (weights and
+ *                        activations rounded to nearest even bfloat16 as
+ *                        they are packed, products summed in float32: a
+ *                        product's relative error is at most 2^-7;
+ *                        results change with it) and in float32 elsewhere;
+ *                        an executable file keeps the choice
  *   "profile"            "1": time every node; the totals by operator type
  *                        go to the log callback (INFO) when the session
  *                        is freed, each node's (DEBUG) after them, and

@@ -111,8 +111,10 @@ poprt_status poprt__program_prepare_node(poprt__program *p, size_t i)
         if (node->outputs[k])
             out[k] = node->outputs[k]->type;
     }
+    const char *mp = poprt__opt(p->options, "matmul_precision");
     poprt__prep_ctx c = {.node = node, .opset = node->opset, .n_in = node->n_inputs, .in = in,
-                         .n_out = node->n_outputs, .out = out, .isa = 0};
+                         .n_out = node->n_outputs, .out = out, .isa = 0,
+                         .flags = mp && strcmp(mp, "bfloat16") == 0 ? POPRT__PREP_MATMUL_BF16 : 0};
     void *state = NULL;
     size_t size = 0;
     poprt_status st = node->kernel->prepare(&c, &state, &size);

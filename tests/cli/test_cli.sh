@@ -287,6 +287,13 @@ has out "float_to_half"
 has out "check:"
 run 0 -i "$TMP/p6/mlp.optimized.onnx" --run --iters 1
 has out "output y: float [1,10]"
+run 0 -i "$DATA/mlp.onnx" --output_dir "$TMP/p6i" --precision int8 --check
+has out "float_to_int8"
+run 0 -i "$TMP/p6i/mlp.optimized.onnx" --show
+has out "MatMulInteger"
+has out "DynamicQuantizeLinear"
+run 0 -i "$TMP/p6i/mlp.optimized.onnx" --run --iters 1
+has out "output y: float [1,10]"
 # --profile: kernel times per operator type at INFO
 run 0 -i "$DATA/mlp.onnx" --run --iters 2 --profile
 has err "profile: Gemm"
@@ -391,7 +398,7 @@ run 0 --print_completion zsh
 has out "bashcompinit"
 run 0 --print_completion fish
 has out "complete -c poprt -l export_popef"
-has out "complete -c poprt -l precision -r -x -a 'fp32 fp16 fp8 fp8_weight'"
+has out "complete -c poprt -l precision -r -x -a 'fp32 fp16 fp8 fp8_weight int8'"
 run 2 --print_completion tcsh
 one_line_error
 has err "invalid choice: 'tcsh'"

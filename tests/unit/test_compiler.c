@@ -12,6 +12,8 @@
 #include "ir/dtype.h"
 #include "kernels/ref/poprt_compiled.h"
 #include "runtime/runtime.h"
+#include "kernels/x86/sgemm.h"
+#include "poprt/experimental.h"
 
 /* Runs model with the options (key/value pairs, NULL-terminated) on the
  * float input x and writes the float output y (n floats). *fused_out: the
@@ -786,6 +788,124 @@ START_TEST(float16_nodes_compute_in_float32)
 }
 END_TEST
 
+/* ---- session option matmul_precision (bfloat16 GEMM, kernels/x86/sgemm.h) ---- */
+
+enum { BF_M = 33, BF_K = 70, BF_N = 50, BF_N2 = 20 };
+
+/* float to bfloat16 and back, rounding to nearest even (finite values) */
+static float bf16_round(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* x[M,K] -> MatMul(W1[K,N]) -> h -> Gemm(h, W2[N,N2], b2) -> y; h and y out */
+static void bf_run(const poprt_model *pm, const char *precision, const float *x, float *h,
+                   float *y)
+{
+    poprt_options *o;
+    ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
+    if (precision)
+        ck_assert_int_eq(poprt_options_set(o, "matmul_precision", precision), POPRT_OK);
+    poprt_session *sess;
+    ck_assert_msg(poprt_session_create(pm, o, &sess) == POPRT_OK, "%s", poprt_last_error());
+    poprt_stepio *io;
+    ck_assert_int_eq(poprt_stepio_create(&io), POPRT_OK);
+    int64_t xd[2] = {BF_M, BF_K};
+    ck_assert_int_eq(poprt_stepio_set_input(io, "x", POPRT_DTYPE_FLOAT, xd, 2, x,
+                                            sizeof(float) * BF_M * BF_K),
+                     POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_set_output(io, "h", h, sizeof(float) * BF_M * BF_N), POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_set_output(io, "y", y, sizeof(float) * BF_M * BF_N2), POPRT_OK);
+    ck_assert_msg(poprt_session_run(sess, io) == POPRT_OK, "%s", poprt_last_error());
+    if (precision) {
+        /* the program is shared as compiled: the option cannot change on it */
+        poprt_session *other = NULL;
+        ck_assert_int_eq(poprt_session_share(sess, o, &other), POPRT_STATUS_INVALID_OPTION);
+        ck_assert_ptr_nonnull(strstr(poprt_last_error(), "matmul_precision"));
+        ck_assert_ptr_null(other);
+    }
+    poprt_stepio_free(io);
+    poprt_session_free(sess);
+    poprt_options_free(o);
+}
+
+/* c[i][j] against sum_k r(a[i][k]) r(b[k][j]) (+ bias) in double, r the
+ * operand rounding (bfloat16 or none): within 1e-5 of the sum of |terms|
+ * (float32 accumulation of K exact products). Returns the largest error
+ * relative to that sum. */
+static double bf_check(const float *a, const float *b, const float *bias, const float *c, int M,
+                       int K, int N, int round, const char *what)
+{
+    double worst = 0;
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double sum = bias ? bias[j] : 0, mag = bias ? fabs(bias[j]) : 0;
+            for (int k = 0; k < K; k++) {
+                const float av = round ? bf16_round(a[i * K + k]) : a[i * K + k];
+                const float bv = round ? bf16_round(b[k * N + j]) : b[k * N + j];
+                sum += (double)av * bv;
+                mag += fabs((double)av * bv);
+            }
+            const double err = fabs(c[i * N + j] - sum);
+            ck_assert_msg(err <= 1e-5 * mag + 1e-30, "%s [%d][%d]: %.9g, expected %.9g", what, i,
+                          j, (double)c[i * N + j], sum);
+            if (err / (mag + 1e-30) > worst)
+                worst = err / (mag + 1e-30);
+        }
+    return worst;
+}
+
+/* "matmul_precision" = "bfloat16": MatMul and Gemm with constant weights
+ * round both operands to bfloat16 and sum the products in float32, on a
+ * CPU with AVX512-BF16 (elsewhere they stay float32); the results differ
+ * from float32 by the operands' rounding only. Unknown values and sharing a
+ * program with the option are refused naming it. */
+START_TEST(matmul_precision_bfloat16)
+{
+    static float x[BF_M * BF_K], w1[BF_K * BF_N], w2[BF_N * BF_N2], b2[BF_N2];
+    static float h32[BF_M * BF_N], y32[BF_M * BF_N2], h16[BF_M * BF_N], y16[BF_M * BF_N2];
+    fill(x, BF_M * BF_K, 21);
+    fill(w1, BF_K * BF_N, 22);
+    fill(w2, BF_N * BF_N2, 23);
+    fill(b2, BF_N2, 24);
+    poprt__model *m = tb_model(17);
+    int64_t xd[2] = {BF_M, BF_K}, w1d[2] = {BF_K, BF_N}, w2d[2] = {BF_N, BF_N2}, b2d[1] = {BF_N2};
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 2, xd);
+    tb_const(m, "w1", POPRT_DTYPE_FLOAT, 2, w1d, w1);
+    tb_const(m, "w2", POPRT_DTYPE_FLOAT, 2, w2d, w2);
+    tb_const(m, "b2", POPRT_DTYPE_FLOAT, 1, b2d, b2);
+    tb_node(m, "MatMul", 2, (const char *[]){"x", "w1"}, 1, (const char *[]){"h"});
+    tb_node(m, "Gemm", 3, (const char *[]){"h", "w2", "b2"}, 1, (const char *[]){"y"});
+    tb_output(m, "h");
+    tb_output(m, "y");
+    poprt_model *pm;
+    ck_assert_int_eq(tb_load(m, &pm), POPRT_OK);
+    bf_run(pm, NULL, x, h32, y32);
+    bf_run(pm, "bfloat16", x, h16, y16);
+    const int bf = poprt__sgemm_best_bf16() != NULL;
+    bf_check(x, w1, NULL, h32, BF_M, BF_K, BF_N, 0, "float32 MatMul");
+    bf_check(h32, w2, b2, y32, BF_M, BF_N, BF_N2, 0, "float32 Gemm");
+    bf_check(x, w1, NULL, h16, BF_M, BF_K, BF_N, bf, "bfloat16 MatMul");
+    bf_check(h16, w2, b2, y16, BF_M, BF_N, BF_N2, bf, "bfloat16 Gemm");
+    /* the bfloat16 path really ran: its results differ from float32 */
+    int differ = memcmp(h16, h32, sizeof h32) != 0;
+    ck_assert_int_eq(differ, bf);
+    printf("compiler: matmul_precision=bfloat16 %s\n",
+           bf ? "ran the bfloat16 GEMM" : "fell back to float32 (no AVX512-BF16)");
+    poprt_options *o;
+    ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
+    ck_assert_int_eq(poprt_options_set(o, "matmul_precision", "bf16"),
+                     POPRT_STATUS_INVALID_OPTION);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "matmul_precision"));
+    poprt_options_free(o);
+    poprt_model_free(pm);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("compiler");
@@ -804,6 +924,7 @@ int main(void)
     tcase_add_test(tc, bias_gelu_fuses);
     tcase_add_test(tc, programs_share_packed_weights);
     tcase_add_test(tc, float16_nodes_compute_in_float32);
+    tcase_add_test(tc, matmul_precision_bfloat16);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -1,6 +1,6 @@
 /* Unit tests: the precision group of passes (float_to_half, float_to_mixed,
  * float_to_fp8, layer_precision_compare, check_with_fake_data, final_check,
- * model_overview, add_checkpoints, manual_sharding). Every test builds its
+ * model_overview, add_checkpoints, manual_sharding, float_to_int8). Every test builds its
  * graph through the IR, checks the rewrite, and runs the model before and
  * after through the public API on the same inputs. */
 #include <check.h>
@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "builder.h"
+#include "passes/rewrite.h"
 
 static char tmpdir[256];
 
@@ -976,6 +977,206 @@ static const char *meta(const poprt__node *n, const char *key)
     return NULL;
 }
 
+/* ---- float_to_int8 ---- */
+
+/* Largest error dynamic int8 quantization may add to (x W)[j] (x one row of
+ * K, W K x N): x is rounded to a multiple of xs (DynamicQuantizeLinear of
+ * the whole tensor: xs = (max(x, 0) - min(x, 0)) / 255), column j of W to
+ * a multiple of ws[j] = max |W[:, j]| / 127; each product is off by at most
+ * |x| ws/2 + (|w| + ws/2) xs/2. Plus float32 rounding of the sums. */
+static double int8_bound(const float *x, const float *w, int64_t K, int64_t N, int64_t j,
+                         double xs, double alpha)
+{
+    double ws = 0, b = 0, mag = 0;
+    for (int64_t k = 0; k < K; k++)
+        ws = fmax(ws, fabs(alpha * w[k * N + j]) / 127.0);
+    for (int64_t k = 0; k < K; k++) {
+        const double wv = fabs(alpha * w[k * N + j]);
+        b += fabs(x[k]) * ws / 2 + (wv + ws / 2) * xs / 2;
+        mag += fabs(x[k]) * wv;
+    }
+    return b + 1e-5 * mag + 1e-6;
+}
+
+static double dq_scale(const float *x, int64_t n)
+{
+    double lo = 0, hi = 0;
+    for (int64_t i = 0; i < n; i++) {
+        lo = fmin(lo, x[i]);
+        hi = fmax(hi, x[i]);
+    }
+    return (hi - lo) / 255.0;
+}
+
+/* MatMul (3-D activations), Gemm (transB, alpha, beta, C) and Conv (pads,
+ * bias) with constant weights become DynamicQuantizeLinear +
+ * MatMulInteger/ConvInteger + Cast + Mul (+ Add),
+ * one DynamicQuantizeLinear per activation; every output stays within the
+ * quantization bound of the float result (int8_bound); a MatMul with N <
+ * min_size and one named in skip_op_names stay float. */
+START_TEST(float_to_int8_quantizes_within_bound)
+{
+    enum { K = 40, N = 24, N3 = 8, ROWS = 12, K2 = 24, N2 = 20, R2 = 5 };
+    static float w1[K * N], w3[N * N3], w2[N2 * K2], c2[N2], x[ROWS * K], x2[R2 * K2];
+    rng = 11;
+    for (int i = 0; i < K * N; i++)
+        w1[i] = frand();
+    for (int i = 0; i < N * N3; i++)
+        w3[i] = frand();
+    for (int i = 0; i < N2 * K2; i++)
+        w2[i] = frand() * 0.3f;
+    for (int i = 0; i < N2; i++)
+        c2[i] = frand();
+    for (int i = 0; i < ROWS * K; i++)
+        x[i] = frand() * 2.0f + 0.3f;
+    for (int i = 0; i < R2 * K2; i++)
+        x2[i] = frand();
+    /* model a: x [4, 3, K] -> MatMul W1 -> h -> MatMul W3 (N3 < 16) -> y */
+    poprt__model *m = tb_model(13);
+    int64_t xd[3] = {4, 3, K}, w1d[2] = {K, N}, w3d[2] = {N, N3};
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 3, xd);
+    tb_const(m, "W1", POPRT_DTYPE_FLOAT, 2, w1d, w1);
+    tb_const(m, "W3", POPRT_DTYPE_FLOAT, 2, w3d, w3);
+    tb_node(m, "MatMul", 2, (const char *[]){"x", "W1"}, 1, (const char *[]){"h"})->name = "mm1";
+    tb_node(m, "MatMul", 2, (const char *[]){"h", "W3"}, 1, (const char *[]){"y"})->name = "mm3";
+    tb_output(m, "h");
+    tb_output(m, "y");
+    poprt_model *a, *a8, *a_skip;
+    ck_assert_int_eq(tb_load(m, &a), POPRT_OK);
+    ck_assert_int_eq(poprt_model_clone(a, &a8), POPRT_OK);
+    ck_assert_int_eq(poprt_model_clone(a, &a_skip), POPRT_OK);
+    ck_assert_msg(run_pass(a8, "float_to_int8", NULL) == POPRT_OK, "%s", poprt_last_error());
+    ck_assert_int_eq(count_op(a8, "DynamicQuantizeLinear"), 1);
+    ck_assert_int_eq(count_op(a8, "MatMulInteger"), 1);
+    ck_assert_int_eq(count_op(a8, "MatMul"), 1); /* mm3: N = 8 */
+    ck_assert_ptr_nonnull(node_named(a8, "mm3"));
+    ck_assert_int_eq(count_const_dtype(a8, POPRT_DTYPE_INT8), 2); /* W1 and its zero points */
+    int64_t nh, nh8;
+    float *h = run1(a, "x", xd, 3, x, "h", &nh), *h8 = run1(a8, "x", xd, 3, x, "h", &nh8);
+    ck_assert_int_eq(nh, ROWS * N);
+    ck_assert_int_eq(nh8, nh);
+    const double xs = dq_scale(x, ROWS * K);
+    double worst = 0;
+    for (int r = 0; r < ROWS; r++)
+        for (int j = 0; j < N; j++) {
+            const double e = fabs((double)h8[r * N + j] - h[r * N + j]);
+            const double b = int8_bound(x + r * K, w1, K, N, j, xs, 1.0);
+            ck_assert_msg(e <= b, "h[%d][%d]: int8 %g, float %g, bound %g", r, j,
+                          (double)h8[r * N + j], (double)h[r * N + j], b);
+            worst = fmax(worst, e / b);
+        }
+    ck_assert_double_gt(cosine(h, h8, nh), 0.999);
+    free(h);
+    free(h8);
+    /* skip_op_names keeps mm1 float: nothing left to quantize */
+    ck_assert_int_eq(run_pass(a_skip, "float_to_int8", "skip_op_names=[mm1]"), POPRT_OK);
+    ck_assert_int_eq(count_op(a_skip, "MatMulInteger"), 0);
+    ck_assert_int_eq(run_pass(a_skip, "float_to_int8", "min_size=0"), POPRT_STATUS_PASS_FAILED);
+    ck_assert_int_eq(run_pass(a_skip, "float_to_int8", "bogus=1"), POPRT_STATUS_PASS_FAILED);
+
+    /* model b: Gemm(x2 [R2, K2], W2 [N2, K2] transposed, C, alpha 0.5, beta 2) */
+    m = tb_model(13);
+    int64_t x2d[2] = {R2, K2}, w2d[2] = {N2, K2}, cd[1] = {N2};
+    tb_input(m, "x2", POPRT_DTYPE_FLOAT, 2, x2d);
+    tb_const(m, "W2", POPRT_DTYPE_FLOAT, 2, w2d, w2);
+    tb_const(m, "C2", POPRT_DTYPE_FLOAT, 1, cd, c2);
+    poprt__node *gn =
+        tb_node(m, "Gemm", 3, (const char *[]){"x2", "W2", "C2"}, 1, (const char *[]){"g"});
+    gn->name = "gemm";
+    ck_assert_int_eq(poprt__rw_attr_i(gn, "transB", 1), POPRT_OK);
+    ck_assert_int_eq(poprt__rw_attr_f(gn, "alpha", 0.5f), POPRT_OK);
+    ck_assert_int_eq(poprt__rw_attr_f(gn, "beta", 2.0f), POPRT_OK);
+    tb_output(m, "g");
+    poprt_model *b, *b8;
+    ck_assert_int_eq(tb_load(m, &b), POPRT_OK);
+    ck_assert_int_eq(poprt_model_clone(b, &b8), POPRT_OK);
+    ck_assert_msg(run_pass(b8, "float_to_int8", NULL) == POPRT_OK, "%s", poprt_last_error());
+    ck_assert_int_eq(count_op(b8, "Gemm"), 0);
+    ck_assert_int_eq(count_op(b8, "MatMulInteger"), 1);
+    ck_assert_int_eq(count_op(b8, "Add"), 1);
+    int64_t ng, ng8;
+    float *g = run1(b, "x2", x2d, 2, x2, "g", &ng), *g8 = run1(b8, "x2", x2d, 2, x2, "g", &ng8);
+    ck_assert_int_eq(ng, R2 * N2);
+    ck_assert_int_eq(ng8, ng);
+    static float w2t[K2 * N2]; /* W2 as K2 x N2 */
+    for (int k = 0; k < K2; k++)
+        for (int j = 0; j < N2; j++)
+            w2t[k * N2 + j] = w2[j * K2 + k];
+    const double xs2 = dq_scale(x2, R2 * K2);
+    for (int r = 0; r < R2; r++)
+        for (int j = 0; j < N2; j++) {
+            const double e = fabs((double)g8[r * N2 + j] - g[r * N2 + j]);
+            const double bd = int8_bound(x2 + r * K2, w2t, K2, N2, j, xs2, 0.5) + 1e-5 * fabs(2.0 * c2[j]);
+            ck_assert_msg(e <= bd, "g[%d][%d]: int8 %g, float %g, bound %g", r, j,
+                          (double)g8[r * N2 + j], (double)g[r * N2 + j], bd);
+            worst = fmax(worst, e / bd);
+        }
+    free(g);
+    free(g8);
+
+    /* model c: Conv(x3 [1, C, H, H], W [M, C, 3, 3], bias, pads 1, stride 1) */
+    enum { C = 8, H = 6, M = 16, KC = C * 9 };
+    static float x3[C * H * H], wc[M * KC], bc[M], wct[KC * M], patch[KC];
+    for (int i = 0; i < C * H * H; i++)
+        x3[i] = frand();
+    for (int i = 0; i < M * KC; i++)
+        wc[i] = frand() * 0.2f;
+    for (int i = 0; i < M; i++)
+        bc[i] = frand();
+    for (int j = 0; j < M; j++)
+        for (int k = 0; k < KC; k++)
+            wct[k * M + j] = wc[j * KC + k];
+    m = tb_model(13);
+    int64_t x3d[4] = {1, C, H, H}, wcd[4] = {M, C, 3, 3}, bcd[1] = {M};
+    tb_input(m, "x3", POPRT_DTYPE_FLOAT, 4, x3d);
+    tb_const(m, "Wc", POPRT_DTYPE_FLOAT, 4, wcd, wc);
+    tb_const(m, "Bc", POPRT_DTYPE_FLOAT, 1, bcd, bc);
+    poprt__node *cn =
+        tb_node(m, "Conv", 3, (const char *[]){"x3", "Wc", "Bc"}, 1, (const char *[]){"co"});
+    const int64_t pads[4] = {1, 1, 1, 1};
+    ck_assert_int_eq(poprt__rw_attr_ints(cn, "pads", 4, pads), POPRT_OK);
+    tb_output(m, "co");
+    poprt_model *cm, *c8;
+    ck_assert_int_eq(tb_load(m, &cm), POPRT_OK);
+    ck_assert_int_eq(poprt_model_clone(cm, &c8), POPRT_OK);
+    ck_assert_msg(run_pass(c8, "float_to_int8", NULL) == POPRT_OK, "%s", poprt_last_error());
+    ck_assert_int_eq(count_op(c8, "Conv"), 0);
+    ck_assert_int_eq(count_op(c8, "ConvInteger"), 1);
+    int64_t nc, nc8;
+    float *co = run1(cm, "x3", x3d, 4, x3, "co", &nc), *co8 = run1(c8, "x3", x3d, 4, x3, "co", &nc8);
+    ck_assert_int_eq(nc, M * H * H);
+    ck_assert_int_eq(nc8, nc);
+    const double xs3 = dq_scale(x3, C * H * H);
+    for (int j = 0; j < M; j++)
+        for (int oy = 0; oy < H; oy++)
+            for (int ox = 0; ox < H; ox++) {
+                for (int ch = 0; ch < C; ch++)
+                    for (int t = 0; t < 9; t++) {
+                        const int iy = oy + t / 3 - 1, ix = ox + t % 3 - 1;
+                        patch[ch * 9 + t] = iy < 0 || iy >= H || ix < 0 || ix >= H
+                                                ? 0.0f
+                                                : x3[(ch * H + iy) * H + ix];
+                    }
+                const int64_t o = (j * H + oy) * H + ox;
+                const double e = fabs((double)co8[o] - co[o]);
+                const double bd = int8_bound(patch, wct, KC, M, j, xs3, 1.0) + 1e-5 * fabs(bc[j]);
+                ck_assert_msg(e <= bd, "conv [%d][%d][%d]: int8 %g, float %g, bound %g", j, oy,
+                              ox, (double)co8[o], (double)co[o], bd);
+                worst = fmax(worst, e / bd);
+            }
+    free(co);
+    free(co8);
+    poprt_model_free(cm);
+    poprt_model_free(c8);
+    printf("passes_precision: float_to_int8 within %.2f of the quantization bound\n", worst);
+    poprt_model_free(a);
+    poprt_model_free(a8);
+    poprt_model_free(a_skip);
+    poprt_model_free(b);
+    poprt_model_free(b8);
+}
+END_TEST
+
 START_TEST(manual_sharding_annotates)
 {
     const char *cfg = tmp_path("shard.json");
@@ -1044,6 +1245,7 @@ int main(void)
     tcase_add_test(tc, final_check_and_overview);
     tcase_add_test(tc, add_checkpoints_adds_outputs);
     tcase_add_test(tc, manual_sharding_annotates);
+    tcase_add_test(tc, float_to_int8_quantizes_within_bound);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK);

@@ -151,7 +151,8 @@ static poprt_status conv_f32(poprt__kctx *k, const poprt__conv_plan *p, const fl
             (uint64_t)p->G <= (k->state_size - CONV_PACK_HEADER) / h[3]) {
             const poprt__sgemm_variant *v = &poprt__sgemm_variants[h[6]];
             /* packed for another CPU (an executable file): plain path below */
-            if (poprt__sgemm_usable(v) && h[7] == ((uint64_t)v->nr << 16 | (uint64_t)v->mr) &&
+            if (v->kpack == 1 && poprt__sgemm_usable(v) &&
+                h[7] == ((uint64_t)v->nr << 16 | (uint64_t)v->mr) &&
                 poprt__x86_conv_direct_fits(g, p->Cg, v))
                 return poprt__x86_conv_direct(
                     k, p, x, b, (const float *)((const unsigned char *)k->state + CONV_PACK_HEADER),
@@ -325,7 +326,7 @@ static const poprt__sgemm_variant *conv_variant(int64_t M, int64_t N)
     for (int i = 0; i < poprt__sgemm_n_variants; i++) {
         const poprt__sgemm_variant *v = &poprt__sgemm_variants[i];
         /* a clear gain only */
-        if (v->isa == pick->isa && poprt__sgemm_usable(v) &&
+        if (v->isa == pick->isa && v->kpack == 1 && poprt__sgemm_usable(v) &&
             conv_tile_cost(v, M, N) < 0.97 * conv_tile_cost(pick, M, N))
             pick = v;
     }

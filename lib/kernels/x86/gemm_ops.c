@@ -51,10 +51,19 @@ void poprt__fast_gemm(poprt__kctx *k, void *ws, int ta, int tb, int64_t M, int64
 #define GEMM_PACK_MAGIC 0x314b504d47525050ull /* "PPRGMPK1" */
 #define MM_PACK_MAGIC 0x314b50424d525050ull   /* "PPRMBPK1" */
 
-static poprt_status packed_b_make(uint64_t magic, const float *B, int tb, int64_t K, int64_t N,
-                                  int64_t ldb, const char *what, void **state, size_t *size)
+static poprt_status packed_b_make(const poprt__prep_ctx *c, uint64_t magic, const float *B,
+                                  int tb, int64_t K, int64_t N, int64_t ldb, const char *what,
+                                  void **state, size_t *size)
 {
-    const size_t psz = poprt__sgemm_pack_b_size(NULL, K, N);
+    /* matmul_precision = bfloat16: the bfloat16 GEMM, when the CPU has one
+     * (else float32); the packed operand names its variant, so the run
+     * needs no option */
+    const poprt__sgemm_variant *v = (c->flags & POPRT__PREP_MATMUL_BF16)
+                                        ? poprt__sgemm_best_bf16()
+                                        : NULL;
+    if (!v)
+        v = poprt__sgemm_best();
+    const size_t psz = poprt__sgemm_pack_b_size(v, K, N);
     if (!psz)
         return POPRT_OK;
     unsigned char *blob = poprt__aligned_alloc(PACKED_B_HEADER + psz);
@@ -66,7 +75,7 @@ static poprt_status packed_b_make(uint64_t magic, const float *B, int tb, int64_
     memset(blob, 0, PACKED_B_HEADER + psz);
     uint64_t h[4] = {magic, (uint64_t)K, (uint64_t)N, (uint64_t)tb};
     memcpy(blob, h, sizeof h);
-    poprt__sgemm_pack_b(NULL, NULL, tb, K, N, B, ldb, blob + PACKED_B_HEADER);
+    poprt__sgemm_pack_b(v, NULL, tb, K, N, B, ldb, blob + PACKED_B_HEADER);
     *state = blob;
     *size = PACKED_B_HEADER + psz;
     return POPRT_OK;
@@ -102,7 +111,7 @@ poprt_status poprt__x86_gemm_prepare(poprt__prep_ctx *c, void **state, size_t *s
     const int64_t K = tb ? d1 : d0, N = tb ? d0 : d1;
     if (K <= 0 || N < 4)
         return POPRT_OK;
-    return packed_b_make(GEMM_PACK_MAGIC, c->in[1].data, tb, K, N, d1, "Gemm", state, size);
+    return packed_b_make(c, GEMM_PACK_MAGIC, c->in[1].data, tb, K, N, d1, "Gemm", state, size);
 }
 
 /* A constant 2-D float B packed once (packed_b_make). */
@@ -117,7 +126,7 @@ poprt_status poprt__x86_matmul_prepare(poprt__prep_ctx *c, void **state, size_t 
     const int64_t K = c->in[1].type->dims[0].value, N = c->in[1].type->dims[1].value;
     if (K <= 0 || N < 4)
         return POPRT_OK;
-    return packed_b_make(MM_PACK_MAGIC, c->in[1].data, 0, K, N, N, "MatMul", state, size);
+    return packed_b_make(c, MM_PACK_MAGIC, c->in[1].data, 0, K, N, N, "MatMul", state, size);
 }
 
 /* ---- the engine ------------------------------------------------------------- */

@@ -12,9 +12,10 @@
 #define SGEMM_TAPS_avx512(mr, nr) poprt__sgemm_ukr_taps_avx512_##mr##x##nr
 #define SGEMM_TAPS_avx2(mr, nr) NULL
 #define SGEMM_TAPS_scalar(mr, nr) NULL
-#define POPRT__SGEMM_VARIANT(isa, level, mr, nr, kc, nc, pack)                              \
+#define SGEMM_TAPS_avx512bf16(mr, nr) NULL
+#define POPRT__SGEMM_VARIANT(isa, level, mr, nr, kc, nc, pack, kpack, need)                 \
     {#isa "_" #mr "x" #nr, level, mr, nr, kc, nc, poprt__sgemm_ukr_##isa##_##mr##x##nr,       \
-     SGEMM_TAPS_##isa(mr, nr), pack},
+     SGEMM_TAPS_##isa(mr, nr), pack, kpack, need},
 const poprt__sgemm_variant poprt__sgemm_variants[] = {
 #include "kernels/x86/sgemm_kernels.inc"
 };
@@ -24,15 +25,27 @@ const int poprt__sgemm_n_variants =
 
 int poprt__sgemm_usable(const poprt__sgemm_variant *v)
 {
-    return v && poprt__cpu_features()->isa >= v->isa;
+    return v && poprt__cpu_features()->isa >= v->isa && (!v->need || poprt__cpu_has(v->need));
+}
+
+static const poprt__sgemm_variant *first_usable(int kpack)
+{
+    for (int i = 0; i < poprt__sgemm_n_variants; i++)
+        if (poprt__sgemm_variants[i].kpack == kpack && poprt__sgemm_usable(&poprt__sgemm_variants[i]))
+            return &poprt__sgemm_variants[i];
+    return NULL;
 }
 
 const poprt__sgemm_variant *poprt__sgemm_best(void)
 {
-    for (int i = 0; i < poprt__sgemm_n_variants; i++)
-        if (poprt__sgemm_usable(&poprt__sgemm_variants[i]))
-            return &poprt__sgemm_variants[i];
-    return &poprt__sgemm_variants[poprt__sgemm_n_variants - 1];
+    const poprt__sgemm_variant *v = first_usable(1);
+    /* the portable variant always is usable; never reached */
+    return v ? v : &poprt__sgemm_variants[0];
+}
+
+const poprt__sgemm_variant *poprt__sgemm_best_bf16(void)
+{
+    return first_usable(2);
 }
 
 /* ---- portable micro-kernel (4x16) ----------------------------------------- */
@@ -57,6 +70,32 @@ void poprt__sgemm_ukr_scalar_4x16(int64_t kc, int mr, int nr, const float *a, co
 }
 
 /* ---- packing -------------------------------------------------------------- */
+
+/* float to bfloat16, rounding to nearest even; NaN stays a (quiet) NaN. */
+static uint32_t bf16_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+        return (u >> 16) | 0x40u;
+    return (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+}
+
+void poprt__sgemm_pack_bf16(int64_t kc, int n, const float *src, int64_t rs, int64_t ps,
+                            int width, float *dst)
+{
+    uint32_t *d = (uint32_t *)dst;
+    const int64_t np = (kc + 1) / 2;
+    for (int64_t p = 0; p < np; p++)
+        for (int r = 0; r < width; r++) {
+            uint32_t w = 0;
+            if (r < n) {
+                const float *s = src + r * rs + 2 * p * ps;
+                w = bf16_bits(s[0]) | (2 * p + 1 < kc ? bf16_bits(s[ps]) << 16 : 0u);
+            }
+            d[p * width + r] = w;
+        }
+}
 
 /* dst[p*width + r] = src[r*rs + p*ps] for r < n, 0 for n <= r < width. */
 static void pack_generic(int64_t kc, int n, const float *src, int64_t rs, int64_t ps, int width,
@@ -88,6 +127,14 @@ static void pack_panel(const poprt__sgemm_variant *v, int64_t kc, int n, const f
         v->pack(kc, n, src, rs, ps, width, dst);
     else
         pack_generic(kc, n, src, rs, ps, width, dst);
+}
+
+/* 32-bit words per packed row of kc k values: bfloat16 variants hold k in
+ * pairs (a K block's kcb is even, so only the last block may end on half a
+ * pair). */
+static int64_t kw(const poprt__sgemm_variant *v, int64_t kc)
+{
+    return v->kpack == 2 ? (kc + 1) / 2 : kc;
 }
 
 /* K blocking, fixed by K and the variant alone (never by threads): nkb
@@ -136,24 +183,24 @@ static int64_t round_up(int64_t x, int64_t m)
     return (x + m - 1) / m * m;
 }
 
-/* floats of a packed operand: every K block holds all panels, zero-padded */
-static size_t packed_floats(int64_t n, int width, int64_t K)
+/* words of a packed operand: every K block holds all panels, zero-padded */
+static size_t packed_floats(const poprt__sgemm_variant *v, int64_t n, int width, int64_t K)
 {
-    return (size_t)round_up(n > 0 ? n : 1, width) * (size_t)(K > 0 ? K : 1);
+    return (size_t)round_up(n > 0 ? n : 1, width) * (size_t)kw(v, K > 0 ? K : 1);
 }
 
 size_t poprt__sgemm_pack_a_size(const poprt__sgemm_variant *v, int64_t M, int64_t K)
 {
     if (!v)
         v = poprt__sgemm_best();
-    return PACK_HDR + packed_floats(M, v->mr, K) * sizeof(float);
+    return PACK_HDR + packed_floats(v, M, v->mr, K) * sizeof(float);
 }
 
 size_t poprt__sgemm_pack_b_size(const poprt__sgemm_variant *v, int64_t K, int64_t N)
 {
     if (!v)
         v = poprt__sgemm_best();
-    return PACK_HDR + packed_floats(N, v->nr, K) * sizeof(float);
+    return PACK_HDR + packed_floats(v, N, v->nr, K) * sizeof(float);
 }
 
 const poprt__sgemm_variant *poprt__sgemm_packed_variant(const void *p)
@@ -185,8 +232,8 @@ int poprt__sgemm_packed_fits(const void *p, size_t size)
     if (!v || !hdr_ok(&h, v) || h.rows > (int64_t)1 << 40 || h.K > (int64_t)1 << 40)
         return 0;
     size_t floats;
-    if (!poprt__mul_size((size_t)round_up(h.rows > 0 ? h.rows : 1, h.width), (size_t)(h.K > 0 ? h.K : 1),
-                         &floats) ||
+    if (!poprt__mul_size((size_t)round_up(h.rows > 0 ? h.rows : 1, h.width),
+                         (size_t)kw(v, h.K > 0 ? h.K : 1), &floats) ||
         floats > (SIZE_MAX - PACK_HDR) / sizeof(float))
         return 0;
     return size - PACK_HDR >= floats * sizeof(float);
@@ -195,7 +242,7 @@ int poprt__sgemm_packed_fits(const void *p, size_t size)
 /* An operand as the compute loop sees it: packed panels (pk), or B read in
  * place (raw, row stride ld) with only the last partial panel packed. */
 typedef struct operand {
-    const float *pk;   /* packed data: block b, panel i at pk + b*kcb*npad + i*width*kc(b) */
+    const float *pk;   /* packed data: block b, panel i at pk + kw(b*kcb)*npad + i*width*kw(kc(b)) */
     int64_t npad;
     const float *raw;  /* B in place (!transB, not packed), else NULL */
     int64_t ld;
@@ -251,7 +298,7 @@ static void pack_job_fn(void *ctx, int64_t u0, int64_t u1)
         const int64_t r0 = i * j->width;
         const int n = (int)(j->n - r0 < j->width ? j->n - r0 : j->width);
         pack_panel(j->v, kc, n, j->src + r0 * j->rs + k0 * j->ps, j->rs, j->ps, j->width,
-                   j->dst + k0 * npad + r0 * kc);
+                   j->dst + kw(j->v, k0) * npad + r0 * kw(j->v, kc));
     }
 }
 
@@ -342,7 +389,7 @@ static const float *b_panel(const gemm_job *g, int64_t b, int64_t j, int64_t kc,
         return g->b.tail + k0 * nr;
     }
     *bs = nr;
-    return g->b.pk + k0 * g->b.npad + j * nr * kc;
+    return g->b.pk + kw(g->v, k0) * g->b.npad + j * nr * kw(g->v, kc);
 }
 
 /* B panels [j0, j1) over A panels [i0, i1) and K blocks [b0, b1). */
@@ -356,7 +403,7 @@ static void panel_column(const gemm_job *g, int64_t b0, int64_t b1, int64_t i0, 
         const int64_t kc = g->K - k0 < g->kb.kcb ? g->K - k0 : g->kb.kcb;
         const float beta = b == 0 ? g->beta : 1.0f;
         for (int64_t i = i0; i < i1; i++) {
-            const float *ap = g->a.pk + k0 * g->a.npad + i * MR * kc;
+            const float *ap = g->a.pk + kw(v, k0) * g->a.npad + i * MR * kw(v, kc);
             const int mr = (int)(g->M - i * MR < MR ? g->M - i * MR : MR);
             float *crow = g->C + i * MR * g->ldc;
             for (int64_t j = j0; j < j1; j++) {
@@ -397,7 +444,7 @@ static void gemm_block(const gemm_job *g, int64_t i0, int64_t i1, int64_t j0, in
          * never travels through L2 next to the B block */
         const poprt__sgemm_variant *v = g->v;
         const int MR = v->mr, NR = v->nr;
-        float *ap = g->a_fly + (i0 / g->mb) * MR * g->kb.kcb;
+        float *ap = g->a_fly + (i0 / g->mb) * MR * kw(v, g->kb.kcb);
         for (int64_t b = 0; b < g->kb.nkb; b++) {
             const int64_t k0 = b * g->kb.kcb;
             const int64_t kc = g->K - k0 < g->kb.kcb ? g->K - k0 : g->kb.kcb;
@@ -453,7 +500,7 @@ static void plan_tasks(gemm_job *g, const poprt__par *par)
     g->tm = g->tn = 1;
     g->mb = g->mpan;
     g->nb = g->npan;
-    const int64_t a_block = g->a.npad * g->kb.kcb * (int64_t)sizeof(float);
+    const int64_t a_block = g->a.npad * kw(g->v, g->kb.kcb) * (int64_t)sizeof(float);
     g->a_in_l2 = a_block * g->kb.nkb <= A_L2_BYTES ? 2 : a_block <= A_L2_BYTES ? 1 : 0;
     /* with a short K the tiles are bound by their C stores, which go best
      * row panel by row panel (whole C rows) */
@@ -507,7 +554,7 @@ static void plan_tasks(gemm_job *g, const poprt__par *par)
  * into the same cache sets. The kernels prefetch B rows ahead. */
 static int use_raw_b(const poprt__sgemm_variant *v, int transB, int64_t M, int64_t ldb)
 {
-    if (transB)
+    if (transB || v->kpack != 1) /* bfloat16 B is always converted */
         return 0;
     if (ldb <= v->nc || M <= 2 * v->mr)
         return 1;
@@ -517,12 +564,12 @@ static int use_raw_b(const poprt__sgemm_variant *v, int transB, int64_t M, int64
 static size_t ws_parts(const poprt__sgemm_variant *v, int need_a, int need_b, int transB,
                        int64_t M, int64_t N, int64_t K, size_t *a_bytes)
 {
-    size_t a = need_a ? packed_floats(M, v->mr, K) * sizeof(float) : 0;
+    size_t a = need_a ? packed_floats(v, M, v->mr, K) * sizeof(float) : 0;
     a = (a + 63) & ~(size_t)63;
     /* B in place needs K x NR for its last panel; sized for packing all of
      * it, which does not depend on ldb */
     (void)transB;
-    size_t b = need_b ? packed_floats(N, v->nr, K) * sizeof(float) : 0;
+    size_t b = need_b ? packed_floats(v, N, v->nr, K) * sizeof(float) : 0;
     *a_bytes = a;
     return a + b + 64;
 }
@@ -593,7 +640,7 @@ static void run(const poprt__sgemm_variant *v, kblocks kb, const poprt__par *par
     if (Apk) {
         g.a.pk = Apk;
     } else if (g.a_in_l2 == 0 && g.tn == 1 && g.npan <= ncp &&
-               g.tm * v->mr * g.kb.kcb <= g.a.npad * K) {
+               g.tm * v->mr * kw(v, g.kb.kcb) <= g.a.npad * kw(v, K)) {
         g.a_fly = (float *)w;
         g.a_src = A;
         g.a_rs = transA ? 1 : lda;

@@ -72,6 +72,8 @@ typedef struct poprt__sgemm_variant {
     poprt__sgemm_ukr ukr;
     poprt__sgemm_ukr_taps ukr_taps; /* NULL: callers loop over taps with ukr */
     poprt__sgemm_pack_fn pack; /* transposing packer, or NULL */
+    int kpack;              /* k values per packed 32-bit word: 1 (fp32) or 2 (bf16) */
+    uint32_t need;          /* POPRT__CPU_* bits beyond the level (AVX512_BF16) */
 } poprt__sgemm_variant;
 
 /* The kernel list (sgemm_kernels.inc), best first. */
@@ -79,8 +81,15 @@ extern const poprt__sgemm_variant poprt__sgemm_variants[];
 extern const int poprt__sgemm_n_variants;
 /* 1 when the CPU (after POPRT_ISA) can run v. */
 int poprt__sgemm_usable(const poprt__sgemm_variant *v);
-/* The first usable variant of the list (the portable one always is). */
+/* The first usable float32 variant of the list (the portable one always is). */
 const poprt__sgemm_variant *poprt__sgemm_best(void);
+/* The first usable bfloat16 variant (kpack 2), or NULL when the CPU has
+ * none. A bfloat16 variant takes the same float operands and gives the same
+ * float C, but rounds A and B to bfloat16 (round to nearest even) when it
+ * packs them and accumulates their products in float32: each product's
+ * relative error is at most 2^-8 (the session option matmul_precision). Packed
+ * operands hold k in pairs, 32 bits per pair; B is never read in place. */
+const poprt__sgemm_variant *poprt__sgemm_best_bf16(void);
 
 /* Workspace bytes poprt__sgemm needs for this problem. */
 size_t poprt__sgemm_workspace(const poprt__sgemm_variant *v, int transA, int transB, int64_t M,
@@ -142,7 +151,8 @@ int poprt__sgemm_packed_epi(const poprt__par *par, void *ws, int transA, int tra
     void poprt__sgemm_ukr_##isa##_##mr##x##nr(int64_t kc, int m, int n, const float *a,      \
                                               const float *b, int64_t bs, float *c,          \
                                               int64_t ldc, float alpha, float beta);
-#define POPRT__SGEMM_VARIANT(isa, level, mr, nr, kc, nc, pack) POPRT__SGEMM_DECL(isa, mr, nr)
+#define POPRT__SGEMM_VARIANT(isa, level, mr, nr, kc, nc, pack, kpack, need)               \
+    POPRT__SGEMM_DECL(isa, mr, nr)
 #include "kernels/x86/sgemm_kernels.inc"
 #undef POPRT__SGEMM_VARIANT
 #define POPRT__SGEMM_TAPS_DECL(mr, nr)                                                      \
@@ -157,5 +167,11 @@ POPRT__SGEMM_TAPS_DECL(6, 64)
 #undef POPRT__SGEMM_TAPS_DECL
 void poprt__sgemm_pack_avx512(int64_t kc, int n, const float *src, int64_t rs, int64_t ps,
                               int width, float *dst);
+/* bfloat16 packers: dst[p*width + r] (32 bits) = bf16(x(r, 2p)) | bf16(x(r, 2p+1)) << 16
+ * for p < ceil(kc/2) (x(r, kc) = 0 when kc is odd), zero rows n..width-1. */
+void poprt__sgemm_pack_bf16(int64_t kc, int n, const float *src, int64_t rs, int64_t ps,
+                            int width, float *dst);
+void poprt__sgemm_pack_bf16_avx512(int64_t kc, int n, const float *src, int64_t rs, int64_t ps,
+                                   int width, float *dst);
 
 #endif
