@@ -102,7 +102,7 @@ void cli_usage(FILE *f) {
             "             [--input_shape NAME=D1,D2,... [NAME=D1,D2,... ...]]\n"
             "             [--batch_size BATCH_SIZE] [--batch_axis BATCH_AXIS]\n"
             "             [--convert_version CONVERT_VERSION]\n"
-            "             [--precision {fp32,fp16,fp8,fp8_weight,int8}] [--fp16_skip_op_types TYPES]\n"
+            "             [--precision {fp32,fp16,fp8,fp8_weight,int8,bf16}] [--fp16_skip_op_types TYPES]\n"
             "             [--keep_fp32_patterns]\n"
             "             [--fp8_skip_op_names NAMES] [--fp8_params FP8_PARAMS]\n"
             "             [--calibration_loss_type {mse,mae,snr,kld,cos_dist,gptq}]\n"
@@ -204,11 +204,14 @@ void cli_help(void) {
         "                        Convert the opset version of the ONNX model to\n"
         "                        CONVERT_VERSION (7..27). Default 11; by default a model\n"
         "                        that cannot be converted keeps its opset.\n"
-        "  --precision {fp32,fp16,fp8,fp8_weight,int8}\n"
+        "  --precision {fp32,fp16,fp8,fp8_weight,int8,bf16}\n"
         "                        Quantize the model to the specified precision.\n"
-        "                        Default fp32. int8: dynamic quantization of MatMul\n"
-        "                        and Gemm as ONNX Runtime's quantize_dynamic writes\n"
-        "                        it (pass float_to_int8).\n"
+        "                        Default fp32. int8: dynamic quantization of MatMul,\n"
+        "                        Gemm and Conv as ONNX Runtime's quantize_dynamic\n"
+        "                        writes it (pass float_to_int8). bf16: the model file\n"
+        "                        stays float32; the sessions this command makes\n"
+        "                        (--run, --export, --serve_bench, ...) multiply in\n"
+        "                        bfloat16 (option matmul_precision) where the CPU can.\n"
         "  --fp16_skip_op_types FP16_SKIP_OP_TYPES\n"
         "                        Comma-separated op types kept in float32 with fp16.\n"
         "  --keep_fp32_patterns  Keep overflow-prone nodes in float32 with fp16:\n"
@@ -700,9 +703,9 @@ int cli_parse_words(int argc, char **argv, cli *c) {
             }
         } else if (!strcmp(name, "precision")) {
             if (strcmp(val, "fp32") && strcmp(val, "fp16") && strcmp(val, "fp8") &&
-                strcmp(val, "fp8_weight") && strcmp(val, "int8")) {
+                strcmp(val, "fp8_weight") && strcmp(val, "int8") && strcmp(val, "bf16")) {
                 cli_errmsg("argument --precision: invalid choice: '%s' (choose from 'fp32', "
-                           "'fp16', 'fp8', 'fp8_weight', 'int8')",
+                           "'fp16', 'fp8', 'fp8_weight', 'int8', 'bf16')",
                            val);
                 return EXIT_USAGE;
             }

@@ -88,6 +88,13 @@ static int job(const cli *c_in) {
         rc = cli_fail(st, "--profile");
         goto done;
     }
+    /* bf16 is arithmetic, not storage: the file stays float32 (other ONNX
+     * runtimes run it), the sessions multiply in bfloat16 */
+    if (c->precision && !strcmp(c->precision, "bf16") &&
+        (st = poprt_options_set(opts, "matmul_precision", "bfloat16")) != POPRT_OK) {
+        rc = cli_fail(st, "--precision bf16");
+        goto done;
+    }
     if (poprt_file_is_executable(c->input_model)) {
         rc = executable_job(c, opts);
         goto done;

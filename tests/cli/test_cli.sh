@@ -294,6 +294,10 @@ has out "MatMulInteger"
 has out "DynamicQuantizeLinear"
 run 0 -i "$TMP/p6i/mlp.optimized.onnx" --run --iters 1
 has out "output y: float [1,10]"
+# bf16: arithmetic only, the model stays float32 (no quantizing pass)
+run 0 -i "$DATA/mlp.onnx" --precision bf16 --run --iters 1
+has out "output y: float [1,10]"
+hasnt out "float_to_"
 # --profile: kernel times per operator type at INFO
 run 0 -i "$DATA/mlp.onnx" --run --iters 2 --profile
 has err "profile: Gemm"
@@ -398,7 +402,7 @@ run 0 --print_completion zsh
 has out "bashcompinit"
 run 0 --print_completion fish
 has out "complete -c poprt -l export_popef"
-has out "complete -c poprt -l precision -r -x -a 'fp32 fp16 fp8 fp8_weight int8'"
+has out "complete -c poprt -l precision -r -x -a 'fp32 fp16 fp8 fp8_weight int8 bf16'"
 run 2 --print_completion tcsh
 one_line_error
 has err "invalid choice: 'tcsh'"
