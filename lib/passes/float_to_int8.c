@@ -117,7 +117,7 @@ static poprt_status rewrite(poprt__graph *g, ctx *c, poprt__node *n, int *done)
         return POPRT_OK;
     poprt__tensor *x = n->inputs[0], *w = n->inputs[1];
     poprt__tensor *cin = gemm && n->n_inputs > 2 ? n->inputs[2] : NULL;
-    if (x->type.elem != POPRT_DTYPE_FLOAT || poprt__rw_rank(x) < (gemm ? 2 : 2))
+    if (x->type.elem != POPRT_DTYPE_FLOAT || poprt__rw_rank(x) < 2)
         return POPRT_OK;
     int64_t wd[POPRT__MAX_RANK], numel;
     const float *wv = poprt__rw_f32(w, POPRT__RW_DATA, &numel);

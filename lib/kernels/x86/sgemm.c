@@ -30,17 +30,18 @@ int poprt__sgemm_usable(const poprt__sgemm_variant *v)
 
 static const poprt__sgemm_variant *first_usable(int kpack)
 {
-    for (int i = 0; i < poprt__sgemm_n_variants; i++)
-        if (poprt__sgemm_variants[i].kpack == kpack && poprt__sgemm_usable(&poprt__sgemm_variants[i]))
-            return &poprt__sgemm_variants[i];
+    for (int i = 0; i < poprt__sgemm_n_variants; i++) {
+        const poprt__sgemm_variant *v = &poprt__sgemm_variants[i];
+        if (v->kpack == kpack && poprt__sgemm_usable(v))
+            return v;
+    }
     return NULL;
 }
 
 const poprt__sgemm_variant *poprt__sgemm_best(void)
 {
-    const poprt__sgemm_variant *v = first_usable(1);
-    /* the portable variant always is usable; never reached */
-    return v ? v : &poprt__sgemm_variants[0];
+    /* never NULL: the portable float32 variant is always usable */
+    return first_usable(1);
 }
 
 const poprt__sgemm_variant *poprt__sgemm_best_bf16(void)
