@@ -51,16 +51,58 @@ void poprt__fast_gemm(poprt__kctx *k, void *ws, int ta, int tb, int64_t M, int64
 #define GEMM_PACK_MAGIC 0x314b504d47525050ull /* "PPRGMPK1" */
 #define MM_PACK_MAGIC 0x314b50424d525050ull   /* "PPRMBPK1" */
 
+/* The bfloat16 variant for an M x N product (M 0: unknown): the first
+ * usable one of the list, or another whose tiles cover M x N with clearly
+ * less padding (a 128-row activation: 12-row tiles compute 132 rows, 14-row
+ * ones 140). NULL when the CPU has none. */
+static const poprt__sgemm_variant *bf16_variant(int64_t M, int64_t N)
+{
+    const poprt__sgemm_variant *pick = poprt__sgemm_best_bf16();
+    if (!pick || M <= 0)
+        return pick;
+    double cost = (double)poprt__ceil_div(M, pick->mr) * pick->mr *
+                  (double)(poprt__ceil_div(N, pick->nr) * pick->nr);
+    for (int i = 0; i < poprt__sgemm_n_variants; i++) {
+        const poprt__sgemm_variant *v = &poprt__sgemm_variants[i];
+        if (v->kpack != 2 || !poprt__sgemm_usable(v))
+            continue;
+        const double cv = (double)poprt__ceil_div(M, v->mr) * v->mr *
+                          (double)(poprt__ceil_div(N, v->nr) * v->nr);
+        if (cv < 0.97 * cost) {
+            pick = v;
+            cost = cv;
+        }
+    }
+    return pick;
+}
+
+/* Rows of the GEMM a node's A gives (MatMul: all leading dims; Gemm: op(A)'s
+ * first), 0 when not static. */
+static int64_t a_rows(const poprt__prep_ctx *c, int gemm_ta)
+{
+    const poprt__type *t = c->in[0].type;
+    if (!t || t->rank < 1)
+        return 0;
+    if (gemm_ta >= 0)
+        return t->rank == 2 ? t->dims[gemm_ta ? 1 : 0].value : 0;
+    int64_t m = 1;
+    for (int d = 0; d + 1 < t->rank; d++) {
+        if (t->dims[d].value <= 0 || m > ((int64_t)1 << 40) / t->dims[d].value)
+            return 0;
+        m *= t->dims[d].value;
+    }
+    return m;
+}
+
 static poprt_status packed_b_make(const poprt__prep_ctx *c, uint64_t magic, const float *B,
-                                  int tb, int64_t K, int64_t N, int64_t ldb, const char *what,
-                                  void **state, size_t *size)
+                                  int tb, int64_t K, int64_t N, int64_t ldb, int64_t M,
+                                  const char *what, void **state, size_t *size)
 {
     /* matmul_precision = bfloat16: the bfloat16 GEMM, when the CPU has one
      * (else float32); the packed operand names its variant, so the run
      * needs no option */
-    const poprt__sgemm_variant *v = (c->flags & POPRT__PREP_MATMUL_BF16)
-                                        ? poprt__sgemm_best_bf16()
-                                        : NULL;
+    const poprt__sgemm_variant *v =
+        (c->flags & POPRT__PREP_MATMUL_BF16) ? bf16_variant(M, N) : NULL;
     if (!v)
         v = poprt__sgemm_best();
     const size_t psz = poprt__sgemm_pack_b_size(v, K, N);
@@ -111,7 +153,9 @@ poprt_status poprt__x86_gemm_prepare(poprt__prep_ctx *c, void **state, size_t *s
     const int64_t K = tb ? d1 : d0, N = tb ? d0 : d1;
     if (K <= 0 || N < 4)
         return POPRT_OK;
-    return packed_b_make(c, GEMM_PACK_MAGIC, c->in[1].data, tb, K, N, d1, "Gemm", state, size);
+    return packed_b_make(c, GEMM_PACK_MAGIC, c->in[1].data, tb, K, N, d1,
+                         a_rows(c, poprt__attr_i(c->node, "transA", 0) != 0), "Gemm", state,
+                         size);
 }
 
 /* A constant 2-D float B packed once (packed_b_make). */
@@ -126,7 +170,8 @@ poprt_status poprt__x86_matmul_prepare(poprt__prep_ctx *c, void **state, size_t 
     const int64_t K = c->in[1].type->dims[0].value, N = c->in[1].type->dims[1].value;
     if (K <= 0 || N < 4)
         return POPRT_OK;
-    return packed_b_make(c, MM_PACK_MAGIC, c->in[1].data, 0, K, N, N, "MatMul", state, size);
+    return packed_b_make(c, MM_PACK_MAGIC, c->in[1].data, 0, K, N, N, a_rows(c, -1), "MatMul",
+                         state, size);
 }
 
 /* ---- the engine ------------------------------------------------------------- */

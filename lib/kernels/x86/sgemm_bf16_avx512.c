@@ -13,7 +13,6 @@
 #include "kernels/x86/sgemm.h"
 
 #define INLINE static inline __attribute__((always_inline))
-#define MR 14
 #define NR 32
 
 /* One pair row of the tile: broadcast A's word of row r (byte offset off)
@@ -25,56 +24,17 @@
 #define ZERO(r) "vpxord %%zmm" #r ", %%zmm" #r ", %%zmm" #r "\n\t"
 #define SAVE(r) "vmovaps %%zmm" #r ", " #r "*64(%[acc])\n\t"
 
-/* The k loop is written out in assembly so that the 28 accumulators stay
- * pinned in zmm0..27 next to B's two vectors and the broadcasts (GCC's
- * allocation of the intrinsic version ran at ~70% of the instruction's
- * peak): per pair of k, 2 B loads, 14 broadcasts, 28 VDPBF16PS. All 14
- * rows are computed (packed A is zero-padded); mr of them are stored. */
-void poprt__sgemm_ukr_avx512bf16_14x32(int64_t kc, int mr, int nr, const float *a,
-                                       const float *b, int64_t bs, float *c, int64_t ldc,
-                                       float alpha, float beta)
+/* C update from the accumulators the k loop saved: rows [0, mr) of acc
+ * (NR floats each), nr columns. */
+static void store_tile(const float *acc, int mr, int nr, float *c, int64_t ldc, float alpha,
+                       float beta)
 {
-    float acc[MR * NR] __attribute__((aligned(64)));
-    const int64_t np = (kc + 1) / 2, bstride = bs * 4;
-    const char *pf = (const char *)(b + 8 * bs); /* B pair rows 8 ahead */
-    int64_t n = np;
-    __asm__ volatile(
-        ZERO(0) ZERO(1) ZERO(2) ZERO(3) ZERO(4) ZERO(5) ZERO(6) ZERO(7) ZERO(8) ZERO(9)
-        ZERO(10) ZERO(11) ZERO(12) ZERO(13) ZERO(14) ZERO(15) ZERO(16) ZERO(17) ZERO(18)
-        ZERO(19) ZERO(20) ZERO(21) ZERO(22) ZERO(23) ZERO(24) ZERO(25) ZERO(26) ZERO(27)
-        "test %[n], %[n]\n\t"
-        "jz 2f\n\t"
-        ".p2align 5\n\t"
-        "1:\n\t"
-        "vmovups 0(%[b]), %%zmm28\n\t"
-        "vmovups 64(%[b]), %%zmm29\n\t"
-        "prefetcht0 (%[pf])\n\t"
-        "prefetcht0 64(%[pf])\n\t"
-        ROW(0, 30, 0, 1) ROW(4, 31, 2, 3) ROW(8, 30, 4, 5) ROW(12, 31, 6, 7)
-        ROW(16, 30, 8, 9) ROW(20, 31, 10, 11) ROW(24, 30, 12, 13) ROW(28, 31, 14, 15)
-        ROW(32, 30, 16, 17) ROW(36, 31, 18, 19) ROW(40, 30, 20, 21) ROW(44, 31, 22, 23)
-        ROW(48, 30, 24, 25) ROW(52, 31, 26, 27)
-        "add $56, %[a]\n\t"
-        "add %[bstride], %[b]\n\t"
-        "add %[bstride], %[pf]\n\t"
-        "dec %[n]\n\t"
-        "jnz 1b\n\t"
-        "2:\n\t"
-        SAVE(0) SAVE(1) SAVE(2) SAVE(3) SAVE(4) SAVE(5) SAVE(6) SAVE(7) SAVE(8) SAVE(9)
-        SAVE(10) SAVE(11) SAVE(12) SAVE(13) SAVE(14) SAVE(15) SAVE(16) SAVE(17) SAVE(18)
-        SAVE(19) SAVE(20) SAVE(21) SAVE(22) SAVE(23) SAVE(24) SAVE(25) SAVE(26) SAVE(27)
-        : [a] "+r"(a), [b] "+r"(b), [pf] "+r"(pf), [n] "+r"(n)
-        : [bstride] "r"(bstride), [acc] "r"(acc)
-        : "memory", "cc", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
-          "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "xmm16",
-          "xmm17", "xmm18", "xmm19", "xmm20", "xmm21", "xmm22", "xmm23", "xmm24", "xmm25",
-          "xmm26", "xmm27", "xmm28", "xmm29", "xmm30", "xmm31");
     const __mmask16 m0 = nr >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << nr) - 1);
     const __mmask16 m1 = nr >= 32 ? (__mmask16)0xffff
                          : nr <= 16 ? (__mmask16)0
                                     : (__mmask16)((1u << (nr - 16)) - 1);
     const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
-    for (int r = 0; r < mr && r < MR; r++) {
+    for (int r = 0; r < mr; r++) {
         float *cp = c + r * ldc;
         const __m512 t0 = _mm512_mul_ps(va, _mm512_load_ps(acc + r * NR));
         const __m512 t1 = _mm512_mul_ps(va, _mm512_load_ps(acc + r * NR + 16));
@@ -87,6 +47,85 @@ void poprt__sgemm_ukr_avx512bf16_14x32(int64_t kc, int mr, int nr, const float *
                                   _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m1, cp + 16), t1));
         }
     }
+}
+
+/* The k loops are written out in assembly so that the accumulators stay
+ * pinned in zmm0.. next to B's two vectors (zmm28, zmm29) and the
+ * broadcasts (zmm30, zmm31) (GCC's allocation of the intrinsic version ran
+ * at ~70% of the instruction's peak): per pair of k, 2 B loads, one
+ * broadcast per row, two VDPBF16PS per row. All rows of the tile are
+ * computed (packed A is zero-padded); mr of them are stored. Two heights:
+ * 14 rows (28 accumulators) and 12 (24), which pads 128-row activations
+ * (a transformer's sequence) to 132 rows instead of 140. */
+#define LOOP_HEAD                                                                                  \
+    "test %[n], %[n]\n\t"                                                                          \
+    "jz 2f\n\t"                                                                                    \
+    ".p2align 5\n\t"                                                                               \
+    "1:\n\t"                                                                                       \
+    "vmovups 0(%[b]), %%zmm28\n\t"                                                                 \
+    "vmovups 64(%[b]), %%zmm29\n\t"                                                                \
+    "prefetcht0 (%[pf])\n\t"                                                                       \
+    "prefetcht0 64(%[pf])\n\t"
+#define LOOP_TAIL(abytes)                                                                          \
+    "add $" #abytes ", %[a]\n\t"                                                                   \
+    "add %[bstride], %[b]\n\t"                                                                     \
+    "add %[bstride], %[pf]\n\t"                                                                    \
+    "dec %[n]\n\t"                                                                                 \
+    "jnz 1b\n\t"                                                                                   \
+    "2:\n\t"
+#define ASM_OPERANDS                                                                               \
+    : [a] "+r"(a), [b] "+r"(b), [pf] "+r"(pf), [n] "+r"(n)                                         \
+    : [bstride] "r"(bs * 4), [acc] "r"(acc)                                                        \
+    : "memory", "cc", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8",     \
+      "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "xmm16", "xmm17", "xmm18",    \
+      "xmm19", "xmm20", "xmm21", "xmm22", "xmm23", "xmm24", "xmm25", "xmm26", "xmm27", "xmm28",   \
+      "xmm29", "xmm30", "xmm31"
+
+void poprt__sgemm_ukr_avx512bf16_14x32(int64_t kc, int mr, int nr, const float *a,
+                                       const float *b, int64_t bs, float *c, int64_t ldc,
+                                       float alpha, float beta)
+{
+    float acc[14 * NR] __attribute__((aligned(64)));
+    const char *pf = (const char *)(b + 8 * bs); /* B pair rows 8 ahead */
+    int64_t n = (kc + 1) / 2;
+    __asm__ volatile(
+        ZERO(0) ZERO(1) ZERO(2) ZERO(3) ZERO(4) ZERO(5) ZERO(6) ZERO(7) ZERO(8) ZERO(9)
+        ZERO(10) ZERO(11) ZERO(12) ZERO(13) ZERO(14) ZERO(15) ZERO(16) ZERO(17) ZERO(18)
+        ZERO(19) ZERO(20) ZERO(21) ZERO(22) ZERO(23) ZERO(24) ZERO(25) ZERO(26) ZERO(27)
+        LOOP_HEAD
+        ROW(0, 30, 0, 1) ROW(4, 31, 2, 3) ROW(8, 30, 4, 5) ROW(12, 31, 6, 7)
+        ROW(16, 30, 8, 9) ROW(20, 31, 10, 11) ROW(24, 30, 12, 13) ROW(28, 31, 14, 15)
+        ROW(32, 30, 16, 17) ROW(36, 31, 18, 19) ROW(40, 30, 20, 21) ROW(44, 31, 22, 23)
+        ROW(48, 30, 24, 25) ROW(52, 31, 26, 27)
+        LOOP_TAIL(56)
+        SAVE(0) SAVE(1) SAVE(2) SAVE(3) SAVE(4) SAVE(5) SAVE(6) SAVE(7) SAVE(8) SAVE(9)
+        SAVE(10) SAVE(11) SAVE(12) SAVE(13) SAVE(14) SAVE(15) SAVE(16) SAVE(17) SAVE(18)
+        SAVE(19) SAVE(20) SAVE(21) SAVE(22) SAVE(23) SAVE(24) SAVE(25) SAVE(26) SAVE(27)
+        ASM_OPERANDS);
+    store_tile(acc, mr < 14 ? mr : 14, nr, c, ldc, alpha, beta);
+}
+
+void poprt__sgemm_ukr_avx512bf16_12x32(int64_t kc, int mr, int nr, const float *a,
+                                       const float *b, int64_t bs, float *c, int64_t ldc,
+                                       float alpha, float beta)
+{
+    float acc[12 * NR] __attribute__((aligned(64)));
+    const char *pf = (const char *)(b + 8 * bs);
+    int64_t n = (kc + 1) / 2;
+    __asm__ volatile(
+        ZERO(0) ZERO(1) ZERO(2) ZERO(3) ZERO(4) ZERO(5) ZERO(6) ZERO(7) ZERO(8) ZERO(9)
+        ZERO(10) ZERO(11) ZERO(12) ZERO(13) ZERO(14) ZERO(15) ZERO(16) ZERO(17) ZERO(18)
+        ZERO(19) ZERO(20) ZERO(21) ZERO(22) ZERO(23)
+        LOOP_HEAD
+        ROW(0, 30, 0, 1) ROW(4, 31, 2, 3) ROW(8, 30, 4, 5) ROW(12, 31, 6, 7)
+        ROW(16, 30, 8, 9) ROW(20, 31, 10, 11) ROW(24, 30, 12, 13) ROW(28, 31, 14, 15)
+        ROW(32, 30, 16, 17) ROW(36, 31, 18, 19) ROW(40, 30, 20, 21) ROW(44, 31, 22, 23)
+        LOOP_TAIL(48)
+        SAVE(0) SAVE(1) SAVE(2) SAVE(3) SAVE(4) SAVE(5) SAVE(6) SAVE(7) SAVE(8) SAVE(9)
+        SAVE(10) SAVE(11) SAVE(12) SAVE(13) SAVE(14) SAVE(15) SAVE(16) SAVE(17) SAVE(18)
+        SAVE(19) SAVE(20) SAVE(21) SAVE(22) SAVE(23)
+        ASM_OPERANDS);
+    store_tile(acc, mr < 12 ? mr : 12, nr, c, ldc, alpha, beta);
 }
 
 /* 16 floats at s (the first n of them; the others read as 0) */
