@@ -298,6 +298,25 @@ has out "output y: float [1,10]"
 run 0 -i "$DATA/mlp.onnx" --precision bf16 --run --iters 1
 has out "output y: float [1,10]"
 hasnt out "float_to_"
+# its executable file keeps the choice; on a CPU without AVX512-BF16 (here
+# POPRT_ISA=avx2) it runs in float32: the float32 model's values exactly
+run 0 -i "$DATA/mlp.onnx" --precision bf16 --export_popef "$TMP/mlp_bf16.popef"
+has out "exported: $TMP/mlp_bf16.popef"
+run 0 -i "$TMP/mlp_bf16.popef" --run --iters 1
+has out "output y: float [1,10]"
+if grep -qw avx512_bf16 /proc/cpuinfo 2>/dev/null; then
+    grep -F "output y:" "$TMP/out" | sed 's/.* first: //' >"$TMP/bf16_values"
+    cmp -s "$TMP/onnx_values" "$TMP/bf16_values" &&
+        bad "the bfloat16 .popef gives the float32 values on a CPU with AVX512-BF16"
+fi
+export POPRT_ISA=avx2
+run 0 -i "$DATA/mlp.onnx" --run --iters 1
+grep -F "output y:" "$TMP/out" | sed 's/.* first: //' >"$TMP/avx2_f32_values"
+run 0 -i "$TMP/mlp_bf16.popef" --run --iters 1
+grep -F "output y:" "$TMP/out" | sed 's/.* first: //' >"$TMP/avx2_bf16_values"
+unset POPRT_ISA
+cmp -s "$TMP/avx2_f32_values" "$TMP/avx2_bf16_values" ||
+    bad "a bfloat16 .popef on a CPU without AVX512-BF16 does not give the float32 values"
 # --profile: kernel times per operator type at INFO
 run 0 -i "$DATA/mlp.onnx" --run --iters 2 --profile
 has err "profile: Gemm"
