@@ -103,6 +103,22 @@ static int parse_value(const char *s, void *data, int32_t dt, int64_t i, int sat
     return 1;
 }
 
+/* int32 to float over [b, e) of a span (a parallel-for body: the cast of
+ * an int8 GEMM's accumulators is large and each element independent) */
+typedef struct cast_span {
+    const void *x;
+    void *y;
+} cast_span;
+
+static void i32_to_f32(void *ctx, int64_t b, int64_t e)
+{
+    const cast_span *sp = ctx;
+    const int32_t *x = sp->x;
+    float *y = sp->y;
+    for (int64_t i = b; i < e; i++)
+        y[i] = (float)x[i];
+}
+
 /* ---- the conversion ----------------------------------------------------------- */
 
 poprt_status poprt__cast_values(poprt__kctx *k, const poprt__tval *x, poprt__tval *y,
@@ -173,8 +189,8 @@ poprt_status poprt__cast_values(poprt__kctx *k, const poprt__tval *x, poprt__tva
         return POPRT_OK;
     }
     if (sd == POPRT_DTYPE_INT32 && dd == POPRT_DTYPE_FLOAT) { /* MatMulInteger's output */
-        for (int64_t i = 0; i < n; i++)
-            ((float *)Y)[i] = (float)((const int32_t *)X)[i];
+        const cast_span sp = {X, Y};
+        poprt__kctx_parallel_for(k, n, 32768, i32_to_f32, (void *)&sp);
         return POPRT_OK;
     }
     if (sd == POPRT_DTYPE_INT32 && dd == POPRT_DTYPE_INT64) {

@@ -720,6 +720,29 @@ poprt_status poprt__x86_quantize_linear(poprt__kctx *k)
     return POPRT_OK;
 }
 
+/* DynamicQuantizeLinear's range in chunks of this many values */
+#define Q_MINMAX_CHUNK 32768
+
+typedef struct q_range {
+    const poprt__igemm_variant *v;
+    const float *x;
+    int64_t n;
+    float *part; /* min, max per chunk */
+} q_range;
+
+static void q_minmax_chunks(void *ctx, int64_t b, int64_t e)
+{
+    const q_range *r = ctx;
+    for (int64_t c = b; c < e; c++) {
+        const int64_t lo = c * Q_MINMAX_CHUNK;
+        const int64_t len = r->n - lo < Q_MINMAX_CHUNK ? r->n - lo : Q_MINMAX_CHUNK;
+        float mn = 0.0f, mx = 0.0f;
+        r->v->minmax(r->x + lo, len, &mn, &mx);
+        r->part[2 * c] = mn;
+        r->part[2 * c + 1] = mx;
+    }
+}
+
 poprt_status poprt__x86_dynamic_quantize_linear(poprt__kctx *k)
 {
     const poprt__tval *x = poprt__kin(k, 0);
@@ -727,9 +750,21 @@ poprt_status poprt__x86_dynamic_quantize_linear(poprt__kctx *k)
     if (!x || !y || x->dtype != POPRT_DTYPE_FLOAT || y->dtype != POPRT_DTYPE_UINT8 ||
         y->numel != x->numel)
         return poprt__ref_dynamic_quantize_linear(k);
-    /* the reference's scale and zero point from the range (which holds 0) */
+    /* the reference's scale and zero point from the range (which holds 0),
+     * over chunks in parallel (min and max do not depend on the split) */
     float mn = 0.0f, mx = 0.0f;
-    poprt__igemm_best()->minmax(x->data, x->numel, &mn, &mx);
+    const int64_t nch = (x->numel + Q_MINMAX_CHUNK - 1) / Q_MINMAX_CHUNK;
+    float *part = nch > 1 ? poprt__kctx_scratch(k, (size_t)nch * 2 * sizeof(float)) : NULL;
+    if (part) {
+        q_range r = {poprt__igemm_best(), x->data, x->numel, part};
+        poprt__kctx_parallel_for(k, nch, 1, q_minmax_chunks, &r);
+        for (int64_t c = 0; c < nch; c++) {
+            mn = part[2 * c] < mn ? part[2 * c] : mn;
+            mx = part[2 * c + 1] > mx ? part[2 * c + 1] : mx;
+        }
+    } else {
+        poprt__igemm_best()->minmax(x->data, x->numel, &mn, &mx);
+    }
     const float scale = (mx == mn ? 1.0f : (mx - mn)) / 255.0f;
     float zpf = 0.0f - mn / scale;
     zpf = zpf < 0.0f ? 0.0f : (zpf > 255.0f ? 255.0f : zpf);
