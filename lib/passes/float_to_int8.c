@@ -147,13 +147,16 @@ static poprt_status rewrite(poprt__graph *g, ctx *c, poprt__node *n, int *done)
     const int64_t qd[2] = {K, N}, nd[1] = {N};
     const char *base = n->name && *n->name ? n->name : w->name;
     poprt__tensor *wq = NULL, *ws = NULL, *wz = NULL;
+    const char *qname = poprt__arena_printf(&m->arena, "%s_W_quantized", base);
+    const char *sname = poprt__arena_printf(&m->arena, "%s_W_scale", base);
+    const char *zname = poprt__arena_printf(&m->arena, "%s_W_zero_point", base);
+    if (!st && (!qname || !sname || !zname))
+        st = poprt__rw_oom();
     if (!st) {
-        wq = poprt__graph_add_const(g, poprt__arena_printf(&m->arena, "%s_W_quantized", base),
-                                    POPRT_DTYPE_INT8, 2, qd, q, (size_t)(K * N));
-        ws = poprt__graph_add_const(g, poprt__arena_printf(&m->arena, "%s_W_scale", base),
-                                    POPRT_DTYPE_FLOAT, 1, nd, s, (size_t)N * sizeof(float));
-        wz = poprt__graph_add_const(g, poprt__arena_printf(&m->arena, "%s_W_zero_point", base),
-                                    POPRT_DTYPE_INT8, 0, nd, &z, 1);
+        wq = poprt__graph_add_const(g, qname, POPRT_DTYPE_INT8, 2, qd, q, (size_t)(K * N));
+        ws = poprt__graph_add_const(g, sname, POPRT_DTYPE_FLOAT, 1, nd, s,
+                                    (size_t)N * sizeof(float));
+        wz = poprt__graph_add_const(g, zname, POPRT_DTYPE_INT8, 0, nd, &z, 1);
         if (!wq || !ws || !wz)
             st = poprt__rw_oom();
     }
@@ -184,10 +187,10 @@ static poprt_status rewrite(poprt__graph *g, ctx *c, poprt__node *n, int *done)
                                           : NULL;
             for (int64_t i = 0; scaled && i < cn; i++)
                 scaled[i] = beta * cv[i];
-            cb = scaled ? poprt__graph_add_const(
-                              g, poprt__arena_printf(&m->arena, "%s_C_scaled", base),
-                              POPRT_DTYPE_FLOAT, cr, cd, scaled, (size_t)cn * sizeof(float))
-                        : NULL;
+            const char *cname = poprt__arena_printf(&m->arena, "%s_C_scaled", base);
+            cb = scaled && cname ? poprt__graph_add_const(g, cname, POPRT_DTYPE_FLOAT, cr, cd,
+                                                          scaled, (size_t)cn * sizeof(float))
+                                 : NULL;
             poprt__free(scaled);
         }
         if (!mul || !cb)
@@ -248,16 +251,19 @@ static poprt_status rewrite_conv(poprt__graph *g, ctx *c, poprt__node *n, int *d
     const int8_t z = 0;
     const char *base = n->name && *n->name ? n->name : w->name;
     poprt__tensor *wq = NULL, *ws = NULL, *wz = NULL, *bt = NULL;
+    const char *qname = poprt__arena_printf(&m->arena, "%s_W_quantized", base);
+    const char *sname = poprt__arena_printf(&m->arena, "%s_W_scale", base);
+    const char *zname = poprt__arena_printf(&m->arena, "%s_W_zero_point", base);
+    const char *bname = poprt__arena_printf(&m->arena, "%s_B_channels", base);
+    if (!st && (!qname || !sname || !zname || !bname))
+        st = poprt__rw_oom();
     if (!st) {
-        wq = poprt__graph_add_const(g, poprt__arena_printf(&m->arena, "%s_W_quantized", base),
-                                    POPRT_DTYPE_INT8, wr, wd, q, (size_t)numel);
-        ws = poprt__graph_add_const(g, poprt__arena_printf(&m->arena, "%s_W_scale", base),
-                                    POPRT_DTYPE_FLOAT, wr - 1, sd, s, (size_t)M * sizeof(float));
-        wz = poprt__graph_add_const(g, poprt__arena_printf(&m->arena, "%s_W_zero_point", base),
-                                    POPRT_DTYPE_INT8, 0, sd, &z, 1);
+        wq = poprt__graph_add_const(g, qname, POPRT_DTYPE_INT8, wr, wd, q, (size_t)numel);
+        ws = poprt__graph_add_const(g, sname, POPRT_DTYPE_FLOAT, wr - 1, sd, s,
+                                    (size_t)M * sizeof(float));
+        wz = poprt__graph_add_const(g, zname, POPRT_DTYPE_INT8, 0, sd, &z, 1);
         if (bv)
-            bt = poprt__graph_add_const(g, poprt__arena_printf(&m->arena, "%s_B_channels", base),
-                                        POPRT_DTYPE_FLOAT, wr - 1, sd, bv,
+            bt = poprt__graph_add_const(g, bname, POPRT_DTYPE_FLOAT, wr - 1, sd, bv,
                                         (size_t)M * sizeof(float));
         if (!wq || !ws || !wz || (bv && !bt))
             st = poprt__rw_oom();

@@ -1184,6 +1184,10 @@ START_TEST(passes)
                                              {"float_to_half", NULL},
                                              {"eliminate_unused_initializer", NULL},
                                              {NULL, NULL}});
+    scenario_passes("mlp.onnx", "float_to_int8",
+                    (const char *const[][2]){{"float_to_int8", NULL}, {NULL, NULL}});
+    scenario_passes("conv.onnx", "float_to_int8 (every Conv)",
+                    (const char *const[][2]){{"float_to_int8", "min_size=1"}, {NULL, NULL}});
     scenario_passes("conv.onnx", "constant_folding, unique names, 8-bit io",
                     (const char *const[][2]){{"constant_folding", NULL},
                                              {"unique_name_for_nodes", NULL},
