@@ -86,9 +86,9 @@ static poprt_status dq_of(poprt__graph *g, ctx *c, poprt__tensor *x, dq **out)
 }
 
 /* W (K x N; element (k, j) at w[k*rs + j*cs]) times alpha, quantized per
- * column into q [K, N] with scales s [N]. */
+ * column into q (element (k, j) at q[k*qrs + j*qcs]) with scales s [N]. */
 static void quantize_columns(const float *w, int64_t K, int64_t N, int64_t rs, int64_t cs,
-                             float alpha, int8_t *q, float *s)
+                             float alpha, int8_t *q, int64_t qrs, int64_t qcs, float *s)
 {
     for (int64_t j = 0; j < N; j++) {
         double amax = 0;
@@ -102,198 +102,74 @@ static void quantize_columns(const float *w, int64_t K, int64_t N, int64_t rs, i
         for (int64_t k = 0; k < K; k++) {
             double v = nearbyint((double)alpha * w[k * rs + j * cs] / sc);
             v = v > 127 ? 127 : v < -127 ? -127 : isnan(v) ? 0 : v;
-            q[k * N + j] = (int8_t)v;
+            q[k * qrs + j * qcs] = (int8_t)v;
         }
     }
 }
 
-/* Rewrites node n (MatMul or Gemm) when it qualifies; *done 1 when it did. */
-static poprt_status rewrite(poprt__graph *g, ctx *c, poprt__node *n, int *done)
+/* What one quantized node reads: the int8 weight of wrank dims wd, its
+ * scales of srank dims sd (N values), the scalar zero point 0, and an
+ * optional float addend of arank dims ad (NULL: none) named base_<add_name>,
+ * as new constants named from base. */
+typedef struct qweight {
+    poprt__tensor *q, *s, *z, *add;
+} qweight;
+
+static poprt_status add_weight(poprt__graph *g, const char *base, const int8_t *q, int wrank,
+                               const int64_t *wd, int64_t numel, const float *s, int srank,
+                               const int64_t *sd, int64_t N, const float *add,
+                               const char *add_name, int arank, const int64_t *ad, int64_t add_n,
+                               qweight *out)
 {
-    *done = 0;
-    const int gemm = poprt__rw_is(n, "Gemm");
-    if (n->n_inputs < 2 || !n->inputs[0] || !n->inputs[1] || n->n_outputs < 1 ||
-        !n->outputs[0] || poprt__list_has(c->skip, c->n_skip, n->name))
-        return POPRT_OK;
-    poprt__tensor *x = n->inputs[0], *w = n->inputs[1];
-    poprt__tensor *cin = gemm && n->n_inputs > 2 ? n->inputs[2] : NULL;
-    if (x->type.elem != POPRT_DTYPE_FLOAT || poprt__rw_rank(x) < 2)
-        return POPRT_OK;
-    int64_t wd[POPRT__MAX_RANK], numel;
-    const float *wv = poprt__rw_f32(w, POPRT__RW_DATA, &numel);
-    if (!wv || poprt__rw_dims(w, wd) != 2 || wd[0] * wd[1] != numel)
-        return POPRT_OK;
-    int tb = 0;
-    float alpha = 1.0f, beta = 1.0f;
-    if (gemm) {
-        if (poprt__attr_i(n, "transA", 0) != 0)
-            return POPRT_OK;
-        tb = poprt__attr_i(n, "transB", 0) != 0;
-        alpha = poprt__attr_f(n, "alpha", 1.0f);
-        beta = poprt__attr_f(n, "beta", 1.0f);
-        if (cin && beta != 1.0f && !poprt__rw_f32(cin, POPRT__RW_DATA, &numel))
-            return POPRT_OK;
-    }
-    const int64_t K = tb ? wd[1] : wd[0], N = tb ? wd[0] : wd[1];
-    if (K < c->min_size || N < c->min_size)
-        return POPRT_OK;
     poprt__model *m = g->model;
-    int8_t *q = poprt__malloc((size_t)(K * N));
-    float *s = poprt__malloc((size_t)N * sizeof(float));
     const int8_t z = 0;
-    poprt_status st = q && s ? POPRT_OK : poprt__rw_oom();
-    if (!st)
-        quantize_columns(wv, K, N, tb ? 1 : N, tb ? K : 1, alpha, q, s);
-    const int64_t qd[2] = {K, N}, nd[1] = {N};
-    const char *base = n->name && *n->name ? n->name : w->name;
-    poprt__tensor *wq = NULL, *ws = NULL, *wz = NULL;
-    const char *qname = poprt__arena_printf(&m->arena, "%s_W_quantized", base);
-    const char *sname = poprt__arena_printf(&m->arena, "%s_W_scale", base);
-    const char *zname = poprt__arena_printf(&m->arena, "%s_W_zero_point", base);
-    if (!st && (!qname || !sname || !zname))
-        st = poprt__rw_oom();
-    if (!st) {
-        wq = poprt__graph_add_const(g, qname, POPRT_DTYPE_INT8, 2, qd, q, (size_t)(K * N));
-        ws = poprt__graph_add_const(g, sname, POPRT_DTYPE_FLOAT, 1, nd, s,
+    const char *qn = poprt__arena_printf(&m->arena, "%s_W_quantized", base);
+    const char *sn = poprt__arena_printf(&m->arena, "%s_W_scale", base);
+    const char *zn = poprt__arena_printf(&m->arena, "%s_W_zero_point", base);
+    const char *an = add ? poprt__arena_printf(&m->arena, "%s_%s", base, add_name) : NULL;
+    if (!qn || !sn || !zn || (add && !an))
+        return poprt__rw_oom();
+    out->q = poprt__graph_add_const(g, qn, POPRT_DTYPE_INT8, wrank, wd, q, (size_t)numel);
+    out->s = poprt__graph_add_const(g, sn, POPRT_DTYPE_FLOAT, srank, sd, s,
                                     (size_t)N * sizeof(float));
-        wz = poprt__graph_add_const(g, zname, POPRT_DTYPE_INT8, 0, nd, &z, 1);
-        if (!wq || !ws || !wz)
-            st = poprt__rw_oom();
-    }
-    poprt__free(q);
-    poprt__free(s);
-    dq *d = NULL;
-    if (!st)
-        st = dq_of(g, c, x, &d);
-    if (st)
-        return st;
-    poprt__tensor *mi_in[4] = {d->q, wq, d->z, wz};
-    poprt__node *mi = poprt__rw_node1(g, "MatMulInteger", "", 4, mi_in, NULL, "matmul_integer");
-    poprt__node *cast = mi ? poprt__rw_cast(g, mi->outputs[0], NULL, POPRT_DTYPE_FLOAT) : NULL;
-    poprt__tensor *sc_in[2] = {d->s, ws};
-    poprt__node *sc = cast ? poprt__rw_node1(g, "Mul", "", 2, sc_in, NULL, "scale") : NULL;
-    if (!sc)
-        return poprt__rw_oom();
-    poprt__tensor *y_in[2] = {cast->outputs[0], sc->outputs[0]};
-    poprt__node *last;
-    if (cin) {
-        poprt__node *mul = poprt__rw_node1(g, "Mul", "", 2, y_in, NULL, "dequantized");
-        poprt__tensor *cb = cin;
-        if (mul && beta != 1.0f) {
-            int64_t cd[POPRT__MAX_RANK], cn;
-            const float *cv = poprt__rw_f32(cin, POPRT__RW_DATA, &cn);
-            const int cr = poprt__rw_dims(cin, cd);
-            float *scaled = cv && cr >= 0 ? poprt__malloc((size_t)(cn > 0 ? cn : 1) * sizeof(float))
-                                          : NULL;
-            for (int64_t i = 0; scaled && i < cn; i++)
-                scaled[i] = beta * cv[i];
-            const char *cname = poprt__arena_printf(&m->arena, "%s_C_scaled", base);
-            cb = scaled && cname ? poprt__graph_add_const(g, cname, POPRT_DTYPE_FLOAT, cr, cd,
-                                                          scaled, (size_t)cn * sizeof(float))
-                                 : NULL;
-            poprt__free(scaled);
-        }
-        if (!mul || !cb)
-            return poprt__rw_oom();
-        poprt__tensor *add_in[2] = {mul->outputs[0], cb};
-        last = poprt__rw_replace(g, n, "Add", "", 2, add_in);
-    } else {
-        last = poprt__rw_replace(g, n, "Mul", "", 2, y_in);
-    }
-    if (!last)
-        return poprt__rw_oom();
-    poprt__rw_drop_if_unused(g, w);
-    if (cin)
-        poprt__rw_drop_if_unused(g, cin);
-    *done = 1;
-    return POPRT_OK;
+    out->z = poprt__graph_add_const(g, zn, POPRT_DTYPE_INT8, 0, sd, &z, 1);
+    out->add = add ? poprt__graph_add_const(g, an, POPRT_DTYPE_FLOAT, arank, ad, add,
+                                            (size_t)add_n * sizeof(float))
+                   : NULL;
+    return out->q && out->s && out->z && (!add || out->add) ? POPRT_OK : poprt__rw_oom();
 }
 
-/* Rewrites Conv node n when it qualifies; *done 1 when it did. */
-static poprt_status rewrite_conv(poprt__graph *g, ctx *c, poprt__node *n, int *done)
+/* Replaces n (reading weight w and, when not NULL, the addend it had, old)
+ * by op (MatMulInteger or ConvInteger) on x's DynamicQuantizeLinear and
+ * wt's constants, Cast to float, Mul by xs * Ws and, with an addend, Add;
+ * the attributes named in attrs (NULL-terminated) are copied to op. */
+static poprt_status replace_node(poprt__graph *g, ctx *c, poprt__node *n, const char *op,
+                                 const char *const *attrs, poprt__tensor *x, poprt__tensor *w,
+                                 poprt__tensor *old, const qweight *wt)
 {
-    *done = 0;
-    if (n->n_inputs < 2 || !n->inputs[0] || !n->inputs[1] || n->n_outputs < 1 ||
-        !n->outputs[0] || poprt__list_has(c->skip, c->n_skip, n->name))
-        return POPRT_OK;
-    poprt__tensor *x = n->inputs[0], *w = n->inputs[1];
-    poprt__tensor *bias = n->n_inputs > 2 ? n->inputs[2] : NULL;
-    int64_t wd[POPRT__MAX_RANK], numel, bn = 0;
-    const float *wv = poprt__rw_f32(w, POPRT__RW_DATA, &numel);
-    const int wr = poprt__rw_dims(w, wd);
-    const float *bv = bias ? poprt__rw_f32(bias, POPRT__RW_DATA, &bn) : NULL;
-    if (x->type.elem != POPRT_DTYPE_FLOAT || !wv || wr < 3 || numel <= 0 || (bias && !bv))
-        return POPRT_OK;
-    const int64_t M = wd[0], K = numel / M;
-    if (M < c->min_size || K < c->min_size || (bias && bn != M))
-        return POPRT_OK;
-    poprt__model *m = g->model;
-    int8_t *q = poprt__malloc((size_t)numel);
-    float *s = poprt__malloc((size_t)M * sizeof(float));
-    poprt_status st = q && s ? POPRT_OK : poprt__rw_oom();
-    /* W as K x M: element (k, j) at w[j*K + k] */
-    if (!st) {
-        int8_t *qt = poprt__malloc((size_t)numel);
-        if (!qt) {
-            st = poprt__rw_oom();
-        } else {
-            quantize_columns(wv, K, M, 1, K, 1.0f, qt, s);
-            for (int64_t j = 0; j < M; j++)
-                for (int64_t k = 0; k < K; k++)
-                    q[j * K + k] = qt[k * M + j];
-            poprt__free(qt);
-        }
-    }
-    int64_t sd[POPRT__MAX_RANK];
-    sd[0] = M;
-    for (int i = 1; i < wr - 1; i++)
-        sd[i] = 1;
-    const int8_t z = 0;
-    const char *base = n->name && *n->name ? n->name : w->name;
-    poprt__tensor *wq = NULL, *ws = NULL, *wz = NULL, *bt = NULL;
-    const char *qname = poprt__arena_printf(&m->arena, "%s_W_quantized", base);
-    const char *sname = poprt__arena_printf(&m->arena, "%s_W_scale", base);
-    const char *zname = poprt__arena_printf(&m->arena, "%s_W_zero_point", base);
-    const char *bname = poprt__arena_printf(&m->arena, "%s_B_channels", base);
-    if (!st && (!qname || !sname || !zname || !bname))
-        st = poprt__rw_oom();
-    if (!st) {
-        wq = poprt__graph_add_const(g, qname, POPRT_DTYPE_INT8, wr, wd, q, (size_t)numel);
-        ws = poprt__graph_add_const(g, sname, POPRT_DTYPE_FLOAT, wr - 1, sd, s,
-                                    (size_t)M * sizeof(float));
-        wz = poprt__graph_add_const(g, zname, POPRT_DTYPE_INT8, 0, sd, &z, 1);
-        if (bv)
-            bt = poprt__graph_add_const(g, bname, POPRT_DTYPE_FLOAT, wr - 1, sd, bv,
-                                        (size_t)M * sizeof(float));
-        if (!wq || !ws || !wz || (bv && !bt))
-            st = poprt__rw_oom();
-    }
-    poprt__free(q);
-    poprt__free(s);
     dq *d = NULL;
-    if (!st)
-        st = dq_of(g, c, x, &d);
+    poprt_status st = dq_of(g, c, x, &d);
     if (st)
         return st;
-    poprt__tensor *ci_in[4] = {d->q, wq, d->z, wz};
-    poprt__node *ci = poprt__rw_node1(g, "ConvInteger", "", 4, ci_in, NULL, "conv_integer");
-    static const char *const attrs[] = {"auto_pad", "dilations", "group", "kernel_shape", "pads",
-                                        "strides"};
-    for (size_t i = 0; ci && !st && i < sizeof attrs / sizeof *attrs; i++)
+    poprt__tensor *in[4] = {d->q, wt->q, d->z, wt->z};
+    poprt__node *qi = poprt__rw_node1(g, op, "", 4, in, NULL,
+                                      strcmp(op, "ConvInteger") ? "matmul_integer"
+                                                                : "conv_integer");
+    for (int i = 0; qi && !st && attrs && attrs[i]; i++)
         if (poprt__node_attr(n, attrs[i]))
-            st = poprt__rw_copy_attr(ci, n, attrs[i]);
+            st = poprt__rw_copy_attr(qi, n, attrs[i]);
     if (st)
         return st;
-    poprt__node *cast = ci ? poprt__rw_cast(g, ci->outputs[0], NULL, POPRT_DTYPE_FLOAT) : NULL;
-    poprt__tensor *sc_in[2] = {d->s, ws};
+    poprt__node *cast = qi ? poprt__rw_cast(g, qi->outputs[0], NULL, POPRT_DTYPE_FLOAT) : NULL;
+    poprt__tensor *sc_in[2] = {d->s, wt->s};
     poprt__node *sc = cast ? poprt__rw_node1(g, "Mul", "", 2, sc_in, NULL, "scale") : NULL;
     if (!sc)
         return poprt__rw_oom();
     poprt__tensor *y_in[2] = {cast->outputs[0], sc->outputs[0]};
     poprt__node *last;
-    if (bt) {
+    if (wt->add) {
         poprt__node *mul = poprt__rw_node1(g, "Mul", "", 2, y_in, NULL, "dequantized");
-        poprt__tensor *add_in[2] = {mul ? mul->outputs[0] : NULL, bt};
+        poprt__tensor *add_in[2] = {mul ? mul->outputs[0] : NULL, wt->add};
         last = mul ? poprt__rw_replace(g, n, "Add", "", 2, add_in) : NULL;
     } else {
         last = poprt__rw_replace(g, n, "Mul", "", 2, y_in);
@@ -301,10 +177,119 @@ static poprt_status rewrite_conv(poprt__graph *g, ctx *c, poprt__node *n, int *d
     if (!last)
         return poprt__rw_oom();
     poprt__rw_drop_if_unused(g, w);
-    if (bias)
-        poprt__rw_drop_if_unused(g, bias);
-    *done = 1;
+    if (old)
+        poprt__rw_drop_if_unused(g, old);
     return POPRT_OK;
+}
+
+/* n's inputs 0 and 1 exist, it has an output, and it is not skipped. */
+static int candidate(const ctx *c, const poprt__node *n)
+{
+    return n->n_inputs >= 2 && n->inputs[0] && n->inputs[1] && n->n_outputs >= 1 &&
+           n->outputs[0] && !poprt__list_has(c->skip, c->n_skip, n->name) &&
+           n->inputs[0]->type.elem == POPRT_DTYPE_FLOAT;
+}
+
+static const char *base_name(const poprt__node *n)
+{
+    return n->name && *n->name ? n->name : n->inputs[1]->name;
+}
+
+/* Rewrites node n (MatMul or Gemm) when it qualifies; *done 1 when it did. */
+static poprt_status rewrite(poprt__graph *g, ctx *c, poprt__node *n, int *done)
+{
+    *done = 0;
+    const int gemm = poprt__rw_is(n, "Gemm");
+    if (!candidate(c, n) || poprt__rw_rank(n->inputs[0]) < 2)
+        return POPRT_OK;
+    poprt__tensor *x = n->inputs[0], *w = n->inputs[1];
+    poprt__tensor *cin = gemm && n->n_inputs > 2 ? n->inputs[2] : NULL;
+    int64_t wd[POPRT__MAX_RANK], numel, cn = 0, cd[POPRT__MAX_RANK];
+    const float *wv = poprt__rw_f32(w, POPRT__RW_DATA, &numel);
+    if (!wv || poprt__rw_dims(w, wd) != 2 || wd[0] * wd[1] != numel)
+        return POPRT_OK;
+    int tb = 0;
+    float alpha = 1.0f, beta = 1.0f;
+    const float *cv = NULL;
+    int cr = 0;
+    if (gemm) {
+        if (poprt__attr_i(n, "transA", 0) != 0)
+            return POPRT_OK;
+        tb = poprt__attr_i(n, "transB", 0) != 0;
+        alpha = poprt__attr_f(n, "alpha", 1.0f);
+        beta = poprt__attr_f(n, "beta", 1.0f);
+        /* beta * C as a new constant (C itself when beta is 1) */
+        if (cin && beta != 1.0f &&
+            (!(cv = poprt__rw_f32(cin, POPRT__RW_DATA, &cn)) || (cr = poprt__rw_dims(cin, cd)) < 0))
+            return POPRT_OK;
+    }
+    const int64_t K = tb ? wd[1] : wd[0], N = tb ? wd[0] : wd[1];
+    if (K < c->min_size || N < c->min_size)
+        return POPRT_OK;
+    int8_t *q = poprt__malloc((size_t)(K * N));
+    float *s = poprt__malloc((size_t)N * sizeof(float));
+    float *scaled = cv ? poprt__malloc((size_t)(cn > 0 ? cn : 1) * sizeof(float)) : NULL;
+    poprt_status st = q && s && (!cv || scaled) ? POPRT_OK : poprt__rw_oom();
+    qweight wt = {0};
+    if (!st) {
+        quantize_columns(wv, K, N, tb ? 1 : N, tb ? K : 1, alpha, q, N, 1, s);
+        for (int64_t i = 0; cv && i < cn; i++)
+            scaled[i] = beta * cv[i];
+        const int64_t qd[2] = {K, N}, nd[1] = {N};
+        st = add_weight(g, base_name(n), q, 2, qd, K * N, s, 1, nd, N, scaled, "C_scaled", cr,
+                        cd, cn, &wt);
+    }
+    poprt__free(q);
+    poprt__free(s);
+    poprt__free(scaled);
+    if (!st && cin && !cv)
+        wt.add = cin;
+    if (!st)
+        st = replace_node(g, c, n, "MatMulInteger", NULL, x, w, cin, &wt);
+    *done = !st;
+    return st;
+}
+
+/* Rewrites Conv node n when it qualifies; *done 1 when it did. */
+static poprt_status rewrite_conv(poprt__graph *g, ctx *c, poprt__node *n, int *done)
+{
+    *done = 0;
+    if (!candidate(c, n))
+        return POPRT_OK;
+    poprt__tensor *x = n->inputs[0], *w = n->inputs[1];
+    poprt__tensor *bias = n->n_inputs > 2 ? n->inputs[2] : NULL;
+    int64_t wd[POPRT__MAX_RANK], numel, bn = 0;
+    const float *wv = poprt__rw_f32(w, POPRT__RW_DATA, &numel);
+    const int wr = poprt__rw_dims(w, wd);
+    const float *bv = bias ? poprt__rw_f32(bias, POPRT__RW_DATA, &bn) : NULL;
+    if (!wv || wr < 3 || numel <= 0 || (bias && !bv))
+        return POPRT_OK;
+    const int64_t M = wd[0], K = numel / M;
+    if (M < c->min_size || K < c->min_size || (bias && bn != M))
+        return POPRT_OK;
+    int8_t *q = poprt__malloc((size_t)numel);
+    float *s = poprt__malloc((size_t)M * sizeof(float));
+    poprt_status st = q && s ? POPRT_OK : poprt__rw_oom();
+    qweight wt = {0};
+    if (!st) {
+        /* W [M, K...] read and written as K x M: element (k, j) at j*K + k */
+        quantize_columns(wv, K, M, 1, K, 1.0f, q, 1, K, s);
+        /* scales and bias as [M, 1, ...] against the output's channel axis */
+        int64_t sd[POPRT__MAX_RANK];
+        sd[0] = M;
+        for (int i = 1; i < wr - 1; i++)
+            sd[i] = 1;
+        st = add_weight(g, base_name(n), q, wr, wd, numel, s, wr - 1, sd, M, bv, "B_channels",
+                        wr - 1, sd, M, &wt);
+    }
+    poprt__free(q);
+    poprt__free(s);
+    static const char *const attrs[] = {"auto_pad", "dilations", "group", "kernel_shape",
+                                        "pads",     "strides",   NULL};
+    if (!st)
+        st = replace_node(g, c, n, "ConvInteger", attrs, x, w, bias, &wt);
+    *done = !st;
+    return st;
 }
 
 static poprt_status run(poprt__model *m, const char *args, int *changed)

@@ -310,27 +310,11 @@ static poprt_status conv_layout(poprt__kctx *k, const poprt__conv_plan *p, const
  * per group, channels per group, taps, GEMM variant index, NR << 16 | MR}
  * then per group the panels poprt__x86_conv_direct reads (checked against the running
  * CPU's variant list when an executable file is loaded). */
-/* The micro-kernel for a conv's weights: among the usable variants of the
- * best one's ISA level (their speeds differ by a few percent), the one
- * whose tiles cover M output channels x N positions with the least padding
- * (M = 16: 14-row tiles compute 28 rows, 6-row tiles 18). */
-static double conv_tile_cost(const poprt__sgemm_variant *v, int64_t M, int64_t N)
-{
-    return (double)(poprt__ceil_div(M, v->mr) * v->mr) *
-           (double)(poprt__ceil_div(N, v->nr) * v->nr);
-}
-
+/* The micro-kernel for a conv's weights: M output channels x N positions
+ * (poprt__sgemm_fit). */
 static const poprt__sgemm_variant *conv_variant(int64_t M, int64_t N)
 {
-    const poprt__sgemm_variant *pick = poprt__sgemm_best();
-    for (int i = 0; i < poprt__sgemm_n_variants; i++) {
-        const poprt__sgemm_variant *v = &poprt__sgemm_variants[i];
-        /* a clear gain only */
-        if (v->isa == pick->isa && v->kpack == 1 && poprt__sgemm_usable(v) &&
-            conv_tile_cost(v, M, N) < 0.97 * conv_tile_cost(pick, M, N))
-            pick = v;
-    }
-    return pick;
+    return poprt__sgemm_fit(poprt__sgemm_best(), M, N);
 }
 
 poprt_status poprt__x86_conv_prepare(poprt__prep_ctx *c, void **state, size_t *size)

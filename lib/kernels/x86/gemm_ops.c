@@ -51,29 +51,12 @@ void poprt__fast_gemm(poprt__kctx *k, void *ws, int ta, int tb, int64_t M, int64
 #define GEMM_PACK_MAGIC 0x314b504d47525050ull /* "PPRGMPK1" */
 #define MM_PACK_MAGIC 0x314b50424d525050ull   /* "PPRMBPK1" */
 
-/* The bfloat16 variant for an M x N product (M 0: unknown): the first
- * usable one of the list, or another whose tiles cover M x N with clearly
- * less padding (a 128-row activation: 12-row tiles compute 132 rows, 14-row
- * ones 140). NULL when the CPU has none. */
+/* The bfloat16 variant for an M x N product (M 0: unknown, the first
+ * usable one), or NULL when the CPU has none. */
 static const poprt__sgemm_variant *bf16_variant(int64_t M, int64_t N)
 {
-    const poprt__sgemm_variant *pick = poprt__sgemm_best_bf16();
-    if (!pick || M <= 0)
-        return pick;
-    double cost = (double)poprt__ceil_div(M, pick->mr) * pick->mr *
-                  (double)(poprt__ceil_div(N, pick->nr) * pick->nr);
-    for (int i = 0; i < poprt__sgemm_n_variants; i++) {
-        const poprt__sgemm_variant *v = &poprt__sgemm_variants[i];
-        if (v->kpack != 2 || !poprt__sgemm_usable(v))
-            continue;
-        const double cv = (double)poprt__ceil_div(M, v->mr) * v->mr *
-                          (double)(poprt__ceil_div(N, v->nr) * v->nr);
-        if (cv < 0.97 * cost) {
-            pick = v;
-            cost = cv;
-        }
-    }
-    return pick;
+    const poprt__sgemm_variant *first = poprt__sgemm_best_bf16();
+    return M > 0 ? poprt__sgemm_fit(first, M, N) : first;
 }
 
 /* Rows of the GEMM a node's A gives (MatMul: all leading dims; Gemm: op(A)'s

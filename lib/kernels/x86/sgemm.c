@@ -49,6 +49,26 @@ const poprt__sgemm_variant *poprt__sgemm_best_bf16(void)
     return first_usable(2);
 }
 
+static int64_t round_up(int64_t x, int64_t m);
+
+static double tile_cost(const poprt__sgemm_variant *v, int64_t M, int64_t N)
+{
+    return (double)round_up(M, v->mr) * (double)round_up(N, v->nr);
+}
+
+const poprt__sgemm_variant *poprt__sgemm_fit(const poprt__sgemm_variant *first, int64_t M,
+                                             int64_t N)
+{
+    const poprt__sgemm_variant *pick = first;
+    for (int i = 0; pick && i < poprt__sgemm_n_variants; i++) {
+        const poprt__sgemm_variant *v = &poprt__sgemm_variants[i];
+        if (v->isa == pick->isa && v->kpack == pick->kpack && poprt__sgemm_usable(v) &&
+            tile_cost(v, M, N) < 0.97 * tile_cost(pick, M, N))
+            pick = v;
+    }
+    return pick;
+}
+
 /* ---- portable micro-kernel (4x16) ----------------------------------------- */
 
 void poprt__sgemm_ukr_scalar_4x16(int64_t kc, int mr, int nr, const float *a, const float *b,

@@ -83,6 +83,14 @@ extern const int poprt__sgemm_n_variants;
 int poprt__sgemm_usable(const poprt__sgemm_variant *v);
 /* The first usable float32 variant of the list (the portable one always is). */
 const poprt__sgemm_variant *poprt__sgemm_best(void);
+/* Among the usable variants of first's ISA level and kpack, the one whose
+ * MR x NR tiles cover an M x N output with clearly less padding than
+ * first's (below 0.97 of it, then of the pick so far): their speeds differ
+ * by a few percent, padded rows and columns are computed in full (M = 16
+ * output channels: 14-row tiles compute 28 rows, 6-row tiles 18; 128 rows
+ * of activations: 12-row tiles 132, 14-row ones 140). first when none. */
+const poprt__sgemm_variant *poprt__sgemm_fit(const poprt__sgemm_variant *first, int64_t M,
+                                             int64_t N);
 /* The first usable bfloat16 variant (kpack 2), or NULL when the CPU has
  * none. A bfloat16 variant takes the same float operands and gives the same
  * float C, but rounds A and B to bfloat16 (round to nearest even) when it
