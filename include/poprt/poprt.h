@@ -231,7 +231,11 @@ typedef struct poprt_model poprt_model;
 typedef struct poprt_options poprt_options; /* see "options" below */
 
 /* Loads an ONNX model (ModelProto) from a file. The file is mapped, not read:
- * weights stay in the mapping and are not copied. External data is resolved
+ * weights stay in the mapping and are not copied, except those whose place
+ * in the file does not suit their type (a float at an offset that is not a
+ * multiple of 4, as most exporters write them): each is copied once, the
+ * file's pages it came from are given back, and sessions made from the
+ * model share the copy. External data is resolved
  * relative to the model's folder; absolute paths and paths that leave the
  * folder are rejected. The model is checked (graph structure, operator
  * schemas, shape and type inference) before it is returned.

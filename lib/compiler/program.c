@@ -129,6 +129,40 @@ poprt_status poprt__program_prepare_node(poprt__program *p, size_t i)
     return POPRT_OK;
 }
 
+/* Memory of constants read only while compiling: the pages of a file
+ * mapping holding them go back to the kernel, which reads them from the
+ * file again if anything touches them later (a weight read, an export, a
+ * kernel's fallback), so dropping is never wrong, only sometimes slower.
+ * Dropped: large constants whose every reader is a main-graph node with
+ * prepared data (packed weights: the packed copy is then the only one
+ * resident), as soon as the last reader is prepared, and initializers of
+ * the model as given that the compiled graph no longer reads (folded into
+ * others, as batch norms into convolutions). */
+#define DROP_MIN_BYTES ((size_t)64 << 10)
+static void drop_pages(const poprt__program *p, const void *data, size_t nbytes)
+{
+    for (size_t b = 0; data && nbytes >= DROP_MIN_BYTES && b < p->m->blobs.len; b++)
+        poprt__blob_drop_pages(p->m->blobs.items[b], data, nbytes);
+}
+
+static void drop_prepared_inputs(const poprt__program *p, const poprt__node *n)
+{
+    const poprt__graph *g = p->m->graph;
+    for (int k = 0; k < n->n_inputs; k++) {
+        const poprt__tensor *t = n->inputs[k];
+        if (!t || !t->data || t->nbytes < DROP_MIN_BYTES || t->n_out_uses)
+            continue;
+        int all = 1;
+        for (const poprt__use *u = t->uses; u && all; u = u->next) {
+            const poprt__node *r = u->node;
+            all = r->graph == g && r->id >= 0 && (size_t)r->id < g->nodes.len &&
+                  g->nodes.items[r->id] == r && p->states[r->id];
+        }
+        if (all)
+            drop_pages(p, t->data, t->nbytes);
+    }
+}
+
 static poprt_status prepare_nodes(poprt__program *p, const poprt__stored_states *stored)
 {
     poprt__graph *g = p->m->graph;
@@ -160,6 +194,7 @@ static poprt_status prepare_nodes(poprt__program *p, const poprt__stored_states 
         poprt_status st = poprt__program_prepare_node(p, i);
         if (st)
             return st;
+        drop_prepared_inputs(p, node);
         if (total && p->state_owned[i])
             poprt__progress("prepare", node->name, ++done, total);
     }
@@ -312,6 +347,9 @@ poprt_status poprt__program_compile(poprt__model *m, const poprt_options *option
         step(&sp, 3);
         poprt__kernels_bind(m->graph);
         step(&sp, 4);
+        for (size_t i = 0; i < n_cands; i++)
+            if (!poprt__weights_kept(m, &cands[i]))
+                drop_pages(p, cands[i].orig, cands[i].nbytes);
         st = prepare_nodes(p, stored);
     }
     if (!st)

@@ -77,6 +77,7 @@ void poprt__plan_free(poprt__plan *p);
 typedef struct poprt__weight {
     poprt__tensor *t;  /* in the program's main graph */
     const void *orig;  /* the compiled value, put back by a reset */
+    size_t nbytes;     /* its size as given */
     void *copy;        /* a value written since (aligned heap), or NULL */
     int64_t dims[POPRT__MAX_RANK]; /* its shape, for poprt_session_weight */
 } poprt__weight;
@@ -120,6 +121,8 @@ poprt_status poprt__weights_candidates(const poprt__model *m, poprt__weight **ou
  * node, with the same value and never folded into another constant, become
  * the program's weights (takes cands). */
 poprt_status poprt__weights_select(poprt__program *p, poprt__weight *cands, size_t n);
+/* 1 when candidate w of compiled model m is such a weight. */
+int poprt__weights_kept(const poprt__model *m, const poprt__weight *w);
 void poprt__weights_free(poprt__program *p);
 /* Index of the weight named name, or -1. */
 long poprt__weight_find(const poprt__program *p, const char *name);

@@ -29,6 +29,7 @@ poprt_status poprt__weights_candidates(const poprt__model *m, poprt__weight **ou
         if (t->data && t->type.kind == POPRT__KIND_TENSOR && t->type.elem != POPRT_DTYPE_STRING) {
             w[k].t = t;
             w[k].orig = t->data;
+            w[k].nbytes = t->nbytes;
             t->fed_fold = 0;
             k++;
         }
@@ -38,15 +39,20 @@ poprt_status poprt__weights_candidates(const poprt__model *m, poprt__weight **ou
     return POPRT_OK;
 }
 
+int poprt__weights_kept(const poprt__model *m, const poprt__weight *w)
+{
+    const poprt__tensor *t = w->t;
+    return poprt__map_get(&m->graph->by_name, t->name) == t && t->is_initializer &&
+           t->data == w->orig && !t->fed_fold && t->n_uses > 0 && t->type.rank >= 0 &&
+           t->type.rank <= POPRT__MAX_RANK;
+}
+
 poprt_status poprt__weights_select(poprt__program *p, poprt__weight *cands, size_t n)
 {
-    const poprt__graph *g = p->m->graph;
     size_t k = 0;
     for (size_t i = 0; cands && i < n; i++) {
         poprt__tensor *t = cands[i].t;
-        if (poprt__map_get(&g->by_name, t->name) == t && t->is_initializer &&
-            t->data == cands[i].orig && !t->fed_fold && t->n_uses > 0 && t->type.rank >= 0 &&
-            t->type.rank <= POPRT__MAX_RANK) {
+        if (poprt__weights_kept(p->m, &cands[i])) {
             for (int d = 0; d < t->type.rank; d++)
                 cands[i].dims[d] = t->type.dims[d].value;
             cands[k++] = cands[i];

@@ -143,6 +143,50 @@ poprt__blob *poprt__blob_wrap_aligned(void *aligned_data, size_t size)
     return b;
 }
 
+poprt__blob *poprt__blob_anon(size_t size)
+{
+    const void *site = POPRT__CALLER;
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    if (size == 0 || size > SIZE_MAX / 2)
+        return NULL;
+    size = (size + page - 1) / page * page;
+    poprt__blob *b = poprt__calloc_at(1, sizeof *b, site);
+    if (!b)
+        return NULL;
+    void *p = poprt__fault(site) ? MAP_FAILED
+                                 : mmap(NULL, size, PROT_READ | PROT_WRITE,
+                                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) {
+        poprt__free(b);
+        return NULL;
+    }
+    b->refs = 1;
+    b->fd = -1;
+    b->data = p;
+    b->size = size;
+    b->mapped = 1;
+    return b;
+}
+
+void poprt__blob_seal(poprt__blob *b)
+{
+    if (b && b->mapped == 1 && b->fd < 0)
+        (void)mprotect(b->data, b->size, PROT_READ);
+}
+
+void poprt__blob_drop_pages(const poprt__blob *b, const void *p, size_t n)
+{
+    if (!b || b->mapped != 1 || b->fd < 0 || !p)
+        return;
+    const uintptr_t lo = (uintptr_t)b->data, hi = lo + b->size, s = (uintptr_t)p;
+    if (s < lo || s >= hi || n > hi - s)
+        return;
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    const uintptr_t a = (s + page - 1) / page * page, e = (s + n) / page * page;
+    if (e > a)
+        (void)madvise((void *)a, e - a, MADV_DONTNEED);
+}
+
 void poprt__blob_ref(poprt__blob *b)
 {
     if (b)

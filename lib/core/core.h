@@ -244,6 +244,17 @@ poprt__blob *poprt__blob_borrow(const void *data, size_t size,
 poprt__blob *poprt__blob_wrap_aligned(void *aligned_data, size_t size);
 void poprt__blob_ref(poprt__blob *b);
 void poprt__blob_unref(poprt__blob *b);
+/* Anonymous memory of at least size bytes (whole pages, zero), writable
+ * until poprt__blob_seal makes it read-only; its pages cost resident memory
+ * only once written, so a blob may be made larger than it will be filled.
+ * NULL when out of memory. */
+poprt__blob *poprt__blob_anon(size_t size);
+void poprt__blob_seal(poprt__blob *b);
+/* Lets the kernel drop the resident pages lying wholly inside [p, p + n)
+ * when b is a read-only file mapping holding them (they are read from the
+ * file again when touched); nothing for any other blob, whose bytes exist
+ * nowhere else. For bytes copied elsewhere, or read only at set-up. */
+void poprt__blob_drop_pages(const poprt__blob *b, const void *p, size_t n);
 
 /* ---- hashing (checksums, cache keys; not cryptographic) ---------------- */
 uint64_t poprt__hash64(const void *data, size_t n, uint64_t seed);

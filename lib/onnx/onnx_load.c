@@ -6,7 +6,14 @@
  * it, so raw_data is never copied, and a graph can be built in the order
  * that name resolution needs (initializers and inputs, then node outputs,
  * then node inputs, then subgraphs) whatever order the file uses.
- * Scratch lists live in a temporary arena freed at the end of the load. */
+ * Scratch lists live in a temporary arena freed at the end of the load.
+ *
+ * raw_data whose place in the file does not suit its element type (most
+ * float tensors an exporter writes: it aligns nothing) is copied. Large
+ * copies go to anonymous blobs of the model (sealed read-only once loaded),
+ * which copies of the model share instead of copying again, and the file's
+ * pages they came from are handed back to the kernel: the bytes now live
+ * in one place. */
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -43,6 +50,8 @@ typedef struct lctx {
     int graph_depth;          /* graphs being built, one inside the other */
     int64_t n_nodes;          /* nodes made so far, all graphs */
     const poprt__limits *lim; /* the model's limits (NULL when decoding test data) */
+    poprt__blob *chunk;       /* where large copies go (one of m->blobs), or NULL */
+    size_t chunk_used;
 } lctx;
 
 /* A growable list of spans or numbers in the scratch arena. */
@@ -441,6 +450,38 @@ static void *empty_data(lctx *c)
     return p;
 }
 
+/* Copies of at least this many bytes go to the model's shared blobs. */
+#define BIG_COPY ((size_t)16 << 10)
+#define CHUNK_BYTES ((size_t)64 << 20)
+
+/* A 64-byte aligned copy of n bytes at p (NULL when out of memory): in the
+ * model's copy blobs when large, the source's file pages then dropped. */
+static void *copy_raw(lctx *c, const void *p, size_t n)
+{
+    if (!c->m || n < BIG_COPY)
+        return poprt__arena_memdup(c->out, p, n);
+    if (!c->chunk || c->chunk->size - c->chunk_used < n) {
+        poprt__blob *b = poprt__blob_anon(n > CHUNK_BYTES ? n : CHUNK_BYTES);
+        if (!b)
+            return NULL;
+        if (poprt__vec_push(&c->m->blobs, b)) {
+            poprt__blob_unref(b);
+            return NULL;
+        }
+        poprt__blob_seal(c->chunk); /* full: nothing more is written there */
+        c->chunk = b;
+        c->chunk_used = 0;
+    }
+    unsigned char *d = (unsigned char *)c->chunk->data + c->chunk_used;
+    memcpy(d, p, n);
+    c->chunk_used = (c->chunk_used + n + 63) / 64 * 64;
+    if (c->chunk_used > c->chunk->size)
+        c->chunk_used = c->chunk->size;
+    for (size_t i = 0; i < c->m->blobs.len; i++)
+        poprt__blob_drop_pages(c->m->blobs.items[i], p, n);
+    return d;
+}
+
 static poprt_status from_raw(lctx *c, tensor_out *o, span raw)
 {
     int32_t dt = o->type.elem;
@@ -477,7 +518,7 @@ static poprt_status from_raw(lctx *c, tensor_out *o, span raw)
         o->data = raw.p; /* zero copy: the layout already matches */
         return POPRT_OK;
     }
-    void *d = poprt__arena_memdup(c->out, raw.p, need);
+    void *d = copy_raw(c, raw.p, need);
     if (!d)
         return oom(c);
     o->data = d;
@@ -1526,6 +1567,7 @@ static poprt_status load_blob(poprt__blob *blob, const char *path, const char *d
     c.base = sp.p;
     c.end = sp.p + sp.n;
     st = model_from_proto(&c, sp);
+    poprt__blob_seal(c.chunk);
     ctx_free(&c);
     if (st) {
         poprt__model_free(m);

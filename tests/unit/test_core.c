@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "core/core.h"
 
 START_TEST(status_strings_match_table)
@@ -168,6 +169,65 @@ START_TEST(blob_map_missing_file)
 }
 END_TEST
 
+/* Anonymous blobs are zeroed, writable, whole pages, readable once sealed;
+ * dropping pages loses nothing: a file mapping reads them again, and any
+ * other blob (the only copy of its bytes) is left alone. */
+START_TEST(blob_anon_seal_and_drop_pages)
+{
+    poprt__blob *a = poprt__blob_anon(5000);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_uint_ge(a->size, 5000);
+    ck_assert_uint_eq(a->size % 4096, 0);
+    unsigned char *p = a->data;
+    for (size_t i = 0; i < a->size; i++)
+        ck_assert_uint_eq(p[i], 0);
+    for (size_t i = 0; i < a->size; i++)
+        p[i] = (unsigned char)(i * 7);
+    poprt__blob_seal(a);
+    poprt__blob_drop_pages(a, p, a->size); /* not a file: kept */
+    for (size_t i = 0; i < a->size; i++)
+        ck_assert_uint_eq(p[i], (unsigned char)(i * 7));
+    poprt__blob_unref(a);
+    ck_assert_ptr_null(poprt__blob_anon(0));
+
+    /* heap bytes: kept */
+    unsigned char *h = poprt__aligned_alloc(3 * 4096);
+    ck_assert_ptr_nonnull(h);
+    for (size_t i = 0; i < 3 * 4096; i++)
+        h[i] = (unsigned char)(i * 13);
+    poprt__blob *hb = poprt__blob_wrap_aligned(h, 3 * 4096);
+    poprt__blob_drop_pages(hb, h, 3 * 4096);
+    for (size_t i = 0; i < 3 * 4096; i++)
+        ck_assert_uint_eq(h[i], (unsigned char)(i * 13));
+    poprt__blob_unref(hb);
+
+    /* a mapped file (at least POPRT__MAP_MIN_BYTES): read back after the drop,
+     * also for a range that starts and ends inside pages */
+    char path[] = "/tmp/poprt_blob_drop_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    const size_t n = POPRT__MAP_MIN_BYTES + 12345;
+    unsigned char *src = malloc(n);
+    ck_assert_ptr_nonnull(src);
+    for (size_t i = 0; i < n; i++)
+        src[i] = (unsigned char)(i ^ (i >> 9));
+    ck_assert_int_eq(write(fd, src, n), (ssize_t)n);
+    close(fd);
+    poprt__blob *f;
+    ck_assert_int_eq(poprt__blob_map_file(path, &f), POPRT_OK);
+    ck_assert_int_eq(f->mapped, 1);
+    const unsigned char *q = f->data;
+    ck_assert_int_eq(memcmp(q, src, n), 0); /* every page resident */
+    poprt__blob_drop_pages(f, q + 100, n - 300);
+    poprt__blob_drop_pages(f, q, n + 1);        /* beyond the end: nothing */
+    poprt__blob_drop_pages(f, src, 4 * 4096);   /* not in the mapping: nothing */
+    ck_assert_int_eq(memcmp(q, src, n), 0);
+    poprt__blob_unref(f);
+    unlink(path);
+    free(src);
+}
+END_TEST
+
 static int log_calls;
 static poprt_log_level last_level;
 static void log_cb(poprt_log_level level, const char *msg, void *user)
@@ -276,6 +336,7 @@ int main(void)
     tcase_add_test(tc, map_put_get_delete_grow);
     tcase_add_test(tc, vec_push_grows);
     tcase_add_test(tc, blob_map_missing_file);
+    tcase_add_test(tc, blob_anon_seal_and_drop_pages);
     tcase_add_test(tc, logging_goes_to_callback_only_above_level);
     tcase_add_test(tc, version_matches_macros);
     tcase_add_test(tc, checksum_matches_definition_and_sees_flips);
