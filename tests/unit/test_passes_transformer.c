@@ -394,9 +394,11 @@ START_TEST(packed_transformer)
     ck_assert_int_eq(count(p, "Cast"), 0); /* the raw int mask is read directly */
     ck_assert_int_eq(poprt__attr_i(find_op(p, "PackedAttention"), "max_valid_num", 0), 4);
     same_outputs(m, p, 1e-5);
-    /* against FusedAttention: skipped padding keys change nothing */
+    /* against FusedAttention: skipped padding keys change nothing beyond
+     * rounding (FusedAttention projects with the fast GEMM, PackedAttention
+     * with the reference one) */
     poprt_model *f = with(m, "fused_attention", NULL, NULL);
-    same_outputs(f, p, 0);
+    same_outputs(f, p, 1e-5);
     poprt_model_free(f);
     poprt_model_free(p);
     /* max_valid_num is checked at run time, bad arguments at conversion */

@@ -1,6 +1,7 @@
 /* Unit tests: ai.poprt.SegmentAttention (attention within each run of one
  * segment id over the flattened tokens; docs/ops.md), the attention of
- * packed models.
+ * packed models, and ai.poprt.FusedAttention, which computes its heads
+ * with the same head functions.
  *   - every head implementation (the reference, and each x86 instance the
  *     CPU runs) against softmax attention computed in double;
  *   - the operator through sessions at 1 and 2 threads against the dense
@@ -38,9 +39,10 @@ static void close_to(double got, double want, const char *what, long i)
 
 /* ---- heads ------------------------------------------------------------------ */
 
-/* Y = softmax(scale Q K^T) V over L tokens, rows ld apart, in double. */
+/* Y = softmax(scale Q K^T + addk) V over L tokens, rows ld apart, in
+ * double (addk NULL: nothing added). */
 static void head_double(const float *q, const float *k, const float *v, double *y, int64_t ld,
-                        int64_t L, int64_t HD, float scale)
+                        int64_t L, int64_t HD, float scale, const float *addk)
 {
     double *s = malloc(sizeof(double) * (size_t)L);
     ck_assert_ptr_nonnull(s);
@@ -50,7 +52,7 @@ static void head_double(const float *q, const float *k, const float *v, double *
             double a = 0;
             for (int64_t d = 0; d < HD; d++)
                 a += (double)q[i * ld + d] * (double)k[j * ld + d];
-            s[j] = a * scale;
+            s[j] = a * scale + (addk ? addk[j] : 0.0);
             m = s[j] > m ? s[j] : m;
         }
         for (int64_t j = 0; j < L; j++)
@@ -97,17 +99,31 @@ START_TEST(heads_match_double)
                 y[i] = 777.0f;
             }
             const float scale = 1.0f / sqrtf((float)HD);
-            (xv ? xv->head : ref->head)(q, k, v, y, ld, L, HD, scale, ws, vm);
-            head_double(q, k, v, want, ld, L, HD, scale);
-            for (int64_t i = 0; i < L; i++)
-                for (int64_t c = 0; c < ld; c++) {
-                    if (c < HD)
-                        close_to(y[i * ld + c], want[i * HD + c], xv ? xv->name : "reference",
-                                 (long)(i * ld + c));
-                    else
-                        ck_assert_msg(y[i * ld + c] == 777.0f, "column %lld of row %lld written",
-                                      (long long)c, (long long)i);
-                }
+            /* without a key mask, Y rows as Q's; with one (every third key
+             * masked as encoders do, the others shifted), Y rows HD apart */
+            float *addk = malloc(sizeof(float) * (size_t)L);
+            ck_assert_ptr_nonnull(addk);
+            for (int64_t j = 0; j < L; j++)
+                addk[j] = j % 3 == 1 ? -10000.0f : 0.25f * frand();
+            for (int masked = 0; masked < 2; masked++) {
+                const int64_t ldy = masked ? HD : ld;
+                const float *ak = masked ? addk : NULL;
+                for (size_t i = 0; i < n; i++)
+                    y[i] = 777.0f;
+                (xv ? xv->head : ref->head)(q, k, v, ld, y, ldy, ak, L, HD, scale, ws, vm);
+                head_double(q, k, v, want, ld, L, HD, scale, ak);
+                for (int64_t i = 0; i < L; i++)
+                    for (int64_t c = 0; c < ldy; c++) {
+                        if (c < HD)
+                            close_to(y[i * ldy + c], want[i * HD + c],
+                                     xv ? xv->name : "reference", (long)(i * ldy + c));
+                        else
+                            ck_assert_msg(y[i * ldy + c] == 777.0f,
+                                          "column %lld of row %lld written", (long long)c,
+                                          (long long)i);
+                    }
+            }
+            free(addk);
             free(q);
             free(k);
             free(v);
@@ -210,6 +226,159 @@ static poprt_model *segment_model(int64_t B, int64_t S, int64_t NH, int64_t HD, 
     ck_assert_msg(tb_load(m, &out) == POPRT_OK, "%s", poprt_last_error());
     return out;
 }
+
+/* ---- FusedAttention ------------------------------------------------------------ */
+
+/* FusedAttention(X [B, S, Hin], Wqkv [Hin, 3 NH HD], Bqkv, mask of rank
+ * mrank with dims md) with Wqkv constant (packed when the session is
+ * compiled) or a graph input. */
+static poprt_model *fused_model(int64_t B, int64_t S, int64_t Hin, int64_t NH, int64_t HD,
+                                const float *w, const float *bias, int mrank, const int64_t *md,
+                                int w_input)
+{
+    poprt__model *m = tb_model(13);
+    const int64_t xd[3] = {B, S, Hin}, wd[2] = {Hin, 3 * NH * HD}, bd[1] = {3 * NH * HD};
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 3, xd);
+    if (w_input)
+        tb_input(m, "w", POPRT_DTYPE_FLOAT, 2, wd);
+    else
+        tb_const(m, "w", POPRT_DTYPE_FLOAT, 2, wd, w);
+    tb_const(m, "b", POPRT_DTYPE_FLOAT, 1, bd, bias);
+    if (mrank)
+        tb_input(m, "mask", POPRT_DTYPE_FLOAT, mrank, md);
+    ck_assert_int_eq(poprt__rw_poprt_domain(m), POPRT_OK);
+    poprt__node *n =
+        poprt__graph_add_node(m->graph, "FusedAttention", "ai.poprt", NULL, mrank ? 4 : 3, 1);
+    ck_assert_ptr_nonnull(n);
+    static const char *const in[4] = {"x", "w", "b", "mask"};
+    for (int i = 0; i < (mrank ? 4 : 3); i++)
+        poprt__node_set_input(n, i, poprt__graph_tensor(m->graph, in[i]));
+    n->outputs[0] = poprt__graph_tensor(m->graph, "y");
+    ck_assert_int_eq(poprt__rw_attr_i(n, "num_heads", NH), POPRT_OK);
+    tb_output(m, "y");
+    poprt_model *out;
+    ck_assert_msg(tb_load(m, &out) == POPRT_OK, "%s", poprt_last_error());
+    return out;
+}
+
+/* The operator as sessions run it (the projection on the fast GEMM, the
+ * heads on the CPU's head function for per-key masks and head sizes of 16,
+ * the reference's score blocks otherwise) against the attention computed in
+ * double, at 1 and 2 threads (bit-equal), for: no mask, a padding mask
+ * [B, 1, 1, S], one shared by the batch [S], a mask per query [B, 1, S, S],
+ * a head size of 8, and Wqkv given at run time instead of packed. */
+START_TEST(fused_attention_matches_double)
+{
+    enum { B = 2, S = 19, HIN = 40 };
+    static const struct {
+        int64_t NH, HD;
+        int mrank;
+        int64_t md[4];
+        int w_input;
+    } cases[] = {
+        {2, 16, 0, {0}, 0},          {2, 16, 4, {B, 1, 1, S}, 0}, {3, 32, 1, {S}, 0},
+        {2, 16, 4, {B, 1, S, S}, 0}, {4, 8, 4, {B, 1, 1, S}, 0},  {2, 16, 4, {B, 1, 1, S}, 1},
+    };
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        const int64_t NH = cases[ci].NH, HD = cases[ci].HD, H = NH * HD, H3 = 3 * H;
+        float *x = malloc(sizeof(float) * B * S * HIN), *w = malloc(sizeof(float) * HIN * H3);
+        float *bias = malloc(sizeof(float) * H3), *mask = malloc(sizeof(float) * B * S * S);
+        float *y1 = malloc(sizeof(float) * B * S * H), *y2 = malloc(sizeof(float) * B * S * H);
+        double *qkv = malloc(sizeof(double) * B * S * H3), *sc = malloc(sizeof(double) * S);
+        ck_assert(x && w && bias && mask && y1 && y2 && qkv && sc);
+        for (int64_t i = 0; i < B * S * HIN; i++)
+            x[i] = frand();
+        for (int64_t i = 0; i < HIN * H3; i++)
+            w[i] = 0.3f * frand();
+        for (int64_t i = 0; i < H3; i++)
+            bias[i] = 0.1f * frand();
+        int64_t mn = 1;
+        for (int d = 0; d < cases[ci].mrank; d++)
+            mn *= cases[ci].md[d];
+        for (int64_t i = 0; i < mn; i++) /* padding at every fourth, else small shifts */
+            mask[i] = i % 4 == 3 ? -10000.0f : 0.5f * frand();
+        poprt_model *pm = fused_model(B, S, HIN, NH, HD, w, bias, cases[ci].mrank, cases[ci].md,
+                                      cases[ci].w_input);
+        for (int t = 0; t < 2; t++) {
+            poprt_options *o;
+            poprt_session *s;
+            poprt_stepio *io;
+            ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
+            ck_assert_int_eq(poprt_options_set(o, "threads", t ? "2" : "1"), POPRT_OK);
+            ck_assert_msg(poprt_session_create(pm, o, &s) == POPRT_OK, "%s", poprt_last_error());
+            ck_assert_int_eq(poprt_stepio_create(&io), POPRT_OK);
+            const int64_t xd[3] = {B, S, HIN}, wd[2] = {HIN, H3};
+            ck_assert_int_eq(poprt_stepio_set_input(io, "x", POPRT_DTYPE_FLOAT, xd, 3, x,
+                                                    sizeof(float) * B * S * HIN),
+                             POPRT_OK);
+            if (cases[ci].w_input)
+                ck_assert_int_eq(poprt_stepio_set_input(io, "w", POPRT_DTYPE_FLOAT, wd, 2, w,
+                                                        sizeof(float) * (size_t)(HIN * H3)),
+                                 POPRT_OK);
+            if (cases[ci].mrank)
+                ck_assert_int_eq(poprt_stepio_set_input(io, "mask", POPRT_DTYPE_FLOAT,
+                                                        cases[ci].md, cases[ci].mrank, mask,
+                                                        sizeof(float) * (size_t)mn),
+                                 POPRT_OK);
+            ck_assert_int_eq(poprt_stepio_set_output(io, "y", t ? y2 : y1,
+                                                     sizeof(float) * (size_t)(B * S * H)),
+                             POPRT_OK);
+            ck_assert_msg(poprt_session_run(s, io) == POPRT_OK, "%s", poprt_last_error());
+            poprt_stepio_free(io);
+            poprt_session_free(s);
+            poprt_options_free(o);
+        }
+        ck_assert_msg(memcmp(y1, y2, sizeof(float) * (size_t)(B * S * H)) == 0,
+                      "case %zu: 1 and 2 threads differ", ci);
+        for (int64_t r = 0; r < B * S; r++)
+            for (int64_t c = 0; c < H3; c++) {
+                double a = bias[c];
+                for (int64_t i = 0; i < HIN; i++)
+                    a += (double)x[r * HIN + i] * w[i * H3 + c];
+                qkv[r * H3 + c] = a;
+            }
+        const double scale = 1.0 / sqrt((double)HD);
+        for (int64_t b = 0; b < B; b++)
+            for (int64_t h = 0; h < NH; h++)
+                for (int64_t i = 0; i < S; i++) {
+                    double m = -INFINITY, sum = 0;
+                    for (int64_t j = 0; j < S; j++) {
+                        double a = 0;
+                        for (int64_t d = 0; d < HD; d++)
+                            a += qkv[(b * S + i) * H3 + h * HD + d] *
+                                 qkv[(b * S + j) * H3 + H + h * HD + d];
+                        /* the mask broadcast to [B, NH, S, S] */
+                        const int r = cases[ci].mrank;
+                        const int64_t *md = cases[ci].md;
+                        int64_t at = 0;
+                        const int64_t full[4] = {b, h, i, j};
+                        for (int d = 0; d < r; d++)
+                            at = at * md[d] + (md[d] == 1 ? 0 : full[4 - r + d]);
+                        sc[j] = a * scale + (r ? mask[at] : 0.0);
+                        m = sc[j] > m ? sc[j] : m;
+                    }
+                    for (int64_t j = 0; j < S; j++)
+                        sum += (sc[j] = exp(sc[j] - m));
+                    for (int64_t d = 0; d < HD; d++) {
+                        double a = 0;
+                        for (int64_t j = 0; j < S; j++)
+                            a += sc[j] * qkv[(b * S + j) * H3 + 2 * H + h * HD + d];
+                        const int64_t at = (b * S + i) * H + h * HD + d;
+                        close_to(y1[at], a / sum, "FusedAttention", (long)at);
+                    }
+                }
+        poprt_model_free(pm);
+        free(x);
+        free(w);
+        free(bias);
+        free(mask);
+        free(y1);
+        free(y2);
+        free(qkv);
+        free(sc);
+    }
+}
+END_TEST
 
 /* y of model m run on q, k, v [B, S, H] and seg [B, S] with `threads`. */
 static void run(poprt_model *m, const char *threads, int64_t B, int64_t S, int64_t H,
@@ -337,6 +506,7 @@ int main(void)
     TCase *tc = tcase_create("segment_attention");
     tcase_add_loop_test(tc, heads_match_double, 0, poprt__attn_n_variants + 1);
     tcase_add_test(tc, operator_equals_dense);
+    tcase_add_test(tc, fused_attention_matches_double);
     tcase_add_test(tc, operator_refuses_bad_inputs);
     suite_add_tcase(s, tc);
     SRunner *r = srunner_create(s);

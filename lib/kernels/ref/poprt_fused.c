@@ -116,7 +116,54 @@ static poprt_status project(poprt__kctx *k, const float *X, const float *W, cons
     return POPRT_OK;
 }
 
-poprt_status poprt__ref_poprt_fused_attention(poprt__kctx *k)
+/* X Wqkv + Bqkv into qkv [rows, 3H] with e: W as the node's prepare packed
+ * it when it did, else as given. */
+static poprt_status fa_project(poprt__kctx *k, const poprt__gemm_engine *e, const float *X,
+                               const float *W, const float *bias, int64_t rows, int64_t Hin,
+                               int64_t N, float *qkv)
+{
+    for (int64_t r = 0; r < rows; r++) {
+        if (bias)
+            memcpy(qkv + r * N, bias, (size_t)N * sizeof(float));
+        else
+            memset(qkv + r * N, 0, (size_t)N * sizeof(float));
+    }
+    if (e->run_packed_b && e->run_packed_b(k, 0, 0, rows, N, Hin, 1.0f, X, Hin, 1.0f, qkv, N) == 0)
+        return POPRT_OK;
+    void *ws;
+    if (!poprt__gemm_engine_ws(k, e, 0, 0, rows, N, Hin, &ws))
+        return poprt__ref_oom(k);
+    e->run(k, ws, 0, 0, rows, N, Hin, 1.0f, X, Hin, W, N, 1.0f, qkv, N);
+    return POPRT_OK;
+}
+
+/* The heads of a FusedAttention whose mask adds one value per key (or
+ * nothing), chunk by chunk of (batch, head) units. */
+typedef struct fa_heads {
+    const float *qkv, *addk; /* addk: [B, S] or NULL */
+    float *y, *ws;
+    int64_t S, H, NH, HD, units, chunks;
+    size_t ws_floats;
+    float scale;
+    const poprt__seg_impl *impl;
+    const poprt__vmath_variant *vm;
+} fa_heads;
+
+static void fa_heads_fn(void *ctx, int64_t c0, int64_t c1)
+{
+    const fa_heads *t = ctx;
+    for (int64_t c = c0; c < c1; c++)
+        for (int64_t u = c * t->units / t->chunks; u < (c + 1) * t->units / t->chunks; u++) {
+            const int64_t b = u / t->NH, h = u % t->NH;
+            const float *q = t->qkv + b * t->S * 3 * t->H + h * t->HD;
+            t->impl->head(q, q + t->H, q + 2 * t->H, 3 * t->H, t->y + b * t->S * t->H + h * t->HD,
+                          t->H, t->addk ? t->addk + b * t->S : NULL, t->S, t->HD, t->scale,
+                          t->ws + (size_t)c * t->ws_floats, t->vm);
+        }
+}
+
+poprt_status poprt__fused_attention_op(poprt__kctx *k, const poprt__gemm_engine *e,
+                                       const poprt__seg_impl *impl)
 {
     att_args a;
     poprt__tval *y = poprt__kout(k, 0);
@@ -124,33 +171,7 @@ poprt_status poprt__ref_poprt_fused_attention(poprt__kctx *k)
     if (st)
         return st;
     const poprt__tval *mt = poprt__kin(k, 3);
-    if (y->numel == 0)
-        return POPRT_OK;
-    const int64_t rows = a.B * a.S, H3 = 3 * a.H;
-    const float *X = poprt__ref_in_f32(k, a.x), *W = poprt__ref_in_f32(k, a.w),
-                *bias = a.b ? poprt__ref_in_f32(k, a.b) : NULL;
-    const float *M = mt ? poprt__ref_in_f32(k, mt) : NULL;
-    float *Y = poprt__ref_out_f32(k, y);
-    float *qkv = poprt__kctx_scratch(k, (size_t)rows * (size_t)H3 * sizeof(float));
-    int64_t *koff = poprt__kctx_scratch(k, (size_t)a.B * 2 * sizeof(int64_t));
-    float *sc = poprt__kctx_scratch(k, (size_t)(a.B * a.NH * QBLOCK * a.S) * sizeof(float));
-    if (!X || !W || (a.b && !bias) || (mt && !M) || !Y || !qkv || !koff || !sc)
-        return poprt__ref_oom(k);
-    if ((st = project(k, X, W, bias, NULL, rows, a.Hin, H3, 0, H3, qkv)))
-        return st;
-    for (int64_t b = 0; b < a.B; b++) {
-        koff[b] = b * a.S;
-        koff[a.B + b] = a.S;
-    }
-    att_task t;
-    memset(&t, 0, sizeof t);
-    t.vm = poprt__kctx_vmath(k);
-    t.q = qkv;
-    t.kv = qkv + a.H;
-    t.ldq = t.ldkv = H3;
-    t.koff_v = a.H;
-    t.key_off = koff;
-    t.key_n = koff + a.B;
+    int64_t mstr[4] = {0, 0, 0, 0};
     if (mt) {
         int64_t full[4] = {a.B, a.NH, a.S, a.S};
         if (mt->rank > 4)
@@ -161,9 +182,63 @@ poprt_status poprt__ref_poprt_fused_attention(poprt__kctx *k)
                 return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
                                        "mask does not broadcast to [B, heads, S, S]");
         }
-        t.mask = M;
-        poprt__bcast_strides(mt, 4, full, t.mstr);
+        poprt__bcast_strides(mt, 4, full, mstr);
     }
+    if (y->numel == 0)
+        return POPRT_OK;
+    const int64_t rows = a.B * a.S, H3 = 3 * a.H;
+    const float *X = poprt__ref_in_f32(k, a.x), *W = poprt__ref_in_f32(k, a.w),
+                *bias = a.b ? poprt__ref_in_f32(k, a.b) : NULL;
+    const float *M = mt ? poprt__ref_in_f32(k, mt) : NULL;
+    float *Y = poprt__ref_out_f32(k, y);
+    float *qkv = poprt__kctx_scratch(k, (size_t)rows * (size_t)H3 * sizeof(float));
+    if (!X || !W || (a.b && !bias) || (mt && !M) || !Y || !qkv)
+        return poprt__ref_oom(k);
+    if ((st = fa_project(k, e, X, W, bias, rows, a.Hin, H3, qkv)))
+        return st;
+    const poprt__vmath_variant *vm = poprt__kctx_vmath(k);
+    /* a mask of one value per key (the padding masks of encoders: [B, 1, 1,
+     * S]): the implementation's head, the mask as one row per batch */
+    if ((!mt || (mstr[1] == 0 && mstr[2] == 0)) && a.HD % impl->hd_step == 0) {
+        float *addk = NULL;
+        if (mt) {
+            if (!(addk = poprt__kctx_scratch(k, (size_t)rows * sizeof(float))))
+                return poprt__ref_oom(k);
+            for (int64_t b = 0; b < a.B; b++)
+                for (int64_t j = 0; j < a.S; j++)
+                    addk[b * a.S + j] = M[b * mstr[0] + j * mstr[3]];
+        }
+        const int64_t th = poprt__kctx_threads(k), units = a.B * a.NH;
+        fa_heads t = {.qkv = qkv, .addk = addk, .y = Y, .S = a.S, .H = a.H, .NH = a.NH,
+                      .HD = a.HD, .units = units, .chunks = th < units ? th : units,
+                      .ws_floats = (impl->ws_floats(a.S, a.HD) + 15) & ~(size_t)15,
+                      .scale = a.scale, .impl = impl, .vm = vm};
+        if (!(t.ws = poprt__kctx_scratch(k, (size_t)t.chunks * t.ws_floats * sizeof(float))))
+            return poprt__ref_oom(k);
+        poprt__kctx_parallel_for(k, t.chunks, 1, fa_heads_fn, &t);
+        poprt__ref_store_f32(y, Y);
+        return POPRT_OK;
+    }
+    /* any other mask: score blocks by the reference GEMM */
+    int64_t *koff = poprt__kctx_scratch(k, (size_t)a.B * 2 * sizeof(int64_t));
+    float *sc = poprt__kctx_scratch(k, (size_t)(a.B * a.NH * QBLOCK * a.S) * sizeof(float));
+    if (!koff || !sc)
+        return poprt__ref_oom(k);
+    for (int64_t b = 0; b < a.B; b++) {
+        koff[b] = b * a.S;
+        koff[a.B + b] = a.S;
+    }
+    att_task t;
+    memset(&t, 0, sizeof t);
+    t.vm = vm;
+    t.q = qkv;
+    t.kv = qkv + a.H;
+    t.ldq = t.ldkv = H3;
+    t.koff_v = a.H;
+    t.key_off = koff;
+    t.key_n = koff + a.B;
+    t.mask = M;
+    memcpy(t.mstr, mstr, sizeof mstr);
     t.y = Y;
     t.scratch = sc;
     t.S = a.S;
@@ -175,6 +250,11 @@ poprt_status poprt__ref_poprt_fused_attention(poprt__kctx *k)
     poprt__kctx_parallel_for(k, a.B * a.NH, 1, att_task_fn, &t);
     poprt__ref_store_f32(y, Y);
     return POPRT_OK;
+}
+
+poprt_status poprt__ref_poprt_fused_attention(poprt__kctx *k)
+{
+    return poprt__fused_attention_op(k, &poprt__ref_gemm_engine, &poprt__seg_impl_ref);
 }
 
 poprt_status poprt__ref_poprt_packed_attention(poprt__kctx *k)
@@ -262,16 +342,20 @@ poprt_status poprt__ref_poprt_packed_attention(poprt__kctx *k)
 
 /* The reference head (poprt_fused.h): score blocks of SEG_QBLOCK query rows
  * by the reference GEMM. ws: SEG_QBLOCK x L floats. */
-static void seg_head_ref(const float *q, const float *k, const float *v, float *y, int64_t ld,
-                         int64_t L, int64_t HD, float scale, float *ws,
-                         const poprt__vmath_variant *vm)
+static void seg_head_ref(const float *q, const float *k, const float *v, int64_t ld, float *y,
+                         int64_t ldy, const float *addk, int64_t L, int64_t HD, float scale,
+                         float *ws, const poprt__vmath_variant *vm)
 {
     for (int64_t i0 = 0; i0 < L; i0 += SEG_QBLOCK) {
         const int64_t qb = L - i0 < SEG_QBLOCK ? L - i0 : SEG_QBLOCK;
         poprt__ref_sgemm(0, 1, qb, L, HD, scale, q + i0 * ld, ld, k, ld, 0.0f, ws, L);
-        for (int64_t i = 0; i < qb; i++)
-            poprt__ref_softmax_row_f32(vm, ws + i * L, ws + i * L, L, 0);
-        poprt__ref_sgemm(0, 0, qb, HD, L, 1.0f, ws, L, v, ld, 0.0f, y + i0 * ld, ld);
+        for (int64_t i = 0; i < qb; i++) {
+            float *row = ws + i * L;
+            for (int64_t j = 0; addk && j < L; j++)
+                row[j] += addk[j];
+            poprt__ref_softmax_row_f32(vm, row, row, L, 0);
+        }
+        poprt__ref_sgemm(0, 0, qb, HD, L, 1.0f, ws, L, v, ld, 0.0f, y + i0 * ldy, ldy);
     }
 }
 
@@ -303,8 +387,8 @@ static void seg_task_fn(void *ctx, int64_t c0, int64_t c1)
         for (int64_t u = t->cut[c]; u < t->cut[c + 1]; u++) {
             const int64_t s = u / t->NH, h = u % t->NH;
             const int64_t at = t->start[s] * t->H + h * t->HD;
-            t->impl->head(t->q + at, t->k + at, t->v + at, t->y + at, t->H, t->len[s], t->HD,
-                          t->scale, t->ws + (size_t)c * t->ws_floats, t->vm);
+            t->impl->head(t->q + at, t->k + at, t->v + at, t->H, t->y + at, t->H, NULL,
+                          t->len[s], t->HD, t->scale, t->ws + (size_t)c * t->ws_floats, t->vm);
         }
 }
 

@@ -4,6 +4,7 @@
 #ifndef POPRT_REF_POPRT_FUSED_H
 #define POPRT_REF_POPRT_FUSED_H
 #include "kernels/kernel.h"
+#include "kernels/ref/gemm.h"
 
 /* FusedAttention(X, Wqkv, Bqkv?, Mask?) -> Y: one BERT self-attention block. */
 poprt_status poprt__ref_poprt_fused_attention(poprt__kctx *k);
@@ -15,18 +16,28 @@ poprt_status poprt__ref_poprt_packed_attention(poprt__kctx *k);
  * an implementation's head function per (segment, head) over the threads;
  * tokens of id 0 get zeros. */
 typedef struct poprt__seg_impl {
-    /* One segment and head: L tokens whose rows of Q, K, V and Y lie ld
-     * floats apart (the pointers at the head's first column), HD columns:
-     * Y = softmax(scale Q K^T) V over the L tokens. ws: ws_floats(L, HD)
-     * floats at least, 64-byte aligned. */
-    void (*head)(const float *q, const float *k, const float *v, float *y, int64_t ld, int64_t L,
-                 int64_t HD, float scale, float *ws, const poprt__vmath_variant *vm);
+    /* One segment and head: L tokens whose rows of Q, K and V lie ld
+     * floats apart and of Y ldy apart (the pointers at the head's first
+     * column), HD columns: Y = softmax(scale Q K^T + addk) V over the L
+     * tokens, addk (NULL: none) one value per key added to every query's
+     * scores (a padding mask). ws: ws_floats(L, HD) floats at least,
+     * 64-byte aligned. */
+    void (*head)(const float *q, const float *k, const float *v, int64_t ld, float *y,
+                 int64_t ldy, const float *addk, int64_t L, int64_t HD, float scale, float *ws,
+                 const poprt__vmath_variant *vm);
     size_t (*ws_floats)(int64_t max_len, int64_t HD);
     int64_t hd_step; /* head sizes it computes: multiples of hd_step (else the reference) */
 } poprt__seg_impl;
 /* The reference implementation (poprt__ref_sgemm per score block). */
 extern const poprt__seg_impl poprt__seg_impl_ref;
 poprt_status poprt__segment_attention_op(poprt__kctx *k, const poprt__seg_impl *impl);
+/* FusedAttention computing its Q/K/V projection with e (the node's packed
+ * Wqkv when its prepare made one) and, when the mask adds one value per key
+ * (absent, or broadcast over heads and queries: encoders' padding masks)
+ * and the head size suits impl, its heads with impl; any other mask runs
+ * the reference's score blocks. */
+poprt_status poprt__fused_attention_op(poprt__kctx *k, const poprt__gemm_engine *e,
+                                       const poprt__seg_impl *impl);
 poprt_status poprt__ref_poprt_segment_attention(poprt__kctx *k);
 /* AttentionMask(M) -> (1 - M) * value, [B, S] -> [B, 1, 1, S]. */
 poprt_status poprt__ref_poprt_attention_mask(poprt__kctx *k);

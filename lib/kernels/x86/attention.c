@@ -3,6 +3,7 @@
  * registry's entry. */
 #include "kernels/x86/attention.h"
 #include "kernels/ref/poprt_fused.h"
+#include "kernels/x86/gemm_ops.h"
 
 #define AT_HEAD_NAME poprt__attn_head_scalar
 #include "kernels/x86/attention_body.inc"
@@ -36,4 +37,10 @@ poprt_status poprt__x86_segment_attention(poprt__kctx *k)
 {
     const poprt__seg_impl impl = {poprt__attn_best()->head, ws_floats, 16};
     return poprt__segment_attention_op(k, &impl);
+}
+
+poprt_status poprt__x86_fused_attention(poprt__kctx *k)
+{
+    const poprt__seg_impl impl = {poprt__attn_best()->head, ws_floats, 16};
+    return poprt__fused_attention_op(k, &poprt__x86_matmul_engine, &impl);
 }

@@ -24,8 +24,9 @@
 #include "kernels/kernel.h"
 #include "kernels/x86/cpu.h"
 
-typedef void (*poprt__attn_head_fn)(const float *q, const float *k, const float *v, float *y,
-                                    int64_t ld, int64_t L, int64_t HD, float scale, float *ws,
+typedef void (*poprt__attn_head_fn)(const float *q, const float *k, const float *v, int64_t ld,
+                                    float *y, int64_t ldy, const float *addk, int64_t L,
+                                    int64_t HD, float scale, float *ws,
                                     const poprt__vmath_variant *vm);
 
 typedef struct poprt__attn_variant {
@@ -43,10 +44,15 @@ int poprt__attn_usable(const poprt__attn_variant *v);
 const poprt__attn_variant *poprt__attn_best(void);
 /* The registry's ai.poprt.SegmentAttention: the best variant's head. */
 poprt_status poprt__x86_segment_attention(poprt__kctx *k);
+/* The registry's ai.poprt.FusedAttention: the projection on the fast GEMM
+ * (Wqkv packed by poprt__x86_matmul_prepare), the heads on the best
+ * variant's head. */
+poprt_status poprt__x86_fused_attention(poprt__kctx *k);
 
 #define POPRT__ATTN_VARIANT(isa, level)                                                      \
-    void poprt__attn_head_##isa(const float *q, const float *k, const float *v, float *y,    \
-                                int64_t ld, int64_t L, int64_t HD, float scale, float *ws,   \
+    void poprt__attn_head_##isa(const float *q, const float *k, const float *v, int64_t ld,  \
+                                float *y, int64_t ldy, const float *addk, int64_t L,         \
+                                int64_t HD, float scale, float *ws,                          \
                                 const poprt__vmath_variant *vm);
 #include "kernels/x86/attention_kernels.inc"
 #undef POPRT__ATTN_VARIANT

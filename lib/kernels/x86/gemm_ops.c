@@ -196,8 +196,8 @@ static int matmul_packed_b(poprt__kctx *k, int ta, int tb, int64_t M, int64_t N,
 
 /* Gemm's and MatMul's engines differ in the packed B they look for. */
 static const poprt__gemm_engine gemm_engine = {fast_ws_size, poprt__fast_gemm, gemm_packed_b};
-static const poprt__gemm_engine matmul_engine = {fast_ws_size, poprt__fast_gemm,
-                                                 matmul_packed_b};
+const poprt__gemm_engine poprt__x86_matmul_engine = {fast_ws_size, poprt__fast_gemm,
+                                                     matmul_packed_b};
 static const poprt__gemm_engine plain_engine = {fast_ws_size, poprt__fast_gemm, NULL};
 
 poprt_status poprt__x86_gemm(poprt__kctx *k)
@@ -207,7 +207,7 @@ poprt_status poprt__x86_gemm(poprt__kctx *k)
 
 poprt_status poprt__x86_matmul(poprt__kctx *k)
 {
-    return poprt__matmul_op(k, &matmul_engine);
+    return poprt__matmul_op(k, &poprt__x86_matmul_engine);
 }
 
 poprt_status poprt__x86_conv_transpose(poprt__kctx *k)

@@ -4,6 +4,7 @@
 #ifndef POPRT_X86_GEMM_OPS_H
 #define POPRT_X86_GEMM_OPS_H
 #include "kernels/kernel.h"
+#include "kernels/ref/gemm.h"
 
 poprt_status poprt__x86_gemm(poprt__kctx *k);
 /* Gemm's / MatMul's constant float32 B packed once for the fast GEMM (op(B),
@@ -11,6 +12,9 @@ poprt_status poprt__x86_gemm(poprt__kctx *k);
 poprt_status poprt__x86_gemm_prepare(poprt__prep_ctx *c, void **state, size_t *size);
 poprt_status poprt__x86_matmul(poprt__kctx *k);
 poprt_status poprt__x86_matmul_prepare(poprt__prep_ctx *c, void **state, size_t *size);
+/* MatMul's engine: the fast GEMM, and a B packed by poprt__x86_matmul_prepare
+ * (also the prepare of ai.poprt.FusedAttention, whose Wqkv is input 1 too). */
+extern const poprt__gemm_engine poprt__x86_matmul_engine;
 poprt_status poprt__x86_conv_transpose(poprt__kctx *k);
 poprt_status poprt__x86_deform_conv(poprt__kctx *k);
 
