@@ -47,12 +47,22 @@ int poprt__cc_step_of(const poprt__graph *g, poprt__node *n, const poprt__tensor
 /* After a rewrite that made ai.poprt nodes: the opset import, the
  * topological order and the model check; errors say "compiling (what)". */
 poprt_status poprt__compile_commit(poprt__model *m, const char *what);
+/* one(g, n, &done) on every main-graph node of ONNX operator op (done 1:
+ * it fused n with what follows: removed them and appended the fused node);
+ * then, when something changed, *any = 1 and poprt__compile_commit(what). */
+poprt_status poprt__compile_fuse_from(poprt__model *m, const char *op,
+                                      poprt_status (*one)(poprt__graph *g, poprt__node *n,
+                                                          int *done),
+                                      const char *what, int *any);
 /* Chains of float32 elementwise nodes -> one ai.poprt FusedElementwise
  * (fuse_elementwise.c). *changed: 1 when the graph changed. */
 poprt_status poprt__compile_fuse_elementwise(poprt__model *m, int *changed);
 /* Conv [+ residual Add] [+ activation] -> one ai.poprt FusedConv
  * (fuse_conv.c), model checked afterwards; sets *any when the graph changed. */
 poprt_status poprt__compile_fuse_conv(poprt__model *m, int *any);
+/* MatMulInteger -> Cast(float) -> Mul(scale) [-> Add(bias)] -> one ai.poprt
+ * FusedMatMulInteger (fuse_qgemm.c); sets *any when the graph changed. */
+poprt_status poprt__compile_fuse_matmul_integer(poprt__model *m, int *any);
 /* Activations kept in NCHW16c between convolutions, max pools, channel
  * concatenations and Relus on CPUs with the blocked convolution
  * (layout.c); sets *any when the graph changed. */

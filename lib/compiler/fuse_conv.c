@@ -173,23 +173,5 @@ static poprt_status fuse_one(poprt__graph *g, poprt__node *c, int *done)
 
 poprt_status poprt__compile_fuse_conv(poprt__model *m, int *any)
 {
-    poprt__graph *g = m->graph;
-    int changed = 0;
-    for (size_t i = 0; i < g->nodes.len; i++) {
-        poprt__node *n = g->nodes.items[i];
-        if (!poprt__rw_is(n, "Conv"))
-            continue;
-        int done;
-        poprt_status st = fuse_one(g, n, &done);
-        if (st)
-            return st;
-        if (done) {
-            changed = 1;
-            i--; /* the chain left the list; the fused node went to its end */
-        }
-    }
-    if (!changed)
-        return POPRT_OK;
-    *any = 1;
-    return poprt__compile_commit(m, "Conv fusion");
+    return poprt__compile_fuse_from(m, "Conv", fuse_one, "Conv fusion", any);
 }

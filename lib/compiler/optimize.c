@@ -6,6 +6,7 @@
 #include <string.h>
 #include "compiler/compiler.h"
 #include "passes/passes.h"
+#include "passes/rewrite.h"
 
 static const char *const compile_passes[] = {
     /* first: an If whose condition folded to a constant for the bound
@@ -32,6 +33,32 @@ poprt_status poprt__compile_commit(poprt__model *m, const char *what)
     return st ? poprt__err_prefix(st, "compiling (%s): ", what) : POPRT_OK;
 }
 
+poprt_status poprt__compile_fuse_from(poprt__model *m, const char *op,
+                                      poprt_status (*one)(poprt__graph *g, poprt__node *n,
+                                                          int *done),
+                                      const char *what, int *any)
+{
+    poprt__graph *g = m->graph;
+    int changed = 0;
+    for (size_t i = 0; i < g->nodes.len; i++) {
+        poprt__node *n = g->nodes.items[i];
+        if (!poprt__rw_is(n, op))
+            continue;
+        int done;
+        poprt_status st = one(g, n, &done);
+        if (st)
+            return st;
+        if (done) {
+            changed = 1;
+            i--; /* the chain left the list; the fused node went to its end */
+        }
+    }
+    if (!changed)
+        return POPRT_OK;
+    *any = 1;
+    return poprt__compile_commit(m, what);
+}
+
 poprt_status poprt__compile_optimize(poprt__model *m, int *changed_out)
 {
     int any = 0;
@@ -50,6 +77,8 @@ poprt_status poprt__compile_optimize(poprt__model *m, int *changed_out)
         any |= changed;
     }
     poprt_status cst = poprt__compile_fuse_conv(m, &any); /* before the chains take Add/Relu */
+    if (!cst)
+        cst = poprt__compile_fuse_matmul_integer(m, &any);
     if (cst)
         return cst;
     /* elementwise chains last, so the pattern passes above see the plain

@@ -74,5 +74,48 @@ static const poprt__op op_blocked_maxpool = {
     .name = "BlockedMaxPool", .domain = "ai.poprt", .since_version = 1, .min_inputs = 1,
     .max_inputs = 1, .min_outputs = 1, .max_outputs = 1, .infer = infer_blocked_maxpool};
 
+/* FusedMatMulInteger (lib/compiler/fuse_qgemm.c): MatMulInteger's shapes,
+ * a float output; the scale and the optional bias are float with one value
+ * or one per output column, broadcast along the last axis only. */
+static poprt_status infer_fused_matmul_integer(poprt__infer_ctx *c)
+{
+    const poprt__op *mi = poprt__op_find("", "MatMulInteger", 10);
+    if (!mi || !mi->infer)
+        return POPRT__NODE_ERR(c->node, POPRT_STATUS_INTERNAL, "no MatMulInteger schema");
+    if (c->n_in < 5 || !c->in[4].type)
+        return POPRT__NODE_ERR(c->node, POPRT_STATUS_INVALID_MODEL, "input 4 (scale) is required");
+    poprt_status st = mi->infer(c);
+    if (st)
+        return st;
+    const int rank = c->out[0].rank;
+    const int64_t n = rank > 0 && c->out[0].dims ? c->out[0].dims[rank - 1].value : -1;
+    for (int i = 4; i < c->n_in && i < 6; i++) {
+        if (!c->in[i].type)
+            continue;
+        const int32_t e = poprt__infer_elem(c, i);
+        if (e && e != POPRT_DTYPE_FLOAT)
+            return POPRT__NODE_ERR(c->node, POPRT_STATUS_SHAPE_MISMATCH,
+                                   "input %d (%s) must be float, got %s", i,
+                                   i == 4 ? "scale" : "bias", poprt__dtype_name((poprt_dtype)e));
+        int64_t d[POPRT__MAX_RANK];
+        const int r = poprt__infer_dims(c, i, d);
+        int ok = r <= rank || rank < 0;
+        for (int k = 0; ok && k + 1 < r; k++)
+            ok = d[k] == 1;
+        if (ok && r > 0 && n >= 0)
+            ok = d[r - 1] == 1 || d[r - 1] == n;
+        if (!ok)
+            return POPRT__NODE_ERR(c->node, POPRT_STATUS_SHAPE_MISMATCH,
+                                   "input %d (%s) must hold 1 or %lld values along the last axis",
+                                   i, i == 4 ? "scale" : "bias", (long long)n);
+    }
+    c->out[0].elem = POPRT_DTYPE_FLOAT;
+    return POPRT_OK;
+}
+
+static const poprt__op op_fused_matmul_integer = {
+    .name = "FusedMatMulInteger", .domain = "ai.poprt", .since_version = 1, .min_inputs = 5,
+    .max_inputs = 6, .min_outputs = 1, .max_outputs = 1, .infer = infer_fused_matmul_integer};
+
 const poprt__op *const poprt__ops_poprt_compiled[] = {&op_fused_elementwise, &op_blocked_maxpool,
-                                                      NULL};
+                                                      &op_fused_matmul_integer, NULL};

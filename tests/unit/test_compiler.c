@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "builder.h"
+#include "passes/rewrite.h"
 #include "ir/dtype.h"
 #include "kernels/ref/poprt_compiled.h"
 #include "runtime/runtime.h"
@@ -589,6 +590,101 @@ START_TEST(programs_share_packed_weights)
 }
 END_TEST
 
+/* y = [Add(bias)] Mul(Cast(MatMulInteger(DynamicQuantizeLinear(x), W, xz, Wz)),
+ * Mul(xs, Ws)) as dynamic quantization writes it, x [M, K] float, W int8
+ * [K, N]; form: bit 0 Mul/Add operands reversed, bit 1 no Add, bit 2 one
+ * scale for all columns, bit 3 a per-column weight zero point, bit 4 a
+ * zero point per row of x (the reference kernel's case). Fused into
+ * DynamicQuantizeLinear, Mul(xs, Ws) and FusedMatMulInteger, equal bit for
+ * bit to the unfused graph (check_same, 1 and 2 threads). */
+static poprt_model *qgemm_model(int M, int K, int N, int form)
+{
+    poprt__model *m = tb_model(13);
+    const int64_t xd[2] = {M, K}, wd[2] = {K, N}, nd[1] = {N};
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 2, xd);
+    int8_t *w = malloc((size_t)K * N), *wz = malloc((size_t)N);
+    float *ws = malloc(sizeof(float) * N), *bias = malloc(sizeof(float) * N);
+    ck_assert(w && wz && ws && bias);
+    uint32_t r = 12345u + (uint32_t)form;
+    for (int i = 0; i < K * N; i++) {
+        r = r * 1664525u + 1013904223u;
+        w[i] = (int8_t)((int)(r >> 24) - 128);
+    }
+    for (int j = 0; j < N; j++) {
+        wz[j] = (form & 8) ? (int8_t)(j % 7 - 3) : 0;
+        ws[j] = 0.001f * (float)(j % 13 + 1);
+        bias[j] = 0.25f * (float)(j % 5) - 0.5f;
+    }
+    tb_const(m, "W", POPRT_DTYPE_INT8, 2, wd, w);
+    if (form & 8)
+        tb_const(m, "Wz", POPRT_DTYPE_INT8, 1, nd, wz);
+    else
+        tb_const(m, "Wz", POPRT_DTYPE_INT8, 0, NULL, wz);
+    if (form & 4)
+        tb_const(m, "Ws", POPRT_DTYPE_FLOAT, 0, NULL, ws);
+    else
+        tb_const(m, "Ws", POPRT_DTYPE_FLOAT, 1, nd, ws);
+    tb_const(m, "bias", POPRT_DTYPE_FLOAT, 1, nd, bias);
+    if (form & 16) {
+        uint8_t *az = malloc((size_t)M);
+        ck_assert_ptr_nonnull(az);
+        for (int i = 0; i < M; i++)
+            az[i] = (uint8_t)(100 + i % 50);
+        const int64_t md[1] = {M};
+        tb_const(m, "az", POPRT_DTYPE_UINT8, 1, md, az);
+        free(az);
+    }
+    tb_node(m, "DynamicQuantizeLinear", 1, (const char *[]){"x"}, 3,
+            (const char *[]){"xq", "xs", "xz"});
+    tb_node(m, "Mul", 2, (const char *[]){"xs", "Ws"}, 1, (const char *[]){"S"});
+    tb_node(m, "MatMulInteger", 4, (const char *[]){"xq", "W", (form & 16) ? "az" : "xz", "Wz"}, 1,
+            (const char *[]){"acc"});
+    poprt__node *cast = tb_node(m, "Cast", 1, (const char *[]){"acc"}, 1, (const char *[]){"f"});
+    ck_assert_int_eq(poprt__rw_attr_i(cast, "to", POPRT_DTYPE_FLOAT), POPRT_OK);
+    const int rev = form & 1;
+    const char *yname = (form & 2) ? "y" : "scaled";
+    tb_node(m, "Mul", 2, rev ? (const char *[]){"S", "f"} : (const char *[]){"f", "S"}, 1,
+            (const char *[]){yname});
+    if (!(form & 2))
+        tb_node(m, "Add", 2,
+                rev ? (const char *[]){"bias", "scaled"} : (const char *[]){"scaled", "bias"},
+                1, (const char *[]){"y"});
+    tb_output(m, "y");
+    free(w);
+    free(wz);
+    free(ws);
+    free(bias);
+    poprt_model *pm;
+    ck_assert_msg(tb_load(m, &pm) == POPRT_OK, "%s", poprt_last_error());
+    return pm;
+}
+
+START_TEST(matmul_integer_dequantize_fuses)
+{
+    enum { M = 37, K = 70, N = 300 };
+    static float x[M * K];
+    fill(x, M * K, 77);
+    const int64_t d[2] = {M, K};
+    for (int form = 0; form < 32; form++) {
+        poprt_model *pm = qgemm_model(M, K, N, form);
+        /* DynamicQuantizeLinear, Mul(xs, Ws), FusedMatMulInteger */
+        check_same(pm, d, 2, x, (size_t)M * N, 0, 3);
+        poprt_options *o;
+        poprt_session *s;
+        ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
+        ck_assert_int_eq(poprt_session_create(pm, o, &s), POPRT_OK);
+        int found = 0;
+        for (size_t i = 0; i < s->m->graph->nodes.len; i++)
+            found += !strcmp(((const poprt__node *)s->m->graph->nodes.items[i])->op_type,
+                             "FusedMatMulInteger");
+        ck_assert_int_eq(found, 1);
+        poprt_session_free(s);
+        poprt_options_free(o);
+        poprt_model_free(pm);
+    }
+}
+END_TEST
+
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define RSS_CHECKED 0 /* the sanitizers' shadow memory grows with what is touched */
 #elif defined(__has_feature)
@@ -796,6 +892,46 @@ START_TEST(malformed_fused_node_is_rejected)
     }
     ck_assert_int_eq(st, POPRT_STATUS_INVALID_MODEL);
     ck_assert_ptr_nonnull(strstr(poprt_last_error(), "'bad'"));
+}
+END_TEST
+
+/* A FusedMatMulInteger in a model file whose scale is missing, not float,
+ * or of the wrong length fails at load naming the node and the input. */
+START_TEST(malformed_fused_matmul_integer_is_rejected)
+{
+    static const struct {
+        int32_t sdt;
+        int64_t sn; /* scale values; 0: no scale input */
+        const char *needle;
+    } cases[] = {{POPRT_DTYPE_FLOAT, 0, "scale"},
+                 {POPRT_DTYPE_INT32, 1, "scale"},
+                 {POPRT_DTYPE_FLOAT, 5, "scale"}};
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        poprt__model *m = tb_model(13);
+        const int64_t ad[2] = {2, 8}, bd[2] = {8, 6};
+        tb_input(m, "a", POPRT_DTYPE_UINT8, 2, ad);
+        static const int8_t b[48];
+        tb_const(m, "b", POPRT_DTYPE_INT8, 2, bd, b);
+        static const float sv[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+        if (cases[ci].sn)
+            tb_const(m, "s", cases[ci].sdt, 1, &cases[ci].sn, sv);
+        import_poprt(m);
+        poprt__node *n =
+            poprt__graph_add_node(m->graph, "FusedMatMulInteger", "ai.poprt", "bad", 5, 1);
+        poprt__node_set_input(n, 0, poprt__graph_tensor(m->graph, "a"));
+        poprt__node_set_input(n, 1, poprt__graph_tensor(m->graph, "b"));
+        if (cases[ci].sn)
+            poprt__node_set_input(n, 4, poprt__graph_tensor(m->graph, "s"));
+        n->outputs[0] = poprt__graph_tensor(m->graph, "y");
+        tb_output(m, "y");
+        poprt_model *pm = NULL;
+        poprt_status st = tb_load(m, &pm);
+        ck_assert_ptr_null(pm);
+        ck_assert_int_ne(st, POPRT_OK);
+        ck_assert_msg(strstr(poprt_last_error(), "'bad'") &&
+                          strstr(poprt_last_error(), cases[ci].needle),
+                      "case %zu: %s", ci, poprt_last_error());
+    }
 }
 END_TEST
 
@@ -1052,6 +1188,8 @@ int main(void)
     tcase_add_test(tc, bias_gelu_fuses);
     tcase_add_test(tc, programs_share_packed_weights);
     tcase_add_test(tc, unaligned_weights_are_copied_once);
+    tcase_add_test(tc, matmul_integer_dequantize_fuses);
+    tcase_add_test(tc, malformed_fused_matmul_integer_is_rejected);
     tcase_add_test(tc, float16_nodes_compute_in_float32);
     tcase_add_test(tc, matmul_precision_bfloat16);
     suite_add_tcase(s, tc);

@@ -352,14 +352,11 @@ static poprt_status mm_scratch(poprt__kctx *k, const mm_geom *g, int64_t **acc, 
     return POPRT_OK;
 }
 
-poprt_status poprt__ref_matmul_integer(poprt__kctx *k)
+/* MatMulInteger's int32 sums into y (its shape; data int32). */
+static poprt_status mm_integer(poprt__kctx *k, const poprt__tval *a, const poprt__tval *b,
+                               const poprt__tval *azp, const poprt__tval *bzp, poprt__tval *y)
 {
-    const poprt__tval *a = poprt__kin(k, 0), *b = poprt__kin(k, 1);
-    const poprt__tval *azp = poprt__kin(k, 2), *bzp = poprt__kin(k, 3);
-    poprt__tval *y = poprt__kout(k, 0);
-    poprt_status st = need(k, a && b && y ? a : NULL, "input or output");
-    if (st)
-        return st;
+    poprt_status st;
     mm_geom g;
     int64_t *acc;
     int32_t *arow, *bmat;
@@ -373,6 +370,44 @@ poprt_status poprt__ref_matmul_integer(poprt__kctx *k)
         for (int64_t i = 0; i < g.M * g.N; i++)
             yo[bi * g.M * g.N + i] = (int32_t)(uint32_t)acc[i]; /* int32 wrap-around */
     }
+    return POPRT_OK;
+}
+
+poprt_status poprt__ref_matmul_integer(poprt__kctx *k)
+{
+    const poprt__tval *a = poprt__kin(k, 0), *b = poprt__kin(k, 1);
+    const poprt__tval *azp = poprt__kin(k, 2), *bzp = poprt__kin(k, 3);
+    poprt__tval *y = poprt__kout(k, 0);
+    poprt_status st = need(k, a && b && y ? a : NULL, "input or output");
+    return st ? st : mm_integer(k, a, b, azp, bzp, y);
+}
+
+poprt_status poprt__ref_poprt_fused_matmul_integer(poprt__kctx *k)
+{
+    const poprt__tval *a = poprt__kin(k, 0), *b = poprt__kin(k, 1);
+    const poprt__tval *azp = poprt__kin(k, 2), *bzp = poprt__kin(k, 3);
+    const poprt__tval *s = poprt__kin(k, 4), *c = poprt__kin(k, 5);
+    poprt__tval *y = poprt__kout(k, 0);
+    poprt_status st = need(k, a && b && s && y ? a : NULL, "input, scale or output");
+    if (st)
+        return st;
+    const int64_t N = y->rank > 0 ? y->dims[y->rank - 1] : 1;
+    if (y->dtype != POPRT_DTYPE_FLOAT || s->dtype != POPRT_DTYPE_FLOAT ||
+        (c && c->dtype != POPRT_DTYPE_FLOAT) || (s->numel != 1 && s->numel != N) ||
+        (c && c->numel != 1 && c->numel != N))
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
+                               "scale and bias must be float with 1 or %lld values, and Y float",
+                               (long long)N);
+    poprt__tval t = *y;
+    t.dtype = POPRT_DTYPE_INT32;
+    t.data = poprt__kctx_scratch(k, (size_t)(y->numel ? y->numel : 1) * sizeof(int32_t));
+    if (!t.data)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_OUT_OF_MEMORY, "out of scratch memory");
+    if ((st = mm_integer(k, a, b, azp, bzp, &t)))
+        return st;
+    for (int64_t r = 0; N > 0 && r < y->numel / N; r++)
+        poprt__q_float_cols((const int32_t *)t.data + r * N, N, 0, s->data, s->numel != 1,
+                            c ? c->data : NULL, c && c->numel != 1, (float *)y->data + r * N);
     return POPRT_OK;
 }
 

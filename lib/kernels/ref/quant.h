@@ -17,5 +17,36 @@ poprt_status poprt__ref_qlinear_matmul(poprt__kctx *k);
 poprt_status poprt__ref_matmul_integer(poprt__kctx *k);
 poprt_status poprt__ref_qlinear_conv(poprt__kctx *k);
 poprt_status poprt__ref_conv_integer(poprt__kctx *k);
+/* ai.poprt FusedMatMulInteger(A, B, a_zp, b_zp, S, C) (lib/compiler/fuse_qgemm.c):
+ * MatMulInteger's int32 sums v, then per output column j
+ * y = (float)v * S[j] (+ C[j]), S and C holding one value or one per column,
+ * each step rounded as Cast, Mul and Add round it. */
+poprt_status poprt__ref_poprt_fused_matmul_integer(poprt__kctx *k);
+/* The columns [j0, j0 + n) of one row of that epilogue: y[j] from v[j],
+ * s[j0 + j] (s_all) or s[0], and likewise c (NULL: no bias). Two
+ * passes, so no compiler contracts them into one rounding. */
+static inline void poprt__q_float_cols(const int32_t *v, int64_t n, int64_t j0, const float *s,
+                                       int s_all, const float *c, int c_all, float *y)
+{
+    /* one loop per form, each simple enough to vectorise */
+    if (s_all) {
+        s += j0;
+        for (int64_t j = 0; j < n; j++)
+            y[j] = (float)v[j] * s[j];
+    } else {
+        const float s0 = s[0];
+        for (int64_t j = 0; j < n; j++)
+            y[j] = (float)v[j] * s0;
+    }
+    if (c && c_all) {
+        c += j0;
+        for (int64_t j = 0; j < n; j++)
+            y[j] = y[j] + c[j];
+    } else if (c) {
+        const float c0 = c[0];
+        for (int64_t j = 0; j < n; j++)
+            y[j] = y[j] + c0;
+    }
+}
 
 #endif

@@ -34,6 +34,10 @@ typedef struct q_out {
     const poprt__igemm_variant *v;
     poprt__igemm_cols cols; /* arrays already offset to the group */
     int requant;            /* 1: bytes through v->rq, 0: int32 through v->fix */
+    /* FusedMatMulInteger: int32 through v->fix, then floats
+     * (poprt__q_float_cols) with these scales and bias; fs NULL: none */
+    const float *fs, *fc;
+    int fs_all, fc_all;
     int rowsum;             /* some bz != 0 */
     const uint8_t *A;
     int64_t lda, K;
@@ -54,6 +58,15 @@ static void q_epi(void *ctx, int64_t m0, int64_t m1, int64_t n0, int64_t n1, int
     const size_t esz = o->requant ? 1 : sizeof(int32_t);
     const int64_t n = n1 - n0, rows = m1 - m0;
     unsigned char *t = scratch;
+    if (o->fs) { /* rows of y (trans 0): the int32 row in scratch, then floats */
+        for (int64_t m = m0; m < m1; m++) {
+            const int32_t rs = o->rowsum ? poprt__igemm_rowsum(o->A + m * o->lda, o->K) : 0;
+            o->v->fix(&o->cols, n0, n, c + (m - m0) * ldc, rs, (int32_t *)scratch);
+            poprt__q_float_cols((const int32_t *)scratch, n, n0, o->fs, o->fs_all, o->fc,
+                                o->fc_all, (float *)o->y + m * o->ldy + n0);
+        }
+        return;
+    }
     for (int64_t m = m0; m < m1; m++) {
         const int32_t rs = o->rowsum ? poprt__igemm_rowsum(o->A + m * o->lda, o->K) : 0;
         const int32_t *cr = c + (m - m0) * ldc;
@@ -169,6 +182,7 @@ typedef struct q_mm_io {
     const poprt__tval *a, *azp, *b, *bzp, *as, *bs, *ys, *yzp;
     poprt__tval *y;
     int requant;
+    const poprt__tval *fs, *fc; /* FusedMatMulInteger's scale and bias (float y) */
 } q_mm_io;
 
 /* 1 when done, 0 for the reference, < 0 out of scratch */
@@ -189,10 +203,21 @@ static int q_matmul(poprt__kctx *k, const q_mm_io *io)
          (io->bs->numel != 1 && io->bs->numel != N) || !q_scale_ok(io->ys) ||
          io->ys->numel != 1 || (io->yzp && io->yzp->numel > 1) || !is_byte(io->y->dtype)))
         return 0;
+    if (io->fs && (io->fs->dtype != POPRT_DTYPE_FLOAT || (io->fs->numel != 1 && io->fs->numel != N) ||
+                   (io->fc && (io->fc->dtype != POPRT_DTYPE_FLOAT ||
+                               (io->fc->numel != 1 && io->fc->numel != N))) ||
+                   io->y->dtype != POPRT_DTYPE_FLOAT))
+        return 0;
     q_out o;
     memset(&o, 0, sizeof o);
     o.v = poprt__igemm_best();
     o.requant = io->requant;
+    if (io->fs) {
+        o.fs = io->fs->data;
+        o.fs_all = io->fs->numel != 1;
+        o.fc = io->fc ? io->fc->data : NULL;
+        o.fc_all = io->fc && io->fc->numel != 1;
+    }
     float *mult = NULL;
     if (io->requant) {
         mult = poprt__kctx_scratch(k, (size_t)N * sizeof *mult);
@@ -267,6 +292,16 @@ poprt_status poprt__x86_matmul_integer(poprt__kctx *k)
     if (io.y && io.y->dtype != POPRT_DTYPE_INT32)
         return poprt__ref_matmul_integer(k);
     return q_done(k, q_matmul(k, &io), poprt__ref_matmul_integer);
+}
+
+poprt_status poprt__x86_fused_matmul_integer(poprt__kctx *k)
+{
+    const q_mm_io io = {poprt__kin(k, 0), poprt__kin(k, 2), poprt__kin(k, 1), poprt__kin(k, 3),
+                        NULL, NULL, NULL, NULL, poprt__kout(k, 0), 0, poprt__kin(k, 4),
+                        poprt__kin(k, 5)};
+    if (!io.fs)
+        return poprt__ref_poprt_fused_matmul_integer(k);
+    return q_done(k, q_matmul(k, &io), poprt__ref_poprt_fused_matmul_integer);
 }
 
 poprt_status poprt__x86_qlinear_matmul(poprt__kctx *k)

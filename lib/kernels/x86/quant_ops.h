@@ -9,6 +9,10 @@
 
 poprt_status poprt__x86_matmul_integer(poprt__kctx *k);
 poprt_status poprt__x86_matmul_integer_prepare(poprt__prep_ctx *c, void **state, size_t *size);
+/* ai.poprt FusedMatMulInteger: MatMulInteger's product with the float
+ * epilogue applied to each block on the thread that computed it; B packed
+ * by poprt__x86_matmul_integer_prepare (input 1 as well). */
+poprt_status poprt__x86_fused_matmul_integer(poprt__kctx *k);
 poprt_status poprt__x86_qlinear_matmul(poprt__kctx *k);
 poprt_status poprt__x86_qlinear_matmul_prepare(poprt__prep_ctx *c, void **state, size_t *size);
 poprt_status poprt__x86_conv_integer(poprt__kctx *k);
