@@ -574,6 +574,9 @@ static char *output_path(const cli *c) {
     }
     if (!model)
         return NULL;
+    if (model[0] == '/') /* an absolute --output_model is the path itself (PopRT joins the two
+                          * with os.path.join, which keeps an absolute second part) */
+        return model;
     size_t len = strlen(dir) + strlen(model) + 2;
     char *path = malloc(len);
     if (path) {

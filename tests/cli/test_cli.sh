@@ -248,6 +248,10 @@ run 0 --input_model="$DATA/conv.onnx" --output_dir="$TMP/out2/deeper" --output_m
 [ -s "$TMP/out2/deeper/small.onnx" ] || bad "no $TMP/out2/deeper/small.onnx"
 run 0 -i "$TMP/out2/deeper/small.onnx" --show
 has out "  y: float [1,5]"
+run 0 -i "$DATA/conv.onnx" --output_model "$TMP/out2/abs.onnx"
+[ -s "$TMP/out2/abs.onnx" ] || bad "an absolute --output_model was not written as given"
+run 0 -i "$TMP/out2/abs.onnx" --show
+has out "  y: float [1,5]"
 run 0 -i "$DATA/mlp_dynamic.onnx" --input_shape x=6,16 --output_dir "$TMP/out3"
 run 0 -i "$TMP/out3/mlp_dynamic.optimized.onnx" --show
 has out "  x: float [6,16]"
