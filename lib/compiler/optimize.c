@@ -7,6 +7,7 @@
 #include "compiler/compiler.h"
 #include "passes/passes.h"
 #include "passes/rewrite.h"
+#include "passes/transformer.h"
 
 static const char *const compile_passes[] = {
     /* first: an If whose condition folded to a constant for the bound
@@ -20,7 +21,9 @@ static const char *const compile_passes[] = {
     /* transformer blocks: each rewrite computes the same formula in one
      * row-wise or elementwise kernel (equal within float rounding) */
     "erf_gelu_pattern",        "gelu_pattern",               "layer_norm_pattern",
-    "eliminate_deadend",
+    /* attention blocks with float projections: one kernel for the three
+     * projections (weights concatenated) and the heads */
+    "fused_attention",         "eliminate_deadend",
 };
 
 poprt_status poprt__compile_commit(poprt__model *m, const char *what)
@@ -76,6 +79,15 @@ poprt_status poprt__compile_optimize(poprt__model *m, int *changed_out)
             return poprt__err_prefix(st, "compiling (pass '%s'): ", compile_passes[i]);
         any |= changed;
     }
+    /* the attention blocks left (int8 projections, ...): the heads in one
+     * kernel from the projections on */
+    int heads = 0;
+    poprt_status hst = poprt__tf_fuse_attention_heads(m, &heads);
+    if (!hst && heads)
+        hst = poprt__model_check(m);
+    if (hst)
+        return poprt__err_prefix(hst, "compiling (attention heads): ");
+    any |= heads;
     poprt_status cst = poprt__compile_fuse_conv(m, &any); /* before the chains take Add/Relu */
     if (!cst)
         cst = poprt__compile_fuse_matmul_integer(m, &any);

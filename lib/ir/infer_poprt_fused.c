@@ -110,6 +110,37 @@ static poprt_status infer_segment_attention(poprt__infer_ctx *c)
     return POPRT_OK;
 }
 
+/* MaskedAttention: Y of Q's type; Q, K, V float [B, S, H], the mask float
+ * (broadcast to [B, heads, S, S] checked at run time). */
+static poprt_status infer_masked_attention(poprt__infer_ctx *c)
+{
+    poprt_status st = POPRT_OK;
+    for (int i = 0; i < 3 && !st; i++)
+        st = need_float(c, i);
+    if (!st && c->n_in > 3 && tin(c, 3))
+        st = need_float(c, 3);
+    if (st)
+        return st;
+    const int64_t nh = poprt__attr_i(c->node, "num_heads", 0);
+    if (nh < 1)
+        return POPRT__NODE_ERR(c->node, POPRT_STATUS_INVALID_MODEL, "num_heads must be >= 1");
+    for (int i = 0; i < 3; i++) {
+        const poprt__type *t = tin(c, i);
+        if (t && t->rank >= 0 && t->rank != 3)
+            return POPRT__NODE_ERR(c->node, POPRT_STATUS_INVALID_MODEL,
+                                   "input %d must be [B, S, H] (rank 3), not rank %d", i,
+                                   t->rank);
+    }
+    const poprt__type *q = tin(c, 0);
+    poprt__dim h = dim_at(q, q ? q->rank - 1 : -1);
+    if (h.value >= 0 && h.value % nh)
+        return POPRT__NODE_ERR(c->node, POPRT_STATUS_SHAPE_MISMATCH,
+                               "num_heads %lld does not divide the %lld features", (long long)nh,
+                               (long long)h.value);
+    poprt__infer_same(c, 0, 0);
+    return POPRT_OK;
+}
+
 /* AttentionMask: [B, S] -> float [B, 1, 1, S]. */
 static poprt_status infer_attention_mask(poprt__infer_ctx *c)
 {
@@ -173,11 +204,12 @@ OP(op_layernorm, "LayerNorm", 2, 3, infer_layernorm)
 OP(op_fused_attention, "FusedAttention", 2, 4, infer_attention)
 OP(op_packed_attention, "PackedAttention", 4, 4, infer_attention)
 OP(op_segment_attention, "SegmentAttention", 4, 4, infer_segment_attention)
+OP(op_masked_attention, "MaskedAttention", 3, 4, infer_masked_attention)
 OP(op_attention_mask, "AttentionMask", 1, 1, infer_attention_mask)
 OP(op_rotary, "RotaryEmbedding", 3, 3, infer_rotary)
 
 const poprt__op *const poprt__ops_poprt_fused[] = {
     &op_gelu, &op_layernorm, &op_fused_attention, &op_packed_attention, &op_segment_attention,
-    &op_attention_mask,
+    &op_masked_attention, &op_attention_mask,
     &op_rotary, &op_fused_conv, NULL,
 };

@@ -267,6 +267,51 @@ poprt_status poprt__tf_fuse_attention(poprt__model *m, int *changed)
     return poprt__rw_fixpoint(m, fuse, NULL, changed);
 }
 
+/* The block matched as o becomes op(Q, K, V[, fourth]) of the ai.poprt
+ * domain with o's heads and scale, from the projections on. */
+static poprt_status heads_node(poprt__model *m, const att_match *o, const char *op,
+                               poprt__tensor *fourth, int *done)
+{
+    poprt_status st = poprt__rw_poprt_domain(m);
+    if (st)
+        return st;
+    poprt__tensor *ins[4] = {o->q.out, o->k.out, o->v.out, fourth};
+    poprt__node *n = poprt__rw_replace(m->graph, o->last, op, "ai.poprt", fourth ? 4 : 3, ins);
+    if (!n)
+        return poprt__rw_oom();
+    if ((st = poprt__rw_attr_i(n, "num_heads", o->q.nh)) ||
+        (st = poprt__rw_attr_f(n, "scale", (float)o->scale)))
+        return st;
+    *done = 1;
+    poprt__graph_remove_dead(m->graph);
+    return POPRT_OK;
+}
+
+static poprt_status heads(poprt__model *m, poprt__node *sm, const void *ctx, int *done)
+{
+    (void)ctx;
+    att_match o;
+    if (!match(m->graph, sm, &o, 1) || sm->inputs[0]->type.elem != POPRT_DTYPE_FLOAT)
+        return POPRT_OK;
+    int64_t qd[POPRT__MAX_RANK], kd[POPRT__MAX_RANK], vd[POPRT__MAX_RANK];
+    const proj *p[3] = {&o.q, &o.k, &o.v};
+    for (int i = 0; i < 3; i++)
+        if (p[i]->out->type.elem != POPRT_DTYPE_FLOAT)
+            return POPRT_OK;
+    if (poprt__rw_dims(o.q.out, qd) != 3 || poprt__rw_dims(o.k.out, kd) != 3 ||
+        poprt__rw_dims(o.v.out, vd) != 3)
+        return POPRT_OK;
+    for (int d = 0; d < 3; d++)
+        if (qd[d] < 0 || qd[d] != kd[d] || qd[d] != vd[d])
+            return POPRT_OK;
+    return heads_node(m, &o, "MaskedAttention", o.mask, done);
+}
+
+poprt_status poprt__tf_fuse_attention_heads(poprt__model *m, int *changed)
+{
+    return poprt__rw_fixpoint(m, heads, NULL, changed);
+}
+
 typedef struct seg_ctx {
     const poprt__tensor *mask;
     poprt__tensor *seg;
@@ -286,19 +331,7 @@ static poprt_status segment(poprt__model *m, poprt__node *sm, const void *ctx, i
         !poprt__tf_match_mask_chain(m, o.mask->producer, &raw, &value, &to) || raw != c->mask ||
         !(value <= -1e4f))
         return POPRT_OK;
-    poprt_status st = poprt__rw_poprt_domain(m);
-    if (st)
-        return st;
-    poprt__tensor *ins[4] = {o.q.out, o.k.out, o.v.out, c->seg};
-    poprt__node *n = poprt__rw_replace(m->graph, o.last, "SegmentAttention", "ai.poprt", 4, ins);
-    if (!n)
-        return poprt__rw_oom();
-    if ((st = poprt__rw_attr_i(n, "num_heads", o.q.nh)) ||
-        (st = poprt__rw_attr_f(n, "scale", (float)o.scale)))
-        return st;
-    *done = 1;
-    poprt__graph_remove_dead(m->graph);
-    return POPRT_OK;
+    return heads_node(m, &o, "SegmentAttention", c->seg, done);
 }
 
 poprt_status poprt__tf_segment_attention(poprt__model *m, const poprt__tensor *mask,

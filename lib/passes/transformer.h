@@ -90,6 +90,12 @@ static inline int tf_perm_is(const poprt__node *n, int r, const int64_t *p)
 /* The fused_attention rewrite (lib/passes/fused_attention.c), also run by
  * packed_transformer. */
 poprt_status poprt__tf_fuse_attention(poprt__model *m, int *changed);
+/* The attention blocks left (projections that are not float MatMuls with
+ * constant weights: int8 ones, or weights given at run time): from the three
+ * projections on, one ai.poprt MaskedAttention(Q, K, V, mask) each, where
+ * the scores are float32. The session compiler's step, after
+ * poprt__tf_fuse_attention. */
+poprt_status poprt__tf_fuse_attention_heads(poprt__model *m, int *changed);
 /* The pack conversion's attention (lib/passes/fused_attention.c): every
  * block fused_attention matches whose additive mask is (1 - mask) * value
  * (value <= -1e4, through the Unsqueeze/Cast chain of

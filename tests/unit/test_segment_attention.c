@@ -21,6 +21,7 @@
 #include "passes/rewrite.h"
 #include "kernels/ref/poprt_fused.h"
 #include "kernels/x86/attention.h"
+#include "runtime/runtime.h"
 
 static uint32_t rng = 2463534242u;
 static float frand(void)
@@ -380,6 +381,137 @@ START_TEST(fused_attention_matches_double)
 }
 END_TEST
 
+/* ---- MaskedAttention: what the compiler makes of attention on given Q, K, V ---- */
+
+/* The attention block as exporters write it on inputs q, k, v [B, S, H]
+ * (projections computed elsewhere: no MatMul weights to fuse), with the
+ * additive float mask input of rank mrank (dims md; 0: none). */
+static poprt_model *qkv_model(int64_t B, int64_t S, int64_t NH, int64_t HD, int mrank,
+                              const int64_t *md)
+{
+    poprt__model *m = tb_model(13);
+    const int64_t xd[3] = {B, S, NH * HD};
+    tb_input(m, "q", POPRT_DTYPE_FLOAT, 3, xd);
+    tb_input(m, "k", POPRT_DTYPE_FLOAT, 3, xd);
+    tb_input(m, "v", POPRT_DTYPE_FLOAT, 3, xd);
+    if (mrank)
+        tb_input(m, "mask", POPRT_DTYPE_FLOAT, mrank, md);
+    ints(m, "shape4", 4, (int64_t[]){B, S, NH, HD});
+    ints(m, "shape3", 3, (int64_t[]){B, S, NH * HD});
+    scalar(m, "scale", 1.0f / sqrtf((float)HD));
+    static const int64_t p0213[4] = {0, 2, 1, 3}, p0231[4] = {0, 2, 3, 1};
+    static const char *const x[3] = {"q", "k", "v"}, *const r[3] = {"qr", "kr", "vr"},
+                             *const h[3] = {"qh", "kh", "vh"};
+    for (int i = 0; i < 3; i++) {
+        N2(m, "Reshape", x[i], "shape4", r[i]);
+        poprt__node *t = N1(m, "Transpose", r[i], h[i]);
+        ck_assert_int_eq(poprt__rw_attr_ints(t, "perm", 4, i == 1 ? p0231 : p0213), POPRT_OK);
+    }
+    N2(m, "MatMul", "qh", "kh", "sc");
+    N2(m, "Mul", "sc", "scale", mrank ? "ss" : "sm");
+    if (mrank)
+        N2(m, "Add", "ss", "mask", "sm");
+    ck_assert_int_eq(poprt__rw_attr_i(N1(m, "Softmax", "sm", "p"), "axis", -1), POPRT_OK);
+    N2(m, "MatMul", "p", "vh", "cx");
+    ck_assert_int_eq(poprt__rw_attr_ints(N1(m, "Transpose", "cx", "ct"), "perm", 4, p0213),
+                     POPRT_OK);
+    N2(m, "Reshape", "ct", "shape3", "y");
+    tb_output(m, "y");
+    poprt_model *out;
+    ck_assert_msg(tb_load(m, &out) == POPRT_OK, "%s", poprt_last_error());
+    return out;
+}
+
+/* y of m on q, k, v and the mask; *fused: MaskedAttention nodes compiled. */
+static void run_qkv(poprt_model *m, const char *optimize, const char *threads, int64_t B,
+                    int64_t S, int64_t H, const float *const *qkv, int mrank, const int64_t *md,
+                    const float *mask, int64_t mn, float *y, int *fused)
+{
+    poprt_options *o;
+    poprt_session *s;
+    poprt_stepio *io;
+    ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
+    ck_assert_int_eq(poprt_options_set(o, "optimize", optimize), POPRT_OK);
+    ck_assert_int_eq(poprt_options_set(o, "threads", threads), POPRT_OK);
+    ck_assert_msg(poprt_session_create(m, o, &s) == POPRT_OK, "%s", poprt_last_error());
+    *fused = 0;
+    for (size_t i = 0; i < s->m->graph->nodes.len; i++)
+        *fused += !strcmp(((const poprt__node *)s->m->graph->nodes.items[i])->op_type,
+                          "MaskedAttention");
+    ck_assert_int_eq(poprt_stepio_create(&io), POPRT_OK);
+    const int64_t xd[3] = {B, S, H};
+    const size_t xb = sizeof(float) * (size_t)(B * S * H);
+    static const char *const names[3] = {"q", "k", "v"};
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(poprt_stepio_set_input(io, names[i], POPRT_DTYPE_FLOAT, xd, 3, qkv[i], xb),
+                         POPRT_OK);
+    if (mrank)
+        ck_assert_int_eq(poprt_stepio_set_input(io, "mask", POPRT_DTYPE_FLOAT, md, mrank, mask,
+                                                sizeof(float) * (size_t)mn),
+                         POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_set_output(io, "y", y, xb), POPRT_OK);
+    ck_assert_msg(poprt_session_run(s, io) == POPRT_OK, "%s", poprt_last_error());
+    poprt_stepio_free(io);
+    poprt_session_free(s);
+    poprt_options_free(o);
+}
+
+/* The compiler turns the block into one MaskedAttention (the heads on the
+ * CPU's head function for per-key masks and head sizes of 16, the
+ * reference's score blocks otherwise), equal to the unfused graph (the
+ * session option optimize = 0) within the stated tolerance, and the same
+ * bits at 1 and 2 threads; cases: padding mask [B, 1, 1, S], none, one per
+ * query [B, 1, S, S], head size 8. */
+START_TEST(masked_attention_equals_unfused)
+{
+    enum { B = 2, S = 21 };
+    static const struct {
+        int64_t NH, HD;
+        int mrank;
+        int64_t md[4];
+    } cases[] = {{2, 16, 4, {B, 1, 1, S}}, {3, 32, 0, {0}}, {2, 16, 4, {B, 1, S, S}},
+                 {4, 8, 4, {B, 1, 1, S}}};
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        const int64_t NH = cases[ci].NH, HD = cases[ci].HD, H = NH * HD, n = B * S * H;
+        float *q = malloc(sizeof(float) * n), *k = malloc(sizeof(float) * n),
+              *v = malloc(sizeof(float) * n), *mask = malloc(sizeof(float) * B * S * S);
+        float *y0 = malloc(sizeof(float) * n), *y1 = malloc(sizeof(float) * n),
+              *y2 = malloc(sizeof(float) * n);
+        ck_assert(q && k && v && mask && y0 && y1 && y2);
+        for (int64_t i = 0; i < n; i++) {
+            q[i] = frand();
+            k[i] = frand();
+            v[i] = frand();
+        }
+        int64_t mn = 1;
+        for (int d = 0; d < cases[ci].mrank; d++)
+            mn *= cases[ci].md[d];
+        for (int64_t i = 0; i < mn; i++)
+            mask[i] = i % 5 == 2 ? -10000.0f : 0.5f * frand();
+        poprt_model *pm = qkv_model(B, S, NH, HD, cases[ci].mrank, cases[ci].md);
+        const float *const in[3] = {q, k, v};
+        int f0, f1, f2;
+        run_qkv(pm, "0", "1", B, S, H, in, cases[ci].mrank, cases[ci].md, mask, mn, y0, &f0);
+        run_qkv(pm, "1", "1", B, S, H, in, cases[ci].mrank, cases[ci].md, mask, mn, y1, &f1);
+        run_qkv(pm, "1", "2", B, S, H, in, cases[ci].mrank, cases[ci].md, mask, mn, y2, &f2);
+        ck_assert_int_eq(f0, 0);
+        ck_assert_msg(f1 == 1 && f2 == 1, "case %zu: %d MaskedAttention nodes", ci, f1);
+        ck_assert_msg(memcmp(y1, y2, sizeof(float) * (size_t)n) == 0,
+                      "case %zu: 1 and 2 threads differ", ci);
+        for (int64_t i = 0; i < n; i++)
+            close_to(y1[i], y0[i], "MaskedAttention", (long)i);
+        poprt_model_free(pm);
+        free(q);
+        free(k);
+        free(v);
+        free(mask);
+        free(y0);
+        free(y1);
+        free(y2);
+    }
+}
+END_TEST
+
 /* y of model m run on q, k, v [B, S, H] and seg [B, S] with `threads`. */
 static void run(poprt_model *m, const char *threads, int64_t B, int64_t S, int64_t H,
                 const float *const *qkv, const int64_t *seg, float *y)
@@ -497,6 +629,36 @@ START_TEST(operator_refuses_bad_inputs)
     ck_assert_msg(strstr(poprt_last_error(), "num_heads 4 does not divide the 6 features"), "%s",
                   poprt_last_error());
     ck_assert_ptr_null(pm);
+    /* MaskedAttention: heads that do not divide, Q not [B, S, H], an integer mask */
+    static const struct {
+        int64_t heads;
+        int qrank;
+        int32_t mdt;
+        const char *want;
+    } bad[] = {{4, 3, POPRT_DTYPE_FLOAT, "num_heads 4 does not divide the 6 features"},
+               {2, 2, POPRT_DTYPE_FLOAT, "input 0 must be [B, S, H] (rank 3), not rank 2"},
+               {2, 3, POPRT_DTYPE_INT64, "input 3 must be floating point"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        m = tb_model(13);
+        const int64_t d3[3] = {1, 4, 6}, d2[2] = {4, 6}, md[4] = {1, 1, 1, 4};
+        tb_input(m, "q", POPRT_DTYPE_FLOAT, bad[i].qrank, bad[i].qrank == 3 ? d3 : d2);
+        tb_input(m, "k", POPRT_DTYPE_FLOAT, 3, d3);
+        tb_input(m, "v", POPRT_DTYPE_FLOAT, 3, d3);
+        tb_input(m, "mask", bad[i].mdt, 4, md);
+        ck_assert_int_eq(poprt__rw_poprt_domain(m), POPRT_OK);
+        n = poprt__graph_add_node(m->graph, "MaskedAttention", "ai.poprt", "att", 4, 1);
+        static const char *const min[4] = {"q", "k", "v", "mask"};
+        for (int j = 0; j < 4; j++)
+            poprt__node_set_input(n, j, poprt__graph_tensor(m->graph, min[j]));
+        n->outputs[0] = poprt__graph_tensor(m->graph, "y");
+        ck_assert_int_eq(poprt__rw_attr_i(n, "num_heads", bad[i].heads), POPRT_OK);
+        tb_output(m, "y");
+        pm = NULL;
+        ck_assert_int_ne(tb_load(m, &pm), POPRT_OK);
+        ck_assert_msg(strstr(poprt_last_error(), bad[i].want) && strstr(poprt_last_error(), "att"),
+                      "%s", poprt_last_error());
+        ck_assert_ptr_null(pm);
+    }
 }
 END_TEST
 
@@ -507,6 +669,7 @@ int main(void)
     tcase_add_loop_test(tc, heads_match_double, 0, poprt__attn_n_variants + 1);
     tcase_add_test(tc, operator_equals_dense);
     tcase_add_test(tc, fused_attention_matches_double);
+    tcase_add_test(tc, masked_attention_equals_unfused);
     tcase_add_test(tc, operator_refuses_bad_inputs);
     suite_add_tcase(s, tc);
     SRunner *r = srunner_create(s);

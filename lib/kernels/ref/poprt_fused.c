@@ -14,8 +14,8 @@
 #define QBLOCK 32 /* query rows per score block: bounds scratch to 32 x keys per head */
 
 typedef struct att_task {
-    const float *q, *kv;  /* q rows [B*S] with stride ldq; K|V rows with stride ldkv */
-    int64_t ldq, ldkv, koff_v; /* V starts koff_v columns after K */
+    const float *q, *kv, *v; /* q rows [B*S] with stride ldq; K and V rows with stride ldkv */
+    int64_t ldq, ldkv;
     const int64_t *key_off, *key_n; /* per batch: first K/V row and number of keys */
     const float *mask;   /* general additive mask (FusedAttention) or NULL */
     int64_t mstr[4];     /* its strides broadcast to [B, NH, S, S] */
@@ -33,7 +33,7 @@ static void att_task_fn(void *ctx, int64_t u0, int64_t u1)
         const int64_t b = u / t->NH, h = u % t->NH;
         const int64_t nk = t->key_n[b], k0 = t->key_off[b];
         const float *K = t->kv + k0 * t->ldkv + h * t->HD;
-        const float *V = K + t->koff_v;
+        const float *V = t->v + k0 * t->ldkv + h * t->HD;
         float *sc = t->scratch + u * QBLOCK * t->maxk;
         for (int64_t i0 = 0; i0 < t->S; i0 += QBLOCK) {
             const int64_t qb = t->S - i0 < QBLOCK ? t->S - i0 : QBLOCK;
@@ -137,12 +137,12 @@ static poprt_status fa_project(poprt__kctx *k, const poprt__gemm_engine *e, cons
     return POPRT_OK;
 }
 
-/* The heads of a FusedAttention whose mask adds one value per key (or
+/* The heads of an attention whose mask adds one value per key (or
  * nothing), chunk by chunk of (batch, head) units. */
 typedef struct fa_heads {
-    const float *qkv, *addk; /* addk: [B, S] or NULL */
+    const float *q, *k, *v, *addk; /* rows ld apart; addk: [B, S] or NULL */
     float *y, *ws;
-    int64_t S, H, NH, HD, units, chunks;
+    int64_t ld, S, H, NH, HD, units, chunks;
     size_t ws_floats;
     float scale;
     const poprt__seg_impl *impl;
@@ -154,12 +154,80 @@ static void fa_heads_fn(void *ctx, int64_t c0, int64_t c1)
     const fa_heads *t = ctx;
     for (int64_t c = c0; c < c1; c++)
         for (int64_t u = c * t->units / t->chunks; u < (c + 1) * t->units / t->chunks; u++) {
-            const int64_t b = u / t->NH, h = u % t->NH;
-            const float *q = t->qkv + b * t->S * 3 * t->H + h * t->HD;
-            t->impl->head(q, q + t->H, q + 2 * t->H, 3 * t->H, t->y + b * t->S * t->H + h * t->HD,
-                          t->H, t->addk ? t->addk + b * t->S : NULL, t->S, t->HD, t->scale,
+            const int64_t b = u / t->NH, h = u % t->NH, at = b * t->S * t->ld + h * t->HD;
+            t->impl->head(t->q + at, t->k + at, t->v + at, t->ld,
+                          t->y + b * t->S * t->H + h * t->HD, t->H,
+                          t->addk ? t->addk + b * t->S : NULL, t->S, t->HD, t->scale,
                           t->ws + (size_t)c * t->ws_floats, t->vm);
         }
+}
+
+/* The mask's strides broadcast to [B, NH, S, S] into mstr (all 0 without
+ * one); SHAPE_MISMATCH naming the node when it does not broadcast. */
+static poprt_status mask_strides(poprt__kctx *k, const poprt__tval *mt, int64_t B, int64_t NH,
+                                 int64_t S, int64_t mstr[4])
+{
+    memset(mstr, 0, 4 * sizeof *mstr);
+    if (!mt)
+        return POPRT_OK;
+    int64_t full[4] = {B, NH, S, S};
+    if (mt->rank > 4)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH, "mask rank above 4");
+    for (int d = 0; d < mt->rank; d++) {
+        int64_t want = full[4 - mt->rank + d];
+        if (mt->dims[d] != 1 && mt->dims[d] != want)
+            return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
+                                   "mask does not broadcast to [B, heads, S, S]");
+    }
+    poprt__bcast_strides(mt, 4, full, mstr);
+    return POPRT_OK;
+}
+
+/* Y [B, S, H] = the NH heads of softmax(scale Q K^T + M) V, Q, K, V rows ld
+ * floats apart, M (float, NULL: none) with strides mstr over [B, NH, S, S].
+ * A mask of one value per key (the padding masks of encoders: [B, 1, 1, S])
+ * and a head size impl takes: impl's head, the mask as one row per batch;
+ * any other: score blocks by the reference GEMM. */
+static poprt_status attention_heads(poprt__kctx *k, const poprt__seg_impl *impl, const float *Q,
+                                    const float *K, const float *V, int64_t ld, const float *M,
+                                    const int64_t mstr[4], int64_t B, int64_t S, int64_t NH,
+                                    int64_t HD, float scale, float *Y)
+{
+    const poprt__vmath_variant *vm = poprt__kctx_vmath(k);
+    const int64_t H = NH * HD;
+    if ((!M || (mstr[1] == 0 && mstr[2] == 0)) && HD % impl->hd_step == 0) {
+        float *addk = NULL;
+        if (M) {
+            if (!(addk = poprt__kctx_scratch(k, (size_t)(B * S) * sizeof(float))))
+                return poprt__ref_oom(k);
+            for (int64_t b = 0; b < B; b++)
+                for (int64_t j = 0; j < S; j++)
+                    addk[b * S + j] = M[b * mstr[0] + j * mstr[3]];
+        }
+        const int64_t th = poprt__kctx_threads(k), units = B * NH;
+        fa_heads t = {.q = Q, .k = K, .v = V, .addk = addk, .y = Y, .ld = ld, .S = S, .H = H,
+                      .NH = NH, .HD = HD, .units = units, .chunks = th < units ? th : units,
+                      .ws_floats = (impl->ws_floats(S, HD) + 15) & ~(size_t)15,
+                      .scale = scale, .impl = impl, .vm = vm};
+        if (!(t.ws = poprt__kctx_scratch(k, (size_t)t.chunks * t.ws_floats * sizeof(float))))
+            return poprt__ref_oom(k);
+        poprt__kctx_parallel_for(k, t.chunks, 1, fa_heads_fn, &t);
+        return POPRT_OK;
+    }
+    int64_t *koff = poprt__kctx_scratch(k, (size_t)B * 2 * sizeof(int64_t));
+    float *sc = poprt__kctx_scratch(k, (size_t)(B * NH * QBLOCK * S) * sizeof(float));
+    if (!koff || !sc)
+        return poprt__ref_oom(k);
+    for (int64_t b = 0; b < B; b++) {
+        koff[b] = b * S;
+        koff[B + b] = S;
+    }
+    att_task t = {.q = Q, .kv = K, .v = V, .ldq = ld, .ldkv = ld, .key_off = koff,
+                  .key_n = koff + B, .mask = M, .y = Y, .scratch = sc, .S = S, .H = H,
+                  .NH = NH, .HD = HD, .maxk = S, .scale = scale, .vm = vm};
+    memcpy(t.mstr, mstr, sizeof t.mstr);
+    poprt__kctx_parallel_for(k, B * NH, 1, att_task_fn, &t);
+    return POPRT_OK;
 }
 
 poprt_status poprt__fused_attention_op(poprt__kctx *k, const poprt__gemm_engine *e,
@@ -171,19 +239,9 @@ poprt_status poprt__fused_attention_op(poprt__kctx *k, const poprt__gemm_engine 
     if (st)
         return st;
     const poprt__tval *mt = poprt__kin(k, 3);
-    int64_t mstr[4] = {0, 0, 0, 0};
-    if (mt) {
-        int64_t full[4] = {a.B, a.NH, a.S, a.S};
-        if (mt->rank > 4)
-            return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH, "mask rank above 4");
-        for (int d = 0; d < mt->rank; d++) {
-            int64_t want = full[4 - mt->rank + d];
-            if (mt->dims[d] != 1 && mt->dims[d] != want)
-                return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
-                                       "mask does not broadcast to [B, heads, S, S]");
-        }
-        poprt__bcast_strides(mt, 4, full, mstr);
-    }
+    int64_t mstr[4];
+    if ((st = mask_strides(k, mt, a.B, a.NH, a.S, mstr)))
+        return st;
     if (y->numel == 0)
         return POPRT_OK;
     const int64_t rows = a.B * a.S, H3 = 3 * a.H;
@@ -194,60 +252,10 @@ poprt_status poprt__fused_attention_op(poprt__kctx *k, const poprt__gemm_engine 
     float *qkv = poprt__kctx_scratch(k, (size_t)rows * (size_t)H3 * sizeof(float));
     if (!X || !W || (a.b && !bias) || (mt && !M) || !Y || !qkv)
         return poprt__ref_oom(k);
-    if ((st = fa_project(k, e, X, W, bias, rows, a.Hin, H3, qkv)))
+    if ((st = fa_project(k, e, X, W, bias, rows, a.Hin, H3, qkv)) ||
+        (st = attention_heads(k, impl, qkv, qkv + a.H, qkv + 2 * a.H, H3, M, mstr, a.B, a.S,
+                              a.NH, a.HD, a.scale, Y)))
         return st;
-    const poprt__vmath_variant *vm = poprt__kctx_vmath(k);
-    /* a mask of one value per key (the padding masks of encoders: [B, 1, 1,
-     * S]): the implementation's head, the mask as one row per batch */
-    if ((!mt || (mstr[1] == 0 && mstr[2] == 0)) && a.HD % impl->hd_step == 0) {
-        float *addk = NULL;
-        if (mt) {
-            if (!(addk = poprt__kctx_scratch(k, (size_t)rows * sizeof(float))))
-                return poprt__ref_oom(k);
-            for (int64_t b = 0; b < a.B; b++)
-                for (int64_t j = 0; j < a.S; j++)
-                    addk[b * a.S + j] = M[b * mstr[0] + j * mstr[3]];
-        }
-        const int64_t th = poprt__kctx_threads(k), units = a.B * a.NH;
-        fa_heads t = {.qkv = qkv, .addk = addk, .y = Y, .S = a.S, .H = a.H, .NH = a.NH,
-                      .HD = a.HD, .units = units, .chunks = th < units ? th : units,
-                      .ws_floats = (impl->ws_floats(a.S, a.HD) + 15) & ~(size_t)15,
-                      .scale = a.scale, .impl = impl, .vm = vm};
-        if (!(t.ws = poprt__kctx_scratch(k, (size_t)t.chunks * t.ws_floats * sizeof(float))))
-            return poprt__ref_oom(k);
-        poprt__kctx_parallel_for(k, t.chunks, 1, fa_heads_fn, &t);
-        poprt__ref_store_f32(y, Y);
-        return POPRT_OK;
-    }
-    /* any other mask: score blocks by the reference GEMM */
-    int64_t *koff = poprt__kctx_scratch(k, (size_t)a.B * 2 * sizeof(int64_t));
-    float *sc = poprt__kctx_scratch(k, (size_t)(a.B * a.NH * QBLOCK * a.S) * sizeof(float));
-    if (!koff || !sc)
-        return poprt__ref_oom(k);
-    for (int64_t b = 0; b < a.B; b++) {
-        koff[b] = b * a.S;
-        koff[a.B + b] = a.S;
-    }
-    att_task t;
-    memset(&t, 0, sizeof t);
-    t.vm = vm;
-    t.q = qkv;
-    t.kv = qkv + a.H;
-    t.ldq = t.ldkv = H3;
-    t.koff_v = a.H;
-    t.key_off = koff;
-    t.key_n = koff + a.B;
-    t.mask = M;
-    memcpy(t.mstr, mstr, sizeof mstr);
-    t.y = Y;
-    t.scratch = sc;
-    t.S = a.S;
-    t.H = a.H;
-    t.NH = a.NH;
-    t.HD = a.HD;
-    t.maxk = a.S;
-    t.scale = a.scale;
-    poprt__kctx_parallel_for(k, a.B * a.NH, 1, att_task_fn, &t);
     poprt__ref_store_f32(y, Y);
     return POPRT_OK;
 }
@@ -255,6 +263,45 @@ poprt_status poprt__fused_attention_op(poprt__kctx *k, const poprt__gemm_engine 
 poprt_status poprt__ref_poprt_fused_attention(poprt__kctx *k)
 {
     return poprt__fused_attention_op(k, &poprt__ref_gemm_engine, &poprt__seg_impl_ref);
+}
+
+poprt_status poprt__masked_attention_op(poprt__kctx *k, const poprt__seg_impl *impl)
+{
+    const poprt__tval *q = poprt__kin(k, 0), *kt = poprt__kin(k, 1), *v = poprt__kin(k, 2),
+                      *mt = poprt__kin(k, 3);
+    poprt__tval *y = poprt__kout(k, 0);
+    if (!q || !kt || !v || !y || q->rank != 3)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_INVALID_MODEL,
+                               "needs Q, K, V [B, S, H] and Y");
+    const int64_t B = q->dims[0], S = q->dims[1], H = q->dims[2];
+    const int64_t NH = poprt__attr_i(k->node, "num_heads", 0);
+    if (NH < 1 || H % NH)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_INVALID_MODEL,
+                               "num_heads %lld does not divide the %lld features",
+                               (long long)NH, (long long)H);
+    if (kt->numel != q->numel || v->numel != q->numel || y->numel != q->numel)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
+                               "Q, K, V and Y must have one shape");
+    const int64_t HD = H / NH;
+    int64_t mstr[4];
+    poprt_status st = mask_strides(k, mt, B, NH, S, mstr);
+    if (st || y->numel == 0)
+        return st;
+    const float *Q = poprt__ref_in_f32(k, q), *K = poprt__ref_in_f32(k, kt),
+                *V = poprt__ref_in_f32(k, v), *M = mt ? poprt__ref_in_f32(k, mt) : NULL;
+    float *Y = poprt__ref_out_f32(k, y);
+    if (!Q || !K || !V || (mt && !M) || !Y)
+        return poprt__ref_oom(k);
+    const float scale = poprt__attr_f(k->node, "scale", (float)(1.0 / sqrt((double)HD)));
+    if ((st = attention_heads(k, impl, Q, K, V, H, M, mstr, B, S, NH, HD, scale, Y)))
+        return st;
+    poprt__ref_store_f32(y, Y);
+    return POPRT_OK;
+}
+
+poprt_status poprt__ref_poprt_masked_attention(poprt__kctx *k)
+{
+    return poprt__masked_attention_op(k, &poprt__seg_impl_ref);
 }
 
 poprt_status poprt__ref_poprt_packed_attention(poprt__kctx *k)
@@ -318,8 +365,8 @@ poprt_status poprt__ref_poprt_packed_attention(poprt__kctx *k)
     t.q = q;
     t.ldq = a.H;
     t.kv = kv;
+    t.v = kv + a.H;
     t.ldkv = 2 * a.H;
-    t.koff_v = a.H;
     t.key_off = koff;
     t.key_n = koff + a.B;
     t.addk = addk;

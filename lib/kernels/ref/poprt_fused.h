@@ -38,6 +38,12 @@ poprt_status poprt__segment_attention_op(poprt__kctx *k, const poprt__seg_impl *
  * the reference's score blocks. */
 poprt_status poprt__fused_attention_op(poprt__kctx *k, const poprt__gemm_engine *e,
                                        const poprt__seg_impl *impl);
+/* MaskedAttention(Q, K, V [B, S, H], Mask?) -> Y [B, S, H]: the heads of
+ * FusedAttention on projections computed elsewhere (the session compiler
+ * makes it where the projections are not float MatMuls, e.g. int8 ones),
+ * with impl as FusedAttention uses it. */
+poprt_status poprt__masked_attention_op(poprt__kctx *k, const poprt__seg_impl *impl);
+poprt_status poprt__ref_poprt_masked_attention(poprt__kctx *k);
 poprt_status poprt__ref_poprt_segment_attention(poprt__kctx *k);
 /* AttentionMask(M) -> (1 - M) * value, [B, S] -> [B, 1, 1, S]. */
 poprt_status poprt__ref_poprt_attention_mask(poprt__kctx *k);

@@ -44,3 +44,9 @@ poprt_status poprt__x86_fused_attention(poprt__kctx *k)
     const poprt__seg_impl impl = {poprt__attn_best()->head, ws_floats, 16};
     return poprt__fused_attention_op(k, &poprt__x86_matmul_engine, &impl);
 }
+
+poprt_status poprt__x86_masked_attention(poprt__kctx *k)
+{
+    const poprt__seg_impl impl = {poprt__attn_best()->head, ws_floats, 16};
+    return poprt__masked_attention_op(k, &impl);
+}

@@ -48,6 +48,8 @@ poprt_status poprt__x86_segment_attention(poprt__kctx *k);
  * (Wqkv packed by poprt__x86_matmul_prepare), the heads on the best
  * variant's head. */
 poprt_status poprt__x86_fused_attention(poprt__kctx *k);
+/* The registry's ai.poprt.MaskedAttention: the heads on the best variant's head. */
+poprt_status poprt__x86_masked_attention(poprt__kctx *k);
 
 #define POPRT__ATTN_VARIANT(isa, level)                                                      \
     void poprt__attn_head_##isa(const float *q, const float *k, const float *v, int64_t ld,  \
