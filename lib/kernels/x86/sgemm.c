@@ -13,9 +13,17 @@
 #define SGEMM_TAPS_avx2(mr, nr) NULL
 #define SGEMM_TAPS_scalar(mr, nr) NULL
 #define SGEMM_TAPS_avx512bf16(mr, nr) NULL
+#define SGEMM_TAPS_amxbf16(mr, nr) NULL
+/* A's own packer, the row padding and the thread set-up: AMX tiles read A
+ * row by row, 16 pair words deep, after the tile configuration is loaded */
+#define SGEMM_A_avx512 NULL, 1, NULL
+#define SGEMM_A_avx2 NULL, 1, NULL
+#define SGEMM_A_scalar NULL, 1, NULL
+#define SGEMM_A_avx512bf16 NULL, 1, NULL
+#define SGEMM_A_amxbf16 poprt__sgemm_pack_a_bf16_amx, 16, poprt__sgemm_enter_amx
 #define POPRT__SGEMM_VARIANT(isa, level, mr, nr, kc, nc, pack, kpack, need)                 \
     {#isa "_" #mr "x" #nr, level, mr, nr, kc, nc, poprt__sgemm_ukr_##isa##_##mr##x##nr,       \
-     SGEMM_TAPS_##isa(mr, nr), pack, kpack, need},
+     SGEMM_TAPS_##isa(mr, nr), pack, kpack, need, SGEMM_A_##isa},
 const poprt__sgemm_variant poprt__sgemm_variants[] = {
 #include "kernels/x86/sgemm_kernels.inc"
 };
@@ -28,14 +36,17 @@ int poprt__sgemm_usable(const poprt__sgemm_variant *v)
     return v && poprt__cpu_features()->isa >= v->isa && (!v->need || poprt__cpu_has(v->need));
 }
 
+/* The highest ISA level first, then list order (new variants are appended,
+ * see sgemm_kernels.inc, so the list alone cannot rank them). */
 static const poprt__sgemm_variant *first_usable(int kpack)
 {
+    const poprt__sgemm_variant *best = NULL;
     for (int i = 0; i < poprt__sgemm_n_variants; i++) {
         const poprt__sgemm_variant *v = &poprt__sgemm_variants[i];
-        if (v->kpack == kpack && poprt__sgemm_usable(v))
-            return v;
+        if (v->kpack == kpack && poprt__sgemm_usable(v) && (!best || v->isa > best->isa))
+            best = v;
     }
-    return NULL;
+    return best;
 }
 
 const poprt__sgemm_variant *poprt__sgemm_best(void)
@@ -93,7 +104,7 @@ void poprt__sgemm_ukr_scalar_4x16(int64_t kc, int mr, int nr, const float *a, co
 /* ---- packing -------------------------------------------------------------- */
 
 /* float to bfloat16, rounding to nearest even; NaN stays a (quiet) NaN. */
-static uint32_t bf16_bits(float f)
+uint32_t poprt__sgemm_bf16_bits(float f)
 {
     uint32_t u;
     memcpy(&u, &f, sizeof u);
@@ -112,7 +123,8 @@ void poprt__sgemm_pack_bf16(int64_t kc, int n, const float *src, int64_t rs, int
             uint32_t w = 0;
             if (r < n) {
                 const float *s = src + r * rs + 2 * p * ps;
-                w = bf16_bits(s[0]) | (2 * p + 1 < kc ? bf16_bits(s[ps]) << 16 : 0u);
+                w = poprt__sgemm_bf16_bits(s[0]) |
+                    (2 * p + 1 < kc ? poprt__sgemm_bf16_bits(s[ps]) << 16 : 0u);
             }
             d[p * width + r] = w;
         }
@@ -141,10 +153,12 @@ static void pack_generic(int64_t kc, int n, const float *src, int64_t rs, int64_
     }
 }
 
-static void pack_panel(const poprt__sgemm_variant *v, int64_t kc, int n, const float *src,
-                       int64_t rs, int64_t ps, int width, float *dst)
+static void pack_panel(const poprt__sgemm_variant *v, int side, int64_t kc, int n,
+                       const float *src, int64_t rs, int64_t ps, int width, float *dst)
 {
-    if (v->pack)
+    if (side == 'A' && v->pack_a)
+        v->pack_a(kc, n, src, rs, ps, width, dst);
+    else if (v->pack)
         v->pack(kc, n, src, rs, ps, width, dst);
     else
         pack_generic(kc, n, src, rs, ps, width, dst);
@@ -152,10 +166,12 @@ static void pack_panel(const poprt__sgemm_variant *v, int64_t kc, int n, const f
 
 /* 32-bit words per packed row of kc k values: bfloat16 variants hold k in
  * pairs (a K block's kcb is even, so only the last block may end on half a
- * pair). */
+ * pair), padded to a multiple of kalign (a K block's kcb is a multiple of
+ * 2 * kalign, so only the last block is padded). */
 static int64_t kw(const poprt__sgemm_variant *v, int64_t kc)
 {
-    return v->kpack == 2 ? (kc + 1) / 2 : kc;
+    const int64_t w = v->kpack == 2 ? (kc + 1) / 2 : kc;
+    return v->kalign > 1 ? (w + v->kalign - 1) / v->kalign * v->kalign : w;
 }
 
 /* K blocking, fixed by K and the variant alone (never by threads): nkb
@@ -169,7 +185,8 @@ static kblocks k_blocks(const poprt__sgemm_variant *v, int64_t K)
     kblocks kb;
     kb.nkb = K <= 0 ? 1 : (K + v->kc - 1) / v->kc;
     kb.kcb = (K + kb.nkb - 1) / kb.nkb;
-    kb.kcb = (kb.kcb + 7) & ~(int64_t)7;
+    const int64_t align = 2 * v->kalign > 8 ? 2 * v->kalign : 8;
+    kb.kcb = (kb.kcb + align - 1) / align * align;
     if (kb.kcb < 1)
         kb.kcb = 1;
     kb.nkb = K <= 0 ? 1 : (K + kb.kcb - 1) / kb.kcb;
@@ -301,6 +318,7 @@ typedef struct pack_job {
     const poprt__sgemm_variant *v;
     kblocks kb;
     int64_t n, K;      /* packed direction size, depth */
+    int side;          /* 'A' or 'B' */
     int width;
     const float *src;
     int64_t rs, ps;    /* element (r, p) at src[r*rs + p*ps] */
@@ -318,7 +336,7 @@ static void pack_job_fn(void *ctx, int64_t u0, int64_t u1)
         const int64_t kc = j->K - k0 < j->kb.kcb ? j->K - k0 : j->kb.kcb;
         const int64_t r0 = i * j->width;
         const int n = (int)(j->n - r0 < j->width ? j->n - r0 : j->width);
-        pack_panel(j->v, kc, n, j->src + r0 * j->rs + k0 * j->ps, j->rs, j->ps, j->width,
+        pack_panel(j->v, j->side, kc, n, j->src + r0 * j->rs + k0 * j->ps, j->rs, j->ps, j->width,
                    j->dst + kw(j->v, k0) * npad + r0 * kw(j->v, kc));
     }
 }
@@ -356,7 +374,7 @@ void poprt__sgemm_pack_a(const poprt__sgemm_variant *v, const poprt__par *par, i
         v = poprt__sgemm_best();
     write_hdr(dst, v, 'A', v->mr, M, K);
     if (M > 0 && K > 0) {
-        pack_job j = {v, k_blocks(v, K), M, K, v->mr, A, transA ? 1 : lda, transA ? lda : 1,
+        pack_job j = {v, k_blocks(v, K), M, K, 'A', v->mr, A, transA ? 1 : lda, transA ? lda : 1,
                       (float *)((char *)dst + PACK_HDR), (M + v->mr - 1) / v->mr};
         pack_run(&j, par);
     }
@@ -369,7 +387,7 @@ void poprt__sgemm_pack_b(const poprt__sgemm_variant *v, const poprt__par *par, i
         v = poprt__sgemm_best();
     write_hdr(dst, v, 'B', v->nr, N, K);
     if (N > 0 && K > 0) {
-        pack_job j = {v, k_blocks(v, K), N, K, v->nr, B, transB ? ldb : 1, transB ? 1 : ldb,
+        pack_job j = {v, k_blocks(v, K), N, K, 'B', v->nr, B, transB ? ldb : 1, transB ? 1 : ldb,
                       (float *)((char *)dst + PACK_HDR), (N + v->nr - 1) / v->nr};
         pack_run(&j, par);
     }
@@ -472,7 +490,7 @@ static void gemm_block(const gemm_job *g, int64_t i0, int64_t i1, int64_t j0, in
             const float beta = b == 0 ? g->beta : 1.0f;
             for (int64_t i = i0; i < i1; i++) {
                 const int mr = (int)(g->M - i * MR < MR ? g->M - i * MR : MR);
-                pack_panel(v, kc, mr, g->a_src + i * MR * g->a_rs + k0 * g->a_ps, g->a_rs,
+                pack_panel(v, 'A', kc, mr, g->a_src + i * MR * g->a_rs + k0 * g->a_ps, g->a_rs,
                            g->a_ps, MR, ap);
                 float *crow = g->C + i * MR * g->ldc;
                 for (int64_t j = j0; j < j1; j++) {
@@ -494,6 +512,8 @@ static void gemm_block(const gemm_job *g, int64_t i0, int64_t i1, int64_t j0, in
 static void gemm_task_fn(void *ctx, int64_t t0, int64_t t1)
 {
     const gemm_job *g = ctx;
+    if (g->v->enter)
+        g->v->enter();
     for (int64_t t = t0; t < t1; t++) {
         const int64_t bi = t / g->tn, bj = t % g->tn;
         const int64_t i0 = bi * g->mb, j0 = bj * g->nb;
@@ -667,7 +687,7 @@ static void run(const poprt__sgemm_variant *v, kblocks kb, const poprt__par *par
         g.a_rs = transA ? 1 : lda;
         g.a_ps = transA ? lda : 1;
     } else {
-        pack_job ja = {v, g.kb, M, K, v->mr, A, transA ? 1 : lda, transA ? lda : 1,
+        pack_job ja = {v, g.kb, M, K, 'A', v->mr, A, transA ? 1 : lda, transA ? lda : 1,
                        (float *)w, g.mpan};
         pack_run(&ja, par);
         g.a.pk = (const float *)w;
@@ -682,12 +702,12 @@ static void run(const poprt__sgemm_variant *v, kblocks kb, const poprt__par *par
             for (int64_t b = 0; b < g.kb.nkb; b++) {
                 const int64_t k0 = b * g.kb.kcb;
                 const int64_t kc = K - k0 < g.kb.kcb ? K - k0 : g.kb.kcb;
-                pack_panel(v, kc, (int)(N - j * v->nr), B + k0 * ldb + j * v->nr, 1, ldb, v->nr,
+                pack_panel(v, 'B', kc, (int)(N - j * v->nr), B + k0 * ldb + j * v->nr, 1, ldb, v->nr,
                            bdst + k0 * v->nr);
             }
         }
     } else {
-        pack_job jb = {v, g.kb, N, K, v->nr, B, transB ? ldb : 1, transB ? 1 : ldb, bdst,
+        pack_job jb = {v, g.kb, N, K, 'B', v->nr, B, transB ? ldb : 1, transB ? 1 : ldb, bdst,
                        g.npan};
         pack_run(&jb, par);
         g.b.pk = bdst;

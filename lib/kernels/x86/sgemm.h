@@ -74,14 +74,23 @@ typedef struct poprt__sgemm_variant {
     poprt__sgemm_pack_fn pack; /* transposing packer, or NULL */
     int kpack;              /* k values per packed 32-bit word: 1 (fp32) or 2 (bf16) */
     uint32_t need;          /* POPRT__CPU_* bits beyond the level (AVX512_BF16) */
+    /* A's packer when A's panels are laid out otherwise than B's (AMX:
+     * a[r*kw + p], row by row), else NULL (pack for both, a[p*MR + r]) */
+    poprt__sgemm_pack_fn pack_a;
+    int kalign; /* the 32-bit words of a packed row are padded with zeros to
+                 * a multiple of this (AMX: 16, a tile's depth), and K
+                 * blocks hold a multiple of 2 * kalign k values */
+    void (*enter)(void); /* run by the driver on a thread before it calls ukr
+                          * there (AMX: the tile configuration), or NULL */
 } poprt__sgemm_variant;
 
-/* The kernel list (sgemm_kernels.inc), best first. */
+/* The kernel list (sgemm_kernels.inc): among the usable variants of one
+ * kpack, the highest ISA level wins, then the first in the list. */
 extern const poprt__sgemm_variant poprt__sgemm_variants[];
 extern const int poprt__sgemm_n_variants;
 /* 1 when the CPU (after POPRT_ISA) can run v. */
 int poprt__sgemm_usable(const poprt__sgemm_variant *v);
-/* The first usable float32 variant of the list (the portable one always is). */
+/* The best usable float32 variant of the list (the portable one always is usable). */
 const poprt__sgemm_variant *poprt__sgemm_best(void);
 /* Among the usable variants of first's ISA level and kpack, the one whose
  * MR x NR tiles cover an M x N output with clearly less padding than
@@ -91,8 +100,8 @@ const poprt__sgemm_variant *poprt__sgemm_best(void);
  * of activations: 12-row tiles 132, 14-row ones 140). first when none. */
 const poprt__sgemm_variant *poprt__sgemm_fit(const poprt__sgemm_variant *first, int64_t M,
                                              int64_t N);
-/* The first usable bfloat16 variant (kpack 2), or NULL when the CPU has
- * none. A bfloat16 variant takes the same float operands and gives the same
+/* The best usable bfloat16 variant (kpack 2: AMX tiles, else AVX512-BF16),
+ * or NULL when the CPU has none. A bfloat16 variant takes the same float operands and gives the same
  * float C, but rounds A and B to bfloat16 (round to nearest even) when it
  * packs them and accumulates their products in float32: each product's
  * relative error is at most 2^-8 (the session option matmul_precision). Packed
@@ -181,5 +190,20 @@ void poprt__sgemm_pack_bf16(int64_t kc, int n, const float *src, int64_t rs, int
                             int width, float *dst);
 void poprt__sgemm_pack_bf16_avx512(int64_t kc, int n, const float *src, int64_t rs, int64_t ps,
                                    int width, float *dst);
+/* The AMX variant's packers (sgemm_bf16_amx.c): B as above with the pairs
+ * zero-padded to a multiple of 16; A row by row, dst[r*kw + p], kw =
+ * ceil(kc/2) rounded up to 16, zero words beyond the pairs and rows. */
+void poprt__sgemm_pack_a_bf16_amx(int64_t kc, int n, const float *src, int64_t rs, int64_t ps,
+                                  int width, float *dst);
+void poprt__sgemm_pack_b_bf16_amx(int64_t kc, int n, const float *src, int64_t rs, int64_t ps,
+                                  int width, float *dst);
+void poprt__sgemm_enter_amx(void);
+/* The bfloat16 micro-kernels' C update (sgemm_bf16_avx512.c, AVX-512): from
+ * the sums a k loop saved in acc (rows of 32 floats), rows [0, mr) and nr
+ * columns of C = alpha * acc (beta 0, C not read) or alpha * acc + beta * C. */
+void poprt__sgemm_bf16_store(const float *acc, int mr, int nr, float *c, int64_t ldc,
+                             float alpha, float beta);
+/* f as bfloat16 bits, rounded to nearest even (NaN stays a quiet NaN). */
+uint32_t poprt__sgemm_bf16_bits(float f);
 
 #endif

@@ -24,10 +24,8 @@
 #define ZERO(r) "vpxord %%zmm" #r ", %%zmm" #r ", %%zmm" #r "\n\t"
 #define SAVE(r) "vmovaps %%zmm" #r ", " #r "*64(%[acc])\n\t"
 
-/* C update from the accumulators the k loop saved: rows [0, mr) of acc
- * (NR floats each), nr columns. */
-static void store_tile(const float *acc, int mr, int nr, float *c, int64_t ldc, float alpha,
-                       float beta)
+void poprt__sgemm_bf16_store(const float *acc, int mr, int nr, float *c, int64_t ldc,
+                             float alpha, float beta)
 {
     const __mmask16 m0 = nr >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << nr) - 1);
     const __mmask16 m1 = nr >= 32 ? (__mmask16)0xffff
@@ -102,7 +100,7 @@ void poprt__sgemm_ukr_avx512bf16_14x32(int64_t kc, int mr, int nr, const float *
         SAVE(10) SAVE(11) SAVE(12) SAVE(13) SAVE(14) SAVE(15) SAVE(16) SAVE(17) SAVE(18)
         SAVE(19) SAVE(20) SAVE(21) SAVE(22) SAVE(23) SAVE(24) SAVE(25) SAVE(26) SAVE(27)
         ASM_OPERANDS);
-    store_tile(acc, mr < 14 ? mr : 14, nr, c, ldc, alpha, beta);
+    poprt__sgemm_bf16_store(acc, mr < 14 ? mr : 14, nr, c, ldc, alpha, beta);
 }
 
 void poprt__sgemm_ukr_avx512bf16_12x32(int64_t kc, int mr, int nr, const float *a,
@@ -125,7 +123,7 @@ void poprt__sgemm_ukr_avx512bf16_12x32(int64_t kc, int mr, int nr, const float *
         SAVE(10) SAVE(11) SAVE(12) SAVE(13) SAVE(14) SAVE(15) SAVE(16) SAVE(17) SAVE(18)
         SAVE(19) SAVE(20) SAVE(21) SAVE(22) SAVE(23)
         ASM_OPERANDS);
-    store_tile(acc, mr < 12 ? mr : 12, nr, c, ldc, alpha, beta);
+    poprt__sgemm_bf16_store(acc, mr < 12 ? mr : 12, nr, c, ldc, alpha, beta);
 }
 
 /* 16 floats at s (the first n of them; the others read as 0) */
