@@ -245,6 +245,9 @@ static const int64_t mm_shapes[][4] = {
     /* batch, M, K, N */
     {1, 1, 1, 1},   {1, 5, 7, 3},    {2, 13, 33, 17}, {1, 37, 64, 50},
     {1, 25, 130, 300}, {1, 3, 600, 20}, {3, 12, 36, 32}, {1, 97, 5, 257},
+    /* whole 32 x 32 tiles of the AMX variant: two K blocks (128 groups, then
+     * 22: one tile step and 6 groups on VNNI), 8 rows and 6 columns left over */
+    {1, 72, 600, 70},  {2, 32, 128, 64},
 };
 
 /* zero-point forms: 0 absent, 1 per tensor, 2 per column */

@@ -7,9 +7,21 @@
 #include <emmintrin.h>
 #endif
 
+/* The row-wise helpers (requantization, fix-up, range, quantization) a
+ * variant shares with another, and the set-up a thread runs before its
+ * micro-kernel calls: the AMX variant has only its micro-kernel, takes the
+ * VNNI variant's helpers and loads the tile configuration (the bfloat16
+ * GEMM's: 16 rows of 64 bytes in every tile). */
+#define IG_HELPERS_avx512_vnni avx512_vnni, NULL
+#define IG_HELPERS_avx2 avx2, NULL
+#define IG_HELPERS_scalar scalar, NULL
+#define IG_HELPERS_amx_int8 avx512_vnni, poprt__sgemm_enter_amx
+#define IG_ENTRY(name, level, flags, mr, nr, ukr, h, enter)                                       \
+    {name, level, flags, mr, nr, ukr, poprt__igemm_rq_##h, poprt__igemm_fix_##h,                   \
+     poprt__igemm_minmax_##h, poprt__igemm_quant_##h, enter},
+#define IG_ENTRY_(...) IG_ENTRY(__VA_ARGS__)
 #define POPRT__IGEMM_VARIANT(isa, level, flags, mr, nr)                                           \
-    {#isa, level, flags, mr, nr, poprt__igemm_ukr_##isa, poprt__igemm_rq_##isa,                   \
-     poprt__igemm_fix_##isa, poprt__igemm_minmax_##isa, poprt__igemm_quant_##isa},
+    IG_ENTRY_(#isa, level, flags, mr, nr, poprt__igemm_ukr_##isa, IG_HELPERS_##isa)
 const poprt__igemm_variant poprt__igemm_variants[] = {
 #include "kernels/x86/igemm_kernels.inc"
 };
@@ -154,6 +166,8 @@ static void ig_task(const ig_job *j, int64_t t, int32_t *cb)
 static void ig_chunks(void *ctx, int64_t b, int64_t e)
 {
     const ig_job *j = ctx;
+    if (j->v->enter)
+        j->v->enter();
     for (int64_t ch = b; ch < e; ch++) {
         int32_t *cb = (int32_t *)((unsigned char *)j->ws + (size_t)ch * chunk_bytes(j->v));
         for (int64_t t = ch * j->ntask / j->nchunk; t < (ch + 1) * j->ntask / j->nchunk; t++)

@@ -14,7 +14,9 @@
  * with bz - 128; the sums are unchanged. All sums are int32 with wrap-around
  * (exact whenever the true value fits: K * 255 * 255 < 2^31, K <= 33025).
  *
- * Variants (igemm_kernels.inc, best first): AVX-512 VNNI (vpdpbusd,
+ * Variants (igemm_kernels.inc, best first): AMX-INT8 (tdpbusd on 32 x 32
+ * tiles, the rest of a block on the VNNI micro-kernel, igemm_amx.c),
+ * AVX-512 VNNI (vpdpbusd,
  * igemm_avx512.c), AVX2 (operands widened to int16 and multiplied with
  * vpmaddwd: pair sums of at most 2 * 255 * 128 never saturate,
  * igemm_avx2.c) and portable C (igemm.c). Each also requantizes rows of
@@ -81,6 +83,8 @@ typedef struct poprt__igemm_variant {
     poprt__igemm_fix_fn fix;
     poprt__igemm_minmax_fn minmax;
     poprt__igemm_quant_fn quant;
+    void (*enter)(void); /* run on a thread before its micro-kernel calls (AMX:
+                          * the tile configuration), or NULL */
 } poprt__igemm_variant;
 
 /* The kernel list (igemm_kernels.inc), best first; the last is portable. */
