@@ -670,8 +670,9 @@ POPRT_API poprt_status poprt_tensor_encode(const char *name, poprt_dtype dtype,
  *                        no float16 arithmetic), as ONNX Runtime's CPU
  *                        provider does; "float16": each such node rounds
  *                        its results to float16 (reference kernels, slower)
- *   "matmul_precision"   "float32" (default); "bfloat16": MatMul and Gemm
- *                        nodes with constant float weights multiply in
+ *   "matmul_precision"   "float32" (default); "bfloat16": MatMul, Gemm and
+ *                        Conv (not depthwise) nodes with constant float
+ *                        weights multiply in
  *                        bfloat16 on CPUs with AMX or AVX512-BF16 (weights and
  *                        activations rounded to nearest even bfloat16 as
  *                        they are packed, products summed in float32: a

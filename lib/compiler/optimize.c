@@ -62,7 +62,7 @@ poprt_status poprt__compile_fuse_from(poprt__model *m, const char *op,
     return poprt__compile_commit(m, what);
 }
 
-poprt_status poprt__compile_optimize(poprt__model *m, int *changed_out)
+poprt_status poprt__compile_optimize(poprt__model *m, int bf16, int *changed_out)
 {
     int any = 0;
     for (size_t i = 0; i < sizeof compile_passes / sizeof compile_passes[0]; i++) {
@@ -102,8 +102,9 @@ poprt_status poprt__compile_optimize(poprt__model *m, int *changed_out)
     if (st)
         return poprt__err_prefix(st, "compiling (elementwise fusion): ");
     any |= changed;
-    /* last: it sees the fused convolutions and what reads them */
-    if ((st = poprt__compile_layout(m, &any)))
+    /* last: it sees the fused convolutions and what reads them (not for
+     * bfloat16 convolutions, which run on the GEMM in NCHW) */
+    if (!bf16 && (st = poprt__compile_layout(m, &any)))
         return st;
     if (changed_out)
         *changed_out = any;

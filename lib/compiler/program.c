@@ -334,8 +334,9 @@ poprt_status poprt__program_compile(poprt__model *m, const poprt_options *option
             if (!st && widened)
                 st = poprt__model_check(m);
         }
+        const char *mp = poprt__opt(options, "matmul_precision");
         if (!st && !(v && strcmp(v, "0") == 0))
-            st = poprt__compile_optimize(m, &changed);
+            st = poprt__compile_optimize(m, mp && strcmp(mp, "bfloat16") == 0, &changed);
         if (!st && (changed || widened)) {
             /* the rewrites may expose more constants */
             st = poprt__graph_infer(m->graph, folder);

@@ -161,8 +161,10 @@ void poprt__program_unref(poprt__program *p); /* frees it with the last referenc
  * running (call it right after compiling). */
 size_t poprt__program_share_states(poprt__program *p, poprt__program *from);
 
-/* Graph optimisation of the program's model (optimize.c). */
-poprt_status poprt__compile_optimize(poprt__model *m, int *changed);
+/* Graph optimisation of the program's model (optimize.c); bf16: the
+ * session multiplies in bfloat16 (matmul_precision), so convolutions keep
+ * NCHW (their bfloat16 path is the GEMM's, not the blocked one's). */
+poprt_status poprt__compile_optimize(poprt__model *m, int bf16, int *changed);
 
 /* ---- executable files (popef.c) -------------------------------------------- */
 /* The program serialised as one executable file (popef.h), model_hash

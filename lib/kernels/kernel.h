@@ -69,9 +69,9 @@ typedef struct poprt__prep_ctx {
     unsigned isa; /* POPRT__ISA_* bits the kernels may use (lib/kernels/x86) */
     unsigned flags; /* POPRT__PREP_* from the session options */
 } poprt__prep_ctx;
-/* poprt__prep_ctx.flags: session option matmul_precision = bfloat16 (MatMul
- * and Gemm with constant float weights pack them for a bfloat16 GEMM when
- * the CPU has one) */
+/* poprt__prep_ctx.flags: session option matmul_precision = bfloat16 (MatMul,
+ * Gemm and Conv with constant float weights pack them for a bfloat16 GEMM
+ * when the CPU has one) */
 #define POPRT__PREP_MATMUL_BF16 1u
 typedef poprt_status (*poprt__prepare_fn)(poprt__prep_ctx *c, void **state, size_t *size);
 

@@ -1170,6 +1170,124 @@ START_TEST(matmul_precision_bfloat16)
 }
 END_TEST
 
+/* Conv with matmul_precision = bfloat16: a 3x3 (pads 1), a 3x3 stride 2 and a
+ * 1x1 convolution of a [1, 20, 9, 11] input, bias and Relu, whose weights
+ * are constant: each output within 1e-5 of the sum of |terms| of
+ * sum r(x) r(w) + b in double (r: bfloat16 rounding where the CPU has a
+ * bfloat16 GEMM, else none), the same bits at 1 and 2 threads, and other
+ * bits than float32 when the bfloat16 path ran. */
+enum { CV_C = 20, CV_H = 9, CV_W = 11, CV_M = 36 };
+
+static void cv_run(const poprt_model *pm, const char *precision, const char *threads,
+                   const float *x, float *const *y, const size_t *bytes)
+{
+    poprt_options *o;
+    ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
+    if (precision)
+        ck_assert_int_eq(poprt_options_set(o, "matmul_precision", precision), POPRT_OK);
+    ck_assert_int_eq(poprt_options_set(o, "threads", threads), POPRT_OK);
+    poprt_session *sess;
+    ck_assert_msg(poprt_session_create(pm, o, &sess) == POPRT_OK, "%s", poprt_last_error());
+    poprt_stepio *io;
+    ck_assert_int_eq(poprt_stepio_create(&io), POPRT_OK);
+    const int64_t xd[4] = {1, CV_C, CV_H, CV_W};
+    ck_assert_int_eq(poprt_stepio_set_input(io, "x", POPRT_DTYPE_FLOAT, xd, 4, x,
+                                            sizeof(float) * CV_C * CV_H * CV_W),
+                     POPRT_OK);
+    static const char *const names[3] = {"y0", "y1", "y2"};
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(poprt_stepio_set_output(io, names[i], y[i], bytes[i]), POPRT_OK);
+    ck_assert_msg(poprt_session_run(sess, io) == POPRT_OK, "%s", poprt_last_error());
+    poprt_stepio_free(io);
+    poprt_session_free(sess);
+    poprt_options_free(o);
+}
+
+/* output (m, oy, ox) of a k x k conv (stride st, pads pd), bias, Relu,
+ * against the double sum of rounded operands */
+static void cv_check(const float *x, const float *w, const float *b, const float *y, int k, int st,
+                     int pd, int round, const char *what)
+{
+    const int oh = (CV_H + 2 * pd - k) / st + 1, ow = (CV_W + 2 * pd - k) / st + 1;
+    for (int m = 0; m < CV_M; m++)
+        for (int oy = 0; oy < oh; oy++)
+            for (int ox = 0; ox < ow; ox++) {
+                double sum = b[m], mag = fabs(b[m]);
+                for (int c = 0; c < CV_C; c++)
+                    for (int ky = 0; ky < k; ky++)
+                        for (int kx = 0; kx < k; kx++) {
+                            const int iy = oy * st - pd + ky, ix = ox * st - pd + kx;
+                            if (iy < 0 || iy >= CV_H || ix < 0 || ix >= CV_W)
+                                continue;
+                            float xv = x[(c * CV_H + iy) * CV_W + ix];
+                            float wv = w[((m * CV_C + c) * k + ky) * k + kx];
+                            if (round) {
+                                xv = bf16_round(xv);
+                                wv = bf16_round(wv);
+                            }
+                            sum += (double)xv * wv;
+                            mag += fabs((double)xv * wv);
+                        }
+                const double want = sum > 0 ? sum : 0;
+                const float got = y[(m * oh + oy) * ow + ox];
+                ck_assert_msg(fabs(got - want) <= 1e-5 * mag + 1e-30,
+                              "%s [%d][%d][%d]: %.9g, expected %.9g", what, m, oy, ox,
+                              (double)got, want);
+            }
+}
+
+START_TEST(conv_precision_bfloat16)
+{
+    static float x[CV_C * CV_H * CV_W], w3[CV_M * CV_C * 9], w1[CV_M * CV_C], b[CV_M];
+    fill(x, CV_C * CV_H * CV_W, 31);
+    fill(w3, CV_M * CV_C * 9, 32);
+    fill(w1, CV_M * CV_C, 33);
+    fill(b, CV_M, 34);
+    poprt__model *m = tb_model(17);
+    const int64_t xd[4] = {1, CV_C, CV_H, CV_W}, w3d[4] = {CV_M, CV_C, 3, 3},
+                  w1d[4] = {CV_M, CV_C, 1, 1}, bd[1] = {CV_M};
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 4, xd);
+    tb_const(m, "w3", POPRT_DTYPE_FLOAT, 4, w3d, w3);
+    tb_const(m, "w1", POPRT_DTYPE_FLOAT, 4, w1d, w1);
+    tb_const(m, "b", POPRT_DTYPE_FLOAT, 1, bd, b);
+    static const int64_t pads1[4] = {1, 1, 1, 1}, two[2] = {2, 2};
+    poprt__node *c0 = tb_node(m, "Conv", 3, (const char *[]){"x", "w3", "b"}, 1,
+                              (const char *[]){"c0"});
+    ck_assert_int_eq(poprt__rw_attr_ints(c0, "pads", 4, pads1), POPRT_OK);
+    poprt__node *c1 = tb_node(m, "Conv", 3, (const char *[]){"x", "w3", "b"}, 1,
+                              (const char *[]){"c1"});
+    ck_assert_int_eq(poprt__rw_attr_ints(c1, "strides", 2, two), POPRT_OK);
+    tb_node(m, "Conv", 3, (const char *[]){"x", "w1", "b"}, 1, (const char *[]){"c2"});
+    tb_node(m, "Relu", 1, (const char *[]){"c0"}, 1, (const char *[]){"y0"});
+    tb_node(m, "Relu", 1, (const char *[]){"c1"}, 1, (const char *[]){"y1"});
+    tb_node(m, "Relu", 1, (const char *[]){"c2"}, 1, (const char *[]){"y2"});
+    tb_output(m, "y0");
+    tb_output(m, "y1");
+    tb_output(m, "y2");
+    poprt_model *pm;
+    ck_assert_msg(tb_load(m, &pm) == POPRT_OK, "%s", poprt_last_error());
+    enum { N0 = CV_M * CV_H * CV_W, N1 = CV_M * 4 * 5, N2 = CV_M * CV_H * CV_W };
+    static float a0[N0], a1[N1], a2[N2], f0[N0], f1[N1], f2[N2], t0[N0], t1[N1], t2[N2];
+    const size_t bytes[3] = {sizeof a0, sizeof a1, sizeof a2};
+    float *const y32[3] = {a0, a1, a2}, *const y16[3] = {f0, f1, f2}, *const y16t[3] = {t0, t1, t2};
+    cv_run(pm, NULL, "1", x, y32, bytes);
+    cv_run(pm, "bfloat16", "1", x, y16, bytes);
+    cv_run(pm, "bfloat16", "2", x, y16t, bytes);
+    const int bf = poprt__sgemm_best_bf16() != NULL;
+    cv_check(x, w3, b, a0, 3, 1, 1, 0, "float32 3x3");
+    cv_check(x, w3, b, a1, 3, 2, 0, 0, "float32 3x3/2");
+    cv_check(x, w1, b, a2, 1, 1, 0, 0, "float32 1x1");
+    cv_check(x, w3, b, f0, 3, 1, 1, bf, "bfloat16 3x3");
+    cv_check(x, w3, b, f1, 3, 2, 0, bf, "bfloat16 3x3/2");
+    cv_check(x, w1, b, f2, 1, 1, 0, bf, "bfloat16 1x1");
+    ck_assert(memcmp(f0, t0, sizeof f0) == 0 && memcmp(f1, t1, sizeof f1) == 0 &&
+              memcmp(f2, t2, sizeof f2) == 0);
+    ck_assert_int_eq(memcmp(f0, a0, sizeof f0) != 0, bf);
+    ck_assert_int_eq(memcmp(f2, a2, sizeof f2) != 0, bf);
+    poprt_model_free(pm);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("compiler");
@@ -1192,6 +1310,7 @@ int main(void)
     tcase_add_test(tc, malformed_fused_matmul_integer_is_rejected);
     tcase_add_test(tc, float16_nodes_compute_in_float32);
     tcase_add_test(tc, matmul_precision_bfloat16);
+    tcase_add_test(tc, conv_precision_bfloat16);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -173,7 +173,7 @@ START_TEST(test_layout_graph)
     poprt__model *m = layout_model();
     infer(m);
     int any = 0;
-    ck_assert_int_eq(poprt__compile_optimize(m, &any), POPRT_OK);
+    ck_assert_int_eq(poprt__compile_optimize(m, 0, &any), POPRT_OK);
     const poprt__graph *g = m->graph;
     int pools = 0, maxpools = 0;
     for (size_t i = 0; i < g->nodes.len; i++) {
@@ -213,7 +213,7 @@ START_TEST(test_layout_graph)
     m = layout_model();
     tb_output(m, "e1");
     infer(m);
-    ck_assert_int_eq(poprt__compile_optimize(m, &any), POPRT_OK);
+    ck_assert_int_eq(poprt__compile_optimize(m, 0, &any), POPRT_OK);
     ck_assert_int_eq(written_blocked(m->graph, "e1"), 0);
     ck_assert_int_eq(written_blocked(m->graph, "e3"), 0);
     ck_assert_int_eq(read_blocked(m->graph, "cat"), 0);

@@ -341,8 +341,19 @@ poprt_status poprt__x86_conv_prepare(poprt__prep_ctx *c, void **state, size_t *s
     if ((Cg == 1 && G > 1) || !poprt__fast_gemm_fits(Mg, out_sz, Kc))
         return POPRT_OK; /* depthwise, or shapes the GEMM hands to the reference */
     const poprt__type *xt = c->in[0].type;
-    const poprt__sgemm_variant *v = conv_variant(Mg, out_sz); /* direct and tiled paths */
-    if (xt && xt->rank == 4 && wt->rank == 4 && G == 1 && poprt__convb_best()) {
+    /* matmul_precision = bfloat16: the weights as the bfloat16 GEMM's packed
+     * A (the tiled and im2col paths), when the CPU has one and the operands
+     * are NCHW (the compiler keeps them so for such sessions) */
+    const poprt__sgemm_variant *bf =
+        (c->flags & POPRT__PREP_MATMUL_BF16) && !layout_blocked(c->node, "x_layout") &&
+                !layout_blocked(c->node, "y_layout")
+            ? poprt__sgemm_best_bf16()
+            : NULL;
+    if (bf)
+        bf = poprt__sgemm_fit(bf, Mg, out_sz);
+    /* direct and tiled paths */
+    const poprt__sgemm_variant *v = bf ? bf : conv_variant(Mg, out_sz);
+    if (!bf && xt && xt->rank == 4 && wt->rank == 4 && G == 1 && poprt__convb_best()) {
         int64_t in_sp[2] = {xt->dims[2].value, xt->dims[3].value};
         int64_t ker[2] = {wt->dims[2].value, wt->dims[3].value};
         poprt__nn_geom gg;
@@ -358,7 +369,7 @@ poprt_status poprt__x86_conv_prepare(poprt__prep_ctx *c, void **state, size_t *s
             poprt__geom3_lift(&gg, &g3) && poprt__x86_convb_fits(&g3, G) && (g3.k_sz > 1 || blk))
             return poprt__x86_convb_pack(c->in[1].data, M, Cg, ker[0], ker[1], state, size);
     }
-    if (wt->rank <= 4 && poprt__x86_conv_trans_fits(G, M, Kc, out_sz)) {
+    if (!bf && wt->rank <= 4 && poprt__x86_conv_trans_fits(G, M, Kc, out_sz)) {
         /* small images: W^T as the GEMM's pre-packed B operand */
         const size_t per = (poprt__sgemm_pack_b_size(NULL, Kc, M) + 63) & ~(size_t)63;
         if (per) {
@@ -375,7 +386,7 @@ poprt_status poprt__x86_conv_prepare(poprt__prep_ctx *c, void **state, size_t *s
             return POPRT_OK;
         }
     }
-    if (xt && xt->rank == wt->rank && wt->rank - 2 <= 3) {
+    if (!bf && xt && xt->rank == wt->rank && wt->rank - 2 <= 3) {
         /* stride-1 convs of the direct path: weights per MR-row panel and tap */
         const int nsp = wt->rank - 2;
         int64_t in_sp[3], ker[3];
