@@ -1,8 +1,8 @@
 /* float16 values computed in float32 (session option "float16_compute",
  * default "float32"; docs/compiler.md "float16 models").
  *
- * This CPU has no float16 arithmetic libpoprt uses (no AVX512-FP16): a
- * float16 node runs on the reference kernels, which widen every element to
+ * libpoprt has no float16 arithmetic kernels (CPUs with AVX512-FP16 have
+ * it, but no kernel uses it yet): a float16 node runs on the reference kernels, which widen every element to
  * float32 and round every result back, several times slower than the float32
  * kernels. So the compiler gives every node that reads or writes float16
  * tensors its float32 form, as ONNX Runtime's CPU provider does:
@@ -15,11 +15,18 @@
  *   - the node writes a float32 twin of each float16 output; readers that
  *     are converted too read the twin directly, and a Cast back to float16
  *     keeps the original tensor for the others (graph outputs, subgraphs,
- *     nodes left alone).
+ *     nodes left alone);
+ *   - the model's own Casts between the two types are the boundaries of a
+ *     mixed-precision model (ops kept in float32 by the converter that
+ *     wrote it, ReduceMean, Pow, Softmax, ...): a converted node reading a
+ *     Cast to float16 of a float32 value reads the value, and a Cast to
+ *     float32 of a converted node's output reads its twin (then a no-op).
  *
  * Between two converted nodes the value therefore stays float32: results
  * are those of float32 arithmetic on the model's float16 inputs and weights,
- * rounded to float16 only where the model's interface or its own Casts ask.
+ * rounded to float16 only where the model's interface asks (its inputs,
+ * outputs and nodes left alone), and the float32 patterns of the compiler
+ * (layer norms, attention) see the graph the float32 model had.
  * That is at least as accurate as rounding after every node; what differs
  * is that an intermediate value beyond float16's range (65504) does not
  * become infinity. "float16_compute" = "float16" keeps the float16 nodes as
@@ -80,6 +87,13 @@ static poprt__tensor *f32_of(poprt__graph *g, poprt__map *twins, poprt__tensor *
     poprt__tensor *f = poprt__map_get(twins, t->name);
     if (f)
         return f;
+    /* a float32 value the model stored as float16 for this node (a Cast to
+     * float16, the mixed-precision converters' boundary): the value itself */
+    const poprt__node *c = t->producer;
+    if (c && poprt__rw_is(c, "Cast") && c->n_inputs == 1 && c->inputs[0] &&
+        c->inputs[0]->type.kind == POPRT__KIND_TENSOR &&
+        c->inputs[0]->type.elem == POPRT_DTYPE_FLOAT)
+        return c->inputs[0];
     const char *base = poprt__arena_printf(&g->model->arena, "%s_fp32", t->name);
     if (!base)
         return NULL;
@@ -113,6 +127,17 @@ static poprt_status float16_graph(poprt__graph *g, void *ctx, int *changed)
     poprt_status st = poprt__rw_collect(g, NULL, &todo);
     for (size_t k = 0; k < todo.len && !st; k++) {
         poprt__node *n = todo.items[k];
+        /* a Cast back to float32 of a converted node's float16 output reads
+         * its float32 twin (a Cast to float32 of float32: nothing to do) */
+        if (poprt__rw_is(n, "Cast") && n->n_inputs == 1 && is_f16(n->inputs[0]) &&
+            poprt__attr_i(n, "to", 0) == POPRT_DTYPE_FLOAT) {
+            poprt__tensor *tw = poprt__map_get(&twins, n->inputs[0]->name);
+            if (tw) {
+                poprt__node_set_input(n, 0, tw);
+                (*changed)++;
+            }
+            continue;
+        }
         if (!eligible(n))
             continue;
         for (int i = 0; i < n->n_inputs && !st; i++) {

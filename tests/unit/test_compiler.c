@@ -1052,6 +1052,76 @@ START_TEST(float16_nodes_compute_in_float32)
 }
 END_TEST
 
+/* Mixed precision as converters write it: x (float32) -> Cast(float16) ->
+ * Mul(3, float16) -> Cast(float32) -> ReduceMean (kept in float32). With
+ * float16_compute = float32 the two Casts are storage boundaries of values
+ * that are float32 on both sides, not rounding points: y = mean(3 x) in
+ * float32 (within 1e-6 relative of the double sum), and the Casts are gone
+ * from the compiled graph; with float16 the Mul rounds x and 3 x. */
+START_TEST(float16_storage_casts_do_not_round)
+{
+    enum { R = 4, C = 8 };
+    float x[R * C], y[R], yh[R];
+    for (int i = 0; i < R * C; i++)
+        x[i] = 0.1f + 0.0013f * (float)i; /* not float16 values */
+    const uint16_t three = poprt__float_to_half(3.0f);
+    poprt__model *m = tb_model(17);
+    const int64_t xd[2] = {R, C}, one[1] = {1};
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 2, xd);
+    tb_const(m, "three", POPRT_DTYPE_FLOAT16, 1, one, &three);
+    poprt__node *c1 = tb_node(m, "Cast", 1, (const char *[]){"x"}, 1, (const char *[]){"xh"});
+    ck_assert_int_eq(poprt__rw_attr_i(c1, "to", POPRT_DTYPE_FLOAT16), POPRT_OK);
+    tb_node(m, "Mul", 2, (const char *[]){"xh", "three"}, 1, (const char *[]){"mh"});
+    poprt__node *c2 = tb_node(m, "Cast", 1, (const char *[]){"mh"}, 1, (const char *[]){"mf"});
+    ck_assert_int_eq(poprt__rw_attr_i(c2, "to", POPRT_DTYPE_FLOAT), POPRT_OK);
+    poprt__node *rm = tb_node(m, "ReduceMean", 1, (const char *[]){"mf"}, 1, (const char *[]){"y"});
+    static const int64_t last[1] = {-1};
+    ck_assert_int_eq(poprt__rw_attr_ints(rm, "axes", 1, last), POPRT_OK);
+    ck_assert_int_eq(poprt__rw_attr_i(rm, "keepdims", 0), POPRT_OK);
+    tb_output(m, "y");
+    poprt_model *pm;
+    ck_assert_msg(tb_load(m, &pm) == POPRT_OK, "%s", poprt_last_error());
+    for (int mode = 0; mode < 2; mode++) {
+        poprt_options *o;
+        ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
+        ck_assert_int_eq(poprt_options_set(o, "float16_compute", mode ? "float16" : "float32"),
+                         POPRT_OK);
+        poprt_session *sess;
+        ck_assert_msg(poprt_session_create(pm, o, &sess) == POPRT_OK, "%s", poprt_last_error());
+        int casts = 0;
+        for (size_t i = 0; i < sess->m->graph->nodes.len; i++)
+            casts += !strcmp(((const poprt__node *)sess->m->graph->nodes.items[i])->op_type,
+                             "Cast");
+        ck_assert_int_eq(casts, mode ? 2 : 0);
+        poprt_stepio *io;
+        ck_assert_int_eq(poprt_stepio_create(&io), POPRT_OK);
+        ck_assert_int_eq(poprt_stepio_set_input(io, "x", POPRT_DTYPE_FLOAT, xd, 2, x, sizeof x),
+                         POPRT_OK);
+        ck_assert_int_eq(poprt_stepio_set_output(io, "y", mode ? yh : y, sizeof y), POPRT_OK);
+        ck_assert_msg(poprt_session_run(sess, io) == POPRT_OK, "%s", poprt_last_error());
+        poprt_stepio_free(io);
+        poprt_session_free(sess);
+        poprt_options_free(o);
+    }
+    for (int r = 0; r < R; r++) {
+        double want = 0, rounded = 0;
+        for (int c = 0; c < C; c++) {
+            want += 3.0 * x[r * C + c];
+            rounded += poprt__half_to_float(
+                poprt__float_to_half(3.0f * poprt__half_to_float(poprt__float_to_half(x[r * C + c]))));
+        }
+        want /= C;
+        rounded /= C;
+        ck_assert_msg(fabs(y[r] - want) <= 1e-6 * fabs(want), "row %d: %.9g, float32 %.9g", r,
+                      (double)y[r], want);
+        ck_assert_msg(fabs(yh[r] - rounded) <= 1e-6 * fabs(rounded),
+                      "row %d: float16 nodes %.9g, expected %.9g", r, (double)yh[r], rounded);
+        ck_assert(fabs(want - rounded) > 1e-5 * fabs(want)); /* the cases differ */
+    }
+    poprt_model_free(pm);
+}
+END_TEST
+
 /* ---- session option matmul_precision (bfloat16 GEMM, kernels/x86/sgemm.h) ---- */
 
 enum { BF_M = 33, BF_K = 70, BF_N = 50, BF_N2 = 20 };
@@ -1309,6 +1379,7 @@ int main(void)
     tcase_add_test(tc, matmul_integer_dequantize_fuses);
     tcase_add_test(tc, malformed_fused_matmul_integer_is_rejected);
     tcase_add_test(tc, float16_nodes_compute_in_float32);
+    tcase_add_test(tc, float16_storage_casts_do_not_round);
     tcase_add_test(tc, matmul_precision_bfloat16);
     tcase_add_test(tc, conv_precision_bfloat16);
     suite_add_tcase(s, tc);

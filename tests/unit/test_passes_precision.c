@@ -50,11 +50,18 @@ static float frand(void)
 }
 
 /* Runs model on one float input x (dims) and returns output `out` as a heap copy. */
+/* (float16 nodes run as float16 nodes, session option float16_compute =
+ * float16: what the converted model computes on a device with float16
+ * arithmetic, overflow included; the default computes them in float32) */
 static float *run1(const poprt_model *model, const char *in, const int64_t *dims, int rank,
                    const float *x, const char *out, int64_t *n_out)
 {
     poprt_session *s;
-    ck_assert_msg(poprt_session_create(model, NULL, &s) == POPRT_OK, "%s", poprt_last_error());
+    poprt_options *o;
+    ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
+    ck_assert_int_eq(poprt_options_set(o, "float16_compute", "float16"), POPRT_OK);
+    ck_assert_msg(poprt_session_create(model, o, &s) == POPRT_OK, "%s", poprt_last_error());
+    poprt_options_free(o);
     poprt_stepio *io;
     ck_assert_int_eq(poprt_stepio_create(&io), POPRT_OK);
     int64_t n = 1;
