@@ -3,13 +3,17 @@
 
 usage: /usr/bin/python3 bench/make_int8_models.py [OUT_DIR]   (default build/bench-models-int8)
 
-Three models in the forms ONNX Runtime's quantization tools write, with random weights and
+Four models in the forms ONNX Runtime's quantization tools write, with random weights and
 calibrated scales (so activations use their range instead of saturating):
 
   int8_cnn_qlinear   QOperator form: QuantizeLinear, 8 QLinearConv (3x3 and 1x1, strides 1 and 2,
                      uint8 activations, int8 weights with per-channel scales, int32 bias, the ReLU
                      folded into the uint8 output range), DequantizeLinear, GlobalAveragePool.
                      Input [1, 3, 128, 128].
+  int8_cnn_qdq       the same network in QDQ form (quantize_static's QuantFormat.QDQ): per layer
+                     DequantizeLinear of the input, of the weights (per channel) and of the int32
+                     bias, float Conv, Relu, QuantizeLinear. Its expected output is the QOperator
+                     form's (the float32 products can round a value to the next step).
   int8_mlp_dynamic   quantize_dynamic form: per layer DynamicQuantizeLinear, MatMulInteger (int8
                      weights), Cast, Mul by the two scales, Add bias, Relu. Input [128, 768],
                      layers 768-3072-768-768.
@@ -81,11 +85,13 @@ def cnn(out):
         (3, 32, 3, 2), (32, 64, 3, 1), (64, 64, 1, 1), (64, 128, 3, 2),
         (128, 128, 3, 1), (128, 256, 3, 2), (256, 256, 3, 1), (256, 64, 1, 1)]
     x = RNG.uniform(-1, 1, (1, 3, 128, 128)).astype(F32)
-    inits, nodes = [], []
+    inits, nodes, qdq = [], [], []
     s_in, zp_in = F32(2.0 / 255), 128
     inits += [numpy_helper.from_array(np.array(s_in, F32), "x_scale"),
               numpy_helper.from_array(np.array(zp_in, np.uint8), "x_zp")]
     nodes.append(helper.make_node("QuantizeLinear", ["x", "x_scale", "x_zp"], ["q0"]))
+    qdq.append(helper.make_node("QuantizeLinear", ["x", "x_scale", "x_zp"], ["q0"]))
+    b_scales = []
     q = quantize(x[0], s_in, zp_in).astype(np.int64)  # [C, H, W]
     xs, xzp, cur = s_in, zp_in, "q0"
     for li, (ci, co, k, st) in enumerate(layers):
@@ -113,14 +119,30 @@ def cnn(out):
         nodes.append(helper.make_node("QLinearConv", inputs, [y], name="conv%d" % li,
                                       kernel_shape=[k, k], strides=[st, st],
                                       pads=[k // 2] * 4))
+        # the same layer in QDQ form: DequantizeLinear of the input, the weights (per channel,
+        # axis 0) and the int32 bias (scale x_scale * w_scale), float Conv, Relu, QuantizeLinear
+        b_scales.append(numpy_helper.from_array((np.float32(xs) * wsc).astype(F32), p + "b_scale"))
+        qdq += [helper.make_node("DequantizeLinear", inputs[0:3], [p + "xf"]),
+                helper.make_node("DequantizeLinear", [p + "w", p + "w_scale", p + "w_zp"],
+                                 [p + "wf"], axis=0),
+                helper.make_node("DequantizeLinear", [p + "b", p + "b_scale"], [p + "bf"], axis=0),
+                helper.make_node("Conv", [p + "xf", p + "wf", p + "bf"], [p + "conv"],
+                                 name="conv%d" % li, kernel_shape=[k, k], strides=[st, st],
+                                 pads=[k // 2] * 4),
+                helper.make_node("Relu", [p + "conv"], [p + "relu"]),
+                helper.make_node("QuantizeLinear", [p + "relu", p + "y_scale", p + "y_zp"], [y])]
         xs, xzp, cur = ys, 0, y
     last = "c%d_" % (len(layers) - 1)
     nodes.append(helper.make_node("DequantizeLinear", [cur, last + "y_scale", last + "y_zp"],
                                   ["f"]))
     nodes.append(helper.make_node("GlobalAveragePool", ["f"], ["y"]))
+    qdq += nodes[-2:]
     deq = (q.astype(F32) - F32(0)) * xs
     yref = deq.mean(axis=(1, 2), dtype=np.float64).astype(F32).reshape(1, -1, 1, 1)
     finish(out, "int8_cnn_qlinear", nodes, inits, x, yref)
+    # the QDQ form's float32 products may round a value to the next step now and then: its
+    # expected output is the QOperator form's (compare with model_bench --cosine)
+    finish(out, "int8_cnn_qdq", qdq, inits + b_scales, x, yref)
 
 
 def dyn_quant(x):

@@ -63,6 +63,11 @@ poprt_status poprt__compile_fuse_conv(poprt__model *m, int *any);
 /* MatMulInteger -> Cast(float) -> Mul(scale) [-> Add(bias)] -> one ai.poprt
  * FusedMatMulInteger (fuse_qgemm.c); sets *any when the graph changed. */
 poprt_status poprt__compile_fuse_matmul_integer(poprt__model *m, int *any);
+/* DequantizeLinear -> Conv / MatMul [-> Relu] -> QuantizeLinear (the QDQ
+ * form of static quantization) -> QLinearConv / QLinearMatMul on the
+ * integer GEMM (fuse_qdq.c), before constant folding; sets *any when the
+ * graph changed. */
+poprt_status poprt__compile_fuse_qdq(poprt__model *m, int *any);
 /* Activations kept in NCHW16c between convolutions, max pools, channel
  * concatenations and Relus on CPUs with the blocked convolution
  * (layout.c); sets *any when the graph changed. */

@@ -317,6 +317,12 @@ poprt_status poprt__program_compile(poprt__model *m, const poprt_options *option
         st = poprt__expand_gradients(m, &n_grad);
     if (!st && n_grad)
         st = poprt__model_check(m);
+    /* before the folding that would turn the weights' DequantizeLinear into
+     * float32 constants */
+    const char *opt_level = poprt__opt(options, "optimize");
+    int n_qdq = 0;
+    if (!st && !(opt_level && strcmp(opt_level, "0") == 0))
+        st = poprt__compile_fuse_qdq(m, &n_qdq);
     if (!st)
         st = poprt__weights_candidates(m, &cands, &n_cands);
     if (!st) {

@@ -1122,6 +1122,160 @@ START_TEST(float16_storage_casts_do_not_round)
 }
 END_TEST
 
+/* ---- QDQ static quantization -> QLinearConv / QLinearMatMul (fuse_qdq.c) ---- */
+
+/* y = DQ(Q(Relu(Conv(DQ(Q(x)), DQ(wq, per channel), DQ(bq int32))))) and
+ * y2 = DQ(Q(MatMul(DQ(Q(x2)), DQ(wq2, per column)))), with uint8 activations
+ * (zero points 128, 0 and 100) and int8 weights */
+enum { QC_C = 8, QC_M = 12, QC_H = 7, QC_K = 16, QC_N = 10, QC_R = 6 };
+
+static poprt_model *qdq_model(void)
+{
+    static int8_t wq[QC_M * QC_C * 9], wq2[QC_K * QC_N], wz[QC_M], wz2[QC_N];
+    static int32_t bq[QC_M];
+    static float ws[QC_M], bs[QC_M], ws2[QC_N];
+    static const float xs = 0.05f, ys = 0.1f, xs2 = 0.04f, ys2 = 0.02f;
+    static const uint8_t xz = 128, yz = 0, yz2 = 100;
+    uint32_t r = 12345u;
+    for (int i = 0; i < QC_M * QC_C * 9; i++)
+        wq[i] = (int8_t)((r = r * 1103515245u + 12345u) >> 25) - 64;
+    for (int i = 0; i < QC_K * QC_N; i++)
+        wq2[i] = (int8_t)((r = r * 1103515245u + 12345u) >> 25) - 64;
+    for (int m = 0; m < QC_M; m++) {
+        ws[m] = 0.002f * (float)(m + 1);
+        bs[m] = xs * ws[m];
+        bq[m] = (int32_t)((r = r * 1103515245u + 12345u) >> 20) - 2048;
+    }
+    for (int n = 0; n < QC_N; n++)
+        ws2[n] = 0.003f * (float)(n + 2);
+    poprt__model *m = tb_model(13);
+    const int64_t xd[4] = {1, QC_C, QC_H, QC_H}, wd[4] = {QC_M, QC_C, 3, 3}, md[1] = {QC_M},
+                  x2d[2] = {QC_R, QC_K}, w2d[2] = {QC_K, QC_N}, nd[1] = {QC_N};
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 4, xd);
+    tb_input(m, "x2", POPRT_DTYPE_FLOAT, 2, x2d);
+    tb_const(m, "xs", POPRT_DTYPE_FLOAT, 0, NULL, &xs);
+    tb_const(m, "xz", POPRT_DTYPE_UINT8, 0, NULL, &xz);
+    tb_const(m, "ys", POPRT_DTYPE_FLOAT, 0, NULL, &ys);
+    tb_const(m, "yz", POPRT_DTYPE_UINT8, 0, NULL, &yz);
+    tb_const(m, "xs2", POPRT_DTYPE_FLOAT, 0, NULL, &xs2);
+    tb_const(m, "ys2", POPRT_DTYPE_FLOAT, 0, NULL, &ys2);
+    tb_const(m, "yz2", POPRT_DTYPE_UINT8, 0, NULL, &yz2);
+    tb_const(m, "wq", POPRT_DTYPE_INT8, 4, wd, wq);
+    tb_const(m, "ws", POPRT_DTYPE_FLOAT, 1, md, ws);
+    tb_const(m, "wz", POPRT_DTYPE_INT8, 1, md, wz);
+    tb_const(m, "bq", POPRT_DTYPE_INT32, 1, md, bq);
+    tb_const(m, "bs", POPRT_DTYPE_FLOAT, 1, md, bs);
+    tb_const(m, "wq2", POPRT_DTYPE_INT8, 2, w2d, wq2);
+    tb_const(m, "ws2", POPRT_DTYPE_FLOAT, 1, nd, ws2);
+    tb_const(m, "wz2", POPRT_DTYPE_INT8, 1, nd, wz2);
+    tb_node(m, "QuantizeLinear", 3, (const char *[]){"x", "xs", "xz"}, 1, (const char *[]){"xq"});
+    tb_node(m, "DequantizeLinear", 3, (const char *[]){"xq", "xs", "xz"}, 1,
+            (const char *[]){"xd"});
+    poprt__node *d = tb_node(m, "DequantizeLinear", 3, (const char *[]){"wq", "ws", "wz"}, 1,
+                             (const char *[]){"wf"});
+    ck_assert_int_eq(poprt__rw_attr_i(d, "axis", 0), POPRT_OK);
+    d = tb_node(m, "DequantizeLinear", 2, (const char *[]){"bq", "bs"}, 1, (const char *[]){"bf"});
+    ck_assert_int_eq(poprt__rw_attr_i(d, "axis", 0), POPRT_OK);
+    static const int64_t pads[4] = {1, 1, 1, 1};
+    poprt__node *c = tb_node(m, "Conv", 3, (const char *[]){"xd", "wf", "bf"}, 1,
+                             (const char *[]){"c"});
+    ck_assert_int_eq(poprt__rw_attr_ints(c, "pads", 4, pads), POPRT_OK);
+    tb_node(m, "Relu", 1, (const char *[]){"c"}, 1, (const char *[]){"r"});
+    tb_node(m, "QuantizeLinear", 3, (const char *[]){"r", "ys", "yz"}, 1, (const char *[]){"yq"});
+    tb_node(m, "DequantizeLinear", 3, (const char *[]){"yq", "ys", "yz"}, 1,
+            (const char *[]){"y"});
+    tb_node(m, "QuantizeLinear", 3, (const char *[]){"x2", "xs2", "xz"}, 1,
+            (const char *[]){"x2q"});
+    tb_node(m, "DequantizeLinear", 3, (const char *[]){"x2q", "xs2", "xz"}, 1,
+            (const char *[]){"x2d"});
+    tb_node(m, "DequantizeLinear", 3, (const char *[]){"wq2", "ws2", "wz2"}, 1,
+            (const char *[]){"w2f"});
+    tb_node(m, "MatMul", 2, (const char *[]){"x2d", "w2f"}, 1, (const char *[]){"p2"});
+    tb_node(m, "QuantizeLinear", 3, (const char *[]){"p2", "ys2", "yz2"}, 1,
+            (const char *[]){"y2q"});
+    tb_node(m, "DequantizeLinear", 3, (const char *[]){"y2q", "ys2", "yz2"}, 1,
+            (const char *[]){"y2"});
+    tb_output(m, "y");
+    tb_output(m, "y2");
+    poprt_model *pm;
+    ck_assert_msg(tb_load(m, &pm) == POPRT_OK, "%s", poprt_last_error());
+    return pm;
+}
+
+static void qdq_run(const poprt_model *pm, const char *optimize, const float *x, const float *x2,
+                    float *y, float *y2, int *fused)
+{
+    poprt_options *o;
+    ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
+    ck_assert_int_eq(poprt_options_set(o, "optimize", optimize), POPRT_OK);
+    poprt_session *sess;
+    ck_assert_msg(poprt_session_create(pm, o, &sess) == POPRT_OK, "%s", poprt_last_error());
+    *fused = 0;
+    for (size_t i = 0; i < sess->m->graph->nodes.len; i++) {
+        const char *op = ((const poprt__node *)sess->m->graph->nodes.items[i])->op_type;
+        *fused += !strcmp(op, "QLinearConv") || !strcmp(op, "QLinearMatMul");
+    }
+    poprt_stepio *io;
+    ck_assert_int_eq(poprt_stepio_create(&io), POPRT_OK);
+    const int64_t xd[4] = {1, QC_C, QC_H, QC_H}, x2d[2] = {QC_R, QC_K};
+    ck_assert_int_eq(poprt_stepio_set_input(io, "x", POPRT_DTYPE_FLOAT, xd, 4, x,
+                                            sizeof(float) * QC_C * QC_H * QC_H),
+                     POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_set_input(io, "x2", POPRT_DTYPE_FLOAT, x2d, 2, x2,
+                                            sizeof(float) * QC_R * QC_K),
+                     POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_set_output(io, "y", y, sizeof(float) * QC_M * QC_H * QC_H),
+                     POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_set_output(io, "y2", y2, sizeof(float) * QC_R * QC_N),
+                     POPRT_OK);
+    ck_assert_msg(poprt_session_run(sess, io) == POPRT_OK, "%s", poprt_last_error());
+    poprt_stepio_free(io);
+    poprt_session_free(sess);
+    poprt_options_free(o);
+}
+
+/* The compiler turns both quantized products into the integer operators;
+ * each output equals the unfused graph's (optimize = 0: float32 products
+ * of the dequantized values, then QuantizeLinear) within one quantization
+ * step, and most are equal (the float32 sum's rounding can move a value
+ * across a rounding boundary, nothing else differs). */
+START_TEST(qdq_products_fuse_into_integer_operators)
+{
+    static float x[QC_C * QC_H * QC_H], x2[QC_R * QC_K];
+    static float y0[QC_M * QC_H * QC_H], y1[QC_M * QC_H * QC_H], z0[QC_R * QC_N],
+        z1[QC_R * QC_N];
+    fill(x, QC_C * QC_H * QC_H, 41);
+    fill(x2, QC_R * QC_K, 42);
+    for (int i = 0; i < QC_C * QC_H * QC_H; i++)
+        x[i] *= 5.0f;
+    for (int i = 0; i < QC_R * QC_K; i++)
+        x2[i] *= 4.0f;
+    poprt_model *pm = qdq_model();
+    int f0, f1;
+    qdq_run(pm, "0", x, x2, y0, z0, &f0);
+    qdq_run(pm, "1", x, x2, y1, z1, &f1);
+    ck_assert_int_eq(f0, 0);
+    ck_assert_int_eq(f1, 2);
+    int same = 0, nonzero = 0;
+    for (int i = 0; i < QC_M * QC_H * QC_H; i++) {
+        ck_assert_msg(fabsf(y1[i] - y0[i]) <= 0.1f * 1.0001f, "y[%d]: %g, unfused %g", i,
+                      (double)y1[i], (double)y0[i]);
+        same += y1[i] == y0[i];
+        nonzero += y0[i] != 0.0f;
+    }
+    ck_assert_int_ge(same, QC_M * QC_H * QC_H * 95 / 100);
+    ck_assert_int_ge(nonzero, QC_M * QC_H * QC_H / 4);
+    int same2 = 0;
+    for (int i = 0; i < QC_R * QC_N; i++) {
+        ck_assert_msg(fabsf(z1[i] - z0[i]) <= 0.02f * 1.0001f, "y2[%d]: %g, unfused %g", i,
+                      (double)z1[i], (double)z0[i]);
+        same2 += z1[i] == z0[i];
+    }
+    ck_assert_int_ge(same2, QC_R * QC_N * 9 / 10);
+    poprt_model_free(pm);
+}
+END_TEST
+
 /* ---- session option matmul_precision (bfloat16 GEMM, kernels/x86/sgemm.h) ---- */
 
 enum { BF_M = 33, BF_K = 70, BF_N = 50, BF_N2 = 20 };
@@ -1382,6 +1536,7 @@ int main(void)
     tcase_add_test(tc, float16_storage_casts_do_not_round);
     tcase_add_test(tc, matmul_precision_bfloat16);
     tcase_add_test(tc, conv_precision_bfloat16);
+    tcase_add_test(tc, qdq_products_fuse_into_integer_operators);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

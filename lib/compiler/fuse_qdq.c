@@ -1,0 +1,203 @@
+/* Compile-time fusion of the QDQ form static quantization writes (ONNX
+ * Runtime's quantize_static with QuantFormat.QDQ, and other tools): each
+ * quantized Conv or MatMul sits between DequantizeLinear nodes on its inputs
+ * and a QuantizeLinear on its output,
+ *
+ *   DequantizeLinear(xq, xs, xz) -> X     DequantizeLinear(wq, ws, wz) -> W
+ *   [DequantizeLinear(bq int32, bs) -> B]
+ *   Conv(X, W[, B]) [-> Relu] -> QuantizeLinear(., ys, yz) -> yq
+ *
+ * and becomes QLinearConv(xq, xs, xz, wq, ws, wz, ys, yz[, bq]) (MatMul, with
+ * no bias: QLinearMatMul), which runs on the integer GEMM
+ * (lib/kernels/x86/igemm.h) instead of dequantizing the weights into a
+ * float32 convolution. Conditions: the weights wq are a constant of int8 or
+ * uint8; x and y use one scale and zero point each; the weight scale is one
+ * value or one per output channel (Conv: DequantizeLinear axis 0; MatMul: one
+ * per column, axis 1 of a 2-D B); the bias, when there is one, is int32
+ * with zero point 0 and scale xs * ws (within 2^-20 relative), as the
+ * QLinearConv bias is defined; a Relu between the product and the
+ * QuantizeLinear only when y's zero point is the type's lowest value (the
+ * saturation then does what the Relu did); every intermediate tensor has the
+ * product chain as its only reader and is not a graph output.
+ *
+ * Results: the QDQ graph computes the float32 product of the dequantized
+ * values and rounds it once; the fused node sums the integer products
+ * exactly and rounds once with the same scales (the reference's double
+ * arithmetic). Both are the same real number rounded, except that the float32
+ * sum's own rounding can move a value across a rounding boundary: an output
+ * may differ by one quantization step (test_compiler checks the bound).
+ * Runs before constant folding, which would turn DequantizeLinear(wq) into
+ * float32 weights; only the main graph is rewritten. */
+#include <math.h>
+#include "compiler/compiler.h"
+#include "passes/rewrite.h"
+
+/* A DequantizeLinear or QuantizeLinear node's parts: value, scale, zero
+ * point (NULL: none) and the scale's element count (constants only). */
+typedef struct qparts {
+    poprt__tensor *v, *s, *z;
+    int64_t ns;
+    const float *scale;
+} qparts;
+
+/* n is op (DequantizeLinear / QuantizeLinear, ai.onnx) with a constant float
+ * scale of 1 or `per` values (axis `axis` when more than one) and a constant
+ * zero point of as many (or none), no block quantization. */
+static int qnode(const poprt__node *n, const char *op, int64_t per, int axis, qparts *q)
+{
+    if (!poprt__rw_is(n, op) || n->n_inputs < 2 || n->n_inputs > 3 || n->n_outputs != 1 ||
+        poprt__attr_i(n, "block_size", 0) != 0)
+        return 0;
+    q->v = poprt__node_in(n, 0);
+    q->s = poprt__node_in(n, 1);
+    q->z = n->n_inputs > 2 ? poprt__node_in(n, 2) : NULL;
+    if (!q->v || !q->s || !(q->scale = poprt__rw_f32(q->s, POPRT__RW_ANY, &q->ns)))
+        return 0;
+    if (q->ns != 1 && (q->ns != per || poprt__attr_i(n, "axis", 1) != axis))
+        return 0;
+    poprt__rw_const zc;
+    if (q->z && (!poprt__rw_const_of(q->z, POPRT__RW_ANY, &zc) || zc.numel != q->ns))
+        return 0;
+    for (int64_t i = 0; i < q->ns; i++)
+        if (!(q->scale[i] > 0) || !isfinite(q->scale[i]))
+            return 0;
+    return 1;
+}
+
+/* The element type of q's integer value: its zero point's, else the value's
+ * own (or its constant's), else 0 when unknown or not 8-bit. */
+static int32_t qtype(const qparts *q)
+{
+    poprt__rw_const c;
+    int32_t e = 0;
+    if (q->z && poprt__rw_const_of(q->z, POPRT__RW_ANY, &c))
+        e = c.elem;
+    else if (q->v->type.kind == POPRT__KIND_TENSOR && q->v->type.elem)
+        e = q->v->type.elem;
+    else if (poprt__rw_const_of(q->v, POPRT__RW_ANY, &c))
+        e = c.elem;
+    return e == POPRT_DTYPE_UINT8 || e == POPRT_DTYPE_INT8 ? e : 0;
+}
+
+/* q's zero point, or a new 0 of type elem when it has none. */
+static poprt__tensor *zero_point(poprt__graph *g, const qparts *q, int32_t elem)
+{
+    return q->z ? q->z : poprt__rw_new_scalar(g, "qdq_zero_point", elem, 0, 0.0);
+}
+
+/* The sole reader of t in g when it is op, else NULL. */
+static poprt__node *only_reader(const poprt__graph *g, const poprt__tensor *t, const char *op)
+{
+    poprt__node *r = poprt__graph_sole_consumer(g, t);
+    return r && poprt__rw_is(r, op) ? r : NULL;
+}
+
+static poprt_status fuse_one(poprt__graph *g, poprt__node *p, int *done)
+{
+    *done = 0;
+    const int conv = poprt__rw_is(p, "Conv");
+    if (p->n_outputs != 1 || p->n_inputs < 2 || p->n_inputs > (conv ? 3 : 2))
+        return POPRT_OK;
+    /* the weights: a constant, 4-D [M, C/g, kh, kw]-like for Conv (any rank
+     * >= 3), 2-D [K, N] for MatMul */
+    poprt__node *dw = poprt__node_in(p, 1) ? poprt__node_in(p, 1)->producer : NULL;
+    poprt__tensor *wq0 = dw && dw->n_inputs >= 1 ? poprt__node_in(dw, 0) : NULL;
+    int64_t wd[POPRT__MAX_RANK];
+    int wr;
+    if (!wq0 || !poprt__rw_is_const(wq0) || !poprt__rw_static_dims(wq0, wd, &wr) ||
+        (conv ? wr < 3 : wr != 2))
+        return POPRT_OK;
+    const int64_t outs = conv ? wd[0] : wd[1];
+    qparts x, w, b = {0}, y;
+    poprt__node *dx = poprt__node_in(p, 0) ? poprt__node_in(p, 0)->producer : NULL;
+    if (!dx || !qnode(dx, "DequantizeLinear", 1, 1, &x) ||
+        !qnode(dw, "DequantizeLinear", outs, conv ? 0 : 1, &w))
+        return POPRT_OK;
+    const int32_t xt = qtype(&x), wt = qtype(&w);
+    if (!xt || !wt || poprt__graph_sole_consumer(g, poprt__node_in(p, 0)) != p ||
+        poprt__graph_sole_consumer(g, poprt__node_in(p, 1)) != p)
+        return POPRT_OK;
+    /* the bias: int32 at scale xs * ws, zero point 0 */
+    poprt__node *db = NULL;
+    if (conv && p->n_inputs > 2 && poprt__node_in(p, 2)) {
+        db = poprt__node_in(p, 2)->producer;
+        poprt__rw_const bc;
+        if (!db || !qnode(db, "DequantizeLinear", outs, 0, &b) || !poprt__rw_is_const(b.v) ||
+            !poprt__rw_const_of(b.v, POPRT__RW_DATA, &bc) || bc.elem != POPRT_DTYPE_INT32 ||
+            bc.numel != outs || poprt__graph_sole_consumer(g, poprt__node_in(p, 2)) != p)
+            return POPRT_OK;
+        int64_t bz[1];
+        if (b.z && (poprt__rw_ints(b.z, POPRT__RW_ANY, bz, 1) != 1 || bz[0] != 0))
+            return POPRT_OK;
+        for (int64_t m = 0; m < outs; m++) {
+            const double want = (double)x.scale[0] * w.scale[w.ns > 1 ? m : 0];
+            if (fabs(b.scale[b.ns > 1 ? m : 0] - want) > want * 0x1p-20)
+                return POPRT_OK;
+        }
+    }
+    /* the output: [Relu ->] QuantizeLinear */
+    poprt__tensor *pt = poprt__node_out(p, 0);
+    poprt__node *relu = only_reader(g, pt, "Relu");
+    poprt__tensor *qin = relu ? poprt__node_out(relu, 0) : pt;
+    poprt__node *qy = qin ? only_reader(g, qin, "QuantizeLinear") : NULL;
+    if (!qy || !qnode(qy, "QuantizeLinear", 1, 1, &y) || !poprt__node_out(qy, 0))
+        return POPRT_OK;
+    int32_t yt = y.z ? qtype(&y) : POPRT_DTYPE_UINT8;
+    const int64_t odt = poprt__attr_i(qy, "output_dtype", 0);
+    if (!yt || (odt && odt != yt) || (!y.z && odt && odt != POPRT_DTYPE_UINT8))
+        return POPRT_OK;
+    if (relu) {
+        int64_t z[1] = {0};
+        if (y.z && poprt__rw_ints(y.z, POPRT__RW_ANY, z, 1) != 1)
+            return POPRT_OK;
+        if (z[0] != (yt == POPRT_DTYPE_UINT8 ? 0 : -128))
+            return POPRT_OK;
+    }
+    poprt__tensor *xz = zero_point(g, &x, xt), *wz = zero_point(g, &w, wt),
+                  *yz = zero_point(g, &y, yt);
+    if (!xz || !wz || !yz)
+        return poprt__rw_oom();
+    const char *name = poprt__model_unique_name(g->model, p->name);
+    if (!name)
+        return poprt__rw_oom();
+    poprt__node *f = poprt__graph_add_node(g, conv ? "QLinearConv" : "QLinearMatMul", "", name,
+                                           db ? 9 : 8, 1);
+    if (!f)
+        return poprt__rw_oom();
+    poprt__tensor *ins[9] = {x.v, x.s, xz, w.v, w.s, wz, y.s, yz, db ? b.v : NULL};
+    for (int i = 0; i < (db ? 9 : 8); i++)
+        poprt__node_set_input(f, i, ins[i]);
+    static const char *const attrs[] = {"auto_pad", "dilations", "group", "kernel_shape", "pads",
+                                        "strides"};
+    for (size_t i = 0; conv && i < sizeof attrs / sizeof attrs[0]; i++) {
+        poprt_status st = poprt__rw_copy_attr(f, p, attrs[i]);
+        if (st)
+            return st;
+    }
+    poprt__tensor *out = poprt__node_out(qy, 0);
+    poprt__graph_remove_node(g, qy);
+    if (relu)
+        poprt__graph_remove_node(g, relu);
+    poprt__graph_remove_node(g, p);
+    f->outputs[0] = out;
+    out->producer = f;
+    out->producer_slot = 0;
+    *done = 1;
+    return POPRT_OK;
+}
+
+poprt_status poprt__compile_fuse_qdq(poprt__model *m, int *any)
+{
+    int changed = 0;
+    poprt_status st = poprt__compile_fuse_from(m, "Conv", fuse_one, "QDQ Conv fusion", &changed);
+    if (!st)
+        st = poprt__compile_fuse_from(m, "MatMul", fuse_one, "QDQ MatMul fusion", &changed);
+    if (!st && changed) {
+        /* the DequantizeLinear nodes of the weights, biases and inputs that
+         * only the fused products read */
+        poprt__graph_remove_dead(m->graph);
+        st = poprt__model_check(m);
+        *any = 1;
+    }
+    return st;
+}
