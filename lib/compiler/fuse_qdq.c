@@ -17,8 +17,10 @@
  * with zero point 0 and scale xs * ws (within 2^-20 relative), as the
  * QLinearConv bias is defined; a Relu between the product and the
  * QuantizeLinear only when y's zero point is the type's lowest value (the
- * saturation then does what the Relu did); every intermediate tensor has the
- * product chain as its only reader and is not a graph output.
+ * saturation then does what the Relu did); the product's output (and the
+ * Relu's) has the chain as its only reader and is not a graph output. The
+ * DequantizeLinear nodes stay where something else reads them (a residual
+ * branch reading the same dequantized input).
  *
  * Results: the QDQ graph computes the float32 product of the dequantized
  * values and rounds it once; the fused node sums the integer products
@@ -114,8 +116,7 @@ static poprt_status fuse_one(poprt__graph *g, poprt__node *p, int *done)
         !qnode(dw, "DequantizeLinear", outs, conv ? 0 : 1, &w))
         return POPRT_OK;
     const int32_t xt = qtype(&x), wt = qtype(&w);
-    if (!xt || !wt || poprt__graph_sole_consumer(g, poprt__node_in(p, 0)) != p ||
-        poprt__graph_sole_consumer(g, poprt__node_in(p, 1)) != p)
+    if (!xt || !wt)
         return POPRT_OK;
     /* the bias: int32 at scale xs * ws, zero point 0 */
     poprt__node *db = NULL;
@@ -124,7 +125,7 @@ static poprt_status fuse_one(poprt__graph *g, poprt__node *p, int *done)
         poprt__rw_const bc;
         if (!db || !qnode(db, "DequantizeLinear", outs, 0, &b) || !poprt__rw_is_const(b.v) ||
             !poprt__rw_const_of(b.v, POPRT__RW_DATA, &bc) || bc.elem != POPRT_DTYPE_INT32 ||
-            bc.numel != outs || poprt__graph_sole_consumer(g, poprt__node_in(p, 2)) != p)
+            bc.numel != outs)
             return POPRT_OK;
         int64_t bz[1];
         if (b.z && (poprt__rw_ints(b.z, POPRT__RW_ANY, bz, 1) != 1 || bz[0] != 0))

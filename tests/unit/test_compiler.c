@@ -1197,6 +1197,7 @@ static poprt_model *qdq_model(void)
             (const char *[]){"y2"});
     tb_output(m, "y");
     tb_output(m, "y2");
+    tb_output(m, "xd"); /* the dequantized input has another reader: its node stays */
     poprt_model *pm;
     ck_assert_msg(tb_load(m, &pm) == POPRT_OK, "%s", poprt_last_error());
     return pm;
