@@ -8,7 +8,9 @@
  *   Conv(X, W[, B]) [-> Relu] -> QuantizeLinear(., ys, yz) -> yq
  *
  * and becomes QLinearConv(xq, xs, xz, wq, ws, wz, ys, yz[, bq]) (MatMul, with
- * no bias: QLinearMatMul), which runs on the integer GEMM
+ * no bias: QLinearMatMul; a MatMul whose float result goes elsewhere, a bias
+ * Add first as in transformers: ai.poprt FusedMatMulInteger, see
+ * to_float), which runs on the integer GEMM
  * (lib/kernels/x86/igemm.h) instead of dequantizing the weights into a
  * float32 convolution. Conditions: the weights wq are a constant of int8 or
  * uint8; x and y use one scale and zero point each; the weight scale is one
@@ -94,6 +96,69 @@ static poprt__node *only_reader(const poprt__graph *g, const poprt__tensor *t, c
     return r && poprt__rw_is(r, op) ? r : NULL;
 }
 
+/* The fused node f writes out, the last tensor of the chain p [-> b] [-> a],
+ * whose nodes leave g (a, b: NULL when absent). */
+static poprt_status replace_chain(poprt__graph *g, poprt__node *f, poprt__tensor *out,
+                                  poprt__node *a, poprt__node *b, poprt__node *p, int *done)
+{
+    if (a)
+        poprt__graph_remove_node(g, a);
+    if (b)
+        poprt__graph_remove_node(g, b);
+    poprt__graph_remove_node(g, p);
+    f->outputs[0] = out;
+    out->producer = f;
+    out->producer_slot = 0;
+    *done = 1;
+    return POPRT_OK;
+}
+
+/* A dequantized MatMul whose result stays float (no QuantizeLinear right
+ * after it: a bias Add, a residual, a LayerNorm come first): the integer
+ * product scaled to float, ai.poprt FusedMatMulInteger(xq, wq, xz, wz, S[,
+ * C]) with S = x_scale * w_scale (one per column, a new constant) and C a
+ * constant per-column bias Add that follows, taken in. Y differs from the
+ * unfused float32 sum of dequantized products by that sum's own rounding. */
+static poprt_status to_float(poprt__graph *g, poprt__node *p, const qparts *x, const qparts *w,
+                             int *done)
+{
+    poprt__tensor *out = poprt__node_out(p, 0);
+    const int64_t n = w->ns;
+    float *sv = poprt__malloc((size_t)n * sizeof *sv);
+    if (!sv)
+        return poprt__rw_oom();
+    for (int64_t j = 0; j < n; j++)
+        sv[j] = x->scale[0] * w->scale[j];
+    const int64_t sd[1] = {n};
+    poprt__tensor *s = poprt__graph_add_const(g, "qdq_scale", POPRT_DTYPE_FLOAT, 1, sd, sv,
+                                              (size_t)n * sizeof *sv);
+    poprt__free(sv);
+    if (!s)
+        return poprt__rw_oom();
+    /* a constant bias of 1 or N values (N: the columns) added right after */
+    poprt__node *add = only_reader(g, out, "Add");
+    poprt__tensor *c = NULL;
+    if (add && add->n_inputs == 2 && poprt__node_out(add, 0)) {
+        poprt__tensor *o = poprt__node_in(add, poprt__node_in(add, 0) == out ? 1 : 0);
+        int64_t d[POPRT__MAX_RANK], wd[POPRT__MAX_RANK];
+        int r, wr;
+        if (o && o != out && poprt__rw_is_const(o) && o->type.elem == POPRT_DTYPE_FLOAT &&
+            poprt__rw_static_dims(o, d, &r) && r == 1 &&
+            poprt__rw_static_dims(w->v, wd, &wr) && wr == 2 && (d[0] == 1 || d[0] == wd[1]))
+            c = o;
+    }
+    const char *name = poprt__model_unique_name(g->model, p->name);
+    if (!name || poprt__rw_poprt_domain(g->model))
+        return poprt__rw_oom();
+    poprt__node *f = poprt__graph_add_node(g, "FusedMatMulInteger", "ai.poprt", name, c ? 6 : 5, 1);
+    if (!f)
+        return poprt__rw_oom();
+    poprt__tensor *ins[6] = {x->v, w->v, x->z, w->z, s, c};
+    for (int i = 0; i < (c ? 6 : 5); i++)
+        poprt__node_set_input(f, i, ins[i]);
+    return replace_chain(g, f, c ? poprt__node_out(add, 0) : out, c ? add : NULL, NULL, p, done);
+}
+
 static poprt_status fuse_one(poprt__graph *g, poprt__node *p, int *done)
 {
     *done = 0;
@@ -142,7 +207,7 @@ static poprt_status fuse_one(poprt__graph *g, poprt__node *p, int *done)
     poprt__tensor *qin = relu ? poprt__node_out(relu, 0) : pt;
     poprt__node *qy = qin ? only_reader(g, qin, "QuantizeLinear") : NULL;
     if (!qy || !qnode(qy, "QuantizeLinear", 1, 1, &y) || !poprt__node_out(qy, 0))
-        return POPRT_OK;
+        return conv ? POPRT_OK : to_float(g, p, &x, &w, done);
     int32_t yt = y.z ? qtype(&y) : POPRT_DTYPE_UINT8;
     const int64_t odt = poprt__attr_i(qy, "output_dtype", 0);
     if (!yt || (odt && odt != yt) || (!y.z && odt && odt != POPRT_DTYPE_UINT8))
@@ -175,16 +240,7 @@ static poprt_status fuse_one(poprt__graph *g, poprt__node *p, int *done)
         if (st)
             return st;
     }
-    poprt__tensor *out = poprt__node_out(qy, 0);
-    poprt__graph_remove_node(g, qy);
-    if (relu)
-        poprt__graph_remove_node(g, relu);
-    poprt__graph_remove_node(g, p);
-    f->outputs[0] = out;
-    out->producer = f;
-    out->producer_slot = 0;
-    *done = 1;
-    return POPRT_OK;
+    return replace_chain(g, f, poprt__node_out(qy, 0), qy, relu, p, done);
 }
 
 poprt_status poprt__compile_fuse_qdq(poprt__model *m, int *any)

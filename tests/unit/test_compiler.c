@@ -1195,8 +1195,16 @@ static poprt_model *qdq_model(void)
             (const char *[]){"y2q"});
     tb_node(m, "DequantizeLinear", 3, (const char *[]){"y2q", "ys2", "yz2"}, 1,
             (const char *[]){"y2"});
+    /* the same dequantized operands, the float result with a bias: y3 */
+    static float b3[QC_N];
+    for (int n = 0; n < QC_N; n++)
+        b3[n] = 0.25f * (float)n - 1.0f;
+    tb_const(m, "b3", POPRT_DTYPE_FLOAT, 1, nd, b3);
+    tb_node(m, "MatMul", 2, (const char *[]){"x2d", "w2f"}, 1, (const char *[]){"p3"});
+    tb_node(m, "Add", 2, (const char *[]){"p3", "b3"}, 1, (const char *[]){"y3"});
     tb_output(m, "y");
     tb_output(m, "y2");
+    tb_output(m, "y3");
     tb_output(m, "xd"); /* the dequantized input has another reader: its node stays */
     poprt_model *pm;
     ck_assert_msg(tb_load(m, &pm) == POPRT_OK, "%s", poprt_last_error());
@@ -1204,7 +1212,7 @@ static poprt_model *qdq_model(void)
 }
 
 static void qdq_run(const poprt_model *pm, const char *optimize, const float *x, const float *x2,
-                    float *y, float *y2, int *fused)
+                    float *y, float *y2, float *y3, int *fused)
 {
     poprt_options *o;
     ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
@@ -1214,7 +1222,8 @@ static void qdq_run(const poprt_model *pm, const char *optimize, const float *x,
     *fused = 0;
     for (size_t i = 0; i < sess->m->graph->nodes.len; i++) {
         const char *op = ((const poprt__node *)sess->m->graph->nodes.items[i])->op_type;
-        *fused += !strcmp(op, "QLinearConv") || !strcmp(op, "QLinearMatMul");
+        *fused += !strcmp(op, "QLinearConv") || !strcmp(op, "QLinearMatMul") ||
+                  !strcmp(op, "FusedMatMulInteger");
     }
     poprt_stepio *io;
     ck_assert_int_eq(poprt_stepio_create(&io), POPRT_OK);
@@ -1229,13 +1238,16 @@ static void qdq_run(const poprt_model *pm, const char *optimize, const float *x,
                      POPRT_OK);
     ck_assert_int_eq(poprt_stepio_set_output(io, "y2", y2, sizeof(float) * QC_R * QC_N),
                      POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_set_output(io, "y3", y3, sizeof(float) * QC_R * QC_N),
+                     POPRT_OK);
     ck_assert_msg(poprt_session_run(sess, io) == POPRT_OK, "%s", poprt_last_error());
     poprt_stepio_free(io);
     poprt_session_free(sess);
     poprt_options_free(o);
 }
 
-/* The compiler turns both quantized products into the integer operators;
+/* The compiler turns the quantized products into the integer operators
+ * (the float-result MatMul with its bias into FusedMatMulInteger);
  * each output equals the unfused graph's (optimize = 0: float32 products
  * of the dequantized values, then QuantizeLinear) within one quantization
  * step, and most are equal (the float32 sum's rounding can move a value
@@ -1244,7 +1256,7 @@ START_TEST(qdq_products_fuse_into_integer_operators)
 {
     static float x[QC_C * QC_H * QC_H], x2[QC_R * QC_K];
     static float y0[QC_M * QC_H * QC_H], y1[QC_M * QC_H * QC_H], z0[QC_R * QC_N],
-        z1[QC_R * QC_N];
+        z1[QC_R * QC_N], u0[QC_R * QC_N], u1[QC_R * QC_N];
     fill(x, QC_C * QC_H * QC_H, 41);
     fill(x2, QC_R * QC_K, 42);
     for (int i = 0; i < QC_C * QC_H * QC_H; i++)
@@ -1253,10 +1265,19 @@ START_TEST(qdq_products_fuse_into_integer_operators)
         x2[i] *= 4.0f;
     poprt_model *pm = qdq_model();
     int f0, f1;
-    qdq_run(pm, "0", x, x2, y0, z0, &f0);
-    qdq_run(pm, "1", x, x2, y1, z1, &f1);
+    qdq_run(pm, "0", x, x2, y0, z0, u0, &f0);
+    qdq_run(pm, "1", x, x2, y1, z1, u1, &f1);
     ck_assert_int_eq(f0, 0);
-    ck_assert_int_eq(f1, 2);
+    ck_assert_int_eq(f1, 3);
+    /* the float result: the exact integer sum scaled once against the
+     * float32 sum of dequantized products (16 terms): within 1e-5 of the
+     * largest output */
+    float big = 0;
+    for (int i = 0; i < QC_R * QC_N; i++)
+        big = fmaxf(big, fabsf(u0[i]));
+    for (int i = 0; i < QC_R * QC_N; i++)
+        ck_assert_msg(fabsf(u1[i] - u0[i]) <= 1e-5f * big, "y3[%d]: %g, unfused %g", i,
+                      (double)u1[i], (double)u0[i]);
     int same = 0, nonzero = 0;
     for (int i = 0; i < QC_M * QC_H * QC_H; i++) {
         ck_assert_msg(fabsf(y1[i] - y0[i]) <= 0.1f * 1.0001f, "y[%d]: %g, unfused %g", i,
