@@ -30,9 +30,11 @@
  * arithmetic). Both are the same real number rounded, except that the float32
  * sum's own rounding can move a value across a rounding boundary: an output
  * may differ by one quantization step (test_compiler checks the bound).
- * Runs before constant folding, which would turn DequantizeLinear(wq) into
- * float32 weights; only the main graph is rewritten. */
+ * Gemm: see gemm_one. Runs before constant folding, which would turn
+ * DequantizeLinear(wq) into float32 weights; only the main graph is
+ * rewritten. */
 #include <math.h>
+#include <string.h>
 #include "compiler/compiler.h"
 #include "passes/rewrite.h"
 
@@ -243,12 +245,117 @@ static poprt_status fuse_one(poprt__graph *g, poprt__node *p, int *done)
     return replace_chain(g, f, poprt__node_out(qy, 0), qy, relu, p, done);
 }
 
+/* Gemm(DQ(xq), DQ(wq)[, C]) (transA 0; the classifier heads of quantized
+ * CNNs): ai.poprt FusedMatMulInteger with the weights as [K, N] (transposed
+ * at compile time for transB 1), S = alpha x_scale w_scale per column and C
+ * (a float constant, or a DequantizeLinear of one, evaluated here as the
+ * operator does) times beta. A QuantizeLinear after it stays. */
+static poprt_status gemm_one(poprt__graph *g, poprt__node *p, int *done)
+{
+    *done = 0;
+    const int tb = poprt__attr_i(p, "transB", 0) != 0;
+    const float alpha = poprt__attr_f(p, "alpha", 1.0f), beta = poprt__attr_f(p, "beta", 1.0f);
+    if (p->n_outputs != 1 || p->n_inputs < 2 || poprt__attr_i(p, "transA", 0) != 0 ||
+        !poprt__node_out(p, 0))
+        return POPRT_OK;
+    poprt__node *dx = poprt__node_in(p, 0) ? poprt__node_in(p, 0)->producer : NULL;
+    poprt__node *dw = poprt__node_in(p, 1) ? poprt__node_in(p, 1)->producer : NULL;
+    poprt__tensor *wq = dw && dw->n_inputs >= 1 ? poprt__node_in(dw, 0) : NULL;
+    int64_t wd[POPRT__MAX_RANK];
+    int wr;
+    poprt__rw_const wc;
+    if (!dx || !wq || !poprt__rw_is_const(wq) || !poprt__rw_static_dims(wq, wd, &wr) || wr != 2 ||
+        !poprt__rw_const_of(wq, POPRT__RW_DATA, &wc))
+        return POPRT_OK;
+    const int64_t K = tb ? wd[1] : wd[0], N = tb ? wd[0] : wd[1];
+    qparts x, w;
+    if (!qnode(dx, "DequantizeLinear", 1, 1, &x) ||
+        !qnode(dw, "DequantizeLinear", N, tb ? 0 : 1, &w) || !qtype(&x) || !qtype(&w))
+        return POPRT_OK;
+    /* C: one value or one per column, float, constant or dequantized */
+    float *cv = NULL;
+    poprt__tensor *ct = p->n_inputs > 2 ? poprt__node_in(p, 2) : NULL;
+    int64_t cn = 0;
+    if (ct) {
+        const float *f = poprt__rw_f32(ct, POPRT__RW_ANY, &cn);
+        qparts cq;
+        poprt__rw_const cc;
+        poprt__node *dc = ct->producer;
+        int64_t cd[POPRT__MAX_RANK];
+        if (!f && dc && qnode(dc, "DequantizeLinear", N, 0, &cq) &&
+            poprt__rw_const_of(cq.v, POPRT__RW_DATA, &cc) && cc.elem == POPRT_DTYPE_INT32 &&
+            (cc.numel == 1 || cc.numel == N) && (cq.ns == 1 || cc.numel == N) && !cq.z) {
+            cn = cc.numel;
+            if (!(cv = poprt__malloc((size_t)cn * sizeof *cv)))
+                return poprt__rw_oom();
+            for (int64_t j = 0; j < cn; j++)
+                cv[j] = (float)((const int32_t *)cc.data)[j] * cq.scale[cq.ns > 1 ? j : 0];
+        } else if (f && (cn == 1 || cn == N) && poprt__rw_dims(ct, cd) <= 1) {
+            if (!(cv = poprt__malloc((size_t)cn * sizeof *cv)))
+                return poprt__rw_oom();
+            memcpy(cv, f, (size_t)cn * sizeof *cv);
+        } else {
+            return POPRT_OK;
+        }
+        for (int64_t j = 0; j < cn; j++)
+            cv[j] *= beta;
+    }
+    /* the weights as [K, N] and S */
+    const size_t es = poprt__dtype_size(wc.elem);
+    unsigned char *wt = poprt__malloc((size_t)(K * N) * es);
+    float *sv = poprt__malloc((size_t)N * sizeof *sv);
+    poprt__tensor *c = NULL, *s = NULL, *wkn = wq;
+    if (!wt || !sv) {
+        poprt__free(wt);
+        poprt__free(sv);
+        poprt__free(cv);
+        return poprt__rw_oom();
+    }
+    for (int64_t j = 0; j < N; j++)
+        sv[j] = alpha * (x.scale[0] * w.scale[w.ns > 1 ? j : 0]);
+    const int64_t sd[1] = {N}, kn[2] = {K, N};
+    s = poprt__graph_add_const(g, "qdq_scale", POPRT_DTYPE_FLOAT, 1, sd, sv,
+                               (size_t)N * sizeof *sv);
+    if (s && cv)
+        c = poprt__graph_add_const(g, "qdq_bias", POPRT_DTYPE_FLOAT, 1, &cn, cv,
+                                   (size_t)cn * sizeof *cv);
+    if (s && tb) {
+        for (int64_t k = 0; k < K; k++)
+            for (int64_t j = 0; j < N; j++)
+                memcpy(wt + (size_t)(k * N + j) * es,
+                       (const unsigned char *)wc.data + (size_t)(j * K + k) * es, es);
+        wkn = poprt__graph_add_const(g, "qdq_weight", wc.elem, 2, kn, wt, (size_t)(K * N) * es);
+    }
+    poprt__free(wt);
+    poprt__free(sv);
+    poprt__free(cv);
+    if (!s || !wkn || (ct && !c))
+        return poprt__rw_oom();
+    /* (a per-column weight zero point holds N values whichever way B was stored) */
+    const char *name = poprt__model_unique_name(g->model, p->name);
+    if (!name)
+        return poprt__rw_oom();
+    poprt_status st = poprt__rw_poprt_domain(g->model);
+    if (st)
+        return st;
+    poprt__node *f =
+        poprt__graph_add_node(g, "FusedMatMulInteger", "ai.poprt", name, c ? 6 : 5, 1);
+    if (!f)
+        return poprt__rw_oom();
+    poprt__tensor *ins[6] = {x.v, wkn, x.z, w.z, s, c};
+    for (int i = 0; i < (c ? 6 : 5); i++)
+        poprt__node_set_input(f, i, ins[i]);
+    return replace_chain(g, f, poprt__node_out(p, 0), NULL, NULL, p, done);
+}
+
 poprt_status poprt__compile_fuse_qdq(poprt__model *m, int *any)
 {
     int changed = 0;
     poprt_status st = poprt__compile_fuse_from(m, "Conv", fuse_one, "QDQ Conv fusion", &changed);
     if (!st)
         st = poprt__compile_fuse_from(m, "MatMul", fuse_one, "QDQ MatMul fusion", &changed);
+    if (!st)
+        st = poprt__compile_fuse_from(m, "Gemm", gemm_one, "QDQ Gemm fusion", &changed);
     if (!st && changed) {
         /* the DequantizeLinear nodes of the weights, biases and inputs that
          * only the fused products read */

@@ -1202,9 +1202,26 @@ static poprt_model *qdq_model(void)
     tb_const(m, "b3", POPRT_DTYPE_FLOAT, 1, nd, b3);
     tb_node(m, "MatMul", 2, (const char *[]){"x2d", "w2f"}, 1, (const char *[]){"p3"});
     tb_node(m, "Add", 2, (const char *[]){"p3", "b3"}, 1, (const char *[]){"y3"});
+    /* Gemm(x2d, DQ(wq2t) transposed, C), alpha 0.5, beta 2, per-row (axis 0) weight scales:
+     * y4 */
+    static int8_t wq2t[QC_N * QC_K];
+    for (int n = 0; n < QC_N; n++)
+        for (int k = 0; k < QC_K; k++)
+            wq2t[n * QC_K + k] = (int8_t)(3 * k - 2 * n + 1);
+    const int64_t w2td[2] = {QC_N, QC_K};
+    tb_const(m, "wq2t", POPRT_DTYPE_INT8, 2, w2td, wq2t);
+    d = tb_node(m, "DequantizeLinear", 2, (const char *[]){"wq2t", "ws2"}, 1,
+                (const char *[]){"w2tf"});
+    ck_assert_int_eq(poprt__rw_attr_i(d, "axis", 0), POPRT_OK);
+    poprt__node *gm = tb_node(m, "Gemm", 3, (const char *[]){"x2d", "w2tf", "b3"}, 1,
+                              (const char *[]){"y4"});
+    ck_assert_int_eq(poprt__rw_attr_i(gm, "transB", 1), POPRT_OK);
+    ck_assert_int_eq(poprt__rw_attr_f(gm, "alpha", 0.5f), POPRT_OK);
+    ck_assert_int_eq(poprt__rw_attr_f(gm, "beta", 2.0f), POPRT_OK);
     tb_output(m, "y");
     tb_output(m, "y2");
     tb_output(m, "y3");
+    tb_output(m, "y4");
     tb_output(m, "xd"); /* the dequantized input has another reader: its node stays */
     poprt_model *pm;
     ck_assert_msg(tb_load(m, &pm) == POPRT_OK, "%s", poprt_last_error());
@@ -1212,7 +1229,7 @@ static poprt_model *qdq_model(void)
 }
 
 static void qdq_run(const poprt_model *pm, const char *optimize, const float *x, const float *x2,
-                    float *y, float *y2, float *y3, int *fused)
+                    float *y, float *y2, float *y3, float *y4, int *fused)
 {
     poprt_options *o;
     ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
@@ -1240,6 +1257,8 @@ static void qdq_run(const poprt_model *pm, const char *optimize, const float *x,
                      POPRT_OK);
     ck_assert_int_eq(poprt_stepio_set_output(io, "y3", y3, sizeof(float) * QC_R * QC_N),
                      POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_set_output(io, "y4", y4, sizeof(float) * QC_R * QC_N),
+                     POPRT_OK);
     ck_assert_msg(poprt_session_run(sess, io) == POPRT_OK, "%s", poprt_last_error());
     poprt_stepio_free(io);
     poprt_session_free(sess);
@@ -1247,7 +1266,8 @@ static void qdq_run(const poprt_model *pm, const char *optimize, const float *x,
 }
 
 /* The compiler turns the quantized products into the integer operators
- * (the float-result MatMul with its bias into FusedMatMulInteger);
+ * (the float-result MatMul with its bias, and a Gemm with transposed
+ * weights, alpha and beta, into FusedMatMulInteger);
  * each output equals the unfused graph's (optimize = 0: float32 products
  * of the dequantized values, then QuantizeLinear) within one quantization
  * step, and most are equal (the float32 sum's rounding can move a value
@@ -1256,7 +1276,7 @@ START_TEST(qdq_products_fuse_into_integer_operators)
 {
     static float x[QC_C * QC_H * QC_H], x2[QC_R * QC_K];
     static float y0[QC_M * QC_H * QC_H], y1[QC_M * QC_H * QC_H], z0[QC_R * QC_N],
-        z1[QC_R * QC_N], u0[QC_R * QC_N], u1[QC_R * QC_N];
+        z1[QC_R * QC_N], u0[QC_R * QC_N], u1[QC_R * QC_N], v0[QC_R * QC_N], v1[QC_R * QC_N];
     fill(x, QC_C * QC_H * QC_H, 41);
     fill(x2, QC_R * QC_K, 42);
     for (int i = 0; i < QC_C * QC_H * QC_H; i++)
@@ -1265,10 +1285,10 @@ START_TEST(qdq_products_fuse_into_integer_operators)
         x2[i] *= 4.0f;
     poprt_model *pm = qdq_model();
     int f0, f1;
-    qdq_run(pm, "0", x, x2, y0, z0, u0, &f0);
-    qdq_run(pm, "1", x, x2, y1, z1, u1, &f1);
+    qdq_run(pm, "0", x, x2, y0, z0, u0, v0, &f0);
+    qdq_run(pm, "1", x, x2, y1, z1, u1, v1, &f1);
     ck_assert_int_eq(f0, 0);
-    ck_assert_int_eq(f1, 3);
+    ck_assert_int_eq(f1, 4);
     /* the float result: the exact integer sum scaled once against the
      * float32 sum of dequantized products (16 terms): within 1e-5 of the
      * largest output */
@@ -1278,6 +1298,12 @@ START_TEST(qdq_products_fuse_into_integer_operators)
     for (int i = 0; i < QC_R * QC_N; i++)
         ck_assert_msg(fabsf(u1[i] - u0[i]) <= 1e-5f * big, "y3[%d]: %g, unfused %g", i,
                       (double)u1[i], (double)u0[i]);
+    big = 0;
+    for (int i = 0; i < QC_R * QC_N; i++)
+        big = fmaxf(big, fabsf(v0[i]));
+    for (int i = 0; i < QC_R * QC_N; i++)
+        ck_assert_msg(fabsf(v1[i] - v0[i]) <= 1e-5f * big, "y4[%d]: %g, unfused %g", i,
+                      (double)v1[i], (double)v0[i]);
     int same = 0, nonzero = 0;
     for (int i = 0; i < QC_M * QC_H * QC_H; i++) {
         ck_assert_msg(fabsf(y1[i] - y0[i]) <= 0.1f * 1.0001f, "y[%d]: %g, unfused %g", i,
