@@ -102,7 +102,7 @@ void cli_usage(FILE *f) {
             "             [--input_shape NAME=D1,D2,... [NAME=D1,D2,... ...]]\n"
             "             [--batch_size BATCH_SIZE] [--batch_axis BATCH_AXIS]\n"
             "             [--convert_version CONVERT_VERSION]\n"
-            "             [--precision {fp32,fp16,fp8,fp8_weight,int8,bf16}] [--fp16_skip_op_types TYPES]\n"
+            "             [--precision {fp32,fp16,fp8,fp8_weight,int8,int8_static,bf16}] [--fp16_skip_op_types TYPES]\n"
             "             [--keep_fp32_patterns]\n"
             "             [--fp8_skip_op_names NAMES] [--fp8_params FP8_PARAMS]\n"
             "             [--calibration_loss_type {mse,mae,snr,kld,cos_dist,gptq}]\n"
@@ -205,11 +205,14 @@ void cli_help(void) {
         "                        Convert the opset version of the ONNX model to\n"
         "                        CONVERT_VERSION (7..27). Default 11; by default a model\n"
         "                        that cannot be converted keeps its opset.\n"
-        "  --precision {fp32,fp16,fp8,fp8_weight,int8,bf16}\n"
+        "  --precision {fp32,fp16,fp8,fp8_weight,int8,int8_static,bf16}\n"
         "                        Quantize the model to the specified precision.\n"
         "                        Default fp32. int8: dynamic quantization of MatMul,\n"
         "                        Gemm and Conv as ONNX Runtime's quantize_dynamic\n"
-        "                        writes it (pass float_to_int8). bf16: the model file\n"
+        "                        writes it (pass float_to_int8). int8_static: QDQ\n"
+        "                        static quantization, activation ranges calibrated on\n"
+        "                        --calibration_data (pass float_to_int8_static).\n"
+        "                        bf16: the model file\n"
         "                        stays float32; the sessions this command makes\n"
         "                        (--run, --export, --serve_bench, ...) multiply in\n"
         "                        bfloat16 (option matmul_precision) where the CPU can.\n"
@@ -704,9 +707,10 @@ int cli_parse_words(int argc, char **argv, cli *c) {
             }
         } else if (!strcmp(name, "precision")) {
             if (strcmp(val, "fp32") && strcmp(val, "fp16") && strcmp(val, "fp8") &&
-                strcmp(val, "fp8_weight") && strcmp(val, "int8") && strcmp(val, "bf16")) {
+                strcmp(val, "fp8_weight") && strcmp(val, "int8") && strcmp(val, "int8_static") &&
+                strcmp(val, "bf16")) {
                 cli_errmsg("argument --precision: invalid choice: '%s' (choose from 'fp32', "
-                           "'fp16', 'fp8', 'fp8_weight', 'int8', 'bf16')",
+                           "'fp16', 'fp8', 'fp8_weight', 'int8', 'int8_static', 'bf16')",
                            val);
                 return EXIT_USAGE;
             }

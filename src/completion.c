@@ -12,7 +12,7 @@ static const char *choices(const char *name) {
     static const struct {
         const char *name, *values;
     } table[] = {
-        {"precision", "fp32 fp16 fp8 fp8_weight int8 bf16"},
+        {"precision", "fp32 fp16 fp8 fp8_weight int8 int8_static bf16"},
         {"logging_level", "DEBUG INFO WARNING ERROR CRITICAL"},
         {"calibration_loss_type", "mse mae snr kld cos_dist gptq"},
         {"framework", "onnx"},

@@ -378,6 +378,10 @@ static int build_pipeline(const cli *c, pipeline *p) {
         free(types);
     } else if (c->precision && !strcmp(c->precision, "int8")) {
         rc |= add_step(p, "float_to_int8", "--precision int8", 0, "%s", "");
+    } else if (c->precision && !strcmp(c->precision, "int8_static")) {
+        rc |= add_step(p, "float_to_int8_static", "--precision int8_static", 0, "%s%s",
+                       c->calibration_data ? "data=" : "",
+                       c->calibration_data ? c->calibration_data : "");
     } else if (fp8) {
         char *params = bracket_list(c->fp8_params ? c->fp8_params : "F143,F143,-1,-1");
         char *skip = bracket_list(c->fp8_skip_op_names ? c->fp8_skip_op_names : "");
@@ -417,7 +421,7 @@ static int build_pipeline(const cli *c, pipeline *p) {
         rc |= add_step(p, "check_with_fake_data", "--check", 0, "origin=%s,tolerance=%s%s%s",
                        c->input_model,
                        fp8                                               ? "0.25"
-                       : c->precision && !strcmp(c->precision, "int8") ? "0.05"
+                       : c->precision && !strncmp(c->precision, "int8", 4) ? "0.05"
                        : c->precision && !strcmp(c->precision, "fp16") ? "0.02"
                                                                        : "0.001",
                        c->check_data ? ",data=" : "", c->check_data ? c->check_data : "");

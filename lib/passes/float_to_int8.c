@@ -85,28 +85,6 @@ static poprt_status dq_of(poprt__graph *g, ctx *c, poprt__tensor *x, dq **out)
     return POPRT_OK;
 }
 
-/* W (K x N; element (k, j) at w[k*rs + j*cs]) times alpha, quantized per
- * column into q (element (k, j) at q[k*qrs + j*qcs]) with scales s [N]. */
-static void quantize_columns(const float *w, int64_t K, int64_t N, int64_t rs, int64_t cs,
-                             float alpha, int8_t *q, int64_t qrs, int64_t qcs, float *s)
-{
-    for (int64_t j = 0; j < N; j++) {
-        double amax = 0;
-        for (int64_t k = 0; k < K; k++) {
-            const double v = fabs((double)alpha * w[k * rs + j * cs]);
-            if (v > amax)
-                amax = v;
-        }
-        const double sc = amax > 0 && isfinite(amax) ? amax / 127.0 : 1.0;
-        s[j] = (float)sc;
-        for (int64_t k = 0; k < K; k++) {
-            double v = nearbyint((double)alpha * w[k * rs + j * cs] / sc);
-            v = v > 127 ? 127 : v < -127 ? -127 : isnan(v) ? 0 : v;
-            q[k * qrs + j * qcs] = (int8_t)v;
-        }
-    }
-}
-
 /* What one quantized node reads: the int8 weight of wrank dims wd, its
  * scales of srank dims sd (N values), the scalar zero point 0, and an
  * optional float addend of arank dims ad (NULL: none) named base_<add_name>,
@@ -232,7 +210,7 @@ static poprt_status rewrite(poprt__graph *g, ctx *c, poprt__node *n, int *done)
     poprt_status st = q && s && (!cv || scaled) ? POPRT_OK : poprt__rw_oom();
     qweight wt = {0};
     if (!st) {
-        quantize_columns(wv, K, N, tb ? 1 : N, tb ? K : 1, alpha, q, N, 1, s);
+        poprt__quantize_columns(wv, K, N, tb ? 1 : N, tb ? K : 1, alpha, q, N, 1, s);
         for (int64_t i = 0; cv && i < cn; i++)
             scaled[i] = beta * cv[i];
         const int64_t qd[2] = {K, N}, nd[1] = {N};
@@ -273,7 +251,7 @@ static poprt_status rewrite_conv(poprt__graph *g, ctx *c, poprt__node *n, int *d
     qweight wt = {0};
     if (!st) {
         /* W [M, K...] read and written as K x M: element (k, j) at j*K + k */
-        quantize_columns(wv, K, M, 1, K, 1.0f, q, 1, K, s);
+        poprt__quantize_columns(wv, K, M, 1, K, 1.0f, q, 1, K, s);
         /* scales and bias as [M, 1, ...] against the output's channel axis */
         int64_t sd[POPRT__MAX_RANK];
         sd[0] = M;

@@ -579,3 +579,23 @@ int poprt__const_f32(const poprt__tensor *t, const float **data, int64_t *n)
     }
     return 0;
 }
+
+void poprt__quantize_columns(const float *w, int64_t K, int64_t N, int64_t rs, int64_t cs,
+                             float alpha, int8_t *q, int64_t qrs, int64_t qcs, float *s)
+{
+    for (int64_t j = 0; j < N; j++) {
+        double amax = 0;
+        for (int64_t k = 0; k < K; k++) {
+            const double v = fabs((double)alpha * w[k * rs + j * cs]);
+            if (v > amax)
+                amax = v;
+        }
+        const double sc = amax > 0 && isfinite(amax) ? amax / 127.0 : 1.0;
+        s[j] = (float)sc;
+        for (int64_t k = 0; k < K; k++) {
+            double v = nearbyint((double)alpha * w[k * rs + j * cs] / sc);
+            v = v > 127 ? 127 : v < -127 ? -127 : isnan(v) ? 0 : v;
+            q[k * qrs + j * qcs] = (int8_t)v;
+        }
+    }
+}

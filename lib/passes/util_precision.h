@@ -59,6 +59,14 @@ const int64_t *poprt__prunner_dims(const poprt__prunner *r, int i, int *rank);
 const char *poprt__prunner_name(const poprt__prunner *r, int i);
 void poprt__prunner_free(poprt__prunner *r);
 
+/* W (K x N; element (k, j) at w[k*rs + j*cs]) times alpha, quantized per
+ * column into int8 q (element (k, j) at q[k*qrs + j*qcs]) with scales s [N]:
+ * symmetric, s[j] = max_k |alpha W[k][j]| / 127 (1 for an all-zero column),
+ * q = round(alpha W / s), ties to even, in [-127, 127] (float_to_int8,
+ * float_to_int8_static). */
+void poprt__quantize_columns(const float *w, int64_t K, int64_t N, int64_t rs, int64_t cs,
+                             float alpha, int8_t *q, int64_t qrs, int64_t qcs, float *s);
+
 /* ---- metrics (double accumulation; non-finite values count as error) ---- */
 /* 1 - cosine similarity; 0 when both are all zero. */
 double poprt__metric_cos_dist(const float *a, const float *b, int64_t n);

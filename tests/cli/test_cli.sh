@@ -298,6 +298,13 @@ has out "MatMulInteger"
 has out "DynamicQuantizeLinear"
 run 0 -i "$TMP/p6i/mlp.optimized.onnx" --run --iters 1
 has out "output y: float [1,10]"
+run 0 -i "$DATA/mlp.onnx" --output_dir "$TMP/p6s" --precision int8_static --convert_version 13 --check
+has out "float_to_int8_static"
+run 0 -i "$TMP/p6s/mlp.optimized.onnx" --show
+has out "QuantizeLinear"
+has out "DequantizeLinear"
+run 0 -i "$TMP/p6s/mlp.optimized.onnx" --run --iters 1
+has out "output y: float [1,10]"
 # bf16: arithmetic only, the model stays float32 (no quantizing pass)
 run 0 -i "$DATA/mlp.onnx" --precision bf16 --run --iters 1
 has out "output y: float [1,10]"
@@ -425,7 +432,7 @@ run 0 --print_completion zsh
 has out "bashcompinit"
 run 0 --print_completion fish
 has out "complete -c poprt -l export_popef"
-has out "complete -c poprt -l precision -r -x -a 'fp32 fp16 fp8 fp8_weight int8 bf16'"
+has out "complete -c poprt -l precision -r -x -a 'fp32 fp16 fp8 fp8_weight int8 int8_static bf16'"
 run 2 --print_completion tcsh
 one_line_error
 has err "invalid choice: 'tcsh'"

@@ -984,6 +984,72 @@ static const char *meta(const poprt__node *n, const char *key)
     return NULL;
 }
 
+/* ---- float_to_int8_static ---- */
+
+/* The CNN (Conv 3x3 + Relu, Gemm) with static QDQ quantization calibrated on
+ * 4 random samples: the Conv reads dequantized int8 weights (per channel,
+ * axis 0) and an int32 bias, its Relu's output is quantized, the Gemm reads
+ * a dequantized input (the flattened Relu output, quantized again on the
+ * same grid) and weights; the session compiler then runs the Conv
+ * as QLinearConv and the Gemm on the integer GEMM; on an input inside the
+ * calibrated range the output stays within 5% of the float output's largest
+ * value (two uint8 activations and int8 weights). */
+START_TEST(float_to_int8_static_writes_qdq)
+{
+    poprt_model *a = cnn(NULL), *q;
+    ck_assert_int_eq(poprt_model_clone(a, &q), POPRT_OK);
+    ck_assert_msg(run_pass(q, "float_to_int8_static", "min_size=1,samples=4") == POPRT_OK, "%s",
+                  poprt_last_error());
+    /* x, Relu's r and the Gemm's input (r flattened; on r's grid already) */
+    ck_assert_int_eq(count_op(q, "QuantizeLinear"), 3);
+    ck_assert_int_eq(count_op(q, "DequantizeLinear"), 6); /* and W, B, W2 */
+    const poprt__node *c = node_named(q, "conv_node");
+    ck_assert_ptr_nonnull(c);
+    const poprt__node *dw = c->inputs[1]->producer, *db = c->inputs[2]->producer;
+    ck_assert(dw && !strcmp(dw->op_type, "DequantizeLinear") &&
+              dw->inputs[0]->type.elem == POPRT_DTYPE_INT8 && poprt__attr_i(dw, "axis", 1) == 0);
+    ck_assert(db && !strcmp(db->op_type, "DequantizeLinear") &&
+              db->inputs[0]->type.elem == POPRT_DTYPE_INT32);
+    float x[300];
+    rng = 99;
+    for (int i = 0; i < 300; i++)
+        x[i] = 0.9f * frand();
+    const int64_t xd[4] = {1, 3, 10, 10};
+    int64_t n1, n2;
+    float *y1 = run1(a, "x", xd, 4, x, "y", &n1), *y2 = run1(q, "x", xd, 4, x, "y", &n2);
+    ck_assert_int_eq(n1, n2);
+    float big = 0;
+    for (int64_t i = 0; i < n1; i++)
+        big = fmaxf(big, fabsf(y1[i]));
+    for (int64_t i = 0; i < n1; i++)
+        ck_assert_msg(fabsf(y2[i] - y1[i]) <= 0.05f * big, "y[%lld]: int8 %g, float %g",
+                      (long long)i, (double)y2[i], (double)y1[i]);
+    free(y1);
+    free(y2);
+    /* the session compiler's integer operators */
+    poprt_session *s;
+    ck_assert_int_eq(poprt_session_create(q, NULL, &s), POPRT_OK);
+    int fused = 0;
+    for (size_t i = 0; i < s->m->graph->nodes.len; i++) {
+        const char *op = ((const poprt__node *)s->m->graph->nodes.items[i])->op_type;
+        fused += !strcmp(op, "QLinearConv") || !strcmp(op, "FusedMatMulInteger");
+    }
+    ck_assert_int_eq(fused, 2);
+    poprt_session_free(s);
+    ck_assert_int_eq(run_pass(q, "float_to_int8_static", "min_size=0"), POPRT_STATUS_PASS_FAILED);
+    /* a quantized model has no float weights left: a second run changes nothing */
+    const size_t nodes = poprt_model_num_nodes(q);
+    ck_assert_int_eq(run_pass(q, "float_to_int8_static", "min_size=1"), POPRT_OK);
+    ck_assert_uint_eq(poprt_model_num_nodes(q), nodes);
+    /* calibration data that is not there names the folder */
+    ck_assert_int_eq(run_pass(a, "float_to_int8_static", "min_size=1,data=/nonexistent"),
+                     POPRT_STATUS_PASS_FAILED);
+    ck_assert_msg(strstr(poprt_last_error(), "/nonexistent"), "%s", poprt_last_error());
+    poprt_model_free(a);
+    poprt_model_free(q);
+}
+END_TEST
+
 /* ---- float_to_int8 ---- */
 
 /* Largest error dynamic int8 quantization may add to (x W)[j] (x one row of
@@ -1253,6 +1319,7 @@ int main(void)
     tcase_add_test(tc, add_checkpoints_adds_outputs);
     tcase_add_test(tc, manual_sharding_annotates);
     tcase_add_test(tc, float_to_int8_quantizes_within_bound);
+    tcase_add_test(tc, float_to_int8_static_writes_qdq);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK);

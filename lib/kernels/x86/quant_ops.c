@@ -755,6 +755,44 @@ poprt_status poprt__x86_quantize_linear(poprt__kctx *k)
     return POPRT_OK;
 }
 
+/* DequantizeLinear of bytes with one scale and zero point: the reference's
+ * float32 steps ((float)x - zp, then * scale: one rounding), over the
+ * session's threads; the compiler leaves these on activations that float
+ * operators read (a QDQ model's residual Adds, pools, heads). */
+typedef struct dq_job {
+    const uint8_t *x;
+    float *y, zp, scale;
+    int s8;
+} dq_job;
+
+static void dq_range(void *ctx, int64_t b, int64_t e)
+{
+    const dq_job *j = ctx;
+    const float zp = j->zp, sc = j->scale;
+    if (j->s8) {
+        const int8_t *x = (const int8_t *)j->x;
+        for (int64_t i = b; i < e; i++)
+            j->y[i] = ((float)x[i] - zp) * sc;
+    } else {
+        for (int64_t i = b; i < e; i++)
+            j->y[i] = ((float)j->x[i] - zp) * sc;
+    }
+}
+
+poprt_status poprt__x86_dequantize_linear(poprt__kctx *k)
+{
+    const poprt__tval *x = poprt__kin(k, 0), *s = poprt__kin(k, 1), *zp = poprt__kin(k, 2);
+    poprt__tval *y = poprt__kout(k, 0);
+    if (!x || !s || !y || !is_byte(x->dtype) || s->dtype != POPRT_DTYPE_FLOAT || s->numel != 1 ||
+        y->dtype != POPRT_DTYPE_FLOAT || y->numel != x->numel ||
+        (zp && (zp->numel != 1 || zp->dtype != x->dtype)))
+        return poprt__ref_dequantize_linear(k);
+    dq_job j = {x->data, y->data, (float)first_zp(zp), ((const float *)s->data)[0],
+                x->dtype == POPRT_DTYPE_INT8};
+    poprt__kctx_parallel_for(k, x->numel, 16384, dq_range, &j);
+    return POPRT_OK;
+}
+
 /* DynamicQuantizeLinear's range in chunks of this many values */
 #define Q_MINMAX_CHUNK 32768
 

@@ -22,6 +22,9 @@ poprt_status poprt__x86_qlinear_conv_prepare(poprt__prep_ctx *c, void **state, s
 /* QuantizeLinear (float32, one scale, to uint8/int8) and
  * DynamicQuantizeLinear (float32) vectorised, the same bits as ref. */
 poprt_status poprt__x86_quantize_linear(poprt__kctx *k);
+/* DequantizeLinear: bytes with one scale and zero point on the session's
+ * threads, anything else on the reference. */
+poprt_status poprt__x86_dequantize_linear(poprt__kctx *k);
 poprt_status poprt__x86_dynamic_quantize_linear(poprt__kctx *k);
 
 #endif
