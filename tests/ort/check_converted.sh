@@ -6,8 +6,9 @@
 # usage: tests/ort/check_converted.sh POPRT OUT_DIR MODEL_DIR...
 #   POPRT      the poprt CLI (build/src/poprt)
 #   OUT_DIR    where the converted models go (OUT_DIR/<model>/<precision>/)
-#   PRECISIONS environment variable, default "fp32 fp16 fp8"; fp8 and
-#              fp8_weight calibrate on test_data_set_0 (--calibration_data)
+#   PRECISIONS environment variable, default "fp32 fp16 fp8"; fp8,
+#              fp8_weight and int8_static calibrate on test_data_set_0
+#              (--calibration_data); int8 and int8_static also work
 #   POPRT_ARGS environment variable: more poprt options (word-split), e.g.
 #              "--skip_passes layer_norm_pattern,erf_gelu_pattern,gelu_pattern,fused_attention"
 #              to keep minilm_l6 in standard ONNX operators
@@ -38,7 +39,7 @@ for dir in "$@"; do
         mkdir -p "$o"
         # shellcheck disable=SC2086 # POPRT_ARGS is a list of words
         set -- --precision "$p" ${POPRT_ARGS:-}
-        case $p in fp8*) set -- "$@" --calibration_data "$data" ;; esac
+        case $p in fp8* | int8_static) set -- "$@" --calibration_data "$data" ;; esac
         if ! "$poprt" -i "$dir/model.onnx" --output_dir "$o" --output_model model.onnx "$@" \
                 >"$o/convert.log" 2>&1; then
             printf '%-22s %-10s %-14s %s\n' "$name" "$p" "-" \
