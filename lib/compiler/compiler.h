@@ -68,6 +68,10 @@ poprt_status poprt__compile_fuse_matmul_integer(poprt__model *m, int *any);
  * integer GEMM (fuse_qdq.c), before constant folding; sets *any when the
  * graph changed. */
 poprt_status poprt__compile_fuse_qdq(poprt__model *m, int *any);
+/* DequantizeLinear x 2 -> Add [-> Relu] -> QuantizeLinear (a QDQ model's
+ * residual connections) -> one ai.poprt QLinearAdd (fuse_qdq.c), after shape
+ * inference; sets *any when the graph changed. */
+poprt_status poprt__compile_fuse_qlinear_add(poprt__model *m, int *any);
 /* Activations kept in NCHW16c between convolutions, max pools, channel
  * concatenations and Relus on CPUs with the blocked convolution
  * (layout.c); sets *any when the graph changed. */

@@ -98,6 +98,26 @@ static poprt__node *only_reader(const poprt__graph *g, const poprt__tensor *t, c
     return r && poprt__rw_is(r, op) ? r : NULL;
 }
 
+/* A new ai.poprt node op named after p, reading the n tensors of ins. */
+static poprt_status new_fused(poprt__graph *g, const poprt__node *p, const char *op, int n,
+                               poprt__tensor *const *ins, poprt__node **out)
+{
+    *out = NULL;
+    const char *name = poprt__model_unique_name(g->model, p->name);
+    if (!name)
+        return poprt__rw_oom();
+    poprt_status st = poprt__rw_poprt_domain(g->model);
+    if (st)
+        return st;
+    poprt__node *f = poprt__graph_add_node(g, op, "ai.poprt", name, n, 1);
+    if (!f)
+        return poprt__rw_oom();
+    for (int i = 0; i < n; i++)
+        poprt__node_set_input(f, i, ins[i]);
+    *out = f;
+    return POPRT_OK;
+}
+
 /* The fused node f writes out, the last tensor of the chain p [-> b] [-> a],
  * whose nodes leave g (a, b: NULL when absent). */
 static poprt_status replace_chain(poprt__graph *g, poprt__node *f, poprt__tensor *out,
@@ -149,15 +169,11 @@ static poprt_status to_float(poprt__graph *g, poprt__node *p, const qparts *x, c
             poprt__rw_static_dims(w->v, wd, &wr) && wr == 2 && (d[0] == 1 || d[0] == wd[1]))
             c = o;
     }
-    const char *name = poprt__model_unique_name(g->model, p->name);
-    if (!name || poprt__rw_poprt_domain(g->model))
-        return poprt__rw_oom();
-    poprt__node *f = poprt__graph_add_node(g, "FusedMatMulInteger", "ai.poprt", name, c ? 6 : 5, 1);
-    if (!f)
-        return poprt__rw_oom();
     poprt__tensor *ins[6] = {x->v, w->v, x->z, w->z, s, c};
-    for (int i = 0; i < (c ? 6 : 5); i++)
-        poprt__node_set_input(f, i, ins[i]);
+    poprt__node *f;
+    poprt_status st = new_fused(g, p, "FusedMatMulInteger", c ? 6 : 5, ins, &f);
+    if (st)
+        return st;
     return replace_chain(g, f, c ? poprt__node_out(add, 0) : out, c ? add : NULL, NULL, p, done);
 }
 
@@ -332,20 +348,65 @@ static poprt_status gemm_one(poprt__graph *g, poprt__node *p, int *done)
     if (!s || !wkn || (ct && !c))
         return poprt__rw_oom();
     /* (a per-column weight zero point holds N values whichever way B was stored) */
-    const char *name = poprt__model_unique_name(g->model, p->name);
-    if (!name)
-        return poprt__rw_oom();
-    poprt_status st = poprt__rw_poprt_domain(g->model);
+    poprt__tensor *ins[6] = {x.v, wkn, x.z, w.z, s, c};
+    poprt__node *f;
+    poprt_status st = new_fused(g, p, "FusedMatMulInteger", c ? 6 : 5, ins, &f);
     if (st)
         return st;
-    poprt__node *f =
-        poprt__graph_add_node(g, "FusedMatMulInteger", "ai.poprt", name, c ? 6 : 5, 1);
-    if (!f)
-        return poprt__rw_oom();
-    poprt__tensor *ins[6] = {x.v, wkn, x.z, w.z, s, c};
-    for (int i = 0; i < (c ? 6 : 5); i++)
-        poprt__node_set_input(f, i, ins[i]);
     return replace_chain(g, f, poprt__node_out(p, 0), NULL, NULL, p, done);
+}
+
+/* DequantizeLinear(aq) + DequantizeLinear(bq) -> Add (or a 2-input Sum) [-> Relu] ->
+ * QuantizeLinear, operands of one static shape and every scale and zero
+ * point one value (a QDQ model's residual connections): ai.poprt
+ * QLinearAdd, one pass over the bytes with the same float32 steps (results
+ * equal the unfused graph's). After shape inference. */
+static poprt_status add_one(poprt__graph *g, poprt__node *p, int *done)
+{
+    *done = 0;
+    if (p->n_inputs != 2 || p->n_outputs != 1 || !poprt__node_out(p, 0))
+        return POPRT_OK;
+    qparts a, b, y;
+    poprt__node *da = poprt__node_in(p, 0) ? poprt__node_in(p, 0)->producer : NULL;
+    poprt__node *db = poprt__node_in(p, 1) ? poprt__node_in(p, 1)->producer : NULL;
+    int64_t ad[POPRT__MAX_RANK], bd[POPRT__MAX_RANK];
+    int ar, br;
+    if (!da || !db || !qnode(da, "DequantizeLinear", 1, 1, &a) ||
+        !qnode(db, "DequantizeLinear", 1, 1, &b) || !a.z || !b.z || !qtype(&a) || !qtype(&b) ||
+        !poprt__rw_static_dims(a.v, ad, &ar) || !poprt__rw_static_dims(b.v, bd, &br) || ar != br)
+        return POPRT_OK;
+    for (int i = 0; i < ar; i++)
+        if (ad[i] != bd[i])
+            return POPRT_OK;
+    poprt__tensor *pt = poprt__node_out(p, 0);
+    poprt__node *relu = only_reader(g, pt, "Relu");
+    poprt__tensor *qin = relu ? poprt__node_out(relu, 0) : pt;
+    poprt__node *qy = qin ? only_reader(g, qin, "QuantizeLinear") : NULL;
+    if (!qy || !qnode(qy, "QuantizeLinear", 1, 1, &y) || !y.z || !qtype(&y) ||
+        !poprt__node_out(qy, 0) || poprt__attr_i(qy, "output_dtype", 0) != 0)
+        return POPRT_OK;
+    poprt__tensor *ins[8] = {a.v, a.s, a.z, b.v, b.s, b.z, y.s, y.z};
+    poprt__node *f;
+    poprt_status st = new_fused(g, p, "QLinearAdd", 8, ins, &f);
+    if (st)
+        return st;
+    if (relu && (st = poprt__rw_attr_i(f, "relu", 1)))
+        return st;
+    return replace_chain(g, f, poprt__node_out(qy, 0), qy, relu, p, done);
+}
+
+poprt_status poprt__compile_fuse_qlinear_add(poprt__model *m, int *any)
+{
+    int changed = 0;
+    poprt_status st = poprt__compile_fuse_from(m, "Add", add_one, "QDQ Add fusion", &changed);
+    if (!st) /* a Sum of two operands is the same Add */
+        st = poprt__compile_fuse_from(m, "Sum", add_one, "QDQ Sum fusion", &changed);
+    if (!st && changed) {
+        poprt__graph_remove_dead(m->graph);
+        st = poprt__model_check(m);
+        *any = 1;
+    }
+    return st;
 }
 
 poprt_status poprt__compile_fuse_qdq(poprt__model *m, int *any)

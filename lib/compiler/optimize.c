@@ -88,7 +88,10 @@ poprt_status poprt__compile_optimize(poprt__model *m, int bf16, int *changed_out
     if (hst)
         return poprt__err_prefix(hst, "compiling (attention heads): ");
     any |= heads;
-    poprt_status cst = poprt__compile_fuse_conv(m, &any); /* before the chains take Add/Relu */
+    /* QDQ residual Adds before the Conv and chain fusions take Add/Relu */
+    poprt_status cst = poprt__compile_fuse_qlinear_add(m, &any);
+    if (!cst)
+        cst = poprt__compile_fuse_conv(m, &any); /* before the chains take Add/Relu */
     if (!cst)
         cst = poprt__compile_fuse_matmul_integer(m, &any);
     if (cst)

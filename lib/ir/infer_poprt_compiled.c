@@ -117,5 +117,46 @@ static const poprt__op op_fused_matmul_integer = {
     .name = "FusedMatMulInteger", .domain = "ai.poprt", .since_version = 1, .min_inputs = 5,
     .max_inputs = 6, .min_outputs = 1, .max_outputs = 1, .infer = infer_fused_matmul_integer};
 
+/* QLinearAdd (lib/compiler/fuse_qdq.c): A and B of one shape and byte
+ * type, scalar float scales, scalar zero points (C's gives Y's type). */
+static poprt_status infer_qlinear_add(poprt__infer_ctx *c)
+{
+    for (int i = 0; i < 8; i++)
+        if (!c->in[i].type)
+            return POPRT__NODE_ERR(c->node, POPRT_STATUS_INVALID_MODEL, "input %d is required", i);
+    static const int bytes[5] = {0, 2, 3, 5, 7}, floats[3] = {1, 4, 6};
+    for (int k = 0; k < 5; k++) {
+        const int32_t e = poprt__infer_elem(c, bytes[k]);
+        if (e && e != POPRT_DTYPE_UINT8 && e != POPRT_DTYPE_INT8)
+            return POPRT__NODE_ERR(c->node, POPRT_STATUS_SHAPE_MISMATCH,
+                                   "input %d must be uint8 or int8, got %s", bytes[k],
+                                   poprt__dtype_name((poprt_dtype)e));
+    }
+    for (int k = 0; k < 3; k++) {
+        const int32_t e = poprt__infer_elem(c, floats[k]);
+        if (e && e != POPRT_DTYPE_FLOAT)
+            return POPRT__NODE_ERR(c->node, POPRT_STATUS_SHAPE_MISMATCH,
+                                   "input %d (a scale) must be float, got %s", floats[k],
+                                   poprt__dtype_name((poprt_dtype)e));
+    }
+    int64_t da[POPRT__MAX_RANK], db[POPRT__MAX_RANK];
+    const int ra = poprt__infer_dims(c, 0, da), rb = poprt__infer_dims(c, 3, db);
+    int same = ra == rb;
+    for (int k = 0; same && k < ra; k++)
+        same = da[k] < 0 || db[k] < 0 || da[k] == db[k];
+    if (ra >= 0 && rb >= 0 && !same)
+        return POPRT__NODE_ERR(c->node, POPRT_STATUS_SHAPE_MISMATCH, "A and B must have one shape");
+    poprt__infer_same(c, 0, 0);
+    const int32_t yt = poprt__infer_elem(c, 7);
+    if (yt)
+        c->out[0].elem = yt;
+    return POPRT_OK;
+}
+
+static const poprt__op op_qlinear_add = {
+    .name = "QLinearAdd", .domain = "ai.poprt", .since_version = 1, .min_inputs = 8,
+    .max_inputs = 8, .min_outputs = 1, .max_outputs = 1, .infer = infer_qlinear_add};
+
 const poprt__op *const poprt__ops_poprt_compiled[] = {&op_fused_elementwise, &op_blocked_maxpool,
-                                                      &op_fused_matmul_integer, NULL};
+                                                      &op_fused_matmul_integer, &op_qlinear_add,
+                                                      NULL};

@@ -1218,10 +1218,27 @@ static poprt_model *qdq_model(void)
     ck_assert_int_eq(poprt__rw_attr_i(gm, "transB", 1), POPRT_OK);
     ck_assert_int_eq(poprt__rw_attr_f(gm, "alpha", 0.5f), POPRT_OK);
     ck_assert_int_eq(poprt__rw_attr_f(gm, "beta", 2.0f), POPRT_OK);
+    /* a residual connection: y5 = DQ(Q(Relu(DQ(yq) + DQ(Q(x5))))) */
+    static const float s5 = 0.07f;
+    static const uint8_t z5 = 3;
+    const int64_t x5d[4] = {1, QC_M, QC_H, QC_H};
+    tb_input(m, "x5", POPRT_DTYPE_FLOAT, 4, x5d);
+    tb_const(m, "s5", POPRT_DTYPE_FLOAT, 0, NULL, &s5);
+    tb_const(m, "z5", POPRT_DTYPE_UINT8, 0, NULL, &z5);
+    tb_node(m, "QuantizeLinear", 3, (const char *[]){"x5", "xs", "xz"}, 1, (const char *[]){"x5q"});
+    tb_node(m, "DequantizeLinear", 3, (const char *[]){"x5q", "xs", "xz"}, 1,
+            (const char *[]){"x5d"});
+    tb_node(m, "Add", 2, (const char *[]){"y", "x5d"}, 1, (const char *[]){"s"});
+    tb_node(m, "Relu", 1, (const char *[]){"s"}, 1, (const char *[]){"sr"});
+    tb_node(m, "QuantizeLinear", 3, (const char *[]){"sr", "s5", "z5"}, 1,
+            (const char *[]){"y5q"});
+    tb_node(m, "DequantizeLinear", 3, (const char *[]){"y5q", "s5", "z5"}, 1,
+            (const char *[]){"y5"});
     tb_output(m, "y");
     tb_output(m, "y2");
     tb_output(m, "y3");
     tb_output(m, "y4");
+    tb_output(m, "y5");
     tb_output(m, "xd"); /* the dequantized input has another reader: its node stays */
     poprt_model *pm;
     ck_assert_msg(tb_load(m, &pm) == POPRT_OK, "%s", poprt_last_error());
@@ -1229,7 +1246,8 @@ static poprt_model *qdq_model(void)
 }
 
 static void qdq_run(const poprt_model *pm, const char *optimize, const float *x, const float *x2,
-                    float *y, float *y2, float *y3, float *y4, int *fused)
+                    const float *x5, float *y, float *y2, float *y3, float *y4, float *y5,
+                    int *fused)
 {
     poprt_options *o;
     ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
@@ -1240,7 +1258,7 @@ static void qdq_run(const poprt_model *pm, const char *optimize, const float *x,
     for (size_t i = 0; i < sess->m->graph->nodes.len; i++) {
         const char *op = ((const poprt__node *)sess->m->graph->nodes.items[i])->op_type;
         *fused += !strcmp(op, "QLinearConv") || !strcmp(op, "QLinearMatMul") ||
-                  !strcmp(op, "FusedMatMulInteger");
+                  !strcmp(op, "FusedMatMulInteger") || !strcmp(op, "QLinearAdd");
     }
     poprt_stepio *io;
     ck_assert_int_eq(poprt_stepio_create(&io), POPRT_OK);
@@ -1259,6 +1277,12 @@ static void qdq_run(const poprt_model *pm, const char *optimize, const float *x,
                      POPRT_OK);
     ck_assert_int_eq(poprt_stepio_set_output(io, "y4", y4, sizeof(float) * QC_R * QC_N),
                      POPRT_OK);
+    const int64_t x5d[4] = {1, QC_M, QC_H, QC_H};
+    ck_assert_int_eq(poprt_stepio_set_input(io, "x5", POPRT_DTYPE_FLOAT, x5d, 4, x5,
+                                            sizeof(float) * QC_M * QC_H * QC_H),
+                     POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_set_output(io, "y5", y5, sizeof(float) * QC_M * QC_H * QC_H),
+                     POPRT_OK);
     ck_assert_msg(poprt_session_run(sess, io) == POPRT_OK, "%s", poprt_last_error());
     poprt_stepio_free(io);
     poprt_session_free(sess);
@@ -1267,7 +1291,8 @@ static void qdq_run(const poprt_model *pm, const char *optimize, const float *x,
 
 /* The compiler turns the quantized products into the integer operators
  * (the float-result MatMul with its bias, and a Gemm with transposed
- * weights, alpha and beta, into FusedMatMulInteger);
+ * weights, alpha and beta, into FusedMatMulInteger; a residual Add and Relu
+ * between quantized tensors into QLinearAdd);
  * each output equals the unfused graph's (optimize = 0: float32 products
  * of the dequantized values, then QuantizeLinear) within one quantization
  * step, and most are equal (the float32 sum's rounding can move a value
@@ -1276,7 +1301,9 @@ START_TEST(qdq_products_fuse_into_integer_operators)
 {
     static float x[QC_C * QC_H * QC_H], x2[QC_R * QC_K];
     static float y0[QC_M * QC_H * QC_H], y1[QC_M * QC_H * QC_H], z0[QC_R * QC_N],
-        z1[QC_R * QC_N], u0[QC_R * QC_N], u1[QC_R * QC_N], v0[QC_R * QC_N], v1[QC_R * QC_N];
+        z1[QC_R * QC_N], u0[QC_R * QC_N], u1[QC_R * QC_N], v0[QC_R * QC_N], v1[QC_R * QC_N],
+        x5[QC_M * QC_H * QC_H], w0[QC_M * QC_H * QC_H], w1[QC_M * QC_H * QC_H];
+    fill(x5, QC_M * QC_H * QC_H, 43);
     fill(x, QC_C * QC_H * QC_H, 41);
     fill(x2, QC_R * QC_K, 42);
     for (int i = 0; i < QC_C * QC_H * QC_H; i++)
@@ -1285,10 +1312,21 @@ START_TEST(qdq_products_fuse_into_integer_operators)
         x2[i] *= 4.0f;
     poprt_model *pm = qdq_model();
     int f0, f1;
-    qdq_run(pm, "0", x, x2, y0, z0, u0, v0, &f0);
-    qdq_run(pm, "1", x, x2, y1, z1, u1, v1, &f1);
+    qdq_run(pm, "0", x, x2, x5, y0, z0, u0, v0, w0, &f0);
+    qdq_run(pm, "1", x, x2, x5, y1, z1, u1, v1, w1, &f1);
     ck_assert_int_eq(f0, 0);
-    ck_assert_int_eq(f1, 4);
+    ck_assert_int_eq(f1, 5);
+    /* the residual Add: the same float32 steps in one kernel, the same bits
+     * (on the conv's fused result, so compared against what the fused run
+     * dequantized: y1) */
+    for (int i = 0; i < QC_M * QC_H * QC_H; i++) {
+        float v =
+            y1[i] + (fmaxf(0.0f, fminf(255.0f, rintf(x5[i] / 0.05f) + 128.0f)) - 128.0f) * 0.05f;
+        v = fmaxf(v, 0.0f);
+        const float q = fmaxf(0.0f, fminf(255.0f, rintf(v / 0.07f) + 3.0f));
+        ck_assert_msg(w1[i] == (q - 3.0f) * 0.07f, "y5[%d]: %g, steps %g", i, (double)w1[i],
+                      (double)((q - 3.0f) * 0.07f));
+    }
     /* the float result: the exact integer sum scaled once against the
      * float32 sum of dequantized products (16 terms): within 1e-5 of the
      * largest output */

@@ -11,6 +11,10 @@
 void poprt__int_range(int32_t dtype, int64_t *lo, int64_t *hi);
 
 poprt_status poprt__ref_quantize_linear(poprt__kctx *k);
+/* ai.poprt QLinearAdd(A, A_scale, A_zp, B, B_scale, B_zp, Y_scale, Y_zp)
+ * [relu]: DequantizeLinear -> Add [-> Relu] -> QuantizeLinear in one pass
+ * (lib/compiler/fuse_qdq.c), the same float32 steps. */
+poprt_status poprt__ref_poprt_qlinear_add(poprt__kctx *k);
 poprt_status poprt__ref_dequantize_linear(poprt__kctx *k);
 poprt_status poprt__ref_dynamic_quantize_linear(poprt__kctx *k);
 poprt_status poprt__ref_qlinear_matmul(poprt__kctx *k);
