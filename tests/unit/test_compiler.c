@@ -935,6 +935,46 @@ START_TEST(malformed_fused_matmul_integer_is_rejected)
 }
 END_TEST
 
+/* ai.poprt QLinearAdd with a float operand, an int32 zero point, operands of
+ * two shapes, an input missing: refused at load naming the node and what. */
+START_TEST(malformed_qlinear_add_is_rejected)
+{
+    static const struct {
+        int32_t at, zt;
+        int64_t bn; /* B's length (A's: 6) */
+        int n_in;
+        const char *needle;
+    } cases[] = {{POPRT_DTYPE_FLOAT, POPRT_DTYPE_UINT8, 6, 8, "input 0 must be uint8 or int8"},
+                 {POPRT_DTYPE_UINT8, POPRT_DTYPE_INT32, 6, 8, "must be uint8 or int8"},
+                 {POPRT_DTYPE_UINT8, POPRT_DTYPE_UINT8, 5, 8, "one shape"},
+                 {POPRT_DTYPE_UINT8, POPRT_DTYPE_UINT8, 6, 7, "input 7 is required"}};
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        poprt__model *m = tb_model(13);
+        const int64_t ad[1] = {6}, bd[1] = {cases[ci].bn};
+        tb_input(m, "a", cases[ci].at, 1, ad);
+        tb_input(m, "b", POPRT_DTYPE_UINT8, 1, bd);
+        static const float one = 1.0f;
+        static const int32_t zero[1] = {0};
+        tb_const(m, "s", POPRT_DTYPE_FLOAT, 0, NULL, &one);
+        tb_const(m, "z", cases[ci].zt, 0, NULL, zero);
+        import_poprt(m);
+        poprt__node *n = poprt__graph_add_node(m->graph, "QLinearAdd", "ai.poprt", "bad", 8, 1);
+        static const char *const ins[8] = {"a", "s", "z", "b", "s", "z", "s", "z"};
+        for (int i = 0; i < cases[ci].n_in; i++)
+            poprt__node_set_input(n, i, poprt__graph_tensor(m->graph, ins[i]));
+        n->outputs[0] = poprt__graph_tensor(m->graph, "y");
+        tb_output(m, "y");
+        poprt_model *pm = NULL;
+        poprt_status st = tb_load(m, &pm);
+        ck_assert_ptr_null(pm);
+        ck_assert_int_ne(st, POPRT_OK);
+        ck_assert_msg(strstr(poprt_last_error(), "'bad'") &&
+                          strstr(poprt_last_error(), cases[ci].needle),
+                      "case %zu: %s", ci, poprt_last_error());
+    }
+}
+END_TEST
+
 /* ---- float16 nodes computed in float32 (compiler/float16.c) ---- */
 
 /* Conv + Relu + GlobalAveragePool, the Relu output also a graph output and
@@ -1618,6 +1658,7 @@ int main(void)
     tcase_add_test(tc, unaligned_weights_are_copied_once);
     tcase_add_test(tc, matmul_integer_dequantize_fuses);
     tcase_add_test(tc, malformed_fused_matmul_integer_is_rejected);
+    tcase_add_test(tc, malformed_qlinear_add_is_rejected);
     tcase_add_test(tc, float16_nodes_compute_in_float32);
     tcase_add_test(tc, float16_storage_casts_do_not_round);
     tcase_add_test(tc, matmul_precision_bfloat16);
