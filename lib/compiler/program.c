@@ -6,6 +6,7 @@
 #include "compiler/compiler.h"
 #include "compiler/program.h"
 #include "kernels/kernel.h"
+#include "kernels/x86/gemm_ops.h"
 #include "passes/gradient.h"
 
 /* Nodes whose outputs were all folded to constants never run again. */
@@ -177,7 +178,8 @@ static poprt_status prepare_nodes(poprt__program *p, const poprt__stored_states 
     for (size_t i = 0; i < n && poprt__progress_enabled(); i++) {
         const poprt__node *node = g->nodes.items[i];
         total += node->op && node->kernel && node->kernel->prepare &&
-                 !(stored_ok && i < stored->n && stored->data[i]);
+                 !(stored_ok && i < stored->n && stored->data[i] &&
+                   poprt__x86_state_usable(stored->data[i], stored->size[i]));
     }
     if (total)
         poprt__progress("prepare", NULL, 0, total);
@@ -185,8 +187,12 @@ static poprt_status prepare_nodes(poprt__program *p, const poprt__stored_states 
         const poprt__node *node = g->nodes.items[i];
         if (!node->op || !node->kernel || !node->kernel->prepare)
             continue;
-        if (stored_ok && i < stored->n && stored->data[i]) {
-            /* an executable file's data: used in place, not owned */
+        if (stored_ok && i < stored->n && stored->data[i] &&
+            poprt__x86_state_usable(stored->data[i], stored->size[i])) {
+            /* an executable file's data: used in place, not owned (data
+             * packed for a kernel this CPU lacks is prepared again below,
+             * with the file's options: a bfloat16 file made on a CPU with
+             * AMX runs on AVX512-BF16 elsewhere, not in float32) */
             p->states[i] = (void *)stored->data[i];
             p->state_sizes[i] = stored->size[i];
             continue;

@@ -328,6 +328,21 @@ grep -F "output y:" "$TMP/out" | sed 's/.* first: //' >"$TMP/avx2_bf16_values"
 unset POPRT_ISA
 cmp -s "$TMP/avx2_f32_values" "$TMP/avx2_bf16_values" ||
     bad "a bfloat16 .popef on a CPU without AVX512-BF16 does not give the float32 values"
+# made on a CPU with AMX (the AMX variant's packed weights), run where only
+# AVX512-BF16 is allowed: prepared again for that variant, the values of a
+# bfloat16 session compiled there (not float32's)
+if grep -qw amx_bf16 /proc/cpuinfo 2>/dev/null && grep -qw avx512_bf16 /proc/cpuinfo; then
+    export POPRT_ISA=avx512
+    run 0 -i "$DATA/mlp.onnx" --precision bf16 --run --iters 1
+    grep -F "output y:" "$TMP/out" | sed 's/.* first: //' >"$TMP/avx512_bf16_direct"
+    run 0 -i "$TMP/mlp_bf16.popef" --run --iters 1
+    grep -F "output y:" "$TMP/out" | sed 's/.* first: //' >"$TMP/avx512_bf16_popef"
+    unset POPRT_ISA
+    cmp -s "$TMP/avx512_bf16_direct" "$TMP/avx512_bf16_popef" ||
+        bad "an AMX bfloat16 .popef under POPRT_ISA=avx512 does not give AVX512-BF16's values"
+    cmp -s "$TMP/onnx_values" "$TMP/avx512_bf16_popef" &&
+        bad "an AMX bfloat16 .popef under POPRT_ISA=avx512 gives the float32 values"
+fi
 # --profile: kernel times per operator type at INFO
 run 0 -i "$DATA/mlp.onnx" --run --iters 2 --profile
 has err "profile: Gemm"

@@ -539,3 +539,24 @@ poprt_status poprt__x86_fused_conv(poprt__kctx *k)
         return POPRT_OK;
     return conv_f32(k, &p, x->data, w->data, b ? b->data : NULL, y->data);
 }
+
+int poprt__x86_conv_state_usable(const void *state, size_t size)
+{
+    uint64_t h[8];
+    if (!state || size < sizeof h)
+        return 1;
+    memcpy(h, state, sizeof h);
+    const unsigned char *body = (const unsigned char *)state + CONV_PACK_HEADER;
+    if (h[0] == CONV_PACK_MAGIC || h[0] == CONV_TRANS_MAGIC) {
+        /* the first group's packed operand names the variant of all */
+        const poprt__sgemm_variant *v =
+            size > CONV_PACK_HEADER ? poprt__sgemm_packed_variant(body) : NULL;
+        return v && poprt__sgemm_usable(v);
+    }
+    if (h[0] == CONV_DIRECT_MAGIC)
+        return h[6] < (uint64_t)poprt__sgemm_n_variants &&
+               poprt__sgemm_usable(&poprt__sgemm_variants[h[6]]);
+    if (poprt__x86_convb_state_magic(state, size))
+        return poprt__convb_best() != NULL;
+    return 1;
+}

@@ -345,6 +345,14 @@ poprt_status poprt__x86_convb_pack(const float *w, int64_t M, int64_t C, int64_t
 /* The weights poprt__x86_convb_pack made for this conv, when the blocked path can run
  * them on this CPU (*w_group: floats per group of output channels); else
  * NULL (no such blob, or one made for another shape). */
+int poprt__x86_convb_state_magic(const void *state, size_t size)
+{
+    uint64_t h = 0;
+    if (state && size >= sizeof h)
+        memcpy(&h, state, sizeof h);
+    return h == CONV_BLOCKED_MAGIC;
+}
+
 const float *poprt__x86_convb_state(const poprt__kctx *k, const poprt__conv_plan *p,
                                     int64_t *w_group)
 {

@@ -108,6 +108,8 @@ poprt_status poprt__x86_dwconv_padded(poprt__kctx *k, const poprt__conv_plan *p,
 int poprt__x86_convb_fits(const poprt__geom3 *g, int64_t G);
 poprt_status poprt__x86_convb_pack(const float *w, int64_t M, int64_t C, int64_t KH, int64_t KW,
                                    void **state, size_t *size);
+/* 1 when state is a blocked convolution's packed weights (its magic). */
+int poprt__x86_convb_state_magic(const void *state, size_t size);
 const float *poprt__x86_convb_state(const poprt__kctx *k, const poprt__conv_plan *p,
                                     int64_t *w_group);
 poprt_status poprt__x86_conv_blocked(poprt__kctx *k, const poprt__conv_plan *p,

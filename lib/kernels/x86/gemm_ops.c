@@ -106,6 +106,22 @@ static poprt_status packed_b_make(const poprt__prep_ctx *c, uint64_t magic, cons
     return POPRT_OK;
 }
 
+int poprt__x86_state_usable(const void *state, size_t size)
+{
+    uint64_t magic = 0;
+    if (!state || size < sizeof magic)
+        return 1;
+    memcpy(&magic, state, sizeof magic);
+    if (magic == GEMM_PACK_MAGIC || magic == MM_PACK_MAGIC) {
+        const poprt__sgemm_variant *v =
+            size > PACKED_B_HEADER
+                ? poprt__sgemm_packed_variant((const unsigned char *)state + PACKED_B_HEADER)
+                : NULL;
+        return v && poprt__sgemm_usable(v);
+    }
+    return poprt__x86_conv_state_usable(state, size);
+}
+
 /* The node's packed B for (K, N, transB), or NULL. */
 static const void *packed_b_find(const poprt__kctx *k, uint64_t magic, int64_t K, int64_t N,
                                  int tb)

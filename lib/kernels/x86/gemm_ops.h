@@ -15,6 +15,12 @@ poprt_status poprt__x86_matmul_prepare(poprt__prep_ctx *c, void **state, size_t 
 /* MatMul's engine: the fast GEMM, and a B packed by poprt__x86_matmul_prepare
  * (also the prepare of ai.poprt.FusedAttention, whose Wqkv is input 1 too). */
 extern const poprt__gemm_engine poprt__x86_matmul_engine;
+/* 1 unless state is prepared data of Gemm, MatMul, FusedAttention, Conv or
+ * FusedConv packed for a kernel variant this CPU (after POPRT_ISA) cannot
+ * run: what an executable file made on another CPU may hold. The compiler
+ * prepares such nodes again instead of using the file's data. */
+int poprt__x86_state_usable(const void *state, size_t size);
+int poprt__x86_conv_state_usable(const void *state, size_t size);
 poprt_status poprt__x86_conv_transpose(poprt__kctx *k);
 poprt_status poprt__x86_deform_conv(poprt__kctx *k);
 
