@@ -98,18 +98,19 @@ static poprt__node *only_reader(const poprt__graph *g, const poprt__tensor *t, c
     return r && poprt__rw_is(r, op) ? r : NULL;
 }
 
-/* A new ai.poprt node op named after p, reading the n tensors of ins. */
-static poprt_status new_fused(poprt__graph *g, const poprt__node *p, const char *op, int n,
-                               poprt__tensor *const *ins, poprt__node **out)
+/* A new node op (ai.poprt when poprt, else ai.onnx) named after p, reading
+ * the n tensors of ins. */
+static poprt_status new_fused(poprt__graph *g, const poprt__node *p, const char *op, int poprt,
+                              int n, poprt__tensor *const *ins, poprt__node **out)
 {
     *out = NULL;
     const char *name = poprt__model_unique_name(g->model, p->name);
     if (!name)
         return poprt__rw_oom();
-    poprt_status st = poprt__rw_poprt_domain(g->model);
+    poprt_status st = poprt ? poprt__rw_poprt_domain(g->model) : POPRT_OK;
     if (st)
         return st;
-    poprt__node *f = poprt__graph_add_node(g, op, "ai.poprt", name, n, 1);
+    poprt__node *f = poprt__graph_add_node(g, op, poprt ? "ai.poprt" : "", name, n, 1);
     if (!f)
         return poprt__rw_oom();
     for (int i = 0; i < n; i++)
@@ -171,7 +172,7 @@ static poprt_status to_float(poprt__graph *g, poprt__node *p, const qparts *x, c
     }
     poprt__tensor *ins[6] = {x->v, w->v, x->z, w->z, s, c};
     poprt__node *f;
-    poprt_status st = new_fused(g, p, "FusedMatMulInteger", c ? 6 : 5, ins, &f);
+    poprt_status st = new_fused(g, p, "FusedMatMulInteger", 1, c ? 6 : 5, ins, &f);
     if (st)
         return st;
     return replace_chain(g, f, c ? poprt__node_out(add, 0) : out, c ? add : NULL, NULL, p, done);
@@ -241,23 +242,18 @@ static poprt_status fuse_one(poprt__graph *g, poprt__node *p, int *done)
                   *yz = zero_point(g, &y, yt);
     if (!xz || !wz || !yz)
         return poprt__rw_oom();
-    const char *name = poprt__model_unique_name(g->model, p->name);
-    if (!name)
-        return poprt__rw_oom();
-    poprt__node *f = poprt__graph_add_node(g, conv ? "QLinearConv" : "QLinearMatMul", "", name,
-                                           db ? 9 : 8, 1);
-    if (!f)
-        return poprt__rw_oom();
     poprt__tensor *ins[9] = {x.v, x.s, xz, w.v, w.s, wz, y.s, yz, db ? b.v : NULL};
-    for (int i = 0; i < (db ? 9 : 8); i++)
-        poprt__node_set_input(f, i, ins[i]);
+    poprt__node *f;
+    poprt_status st =
+        new_fused(g, p, conv ? "QLinearConv" : "QLinearMatMul", 0, db ? 9 : 8, ins, &f);
+    if (st)
+        return st;
     static const char *const attrs[] = {"auto_pad", "dilations", "group", "kernel_shape", "pads",
                                         "strides"};
-    for (size_t i = 0; conv && i < sizeof attrs / sizeof attrs[0]; i++) {
-        poprt_status st = poprt__rw_copy_attr(f, p, attrs[i]);
-        if (st)
-            return st;
-    }
+    for (size_t i = 0; conv && i < sizeof attrs / sizeof attrs[0] && !st; i++)
+        st = poprt__rw_copy_attr(f, p, attrs[i]);
+    if (st)
+        return st;
     return replace_chain(g, f, poprt__node_out(qy, 0), qy, relu, p, done);
 }
 
@@ -350,7 +346,7 @@ static poprt_status gemm_one(poprt__graph *g, poprt__node *p, int *done)
     /* (a per-column weight zero point holds N values whichever way B was stored) */
     poprt__tensor *ins[6] = {x.v, wkn, x.z, w.z, s, c};
     poprt__node *f;
-    poprt_status st = new_fused(g, p, "FusedMatMulInteger", c ? 6 : 5, ins, &f);
+    poprt_status st = new_fused(g, p, "FusedMatMulInteger", 1, c ? 6 : 5, ins, &f);
     if (st)
         return st;
     return replace_chain(g, f, poprt__node_out(p, 0), NULL, NULL, p, done);
@@ -387,7 +383,7 @@ static poprt_status add_one(poprt__graph *g, poprt__node *p, int *done)
         return POPRT_OK;
     poprt__tensor *ins[8] = {a.v, a.s, a.z, b.v, b.s, b.z, y.s, y.z};
     poprt__node *f;
-    poprt_status st = new_fused(g, p, "QLinearAdd", 8, ins, &f);
+    poprt_status st = new_fused(g, p, "QLinearAdd", 1, 8, ins, &f);
     if (st)
         return st;
     if (relu && (st = poprt__rw_attr_i(f, "relu", 1)))

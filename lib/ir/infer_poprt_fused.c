@@ -80,6 +80,18 @@ static poprt_status infer_attention(poprt__infer_ctx *c)
     return POPRT_OK;
 }
 
+/* The heads' output: nh must divide Q's last dim (when known); Y is Q's. */
+static poprt_status heads_output(poprt__infer_ctx *c, const poprt__type *q, int64_t nh)
+{
+    poprt__dim h = dim_at(q, q ? q->rank - 1 : -1);
+    if (h.value >= 0 && h.value % nh)
+        return POPRT__NODE_ERR(c->node, POPRT_STATUS_SHAPE_MISMATCH,
+                               "num_heads %lld does not divide the %lld features", (long long)nh,
+                               (long long)h.value);
+    poprt__infer_same(c, 0, 0);
+    return POPRT_OK;
+}
+
 /* SegmentAttention: Y of Q's type; Q, K, V float of one shape [..., H],
  * Segments integer ids, one per token. */
 static poprt_status infer_segment_attention(poprt__infer_ctx *c)
@@ -101,13 +113,7 @@ static poprt_status infer_segment_attention(poprt__infer_ctx *c)
     if (q && q->rank >= 0 && q->rank < 2)
         return POPRT__NODE_ERR(c->node, POPRT_STATUS_INVALID_MODEL,
                                "Q must be [..., tokens, features]");
-    poprt__dim h = dim_at(q, q ? q->rank - 1 : -1);
-    if (h.value >= 0 && h.value % nh)
-        return POPRT__NODE_ERR(c->node, POPRT_STATUS_SHAPE_MISMATCH,
-                               "num_heads %lld does not divide the %lld features", (long long)nh,
-                               (long long)h.value);
-    poprt__infer_same(c, 0, 0);
-    return POPRT_OK;
+    return heads_output(c, q, nh);
 }
 
 /* MaskedAttention: Y of Q's type; Q, K, V float [B, S, H], the mask float
@@ -132,13 +138,7 @@ static poprt_status infer_masked_attention(poprt__infer_ctx *c)
                                    t->rank);
     }
     const poprt__type *q = tin(c, 0);
-    poprt__dim h = dim_at(q, q ? q->rank - 1 : -1);
-    if (h.value >= 0 && h.value % nh)
-        return POPRT__NODE_ERR(c->node, POPRT_STATUS_SHAPE_MISMATCH,
-                               "num_heads %lld does not divide the %lld features", (long long)nh,
-                               (long long)h.value);
-    poprt__infer_same(c, 0, 0);
-    return POPRT_OK;
+    return heads_output(c, q, nh);
 }
 
 /* AttentionMask: [B, S] -> float [B, 1, 1, S]. */

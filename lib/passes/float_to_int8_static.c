@@ -35,6 +35,7 @@ typedef struct act {
     float lo, hi;
     poprt__tensor *dq; /* the DequantizeLinear output readers take, once made */
     poprt__tensor *s, *z;
+    float scale; /* s's value */
 } act;
 
 typedef struct ctx {
@@ -69,7 +70,7 @@ static poprt_status add_act(ctx *c, poprt__tensor *t)
         c->acts = a;
         c->cap = cap;
     }
-    c->acts[c->n_acts++] = (act){t, 0.0f, 0.0f, NULL, NULL, NULL};
+    c->acts[c->n_acts++] = (act){t, 0.0f, 0.0f, NULL, NULL, NULL, 0.0f};
     return POPRT_OK;
 }
 
@@ -115,8 +116,19 @@ static int takes(const ctx *c, const poprt__node *n)
     return wd[tb ? 1 : 0] >= c->min_size && wd[tb ? 0 : 1] >= c->min_size;
 }
 
-/* The Q/DQ pair of activation a (uint8 over its range), made once; readers
- * switch to its output via the caller. */
+/* Every reader of a->t but its QuantizeLinear q reads the dequantized value. */
+static void redirect(poprt__graph *g, const act *a, const poprt__node *q)
+{
+    for (size_t i = 0; i < g->nodes.len; i++) {
+        poprt__node *n = g->nodes.items[i];
+        for (int k = 0; n != q && k < n->n_inputs; k++)
+            if (n->inputs[k] == a->t)
+                poprt__node_set_input(n, k, a->dq);
+    }
+}
+
+/* The Q/DQ pair of activation a (uint8 over its range), made once; every
+ * other reader of a->t then reads its output. */
 static poprt_status qdq_of(poprt__graph *g, act *a)
 {
     if (a->dq)
@@ -144,20 +156,9 @@ static poprt_status qdq_of(poprt__graph *g, act *a)
     if (!d)
         return poprt__rw_oom();
     a->dq = d->outputs[0];
+    a->scale = sf;
+    redirect(g, a, q);
     return POPRT_OK;
-}
-
-/* Every reader of a->t but its QuantizeLinear reads the dequantized value. */
-static void redirect(poprt__graph *g, act *a)
-{
-    for (size_t i = 0; i < g->nodes.len; i++) {
-        poprt__node *n = g->nodes.items[i];
-        if (poprt__rw_is(n, "QuantizeLinear") && n->inputs[0] == a->t && n->inputs[1] == a->s)
-            continue;
-        for (int k = 0; k < n->n_inputs; k++)
-            if (n->inputs[k] == a->t)
-                poprt__node_set_input(n, k, a->dq);
-    }
 }
 
 /* W (float, constant) of node n as int8 + DequantizeLinear; its scales into
@@ -307,22 +308,19 @@ static poprt_status quantize(poprt__graph *g, ctx *c)
     for (size_t i = 0; !st && i < c->nodes.len; i++) {
         poprt__node *n = c->nodes.items[i];
         act *x = act_of(c, c->ins.items[i]);
+        /* the input: already a dequantized output of a node before, or now */
         if (!x || (st = qdq_of(g, x)))
             break;
-        /* the input: already a dequantized output of a node before, or now */
-        redirect(g, x);
         float *ws = NULL;
         int64_t N = 0;
         if ((st = weight(g, c, n, &ws, &N)))
             break;
-        int64_t one;
-        const float xs = poprt__rw_f32(x->s, POPRT__RW_DATA, &one)[0];
         if (poprt__rw_is(n, "Conv") && n->n_inputs > 2 && n->inputs[2])
-            st = bias(g, c, n, xs, ws, N);
+            st = bias(g, c, n, x->scale, ws, N);
         poprt__free(ws);
         act *ya = c->outs.items[i] ? act_of(c, c->outs.items[i]) : NULL;
-        if (!st && ya && !(st = qdq_of(g, ya)))
-            redirect(g, ya);
+        if (!st && ya)
+            st = qdq_of(g, ya);
     }
     return st;
 }

@@ -895,6 +895,20 @@ START_TEST(malformed_fused_node_is_rejected)
 }
 END_TEST
 
+/* Node n (named "bad") writes y, the graph output; loading m fails with an
+ * error naming the node and holding needle (case ci). */
+static void refused_naming(poprt__model *m, poprt__node *n, const char *needle, size_t ci)
+{
+    n->outputs[0] = poprt__graph_tensor(m->graph, "y");
+    tb_output(m, "y");
+    poprt_model *pm = NULL;
+    poprt_status st = tb_load(m, &pm);
+    ck_assert_ptr_null(pm);
+    ck_assert_int_ne(st, POPRT_OK);
+    ck_assert_msg(strstr(poprt_last_error(), "'bad'") && strstr(poprt_last_error(), needle),
+                  "case %zu: %s", ci, poprt_last_error());
+}
+
 /* A FusedMatMulInteger in a model file whose scale is missing, not float,
  * or of the wrong length fails at load naming the node and the input. */
 START_TEST(malformed_fused_matmul_integer_is_rejected)
@@ -922,15 +936,7 @@ START_TEST(malformed_fused_matmul_integer_is_rejected)
         poprt__node_set_input(n, 1, poprt__graph_tensor(m->graph, "b"));
         if (cases[ci].sn)
             poprt__node_set_input(n, 4, poprt__graph_tensor(m->graph, "s"));
-        n->outputs[0] = poprt__graph_tensor(m->graph, "y");
-        tb_output(m, "y");
-        poprt_model *pm = NULL;
-        poprt_status st = tb_load(m, &pm);
-        ck_assert_ptr_null(pm);
-        ck_assert_int_ne(st, POPRT_OK);
-        ck_assert_msg(strstr(poprt_last_error(), "'bad'") &&
-                          strstr(poprt_last_error(), cases[ci].needle),
-                      "case %zu: %s", ci, poprt_last_error());
+        refused_naming(m, n, cases[ci].needle, ci);
     }
 }
 END_TEST
@@ -962,15 +968,7 @@ START_TEST(malformed_qlinear_add_is_rejected)
         static const char *const ins[8] = {"a", "s", "z", "b", "s", "z", "s", "z"};
         for (int i = 0; i < cases[ci].n_in; i++)
             poprt__node_set_input(n, i, poprt__graph_tensor(m->graph, ins[i]));
-        n->outputs[0] = poprt__graph_tensor(m->graph, "y");
-        tb_output(m, "y");
-        poprt_model *pm = NULL;
-        poprt_status st = tb_load(m, &pm);
-        ck_assert_ptr_null(pm);
-        ck_assert_int_ne(st, POPRT_OK);
-        ck_assert_msg(strstr(poprt_last_error(), "'bad'") &&
-                          strstr(poprt_last_error(), cases[ci].needle),
-                      "case %zu: %s", ci, poprt_last_error());
+        refused_naming(m, n, cases[ci].needle, ci);
     }
 }
 END_TEST
