@@ -1526,8 +1526,9 @@ END_TEST
  * bits than float32 when the bfloat16 path ran. */
 enum { CV_C = 20, CV_H = 9, CV_W = 11, CV_M = 36 };
 
-static void cv_run(const poprt_model *pm, const char *precision, const char *threads,
-                   const float *x, float *const *y, const size_t *bytes)
+/* A session of pm with matmul_precision (NULL: the default) and threads. */
+static poprt_session *prec_session(const poprt_model *pm, const char *precision,
+                                   const char *threads)
 {
     poprt_options *o;
     ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
@@ -1536,6 +1537,14 @@ static void cv_run(const poprt_model *pm, const char *precision, const char *thr
     ck_assert_int_eq(poprt_options_set(o, "threads", threads), POPRT_OK);
     poprt_session *sess;
     ck_assert_msg(poprt_session_create(pm, o, &sess) == POPRT_OK, "%s", poprt_last_error());
+    poprt_options_free(o);
+    return sess;
+}
+
+static void cv_run(const poprt_model *pm, const char *precision, const char *threads,
+                   const float *x, float *const *y, const size_t *bytes)
+{
+    poprt_session *sess = prec_session(pm, precision, threads);
     poprt_stepio *io;
     ck_assert_int_eq(poprt_stepio_create(&io), POPRT_OK);
     const int64_t xd[4] = {1, CV_C, CV_H, CV_W};
@@ -1548,7 +1557,6 @@ static void cv_run(const poprt_model *pm, const char *precision, const char *thr
     ck_assert_msg(poprt_session_run(sess, io) == POPRT_OK, "%s", poprt_last_error());
     poprt_stepio_free(io);
     poprt_session_free(sess);
-    poprt_options_free(o);
 }
 
 /* output (m, oy, ox) of a k x k conv (stride st, pads pd), bias, Relu,
@@ -1636,6 +1644,165 @@ START_TEST(conv_precision_bfloat16)
 }
 END_TEST
 
+/* The channel-pair path of bfloat16 convolutions (kernels/x86/conv_pairs.c)
+ * over the geometries it must handle: 1-D, 2-D and 3-D, odd channel counts
+ * (a zero channel in the last pair), groups, batch 2, strides 1, 2 (the
+ * paired loads) and 3 (gathers), dilations, asymmetric pads, output rows
+ * wider and narrower than a 32-column panel, K in two blocks, chunks run
+ * one at a time and spread over lanes, with and without a Relu. Each output
+ * within 2e-5 of the sum of |terms| of sum r(x) r(w) + b in double (r:
+ * bfloat16 rounding where the CPU has a bfloat16 GEMM; float32 sums of up
+ * to 1200 terms), 1 and 2 threads bit-equal, and where the CPU has a
+ * bfloat16 GEMM the node's prepared data is the pair path's. */
+typedef struct pair_case {
+    int nsp;                 /* spatial dims */
+    int64_t N, C, M, G;
+    int64_t in[3], k[3], s[3], d[3], pb[3], pe[3];
+    int relu;
+} pair_case;
+
+static const pair_case pair_cases[] = {
+    {2, 2, 7, 40, 1, {13, 37}, {5, 5}, {1, 1}, {1, 1}, {2, 1}, {1, 2}, 1},
+    {2, 1, 6, 8, 2, {20, 23}, {3, 3}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, 0},
+    {2, 1, 130, 33, 1, {15, 15}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, 1},
+    {1, 1, 5, 12, 1, {100}, {7}, {2}, {1}, {3}, {3}, 0},
+    {3, 1, 4, 16, 1, {5, 6, 7}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, 1},
+    {2, 1, 16, 64, 1, {64, 64}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1},
+    {2, 1, 3, 64, 1, {30, 30}, {7, 7}, {2, 2}, {1, 1}, {3, 3}, {3, 3}, 1},
+    {2, 1, 8, 16, 1, {9, 9}, {1, 1}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, 0},
+};
+
+static int64_t pc_out(const pair_case *c, int i)
+{
+    return (c->in[i] + c->pb[i] + c->pe[i] - c->d[i] * (c->k[i] - 1) - 1) / c->s[i] + 1;
+}
+
+static void pc_run(const poprt_model *pm, const pair_case *c, const char *precision,
+                   const char *threads, const float *x, size_t nx, float *y, size_t ny,
+                   int *pairs_state)
+{
+    poprt_session *sess = prec_session(pm, precision, threads);
+    *pairs_state = 0;
+    const poprt__graph *g = sess->m->graph;
+    for (size_t i = 0; i < g->nodes.len; i++) {
+        const poprt__node *n = g->nodes.items[i];
+        const void *st = sess->prog->states[n->id];
+        uint64_t magic = 0;
+        if (st && sess->prog->state_sizes[n->id] >= sizeof magic)
+            memcpy(&magic, st, sizeof magic);
+        *pairs_state |= magic == 0x31525043525050ull; /* CONV_PAIRS_MAGIC */
+    }
+    poprt_stepio *io;
+    ck_assert_int_eq(poprt_stepio_create(&io), POPRT_OK);
+    int64_t xd[5] = {c->N, c->C};
+    for (int i = 0; i < c->nsp; i++)
+        xd[2 + i] = c->in[i];
+    ck_assert_int_eq(
+        poprt_stepio_set_input(io, "x", POPRT_DTYPE_FLOAT, xd, 2 + c->nsp, x, nx * sizeof(float)),
+        POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_set_output(io, "y", y, ny * sizeof(float)), POPRT_OK);
+    ck_assert_msg(poprt_session_run(sess, io) == POPRT_OK, "%s", poprt_last_error());
+    poprt_stepio_free(io);
+    poprt_session_free(sess);
+}
+
+START_TEST(conv_pairs_bfloat16)
+{
+    const pair_case *c = &pair_cases[_i];
+    /* lifted to 3 spatial dims: leading unit dims */
+    int64_t in[3] = {1, 1, 1}, k[3] = {1, 1, 1}, s[3] = {1, 1, 1}, d[3] = {1, 1, 1},
+            pb[3] = {0, 0, 0}, out[3] = {1, 1, 1};
+    for (int i = 0; i < c->nsp; i++) {
+        const int j = 3 - c->nsp + i;
+        in[j] = c->in[i];
+        k[j] = c->k[i];
+        s[j] = c->s[i];
+        d[j] = c->d[i];
+        pb[j] = c->pb[i];
+        out[j] = pc_out(c, i);
+    }
+    const int64_t Cg = c->C / c->G, Mg = c->M / c->G, ksz = k[0] * k[1] * k[2];
+    const int64_t isz = in[0] * in[1] * in[2], osz = out[0] * out[1] * out[2];
+    const size_t nx = (size_t)(c->N * c->C * isz), nw = (size_t)(c->M * Cg * ksz);
+    const size_t ny = (size_t)(c->N * c->M * osz);
+    float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w), *b = malloc(c->M * sizeof *b);
+    float *y1 = malloc(ny * sizeof *y1), *y2 = malloc(ny * sizeof *y2);
+    ck_assert(x && w && b && y1 && y2);
+    fill(x, nx, 41 + _i);
+    fill(w, nw, 51 + _i);
+    fill(b, (size_t)c->M, 61 + _i);
+    poprt__model *m = tb_model(17);
+    int64_t xd[5] = {c->N, c->C}, wd[5] = {c->M, Cg}, bd[1] = {c->M};
+    for (int i = 0; i < c->nsp; i++) {
+        xd[2 + i] = c->in[i];
+        wd[2 + i] = c->k[i];
+    }
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 2 + c->nsp, xd);
+    tb_const(m, "w", POPRT_DTYPE_FLOAT, 2 + c->nsp, wd, w);
+    tb_const(m, "b", POPRT_DTYPE_FLOAT, 1, bd, b);
+    poprt__node *n = tb_node(m, "Conv", 3, (const char *[]){"x", "w", "b"}, 1,
+                             (const char *[]){c->relu ? "c" : "y"});
+    int64_t pads[6];
+    for (int i = 0; i < c->nsp; i++) {
+        pads[i] = c->pb[i];
+        pads[c->nsp + i] = c->pe[i];
+    }
+    ck_assert_int_eq(poprt__rw_attr_ints(n, "pads", 2 * c->nsp, pads), POPRT_OK);
+    ck_assert_int_eq(poprt__rw_attr_ints(n, "strides", c->nsp, c->s), POPRT_OK);
+    ck_assert_int_eq(poprt__rw_attr_ints(n, "dilations", c->nsp, c->d), POPRT_OK);
+    ck_assert_int_eq(poprt__rw_attr_i(n, "group", c->G), POPRT_OK);
+    if (c->relu)
+        tb_node(m, "Relu", 1, (const char *[]){"c"}, 1, (const char *[]){"y"});
+    tb_output(m, "y");
+    poprt_model *pm;
+    ck_assert_msg(tb_load(m, &pm) == POPRT_OK, "%s", poprt_last_error());
+    int st1, st2;
+    pc_run(pm, c, "bfloat16", "1", x, nx, y1, ny, &st1);
+    pc_run(pm, c, "bfloat16", "2", x, nx, y2, ny, &st2);
+    const int bf = poprt__sgemm_best_bf16() != NULL;
+    ck_assert_int_eq(st1, bf);
+    ck_assert_int_eq(st2, bf);
+    ck_assert_msg(memcmp(y1, y2, ny * sizeof *y1) == 0, "case %d: 1 and 2 threads differ", _i);
+    for (int64_t in_ = 0; in_ < c->N; in_++)
+        for (int64_t mo = 0; mo < c->M; mo++)
+            for (int64_t q = 0; q < osz; q++) {
+                const int64_t o0 = q / (out[1] * out[2]), o1 = q / out[2] % out[1],
+                              o2 = q % out[2], gi = mo / Mg;
+                double sum = b[mo], mag = fabs(b[mo]);
+                for (int64_t ci = 0; ci < Cg; ci++)
+                    for (int64_t t = 0; t < ksz; t++) {
+                        const int64_t t0 = t / (k[1] * k[2]), t1 = t / k[2] % k[1], t2 = t % k[2];
+                        const int64_t i0 = o0 * s[0] - pb[0] + t0 * d[0],
+                                      i1 = o1 * s[1] - pb[1] + t1 * d[1],
+                                      i2 = o2 * s[2] - pb[2] + t2 * d[2];
+                        if (i0 < 0 || i0 >= in[0] || i1 < 0 || i1 >= in[1] || i2 < 0 ||
+                            i2 >= in[2])
+                            continue;
+                        float xv = x[((in_ * c->C + gi * Cg + ci) * in[0] + i0) * in[1] * in[2] +
+                                     i1 * in[2] + i2];
+                        float wv = w[(mo * Cg + ci) * ksz + t];
+                        if (bf) {
+                            xv = bf16_round(xv);
+                            wv = bf16_round(wv);
+                        }
+                        sum += (double)xv * wv;
+                        mag += fabs((double)xv * wv);
+                    }
+                const double want = c->relu && sum < 0 ? 0 : sum;
+                const float got = y1[(in_ * c->M + mo) * osz + q];
+                ck_assert_msg(fabs(got - want) <= 2e-5 * mag + 1e-30,
+                              "case %d [%ld][%ld][%ld]: %.9g, expected %.9g", _i, (long)in_,
+                              (long)mo, (long)q, (double)got, want);
+            }
+    poprt_model_free(pm);
+    free(x);
+    free(w);
+    free(b);
+    free(y1);
+    free(y2);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("compiler");
@@ -1661,6 +1828,8 @@ int main(void)
     tcase_add_test(tc, float16_storage_casts_do_not_round);
     tcase_add_test(tc, matmul_precision_bfloat16);
     tcase_add_test(tc, conv_precision_bfloat16);
+    tcase_add_loop_test(tc, conv_pairs_bfloat16, 0,
+                        (int)(sizeof pair_cases / sizeof pair_cases[0]));
     tcase_add_test(tc, qdq_products_fuse_into_integer_operators);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -129,6 +129,12 @@ static poprt_status conv_f32(poprt__kctx *k, const poprt__conv_plan *p, const fl
         if (packed) /* else packed for another CPU (an executable file): the paths below */
             return poprt__x86_conv_blocked(k, p, poprt__convb_best(), x, b, packed, w_group, y);
     }
+    {
+        uint64_t per;
+        const unsigned char *apack = poprt__x86_conv_pairs_state(k, p, &per);
+        if (apack) /* else another path's, or packed for another CPU: the paths below */
+            return poprt__x86_conv_pairs(k, p, x, b, apack, per, y);
+    }
     if (k->state && k->state_size >= CONV_PACK_HEADER) {
         uint64_t h[4];
         memcpy(h, k->state, sizeof h);
@@ -317,6 +323,26 @@ static const poprt__sgemm_variant *conv_variant(int64_t M, int64_t N)
     return poprt__sgemm_fit(poprt__sgemm_best(), M, N);
 }
 
+/* The node's window lifted to 3-D (1-D to 3-D convs whose X and W shapes
+ * are known), 1; else 0. */
+static int prep_geom(const poprt__prep_ctx *c, const poprt__type *xt, const poprt__type *wt,
+                     int64_t Cg, int64_t Kc, poprt__geom3 *g3)
+{
+    if (!xt || xt->rank != wt->rank || wt->rank - 2 > 3)
+        return 0;
+    const int nsp = wt->rank - 2;
+    int64_t in_sp[3], ker[3];
+    for (int i = 0; i < nsp; i++) {
+        in_sp[i] = xt->dims[2 + i].value;
+        ker[i] = wt->dims[2 + i].value;
+        if (in_sp[i] < 0 || ker[i] <= 0)
+            return 0;
+    }
+    poprt__nn_geom gg;
+    return poprt__nn_window_geom(c->node, nsp, in_sp, ker, 0, &gg) == POPRT_OK &&
+           poprt__geom3_lift(&gg, g3) && g3->k_sz * Cg == Kc;
+}
+
 poprt_status poprt__x86_conv_prepare(poprt__prep_ctx *c, void **state, size_t *size)
 {
     *state = NULL;
@@ -351,24 +377,23 @@ poprt_status poprt__x86_conv_prepare(poprt__prep_ctx *c, void **state, size_t *s
             : NULL;
     if (bf)
         bf = poprt__sgemm_fit(bf, Mg, out_sz);
+    poprt__geom3 g3;
+    const int known = prep_geom(c, xt, wt, Cg, Kc, &g3);
+    /* convs that need an im2col: channel pairs straight into packed B */
+    if (bf && known && poprt__x86_conv_pairs_fits(&g3, Cg, bf))
+        return poprt__x86_conv_pairs_pack(bf, c->in[1].data, G, Mg, Cg, g3.k_sz, state, size);
     /* direct and tiled paths */
     const poprt__sgemm_variant *v = bf ? bf : conv_variant(Mg, out_sz);
-    if (!bf && xt && xt->rank == 4 && wt->rank == 4 && G == 1 && poprt__convb_best()) {
-        int64_t in_sp[2] = {xt->dims[2].value, xt->dims[3].value};
-        int64_t ker[2] = {wt->dims[2].value, wt->dims[3].value};
-        poprt__nn_geom gg;
-        poprt__geom3 g3;
-        /* 1x1 convs stay on the GEMM paths: with no taps to share the
-         * input's blocking and the output's transposition, those cost more
-         * than they save (resnet50's 1x1 convs 0.85x slower blocked) */
-        /* (unless an operand is NCHW16c, lib/compiler/layout.c: then there
-         * is neither) */
-        const int blk = layout_blocked(c->node, "x_layout") || layout_blocked(c->node, "y_layout");
-        if (in_sp[0] > 0 && in_sp[1] > 0 &&
-            poprt__nn_window_geom(c->node, 2, in_sp, ker, 0, &gg) == POPRT_OK &&
-            poprt__geom3_lift(&gg, &g3) && poprt__x86_convb_fits(&g3, G) && (g3.k_sz > 1 || blk))
-            return poprt__x86_convb_pack(c->in[1].data, M, Cg, ker[0], ker[1], state, size);
-    }
+    /* 1x1 convs stay on the GEMM paths: with no taps to share the input's
+     * blocking and the output's transposition, those cost more than they
+     * save (resnet50's 1x1 convs 0.85x slower blocked), unless an operand is
+     * NCHW16c (lib/compiler/layout.c: then there is neither) */
+    if (!bf && known && wt->rank == 4 && G == 1 && poprt__convb_best() && g3.in[1] > 0 &&
+        g3.in[2] > 0 && poprt__x86_convb_fits(&g3, G) &&
+        (g3.k_sz > 1 || layout_blocked(c->node, "x_layout") ||
+         layout_blocked(c->node, "y_layout")))
+        return poprt__x86_convb_pack(c->in[1].data, M, Cg, wt->dims[2].value, wt->dims[3].value,
+                                     state, size);
     if (!bf && wt->rank <= 4 && poprt__x86_conv_trans_fits(G, M, Kc, out_sz)) {
         /* small images: W^T as the GEMM's pre-packed B operand */
         const size_t per = (poprt__sgemm_pack_b_size(NULL, Kc, M) + 63) & ~(size_t)63;
@@ -386,49 +411,35 @@ poprt_status poprt__x86_conv_prepare(poprt__prep_ctx *c, void **state, size_t *s
             return POPRT_OK;
         }
     }
-    if (!bf && xt && xt->rank == wt->rank && wt->rank - 2 <= 3) {
+    if (!bf && known && poprt__x86_conv_direct_fits(&g3, Cg, v)) {
         /* stride-1 convs of the direct path: weights per MR-row panel and tap */
-        const int nsp = wt->rank - 2;
-        int64_t in_sp[3], ker[3];
-        int known = 1;
-        for (int i = 0; i < nsp; i++) {
-            in_sp[i] = xt->dims[2 + i].value;
-            ker[i] = wt->dims[2 + i].value;
-            known &= in_sp[i] >= 0 && ker[i] > 0;
+        const int64_t MR = v->mr, panels = (Mg + MR - 1) / MR, ksz = g3.k_sz;
+        const size_t per = ((size_t)(panels * MR * Kc) * sizeof(float) + 63) & ~(size_t)63;
+        const size_t total = CONV_PACK_HEADER + per * (size_t)G;
+        float *blob = poprt__aligned_alloc(total);
+        if (!blob)
+            return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory packing Conv weights");
+        memset(blob, 0, total);
+        uint64_t h[8] = {CONV_DIRECT_MAGIC, (uint64_t)G, (uint64_t)Mg, per, (uint64_t)Cg,
+                         (uint64_t)ksz, (uint64_t)(v - poprt__sgemm_variants),
+                         (uint64_t)v->nr << 16 | (uint64_t)MR};
+        memcpy(blob, h, sizeof h);
+        const float *w = c->in[1].data;
+        /* (asked once: the function is in conv_direct.c now) */
+        const int taps = poprt__x86_conv_direct_taps(v, ksz);
+        for (int64_t gi = 0; gi < G; gi++) {
+            float *dst = (float *)((unsigned char *)blob + CONV_PACK_HEADER + per * (size_t)gi);
+            for (int64_t m = 0; m < Mg; m++)
+                for (int64_t ci = 0; ci < Cg; ci++)
+                    for (int64_t t = 0; t < ksz; t++)
+                        dst[(taps ? ((m / MR) * Cg + ci) * ksz + t
+                                  : ((m / MR) * ksz + t) * Cg + ci) *
+                                MR +
+                            m % MR] = w[((gi * Mg + m) * Cg + ci) * ksz + t];
         }
-        poprt__nn_geom gg;
-        poprt__geom3 g3;
-        if (known && poprt__nn_window_geom(c->node, nsp, in_sp, ker, 0, &gg) == POPRT_OK &&
-            poprt__geom3_lift(&gg, &g3) && g3.k_sz * Cg == Kc &&
-            poprt__x86_conv_direct_fits(&g3, Cg, v)) {
-            const int64_t MR = v->mr, panels = (Mg + MR - 1) / MR, ksz = g3.k_sz;
-            const size_t per = ((size_t)(panels * MR * Kc) * sizeof(float) + 63) & ~(size_t)63;
-            const size_t total = CONV_PACK_HEADER + per * (size_t)G;
-            float *blob = poprt__aligned_alloc(total);
-            if (!blob)
-                return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory packing Conv weights");
-            memset(blob, 0, total);
-            uint64_t h[8] = {CONV_DIRECT_MAGIC, (uint64_t)G, (uint64_t)Mg, per, (uint64_t)Cg,
-                             (uint64_t)ksz, (uint64_t)(v - poprt__sgemm_variants),
-                             (uint64_t)v->nr << 16 | (uint64_t)MR};
-            memcpy(blob, h, sizeof h);
-            const float *w = c->in[1].data;
-            /* (asked once: the function is in conv_direct.c now) */
-            const int taps = poprt__x86_conv_direct_taps(v, ksz);
-            for (int64_t gi = 0; gi < G; gi++) {
-                float *dst = (float *)((unsigned char *)blob + CONV_PACK_HEADER + per * (size_t)gi);
-                for (int64_t m = 0; m < Mg; m++)
-                    for (int64_t ci = 0; ci < Cg; ci++)
-                        for (int64_t t = 0; t < ksz; t++)
-                            dst[(taps ? ((m / MR) * Cg + ci) * ksz + t
-                                      : ((m / MR) * ksz + t) * Cg + ci) *
-                                    MR +
-                                m % MR] = w[((gi * Mg + m) * Cg + ci) * ksz + t];
-            }
-            *state = blob;
-            *size = total;
-            return POPRT_OK;
-        }
+        *state = blob;
+        *size = total;
+        return POPRT_OK;
     }
     const size_t per = (poprt__sgemm_pack_a_size(v, Mg, Kc) + 63) & ~(size_t)63;
     if (!per)
@@ -547,7 +558,7 @@ int poprt__x86_conv_state_usable(const void *state, size_t size)
         return 1;
     memcpy(h, state, sizeof h);
     const unsigned char *body = (const unsigned char *)state + CONV_PACK_HEADER;
-    if (h[0] == CONV_PACK_MAGIC || h[0] == CONV_TRANS_MAGIC) {
+    if (h[0] == CONV_PACK_MAGIC || h[0] == CONV_TRANS_MAGIC || h[0] == CONV_PAIRS_MAGIC) {
         /* the first group's packed operand names the variant of all */
         const poprt__sgemm_variant *v =
             size > CONV_PACK_HEADER ? poprt__sgemm_packed_variant(body) : NULL;

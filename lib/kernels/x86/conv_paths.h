@@ -87,6 +87,48 @@ int poprt__x86_conv_trans_fits(int64_t G, int64_t M, int64_t Kc, int64_t out_sz)
 poprt_status poprt__x86_conv_trans(poprt__kctx *k, const poprt__conv_plan *p, int pointwise,
                                    const float *x, const float *b, const void *bpack, float *y);
 
+/* ---- conv_pairs.c: bfloat16 convolution on channel pairs ---- */
+#define CONV_PAIRS_MAGIC 0x31525043525050ull /* "PPRCPR1" */
+/* Whether the pair path runs a conv with these weights (not pointwise:
+ * that one's B is X itself) on v, a bfloat16 GEMM variant. */
+int poprt__x86_conv_pairs_fits(const poprt__geom3 *g, int64_t Cg,
+                               const poprt__sgemm_variant *v);
+/* The weights (G groups of Mg x Cg x k_sz) as v's packed A in the pair
+ * order of conv_pairs.c, one block per group after a CONV_PACK_HEADER. */
+poprt_status poprt__x86_conv_pairs_pack(const poprt__sgemm_variant *v, const float *w,
+                                        int64_t G, int64_t Mg, int64_t Cg, int64_t k_sz,
+                                        void **state, size_t *size);
+/* The node's pair-path weights for this CPU and plan, or NULL (another
+ * path's, or packed for another CPU: an executable file); per-group bytes
+ * in *per. */
+const unsigned char *poprt__x86_conv_pairs_state(const poprt__kctx *k, const poprt__conv_plan *p,
+                                                 uint64_t *per);
+poprt_status poprt__x86_conv_pairs(poprt__kctx *k, const poprt__conv_plan *p, const float *x,
+                                   const float *b, const unsigned char *apack, uint64_t per,
+                                   float *y);
+
+/* conv_pairs_avx512.c: a run of a panel's columns that lie in one output
+ * row (lanes [j, j + n) of the panel, output columns ow..ow + n - 1), with
+ * that row's input origin d = od*s0 - pb0, h = oh*s1 - pb1, w = ow*s2 - pb2. */
+typedef struct poprt__pairs_run {
+    int64_t j, n, d, h, w;
+} poprt__pairs_run;
+/* What the B packer reads: X as pair words (xp[cp * in_sz + pos]), the
+ * taps' offsets (kd*d0, kh*d1, kw*d2 per tap), the runs of each panel
+ * (panel i: runs[panel_runs[i] .. panel_runs[i + 1])) and where B goes. */
+typedef struct poprt__pairs_b {
+    const poprt__geom3 *g;
+    const uint32_t *xp;
+    const int64_t *taps;
+    const poprt__pairs_run *runs;
+    const int64_t *panel_runs;
+    const poprt__sgemm_b_layout *l;
+} poprt__pairs_b;
+void poprt__conv_pairs_convert_avx512(const float *x, int64_t Cg, int64_t in_sz, int64_t cp0,
+                                      int64_t cp1, uint32_t *xp);
+/* Panels [i0, i1) of every K block of B. */
+void poprt__conv_pairs_pack_b_avx512(const poprt__pairs_b *t, int64_t i0, int64_t i1);
+
 /* ---- conv_direct.c ---- */
 /* Whether v's tap micro-kernel runs this conv (its weights then packed
  * channel-major), and whether the direct path pays off. */

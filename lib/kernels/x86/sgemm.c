@@ -393,6 +393,31 @@ void poprt__sgemm_pack_b(const poprt__sgemm_variant *v, const poprt__par *par, i
     }
 }
 
+void poprt__sgemm_pack_b_begin(const poprt__sgemm_variant *v, int64_t K, int64_t N, void *dst,
+                               poprt__sgemm_b_layout *l)
+{
+    write_hdr(dst, v, 'B', v->nr, N, K);
+    const kblocks kb = k_blocks(v, K);
+    l->data = (uint32_t *)((char *)dst + PACK_HDR);
+    l->K = K;
+    l->N = N;
+    l->kcb = kb.kcb;
+    l->nkb = kb.nkb;
+    l->npanels = (N + v->nr - 1) / v->nr;
+    l->nr = v->nr;
+    l->kalign = v->kalign > 1 ? v->kalign : 1;
+}
+
+uint32_t *poprt__sgemm_b_panel(const poprt__sgemm_b_layout *l, int64_t b, int64_t i,
+                               int64_t *pairs, int64_t *words)
+{
+    /* kcb is a multiple of 2 * kalign: the blocks before b take k0 / 2 rows */
+    const int64_t k0 = b * l->kcb, kc = l->K - k0 < l->kcb ? l->K - k0 : l->kcb;
+    *pairs = (kc + 1) / 2;
+    *words = round_up(*pairs, l->kalign);
+    return l->data + (k0 / 2) * l->npanels * l->nr + i * l->nr * *words;
+}
+
 /* ---- compute ---------------------------------------------------------------- */
 
 typedef struct gemm_job {

@@ -136,6 +136,24 @@ const poprt__sgemm_variant *poprt__sgemm_packed_variant(const void *p);
  * it (header consistent with its variant, data complete): what a prepared
  * state read from an executable file must pass before it is used. */
 int poprt__sgemm_packed_fits(const void *p, size_t size);
+/* A packed B its producer writes itself, word by word (variants with kpack
+ * 2, whose B is never read in place): poprt__sgemm_pack_b_begin writes the
+ * header of a K x N operand at dst (poprt__sgemm_pack_b_size bytes, 64-byte
+ * aligned) and fills *l. K block b (k from b * kcb, the last one shorter)
+ * holds npanels panels of nr columns, each `words` rows of nr 32-bit words:
+ * word (p, j), p < pairs, is bf16(B(k0 + 2p, i*nr + j)) | bf16(B(k0 + 2p + 1,
+ * i*nr + j)) << 16 (poprt__sgemm_pack_bf16's words); rows pairs..words-1,
+ * and the columns past N, are zero. The producer writes all of them. */
+typedef struct poprt__sgemm_b_layout {
+    uint32_t *data;
+    int64_t K, N, kcb, nkb, npanels;
+    int nr, kalign;
+} poprt__sgemm_b_layout;
+void poprt__sgemm_pack_b_begin(const poprt__sgemm_variant *v, int64_t K, int64_t N, void *dst,
+                               poprt__sgemm_b_layout *l);
+/* Panel i of K block b: its first word; *pairs and *words as above. */
+uint32_t *poprt__sgemm_b_panel(const poprt__sgemm_b_layout *l, int64_t b, int64_t i,
+                               int64_t *pairs, int64_t *words);
 /* Workspace for poprt__sgemm_packed (packs the operands given unpacked). */
 size_t poprt__sgemm_packed_workspace(const void *Apacked, const void *Bpacked, int transA,
                                      int transB, int64_t M, int64_t N, int64_t K);

@@ -22,6 +22,7 @@
 #include <immintrin.h>
 #include <stdint.h>
 #include <string.h>
+#include "kernels/x86/bf16_words.h"
 #include "kernels/x86/sgemm.h"
 
 #define MR 32
@@ -131,18 +132,6 @@ static inline __m512 load_n(const float *s, int n)
                    : _mm512_setzero_ps();
 }
 
-/* Two vectors of 16 floats as 16 pair words: lo gives the even k, hi the
- * odd ones (word i = bf16(lo[i]) | bf16(hi[i]) << 16). */
-static inline __m512i pair_words(__m512 even, __m512 odd)
-{
-    __m256i h0, h1;
-    const __m256bh c0 = _mm512_cvtneps_pbh(even), c1 = _mm512_cvtneps_pbh(odd);
-    memcpy(&h0, &c0, sizeof h0);
-    memcpy(&h1, &c1, sizeof h1);
-    return _mm512_or_si512(_mm512_cvtepu16_epi32(h0),
-                           _mm512_slli_epi32(_mm512_cvtepu16_epi32(h1), 16));
-}
-
 void poprt__sgemm_pack_a_bf16_amx(int64_t kc, int n, const float *src, int64_t rs, int64_t ps,
                                   int width, float *dst)
 {
@@ -179,7 +168,7 @@ void poprt__sgemm_pack_a_bf16_amx(int64_t kc, int n, const float *src, int64_t r
             const int two = 2 * p + 1 < kc;
             for (int r = 0; r < n; r += 16) {
                 const int left = n - r >= 16 ? 16 : n - r;
-                const __m512i w = pair_words(load_n(s0 + r, left),
+                const __m512i w = poprt__bf16_pair_words(load_n(s0 + r, left),
                                              two ? load_n(s1 + r, left) : _mm512_setzero_ps());
                 _mm512_mask_i32scatter_epi32(d + (p / KT * width + r) * KT + p % KT,
                                              (__mmask16)((1u << left) - 1), idx, w, 4);

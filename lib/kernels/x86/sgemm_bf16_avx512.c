@@ -10,6 +10,7 @@
  * the products exact, the sum in float32. */
 #include <immintrin.h>
 #include <string.h>
+#include "kernels/x86/bf16_words.h"
 #include "kernels/x86/sgemm.h"
 
 #define INLINE static inline __attribute__((always_inline))
@@ -171,12 +172,7 @@ void poprt__sgemm_pack_bf16_avx512(int64_t kc, int n, const float *src, int64_t 
                 const int left = n - r >= 16 ? 16 : n - r > 0 ? n - r : 0;
                 const __m512 x0 = load_n(s0 + r, left);
                 const __m512 x1 = two ? load_n(s1 + r, left) : _mm512_setzero_ps();
-                __m256i h0, h1;
-                const __m256bh c0 = _mm512_cvtneps_pbh(x0), c1 = _mm512_cvtneps_pbh(x1);
-                memcpy(&h0, &c0, sizeof h0);
-                memcpy(&h1, &c1, sizeof h1);
-                const __m512i w = _mm512_or_si512(
-                    _mm512_cvtepu16_epi32(h0), _mm512_slli_epi32(_mm512_cvtepu16_epi32(h1), 16));
+                const __m512i w = poprt__bf16_pair_words(x0, x1);
                 if (width - r >= 16)
                     _mm512_storeu_si512(d + p * width + r, w);
                 else

@@ -1,0 +1,20 @@
+/* bfloat16 pair words, as every bfloat16 packer writes them: for 16 lanes,
+ * bf16(even[i]) | bf16(odd[i]) << 16, each rounded to nearest even
+ * (VCVTNEPS2BF16). Only for files compiled with -mavx512bf16, entered on
+ * CPUs that have it. */
+#ifndef POPRT_X86_BF16_WORDS_H
+#define POPRT_X86_BF16_WORDS_H
+#include <immintrin.h>
+#include <string.h>
+
+static inline __m512i poprt__bf16_pair_words(__m512 even, __m512 odd)
+{
+    __m256i h0, h1;
+    const __m256bh c0 = _mm512_cvtneps_pbh(even), c1 = _mm512_cvtneps_pbh(odd);
+    memcpy(&h0, &c0, sizeof h0);
+    memcpy(&h1, &c1, sizeof h1);
+    return _mm512_or_si512(_mm512_cvtepu16_epi32(h0),
+                           _mm512_slli_epi32(_mm512_cvtepu16_epi32(h1), 16));
+}
+
+#endif
