@@ -73,31 +73,57 @@ void poprt__x86_row_plus(float *d, const float *s, float v, int64_t n)
     row_plus(d, s, v, n);
 }
 
-typedef struct conv_epi_task {
-    const poprt__conv_plan *p;
-    float *y;
-    int64_t off;    /* of the block's first row */
-    const float *b; /* the rows' bias, or NULL */
-} conv_epi_task;
-
-/* The same on block [m0, m1) x [n0, n1) of the output rows, as the GEMM's
- * epilogue (poprt__sgemm_epi). */
-static void conv_epi_block(void *ctx, int64_t m0, int64_t m1, int64_t n0, int64_t n1)
+/* y[i] = relu?(y[i] + b + z[i]) (z NULL: no z), the bias, residual and Relu
+ * passes of a row in one: the same float operations in the same order as
+ * row_plus, the Add kernel and Relu's max(0, v) (NaN and -0 kept), so the
+ * same bits (compiled per vector width, as row_plus). */
+POPRT__CLONES
+static void row_bias_z_relu(float *restrict y, float b, const float *restrict z, int relu,
+                            int64_t n)
 {
-    const conv_epi_task *t = ctx;
-    const int64_t n = t->p->g.out_sz;
+    if (z && relu)
+        for (int64_t i = 0; i < n; i++) {
+            const float v = (y[i] + b) + z[i];
+            y[i] = 0.0f > v ? 0.0f : v;
+        }
+    else if (z)
+        for (int64_t i = 0; i < n; i++)
+            y[i] = (y[i] + b) + z[i];
+    else if (relu)
+        for (int64_t i = 0; i < n; i++) {
+            const float v = y[i] + b;
+            y[i] = 0.0f > v ? 0.0f : v;
+        }
+    else
+        for (int64_t i = 0; i < n; i++)
+            y[i] = y[i] + b;
+}
+
+void poprt__x86_conv_epi_block(void *ctx, int64_t m0, int64_t m1, int64_t n0, int64_t n1)
+{
+    const poprt__conv_epi_task *t = ctx;
+    const poprt__conv_plan *p = t->p;
+    const int64_t n = p->g.out_sz;
+    /* bias, Z and a Relu (or no activation) in one pass over each row */
+    const int one = t->b && !p->n_post && !p->fp8 &&
+                    (p->act == CONV_ACT_NONE || p->act == CONV_ACT_RELU);
     for (int64_t m = m0; m < m1; m++) {
         float *row = t->y + t->off + m * n + n0;
+        if (one) {
+            row_bias_z_relu(row, t->b[m], p->z ? p->z + (row - t->y) : NULL,
+                            p->act == CONV_ACT_RELU, n1 - n0);
+            continue;
+        }
         if (t->b)
             poprt__x86_row_plus(row, row, t->b[m], n1 - n0);
-        if (poprt__x86_conv_has_epilogue(t->p))
-            poprt__x86_conv_epilogue(t->p, t->y, row - t->y, n1 - n0);
+        if (poprt__x86_conv_has_epilogue(p))
+            poprt__x86_conv_epilogue(p, t->y, row - t->y, n1 - n0);
     }
 }
 
 static void conv_epi_task_fn(void *ctx, int64_t m0, int64_t m1)
 {
-    conv_epi_block(ctx, m0, m1, 0, ((const conv_epi_task *)ctx)->p->g.out_sz);
+    poprt__x86_conv_epi_block(ctx, m0, m1, 0, ((const poprt__conv_epi_task *)ctx)->p->g.out_sz);
 }
 
 static poprt_status conv_layout(poprt__kctx *k, const poprt__conv_plan *p, const float *x,
@@ -219,12 +245,12 @@ static poprt_status conv_f32(poprt__kctx *k, const poprt__conv_plan *p, const fl
             }
             const float beta = 0.0f; /* the bias is added with the epilogue */
             int done = 0;
-            conv_epi_task et = {p, y, yg - y, b ? b + gi * p->Mg : NULL};
+            poprt__conv_epi_task et = {p, y, yg - y, b ? b + gi * p->Mg : NULL};
             const int epilogue = b || poprt__x86_conv_has_epilogue(p);
             if (apack) {
                 /* the bias and epilogue run on each finished block of Y */
                 poprt__par par = poprt__par_kctx(k);
-                const poprt__sgemm_epi epi = {conv_epi_block, &et};
+                const poprt__sgemm_epi epi = {poprt__x86_conv_epi_block, &et};
                 done = poprt__sgemm_packed_epi(&par, pws, 0, 0, p->Mg, g->out_sz, p->Kc, 1.0f,
                                                NULL, 0, apack + (uint64_t)gi * per_group, B,
                                                g->out_sz, NULL, beta, yg, g->out_sz,

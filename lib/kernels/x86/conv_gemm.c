@@ -98,16 +98,8 @@ static void conv_tile_lane_fn(void *ctx, int64_t l0, int64_t l1)
             (void)poprt__sgemm_packed(NULL, ws, 0, 0, p->Mg, cols, p->Kc, 1.0f, NULL, 0,
                                       t->apack + (uint64_t)gi * t->per_group, col, cols, NULL,
                                       0.0f, yg, g->out_sz);
-            if (t->b) {
-                const float *bg = t->b + gi * p->Mg;
-                for (int64_t m = 0; m < p->Mg; m++) {
-                    float *row = yg + m * g->out_sz;
-                    poprt__x86_row_plus(row, row, bg[m], cols);
-                }
-            }
-            if (poprt__x86_conv_has_epilogue(p))
-                for (int64_t m = 0; m < p->Mg; m++)
-                    poprt__x86_conv_epilogue(p, t->y, yg + m * g->out_sz - t->y, cols);
+            poprt__conv_epi_task e = {p, t->y, yg - t->y, t->b ? t->b + gi * p->Mg : NULL};
+            poprt__x86_conv_epi_block(&e, 0, p->Mg, 0, cols);
         }
     }
 }

@@ -117,6 +117,7 @@ typedef struct pairs_job {
     uint64_t per;
     const poprt__sgemm_variant *v;
     int64_t Cp, Kp, cw, nchunks, items, lanes, n;
+    int64_t next; /* the next item a lane takes (atomic) */
     const int64_t *taps;
     uint32_t *xp;
     unsigned char *scratch; /* per lane: packed B, runs, panel_runs */
@@ -146,25 +147,6 @@ static void make_runs(const poprt__geom3 *g, int64_t c0, int64_t c1, poprt__pair
     panel_runs[i] = nr;
 }
 
-typedef struct pairs_epi {
-    const poprt__conv_plan *p;
-    float *y, *yc; /* Y, and the chunk's first column of the group's first channel */
-    const float *b;
-} pairs_epi;
-
-static void pairs_epi_fn(void *ctx, int64_t m0, int64_t m1, int64_t n0, int64_t n1)
-{
-    const pairs_epi *e = ctx;
-    const int64_t Q = e->p->g.out_sz;
-    for (int64_t m = m0; m < m1; m++) {
-        float *row = e->yc + m * Q + n0;
-        if (e->b)
-            poprt__x86_row_plus(row, row, e->b[m], n1 - n0);
-        if (poprt__x86_conv_has_epilogue(e->p))
-            poprt__x86_conv_epilogue(e->p, e->y, row - e->y, n1 - n0);
-    }
-}
-
 static void pack_panels_fn(void *ctx, int64_t i0, int64_t i1)
 {
     poprt__conv_pairs_pack_b_avx512(ctx, i0, i1);
@@ -189,8 +171,8 @@ static void pairs_item(const pairs_job *t, int64_t it, unsigned char *mem, poprt
     else
         poprt__conv_pairs_pack_b_avx512(&pb, 0, l.npanels);
     float *yc = t->y + (t->n * p->M + gi * p->Mg) * g->out_sz + c0;
-    pairs_epi e = {p, t->y, yc, t->b ? t->b + gi * p->Mg : NULL};
-    const poprt__sgemm_epi epi = {pairs_epi_fn, &e};
+    poprt__conv_epi_task e = {p, t->y, yc - t->y, t->b ? t->b + gi * p->Mg : NULL};
+    const poprt__sgemm_epi epi = {poprt__x86_conv_epi_block, &e};
     const int epilogue = t->b || poprt__x86_conv_has_epilogue(p);
     poprt__par par = poprt__par_kctx(k);
     /* both operands packed for one usable variant (checked): cannot fail */
@@ -199,11 +181,14 @@ static void pairs_item(const pairs_job *t, int64_t it, unsigned char *mem, poprt
                                   g->out_sz, epilogue ? &epi : NULL);
 }
 
+/* Lane l takes the next item not taken yet until none is left: a lane per
+ * thread and no fixed share, so a thread that finishes early (or runs
+ * alone) takes more. Which lane computes an item does not change its bits. */
 static void pairs_lane_fn(void *ctx, int64_t l0, int64_t l1)
 {
-    const pairs_job *t = ctx;
+    pairs_job *t = ctx;
     for (int64_t l = l0; l < l1; l++)
-        for (int64_t it = l; it < t->items; it += t->lanes)
+        for (int64_t it; (it = __atomic_fetch_add(&t->next, 1, __ATOMIC_RELAXED)) < t->items;)
             pairs_item(t, it, t->scratch + (size_t)l * t->lane_bytes, NULL);
 }
 
@@ -255,7 +240,8 @@ poprt_status poprt__x86_conv_pairs(poprt__kctx *k, const poprt__conv_plan *p, co
     t.cw = cw;
     t.nchunks = poprt__ceil_div(g->out_sz, cw);
     t.items = p->G * t.nchunks;
-    t.lanes = t.items >= PAIRS_MIN_ITEMS ? (t.items < CONV_LANES ? t.items : CONV_LANES) : 1;
+    const int64_t threads = poprt__kctx_threads(k);
+    t.lanes = t.items < PAIRS_MIN_ITEMS ? 1 : t.items < threads ? t.items : threads;
     const int64_t panels = poprt__ceil_div(cw, 32);
     t.b_bytes = align64(poprt__sgemm_pack_b_size(t.v, t.Kp, cw));
     t.runs_bytes = align64((size_t)(panels * 32) * sizeof(poprt__pairs_run));
@@ -282,6 +268,7 @@ poprt_status poprt__x86_conv_pairs(poprt__kctx *k, const poprt__conv_plan *p, co
     t.taps = taps;
     for (t.n = 0; t.n < p->N; t.n++) {
         poprt__kctx_parallel_for(k, p->G * t.Cp, 1 + 65536 / (g->in_sz + 1), convert_fn, &t);
+        t.next = 0;
         if (t.lanes > 1)
             poprt__kctx_parallel_for(k, t.lanes, 1, pairs_lane_fn, &t);
         else

@@ -75,6 +75,17 @@ void poprt__x86_conv_epilogue(const poprt__conv_plan *p, float *y, int64_t off, 
 /* d[i] = s[i] + v (d may be s): the bias pass of the paths. */
 void poprt__x86_row_plus(float *d, const float *s, float v, int64_t n);
 
+/* The bias (b: the block's rows', or NULL) and the epilogue on block
+ * [m0, m1) x [n0, n1) of output rows y + off + m * out_sz + n, as the
+ * GEMM's epilogue (poprt__sgemm_epi: ctx a poprt__conv_epi_task). */
+typedef struct poprt__conv_epi_task {
+    const poprt__conv_plan *p;
+    float *y;
+    int64_t off;    /* of the block's first row */
+    const float *b; /* the rows' bias, or NULL */
+} poprt__conv_epi_task;
+void poprt__x86_conv_epi_block(void *ctx, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
+
 /* ---- conv_gemm.c ---- */
 /* Runs the conv tiled when the weights are pre-packed for this CPU and the
  * shape gives enough work items; *done 0: the caller takes the plain path. */
