@@ -76,7 +76,7 @@ static const char *const valued_options[] = {
     "convert_version", "remove_outputs", "checkpoints", "fp16_skip_op_types",
     "fp8_skip_op_names", "fp8_params", "calibration_loss_type", "calibration_data",
     "input_data", "output_data", "compare", "compare_rtol", "compare_atol", "fill",
-    "num_of_layers_keep_fp16", "fp8_target_cosine", "manual_sharding_config", "merge_matmul",
+    "num_of_layers_keep_fp16", "fp8_target_cosine", "bf16_target_cosine", "manual_sharding_config", "merge_matmul",
     "merge_matmul_add", "merge_moe", "serialize_matmul", "serialize_matmul_add",
     "serve_rate", "serve_seconds", "serve_concurrency", "runner_options",
     "max_tensor_size", "remap_mode", "pack_args", "print_completion",
@@ -107,7 +107,7 @@ void cli_usage(FILE *f) {
             "             [--fp8_skip_op_names NAMES] [--fp8_params FP8_PARAMS]\n"
             "             [--calibration_loss_type {mse,mae,snr,kld,cos_dist,gptq}]\n"
             "             [--calibration_data DIR] [--data_preprocess DIR] [--calibrate]\n"
-            "             [--num_of_layers_keep_fp16 N] [--fp8_target_cosine C]\n"
+            "             [--num_of_layers_keep_fp16 N] [--fp8_target_cosine C] [--bf16_target_cosine C]\n"
             "             [--precision_compare]\n"
             "             [--remove_outputs NAMES] [--checkpoints NAMES]\n"
             "             [--merge_matmul NAMES] [--merge_matmul_add NAMES] [--merge_moe NAMES]\n"
@@ -252,6 +252,12 @@ void cli_help(void) {
         "                        (libpoprt) Keep in fp16 the fewest layers with which\n"
         "                        every calibration sample's outputs keep this cosine\n"
         "                        similarity to fp32's. Default: off.\n"
+        "  --bf16_target_cosine BF16_TARGET_COSINE\n"
+        "                        (libpoprt) With --precision bf16: keep float32 products\n"
+        "                        in the fewest Conv/MatMul/Gemm nodes with which every\n"
+        "                        calibration sample's outputs keep this cosine\n"
+        "                        similarity to fp32's (pass bf16_fallback; samples from\n"
+        "                        --calibration_data). Default: off.\n"
         "  --precision_compare   Report the per-layer precision of Conv/MatMul/Gemm\n"
         "                        between the original and the converted model (fp8): a\n"
         "                        table on stdout, also written to OUTPUT_DIR/\n"
@@ -776,16 +782,18 @@ int cli_parse_words(int argc, char **argv, cli *c) {
             c->fp8_params = val;
         } else if (!strcmp(name, "calibration_data")) {
             c->calibration_data = val;
-        } else if (!strcmp(name, "fp8_target_cosine")) {
+        } else if (!strcmp(name, "fp8_target_cosine") || !strcmp(name, "bf16_target_cosine")) {
             char *end;
             double v = strtod(val, &end);
             if (end == val || *end || !(v > 0 && v <= 1)) {
-                cli_errmsg("argument --fp8_target_cosine: invalid value '%s' (expected a number in "
-                           "(0, 1])",
+                cli_errmsg("argument --%s: invalid value '%s' (expected a number in (0, 1])", name,
                            val);
                 return EXIT_USAGE;
             }
-            c->fp8_target_cosine = val;
+            if (name[0] == 'f')
+                c->fp8_target_cosine = val;
+            else
+                c->bf16_target_cosine = val;
         } else if (!strcmp(name, "serve_rate") || !strcmp(name, "serve_seconds")) {
             char *end;
             double v = strtod(val, &end);

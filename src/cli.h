@@ -65,6 +65,7 @@ typedef struct cli {
     const char *remove_outputs, *checkpoints, *fp16_skip_op_types, *fp8_skip_op_names;
     const char *fp8_params, *calibration_loss_type, *num_of_layers_keep_fp16;
     const char *fp8_target_cosine; /* libpoprt: layers kept in fp16 chosen by accuracy */
+    const char *bf16_target_cosine; /* libpoprt: nodes kept float32 under --precision bf16 */
     const char *calibration_data; /* folder of samples for fp8 calibration */
     const char *manual_sharding_config, *merge_matmul, *merge_matmul_add, *merge_moe;
     char *serialize_matmul, *serialize_matmul_add; /* KEY=VAL words joined by ',' */

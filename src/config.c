@@ -554,6 +554,10 @@ int cli_check_precision_options(cli *c) {
         fprintf(stderr, "%s: warning: --calibrate has no effect without --precision fp8 or "
                         "fp8_weight: only fp8 scales are calibrated\n",
                 CLI_PROG);
+    if (c->bf16_target_cosine && !(c->precision && !strcmp(c->precision, "bf16")))
+        fprintf(stderr, "%s: warning: --bf16_target_cosine has no effect without --precision "
+                        "bf16: it keeps bfloat16's most sensitive nodes in float32\n",
+                CLI_PROG);
     if (c->keep_fp32_patterns && !(c->precision && !strcmp(c->precision, "fp16")))
         fprintf(stderr, "%s: warning: --keep_fp32_patterns has no effect without --precision "
                         "fp16: it keeps float16's overflow-prone nodes in float32\n",

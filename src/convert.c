@@ -382,6 +382,10 @@ static int build_pipeline(const cli *c, pipeline *p) {
         rc |= add_step(p, "float_to_int8_static", "--precision int8_static", 0, "%s%s",
                        c->calibration_data ? "data=" : "",
                        c->calibration_data ? c->calibration_data : "");
+    } else if (c->precision && !strcmp(c->precision, "bf16") && c->bf16_target_cosine) {
+        rc |= add_step(p, "bf16_fallback", "--bf16_target_cosine", 0, "target_cosine=%s%s%s",
+                       c->bf16_target_cosine, c->calibration_data ? ",calibration=" : "",
+                       c->calibration_data ? c->calibration_data : "");
     } else if (fp8) {
         char *params = bracket_list(c->fp8_params ? c->fp8_params : "F143,F143,-1,-1");
         char *skip = bracket_list(c->fp8_skip_op_names ? c->fp8_skip_op_names : "");

@@ -678,6 +678,8 @@ POPRT_API poprt_status poprt_tensor_encode(const char *name, poprt_dtype dtype,
  *                        they are packed, products summed in float32: a
  *                        product's relative error is at most 2^-7;
  *                        results change with it) and in float32 elsewhere;
+ *                        nodes with the metadata poprt.matmul_float32 = 1
+ *                        (pass bf16_fallback) stay float32;
  *                        an executable file keeps the choice
  *   "profile"            "1": time every node; the totals by operator type
  *                        go to the log callback (INFO) when the session

@@ -17,7 +17,8 @@ typedef struct runner {
 } runner;
 
 static poprt_status open_runner(void *ctx, const poprt__model *m, int n_shapes,
-                                const poprt__eval_tensor *shapes, void **out)
+                                const poprt__eval_tensor *shapes, const char *const *opts,
+                                void **out)
 {
     (void)ctx;
     runner *r = poprt__calloc(1, sizeof *r);
@@ -34,6 +35,8 @@ static poprt_status open_runner(void *ctx, const poprt__model *m, int n_shapes,
         snprintf(key, sizeof key, "input_shape.%s", shapes[i].name);
         st = poprt__options_set(o, key, val);
     }
+    for (int i = 0; !st && opts && opts[i]; i += 2)
+        st = poprt__options_set(o, opts[i], opts[i + 1]);
     poprt__model *c = NULL;
     if (!st)
         st = poprt__model_clone(m, &c);

@@ -150,7 +150,8 @@ static poprt_status fuse_one(poprt__graph *g, poprt__node *c, int *done)
     for (int i = 1; i < len; i++)
         poprt__graph_remove_node(g, chain[i]);
     poprt__node *f = poprt__graph_add_node(g, "FusedConv", "ai.poprt", name, n_in, 1);
-    if (!f || !copy_conv_attrs(f, keep) || poprt__rw_attr_s(f, "activation", act) ||
+    if (!f || !copy_conv_attrs(f, keep) || poprt__rw_copy_matmul_float32(g->model, f, keep) ||
+        poprt__rw_attr_s(f, "activation", act) ||
         poprt__rw_attr_f(f, "activation_alpha", aa) || poprt__rw_attr_f(f, "activation_beta", ab) ||
         (n_post && (poprt__rw_attr_ints(f, "post_ops", n_post, pops) ||
                     poprt__rw_attr_ints(f, "post_reverse", n_post, prev) ||

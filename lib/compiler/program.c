@@ -8,6 +8,7 @@
 #include "kernels/kernel.h"
 #include "kernels/x86/gemm_ops.h"
 #include "passes/gradient.h"
+#include "passes/rewrite.h"
 
 /* Nodes whose outputs were all folded to constants never run again. */
 static void drop_folded(poprt__graph *g)
@@ -112,10 +113,14 @@ poprt_status poprt__program_prepare_node(poprt__program *p, size_t i)
         if (node->outputs[k])
             out[k] = node->outputs[k]->type;
     }
+    /* bfloat16 products unless the node is marked to stay float32
+     * (POPRT__META_MATMUL_FLOAT32: pass bf16_fallback) */
     const char *mp = poprt__opt(p->options, "matmul_precision");
+    const char *keep = poprt__rw_meta(node, POPRT__META_MATMUL_FLOAT32);
+    const int bf16 = mp && strcmp(mp, "bfloat16") == 0 && !(keep && strcmp(keep, "1") == 0);
     poprt__prep_ctx c = {.node = node, .opset = node->opset, .n_in = node->n_inputs, .in = in,
                          .n_out = node->n_outputs, .out = out, .isa = 0,
-                         .flags = mp && strcmp(mp, "bfloat16") == 0 ? POPRT__PREP_MATMUL_BF16 : 0};
+                         .flags = bf16 ? POPRT__PREP_MATMUL_BF16 : 0};
     void *state = NULL;
     size_t size = 0;
     poprt_status st = node->kernel->prepare(&c, &state, &size);

@@ -89,21 +89,16 @@ typedef struct chmean {
 
 /* A "calibration" job's progress (poprt_set_progress_callback): steps done
  * of total, a step being one run on one sample or one scale search. */
-typedef struct cprog {
-    uint64_t done, total;
-} cprog;
+typedef poprt__cprog cprog;
 
 static void tick(cprog *p, const char *item)
 {
-    if (p->total)
-        poprt__progress("calibration", item, ++p->done, p->total);
+    poprt__cprog_tick(p, item);
 }
 
 static void progress_begin(cprog *p, uint64_t total)
 {
-    *p = (cprog){0, total};
-    if (total)
-        poprt__progress("calibration", NULL, 0, total);
+    poprt__cprog_begin(p, total);
 }
 
 typedef struct calib {
@@ -1068,80 +1063,11 @@ static poprt_status raise_opset(poprt__model *m)
 
 /* The float graph outputs of a model on every sample: v[s * n + k] with
  * nv[s * n + k] values (-1: not a float output). */
-typedef struct outset {
-    int n, n_samples;
-    float **v;
-    int64_t *nv;
-} outset;
-
-static void outset_free(outset *o)
-{
-    for (int i = 0; o->v && i < o->n * o->n_samples; i++)
-        poprt__free(o->v[i]);
-    poprt__free(o->v);
-    poprt__free(o->nv);
-    memset(o, 0, sizeof *o);
-}
-
-/* Runs m on every sample of d: keeps its outputs in *keep_to (ref NULL), or
- * compares them with ref's: *mean_dist gets the mean cosine distance over
- * samples and outputs, *worst the lowest cosine. */
-static poprt_status run_outputs(const poprt__model *m, const poprt__pdata *d, outset *keep_to,
-                                const outset *ref, double *mean_dist, double *worst, cprog *pg)
-{
-    poprt__prunner *r;
-    poprt_status st = poprt__prunner_create(m, 0, NULL, d, &r);
-    if (st)
-        return st;
-    int n = poprt__prunner_count(r);
-    size_t cells = (size_t)n * (size_t)d->n_samples + 1;
-    if (keep_to) {
-        keep_to->n = n;
-        keep_to->n_samples = d->n_samples;
-        keep_to->v = poprt__calloc(cells, sizeof *keep_to->v);
-        keep_to->nv = poprt__calloc(cells, sizeof *keep_to->nv);
-        if (!keep_to->v || !keep_to->nv)
-            st = poprt__rw_oom();
-    }
-    double sum = 0, low = 1;
-    int64_t count = 0;
-    for (int s = 0; !st && s < d->n_samples; s++) {
-        const float *const *y;
-        const int64_t *ny;
-        if ((st = poprt__prunner_run(r, d, s, &y, &ny)))
-            break;
-        tick(pg, "trial");
-        for (int k = 0; k < n && !st; k++) {
-            size_t at = (size_t)s * (size_t)n + (size_t)k;
-            if (keep_to) {
-                keep_to->nv[at] = ny[k];
-                if (ny[k] > 0 && !(keep_to->v[at] = poprt__malloc((size_t)ny[k] * sizeof(float))))
-                    st = poprt__rw_oom();
-                else if (ny[k] > 0)
-                    memcpy(keep_to->v[at], y[k], (size_t)ny[k] * sizeof(float));
-            } else if (ref->nv[at] > 0) {
-                double dist = ny[k] == ref->nv[at] ? poprt__metric_cos_dist(ref->v[at], y[k], ny[k])
-                                                   : 1.0;
-                sum += dist;
-                count++;
-                if (1 - dist < low)
-                    low = 1 - dist;
-            }
-        }
-    }
-    poprt__prunner_free(r);
-    if (mean_dist)
-        *mean_dist = count ? sum / (double)count : 0;
-    if (worst)
-        *worst = low;
-    return st;
-}
-
 /* Converts a copy of m, leaving the targets flagged in keep alone, and
  * scores the copy's outputs against ref (run_outputs). */
 static poprt_status trial(const poprt__model *m, const cfg *c, calib *cb,
-                          const unsigned char *keep, const poprt__pdata *d, const outset *ref,
-                          double *mean_dist, double *worst)
+                          const unsigned char *keep, const poprt__pdata *d,
+                          const poprt__outset *ref, double *mean_dist, double *worst)
 {
     poprt__model *t = NULL;
     int done;
@@ -1151,95 +1077,23 @@ static poprt_status trial(const poprt__model *m, const cfg *c, calib *cb,
     if (!st)
         st = poprt__model_check(t);
     if (!st)
-        st = run_outputs(t, d, NULL, ref, mean_dist, worst, &cb->pg);
+        st = poprt__run_outputs(t, NULL, d, NULL, ref, mean_dist, worst, &cb->pg);
     poprt__model_free(t);
     return st;
 }
 
-typedef struct rank_item {
-    int target;
-    double loss;
-} rank_item;
+typedef struct trial_ctx {
+    poprt__model *m;
+    const cfg *c;
+    calib *cb;
+    const poprt__pdata *d;
+} trial_ctx;
 
-static int cmp_rank(const void *a, const void *b)
+static poprt_status trial_fn(void *ctx, const unsigned char *keep, const poprt__outset *ref,
+                             double *mean_dist, double *worst)
 {
-    const rank_item *x = a, *y = b;
-    if (x->loss != y->loss)
-        return x->loss < y->loss ? 1 : -1;
-    return x->target - y->target;
-}
-
-/* Sets keep[i] for the targets that stay in their original precision. Each
- * target is ranked by the error it alone causes in the model's outputs (a
- * trial conversion quantizing only that target: mean cosine distance of the
- * outputs from float32's over the samples). The keep_n worst are kept; or,
- * with min_cos > 0, the fewest worst with which every sample's outputs keep
- * a cosine >= min_cos (found by bisection on the count, trial conversions
- * again: the error grows as fewer are kept). */
-static poprt_status choose_keep(poprt__model *m, const cfg *c, calib *cb, const target *tg, int nt,
-                                const poprt__pdata *d, int64_t keep_n, double min_cos,
-                                unsigned char *keep)
-{
-    outset ref = {0};
-    rank_item *rk = poprt__calloc((size_t)nt + 1, sizeof *rk);
-    unsigned char *mask = poprt__malloc((size_t)nt + 1);
-    /* a second job: the reference run, one trial per target, the bisection */
-    uint64_t runs = 1 + (uint64_t)nt;
-    if (min_cos > 0) { /* the bisection: at most 2 + log2(nt + 1) trials */
-        runs += 2;
-        for (int64_t span = nt + 1; span > 1; span = (span + 1) / 2)
-            runs++;
-    }
-    progress_begin(&cb->pg, runs * (uint64_t)d->n_samples);
-    poprt_status st =
-        rk && mask ? run_outputs(m, d, &ref, NULL, NULL, NULL, &cb->pg) : poprt__rw_oom();
-    for (int i = 0; !st && i < nt; i++) {
-        memset(mask, 1, (size_t)nt);
-        mask[i] = 0;
-        rk[i].target = i;
-        st = trial(m, c, cb, mask, d, &ref, &rk[i].loss, NULL);
-    }
-    if (!st)
-        qsort(rk, (size_t)nt, sizeof *rk, cmp_rank);
-    int k = (int)(keep_n < nt ? keep_n : nt);
-    double worst = 1;
-    if (!st && min_cos > 0) {
-        /* lo: a count that misses min_cos; hi: one that reaches it
-         * (keeping all of them is the float32 model) */
-        int lo = -1, hi = nt;
-        while (!st && hi - lo > 1) {
-            int mid = lo < 0 ? 0 : lo + (hi - lo) / 2;
-            double w;
-            memset(mask, 0, (size_t)nt);
-            for (int i = 0; i < mid; i++)
-                mask[rk[i].target] = 1;
-            if ((st = trial(m, c, cb, mask, d, &ref, NULL, &w)))
-                break;
-            if (w >= min_cos) {
-                hi = mid;
-                worst = w;
-            } else
-                lo = mid;
-        }
-        k = hi;
-        if (!st)
-            poprt__log(POPRT_LOG_INFO,
-                       NAME ": %d of %d quantized nodes kept unquantized for an output cosine >= "
-                       "%g on every calibration sample (lowest %.5f)",
-                       k, nt, min_cos, k == nt ? 1.0 : worst);
-    }
-    if (!st && cb->pg.total)
-        poprt__progress("calibration", NULL, cb->pg.total, cb->pg.total);
-    for (int i = 0; !st && i < k; i++) {
-        keep[rk[i].target] = 1;
-        poprt__log(POPRT_LOG_INFO,
-                   NAME ": keeping '%s' unquantized (alone it moves the outputs' cosine by %.3g)",
-                   tg[rk[i].target].n->name, rk[i].loss);
-    }
-    outset_free(&ref);
-    poprt__free(rk);
-    poprt__free(mask);
-    return st;
+    trial_ctx *t = ctx;
+    return trial(t->m, t->c, t->cb, keep, t->d, ref, mean_dist, worst);
 }
 
 static poprt_status run(poprt__model *m, const char *args, int *changed)
@@ -1350,7 +1204,16 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
     if (!st && !keep)
         st = poprt__rw_oom();
     if (!st && nt > 0 && (keep_n > 0 || min_cos > 0))
-        st = choose_keep(m, &c, &cb, tg, nt, &d, keep_n, min_cos, keep);
+    {
+        const char **names = poprt__calloc((size_t)nt + 1, sizeof *names);
+        trial_ctx tc = {m, &c, &cb, &d};
+        for (int i = 0; names && i < nt; i++)
+            names[i] = tg[i].n->name;
+        st = names ? poprt__choose_keep(NAME, "quantized", "unquantized", m, NULL, names, nt, &d, keep_n,
+                                        min_cos, trial_fn, &tc, &cb.pg, keep)
+                   : poprt__rw_oom();
+        poprt__free(names);
+    }
     int done = 0;
     if (!st)
         st = build(m, &c, &cb, keep, &done);

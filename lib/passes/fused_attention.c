@@ -15,6 +15,7 @@ typedef struct proj {
     poprt__tensor *w, *b; /* MatMul weight, bias (NULL: none) */
     poprt__tensor *x;    /* MatMul input */
     int64_t nh, hd;      /* from the Reshape's output type */
+    const poprt__node *mm; /* the MatMul (NULL when the projection is kept) */
 } proj;
 
 static const int64_t P0213[4] = {0, 2, 1, 3}, P0231[4] = {0, 2, 3, 1}, P0132[4] = {0, 1, 3, 2};
@@ -36,6 +37,7 @@ static int match_proj(const poprt__graph *g, poprt__tensor *t, const poprt__node
     o->out = rs->inputs[0];
     if (poprt__rw_dims(o->out, d) != 3 || (d[2] >= 0 && d[2] != o->nh * o->hd))
         return 0;
+    o->mm = NULL;
     if (keep)
         return 1;
     if (poprt__graph_sole_consumer(g, o->out) != rs)
@@ -59,6 +61,7 @@ static int match_proj(const poprt__graph *g, poprt__tensor *t, const poprt__node
         return 0;
     o->x = mm->inputs[0];
     o->w = mm->inputs[1];
+    o->mm = mm;
     return 1;
 }
 
@@ -221,10 +224,17 @@ static poprt_status fuse_poprt(poprt__model *m, const att_match *o, int *done)
         return poprt__rw_oom();
     if ((st = poprt__rw_poprt_domain(m)))
         return st;
+    /* one projection kept float32 (bf16_fallback) keeps the fused one so */
+    int f32 = 0;
+    for (int i = 0; i < 3; i++) {
+        const char *v = p[i]->mm ? poprt__rw_meta(p[i]->mm, POPRT__META_MATMUL_FLOAT32) : NULL;
+        f32 |= v && strcmp(v, "1") == 0;
+    }
     poprt__tensor *ins[4] = {o->q.x, wt, bt, o->mask};
     poprt__node *n =
         poprt__rw_replace(g, o->last, "FusedAttention", "ai.poprt", o->mask ? 4 : 3, ins);
-    if (!n)
+    if (!n || (f32 && poprt__rw_set_meta(m, &n->n_meta, &n->meta_keys, &n->meta_vals,
+                                         POPRT__META_MATMUL_FLOAT32, "1")))
         return poprt__rw_oom();
     if ((st = poprt__rw_attr_i(n, "num_heads", o->q.nh)) ||
         (st = poprt__rw_attr_f(n, "scale", (float)o->scale)))

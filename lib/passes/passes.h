@@ -37,9 +37,11 @@ struct poprt__evaluator {
     /* Folds n (constant inputs): its outputs become constant data; OK with
      * nothing done when it cannot. */
     poprt_status (*fold)(void *ctx, poprt__node *n);
-    /* Compiles a copy of m, the inputs named in shapes fixed to their dims. */
+    /* Compiles a copy of m, the inputs named in shapes fixed to their dims,
+     * with the session options opts (key, value, ..., NULL; NULL: none). */
     poprt_status (*open)(void *ctx, const poprt__model *m, int n_shapes,
-                         const poprt__eval_tensor *shapes, void **runner);
+                         const poprt__eval_tensor *shapes, const char *const *opts,
+                         void **runner);
     /* Runs once; output names[i] into out[i] (data valid until the next run
      * or close; dtype 0 when it is not a tensor). */
     poprt_status (*run)(void *runner, int n_in, const poprt__eval_tensor *in, int n_out,

@@ -549,6 +549,16 @@ const char *poprt__rw_meta(const poprt__node *n, const char *key)
     return NULL;
 }
 
+poprt_status poprt__rw_copy_matmul_float32(poprt__model *m, poprt__node *to,
+                                           const poprt__node *from)
+{
+    const char *v = poprt__rw_meta(from, POPRT__META_MATMUL_FLOAT32);
+    if (!v)
+        return POPRT_OK;
+    return poprt__rw_set_meta(m, &to->n_meta, &to->meta_keys, &to->meta_vals,
+                              POPRT__META_MATMUL_FLOAT32, v);
+}
+
 #define REPLACED_SCAN 256 /* nodes looked at, at most */
 #define REPLACED_NAMES 64 /* names recorded, at most */
 

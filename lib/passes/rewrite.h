@@ -189,6 +189,13 @@ poprt_status poprt__rw_set_meta(poprt__model *m, int *n, const char ***keys, con
                                 const char *key, const char *val);
 /* Node n's metadata value for key, or NULL. */
 const char *poprt__rw_meta(const poprt__node *n, const char *key);
+/* Node metadata "poprt.matmul_float32" = "1": under the session option
+ * matmul_precision = bfloat16 the node's products stay float32 (written by
+ * pass bf16_fallback; fusions that replace the node carry it over). */
+#define POPRT__META_MATMUL_FLOAT32 "poprt.matmul_float32"
+/* Copies that mark from `from` to `to` when from has it. OUT_OF_MEMORY. */
+poprt_status poprt__rw_copy_matmul_float32(poprt__model *m, poprt__node *to,
+                                           const poprt__node *from);
 /* Imports the ai.poprt domain (version 1) unless the model has it. */
 poprt_status poprt__rw_poprt_domain(poprt__model *m);
 

@@ -267,6 +267,13 @@ const char *poprt__prunner_name(const poprt__prunner *r, int i) { return r->name
 poprt_status poprt__prunner_create(const poprt__model *m, int n_names, const char *const *names,
                                    const poprt__pdata *shapes, poprt__prunner **out)
 {
+    return poprt__prunner_create_opts(m, n_names, names, shapes, NULL, out);
+}
+
+poprt_status poprt__prunner_create_opts(const poprt__model *m, int n_names,
+                                        const char *const *names, const poprt__pdata *shapes,
+                                        const char *const *opts, poprt__prunner **out)
+{
     if (!m->eval || !m->eval->open)
         return poprt__err(POPRT_STATUS_INTERNAL,
                           "this pass runs the model: run it through a pass manager");
@@ -320,7 +327,7 @@ poprt_status poprt__prunner_create(const poprt__model *m, int n_names, const cha
             fix[n_fix++] = (poprt__eval_tensor){.name = p->name, .rank = p->rank, .dims = p->dims};
     }
     if (!st)
-        st = r->eval->open(r->eval->ctx, c, n_fix, fix, &r->runner);
+        st = r->eval->open(r->eval->ctx, c, n_fix, fix, opts, &r->runner);
     poprt__model_free(c);
     if (st) {
         poprt__prunner_free(r);
@@ -598,4 +605,162 @@ void poprt__quantize_columns(const float *w, int64_t K, int64_t N, int64_t rs, i
             q[k * qrs + j * qcs] = (int8_t)v;
         }
     }
+}
+
+/* ---- trials against the float32 outputs ---- */
+
+void poprt__cprog_begin(poprt__cprog *p, uint64_t total)
+{
+    *p = (poprt__cprog){0, total};
+    if (total)
+        poprt__progress("calibration", NULL, 0, total);
+}
+
+void poprt__cprog_tick(poprt__cprog *p, const char *item)
+{
+    if (p->total)
+        poprt__progress("calibration", item, ++p->done, p->total);
+}
+
+void poprt__outset_free(poprt__outset *o)
+{
+    for (int i = 0; o->v && i < o->n * o->n_samples; i++)
+        poprt__free(o->v[i]);
+    poprt__free(o->v);
+    poprt__free(o->nv);
+    memset(o, 0, sizeof *o);
+}
+
+poprt_status poprt__run_outputs(const poprt__model *m, const char *const *opts,
+                                const poprt__pdata *d, poprt__outset *keep_to,
+                                const poprt__outset *ref, double *mean_dist, double *worst,
+                                poprt__cprog *pg)
+{
+    poprt__prunner *r;
+    poprt_status st = poprt__prunner_create_opts(m, 0, NULL, d, opts, &r);
+    if (st)
+        return st;
+    int n = poprt__prunner_count(r);
+    size_t cells = (size_t)n * (size_t)d->n_samples + 1;
+    if (keep_to) {
+        keep_to->n = n;
+        keep_to->n_samples = d->n_samples;
+        keep_to->v = poprt__calloc(cells, sizeof *keep_to->v);
+        keep_to->nv = poprt__calloc(cells, sizeof *keep_to->nv);
+        if (!keep_to->v || !keep_to->nv)
+            st = poprt__rw_oom();
+    }
+    double sum = 0, low = 1;
+    int64_t count = 0;
+    for (int s = 0; !st && s < d->n_samples; s++) {
+        const float *const *y;
+        const int64_t *ny;
+        if ((st = poprt__prunner_run(r, d, s, &y, &ny)))
+            break;
+        poprt__cprog_tick(pg, "trial");
+        for (int k = 0; k < n && !st; k++) {
+            size_t at = (size_t)s * (size_t)n + (size_t)k;
+            if (keep_to) {
+                keep_to->nv[at] = ny[k];
+                if (ny[k] > 0 && !(keep_to->v[at] = poprt__malloc((size_t)ny[k] * sizeof(float))))
+                    st = poprt__rw_oom();
+                else if (ny[k] > 0)
+                    memcpy(keep_to->v[at], y[k], (size_t)ny[k] * sizeof(float));
+            } else if (ref->nv[at] > 0) {
+                double dist = ny[k] == ref->nv[at] ? poprt__metric_cos_dist(ref->v[at], y[k], ny[k])
+                                                   : 1.0;
+                sum += dist;
+                count++;
+                if (1 - dist < low)
+                    low = 1 - dist;
+            }
+        }
+    }
+    poprt__prunner_free(r);
+    if (mean_dist)
+        *mean_dist = count ? sum / (double)count : 0;
+    if (worst)
+        *worst = low;
+    return st;
+}
+
+typedef struct rank_item {
+    int target;
+    double loss;
+} rank_item;
+
+static int cmp_rank(const void *a, const void *b)
+{
+    const rank_item *x = a, *y = b;
+    if (x->loss != y->loss)
+        return x->loss < y->loss ? 1 : -1;
+    return x->target - y->target;
+}
+
+poprt_status poprt__choose_keep(const char *pass, const char *nodes_as, const char *kept_as,
+                                const poprt__model *m,
+                                const char *const *ref_opts, const char *const *names, int nt,
+                                const poprt__pdata *d, int64_t keep_n, double min_cos,
+                                poprt__trial_fn trial, void *ctx, poprt__cprog *pg,
+                                unsigned char *keep)
+{
+    poprt__outset ref = {0};
+    rank_item *rk = poprt__calloc((size_t)nt + 1, sizeof *rk);
+    unsigned char *mask = poprt__malloc((size_t)nt + 1);
+    /* a job of its own: the reference run, one trial per target, the bisection */
+    uint64_t runs = 1 + (uint64_t)nt;
+    if (min_cos > 0) { /* the bisection: at most 2 + log2(nt + 1) trials */
+        runs += 2;
+        for (int64_t span = nt + 1; span > 1; span = (span + 1) / 2)
+            runs++;
+    }
+    poprt__cprog_begin(pg, runs * (uint64_t)d->n_samples);
+    poprt_status st = rk && mask ? poprt__run_outputs(m, ref_opts, d, &ref, NULL, NULL, NULL, pg)
+                                 : poprt__rw_oom();
+    for (int i = 0; !st && i < nt; i++) {
+        memset(mask, 1, (size_t)nt);
+        mask[i] = 0;
+        rk[i].target = i;
+        st = trial(ctx, mask, &ref, &rk[i].loss, NULL);
+    }
+    if (!st)
+        qsort(rk, (size_t)nt, sizeof *rk, cmp_rank);
+    int k = (int)(keep_n < nt ? keep_n : nt);
+    double worst = 1;
+    if (!st && min_cos > 0) {
+        /* lo: a count that misses min_cos; hi: one that reaches it
+         * (keeping all of them is the reference model) */
+        int lo = -1, hi = nt;
+        while (!st && hi - lo > 1) {
+            int mid = lo < 0 ? 0 : lo + (hi - lo) / 2;
+            double w;
+            memset(mask, 0, (size_t)nt);
+            for (int i = 0; i < mid; i++)
+                mask[rk[i].target] = 1;
+            if ((st = trial(ctx, mask, &ref, NULL, &w)))
+                break;
+            if (w >= min_cos) {
+                hi = mid;
+                worst = w;
+            } else
+                lo = mid;
+        }
+        k = hi;
+        if (!st)
+            poprt__log(POPRT_LOG_INFO,
+                       "%s: %d of %d %s nodes kept %s for an output cosine >= %g on every "
+                       "calibration sample (lowest %.5f)",
+                       pass, k, nt, nodes_as, kept_as, min_cos, k == nt ? 1.0 : worst);
+    }
+    if (!st && pg->total)
+        poprt__progress("calibration", NULL, pg->total, pg->total);
+    for (int i = 0; !st && i < k; i++) {
+        keep[rk[i].target] = 1;
+        poprt__log(POPRT_LOG_INFO, "%s: keeping '%s' %s (alone it moves the outputs' cosine by %.3g)",
+                   pass, names[rk[i].target], kept_as, rk[i].loss);
+    }
+    poprt__outset_free(&ref);
+    poprt__free(rk);
+    poprt__free(mask);
+    return st;
 }

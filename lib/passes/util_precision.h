@@ -50,6 +50,11 @@ typedef struct poprt__prunner poprt__prunner;
  * input dims. */
 poprt_status poprt__prunner_create(const poprt__model *m, int n_names, const char *const *names,
                                    const poprt__pdata *shapes, poprt__prunner **out);
+/* The same compiled with session options opts (key, value, ..., NULL), e.g.
+ * matmul_precision. */
+poprt_status poprt__prunner_create_opts(const poprt__model *m, int n_names,
+                                        const char *const *names, const poprt__pdata *shapes,
+                                        const char *const *opts, poprt__prunner **out);
 /* Runs sample s; out[i] / numel[i] stay valid until the next run or free. */
 poprt_status poprt__prunner_run(poprt__prunner *r, const poprt__pdata *d, int s,
                                 const float *const **out, const int64_t **numel);
@@ -58,6 +63,51 @@ int poprt__prunner_count(const poprt__prunner *r);
 const int64_t *poprt__prunner_dims(const poprt__prunner *r, int i, int *rank);
 const char *poprt__prunner_name(const poprt__prunner *r, int i);
 void poprt__prunner_free(poprt__prunner *r);
+
+/* ---- trials against the float32 outputs (precision passes that keep some
+ * nodes in higher precision: float_to_fp8, bf16_fallback) ---- */
+/* Progress of a calibration job (poprt__progress "calibration"). */
+typedef struct poprt__cprog {
+    uint64_t done, total;
+} poprt__cprog;
+void poprt__cprog_begin(poprt__cprog *p, uint64_t total);
+void poprt__cprog_tick(poprt__cprog *p, const char *item);
+/* A model's graph outputs on every sample (sample s, output k at
+ * v[s * n + k], nv[...] floats). */
+typedef struct poprt__outset {
+    int n, n_samples;
+    float **v;
+    int64_t *nv;
+} poprt__outset;
+void poprt__outset_free(poprt__outset *o);
+/* Runs m (session options opts, NULL: none) on every sample of d: keeps its
+ * outputs in *keep_to (ref NULL), or compares them with ref's: *mean_dist
+ * gets the mean cosine distance over samples and outputs, *worst the lowest
+ * cosine. One pg tick per sample. */
+poprt_status poprt__run_outputs(const poprt__model *m, const char *const *opts,
+                                const poprt__pdata *d, poprt__outset *keep_to,
+                                const poprt__outset *ref, double *mean_dist, double *worst,
+                                poprt__cprog *pg);
+/* A trial: the model with the targets flagged in keep left in their higher
+ * precision, scored against ref (as poprt__run_outputs). */
+typedef poprt_status (*poprt__trial_fn)(void *ctx, const unsigned char *keep,
+                                        const poprt__outset *ref, double *mean_dist,
+                                        double *worst);
+/* Sets keep[i] for the nt targets (named names[i]) that stay in higher
+ * precision (the INFO log of pass `pass` says "N of nt <nodes_as> nodes kept
+ * <kept_as>"). ref: m's
+ * outputs with session options ref_opts. Each target is ranked by the error
+ * it alone causes in the outputs (a trial with every other target kept: the
+ * mean cosine distance from ref). The keep_n worst are kept; or, with
+ * min_cos > 0, the fewest worst with which every sample's outputs keep a
+ * cosine >= min_cos (bisection on the count, trials again: the error grows
+ * as fewer are kept; keeping all of them is the reference model). */
+poprt_status poprt__choose_keep(const char *pass, const char *nodes_as, const char *kept_as,
+                                const poprt__model *m,
+                                const char *const *ref_opts, const char *const *names, int nt,
+                                const poprt__pdata *d, int64_t keep_n, double min_cos,
+                                poprt__trial_fn trial, void *ctx, poprt__cprog *pg,
+                                unsigned char *keep);
 
 /* W (K x N; element (k, j) at w[k*rs + j*cs]) times alpha, quantized per
  * column into int8 q (element (k, j) at q[k*qrs + j*qcs]) with scales s [N]:

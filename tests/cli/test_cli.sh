@@ -350,6 +350,15 @@ has err "ms in kernels over all runs"
 # all layers kept (target 1): no float8 left; the logged choice says so
 run 0 -i "$DATA/conv.onnx" --output_dir "$TMP/p6c" --precision fp8 --fp8_target_cosine 1 --logging_level INFO
 has err "kept unquantized for an output cosine >= 1"
+# --bf16_target_cosine: pass bf16_fallback (target 1 keeps every node float32
+# where the CPU has bfloat16 kernels; without them none is needed); checked
+# value; warned without --precision bf16
+run 0 -i "$DATA/conv.onnx" --output_dir "$TMP/p6b" --precision bf16 --bf16_target_cosine 1 --logging_level INFO
+has err "bf16_fallback: "
+run 2 -i "$DATA/conv.onnx" --precision bf16 --bf16_target_cosine 1.5
+has err "--bf16_target_cosine"
+run 0 -i "$DATA/conv.onnx" --output_dir "$TMP/p6w" --bf16_target_cosine 0.9
+has err "no effect without --precision bf16"
 run 0 -i "$DATA/conv.onnx" --output_dir "$TMP/p7" --checkpoints r
 has out "add_checkpoints"
 run 0 -i "$TMP/p7/conv.optimized.onnx" --show

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include "builder.h"
 #include "passes/rewrite.h"
+#include "kernels/x86/sgemm.h"
 
 static char tmpdir[256];
 
@@ -53,13 +54,25 @@ static float frand(void)
 /* (float16 nodes run as float16 nodes, session option float16_compute =
  * float16: what the converted model computes on a device with float16
  * arithmetic, overflow included; the default computes them in float32) */
+static float *run_kv(const poprt_model *model, const char *key, const char *val, const char *in,
+                     const int64_t *dims, int rank, const float *x, const char *out,
+                     int64_t *n_out);
+
 static float *run1(const poprt_model *model, const char *in, const int64_t *dims, int rank,
                    const float *x, const char *out, int64_t *n_out)
+{
+    return run_kv(model, "float16_compute", "float16", in, dims, rank, x, out, n_out);
+}
+
+/* The same with session option key = val. */
+static float *run_kv(const poprt_model *model, const char *key, const char *val, const char *in,
+                     const int64_t *dims, int rank, const float *x, const char *out,
+                     int64_t *n_out)
 {
     poprt_session *s;
     poprt_options *o;
     ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
-    ck_assert_int_eq(poprt_options_set(o, "float16_compute", "float16"), POPRT_OK);
+    ck_assert_int_eq(poprt_options_set(o, key, val), POPRT_OK);
     ck_assert_msg(poprt_session_create(model, o, &s) == POPRT_OK, "%s", poprt_last_error());
     poprt_options_free(o);
     poprt_stepio *io;
@@ -774,13 +787,15 @@ static poprt_model *conv_chain(void)
         const char *in = l ? names[l - 1][2] : "x";
         poprt__node *c = tb_node(m, "Conv", 2, (const char *[]){in, names[l][0]}, 1,
                                  (const char *[]){names[l][1]});
+        c->name = poprt__arena_strdup(&m->arena, names[l][1]); /* Conv c<l>, Relu r<l> */
         poprt__attr *p = poprt__node_add_attr(c, "pads", POPRT__ATTR_INTS);
         p->n = 4;
         p->ints = poprt__arena_array(&m->arena, 4, sizeof(int64_t));
         for (int i = 0; i < 4; i++)
             p->ints[i] = 1;
         tb_node(m, l < 5 ? "Relu" : "Identity", 1, (const char *[]){names[l][1]}, 1,
-                (const char *[]){names[l][2]});
+                (const char *[]){names[l][2]})
+            ->name = poprt__arena_strdup(&m->arena, names[l][2]);
     }
     tb_output(m, "r5");
     poprt_model *model;
@@ -788,15 +803,18 @@ static poprt_model *conv_chain(void)
     return model;
 }
 
-/* Lowest cosine over the samples xs (n of 512 values) of b's output against a's. */
-static double worst_cosine(const poprt_model *a, const poprt_model *b, const float *xs, int n)
+/* Lowest cosine over the samples xs (n of 512 values) of b's output, in a
+ * session with option kb = vb, against a's with ka = va. */
+static double worst_cosine_kv(const poprt_model *a, const char *ka, const char *va,
+                              const poprt_model *b, const char *kb, const char *vb,
+                              const float *xs, int n)
 {
     int64_t xd[4] = {1, 8, 8, 8};
     double low = 1;
     for (int s = 0; s < n; s++) {
         int64_t n1, n2;
-        float *y1 = run1(a, "x", xd, 4, xs + s * 512, "r5", &n1);
-        float *y2 = run1(b, "x", xd, 4, xs + s * 512, "r5", &n2);
+        float *y1 = run_kv(a, ka, va, "x", xd, 4, xs + s * 512, "r5", &n1);
+        float *y2 = run_kv(b, kb, vb, "x", xd, 4, xs + s * 512, "r5", &n2);
         ck_assert_int_eq(n1, n2);
         double c = cosine(y1, y2, n1);
         low = c < low ? c : low;
@@ -806,15 +824,18 @@ static double worst_cosine(const poprt_model *a, const poprt_model *b, const flo
     return low;
 }
 
-/* target_cosine keeps the fewest Convs unquantized with which every
- * calibration sample's output reaches the target; it keeps none when full
- * fp8 reaches it already, all when the target is 1; bad values are errors. */
-START_TEST(float_to_fp8_target_cosine)
+/* ... with float16 nodes run as float16 (run1) */
+static double worst_cosine(const poprt_model *a, const poprt_model *b, const float *xs, int n)
 {
-    poprt_model *a = conv_chain();
-    const char *dir = tmp_path("calib_chain");
+    return worst_cosine_kv(a, "float16_compute", "float16", b, "float16_compute", "float16", xs,
+                           n);
+}
+
+/* Four random samples of the chain's input in xs and, one sample_K folder
+ * each, in calibration folder dir (made). */
+static void chain_samples(const char *dir, float *xs)
+{
     mkdir(dir, 0755);
-    static float xs[4 * 512];
     int64_t xd[4] = {1, 8, 8, 8};
     for (int s = 0; s < 4; s++) {
         char sd[700], f[800];
@@ -825,6 +846,17 @@ START_TEST(float_to_fp8_target_cosine)
         snprintf(f, sizeof f, "%s/input_0.pb", sd);
         write_tensor_pb(f, "x", xd, 4, xs + s * 512, 512);
     }
+}
+
+/* target_cosine keeps the fewest Convs unquantized with which every
+ * calibration sample's output reaches the target; it keeps none when full
+ * fp8 reaches it already, all when the target is 1; bad values are errors. */
+START_TEST(float_to_fp8_target_cosine)
+{
+    poprt_model *a = conv_chain();
+    const char *dir = tmp_path("calib_chain");
+    static float xs[4 * 512];
+    chain_samples(dir, xs);
     char args[1200];
     poprt_model *b;
     /* full fp8: every Conv's input and weight quantized */
@@ -867,6 +899,104 @@ START_TEST(float_to_fp8_target_cosine)
                      POPRT_STATUS_PASS_FAILED);
     ck_assert_ptr_nonnull(strstr(poprt_last_error(), "num_of_layers_keep_fp16"));
     ck_assert_int_eq(count_op(b, "QuantizeLinear"), 0);
+    poprt_model_free(b);
+    poprt_model_free(a);
+}
+END_TEST
+
+/* bf16_fallback on the Conv chain: b in bfloat16 against a in float32 */
+static double worst_cosine_bf16(const poprt_model *a, const poprt_model *b, const float *xs, int n)
+{
+    return worst_cosine_kv(a, "matmul_precision", "float32", b, "matmul_precision", "bfloat16", xs,
+                           n);
+}
+
+static int count_float32_marks(const poprt_model *m)
+{
+    int c = 0;
+    const poprt__graph *g = m->m->graph;
+    for (size_t i = 0; i < g->nodes.len; i++) {
+        const char *v = poprt__rw_meta(g->nodes.items[i], POPRT__META_MATMUL_FLOAT32);
+        c += v && strcmp(v, "1") == 0;
+    }
+    return c;
+}
+
+/* bf16_fallback marks the fewest Convs float32 with which every calibration
+ * sample's bfloat16 output reaches target_cosine (none when bfloat16
+ * everywhere does; all for 1), float32_nodes by name; a bfloat16 session
+ * honours the marks (all marked: the float32 bits), and they survive a save
+ * and load (node metadata_props). Bad arguments name what is wrong. On a CPU
+ * without bfloat16 kernels every session is float32 and nothing is kept. */
+START_TEST(bf16_fallback_keeps_float32)
+{
+    poprt_model *a = conv_chain();
+    const char *dir = tmp_path("calib_bf16");
+    static float xs[4 * 512];
+    int64_t xd[4] = {1, 8, 8, 8};
+    chain_samples(dir, xs);
+    const int bf = poprt__sgemm_best_bf16() != NULL;
+    const double full = worst_cosine_bf16(a, a, xs, 4);
+    if (bf)
+        ck_assert_msg(full < 1 - 1e-7 && full > 0.99, "bfloat16: cosine %.9f", full);
+    else
+        ck_assert(full > 1 - 1e-12);
+    char args[1200];
+    poprt_model *b;
+    /* a target between bfloat16 and float32: some kept, the target met */
+    const double want = 1 - (1 - full) / 5;
+    ck_assert_int_eq(poprt_model_clone(a, &b), POPRT_OK);
+    snprintf(args, sizeof args, "calibration=%s,target_cosine=%.12f", dir, want);
+    ck_assert_msg(run_pass(b, "bf16_fallback", args) == POPRT_OK, "%s", poprt_last_error());
+    const int k = count_float32_marks(b);
+    ck_assert_msg(bf ? k > 0 && k < 6 : k == 0, "%d Convs kept float32", k);
+    const double got = worst_cosine_bf16(a, b, xs, 4);
+    ck_assert_msg(got >= want, "target %.12f, cosine %.12f", want, got);
+    poprt_model_free(b);
+    /* a target bfloat16 meets: none kept */
+    ck_assert_int_eq(poprt_model_clone(a, &b), POPRT_OK);
+    snprintf(args, sizeof args, "calibration=%s,target_cosine=%.12f", dir, full - 1e-9);
+    ck_assert_msg(run_pass(b, "bf16_fallback", args) == POPRT_OK, "%s", poprt_last_error());
+    ck_assert_int_eq(count_float32_marks(b), 0);
+    poprt_model_free(b);
+    /* num_of_layers_keep_fp32: that many */
+    ck_assert_int_eq(poprt_model_clone(a, &b), POPRT_OK);
+    snprintf(args, sizeof args, "calibration=%s,num_of_layers_keep_fp32=2", dir);
+    ck_assert_msg(run_pass(b, "bf16_fallback", args) == POPRT_OK, "%s", poprt_last_error());
+    ck_assert_int_eq(count_float32_marks(b), 2);
+    poprt_model_free(b);
+    /* all six by name: the bfloat16 session computes the float32 bits, also
+     * after a save and load */
+    ck_assert_int_eq(poprt_model_clone(a, &b), POPRT_OK);
+    ck_assert_msg(run_pass(b, "bf16_fallback", "float32_nodes=[c0,c1,c2,c3,c4,c5]") == POPRT_OK,
+                  "%s", poprt_last_error());
+    ck_assert_int_eq(count_float32_marks(b), 6);
+    const char *path = tmp_path("bf16_marked.onnx");
+    ck_assert_int_eq(poprt_model_save(b, path), POPRT_OK);
+    poprt_model *c;
+    ck_assert_msg(poprt_model_load(path, &c) == POPRT_OK, "%s", poprt_last_error());
+    ck_assert_int_eq(count_float32_marks(c), 6);
+    for (int s = 0; s < 2; s++) {
+        int64_t n1, n2;
+        float *y1 = run_kv(a, "matmul_precision", "float32", "x", xd, 4, xs + s * 512, "r5", &n1);
+        float *y2 = run_kv(c, "matmul_precision", "bfloat16", "x", xd, 4, xs + s * 512, "r5", &n2);
+        ck_assert_int_eq(n1, n2);
+        ck_assert(memcmp(y1, y2, (size_t)n1 * sizeof(float)) == 0);
+        free(y1);
+        free(y2);
+    }
+    poprt_model_free(c);
+    /* bad arguments */
+    ck_assert_int_eq(run_pass(b, "bf16_fallback", "float32_nodes=[nope]"),
+                     POPRT_STATUS_PASS_FAILED);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "'nope'"));
+    ck_assert_int_eq(run_pass(b, "bf16_fallback", "float32_nodes=[r0]"), POPRT_STATUS_PASS_FAILED);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "'r0' (Relu)"));
+    ck_assert_int_eq(run_pass(b, "bf16_fallback", "target_cosine=1.5"), POPRT_STATUS_PASS_FAILED);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "target_cosine"));
+    ck_assert_int_eq(run_pass(b, "bf16_fallback", "target_cosine=0.9,num_of_layers_keep_fp32=1"),
+                     POPRT_STATUS_PASS_FAILED);
+    ck_assert_int_eq(run_pass(b, "bf16_fallback", "bogus=1"), POPRT_STATUS_PASS_FAILED);
     poprt_model_free(b);
     poprt_model_free(a);
 }
@@ -1313,6 +1443,7 @@ int main(void)
     tcase_add_test(tc, float_to_fp8_converts_if_bodies);
     tcase_add_test(tc, float_to_fp8_modes);
     tcase_add_test(tc, float_to_fp8_target_cosine);
+    tcase_add_test(tc, bf16_fallback_keeps_float32);
     tcase_add_test(tc, layer_precision_compare_writes_table);
     tcase_add_test(tc, check_with_fake_data_compares);
     tcase_add_test(tc, final_check_and_overview);
