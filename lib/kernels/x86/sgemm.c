@@ -692,8 +692,8 @@ static void run(const poprt__sgemm_variant *v, kblocks kb, const poprt__par *par
     g.b.npad = g.npan * v->nr;
     size_t a_bytes;
     ws_parts(v, !Apk, !Bpk, transB, M, N, K, &a_bytes);
-    char *w = ws;
-    float *bdst = (float *)(w + a_bytes);
+    char *w = ws; /* NULL when both operands come packed: nothing to pack */
+    float *bdst = w ? (float *)(w + a_bytes) : NULL;
     if (!Bpk && use_raw_b(v, transB, M, ldb)) {
         g.b.raw = B;
         g.b.ld = ldb;
