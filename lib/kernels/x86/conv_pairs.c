@@ -25,7 +25,6 @@
 
 #define PAIRS_TILE_BYTES (512 * 1024) /* packed B of one chunk */
 #define PAIRS_MAX_COLS 512
-#define PAIRS_MIN_ITEMS 4 /* fewer chunks: one at a time, threads inside */
 
 int poprt__x86_conv_pairs_fits(const poprt__geom3 *g, int64_t Cg, const poprt__sgemm_variant *v)
 {
@@ -226,12 +225,10 @@ poprt_status poprt__x86_conv_pairs(poprt__kctx *k, const poprt__conv_plan *p, co
     /* chunk width: whole panels, the chunk's packed B within PAIRS_TILE_BYTES */
     int64_t cw = PAIRS_TILE_BYTES / (2 * t.Kp) / 32 * 32;
     cw = cw < 32 ? 32 : cw > PAIRS_MAX_COLS ? PAIRS_MAX_COLS : cw;
-    /* enough items for the lanes: narrower chunks, down to two panels */
+    /* enough items for the lanes: narrower chunks, down to one panel */
     if (p->G * poprt__ceil_div(g->out_sz, cw) < 2 * CONV_LANES) {
         const int64_t per_g = poprt__ceil_div(2 * CONV_LANES, p->G);
         int64_t want = poprt__ceil_div(poprt__ceil_div(g->out_sz, per_g), 32) * 32;
-        if (want < 64)
-            want = 64;
         if (want < cw)
             cw = want;
     }
@@ -241,7 +238,10 @@ poprt_status poprt__x86_conv_pairs(poprt__kctx *k, const poprt__conv_plan *p, co
     t.nchunks = poprt__ceil_div(g->out_sz, cw);
     t.items = p->G * t.nchunks;
     const int64_t threads = poprt__kctx_threads(k);
-    t.lanes = t.items < PAIRS_MIN_ITEMS ? 1 : t.items < threads ? t.items : threads;
+    /* a chunk per thread at least: each thread packs and multiplies its own
+     * chunks, no barrier between; fewer chunks run one at a time with the
+     * threads inside */
+    t.lanes = t.items < threads ? 1 : threads;
     const int64_t panels = poprt__ceil_div(cw, 32);
     t.b_bytes = align64(poprt__sgemm_pack_b_size(t.v, t.Kp, cw));
     t.runs_bytes = align64((size_t)(panels * 32) * sizeof(poprt__pairs_run));
