@@ -296,6 +296,9 @@ static result drive(poprt_runner *r, const io_desc *d, double rate, double secon
 }
 
 enum { SYNC, BATCH, PACK, PIPE };
+/* --option KEY=VALUE: session options every configuration's runner gets */
+static char *g_opts[16];
+static int g_n_opts;
 static const char *const config_names[] = {"sync", "batch", "pack", "pipe"};
 
 static poprt_runner *make_runner(poprt_model *m, const io_desc *d, int config, int max_batch,
@@ -320,6 +323,13 @@ static poprt_runner *make_runner(poprt_model *m, const io_desc *d, int config, i
         snprintf(key, sizeof key, "input_shape.%s", d->names[i]);
         if (poprt_options_set(o, key, val))
             die("input_shape");
+    }
+    for (int i = 0; i < g_n_opts; i++) {
+        char key[200];
+        const char *eq = strchr(g_opts[i], '=');
+        snprintf(key, sizeof key, "%.*s", eq ? (int)(eq - g_opts[i]) : 0, g_opts[i]);
+        if (!eq || poprt_options_set(o, key, eq + 1))
+            die(g_opts[i]);
     }
     poprt_options_set(o, "pipeline", config == PIPE ? "1" : "0");
     if (config == PACK) {
@@ -351,7 +361,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: serve_bench MODEL.onnx [--rates R,...] [--seconds S] "
                         "[--configs sync,batch,pack] [--max_batch N] [--timeout_us T] "
                         "[--shape NAME=D,D,...] [--stages CONFIG.json] [--lengths LO,HI] "
-                        "[--pack_rows N] [--replicas N] [--pack_seq_len S]\n");
+                        "[--pack_rows N] [--replicas N] [--pack_seq_len S] [--option K=V]...\n");
         return 2;
     }
     double rates[32] = {100, 200, 400};
@@ -396,6 +406,8 @@ int main(int argc, char **argv)
                 fprintf(stderr, "serve_bench: --replicas N with N >= 1\n");
                 return 2;
             }
+        } else if (!strcmp(argv[i], "--option") && i + 1 < argc && g_n_opts < 16) {
+            g_opts[g_n_opts++] = argv[++i];
         } else if (!strcmp(argv[i], "--shape") && i + 1 < argc && n_shapes < 16)
             shapes[n_shapes++] = argv[++i];
         else {
@@ -442,6 +454,8 @@ int main(int argc, char **argv)
     if (hi)
         printf(", lengths uniform in %lld..%lld tokens, pack rows %d of %d tokens", lo, hi,
                pack_rows, row_len ? row_len : (int)d.dims[0][1]);
+    for (int i = 0; i < g_n_opts; i++)
+        printf("%s %s", i ? "," : ", options", g_opts[i]);
     printf("\n");
     printf("%-6s %10s %12s %10s %10s %10s %8s\n", "config", "offered/s", "throughput/s", "p50 ms",
            "p99 ms", "mean batch", "dropped");
