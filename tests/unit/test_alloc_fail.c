@@ -1188,6 +1188,12 @@ START_TEST(passes)
                     (const char *const[][2]){{"float_to_int8", NULL}, {NULL, NULL}});
     scenario_passes("conv.onnx", "float_to_int8 (every Conv)",
                     (const char *const[][2]){{"float_to_int8", "min_size=1"}, {NULL, NULL}});
+    scenario_passes("conv.onnx", "bf16_fallback by name",
+                    (const char *const[][2]){{"bf16_fallback", "float32_nodes=[conv,fc]"},
+                                             {NULL, NULL}});
+    scenario_passes("conv.onnx", "bf16_fallback, trials",
+                    (const char *const[][2]){{"bf16_fallback", "target_cosine=1,samples=1"},
+                                             {NULL, NULL}});
     scenario_passes("conv.onnx", "constant_folding, unique names, 8-bit io",
                     (const char *const[][2]){{"constant_folding", NULL},
                                              {"unique_name_for_nodes", NULL},
