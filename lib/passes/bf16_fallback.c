@@ -102,6 +102,10 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
     if (keep_n > 0 && min_cos > 0)
         return poprt__err(POPRT_STATUS_INVALID_OPTION,
                           NAME ": give num_of_layers_keep_fp32 or target_cosine, not both");
+    if (!poprt__pass_arg(&a, "float32_nodes") && !(min_cos > 0) && keep_n == 0)
+        return poprt__err(POPRT_STATUS_INVALID_OPTION,
+                          NAME ": nothing to do: give float32_nodes=[..], target_cosine=C or "
+                          "num_of_layers_keep_fp32=N");
     *changed = 0;
     poprt__graph *g = m->graph;
     /* named nodes first: each must be a candidate */

@@ -997,6 +997,8 @@ START_TEST(bf16_fallback_keeps_float32)
     ck_assert_int_eq(run_pass(b, "bf16_fallback", "target_cosine=0.9,num_of_layers_keep_fp32=1"),
                      POPRT_STATUS_PASS_FAILED);
     ck_assert_int_eq(run_pass(b, "bf16_fallback", "bogus=1"), POPRT_STATUS_PASS_FAILED);
+    ck_assert_int_eq(run_pass(b, "bf16_fallback", ""), POPRT_STATUS_PASS_FAILED);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "nothing to do"));
     poprt_model_free(b);
     poprt_model_free(a);
 }
