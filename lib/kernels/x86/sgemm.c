@@ -432,6 +432,7 @@ typedef struct gemm_job {
     int64_t tm, tn;         /* task grid: tm x tn blocks */
     int64_t mb, nb;         /* panels per task block */
     int a_in_l2;            /* 2: all of packed A fits in L2, 1: one K block of it, 0: no */
+    int b_prepacked;        /* B came packed (a weight): read it once, split columns only */
     /* A packed panel by panel just before use (a_fly: one MR x kcb buffer
      * per row block of tasks), from a_src[r*a_rs + p*a_ps] */
     float *a_fly;
@@ -591,6 +592,16 @@ static void plan_tasks(gemm_job *g, const poprt__par *par)
         const int64_t tn = want < g->npan ? want : g->npan;
         g->nb = (g->npan + tn - 1) / tn;
         g->tn = (g->npan + g->nb - 1) / g->nb;
+        /* few column panels of a B packed by this call (activations, which
+         * the row blocks then read again from cache): rows too, so that a
+         * few threads get even shares (7 panels on 2 threads went 4:3) */
+        if (!g->b_prepacked && 2 * g->tn < want) {
+            int64_t tm = (want + g->tn - 1) / g->tn;
+            if (tm > g->mpan)
+                tm = g->mpan;
+            g->mb = (g->mpan + tm - 1) / tm;
+            g->tm = (g->mpan + g->mb - 1) / g->mb;
+        }
         return;
     }
     const int64_t ncp = g->v->nc / g->v->nr > 0 ? g->v->nc / g->v->nr : 1;
@@ -698,6 +709,7 @@ static void run(const poprt__sgemm_variant *v, kblocks kb, const poprt__par *par
         g.b.raw = B;
         g.b.ld = ldb;
     }
+    g.b_prepacked = Bpk != NULL;
     plan_tasks(&g, par);
     /* operands not given pre-packed are packed first, in parallel, except A
      * when one L2 block of B covers N and A does not fit in L2: then each
