@@ -672,7 +672,8 @@ POPRT_API poprt_status poprt_tensor_encode(const char *name, poprt_dtype dtype,
  *                        its results to float16 (reference kernels, slower)
  *   "matmul_precision"   "float32" (default); "bfloat16": MatMul, Gemm and
  *                        Conv (not depthwise) nodes with constant float
- *                        weights multiply in
+ *                        weights, and attention heads (head sizes a
+ *                        multiple of 32, CPUs with AMX), multiply in
  *                        bfloat16 on CPUs with AMX or AVX512-BF16 (weights and
  *                        activations rounded to nearest even bfloat16 as
  *                        they are packed, products summed in float32: a

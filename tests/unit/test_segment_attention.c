@@ -21,6 +21,7 @@
 #include "passes/rewrite.h"
 #include "kernels/ref/poprt_fused.h"
 #include "kernels/x86/attention.h"
+#include "kernels/x86/sgemm.h"
 #include "runtime/runtime.h"
 
 static uint32_t rng = 2463534242u;
@@ -68,6 +69,26 @@ static void head_double(const float *q, const float *k, const float *v, double *
     free(s);
 }
 
+/* y's L rows (ldy apart) against want's (HD apart): |got - want| <= atol +
+ * rtol |want| on the HD columns, the columns past HD (when ldy > HD) still
+ * 777. */
+static void check_rows(const float *y, int64_t ldy, const double *want, int64_t L, int64_t HD,
+                       double atol, double rtol, const char *what)
+{
+    for (int64_t i = 0; i < L; i++)
+        for (int64_t c = 0; c < ldy; c++) {
+            const float got = y[i * ldy + c];
+            if (c < HD)
+                ck_assert_msg(fabs(got - want[i * HD + c]) <= atol + rtol * fabs(want[i * HD + c]),
+                              "%s HD %lld L %lld [%lld][%lld]: got %.8g, want %.8g", what,
+                              (long long)HD, (long long)L, (long long)i, (long long)c,
+                              (double)got, want[i * HD + c]);
+            else
+                ck_assert_msg(got == 777.0f, "%s: column %lld of row %lld written", what,
+                              (long long)c, (long long)i);
+        }
+}
+
 /* Head _i: x86 instance _i, or past them the reference. Each writes its HD
  * columns of every row and nothing else. */
 START_TEST(heads_match_double)
@@ -113,22 +134,88 @@ START_TEST(heads_match_double)
                     y[i] = 777.0f;
                 (xv ? xv->head : ref->head)(q, k, v, ld, y, ldy, ak, L, HD, scale, ws, vm);
                 head_double(q, k, v, want, ld, L, HD, scale, ak);
-                for (int64_t i = 0; i < L; i++)
-                    for (int64_t c = 0; c < ldy; c++) {
-                        if (c < HD)
-                            close_to(y[i * ldy + c], want[i * HD + c],
-                                     xv ? xv->name : "reference", (long)(i * ldy + c));
-                        else
-                            ck_assert_msg(y[i * ldy + c] == 777.0f,
-                                          "column %lld of row %lld written", (long long)c,
-                                          (long long)i);
-                    }
+                check_rows(y, ldy, want, L, HD, 1e-5, 1e-4, xv ? xv->name : "reference");
             }
             free(addk);
             free(q);
             free(k);
             free(v);
             free(y);
+            free(want);
+            poprt__aligned_free(ws);
+        }
+    }
+}
+END_TEST
+
+/* float to bfloat16 and back, rounding to nearest even (finite values) */
+static float bf16(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* The bfloat16 head on AMX tiles (matmul_precision = bfloat16) against
+ * attention in double on the operands it rounds (scale * Q, K and V to
+ * bfloat16): it also rounds the probabilities (2^-9 relative each), so
+ * |got - want| <= 2^-8 max |V| (twice that bound) + 1e-5; head sizes 32 to
+ * 128, lengths across the 16-query blocks and 32-key steps, with and
+ * without a key mask; columns past HD untouched. */
+START_TEST(amx_head_matches_bf16_double)
+{
+    const poprt__sgemm_variant *bfv = poprt__sgemm_best_bf16();
+    if (!bfv || bfv->isa != POPRT__ISA_AMX) {
+        printf("segment_attention: AMX head skipped: CPU lacks AMX-BF16\n");
+        return;
+    }
+    static const int64_t lens[] = {1, 3, 15, 16, 17, 33, 40, 129};
+    static const int64_t dims[] = {32, 64, 96, 128};
+    const poprt__vmath_variant *vm = poprt__kernels_vmath();
+    for (size_t di = 0; di < sizeof dims / sizeof dims[0]; di++) {
+        const int64_t HD = dims[di], ld = 2 * HD + 3;
+        for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+            const int64_t L = lens[li];
+            const size_t n = (size_t)(L * ld);
+            float *q = malloc(n * sizeof(float)), *k = malloc(n * sizeof(float)),
+                  *v = malloc(n * sizeof(float)), *y = malloc(n * sizeof(float));
+            float *qr = malloc(n * sizeof(float)), *kr = malloc(n * sizeof(float)),
+                  *vr = malloc(n * sizeof(float)), *addk = malloc(sizeof(float) * (size_t)L);
+            float *ws = poprt__aligned_alloc(poprt__attn_amx_ws_floats(L, HD) * sizeof(float));
+            double *want = malloc(sizeof(double) * (size_t)(L * HD));
+            ck_assert(q && k && v && y && qr && kr && vr && addk && ws && want);
+            const float scale = 1.0f / sqrtf((float)HD);
+            double vmax = 0;
+            for (size_t i = 0; i < n; i++) {
+                q[i] = frand();
+                k[i] = frand();
+                v[i] = frand();
+                qr[i] = bf16(scale * q[i]);
+                kr[i] = bf16(k[i]);
+                vr[i] = bf16(v[i]);
+                vmax = fabs(vr[i]) > vmax ? fabs(vr[i]) : vmax;
+            }
+            for (int64_t j = 0; j < L; j++)
+                addk[j] = j % 3 == 1 ? -10000.0f : 0.25f * frand();
+            for (int masked = 0; masked < 2; masked++) {
+                const int64_t ldy = masked ? HD : ld;
+                const float *ak = masked ? addk : NULL;
+                for (size_t i = 0; i < n; i++)
+                    y[i] = 777.0f;
+                poprt__attn_head_amxbf16(q, k, v, ld, y, ldy, ak, L, HD, scale, ws, vm);
+                head_double(qr, kr, vr, want, ld, L, HD, 1.0f, ak);
+                check_rows(y, ldy, want, L, HD, vmax / 256 + 1e-5, 0, "AMX head");
+            }
+            free(q);
+            free(k);
+            free(v);
+            free(y);
+            free(qr);
+            free(kr);
+            free(vr);
+            free(addk);
             free(want);
             poprt__aligned_free(ws);
         }
@@ -423,6 +510,8 @@ static poprt_model *qkv_model(int64_t B, int64_t S, int64_t NH, int64_t HD, int 
 }
 
 /* y of m on q, k, v and the mask; *fused: MaskedAttention nodes compiled. */
+static const char *g_precision = "float32"; /* matmul_precision of run_qkv's sessions */
+
 static void run_qkv(poprt_model *m, const char *optimize, const char *threads, int64_t B,
                     int64_t S, int64_t H, const float *const *qkv, int mrank, const int64_t *md,
                     const float *mask, int64_t mn, float *y, int *fused)
@@ -432,6 +521,7 @@ static void run_qkv(poprt_model *m, const char *optimize, const char *threads, i
     poprt_stepio *io;
     ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
     ck_assert_int_eq(poprt_options_set(o, "optimize", optimize), POPRT_OK);
+    ck_assert_int_eq(poprt_options_set(o, "matmul_precision", g_precision), POPRT_OK);
     ck_assert_int_eq(poprt_options_set(o, "threads", threads), POPRT_OK);
     ck_assert_msg(poprt_session_create(m, o, &s) == POPRT_OK, "%s", poprt_last_error());
     *fused = 0;
@@ -456,6 +546,40 @@ static void run_qkv(poprt_model *m, const char *optimize, const char *threads, i
     poprt_options_free(o);
 }
 
+/* Buffers of one MaskedAttention case: q, k, v (n floats, random), the mask
+ * (mn floats: every fifth key -10000, else small), outputs y[0..2]. */
+typedef struct qkv_bufs {
+    float *q, *k, *v, *mask, *y[3];
+} qkv_bufs;
+
+static void qkv_alloc(qkv_bufs *b, int64_t n, int64_t mn)
+{
+    b->q = malloc(sizeof(float) * n);
+    b->k = malloc(sizeof(float) * n);
+    b->v = malloc(sizeof(float) * n);
+    b->mask = malloc(sizeof(float) * mn);
+    for (int i = 0; i < 3; i++)
+        b->y[i] = malloc(sizeof(float) * n);
+    ck_assert(b->q && b->k && b->v && b->mask && b->y[0] && b->y[1] && b->y[2]);
+    for (int64_t i = 0; i < n; i++) {
+        b->q[i] = frand();
+        b->k[i] = frand();
+        b->v[i] = frand();
+    }
+    for (int64_t i = 0; i < mn; i++)
+        b->mask[i] = i % 5 == 2 ? -10000.0f : 0.5f * frand();
+}
+
+static void qkv_free(qkv_bufs *b)
+{
+    free(b->q);
+    free(b->k);
+    free(b->v);
+    free(b->mask);
+    for (int i = 0; i < 3; i++)
+        free(b->y[i]);
+}
+
 /* The compiler turns the block into one MaskedAttention (the heads on the
  * CPU's head function for per-key masks and head sizes of 16, the
  * reference's score blocks otherwise), equal to the unfused graph (the
@@ -473,41 +597,28 @@ START_TEST(masked_attention_equals_unfused)
                  {4, 8, 4, {B, 1, 1, S}}};
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
         const int64_t NH = cases[ci].NH, HD = cases[ci].HD, H = NH * HD, n = B * S * H;
-        float *q = malloc(sizeof(float) * n), *k = malloc(sizeof(float) * n),
-              *v = malloc(sizeof(float) * n), *mask = malloc(sizeof(float) * B * S * S);
-        float *y0 = malloc(sizeof(float) * n), *y1 = malloc(sizeof(float) * n),
-              *y2 = malloc(sizeof(float) * n);
-        ck_assert(q && k && v && mask && y0 && y1 && y2);
-        for (int64_t i = 0; i < n; i++) {
-            q[i] = frand();
-            k[i] = frand();
-            v[i] = frand();
-        }
         int64_t mn = 1;
         for (int d = 0; d < cases[ci].mrank; d++)
             mn *= cases[ci].md[d];
-        for (int64_t i = 0; i < mn; i++)
-            mask[i] = i % 5 == 2 ? -10000.0f : 0.5f * frand();
+        qkv_bufs b;
+        qkv_alloc(&b, n, mn > 1 ? mn : 1);
         poprt_model *pm = qkv_model(B, S, NH, HD, cases[ci].mrank, cases[ci].md);
-        const float *const in[3] = {q, k, v};
+        const float *const in[3] = {b.q, b.k, b.v};
         int f0, f1, f2;
-        run_qkv(pm, "0", "1", B, S, H, in, cases[ci].mrank, cases[ci].md, mask, mn, y0, &f0);
-        run_qkv(pm, "1", "1", B, S, H, in, cases[ci].mrank, cases[ci].md, mask, mn, y1, &f1);
-        run_qkv(pm, "1", "2", B, S, H, in, cases[ci].mrank, cases[ci].md, mask, mn, y2, &f2);
+        run_qkv(pm, "0", "1", B, S, H, in, cases[ci].mrank, cases[ci].md, b.mask, mn, b.y[0],
+                &f0);
+        run_qkv(pm, "1", "1", B, S, H, in, cases[ci].mrank, cases[ci].md, b.mask, mn, b.y[1],
+                &f1);
+        run_qkv(pm, "1", "2", B, S, H, in, cases[ci].mrank, cases[ci].md, b.mask, mn, b.y[2],
+                &f2);
         ck_assert_int_eq(f0, 0);
         ck_assert_msg(f1 == 1 && f2 == 1, "case %zu: %d MaskedAttention nodes", ci, f1);
-        ck_assert_msg(memcmp(y1, y2, sizeof(float) * (size_t)n) == 0,
+        ck_assert_msg(memcmp(b.y[1], b.y[2], sizeof(float) * (size_t)n) == 0,
                       "case %zu: 1 and 2 threads differ", ci);
         for (int64_t i = 0; i < n; i++)
-            close_to(y1[i], y0[i], "MaskedAttention", (long)i);
+            close_to(b.y[1][i], b.y[0][i], "MaskedAttention", (long)i);
         poprt_model_free(pm);
-        free(q);
-        free(k);
-        free(v);
-        free(mask);
-        free(y0);
-        free(y1);
-        free(y2);
+        qkv_free(&b);
     }
 }
 END_TEST
@@ -612,6 +723,54 @@ END_TEST
 
 /* A head count that does not divide the features is refused when the
  * model is loaded, naming both. */
+/* MaskedAttention in a session with matmul_precision = bfloat16: its heads
+ * run on AMX tiles where the CPU has them (head sizes 32 and 64: other bits
+ * than float32's, within 2^-7 max |V| of them: the head test's 2^-8 bound
+ * plus the rounding of Q, K and V themselves), head size 16 keeps the
+ * float32 head (the float32 bits); the same bits at 1 and 2 threads. */
+START_TEST(masked_attention_bfloat16)
+{
+    enum { B = 2, S = 37 };
+    static const struct {
+        int64_t NH, HD;
+        int mrank;
+    } cases[] = {{2, 32, 4}, {2, 64, 0}, {2, 16, 4}};
+    const poprt__sgemm_variant *bfv = poprt__sgemm_best_bf16();
+    const int amx = bfv && bfv->isa == POPRT__ISA_AMX;
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        const int64_t NH = cases[ci].NH, HD = cases[ci].HD, H = NH * HD, n = B * S * H;
+        const int64_t md[4] = {B, 1, 1, S}, mn = B * S;
+        qkv_bufs b;
+        qkv_alloc(&b, n, mn);
+        double vmax = 0;
+        for (int64_t i = 0; i < n; i++)
+            vmax = fabs(b.v[i]) > vmax ? fabs(b.v[i]) : vmax;
+        poprt_model *pm = qkv_model(B, S, NH, HD, cases[ci].mrank, md);
+        const float *const in[3] = {b.q, b.k, b.v};
+        int f[3];
+        for (int r = 0; r < 3; r++) { /* float32, then bfloat16 at 1 and 2 threads */
+            g_precision = r ? "bfloat16" : "float32";
+            run_qkv(pm, "1", r == 2 ? "2" : "1", B, S, H, in, cases[ci].mrank, md, b.mask, mn,
+                    b.y[r], &f[r]);
+        }
+        g_precision = "float32";
+        ck_assert_msg(f[0] == 1 && f[1] == 1 && f[2] == 1,
+                      "case %zu: MaskedAttention nodes %d %d %d", ci, f[0], f[1], f[2]);
+        ck_assert_msg(memcmp(b.y[1], b.y[2], sizeof(float) * (size_t)n) == 0,
+                      "case %zu: 1 and 2 threads differ", ci);
+        const int bf_heads = amx && HD % 32 == 0;
+        ck_assert_msg((memcmp(b.y[0], b.y[1], sizeof(float) * (size_t)n) != 0) == bf_heads,
+                      "case %zu: bfloat16 heads %s", ci, bf_heads ? "did not run" : "ran");
+        for (int64_t i = 0; i < n; i++)
+            ck_assert_msg(fabs(b.y[1][i] - b.y[0][i]) <= vmax / 128 + 1e-5,
+                          "case %zu [%lld]: %.7g, float32 %.7g", ci, (long long)i,
+                          (double)b.y[1][i], (double)b.y[0][i]);
+        poprt_model_free(pm);
+        qkv_free(&b);
+    }
+}
+END_TEST
+
 START_TEST(operator_refuses_bad_inputs)
 {
     poprt__model *m = tb_model(13);
@@ -670,6 +829,8 @@ int main(void)
     tcase_add_test(tc, operator_equals_dense);
     tcase_add_test(tc, fused_attention_matches_double);
     tcase_add_test(tc, masked_attention_equals_unfused);
+    tcase_add_test(tc, amx_head_matches_bf16_double);
+    tcase_add_test(tc, masked_attention_bfloat16);
     tcase_add_test(tc, operator_refuses_bad_inputs);
     suite_add_tcase(s, tc);
     SRunner *r = srunner_create(s);

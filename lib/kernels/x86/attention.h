@@ -51,6 +51,16 @@ poprt_status poprt__x86_fused_attention(poprt__kctx *k);
 /* The registry's ai.poprt.MaskedAttention: the heads on the best variant's head. */
 poprt_status poprt__x86_masked_attention(poprt__kctx *k);
 
+/* SegmentAttention's and MaskedAttention's prepare: a small state saying the
+ * session multiplies in bfloat16 (matmul_precision), or none. */
+poprt_status poprt__x86_attention_prepare(poprt__prep_ctx *c, void **state, size_t *size);
+/* The head on AMX tiles in bfloat16 (attention_amx.c; HD a multiple of 32,
+ * AMX usable), and its workspace in floats. */
+void poprt__attn_head_amxbf16(const float *q, const float *k, const float *v, int64_t ld,
+                              float *y, int64_t ldy, const float *addk, int64_t L, int64_t HD,
+                              float scale, float *ws, const poprt__vmath_variant *vm);
+size_t poprt__attn_amx_ws_floats(int64_t max_len, int64_t HD);
+
 #define POPRT__ATTN_VARIANT(isa, level)                                                      \
     void poprt__attn_head_##isa(const float *q, const float *k, const float *v, int64_t ld,  \
                                 float *y, int64_t ldy, const float *addk, int64_t L,         \

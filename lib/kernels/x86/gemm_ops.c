@@ -122,6 +122,19 @@ int poprt__x86_state_usable(const void *state, size_t size)
     return poprt__x86_conv_state_usable(state, size);
 }
 
+int poprt__x86_state_bf16(const void *state, size_t size)
+{
+    uint64_t magic = 0;
+    if (!state || size <= PACKED_B_HEADER)
+        return 0;
+    memcpy(&magic, state, sizeof magic);
+    const poprt__sgemm_variant *v =
+        magic == GEMM_PACK_MAGIC || magic == MM_PACK_MAGIC
+            ? poprt__sgemm_packed_variant((const unsigned char *)state + PACKED_B_HEADER)
+            : NULL;
+    return v && v->kpack == 2;
+}
+
 /* The node's packed B for (K, N, transB), or NULL. */
 static const void *packed_b_find(const poprt__kctx *k, uint64_t magic, int64_t K, int64_t N,
                                  int tb)

@@ -20,6 +20,9 @@ extern const poprt__gemm_engine poprt__x86_matmul_engine;
  * run: what an executable file made on another CPU may hold. The compiler
  * prepares such nodes again instead of using the file's data. */
 int poprt__x86_state_usable(const void *state, size_t size);
+/* 1 when state is a MatMul's or Gemm's B packed for a bfloat16 variant
+ * (the session's matmul_precision was bfloat16). */
+int poprt__x86_state_bf16(const void *state, size_t size);
 int poprt__x86_conv_state_usable(const void *state, size_t size);
 poprt_status poprt__x86_conv_transpose(poprt__kctx *k);
 poprt_status poprt__x86_deform_conv(poprt__kctx *k);
