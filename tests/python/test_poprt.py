@@ -250,6 +250,31 @@ class TestConverter(unittest.TestCase):
         self.assertEqual(kept.opset, 13)
 
 
+    def test_int8_and_bf16(self):
+        # int8: dynamic quantization, the check within the CLI's 0.05
+        conv = converter.Converter(convert_version=None, precision="int8", check=True)
+        m = conv.convert(MLP)
+        self.assertEqual([r.state for r in conv.results if r.name == "float_to_int8"],
+                         ["changed"])
+        self.assertEqual([r.state for r in conv.results if r.name == "check_with_fake_data"],
+                         ["unchanged"])
+        # bf16: the file stays float32; with a target of 1 every Conv/Gemm is
+        # kept float32 where the CPU has bfloat16 kernels, so a bfloat16 run
+        # gives the float32 bits either way
+        conv = converter.Converter(convert_version=None, precision="bf16", bf16_target_cosine=1.0)
+        m = conv.convert(CONV)
+        self.assertIn("bf16_fallback", [r.name for r in conv.results])
+        x = rand(1, 3, 8, 8)
+        y32 = runtime.Runner(m).run({"x": x})["y"]
+        y16 = runtime.Runner(m, compiler.CompilerOptions(matmul_precision="bfloat16")).run(
+            {"x": x})["y"]
+        np.testing.assert_array_equal(y16, y32)
+        with self.assertRaises(ValueError):
+            converter.Converter(precision="fp16", bf16_target_cosine=0.99)
+        with self.assertRaises(ValueError):
+            converter.Converter(precision="bf17")
+
+
 class TestCompilerRuntime(unittest.TestCase):
     def test_options(self):
         opts = compiler.CompilerOptions(threads=2, input_shape={"x": (2, 16)}, optimize=True)

@@ -60,6 +60,9 @@ class _Step:
     optional: bool  # a default pass: a failure is reported and skipped
 
 
+PRECISIONS = ("fp32", "fp16", "fp8", "fp8_weight", "int8", "int8_static", "bf16")
+
+
 class Converter:
     """The conversion pipeline (PopRT's ``poprt.converter.Converter``).
 
@@ -73,9 +76,13 @@ class Converter:
     ``(name, {args})``) or else the CLI's :data:`DEFAULT_PASSES`; the
     precision pass (``precision`` "fp32" (none), "fp16" with
     ``fp16_skip_op_types``, "fp8"/"fp8_weight" with ``fp8_skip_op_names``,
-    ``fp8_params``, ``calibration_data``); ``check`` (pass
+    ``fp8_params``, ``calibration_data``; "int8" (dynamic, float_to_int8),
+    "int8_static" (QDQ calibrated on ``calibration_data``); "bf16": the
+    model stays float32 and runs in bfloat16 where sessions set
+    ``matmul_precision="bfloat16"``, with ``bf16_target_cosine`` pass
+    bf16_fallback marks the nodes kept float32); ``check`` (pass
     check_with_fake_data against the input model, tolerance 1e-3 / 2e-2
-    fp16 / 0.25 fp8). ``skip_passes`` skips any of them by name. A default
+    fp16 / 0.25 fp8 / 0.05 int8, as the CLI's --check). ``skip_passes`` skips any of them by name. A default
     pass that fails leaves the model as before it (logged as a warning and
     in :attr:`results`); a pass asked for that fails raises
     :class:`poprt.PassFailedError` (or the pass's status) with the
@@ -90,9 +97,13 @@ class Converter:
                  checkpoints: Sequence[str] = (), fp16_skip_op_types: Sequence[str] = (),
                  fp8_skip_op_names: Sequence[str] = (),
                  fp8_params: Sequence[Union[str, float]] = ("F143", "F143", -1, -1),
-                 calibration_data: Optional[str] = None, check: bool = False) -> None:
-        if precision not in ("fp32", "fp16", "fp8", "fp8_weight"):
-            raise ValueError("precision must be fp32, fp16, fp8 or fp8_weight, not %r" % precision)
+                 calibration_data: Optional[str] = None, check: bool = False,
+                 bf16_target_cosine: Optional[float] = None) -> None:
+        if precision not in PRECISIONS:
+            raise ValueError("precision must be one of %s, not %r"
+                             % (", ".join(PRECISIONS), precision))
+        if bf16_target_cosine is not None and precision != "bf16":
+            raise ValueError("bf16_target_cosine needs precision='bf16'")
         self.input_shape = dict(input_shape or {})
         self.batch_size = batch_size
         self.batch_axis = batch_axis
@@ -107,6 +118,7 @@ class Converter:
         self.fp8_params = list(fp8_params)
         self.calibration_data = calibration_data
         self.check = check
+        self.bf16_target_cosine = bf16_target_cosine
         self.results: List[PassResult] = []
 
     # ---------------------------------------------------------- the steps
@@ -137,9 +149,17 @@ class Converter:
                 mode=self.precision, fp8_params=self.fp8_params,
                 skip_op_names=self.fp8_skip_op_names, calibration=self.calibration_data),
                 False))
+        elif self.precision == "int8":
+            steps.append(_Step("float_to_int8", None, False))
+        elif self.precision == "int8_static":
+            steps.append(_Step("float_to_int8_static", format_args(data=self.calibration_data),
+                               False))
+        elif self.precision == "bf16" and self.bf16_target_cosine is not None:
+            steps.append(_Step("bf16_fallback", format_args(
+                target_cosine=self.bf16_target_cosine, calibration=self.calibration_data), False))
         if self.check:
-            tol = {"fp16": "0.02", "fp8": "0.25", "fp8_weight": "0.25"}.get(self.precision,
-                                                                             "0.001")
+            tol = {"fp16": "0.02", "fp8": "0.25", "fp8_weight": "0.25", "int8": "0.05",
+                   "int8_static": "0.05"}.get(self.precision, "0.001")
             steps.append(_Step("check_with_fake_data",
                                format_args(origin=origin, tolerance=tol), False))
         return steps
