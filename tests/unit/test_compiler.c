@@ -1653,7 +1653,8 @@ END_TEST
  * within 2e-5 of the sum of |terms| of sum r(x) r(w) + b in double (r:
  * bfloat16 rounding where the CPU has a bfloat16 GEMM; float32 sums of up
  * to 1200 terms), 1 and 2 threads bit-equal, and where the CPU has a
- * bfloat16 GEMM the node's prepared data is the pair path's. */
+ * bfloat16 GEMM the node's prepared data is the pair path's; an executable
+ * file of the session gives the same bits with the same prepared data. */
 typedef struct pair_case {
     int nsp;                 /* spatial dims */
     int64_t N, C, M, G;
@@ -1677,12 +1678,9 @@ static int64_t pc_out(const pair_case *c, int i)
     return (c->in[i] + c->pb[i] + c->pe[i] - c->d[i] * (c->k[i] - 1) - 1) / c->s[i] + 1;
 }
 
-static void pc_run(const poprt_model *pm, const pair_case *c, const char *precision,
-                   const char *threads, const float *x, size_t nx, float *y, size_t ny,
-                   int *pairs_state)
+/* The state magic of the pair path in sess's program: 1 when a node has it. */
+static int has_pairs_state(const poprt_session *sess)
 {
-    poprt_session *sess = prec_session(pm, precision, threads);
-    *pairs_state = 0;
     const poprt__graph *g = sess->m->graph;
     for (size_t i = 0; i < g->nodes.len; i++) {
         const poprt__node *n = g->nodes.items[i];
@@ -1690,8 +1688,15 @@ static void pc_run(const poprt_model *pm, const pair_case *c, const char *precis
         uint64_t magic = 0;
         if (st && sess->prog->state_sizes[n->id] >= sizeof magic)
             memcpy(&magic, st, sizeof magic);
-        *pairs_state |= magic == 0x31525043525050ull; /* CONV_PAIRS_MAGIC */
+        if (magic == 0x31525043525050ull) /* CONV_PAIRS_MAGIC */
+            return 1;
     }
+    return 0;
+}
+
+static void pc_session_run(poprt_session *sess, const pair_case *c, const float *x, size_t nx,
+                           float *y, size_t ny)
+{
     poprt_stepio *io;
     ck_assert_int_eq(poprt_stepio_create(&io), POPRT_OK);
     int64_t xd[5] = {c->N, c->C};
@@ -1703,6 +1708,36 @@ static void pc_run(const poprt_model *pm, const pair_case *c, const char *precis
     ck_assert_int_eq(poprt_stepio_set_output(io, "y", y, ny * sizeof(float)), POPRT_OK);
     ck_assert_msg(poprt_session_run(sess, io) == POPRT_OK, "%s", poprt_last_error());
     poprt_stepio_free(io);
+}
+
+/* y of a session of pm with matmul_precision and threads; *pairs_state: the
+ * pair path's state is in its program. roundtrip: the session is also
+ * written as an executable file and loaded again, which must give the same
+ * bits and keep the state. */
+static void pc_run(const poprt_model *pm, const pair_case *c, const char *precision,
+                   const char *threads, const float *x, size_t nx, float *y, size_t ny,
+                   int *pairs_state, int roundtrip)
+{
+    poprt_session *sess = prec_session(pm, precision, threads);
+    *pairs_state = has_pairs_state(sess);
+    pc_session_run(sess, c, x, nx, y, ny);
+    if (roundtrip) {
+        char path[] = "/tmp/poprt-test-pairs-XXXXXX";
+        int fd = mkstemp(path);
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+        ck_assert_int_eq(poprt_session_export(sess, path), POPRT_OK);
+        poprt_session *s2;
+        ck_assert_msg(poprt_session_load(path, NULL, &s2) == POPRT_OK, "%s", poprt_last_error());
+        unlink(path);
+        float *y2 = malloc(ny * sizeof *y2);
+        ck_assert_ptr_nonnull(y2);
+        pc_session_run(s2, c, x, nx, y2, ny);
+        ck_assert_int_eq(has_pairs_state(s2), *pairs_state);
+        ck_assert_msg(memcmp(y, y2, ny * sizeof *y) == 0, "executable file: other bits");
+        free(y2);
+        poprt_session_free(s2);
+    }
     poprt_session_free(sess);
 }
 
@@ -1757,8 +1792,8 @@ START_TEST(conv_pairs_bfloat16)
     poprt_model *pm;
     ck_assert_msg(tb_load(m, &pm) == POPRT_OK, "%s", poprt_last_error());
     int st1, st2;
-    pc_run(pm, c, "bfloat16", "1", x, nx, y1, ny, &st1);
-    pc_run(pm, c, "bfloat16", "2", x, nx, y2, ny, &st2);
+    pc_run(pm, c, "bfloat16", "1", x, nx, y1, ny, &st1, 1);
+    pc_run(pm, c, "bfloat16", "2", x, nx, y2, ny, &st2, 0);
     const int bf = poprt__sgemm_best_bf16() != NULL;
     ck_assert_int_eq(st1, bf);
     ck_assert_int_eq(st2, bf);
