@@ -160,14 +160,6 @@ static poprt_status replace_node(poprt__graph *g, ctx *c, poprt__node *n, const 
     return POPRT_OK;
 }
 
-/* n's inputs 0 and 1 exist, it has an output, and it is not skipped. */
-static int candidate(const ctx *c, const poprt__node *n)
-{
-    return n->n_inputs >= 2 && n->inputs[0] && n->inputs[1] && n->n_outputs >= 1 &&
-           n->outputs[0] && !poprt__list_has(c->skip, c->n_skip, n->name) &&
-           n->inputs[0]->type.elem == POPRT_DTYPE_FLOAT;
-}
-
 static const char *base_name(const poprt__node *n)
 {
     return n->name && *n->name ? n->name : n->inputs[1]->name;
@@ -178,7 +170,7 @@ static poprt_status rewrite(poprt__graph *g, ctx *c, poprt__node *n, int *done)
 {
     *done = 0;
     const int gemm = poprt__rw_is(n, "Gemm");
-    if (!candidate(c, n) || poprt__rw_rank(n->inputs[0]) < 2)
+    if (!poprt__int8_takes(n, c->skip, c->n_skip, c->min_size))
         return POPRT_OK;
     poprt__tensor *x = n->inputs[0], *w = n->inputs[1];
     poprt__tensor *cin = gemm && n->n_inputs > 2 ? n->inputs[2] : NULL;
@@ -191,8 +183,6 @@ static poprt_status rewrite(poprt__graph *g, ctx *c, poprt__node *n, int *done)
     const float *cv = NULL;
     int cr = 0;
     if (gemm) {
-        if (poprt__attr_i(n, "transA", 0) != 0)
-            return POPRT_OK;
         tb = poprt__attr_i(n, "transB", 0) != 0;
         alpha = poprt__attr_f(n, "alpha", 1.0f);
         beta = poprt__attr_f(n, "beta", 1.0f);
@@ -202,8 +192,6 @@ static poprt_status rewrite(poprt__graph *g, ctx *c, poprt__node *n, int *done)
             return POPRT_OK;
     }
     const int64_t K = tb ? wd[1] : wd[0], N = tb ? wd[0] : wd[1];
-    if (K < c->min_size || N < c->min_size)
-        return POPRT_OK;
     int8_t *q = poprt__malloc((size_t)(K * N));
     float *s = poprt__malloc((size_t)N * sizeof(float));
     float *scaled = cv ? poprt__malloc((size_t)(cn > 0 ? cn : 1) * sizeof(float)) : NULL;
@@ -232,7 +220,7 @@ static poprt_status rewrite(poprt__graph *g, ctx *c, poprt__node *n, int *done)
 static poprt_status rewrite_conv(poprt__graph *g, ctx *c, poprt__node *n, int *done)
 {
     *done = 0;
-    if (!candidate(c, n))
+    if (!poprt__int8_takes(n, c->skip, c->n_skip, c->min_size))
         return POPRT_OK;
     poprt__tensor *x = n->inputs[0], *w = n->inputs[1];
     poprt__tensor *bias = n->n_inputs > 2 ? n->inputs[2] : NULL;
@@ -240,11 +228,7 @@ static poprt_status rewrite_conv(poprt__graph *g, ctx *c, poprt__node *n, int *d
     const float *wv = poprt__rw_f32(w, POPRT__RW_DATA, &numel);
     const int wr = poprt__rw_dims(w, wd);
     const float *bv = bias ? poprt__rw_f32(bias, POPRT__RW_DATA, &bn) : NULL;
-    if (!wv || wr < 3 || numel <= 0 || (bias && !bv))
-        return POPRT_OK;
     const int64_t M = wd[0], K = numel / M;
-    if (M < c->min_size || K < c->min_size || (bias && bn != M))
-        return POPRT_OK;
     int8_t *q = poprt__malloc((size_t)numel);
     float *s = poprt__malloc((size_t)M * sizeof(float));
     poprt_status st = q && s ? POPRT_OK : poprt__rw_oom();

@@ -85,37 +85,6 @@ static poprt__tensor *out_of(const poprt__graph *g, const poprt__node *n)
     return y->is_output ? NULL : y;
 }
 
-/* n qualifies (the float_to_int8 rules): K and N from its constant weight. */
-static int takes(const ctx *c, const poprt__node *n)
-{
-    if (n->n_inputs < 2 || !n->inputs[0] || !n->inputs[1] || n->n_outputs < 1 ||
-        !n->outputs[0] || poprt__list_has(c->skip, c->n_skip, n->name) ||
-        n->inputs[0]->type.elem != POPRT_DTYPE_FLOAT)
-        return 0;
-    int64_t wd[POPRT__MAX_RANK], numel;
-    if (!poprt__rw_f32(n->inputs[1], POPRT__RW_DATA, &numel))
-        return 0;
-    const int wr = poprt__rw_dims(n->inputs[1], wd);
-    if (poprt__rw_is(n, "Conv")) {
-        if (wr < 3 || numel <= 0 || wd[0] <= 0)
-            return 0;
-        const poprt__tensor *b = n->n_inputs > 2 ? n->inputs[2] : NULL;
-        int64_t bn;
-        if (b && (!poprt__rw_f32(b, POPRT__RW_DATA, &bn) || bn != wd[0]))
-            return 0;
-        return wd[0] >= c->min_size && numel / wd[0] >= c->min_size;
-    }
-    if (wr != 2 || poprt__rw_rank(n->inputs[0]) < 2)
-        return 0;
-    int tb = 0;
-    if (poprt__rw_is(n, "Gemm")) {
-        if (poprt__attr_i(n, "transA", 0) != 0)
-            return 0;
-        tb = poprt__attr_i(n, "transB", 0) != 0;
-    }
-    return wd[tb ? 1 : 0] >= c->min_size && wd[tb ? 0 : 1] >= c->min_size;
-}
-
 /* Every reader of a->t but its QuantizeLinear q reads the dequantized value. */
 static void redirect(poprt__graph *g, const act *a, const poprt__node *q)
 {
@@ -358,7 +327,7 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
     for (size_t i = 0; !st && i < g->nodes.len; i++) {
         poprt__node *n = g->nodes.items[i];
         if (!(poprt__rw_is(n, "Conv") || poprt__rw_is(n, "MatMul") || poprt__rw_is(n, "Gemm")) ||
-            !takes(&c, n))
+            !poprt__int8_takes(n, c.skip, c.n_skip, c.min_size))
             continue;
         poprt__tensor *y = out_of(g, n);
         if (poprt__vec_push(&c.nodes, n) || poprt__vec_push(&c.ins, n->inputs[0]) ||

@@ -607,6 +607,37 @@ void poprt__quantize_columns(const float *w, int64_t K, int64_t N, int64_t rs, i
     }
 }
 
+int poprt__int8_takes(const poprt__node *n, const char *const *skip, int n_skip,
+                      int64_t min_size)
+{
+    if (n->n_inputs < 2 || !n->inputs[0] || !n->inputs[1] || n->n_outputs < 1 ||
+        !n->outputs[0] || poprt__list_has(skip, n_skip, n->name) ||
+        n->inputs[0]->type.elem != POPRT_DTYPE_FLOAT)
+        return 0;
+    int64_t wd[POPRT__MAX_RANK], numel;
+    if (!poprt__rw_f32(n->inputs[1], POPRT__RW_DATA, &numel))
+        return 0;
+    const int wr = poprt__rw_dims(n->inputs[1], wd);
+    if (poprt__rw_is(n, "Conv")) {
+        if (wr < 3 || numel <= 0 || wd[0] <= 0)
+            return 0;
+        const poprt__tensor *b = n->n_inputs > 2 ? n->inputs[2] : NULL;
+        int64_t bn;
+        if (b && (!poprt__rw_f32(b, POPRT__RW_DATA, &bn) || bn != wd[0]))
+            return 0;
+        return wd[0] >= min_size && numel / wd[0] >= min_size;
+    }
+    if (wr != 2 || poprt__rw_rank(n->inputs[0]) < 2)
+        return 0;
+    int tb = 0;
+    if (poprt__rw_is(n, "Gemm")) {
+        if (poprt__attr_i(n, "transA", 0) != 0)
+            return 0;
+        tb = poprt__attr_i(n, "transB", 0) != 0;
+    }
+    return wd[tb ? 1 : 0] >= min_size && wd[tb ? 0 : 1] >= min_size;
+}
+
 /* ---- trials against the float32 outputs ---- */
 
 void poprt__cprog_begin(poprt__cprog *p, uint64_t total)

@@ -117,6 +117,14 @@ poprt_status poprt__choose_keep(const char *pass, const char *nodes_as, const ch
 void poprt__quantize_columns(const float *w, int64_t K, int64_t N, int64_t rs, int64_t cs,
                              float alpha, int8_t *q, int64_t qrs, int64_t qcs, float *s);
 
+/* The nodes the int8 passes (float_to_int8, float_to_int8_static) take: a
+ * MatMul/Gemm (transA 0) or Conv with a float input, a constant float
+ * weight (and a constant float Conv bias of M values), not named in skip,
+ * whose K and N (Conv: output channels and the weight's values per channel)
+ * are both at least min_size. */
+int poprt__int8_takes(const poprt__node *n, const char *const *skip, int n_skip,
+                      int64_t min_size);
+
 /* ---- metrics (double accumulation; non-finite values count as error) ---- */
 /* 1 - cosine similarity; 0 when both are all zero. */
 double poprt__metric_cos_dist(const float *a, const float *b, int64_t n);

@@ -96,4 +96,15 @@ static inline poprt_model *tb_add_relu(int symbolic_batch)
     return model;
 }
 
+/* f rounded to bfloat16 and back, to nearest even (finite values): what the
+ * bfloat16 kernels make of an operand (matmul_precision = bfloat16). */
+static inline float tb_bf16(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
 #endif

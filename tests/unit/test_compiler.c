@@ -1404,16 +1404,6 @@ END_TEST
 
 enum { BF_M = 33, BF_K = 70, BF_N = 50, BF_N2 = 20 };
 
-/* float to bfloat16 and back, rounding to nearest even (finite values) */
-static float bf16_round(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
 /* x[M,K] -> MatMul(W1[K,N]) -> h -> Gemm(h, W2[N,N2], b2) -> y; h and y out */
 static void bf_run(const poprt_model *pm, const char *precision, const float *x, float *h,
                    float *y)
@@ -1457,8 +1447,8 @@ static double bf_check(const float *a, const float *b, const float *bias, const 
         for (int j = 0; j < N; j++) {
             double sum = bias ? bias[j] : 0, mag = bias ? fabs(bias[j]) : 0;
             for (int k = 0; k < K; k++) {
-                const float av = round ? bf16_round(a[i * K + k]) : a[i * K + k];
-                const float bv = round ? bf16_round(b[k * N + j]) : b[k * N + j];
+                const float av = round ? tb_bf16(a[i * K + k]) : a[i * K + k];
+                const float bv = round ? tb_bf16(b[k * N + j]) : b[k * N + j];
                 sum += (double)av * bv;
                 mag += fabs((double)av * bv);
             }
@@ -1578,8 +1568,8 @@ static void cv_check(const float *x, const float *w, const float *b, const float
                             float xv = x[(c * CV_H + iy) * CV_W + ix];
                             float wv = w[((m * CV_C + c) * k + ky) * k + kx];
                             if (round) {
-                                xv = bf16_round(xv);
-                                wv = bf16_round(wv);
+                                xv = tb_bf16(xv);
+                                wv = tb_bf16(wv);
                             }
                             sum += (double)xv * wv;
                             mag += fabs((double)xv * wv);
@@ -1817,8 +1807,8 @@ START_TEST(conv_pairs_bfloat16)
                                      i1 * in[2] + i2];
                         float wv = w[(mo * Cg + ci) * ksz + t];
                         if (bf) {
-                            xv = bf16_round(xv);
-                            wv = bf16_round(wv);
+                            xv = tb_bf16(xv);
+                            wv = tb_bf16(wv);
                         }
                         sum += (double)xv * wv;
                         mag += fabs((double)xv * wv);

@@ -148,16 +148,6 @@ START_TEST(heads_match_double)
 }
 END_TEST
 
-/* float to bfloat16 and back, rounding to nearest even (finite values) */
-static float bf16(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
 /* The bfloat16 head on AMX tiles (matmul_precision = bfloat16) against
  * attention in double on the operands it rounds (scale * Q, K and V to
  * bfloat16): it also rounds the probabilities (2^-9 relative each), so
@@ -192,9 +182,9 @@ START_TEST(amx_head_matches_bf16_double)
                 q[i] = frand();
                 k[i] = frand();
                 v[i] = frand();
-                qr[i] = bf16(scale * q[i]);
-                kr[i] = bf16(k[i]);
-                vr[i] = bf16(v[i]);
+                qr[i] = tb_bf16(scale * q[i]);
+                kr[i] = tb_bf16(k[i]);
+                vr[i] = tb_bf16(v[i]);
                 vmax = fabs(vr[i]) > vmax ? fabs(vr[i]) : vmax;
             }
             for (int64_t j = 0; j < L; j++)

@@ -121,7 +121,6 @@ typedef struct pairs_job {
     uint32_t *xp;
     unsigned char *scratch; /* per lane: packed B, runs, panel_runs */
     size_t lane_bytes, b_bytes, runs_bytes;
-    poprt__kctx *k; /* for threads inside an item (one lane) */
 } pairs_job;
 
 /* The runs of columns [c0, c1) of the output, panel by panel. */

@@ -106,32 +106,34 @@ static poprt_status packed_b_make(const poprt__prep_ctx *c, uint64_t magic, cons
     return POPRT_OK;
 }
 
-int poprt__x86_state_usable(const void *state, size_t size)
+/* A Gemm's or MatMul's prepared data: the variant its packed B names (NULL
+ * when that is none); *ours 0 when the data is another kernel's. */
+static const poprt__sgemm_variant *packed_b_variant(const void *state, size_t size, int *ours)
 {
     uint64_t magic = 0;
+    *ours = 0;
     if (!state || size < sizeof magic)
-        return 1;
+        return NULL;
     memcpy(&magic, state, sizeof magic);
-    if (magic == GEMM_PACK_MAGIC || magic == MM_PACK_MAGIC) {
-        const poprt__sgemm_variant *v =
-            size > PACKED_B_HEADER
-                ? poprt__sgemm_packed_variant((const unsigned char *)state + PACKED_B_HEADER)
-                : NULL;
+    *ours = magic == GEMM_PACK_MAGIC || magic == MM_PACK_MAGIC;
+    return *ours && size > PACKED_B_HEADER
+               ? poprt__sgemm_packed_variant((const unsigned char *)state + PACKED_B_HEADER)
+               : NULL;
+}
+
+int poprt__x86_state_usable(const void *state, size_t size)
+{
+    int ours;
+    const poprt__sgemm_variant *v = packed_b_variant(state, size, &ours);
+    if (ours)
         return v && poprt__sgemm_usable(v);
-    }
     return poprt__x86_conv_state_usable(state, size);
 }
 
 int poprt__x86_state_bf16(const void *state, size_t size)
 {
-    uint64_t magic = 0;
-    if (!state || size <= PACKED_B_HEADER)
-        return 0;
-    memcpy(&magic, state, sizeof magic);
-    const poprt__sgemm_variant *v =
-        magic == GEMM_PACK_MAGIC || magic == MM_PACK_MAGIC
-            ? poprt__sgemm_packed_variant((const unsigned char *)state + PACKED_B_HEADER)
-            : NULL;
+    int ours;
+    const poprt__sgemm_variant *v = packed_b_variant(state, size, &ours);
     return v && v->kpack == 2;
 }
 
