@@ -168,6 +168,7 @@ static void convb_lane_fn(void *ctx, int64_t l0, int64_t l1)
             }
             const float *xn = t->xb + n * cg->ncb * cg->plane;
             const float *wg = t->w + og * t->w_group;
+            const int64_t wstep = cg->KH * cg->KW * cg->cb * nb * 16; /* floats per block */
             /* NCHW16c output: the tiles store straight into its blocks */
             float *out = t->yblk ? t->y + (n * p->M + oc0) * OHW + q0 * 16 : tmp;
             const int64_t ldo = t->yblk ? OHW : q1 - q0;
@@ -177,8 +178,13 @@ static void convb_lane_fn(void *ctx, int64_t l0, int64_t l1)
             for (int64_t c0 = 0; c0 < cg->ncb; c0 += t->cstep) {
                 const int64_t c1 = c0 + t->cstep < cg->ncb ? c0 + t->cstep : cg->ncb;
                 const int last = c1 == cg->ncb;
-                t->v->run(xn, wg, t->b ? bias : NULL, nb, cg, q0, q1, c0, c1,
-                                        c0 > 0, out, ldo, last ? z : NULL, last && regs_relu);
+                /* the weights of the next step (or group) follow these: into
+                 * L2 while these run (a small image's tiles use each weight
+                 * a few times only, and the weights come from memory) */
+                const float *wnext = wg + c1 * wstep;
+                t->v->run(xn, wg, t->b ? bias : NULL, nb, cg, q0, q1, c0, c1, c0 > 0, out, ldo,
+                          last ? z : NULL, last && regs_relu, wnext,
+                          (int64_t)sizeof(float) * t->cstep * wstep);
             }
             if (t->yblk) {
                 for (int bi = 0; !in_regs && poprt__x86_conv_has_epilogue(p) && bi < nb; bi++)

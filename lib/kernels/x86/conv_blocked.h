@@ -49,7 +49,7 @@ typedef struct poprt__convb_geom {
 void poprt__convb_run_avx512(const float *x, const float *w, const float *bias, int nb,
                              const poprt__convb_geom *g, int64_t q0, int64_t q1, int64_t c0,
                              int64_t c1, int acc_in, float *out, int64_t ldo, const float *z,
-                             int relu);
+                             int relu, const void *pf, int64_t pf_bytes);
 
 /* dst[j * 16 + i] = src[i * spitch + j] for j < n, i < 16, with rows
  * i >= rows read as zeros: 16 channel rows into a blocked run. */
@@ -92,7 +92,8 @@ typedef struct poprt__convb_variant {
     poprt__isa isa;   /* level the CPU must have */
     void (*run)(const float *x, const float *w, const float *bias, int nb,
                 const poprt__convb_geom *g, int64_t q0, int64_t q1, int64_t c0, int64_t c1,
-                int acc_in, float *out, int64_t ldo, const float *z, int relu);
+                int acc_in, float *out, int64_t ldo, const float *z, int relu, const void *pf,
+                int64_t pf_bytes);
     void (*block)(const float *src, int64_t spitch, int rows, int64_t n, float *dst);
     void (*rows)(const float *x, const float *w, int64_t wpitch, const float *bias, int64_t mc,
                  const poprt__convb_geom *g, int64_t oh, int relu, int blk, float *y,
@@ -135,10 +136,11 @@ static inline void poprt__convb_rows_avx512(const float *x, const float *w, int6
 static inline void poprt__convb_run_avx512(const float *x, const float *w, const float *bias,
                                            int nb, const poprt__convb_geom *g, int64_t q0,
                                            int64_t q1, int64_t c0, int64_t c1, int acc_in,
-                                           float *out, int64_t ldo, const float *z, int relu)
+                                           float *out, int64_t ldo, const float *z, int relu,
+                                           const void *pf, int64_t pf_bytes)
 {
     (void)x, (void)w, (void)bias, (void)nb, (void)g, (void)q0, (void)q1, (void)c0, (void)c1,
-        (void)acc_in, (void)out, (void)ldo, (void)z, (void)relu;
+        (void)acc_in, (void)out, (void)ldo, (void)z, (void)relu, (void)pf, (void)pf_bytes;
 }
 static inline void poprt__convb_block_avx512(const float *src, int64_t spitch, int rows,
                                              int64_t n, float *dst)

@@ -6,6 +6,8 @@
 #define INLINE static inline __attribute__((always_inline))
 #define TILE_R 6 /* output positions per tile: 6 x 4 accumulators + 4 weights */
 
+static inline int64_t poprt__convb_ceil(int64_t a, int64_t b) { return b > 0 ? (a + b - 1) / b : 0; }
+
 /* Positions q .. q+R-1 of the output plane (row-major, any rows) x NB
  * output blocks, over input blocks [c0, c1): acc starts from out (acc) or
  * from the bias, gets every (block, kh, kw, i) term, and is stored to out.
@@ -13,7 +15,7 @@
  * registers; storing and reloading partial sums between calls is exact. */
 INLINE void tile(const float *x, const float *w, const float *bias, const int R, const int NB,
                  const poprt__convb_geom *g, int64_t q, int64_t c0, int64_t c1, int acc_in,
-                 float *out, int64_t ldo, const float *z, int relu)
+                 float *out, int64_t ldo, const float *z, int relu, const char *pf, int64_t pfn)
 {
     __m512 acc[TILE_R][4];
     const int64_t cb = g->cb;
@@ -52,6 +54,11 @@ INLINE void tile(const float *x, const float *w, const float *bias, const int R,
                     for (int n = 0; n < NB; n++)
                         wv[n] = _mm512_loadu_ps(wp + n * 16);
                     wp += NB * 16;
+                    if (pfn > 0) { /* one line of the weights the next call reads */
+                        _mm_prefetch(pf, _MM_HINT_T1);
+                        pf += 64;
+                        pfn--;
+                    }
 #pragma GCC unroll 6
                     for (int r = 0; r < R; r++) {
                         const __m512 xv = _mm512_set1_ps(xp[off[r] + i]);
@@ -88,20 +95,22 @@ INLINE void tile(const float *x, const float *w, const float *bias, const int R,
     static void run_##NB(const float *x, const float *w, const float *bias,                 \
                          const poprt__convb_geom *g, int64_t q0, int64_t q1, int64_t c0,     \
                          int64_t c1, int acc_in, float *out, int64_t ldo, const float *z,   \
-                         int relu)                                                           \
+                         int relu, const char *pf, int64_t pfn)                              \
     {                                                                                        \
+        /* the lines to prefetch, shared out over the tiles */                               \
+        const int64_t per = poprt__convb_ceil(pfn, poprt__convb_ceil(q1 - q0, TILE_R));      \
         int64_t q = q0;                                                                      \
-        for (; q + TILE_R <= q1; q += TILE_R)                                                \
+        for (; q + TILE_R <= q1; q += TILE_R, pf += per * 64, pfn -= per)                    \
             tile(x, w, bias, TILE_R, NB, g, q, c0, c1, acc_in, out + (q - q0) * 16, ldo,     \
-                 z ? z + (q - q0) * 16 : NULL, relu);                                        \
+                 z ? z + (q - q0) * 16 : NULL, relu, pf, pfn < per ? pfn : per);             \
         float *o = out + (q - q0) * 16;                                                      \
         const float *zo = z ? z + (q - q0) * 16 : NULL;                                      \
         switch (q1 - q) {                                                                    \
-        case 5: tile(x, w, bias, 5, NB, g, q, c0, c1, acc_in, o, ldo, zo, relu); break;      \
-        case 4: tile(x, w, bias, 4, NB, g, q, c0, c1, acc_in, o, ldo, zo, relu); break;      \
-        case 3: tile(x, w, bias, 3, NB, g, q, c0, c1, acc_in, o, ldo, zo, relu); break;      \
-        case 2: tile(x, w, bias, 2, NB, g, q, c0, c1, acc_in, o, ldo, zo, relu); break;      \
-        case 1: tile(x, w, bias, 1, NB, g, q, c0, c1, acc_in, o, ldo, zo, relu); break;      \
+        case 5: tile(x, w, bias, 5, NB, g, q, c0, c1, acc_in, o, ldo, zo, relu, pf, pfn); break; \
+        case 4: tile(x, w, bias, 4, NB, g, q, c0, c1, acc_in, o, ldo, zo, relu, pf, pfn); break; \
+        case 3: tile(x, w, bias, 3, NB, g, q, c0, c1, acc_in, o, ldo, zo, relu, pf, pfn); break; \
+        case 2: tile(x, w, bias, 2, NB, g, q, c0, c1, acc_in, o, ldo, zo, relu, pf, pfn); break; \
+        case 1: tile(x, w, bias, 1, NB, g, q, c0, c1, acc_in, o, ldo, zo, relu, pf, pfn); break; \
         default: break;                                                                      \
         }                                                                                    \
     }
@@ -113,13 +122,15 @@ RUN_NB(4)
 void poprt__convb_run_avx512(const float *x, const float *w, const float *bias, int nb,
                              const poprt__convb_geom *g, int64_t q0, int64_t q1, int64_t c0,
                              int64_t c1, int acc_in, float *out, int64_t ldo, const float *z,
-                             int relu)
+                             int relu, const void *pf, int64_t pf_bytes)
 {
+    const char *p = pf;
+    const int64_t pfn = pf ? pf_bytes / 64 : 0;
     switch (nb) {
-    case 1: run_1(x, w, bias, g, q0, q1, c0, c1, acc_in, out, ldo, z, relu); break;
-    case 2: run_2(x, w, bias, g, q0, q1, c0, c1, acc_in, out, ldo, z, relu); break;
-    case 3: run_3(x, w, bias, g, q0, q1, c0, c1, acc_in, out, ldo, z, relu); break;
-    default: run_4(x, w, bias, g, q0, q1, c0, c1, acc_in, out, ldo, z, relu); break;
+    case 1: run_1(x, w, bias, g, q0, q1, c0, c1, acc_in, out, ldo, z, relu, p, pfn); break;
+    case 2: run_2(x, w, bias, g, q0, q1, c0, c1, acc_in, out, ldo, z, relu, p, pfn); break;
+    case 3: run_3(x, w, bias, g, q0, q1, c0, c1, acc_in, out, ldo, z, relu, p, pfn); break;
+    default: run_4(x, w, bias, g, q0, q1, c0, c1, acc_in, out, ldo, z, relu, p, pfn); break;
     }
 }
 
