@@ -1649,8 +1649,10 @@ typedef struct pair_case {
     int nsp;                 /* spatial dims */
     int64_t N, C, M, G;
     int64_t in[3], k[3], s[3], d[3], pb[3], pe[3];
-    int relu;
+    int act;                 /* 0: none, 1: Relu, 2: Sigmoid (FusedConv's epilogue) */
 } pair_case;
+#define PAIRS_MAGIC 0x31525043525050ull /* CONV_PAIRS_MAGIC */
+#define TAPS_MAGIC 0x31535054435050ull  /* CONV_TAPS_MAGIC */
 
 static const pair_case pair_cases[] = {
     {2, 2, 7, 40, 1, {13, 37}, {5, 5}, {1, 1}, {1, 1}, {2, 1}, {1, 2}, 1},
@@ -1668,8 +1670,8 @@ static int64_t pc_out(const pair_case *c, int i)
     return (c->in[i] + c->pb[i] + c->pe[i] - c->d[i] * (c->k[i] - 1) - 1) / c->s[i] + 1;
 }
 
-/* The state magic of the pair path in sess's program: 1 when a node has it. */
-static int has_pairs_state(const poprt_session *sess)
+/* 1 when a node of sess's program has prepared data starting with magic. */
+static int has_state(const poprt_session *sess, uint64_t want)
 {
     const poprt__graph *g = sess->m->graph;
     for (size_t i = 0; i < g->nodes.len; i++) {
@@ -1678,7 +1680,7 @@ static int has_pairs_state(const poprt_session *sess)
         uint64_t magic = 0;
         if (st && sess->prog->state_sizes[n->id] >= sizeof magic)
             memcpy(&magic, st, sizeof magic);
-        if (magic == 0x31525043525050ull) /* CONV_PAIRS_MAGIC */
+        if (magic == want)
             return 1;
     }
     return 0;
@@ -1700,16 +1702,16 @@ static void pc_session_run(poprt_session *sess, const pair_case *c, const float 
     poprt_stepio_free(io);
 }
 
-/* y of a session of pm with matmul_precision and threads; *pairs_state: the
- * pair path's state is in its program. roundtrip: the session is also
+/* y of a session of pm with matmul_precision and threads; *path_state: a
+ * state with magic is in its program. roundtrip: the session is also
  * written as an executable file and loaded again, which must give the same
  * bits and keep the state. */
 static void pc_run(const poprt_model *pm, const pair_case *c, const char *precision,
                    const char *threads, const float *x, size_t nx, float *y, size_t ny,
-                   int *pairs_state, int roundtrip)
+                   uint64_t magic, int *path_state, int roundtrip)
 {
     poprt_session *sess = prec_session(pm, precision, threads);
-    *pairs_state = has_pairs_state(sess);
+    *path_state = has_state(sess, magic);
     pc_session_run(sess, c, x, nx, y, ny);
     if (roundtrip) {
         char path[] = "/tmp/poprt-test-pairs-XXXXXX";
@@ -1723,7 +1725,7 @@ static void pc_run(const poprt_model *pm, const pair_case *c, const char *precis
         float *y2 = malloc(ny * sizeof *y2);
         ck_assert_ptr_nonnull(y2);
         pc_session_run(s2, c, x, nx, y2, ny);
-        ck_assert_int_eq(has_pairs_state(s2), *pairs_state);
+        ck_assert_int_eq(has_state(s2, magic), *path_state);
         ck_assert_msg(memcmp(y, y2, ny * sizeof *y) == 0, "executable file: other bits");
         free(y2);
         poprt_session_free(s2);
@@ -1731,9 +1733,12 @@ static void pc_run(const poprt_model *pm, const pair_case *c, const char *precis
     poprt_session_free(sess);
 }
 
-START_TEST(conv_pairs_bfloat16)
+/* Case c (seed: its data) of a bfloat16 convolution path: the node's
+ * prepared data is the path's (magic) exactly when expect_state, outputs as
+ * described above pair_cases. */
+static void conv_bf16_case(const pair_case *c, int seed, uint64_t magic, int expect_state)
 {
-    const pair_case *c = &pair_cases[_i];
+    const int _i = seed;
     /* lifted to 3 spatial dims: leading unit dims */
     int64_t in[3] = {1, 1, 1}, k[3] = {1, 1, 1}, s[3] = {1, 1, 1}, d[3] = {1, 1, 1},
             pb[3] = {0, 0, 0}, out[3] = {1, 1, 1};
@@ -1766,7 +1771,7 @@ START_TEST(conv_pairs_bfloat16)
     tb_const(m, "w", POPRT_DTYPE_FLOAT, 2 + c->nsp, wd, w);
     tb_const(m, "b", POPRT_DTYPE_FLOAT, 1, bd, b);
     poprt__node *n = tb_node(m, "Conv", 3, (const char *[]){"x", "w", "b"}, 1,
-                             (const char *[]){c->relu ? "c" : "y"});
+                             (const char *[]){c->act ? "c" : "y"});
     int64_t pads[6];
     for (int i = 0; i < c->nsp; i++) {
         pads[i] = c->pb[i];
@@ -1776,17 +1781,18 @@ START_TEST(conv_pairs_bfloat16)
     ck_assert_int_eq(poprt__rw_attr_ints(n, "strides", c->nsp, c->s), POPRT_OK);
     ck_assert_int_eq(poprt__rw_attr_ints(n, "dilations", c->nsp, c->d), POPRT_OK);
     ck_assert_int_eq(poprt__rw_attr_i(n, "group", c->G), POPRT_OK);
-    if (c->relu)
-        tb_node(m, "Relu", 1, (const char *[]){"c"}, 1, (const char *[]){"y"});
+    if (c->act)
+        tb_node(m, c->act == 1 ? "Relu" : "Sigmoid", 1, (const char *[]){"c"}, 1,
+                (const char *[]){"y"});
     tb_output(m, "y");
     poprt_model *pm;
     ck_assert_msg(tb_load(m, &pm) == POPRT_OK, "%s", poprt_last_error());
     int st1, st2;
-    pc_run(pm, c, "bfloat16", "1", x, nx, y1, ny, &st1, 1);
-    pc_run(pm, c, "bfloat16", "2", x, nx, y2, ny, &st2, 0);
+    pc_run(pm, c, "bfloat16", "1", x, nx, y1, ny, magic, &st1, 1);
+    pc_run(pm, c, "bfloat16", "2", x, nx, y2, ny, magic, &st2, 0);
     const int bf = poprt__sgemm_best_bf16() != NULL;
-    ck_assert_int_eq(st1, bf);
-    ck_assert_int_eq(st2, bf);
+    ck_assert_int_eq(st1, expect_state);
+    ck_assert_int_eq(st2, expect_state);
     ck_assert_msg(memcmp(y1, y2, ny * sizeof *y1) == 0, "case %d: 1 and 2 threads differ", _i);
     for (int64_t in_ = 0; in_ < c->N; in_++)
         for (int64_t mo = 0; mo < c->M; mo++)
@@ -1813,9 +1819,13 @@ START_TEST(conv_pairs_bfloat16)
                         sum += (double)xv * wv;
                         mag += fabs((double)xv * wv);
                     }
-                const double want = c->relu && sum < 0 ? 0 : sum;
+                /* Sigmoid: its slope is at most 1/4, plus the vector
+                 * sigmoid's own error (a few float ulps of a value < 1) */
+                const double want = c->act == 1 && sum < 0 ? 0
+                                    : c->act == 2      ? 1.0 / (1.0 + exp(-sum))
+                                                       : sum;
                 const float got = y1[(in_ * c->M + mo) * osz + q];
-                ck_assert_msg(fabs(got - want) <= 2e-5 * mag + 1e-30,
+                ck_assert_msg(fabs(got - want) <= 2e-5 * mag + (c->act == 2 ? 1e-6 : 1e-30),
                               "case %d [%ld][%ld][%ld]: %.9g, expected %.9g", _i, (long)in_,
                               (long)mo, (long)q, (double)got, want);
             }
@@ -1825,6 +1835,37 @@ START_TEST(conv_pairs_bfloat16)
     free(b);
     free(y1);
     free(y2);
+}
+
+START_TEST(conv_pairs_bfloat16)
+{
+    /* a CPU with a bfloat16 GEMM runs these on the pair path (the taps path
+     * takes none of them: channel counts below 32 or not a multiple of 16,
+     * groups, 3-D, narrow rows, 1x1) */
+    conv_bf16_case(&pair_cases[_i], _i, PAIRS_MAGIC, poprt__sgemm_best_bf16() != NULL);
+}
+END_TEST
+
+/* The taps path (kernels/x86/conv_taps.c: AMX only) over what it must
+ * handle: batch 2, output channels in partial 32-blocks (24, 40, 70),
+ * channels padded to 32 (48), a row of 37 = 32 + 5 positions (a lone last
+ * tile), strides 2 and 3, dilations, wide and asymmetric pads, 1-D, and the
+ * epilogue in the transposition (Relu) and after it (Sigmoid); the same
+ * checks as the pair path's. Elsewhere the pair path (or float32) runs them
+ * with the same outcome. */
+static const pair_case taps_cases[] = {
+    {2, 2, 32, 24, 1, {20, 37}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1},
+    {2, 1, 48, 40, 1, {19, 40}, {3, 3}, {2, 2}, {1, 1}, {1, 0}, {1, 2}, 2},
+    {2, 1, 64, 70, 1, {12, 33}, {3, 5}, {1, 1}, {2, 3}, {2, 6}, {2, 6}, 0},
+    {1, 1, 32, 16, 1, {50}, {5}, {1}, {1}, {2}, {2}, 1},
+    {2, 1, 96, 24, 1, {16, 64}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1},
+    {2, 1, 32, 32, 1, {10, 60}, {3, 3}, {3, 3}, {1, 1}, {0, 0}, {0, 0}, 0},
+};
+
+START_TEST(conv_taps_bfloat16)
+{
+    const poprt__sgemm_variant *bf = poprt__sgemm_best_bf16();
+    conv_bf16_case(&taps_cases[_i], 100 + _i, TAPS_MAGIC, bf && bf->isa == POPRT__ISA_AMX);
 }
 END_TEST
 
@@ -1855,6 +1896,8 @@ int main(void)
     tcase_add_test(tc, conv_precision_bfloat16);
     tcase_add_loop_test(tc, conv_pairs_bfloat16, 0,
                         (int)(sizeof pair_cases / sizeof pair_cases[0]));
+    tcase_add_loop_test(tc, conv_taps_bfloat16, 0,
+                        (int)(sizeof taps_cases / sizeof taps_cases[0]));
     tcase_add_test(tc, qdq_products_fuse_into_integer_operators);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

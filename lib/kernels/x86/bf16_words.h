@@ -5,7 +5,21 @@
 #ifndef POPRT_X86_BF16_WORDS_H
 #define POPRT_X86_BF16_WORDS_H
 #include <immintrin.h>
+#include <stdint.h>
 #include <string.h>
+
+/* Lanes [lo, hi) of 16 (clamped) as a mask: the lanes of a 16-word load
+ * that fall inside a row, for the packers that read rows with borders. */
+static inline __mmask16 poprt__lane_mask16(int64_t lo, int64_t hi)
+{
+    if (lo < 0)
+        lo = 0;
+    if (hi > 16)
+        hi = 16;
+    if (hi <= lo)
+        return 0;
+    return (__mmask16)(((1u << (hi - lo)) - 1) << lo);
+}
 
 static inline __m512i poprt__bf16_pair_words(__m512 even, __m512 odd)
 {

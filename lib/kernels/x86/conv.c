@@ -156,6 +156,11 @@ static poprt_status conv_f32(poprt__kctx *k, const poprt__conv_plan *p, const fl
             return poprt__x86_conv_blocked(k, p, poprt__convb_best(), x, b, packed, w_group, y);
     }
     {
+        const uint32_t *wpk = poprt__x86_conv_taps_state(k, p);
+        if (wpk) /* else another path's, or AMX not usable here: the paths below */
+            return poprt__x86_conv_taps(k, p, x, b, wpk, y);
+    }
+    {
         uint64_t per;
         const unsigned char *apack = poprt__x86_conv_pairs_state(k, p, &per);
         if (apack) /* else another path's, or packed for another CPU: the paths below */
@@ -405,6 +410,9 @@ poprt_status poprt__x86_conv_prepare(poprt__prep_ctx *c, void **state, size_t *s
         bf = poprt__sgemm_fit(bf, Mg, out_sz);
     poprt__geom3 g3;
     const int known = prep_geom(c, xt, wt, Cg, Kc, &g3);
+    /* 2-D convs on AMX tiles: tap by tap from an NHWC copy of X */
+    if (bf && known && poprt__x86_conv_taps_fits(&g3, G, Cg, Mg, bf))
+        return poprt__x86_conv_taps_pack(c->in[1].data, M, Cg, g3.k[1], g3.k[2], state, size);
     /* convs that need an im2col: channel pairs straight into packed B */
     if (bf && known && poprt__x86_conv_pairs_fits(&g3, Cg, bf))
         return poprt__x86_conv_pairs_pack(bf, c->in[1].data, G, Mg, Cg, g3.k_sz, state, size);
@@ -590,6 +598,8 @@ int poprt__x86_conv_state_usable(const void *state, size_t size)
             size > CONV_PACK_HEADER ? poprt__sgemm_packed_variant(body) : NULL;
         return v && poprt__sgemm_usable(v);
     }
+    if (h[0] == CONV_TAPS_MAGIC)
+        return poprt__x86_conv_taps_usable();
     if (h[0] == CONV_DIRECT_MAGIC)
         return h[6] < (uint64_t)poprt__sgemm_n_variants &&
                poprt__sgemm_usable(&poprt__sgemm_variants[h[6]]);

@@ -29,18 +29,6 @@ void poprt__conv_pairs_convert_avx512(const float *x, int64_t Cg, int64_t in_sz,
     }
 }
 
-/* Lanes [lo, hi) of 16 (clamped) as a mask. */
-static inline __mmask16 lanes(int64_t lo, int64_t hi)
-{
-    if (lo < 0)
-        lo = 0;
-    if (hi > 16)
-        hi = 16;
-    if (hi <= lo)
-        return 0;
-    return (__mmask16)(((1u << (hi - lo)) - 1) << lo);
-}
-
 /* Fills the 32 words w[0..1] of one panel row: run r puts input row `row`
  * (NULL: outside the image, zeros) at lanes [r->j, r->j + r->n), lane
  * r->j + q reading column base + q * s of it, zero where that column is
@@ -57,7 +45,7 @@ static inline void run_words(__m512i w[2], const uint32_t *row, int64_t base, in
         return;
     for (int h = 0; h < 2; h++) {
         const int64_t l0 = 16 * h; /* lane l0 + i: q = l0 + i - r->j */
-        const __mmask16 m = lanes(r->j + qlo - l0, r->j + qhi - l0);
+        const __mmask16 m = poprt__lane_mask16(r->j + qlo - l0, r->j + qhi - l0);
         if (!m)
             continue;
         if (s == 1) {

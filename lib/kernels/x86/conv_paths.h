@@ -140,6 +140,46 @@ void poprt__conv_pairs_convert_avx512(const float *x, int64_t Cg, int64_t in_sz,
 /* Panels [i0, i1) of every K block of B. */
 void poprt__conv_pairs_pack_b_avx512(const poprt__pairs_b *t, int64_t i0, int64_t i1);
 
+/* ---- conv_taps.c: bfloat16 convolution tap by tap on AMX tiles ---- */
+#define CONV_TAPS_MAGIC 0x31535054435050ull /* "PPCTPS1" */
+/* The geometry of the taps path (2-D, one group): X as bfloat16 pair words
+ * in a zero-padded NHWC copy, Ck channels per position (C rounded up to 32),
+ * Hp x Wp positions (padded row hp holds input row hp - pt, padded column
+ * wp input column wp - pl), every row long enough for whole 16-position
+ * tiles; the weights packed per 32 output channels (block), tap and 32
+ * input channels as one 16 x 32 word B operand (2 KiB). */
+typedef struct poprt__taps_geom {
+    int64_t C, H, W, M;
+    int64_t Ck, Hp, Wp, pt, pl;
+    int64_t KH, KW, sh, sw, dh, dw;
+    int64_t OH, OW;
+    int64_t mblocks; /* output channel blocks of 32 */
+} poprt__taps_geom;
+/* Whether the taps path runs a conv of this geometry (2-D, one group, Cg a
+ * multiple of 16 and at least 32, output rows of at least 16) on v, the
+ * session's bfloat16 GEMM variant (AMX tiles only), and pays off. */
+int poprt__x86_conv_taps_fits(const poprt__geom3 *g, int64_t G, int64_t Cg, int64_t Mg,
+                              const poprt__sgemm_variant *v);
+poprt_status poprt__x86_conv_taps_pack(const float *w, int64_t M, int64_t C, int64_t KH,
+                                       int64_t KW, void **state, size_t *size);
+/* The node's packed weights for this plan, or NULL (another path's, or AMX
+ * not usable here: an executable file). */
+const uint32_t *poprt__x86_conv_taps_state(const poprt__kctx *k, const poprt__conv_plan *p);
+int poprt__x86_conv_taps_usable(void);
+poprt_status poprt__x86_conv_taps(poprt__kctx *k, const poprt__conv_plan *p, const float *x,
+                                  const float *b, const uint32_t *wpk, float *y);
+/* conv_taps_amx.c: padded row hp of 32-channel block cb of one image x
+ * (NCHW float32) into xp (the image's padded NHWC pair words). */
+void poprt__conv_taps_convert_amx(const poprt__taps_geom *tg, const float *x, int64_t hp,
+                                  int64_t cb, uint32_t *xp);
+/* Output row oh of output block mb of one image: y (the image's first
+ * channel) gets the sums plus bias (the image's M values, or NULL), then
+ * max(0, .) when relu. The thread's tile configuration must be loaded
+ * (poprt__sgemm_enter_amx). */
+void poprt__conv_taps_row_amx(const poprt__taps_geom *tg, const uint32_t *xp,
+                              const uint32_t *wpk, int64_t oh, int64_t mb, const float *bias,
+                              int relu, float *y);
+
 /* ---- conv_direct.c ---- */
 /* Whether v's tap micro-kernel runs this conv (its weights then packed
  * channel-major), and whether the direct path pays off. */
