@@ -18,7 +18,8 @@
  *     or as FusedConv's residual Z, which then has Y's layout; a stem with
  *     3 input channels writes NCHW16c from its row tiles too);
  *   - MaxPool without Indices (input and output share the layout: it
- *     becomes ai.poprt BlockedMaxPool);
+ *     becomes ai.poprt BlockedMaxPool), AveragePool and GlobalAveragePool
+ *     (ai.poprt BlockedAveragePool, BlockedGlobalAveragePool);
  *   - Concat on the channel axis (all inputs and the output share it: a
  *     channel concatenation of whole blocks is the same copy in both
  *     layouts);
@@ -26,6 +27,11 @@
  *     of their input's bytes: input and output share the layout).
  * Convolutions with an NCHW16c operand become ai.poprt FusedConv with
  * attributes x_layout / y_layout = "NCHW16c" (docs/ops.md).
+ *
+ * A tensor of spatial size 1 x 1 ([N, C, 1, 1]) has the same bytes in both
+ * layouts: it stays NCHW, and a node between it and an NCHW16c tensor
+ * needs nothing else (a global pool reads NCHW16c and writes it; a network
+ * whose last blocks end in a global pool keeps them in NCHW16c).
  *
  * Only on CPUs whose kernels include the blocked convolution (AVX-512): an
  * executable file made here and loaded elsewhere still runs, as the
@@ -65,6 +71,20 @@ static int pool_ok(const poprt__node *n)
            static4(poprt__node_in(n, 0)) && static4(poprt__node_out(n, 0));
 }
 
+/* AveragePool (2-D: its X is rank 4) and GlobalAveragePool on rank-4
+ * tensors: BlockedAveragePool / BlockedGlobalAveragePool run them. */
+static int avgpool_ok(const poprt__node *n)
+{
+    return (poprt__rw_is(n, "AveragePool") || poprt__rw_is(n, "GlobalAveragePool")) &&
+           n->n_outputs == 1 && static4(poprt__node_in(n, 0)) && static4(poprt__node_out(n, 0));
+}
+
+/* [N, C, 1, 1]: the same bytes in NCHW and NCHW16c. */
+static int neutral(const poprt__tensor *t)
+{
+    return t && static4(t) && t->type.dims[2].value == 1 && t->type.dims[3].value == 1;
+}
+
 static int concat_ok(const poprt__node *n)
 {
     if (!poprt__rw_is(n, "Concat") || n->n_outputs != 1 || n->n_inputs < 1)
@@ -93,14 +113,14 @@ static int reads_ok(const poprt__node *n, int slot)
 {
     if (conv_ok(n))
         return slot == 0 || (slot == 3 && is_fused_conv(n));
-    if (pool_ok(n) || same_bytes(n))
+    if (pool_ok(n) || avgpool_ok(n) || same_bytes(n))
         return slot == 0;
     return concat_ok(n);
 }
 
 static int writes_ok(const poprt__node *n)
 {
-    return conv_ok(n) || pool_ok(n) || concat_ok(n) || same_bytes(n);
+    return conv_ok(n) || pool_ok(n) || avgpool_ok(n) || concat_ok(n) || same_bytes(n);
 }
 
 /* The initial candidates: each tensor by itself. */
@@ -111,9 +131,9 @@ static poprt_status candidates(poprt__graph *g, unsigned char *blk)
     for (size_t i = 0; !st && i < g->tensors.len; i++) {
         poprt__tensor *t = g->tensors.items[i];
         blk[t->id] = 0;
-        if (!static4(t) || t->is_input || t->is_output || t->is_initializer || t->data ||
-            !t->producer || t->type.dims[1].value % 16 || t->type.dims[1].value == 0 ||
-            !writes_ok(t->producer))
+        if (!static4(t) || neutral(t) || t->is_input || t->is_output || t->is_initializer ||
+            t->data || !t->producer || t->type.dims[1].value % 16 ||
+            t->type.dims[1].value == 0 || !writes_ok(t->producer))
             continue;
         if ((st = poprt__graph_consumers(g, t, &readers)))
             break;
@@ -153,15 +173,17 @@ static int agree(unsigned char *blk, poprt__tensor *const *ts, int n, const popr
     return 1;
 }
 
-/* MaxPool, Relu, the views and Concat keep the layout through; a residual has its
- * convolution's output layout. Repeated until nothing changes. */
+/* The pools, Relu, the views and Concat keep the layout through (a 1 x 1
+ * output fits either); a residual has its convolution's output layout.
+ * Repeated until nothing changes. */
 static void settle(const poprt__graph *g, unsigned char *blk)
 {
     for (int changed = 1; changed;) {
         changed = 0;
         for (size_t i = 0; i < g->nodes.len; i++) {
             poprt__node *n = g->nodes.items[i];
-            if (pool_ok(n) || same_bytes(n) || concat_ok(n))
+            if ((pool_ok(n) || avgpool_ok(n) || same_bytes(n) || concat_ok(n)) &&
+                !neutral(n->outputs[0]))
                 changed |= agree(blk, n->inputs, concat_ok(n) ? n->n_inputs : 1, n->outputs[0]);
             else if (conv_ok(n) && is_fused_conv(n) && poprt__node_in(n, 3))
                 changed |= agree(blk, n->inputs + 3, 1, n->outputs[0]);
@@ -222,8 +244,11 @@ poprt_status poprt__compile_layout(poprt__model *m, int *any)
                 (yb && poprt__rw_attr_s(f, "y_layout", BLOCKED)))
                 st = poprt__rw_oom();
             changed = 1;
-        } else if (pool_ok(n) && blk[n->inputs[0]->id]) {
-            if (!replace(g, n, "BlockedMaxPool", "ai.poprt"))
+        } else if ((pool_ok(n) || avgpool_ok(n)) && blk[n->inputs[0]->id]) {
+            const char *op = pool_ok(n)                  ? "BlockedMaxPool"
+                             : poprt__rw_is(n, "AveragePool") ? "BlockedAveragePool"
+                                                             : "BlockedGlobalAveragePool";
+            if (!replace(g, n, op, "ai.poprt"))
                 st = poprt__rw_oom();
             changed = 1;
         }

@@ -74,6 +74,39 @@ static const poprt__op op_blocked_maxpool = {
     .name = "BlockedMaxPool", .domain = "ai.poprt", .since_version = 1, .min_inputs = 1,
     .max_inputs = 1, .min_outputs = 1, .max_outputs = 1, .infer = infer_blocked_maxpool};
 
+/* BlockedAveragePool, BlockedGlobalAveragePool (lib/compiler/layout.c):
+ * the attributes and shapes of AveragePool (19: with dilations) and
+ * GlobalAveragePool; X is float32 NCHW16c. */
+static poprt_status infer_blocked_avg(poprt__infer_ctx *c, const char *op, int version)
+{
+    const poprt__op *p = poprt__op_find("", op, version);
+    if (!p || !p->infer)
+        return POPRT__NODE_ERR(c->node, POPRT_STATUS_INTERNAL, "no %s schema", op);
+    const int32_t e = poprt__infer_elem(c, 0);
+    if (e && e != POPRT_DTYPE_FLOAT)
+        return POPRT__NODE_ERR(c->node, POPRT_STATUS_SHAPE_MISMATCH, "X must be float32");
+    return p->infer(c);
+}
+
+static poprt_status infer_blocked_averagepool(poprt__infer_ctx *c)
+{
+    return infer_blocked_avg(c, "AveragePool", 19);
+}
+
+static poprt_status infer_blocked_global_averagepool(poprt__infer_ctx *c)
+{
+    return infer_blocked_avg(c, "GlobalAveragePool", 1);
+}
+
+static const poprt__op op_blocked_averagepool = {
+    .name = "BlockedAveragePool", .domain = "ai.poprt", .since_version = 1, .min_inputs = 1,
+    .max_inputs = 1, .min_outputs = 1, .max_outputs = 1, .infer = infer_blocked_averagepool};
+
+static const poprt__op op_blocked_global_averagepool = {
+    .name = "BlockedGlobalAveragePool", .domain = "ai.poprt", .since_version = 1,
+    .min_inputs = 1, .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
+    .infer = infer_blocked_global_averagepool};
+
 /* FusedMatMulInteger (lib/compiler/fuse_qgemm.c): MatMulInteger's shapes,
  * a float output; the scale and the optional bias are float with one value
  * or one per output column, broadcast along the last axis only. */
@@ -157,6 +190,10 @@ static const poprt__op op_qlinear_add = {
     .name = "QLinearAdd", .domain = "ai.poprt", .since_version = 1, .min_inputs = 8,
     .max_inputs = 8, .min_outputs = 1, .max_outputs = 1, .infer = infer_qlinear_add};
 
-const poprt__op *const poprt__ops_poprt_compiled[] = {&op_fused_elementwise, &op_blocked_maxpool,
-                                                      &op_fused_matmul_integer, &op_qlinear_add,
+const poprt__op *const poprt__ops_poprt_compiled[] = {&op_fused_elementwise,
+                                                      &op_blocked_maxpool,
+                                                      &op_blocked_averagepool,
+                                                      &op_blocked_global_averagepool,
+                                                      &op_fused_matmul_integer,
+                                                      &op_qlinear_add,
                                                       NULL};

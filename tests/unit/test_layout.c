@@ -1,10 +1,10 @@
 /* Unit tests: the compile-time layout choice (lib/compiler/layout.c) and
  * the kernels of NCHW16c tensors.
  *  - The pass on a graph with every kind of node it handles (convolutions
- *    3x3 and 1x1, stride 2, a residual, MaxPool, channel Concat, Relu,
- *    inference Dropout) and
- *    readers that must keep NCHW (a graph input and output,
- *    GlobalAveragePool): exactly the documented tensors change layout.
+ *    3x3 and 1x1, stride 2, a residual, MaxPool, AveragePool,
+ *    GlobalAveragePool, channel Concat, Relu, inference Dropout) and
+ *    tensors that keep NCHW (a graph input and output, a 1 x 1 tensor):
+ *    exactly the documented tensors change layout.
  *  - Sessions: the optimised graph (with the layouts) against the same model
  *    with optimize=0, within 1e-5 relative + 1e-6 absolute (the blocked
  *    convolution sums in another order than the plain paths; the sums
@@ -12,7 +12,10 @@
  *    it gives bit-identical results.
  *  - BlockedMaxPool against MaxPool on blocked copies of the same data,
  *    with NaN and -inf, pads, strides, dilations and ceil_mode: equal bit
- *    for bit (the same comparisons in the same order).
+ *    for bit (the same comparisons in the same order); BlockedAveragePool
+ *    and BlockedGlobalAveragePool against AveragePool (count_include_pad
+ *    too) and GlobalAveragePool likewise (the same sums in the same
+ *    order).
  * The layout pass runs only where the CPU has AVX-512 (the blocked
  * convolution's kernels); elsewhere the graph test says so and checks that
  * nothing changed. */
@@ -83,9 +86,11 @@ static poprt__node *conv(poprt__model *m, const char *x, const char *w, const ch
  *  cat -> Conv 1x1 -> Add p -> Relu -> z [32,6,6]      (residual)
  *  z -> Dropout -> zd -> Conv 1x1 s2 -> y5 [48,3,3]    (graph output)
  *  p -> Conv 3x3 -> q [16,6,6] -> GlobalAveragePool -> g (graph output)
+ *  p -> AveragePool 6x6 -> v [32,1,1] -> Conv 1x1 -> u [16,1,1] (graph output)
  * Expected: a0 (the stem writes it with its row tiles), a, p, e1, e3, cat,
- * z and zd (Dropout's view of z) in NCHW16c; s (a graph input), q (read
- * by GlobalAveragePool) and the outputs in NCHW. */
+ * z, zd (Dropout's view of z) and q (read by GlobalAveragePool, which
+ * becomes BlockedGlobalAveragePool) in NCHW16c; s (a graph input), v (1 x 1:
+ * the same bytes either way) and the outputs in NCHW. */
 static poprt__model *layout_model(void)
 {
     poprt__model *m = tb_model(17);
@@ -122,8 +127,13 @@ static poprt__model *layout_model(void)
     conv(m, "zd", "W5", "y5", 1, 2);
     conv(m, "p", "Wq", "q", 3, 1);
     tb_node(m, "GlobalAveragePool", 1, (const char *[]){"q"}, 1, (const char *[]){"g"});
+    poprt__node *ap = tb_node(m, "AveragePool", 1, (const char *[]){"p"}, 1, (const char *[]){"v"});
+    ints(m, ap, "kernel_shape", 2, (int64_t[]){6, 6});
+    weights(m, "Wu", 16, 32, 1, 8u);
+    conv(m, "v", "Wu", "u", 1, 1);
     tb_output(m, "y5");
     tb_output(m, "g");
+    tb_output(m, "u");
     return m;
 }
 
@@ -135,7 +145,7 @@ static int written_blocked(const poprt__graph *g, const char *name)
         const poprt__node *n = g->nodes.items[i];
         if (n->n_outputs < 1 || !n->outputs[0] || strcmp(n->outputs[0]->name, name) != 0)
             continue;
-        if (strcmp(n->op_type, "BlockedMaxPool") == 0)
+        if (strncmp(n->op_type, "Blocked", 7) == 0)
             return 1;
         return strcmp(poprt__attr_s(n, "y_layout", "NCHW"), "NCHW16c") == 0;
     }
@@ -175,31 +185,36 @@ START_TEST(test_layout_graph)
     int any = 0;
     ck_assert_int_eq(poprt__compile_optimize(m, 0, &any), POPRT_OK);
     const poprt__graph *g = m->graph;
-    int pools = 0, maxpools = 0;
+    int pools = 0, maxpools = 0, avg = 0, gavg = 0;
     for (size_t i = 0; i < g->nodes.len; i++) {
         const poprt__node *n = g->nodes.items[i];
         pools += strcmp(n->op_type, "BlockedMaxPool") == 0;
         maxpools += strcmp(n->op_type, "MaxPool") == 0;
+        avg += strcmp(n->op_type, "BlockedAveragePool") == 0;
+        gavg += strcmp(n->op_type, "BlockedGlobalAveragePool") == 0;
     }
     if (!have_avx512()) {
         fprintf(stderr, "test_layout_graph: no AVX-512 here (or POPRT_ISA caps it): the "
                         "layout pass leaves the graph as it is; checking that\n");
-        ck_assert_int_eq(pools, 0);
+        ck_assert_int_eq(pools + avg + gavg, 0);
         ck_assert_int_eq(maxpools, 1);
         poprt__model_free(m);
         return;
     }
     ck_assert_int_eq(pools, 1);
     ck_assert_int_eq(maxpools, 0);
-    /* writers: q is read by GlobalAveragePool; y5 is a graph output */
+    ck_assert_int_eq(avg, 1);
+    ck_assert_int_eq(gavg, 1);
+    /* writers: y5 is a graph output, v is 1 x 1 */
     ck_assert_int_eq(written_blocked(g, "a0"), 1);
     ck_assert_int_eq(written_blocked(g, "a"), 1);
     ck_assert_int_eq(written_blocked(g, "p"), 1);
     ck_assert_int_eq(written_blocked(g, "e1"), 1);
     ck_assert_int_eq(written_blocked(g, "e3"), 1);
     ck_assert_int_eq(written_blocked(g, "z"), 1);
-    ck_assert_int_eq(written_blocked(g, "q"), 0);
+    ck_assert_int_eq(written_blocked(g, "q"), 1);
     ck_assert_int_eq(written_blocked(g, "y5"), 0);
+    ck_assert_int_eq(read_blocked(g, "v"), 0);
     /* readers */
     ck_assert_int_eq(read_blocked(g, "s"), 0);
     ck_assert_int_eq(read_blocked(g, "a0"), 1);
@@ -222,7 +237,9 @@ START_TEST(test_layout_graph)
 }
 END_TEST
 
-static void layout_run(poprt_session *s, float *y5, float *g)
+/* The model's outputs y5 [48,3,3], g [16] and u [16], one after another in out. */
+#define LAYOUT_OUT (48 * 9 + 16 + 16)
+static void layout_run(poprt_session *s, float *out)
 {
     static float x[3 * 23 * 23];
     uint32_t st = 11u;
@@ -233,15 +250,18 @@ static void layout_run(poprt_session *s, float *y5, float *g)
     ck_assert_int_eq(poprt_stepio_create(&io), POPRT_OK);
     ck_assert_int_eq(poprt_stepio_set_input(io, "s", POPRT_DTYPE_FLOAT, xd, 4, x, sizeof x),
                      POPRT_OK);
-    ck_assert_int_eq(poprt_stepio_set_output(io, "y5", y5, 48 * 9 * sizeof(float)), POPRT_OK);
-    ck_assert_int_eq(poprt_stepio_set_output(io, "g", g, 16 * sizeof(float)), POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_set_output(io, "y5", out, 48 * 9 * sizeof(float)), POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_set_output(io, "g", out + 48 * 9, 16 * sizeof(float)),
+                     POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_set_output(io, "u", out + 48 * 9 + 16, 16 * sizeof(float)),
+                     POPRT_OK);
     ck_assert_int_eq(poprt_session_run(s, io), POPRT_OK);
     poprt_stepio_free(io);
 }
 
 START_TEST(test_layout_session)
 {
-    static float ref[48 * 9 + 16], got[48 * 9 + 16], again[48 * 9 + 16];
+    static float ref[LAYOUT_OUT], got[LAYOUT_OUT], again[LAYOUT_OUT];
     poprt_model *pm;
     ck_assert_int_eq(tb_load(layout_model(), &pm), POPRT_OK);
     poprt_options *o0, *o2;
@@ -253,13 +273,13 @@ START_TEST(test_layout_session)
     ck_assert_int_eq(poprt_session_create(pm, o0, &s0), POPRT_OK);
     ck_assert_int_eq(poprt_session_create(pm, NULL, &s1), POPRT_OK);
     ck_assert_int_eq(poprt_session_create(pm, o2, &s3), POPRT_OK);
-    layout_run(s0, ref, ref + 48 * 9);
-    layout_run(s1, got, got + 48 * 9);
+    layout_run(s0, ref);
+    layout_run(s1, got);
     for (size_t i = 0; i < sizeof ref / sizeof ref[0]; i++)
         ck_assert_msg(fabs(got[i] - ref[i]) <= 1e-5 * fabs(ref[i]) + 1e-6,
                       "element %zu: optimised %.7g, plain %.7g", i, got[i], ref[i]);
     /* the same with 2 threads: bit-identical */
-    layout_run(s3, again, again + 48 * 9);
+    layout_run(s3, again);
     ck_assert_int_eq(memcmp(got, again, sizeof got), 0);
     /* and through an executable file */
     char path[] = "/tmp/poprt-test-layout-XXXXXX";
@@ -269,7 +289,7 @@ START_TEST(test_layout_session)
     ck_assert_int_eq(poprt_session_export(s1, path), POPRT_OK);
     ck_assert_int_eq(poprt_session_load(path, NULL, &s2), POPRT_OK);
     memset(again, 0, sizeof again);
-    layout_run(s2, again, again + 48 * 9);
+    layout_run(s2, again);
     ck_assert_int_eq(memcmp(got, again, sizeof got), 0);
     unlink(path);
     poprt_session_free(s0);
@@ -310,24 +330,33 @@ static const pool_case pool_cases[] = {
     {16, 1, 7, 1, 4, 1, 3, 1, 1, 0, 2, 0, 2, 1},   /* one row */
 };
 
-/* One model: MaxPool (op "MaxPool") or BlockedMaxPool over x. */
-static poprt_model *pool_model(const pool_case *c, const char *op)
+/* One model: pool `op` (ai.poprt's when it starts with "Blocked") over x
+ * with the window of case c, none for the global pools; count_include_pad
+ * set when include_pad >= 0. Opset 19, for AveragePool's dilations. */
+static poprt_model *pool_model(const pool_case *c, const char *op, int include_pad)
 {
-    poprt__model *m = tb_model(17);
+    poprt__model *m = tb_model(19);
     int64_t xd[] = {1, c->C, c->H, c->W};
     tb_input(m, "x", POPRT_DTYPE_FLOAT, 4, xd);
     poprt__node *n = tb_node(m, op, 1, (const char *[]){"x"}, 1, (const char *[]){"y"});
-    if (strcmp(op, "MaxPool") != 0) {
+    if (strncmp(op, "Blocked", 7) == 0) {
         n->domain = "ai.poprt";
         ck_assert_int_eq(poprt__model_ensure_opset(m, "ai.poprt", 1), POPRT_OK);
     }
-    ints(m, n, "kernel_shape", 2, (int64_t[]){c->kh, c->kw});
-    ints(m, n, "strides", 2, (int64_t[]){c->sh, c->sw});
-    ints(m, n, "dilations", 2, (int64_t[]){c->dh, c->dw});
-    ints(m, n, "pads", 4, (int64_t[]){c->pt, c->pl, c->pb, c->pr});
-    poprt__attr *a = poprt__node_add_attr(n, "ceil_mode", POPRT__ATTR_INT);
-    ck_assert_ptr_nonnull(a);
-    a->i = c->ceil;
+    if (!strstr(op, "Global")) {
+        ints(m, n, "kernel_shape", 2, (int64_t[]){c->kh, c->kw});
+        ints(m, n, "strides", 2, (int64_t[]){c->sh, c->sw});
+        ints(m, n, "dilations", 2, (int64_t[]){c->dh, c->dw});
+        ints(m, n, "pads", 4, (int64_t[]){c->pt, c->pl, c->pb, c->pr});
+        poprt__attr *a = poprt__node_add_attr(n, "ceil_mode", POPRT__ATTR_INT);
+        ck_assert_ptr_nonnull(a);
+        a->i = c->ceil;
+        if (include_pad >= 0) {
+            a = poprt__node_add_attr(n, "count_include_pad", POPRT__ATTR_INT);
+            ck_assert_ptr_nonnull(a);
+            a->i = include_pad;
+        }
+    }
     tb_output(m, "y");
     poprt_model *pm;
     ck_assert_int_eq(tb_load(m, &pm), POPRT_OK);
@@ -365,14 +394,39 @@ static int64_t pool_run(poprt_model *pm, const pool_case *c, const float *x, flo
     return ohw;
 }
 
+/* Runs `plain` on x and `blk` on x's NCHW16c copy (case c) and checks
+ * that their outputs agree bit for bit (a NaN matching a NaN); frees both
+ * models. */
+static void check_blocked_pool(poprt_model *plain, poprt_model *blk, const pool_case *c,
+                               const float *x, int case_no)
+{
+    const int64_t HW = c->H * c->W;
+    const size_t cap = sizeof(float) * (size_t)(c->C * 4 * HW);
+    float *xb = malloc(sizeof(float) * (size_t)(c->C * HW));
+    float *y = malloc(cap), *yb = malloc(cap), *yu = malloc(cap);
+    ck_assert(xb && y && yb && yu);
+    to_blocked(x, c->C, HW, xb);
+    const int64_t ohw = pool_run(plain, c, x, y, cap);
+    ck_assert_int_eq(pool_run(blk, c, xb, yb, cap), ohw);
+    from_blocked(yb, c->C, ohw, yu);
+    for (int64_t i = 0; i < c->C * ohw; i++)
+        ck_assert_msg(memcmp(&y[i], &yu[i], sizeof(float)) == 0 || (isnan(y[i]) && isnan(yu[i])),
+                      "case %d element %lld: plain %.9g, blocked %.9g", case_no, (long long)i,
+                      y[i], yu[i]);
+    poprt_model_free(plain);
+    poprt_model_free(blk);
+    free(xb);
+    free(y);
+    free(yb);
+    free(yu);
+}
+
 START_TEST(test_blocked_maxpool)
 {
     const pool_case *c = &pool_cases[_i];
-    const int64_t HW = c->H * c->W, n = c->C * HW;
-    float *x = malloc(sizeof(float) * (size_t)n), *xb = malloc(sizeof(float) * (size_t)n);
-    const size_t cap = sizeof(float) * (size_t)(c->C * 4 * HW);
-    float *y = malloc(cap), *yb = malloc(cap), *yu = malloc(cap);
-    ck_assert(x && xb && y && yb && yu);
+    const int64_t n = c->C * c->H * c->W;
+    float *x = malloc(sizeof(float) * (size_t)n);
+    ck_assert_ptr_nonnull(x);
     uint32_t s = 7u + (uint32_t)_i;
     for (int64_t i = 0; i < n; i++)
         x[i] = frand(&s);
@@ -381,22 +435,37 @@ START_TEST(test_blocked_maxpool)
         x[i] = NAN;
     for (int64_t i = 5; i < n; i += 41)
         x[i] = -INFINITY;
-    to_blocked(x, c->C, HW, xb);
-    poprt_model *plain = pool_model(c, "MaxPool"), *blk = pool_model(c, "BlockedMaxPool");
-    const int64_t ohw = pool_run(plain, c, x, y, cap);
-    ck_assert_int_eq(pool_run(blk, c, xb, yb, cap), ohw);
-    from_blocked(yb, c->C, ohw, yu);
-    for (int64_t i = 0; i < c->C * ohw; i++)
-        ck_assert_msg(memcmp(&y[i], &yu[i], sizeof(float)) == 0 || (isnan(y[i]) && isnan(yu[i])),
-                      "case %d element %lld: MaxPool %g, BlockedMaxPool %g", _i, (long long)i,
-                      y[i], yu[i]);
-    poprt_model_free(plain);
-    poprt_model_free(blk);
+    check_blocked_pool(pool_model(c, "MaxPool", -1), pool_model(c, "BlockedMaxPool", -1), c, x,
+                       _i);
     free(x);
-    free(xb);
-    free(y);
-    free(yb);
-    free(yu);
+}
+END_TEST
+
+/* Global cases: positions a multiple of 8, not one, fewer than 8. */
+static const pool_case gavg_cases[] = {
+    {32, 7, 7}, {48, 4, 4}, {16, 1, 5}, {64, 13, 11},
+};
+
+/* Case _i: the pool_cases windows with count_include_pad 0 and 1, then the
+ * global cases; values of magnitudes 2^-20 .. 2^20 so that the order of
+ * the sums shows in the last bits. */
+START_TEST(test_blocked_averagepool)
+{
+    const int n_win = 2 * (int)(sizeof pool_cases / sizeof pool_cases[0]);
+    const int global = _i >= n_win;
+    const pool_case *c = global ? &gavg_cases[_i - n_win] : &pool_cases[_i / 2];
+    const int include_pad = !global && _i % 2;
+    const int64_t n = c->C * c->H * c->W;
+    float *x = malloc(sizeof(float) * (size_t)n);
+    ck_assert_ptr_nonnull(x);
+    uint32_t s = 101u + (uint32_t)_i;
+    for (int64_t i = 0; i < n; i++)
+        x[i] = ldexpf(frand(&s), (int)(frand(&s) * 20.0f));
+    check_blocked_pool(
+        pool_model(c, global ? "GlobalAveragePool" : "AveragePool", include_pad),
+        pool_model(c, global ? "BlockedGlobalAveragePool" : "BlockedAveragePool", include_pad), c,
+        x, _i);
+    free(x);
 }
 END_TEST
 
@@ -408,6 +477,9 @@ static Suite *suite(void)
     tcase_add_test(tc, test_layout_session);
     tcase_add_loop_test(tc, test_blocked_maxpool, 0,
                         (int)(sizeof pool_cases / sizeof pool_cases[0]));
+    tcase_add_loop_test(tc, test_blocked_averagepool, 0,
+                        (int)(2 * sizeof pool_cases / sizeof pool_cases[0] +
+                              sizeof gavg_cases / sizeof gavg_cases[0]));
     suite_add_tcase(s, tc);
     return s;
 }

@@ -169,3 +169,189 @@ poprt_status poprt__x86_blocked_maxpool(poprt__kctx *k)
                              bmp_task_fn, &t);
     return POPRT_OK;
 }
+
+/* ai.poprt BlockedAveragePool (lib/compiler/layout.c): AveragePool on
+ * NCHW16c tensors, 2-D. Each output vector holds 16 channels of one
+ * position, summed in double over the window's taps inside the input in
+ * AveragePool's order and divided by what it divides by (the taps inside
+ * the input, or with count_include_pad those inside the padded extent),
+ * so results equal the generic loop's (poprt__pool_planes) bit for bit. */
+typedef double ap_v8d __attribute__((vector_size(64)));
+typedef float ap_v8f __attribute__((vector_size(32)));
+
+typedef struct bap_task {
+    const poprt__geom3 *g;
+    int include_pad;
+    const float *x;
+    float *y;
+} bap_task;
+
+/* Taps k < K of a window starting at `start` (stride already applied)
+ * whose position start + k * d lies in [lo, hi). */
+static int64_t bap_count(int64_t start, int64_t d, int64_t K, int64_t lo, int64_t hi)
+{
+    int64_t c = 0;
+    for (int64_t k = 0; k < K; k++)
+        c += start + k * d >= lo && start + k * d < hi;
+    return c;
+}
+
+/* 16 floats at p added to the two double halves lo, hi. */
+static inline void bap_add(ap_v8d *lo, ap_v8d *hi, const float *p)
+{
+    ap_v8f a, b;
+    memcpy(&a, p, sizeof a);
+    memcpy(&b, p + 8, sizeof b);
+    *lo += __builtin_convertvector(a, ap_v8d);
+    *hi += __builtin_convertvector(b, ap_v8d);
+}
+
+/* (float)(sum / div) of both halves into y[0..16). */
+static inline void bap_store(ap_v8d lo, ap_v8d hi, int64_t div, float *y)
+{
+    ap_v8f a = {0}, b = {0};
+    if (div > 0) {
+        const ap_v8d d = (ap_v8d){0} + (double)div;
+        a = __builtin_convertvector(lo / d, ap_v8f);
+        b = __builtin_convertvector(hi / d, ap_v8f);
+    }
+    memcpy(y, &a, sizeof a);
+    memcpy(y + 8, &b, sizeof b);
+}
+
+POPRT__CLONES
+static void bap_rows(const bap_task *t, int64_t r0, int64_t r1)
+{
+    const poprt__geom3 *g = t->g;
+    const int64_t IH = g->in[1], IW = g->in[2], OH = g->out[1], OW = g->out[2];
+    for (int64_t r = r0; r < r1; r++) { /* r = block * OH + oh */
+        const int64_t blk = r / OH, oh = r % OH;
+        const float *xb = t->x + blk * IH * IW * 16;
+        float *yr = t->y + r * OW * 16;
+        const int64_t h0 = oh * g->s[1] - g->pb[1];
+        const int64_t rows_pad = bap_count(h0, g->d[1], g->k[1], -g->pb[1], IH + g->pe[1]);
+        for (int64_t ow = 0; ow < OW; ow++) {
+            const int64_t w0 = ow * g->s[2] - g->pb[2];
+            ap_v8d lo = {0}, hi = {0};
+            int64_t cnt = 0;
+            for (int64_t kh = 0; kh < g->k[1]; kh++) {
+                const int64_t ih = h0 + kh * g->d[1];
+                if (ih < 0 || ih >= IH)
+                    continue;
+                for (int64_t kw = 0; kw < g->k[2]; kw++) {
+                    const int64_t iw = w0 + kw * g->d[2];
+                    if (iw < 0 || iw >= IW)
+                        continue;
+                    bap_add(&lo, &hi, xb + (ih * IW + iw) * 16);
+                    cnt++;
+                }
+            }
+            const int64_t div =
+                t->include_pad
+                    ? rows_pad * bap_count(w0, g->d[2], g->k[2], -g->pb[2], IW + g->pe[2])
+                    : cnt;
+            bap_store(lo, hi, div, yr + ow * 16);
+        }
+    }
+}
+
+static void bap_task_fn(void *ctx, int64_t r0, int64_t r1) { bap_rows(ctx, r0, r1); }
+
+/* The checks both blocked average pools make of X and Y. */
+static poprt_status blocked_avg_io(poprt__kctx *k, const char *op, const poprt__tval **x,
+                                   poprt__tval **y)
+{
+    *x = poprt__kin(k, 0);
+    *y = poprt__kout(k, 0);
+    if (!*x || !*y)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_INVALID_MODEL, "missing X or Y");
+    if ((*x)->dtype != POPRT_DTYPE_FLOAT || (*x)->rank != 4 || (*x)->dims[1] % 16 ||
+        (*y)->rank != 4 || (*y)->dtype != POPRT_DTYPE_FLOAT)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_UNSUPPORTED,
+                               "%s takes float32 NCHW16c tensors of rank 4 with channels in "
+                               "blocks of 16",
+                               op);
+    if ((*y)->dims[0] != (*x)->dims[0] || (*y)->dims[1] != (*x)->dims[1])
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH, "output shape mismatch");
+    return POPRT_OK;
+}
+
+poprt_status poprt__x86_blocked_averagepool(poprt__kctx *k)
+{
+    const poprt__tval *x;
+    poprt__tval *y;
+    poprt_status st = blocked_avg_io(k, "BlockedAveragePool", &x, &y);
+    if (st)
+        return st;
+    poprt__nn_geom gg;
+    poprt__geom3 g;
+    if ((st = poprt__nn_window_geom(k->node, 2, x->dims + 2, NULL, 1, &gg)))
+        return st;
+    if (!poprt__geom3_lift(&gg, &g) || y->dims[2] != gg.out[0] || y->dims[3] != gg.out[1])
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH, "output shape mismatch");
+    if (y->numel == 0)
+        return POPRT_OK;
+    bap_task t = {&g, (int)poprt__attr_i(k->node, "count_include_pad", 0), x->data, y->data};
+    const int64_t rows = x->dims[0] * (x->dims[1] / 16) * g.out[1];
+    poprt__kctx_parallel_for(k, rows, poprt__ref_grain(g.out[2] * 16 * g.k_sz, 1 << 14),
+                             bap_task_fn, &t);
+    return POPRT_OK;
+}
+
+/* ai.poprt BlockedGlobalAveragePool: GlobalAveragePool of an NCHW16c X
+ * (Y [N, C, 1, 1] has the same bytes in either layout). Per channel it
+ * sums as the generic kernel does (lib/kernels/ref/pool.c): 8 float
+ * partial sums over the positions taken 8 at a time, those added in
+ * double, then the remaining positions, divided in double: equal bit for
+ * bit, 16 channels at once. */
+typedef float ap_v16f __attribute__((vector_size(64)));
+
+typedef struct bgap_task {
+    int64_t sp; /* positions per channel */
+    const float *x;
+    float *y;
+} bgap_task;
+
+POPRT__CLONES
+static void bgap_blocks(const bgap_task *t, int64_t b0, int64_t b1)
+{
+    const int64_t sp = t->sp;
+    for (int64_t b = b0; b < b1; b++) {
+        const float *xb = t->x + b * sp * 16;
+        ap_v16f part[8];
+        memset(part, 0, sizeof part);
+        int64_t i = 0;
+        for (; i + 8 <= sp; i += 8)
+#pragma GCC unroll 8
+            for (int j = 0; j < 8; j++) {
+                ap_v16f v;
+                memcpy(&v, xb + (i + j) * 16, sizeof v);
+                part[j] += v;
+            }
+        ap_v8d lo = {0}, hi = {0};
+        for (int j = 0; j < 8; j++)
+            bap_add(&lo, &hi, (const float *)&part[j]);
+        for (; i < sp; i++)
+            bap_add(&lo, &hi, xb + i * 16);
+        bap_store(lo, hi, sp, t->y + b * 16);
+    }
+}
+
+static void bgap_task_fn(void *ctx, int64_t b0, int64_t b1) { bgap_blocks(ctx, b0, b1); }
+
+poprt_status poprt__x86_blocked_global_averagepool(poprt__kctx *k)
+{
+    const poprt__tval *x;
+    poprt__tval *y;
+    poprt_status st = blocked_avg_io(k, "BlockedGlobalAveragePool", &x, &y);
+    if (st)
+        return st;
+    if (y->dims[2] != 1 || y->dims[3] != 1)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH, "output shape mismatch");
+    if (y->numel == 0)
+        return POPRT_OK;
+    bgap_task t = {x->dims[2] * x->dims[3], x->data, y->data};
+    poprt__kctx_parallel_for(k, x->dims[0] * (x->dims[1] / 16),
+                             poprt__ref_grain(t.sp * 16, 1 << 14), bgap_task_fn, &t);
+    return POPRT_OK;
+}

@@ -1,4 +1,4 @@
-/* MaxPool and ai.poprt BlockedMaxPool as the registry runs them
+/* MaxPool and the ai.poprt Blocked* pools as the registry runs them
  * (x86/pool_ops.c). */
 #ifndef POPRT_X86_POOL_OPS_H
 #define POPRT_X86_POOL_OPS_H
@@ -6,5 +6,7 @@
 
 poprt_status poprt__x86_maxpool(poprt__kctx *k);
 poprt_status poprt__x86_blocked_maxpool(poprt__kctx *k); /* NCHW16c, 2-D */
+poprt_status poprt__x86_blocked_averagepool(poprt__kctx *k);        /* NCHW16c, 2-D */
+poprt_status poprt__x86_blocked_global_averagepool(poprt__kctx *k); /* NCHW16c X */
 
 #endif
