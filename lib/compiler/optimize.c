@@ -5,6 +5,7 @@
  * so loading one does not repeat this. */
 #include <string.h>
 #include "compiler/compiler.h"
+#include "kernels/x86/conv.h"
 #include "passes/passes.h"
 #include "passes/rewrite.h"
 #include "passes/transformer.h"
@@ -106,8 +107,8 @@ poprt_status poprt__compile_optimize(poprt__model *m, int bf16, int *changed_out
         return poprt__err_prefix(st, "compiling (elementwise fusion): ");
     any |= changed;
     /* last: it sees the fused convolutions and what reads them (not for
-     * bfloat16 convolutions, which run on the GEMM in NCHW) */
-    if (!bf16 && (st = poprt__compile_layout(m, &any)))
+     * bfloat16 convolutions on AMX tiles, which run in NCHW) */
+    if ((!bf16 || poprt__x86_conv_bf16_blocked()) && (st = poprt__compile_layout(m, &any)))
         return st;
     if (changed_out)
         *changed_out = any;

@@ -14,6 +14,7 @@
 #include "ir/dtype.h"
 #include "kernels/ref/poprt_compiled.h"
 #include "runtime/runtime.h"
+#include "kernels/x86/conv.h"
 #include "kernels/x86/sgemm.h"
 #include "poprt/experimental.h"
 
@@ -1841,8 +1842,35 @@ START_TEST(conv_pairs_bfloat16)
 {
     /* a CPU with a bfloat16 GEMM runs these on the pair path (the taps path
      * takes none of them: channel counts below 32 or not a multiple of 16,
-     * groups, 3-D, narrow rows, 1x1) */
-    conv_bf16_case(&pair_cases[_i], _i, PAIRS_MAGIC, poprt__sgemm_best_bf16() != NULL);
+     * groups, 3-D, narrow rows, 1x1), but for the 2-D convs of whole
+     * 16-channel blocks with taps (case 5), which take the blocked path
+     * where that runs bfloat16 (AVX512-BF16 without AMX) */
+    const pair_case *c = &pair_cases[_i];
+    const int blocked = poprt__x86_conv_bf16_blocked() && c->nsp == 2 && c->G == 1 &&
+                        c->C % 16 == 0 && c->k[0] * c->k[1] > 1;
+    conv_bf16_case(c, _i, PAIRS_MAGIC, poprt__sgemm_best_bf16() != NULL && !blocked);
+}
+END_TEST
+
+/* The blocked path in bfloat16 (kernels/x86/conv_blocked_bf16_avx512.c,
+ * AVX512-BF16 without AMX) over a session: batch 2, a partial output block
+ * (24, 40 and 70 outputs: 1 and 2 groups of 64), 2 to 16 input blocks,
+ * strides 2, dilations, asymmetric pads, a window of 3x5, the epilogue in
+ * the registers (Relu) and after them (Sigmoid); the checks of the pair
+ * path's cases, with the node's prepared data the blocked bfloat16 one.
+ * Elsewhere another path runs them with the same outcome. */
+#define BLOCKED_BF16_MAGIC 0x31484b4243525050ull /* CONV_BLOCKED_BF16_MAGIC */
+static const pair_case blocked_cases[] = {
+    {2, 2, 32, 24, 1, {20, 37}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1},
+    {2, 1, 48, 70, 1, {12, 33}, {3, 5}, {1, 1}, {2, 3}, {2, 6}, {2, 6}, 0},
+    {2, 1, 16, 40, 1, {15, 14}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {0, 0}, 2},
+    {2, 1, 256, 16, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1},
+};
+
+START_TEST(conv_blocked_bfloat16)
+{
+    conv_bf16_case(&blocked_cases[_i], 200 + _i, BLOCKED_BF16_MAGIC,
+                   poprt__x86_conv_bf16_blocked());
 }
 END_TEST
 
@@ -1898,6 +1926,8 @@ int main(void)
                         (int)(sizeof pair_cases / sizeof pair_cases[0]));
     tcase_add_loop_test(tc, conv_taps_bfloat16, 0,
                         (int)(sizeof taps_cases / sizeof taps_cases[0]));
+    tcase_add_loop_test(tc, conv_blocked_bfloat16, 0,
+                        (int)(sizeof blocked_cases / sizeof blocked_cases[0]));
     tcase_add_test(tc, qdq_products_fuse_into_integer_operators);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -1066,6 +1066,35 @@ static const ccase convb_cases[] = {
     {16, 16, 1, 8, 8, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0},   /* 1x1 */
 };
 
+/* Runs case cc (data d) through the blocked convolution of variant v with
+ * weights packed as float32 or (bf16) bfloat16 pair words into d->y. */
+static void convb_run(const poprt__convb_variant *v, const ccase *cc, cdata *d, int bf16)
+{
+    int64_t attrs[4][4];
+    kcall c;
+    conv_call(&c, cc, d->x, d->w, d->b, d->y, attrs);
+    poprt__conv_shape shape;
+    ck_assert_int_eq(poprt__conv_setup(&c.k, 0, &shape), POPRT_OK);
+    poprt__conv_plan plan;
+    poprt__x86_conv_plan_of(&shape, &plan);
+    void *state;
+    size_t size;
+    ck_assert_int_eq(
+        poprt__x86_convb_pack(d->w, cc->M, cc->C, cc->KH, cc->KW, bf16, &state, &size), POPRT_OK);
+    c.k.state = state;
+    c.k.state_size = size;
+    int64_t w_group;
+    int got_bf16 = -1;
+    const void *packed = poprt__x86_convb_state(&c.k, &plan, &w_group, &got_bf16);
+    ck_assert_ptr_nonnull(packed);
+    ck_assert_int_eq(got_bf16, bf16);
+    ck_assert_int_eq(poprt__x86_conv_blocked(&c.k, &plan, v, d->x, d->b, packed, w_group, bf16,
+                                             d->y),
+                     POPRT_OK);
+    kc_release(&c);
+    poprt__aligned_free(state);
+}
+
 START_TEST(test_convb_variants_vs_ref)
 {
     const poprt__convb_variant *v = &poprt__convb_variants[_i];
@@ -1078,32 +1107,66 @@ START_TEST(test_convb_variants_vs_ref)
         const ccase *cc = &convb_cases[s];
         cdata d;
         cdata_init(&d, cc, (uint32_t)s + 3);
-        int64_t attrs[4][4];
-        kcall c;
-        conv_call(&c, cc, d.x, d.w, d.b, d.y, attrs);
-        poprt__conv_shape shape;
-        ck_assert_int_eq(poprt__conv_setup(&c.k, 0, &shape), POPRT_OK);
-        poprt__conv_plan plan;
-        poprt__x86_conv_plan_of(&shape, &plan);
-        void *state;
-        size_t size;
-        ck_assert_int_eq(
-            poprt__x86_convb_pack(d.w, cc->M, cc->C, cc->KH, cc->KW, &state, &size), POPRT_OK);
-        c.k.state = state;
-        c.k.state_size = size;
-        int64_t w_group;
-        const float *packed = poprt__x86_convb_state(&c.k, &plan, &w_group);
-        ck_assert_ptr_nonnull(packed);
-        ck_assert_int_eq(poprt__x86_conv_blocked(&c.k, &plan, v, d.x, d.b, packed, w_group, d.y),
-                         POPRT_OK);
-        kc_release(&c);
-        poprt__aligned_free(state);
+        convb_run(v, cc, &d, 0);
         cdata_check(&d, 2.0 * (double)(cc->C * cc->KH * cc->KW) * ldexp(1.0, -24), "convb",
                     v->name, s);
         checked += d.ny;
         cdata_free(&d);
     }
     printf("kernels_x86: convb %s passed %lld outputs against poprt__ref_conv\n", v->name,
+           (long long)checked);
+}
+END_TEST
+
+/* The bfloat16 form: whole blocks of 16 input channels. */
+static const ccase convb_bf16_cases[] = {
+    {32, 64, 1, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},    /* res5-like: 2 blocks, one step each */
+    {16, 20, 1, 9, 11, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},   /* stride 2, a partial output block */
+    {256, 72, 1, 5, 6, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0},   /* 1x1: 16 blocks in steps of 12 */
+    {48, 130, 1, 8, 8, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0},   /* 1x1 stride 2, three groups */
+    {16, 32, 1, 12, 13, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2},  /* dilated */
+    {64, 16, 1, 6, 20, 5, 3, 1, 2, 1, 1, 2, 1, 2, 1},   /* 5x3 window, column stride 2 */
+};
+
+/* The operands rounded to bfloat16 (to nearest even, as VCVTNEPS2BF16 rounds
+ * finite values): the products the kernel adds are then exact. */
+static void round_bf16(float *v, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, &v[i], sizeof u);
+        u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+        memcpy(&v[i], &u, sizeof u);
+    }
+}
+
+START_TEST(test_convb_bf16_vs_ref)
+{
+    const poprt__convb_variant *v = poprt__convb_best();
+    if (!poprt__convb_bf16_usable()) {
+        printf("kernels_x86: convb bfloat16 skipped: CPU lacks AVX512-BF16 (or POPRT_ISA caps "
+               "it)\n");
+        return;
+    }
+    int64_t checked = 0;
+    for (size_t s = 0; s < sizeof convb_bf16_cases / sizeof convb_bf16_cases[0]; s++) {
+        const ccase *cc = &convb_bf16_cases[s];
+        cdata d;
+        cdata_init(&d, cc, (uint32_t)s + 11);
+        /* the reference on the rounded operands; the kernel rounds x and w
+         * itself, and rounding them twice changes nothing */
+        round_bf16(d.x, d.nx);
+        round_bf16(d.w, d.nw);
+        conv_ref(cc, d.x, d.w, d.b, d.r, d.mag, d.nx, d.nw);
+        convb_run(v, cc, &d, 1);
+        /* exact products, float32 sums in another order */
+        cdata_check(&d, 2.0 * (double)(cc->C * cc->KH * cc->KW) * ldexp(1.0, -24),
+                    "convb bfloat16", v->name, s);
+        checked += d.ny;
+        cdata_free(&d);
+    }
+    printf("kernels_x86: convb bfloat16 passed %lld outputs against poprt__ref_conv on "
+           "bfloat16 operands\n",
            (long long)checked);
 }
 END_TEST
@@ -1284,6 +1347,7 @@ int main(void)
     tcase_add_loop_test(tc, test_vmath_vs_ref, 0, poprt__vmath_n_variants);
     tcase_add_loop_test(tc, test_dwconv_variants_vs_ref, 0, poprt__dwconv_n_variants);
     tcase_add_loop_test(tc, test_convb_variants_vs_ref, 0, poprt__convb_n_variants);
+    tcase_add_test(tc, test_convb_bf16_vs_ref);
     tcase_add_loop_test(tc, test_maxpool_variants_vs_ref, 0, poprt__maxpool_n_variants);
     tcase_add_test(tc, test_gemm_ops_vs_ref);
     suite_add_tcase(s, tc);

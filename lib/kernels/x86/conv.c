@@ -9,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 #include "kernels/ref/util.h"
+#include "kernels/x86/conv.h"
 #include "kernels/x86/conv_paths.h"
 #include "kernels/x86/conv_blocked.h"
 #include "kernels/x86/gemm_ops.h"
@@ -151,9 +152,11 @@ static poprt_status conv_f32(poprt__kctx *k, const poprt__conv_plan *p, const fl
                           g->pe[1] == 0 && g->pe[2] == 0;
     {
         int64_t w_group;
-        const float *packed = poprt__x86_convb_state(k, p, &w_group);
+        int bf16;
+        const void *packed = poprt__x86_convb_state(k, p, &w_group, &bf16);
         if (packed) /* else packed for another CPU (an executable file): the paths below */
-            return poprt__x86_conv_blocked(k, p, poprt__convb_best(), x, b, packed, w_group, y);
+            return poprt__x86_conv_blocked(k, p, poprt__convb_best(), x, b, packed, w_group,
+                                           bf16, y);
     }
     {
         const uint32_t *wpk = poprt__x86_conv_taps_state(k, p);
@@ -317,9 +320,10 @@ static poprt_status conv_layout(poprt__kctx *k, const poprt__conv_plan *p, const
                                "has %lld, Y %lld)",
                                (long long)p->C, (long long)p->M);
     int64_t w_group;
-    const float *packed = poprt__x86_convb_state(k, p, &w_group);
+    int bf16;
+    const void *packed = poprt__x86_convb_state(k, p, &w_group, &bf16);
     if (packed)
-        return poprt__x86_conv_blocked(k, p, poprt__convb_best(), x, b, packed, w_group, y);
+        return poprt__x86_conv_blocked(k, p, poprt__convb_best(), x, b, packed, w_group, bf16, y);
     poprt__conv_plan q = *p;
     q.xblk = q.yblk = 0;
     const size_t xn = (size_t)(p->N * p->C * g->in_sz), yn = (size_t)(p->N * p->M * g->out_sz);
@@ -398,18 +402,32 @@ poprt_status poprt__x86_conv_prepare(poprt__prep_ctx *c, void **state, size_t *s
     if ((Cg == 1 && G > 1) || !poprt__fast_gemm_fits(Mg, out_sz, Kc))
         return POPRT_OK; /* depthwise, or shapes the GEMM hands to the reference */
     const poprt__type *xt = c->in[0].type;
-    /* matmul_precision = bfloat16: the weights as the bfloat16 GEMM's packed
-     * A (the tiled and im2col paths), when the CPU has one and the operands
-     * are NCHW (the compiler keeps them so for such sessions) */
-    const poprt__sgemm_variant *bf =
-        (c->flags & POPRT__PREP_MATMUL_BF16) && !layout_blocked(c->node, "x_layout") &&
-                !layout_blocked(c->node, "y_layout")
-            ? poprt__sgemm_best_bf16()
-            : NULL;
-    if (bf)
-        bf = poprt__sgemm_fit(bf, Mg, out_sz);
     poprt__geom3 g3;
     const int known = prep_geom(c, xt, wt, Cg, Kc, &g3);
+    const int blocked_io = layout_blocked(c->node, "x_layout") || layout_blocked(c->node, "y_layout");
+    /* the blocked direct convolution, on this CPU, for this shape (1x1
+     * convs stay on the GEMM paths: with no taps to share the input's
+     * blocking and the output's transposition, those cost more than they
+     * save (resnet50's 1x1 convs 0.85x slower blocked), unless an operand is
+     * NCHW16c (lib/compiler/layout.c: then there is neither)) */
+    const int blocked = known && wt->rank == 4 && G == 1 && poprt__convb_best() &&
+                        g3.in[1] > 0 && g3.in[2] > 0 && poprt__x86_convb_fits(&g3, G) &&
+                        (g3.k_sz > 1 || blocked_io);
+    const int want_bf16 = (c->flags & POPRT__PREP_MATMUL_BF16) != 0;
+    /* matmul_precision = bfloat16 without AMX tiles: the blocked convolution
+     * on channel-pair words (VDPBF16PS), for whole blocks of 16 input
+     * channels; the compiler keeps such sessions' activations NCHW16c too
+     * (lib/compiler/optimize.c) */
+    if (want_bf16 && blocked && Cg % 16 == 0 && poprt__x86_conv_bf16_blocked())
+        return poprt__x86_convb_pack(c->in[1].data, M, Cg, wt->dims[2].value, wt->dims[3].value,
+                                     1, state, size);
+    const poprt__sgemm_variant *bf_best = want_bf16 ? poprt__sgemm_best_bf16() : NULL;
+    /* otherwise the weights as the bfloat16 GEMM's packed A (the tiled and
+     * im2col paths), when the CPU has one and the operands are NCHW (the
+     * compiler keeps them so for such sessions on CPUs with AMX) */
+    const poprt__sgemm_variant *bf = bf_best && !blocked_io ? bf_best : NULL;
+    if (bf)
+        bf = poprt__sgemm_fit(bf, Mg, out_sz);
     /* 2-D convs on AMX tiles: tap by tap from an NHWC copy of X */
     if (bf && known && poprt__x86_conv_taps_fits(&g3, G, Cg, Mg, bf))
         return poprt__x86_conv_taps_pack(c->in[1].data, M, Cg, g3.k[1], g3.k[2], state, size);
@@ -418,16 +436,9 @@ poprt_status poprt__x86_conv_prepare(poprt__prep_ctx *c, void **state, size_t *s
         return poprt__x86_conv_pairs_pack(bf, c->in[1].data, G, Mg, Cg, g3.k_sz, state, size);
     /* direct and tiled paths */
     const poprt__sgemm_variant *v = bf ? bf : conv_variant(Mg, out_sz);
-    /* 1x1 convs stay on the GEMM paths: with no taps to share the input's
-     * blocking and the output's transposition, those cost more than they
-     * save (resnet50's 1x1 convs 0.85x slower blocked), unless an operand is
-     * NCHW16c (lib/compiler/layout.c: then there is neither) */
-    if (!bf && known && wt->rank == 4 && G == 1 && poprt__convb_best() && g3.in[1] > 0 &&
-        g3.in[2] > 0 && poprt__x86_convb_fits(&g3, G) &&
-        (g3.k_sz > 1 || layout_blocked(c->node, "x_layout") ||
-         layout_blocked(c->node, "y_layout")))
+    if (!bf && blocked)
         return poprt__x86_convb_pack(c->in[1].data, M, Cg, wt->dims[2].value, wt->dims[3].value,
-                                     state, size);
+                                     0, state, size);
     if (!bf && wt->rank <= 4 && poprt__x86_conv_trans_fits(G, M, Kc, out_sz)) {
         /* small images: W^T as the GEMM's pre-packed B operand */
         const size_t per = (poprt__sgemm_pack_b_size(NULL, Kc, M) + 63) & ~(size_t)63;
@@ -585,6 +596,12 @@ poprt_status poprt__x86_fused_conv(poprt__kctx *k)
     return conv_f32(k, &p, x->data, w->data, b ? b->data : NULL, y->data);
 }
 
+int poprt__x86_conv_bf16_blocked(void)
+{
+    const poprt__sgemm_variant *bf = poprt__sgemm_best_bf16();
+    return bf && bf->isa < POPRT__ISA_AMX && poprt__convb_bf16_usable();
+}
+
 int poprt__x86_conv_state_usable(const void *state, size_t size)
 {
     uint64_t h[8];
@@ -603,6 +620,8 @@ int poprt__x86_conv_state_usable(const void *state, size_t size)
     if (h[0] == CONV_DIRECT_MAGIC)
         return h[6] < (uint64_t)poprt__sgemm_n_variants &&
                poprt__sgemm_usable(&poprt__sgemm_variants[h[6]]);
+    if (poprt__x86_convb_state_magic(state, size) == 2)
+        return poprt__convb_bf16_usable();
     if (poprt__x86_convb_state_magic(state, size))
         return poprt__convb_best() != NULL;
     return 1;

@@ -25,6 +25,15 @@ int poprt__convb_usable(const poprt__convb_variant *v)
     return v && poprt__cpu_features()->isa >= v->isa;
 }
 
+int poprt__convb_bf16_usable(void)
+{
+#if defined(__x86_64__)
+    return poprt__convb_best() && poprt__cpu_has(POPRT__CPU_AVX512_BF16);
+#else
+    return 0;
+#endif
+}
+
 const poprt__convb_variant *poprt__convb_best(void)
 {
     const int i = POPRT__ISA_FIRST(poprt__convb_variants, poprt__convb_n_variants);
@@ -42,19 +51,26 @@ const poprt__convb_variant *poprt__convb_best(void)
  * more than one tap, on CPUs with AVX-512; inputs whose channels are not a
  * multiple of 16 (3-channel stems) are blocked one channel per block. */
 
-#define CONV_BLOCKED_MAGIC 0x31424b4243525050ull /* "PPRCBKB1" */
+#define CONV_BLOCKED_MAGIC 0x31424b4243525050ull      /* "PPRCBKB1" */
+#define CONV_BLOCKED_BF16_MAGIC 0x31484b4243525050ull /* "PPRCBKH1": pair words */
 #define CONVB_GROUP 64                          /* output channels per group */
 #define CONVB_CHUNK 48                          /* output positions per work item */
 
 typedef struct convb_job {
     const poprt__conv_plan *p;
-    const float *x, *b, *w; /* w: packed, group og at og * w_group */
+    const float *x, *b;
+    const void *w;          /* packed, group og at og * w_group elements */
     float *y, *xb, *tmp;    /* tmp: per lane, 4 * 16 floats per position of a chunk */
     int64_t w_group, Hp, n_og, chunk, nchunks, cstep, items, lanes, tmp_floats;
     int chunk_major; /* items chunk, then group: all groups' weights stay in L2 */
     poprt__convb_geom g;
     const poprt__convb_variant *v;
     int xblk, yblk; /* x, y (and the residual) in NCHW16c */
+    /* bfloat16 weights: the tiles read xw, the blocked input as pair words
+     * (8 per position), with gw (g in words) */
+    int bf16;
+    uint32_t *xw;
+    poprt__convb_geom gw;
 } convb_job;
 
 /* Whether the blocked path can run a conv: 2-D (or 1-D), one group. */
@@ -85,6 +101,14 @@ static void convb_geom_of(const poprt__geom3 *g, int64_t C, poprt__convb_geom *c
     cg->Wp = (g->out[2] - 1) * g->s[2] + (g->k[2] - 1) * g->d[2] + 1;
     *Hp = (g->out[1] - 1) * g->s[1] + (g->k[1] - 1) * g->d[1] + 1;
     cg->plane = *Hp * cg->Wp * cg->cb;
+}
+
+/* Rows [r0, r1) of the blocked input as pair words (bfloat16 weights). */
+static void convb_words_task_fn(void *ctx, int64_t r0, int64_t r1)
+{
+    const convb_job *t = ctx;
+    const int64_t row = t->g.Wp * 16; /* floats per padded row of a block */
+    poprt__convb_words_avx512(t->xb + r0 * row, (r1 - r0) * row / 2, t->xw + r0 * row / 2);
 }
 
 /* Rows [r0, r1) of the blocked input: row r = (image * ncb + cbi) * Hp + hp. */
@@ -170,8 +194,10 @@ static void convb_lane_fn(void *ctx, int64_t l0, int64_t l1)
                 memcpy(bias, t->b + oc0, sizeof(float) * (size_t)mc);
             }
             const float *xn = t->xb + n * cg->ncb * cg->plane;
-            const float *wg = t->w + og * t->w_group;
-            const int64_t wstep = cg->KH * cg->KW * cg->cb * nb * 16; /* floats per block */
+            const uint32_t *xwn = t->bf16 ? t->xw + n * cg->ncb * t->gw.plane : NULL;
+            /* elements (floats or pair words) per input block */
+            const int64_t wstep = cg->KH * cg->KW * (t->bf16 ? 8 : cg->cb) * nb * 16;
+            const char *wg = (const char *)t->w + og * t->w_group * 4;
             /* NCHW16c output: the tiles store straight into its blocks */
             float *out = t->yblk ? t->y + (n * p->M + oc0) * OHW + q0 * 16 : tmp;
             const int64_t ldo = t->yblk ? OHW : q1 - q0;
@@ -184,10 +210,16 @@ static void convb_lane_fn(void *ctx, int64_t l0, int64_t l1)
                 /* the weights of the next step (or group) follow these: into
                  * L2 while these run (a small image's tiles use each weight
                  * a few times only, and the weights come from memory) */
-                const float *wnext = wg + c1 * wstep;
-                t->v->run(xn, wg, t->b ? bias : NULL, nb, cg, q0, q1, c0, c1, c0 > 0, out, ldo,
-                          last ? z : NULL, last && regs_relu, wnext,
-                          (int64_t)sizeof(float) * t->cstep * wstep);
+                const char *wnext = wg + c1 * wstep * 4;
+                if (t->bf16)
+                    poprt__convb_run_bf16_avx512(xwn, (const uint32_t *)wg, t->b ? bias : NULL,
+                                                 nb, &t->gw, q0, q1, c0, c1, c0 > 0, out, ldo,
+                                                 last ? z : NULL, last && regs_relu, wnext,
+                                                 4 * t->cstep * wstep);
+                else
+                    t->v->run(xn, (const float *)wg, t->b ? bias : NULL, nb, cg, q0, q1, c0, c1,
+                              c0 > 0, out, ldo, last ? z : NULL, last && regs_relu, wnext,
+                              4 * t->cstep * wstep);
             }
             if (t->yblk) {
                 for (int bi = 0; !in_regs && poprt__x86_conv_has_epilogue(p) && bi < nb; bi++)
@@ -239,7 +271,7 @@ static void convb_rows_lane_fn(void *ctx, int64_t l0, int64_t l1)
             /* NCHW16c: the group's first block; else its first row oh */
             float *yg = t->y + (n * p->M + oc0) * OHW;
             float *yr = t->yblk ? yg : yg + oh * cg->OW;
-            t->v->rows(t->xb + n * cg->ncb * cg->plane, t->w + og * t->w_group,
+            t->v->rows(t->xb + n * cg->ncb * cg->plane, (const float *)t->w + og * t->w_group,
                                      poprt__ceil_div(mc, 16) * 16, t->b ? bias : NULL, mc, cg, oh,
                                      relu, t->yblk, yr, OHW);
             if (poprt__x86_conv_has_epilogue(p) && !relu && t->yblk)
@@ -255,12 +287,16 @@ static void convb_rows_lane_fn(void *ctx, int64_t l0, int64_t l1)
 
 poprt_status poprt__x86_conv_blocked(poprt__kctx *k, const poprt__conv_plan *p,
                                      const poprt__convb_variant *v, const float *x,
-                                     const float *b, const float *w, int64_t w_group, float *y)
+                                     const float *b, const void *w, int64_t w_group, int bf16,
+                                     float *y)
 {
     const poprt__geom3 *g = &p->g;
     convb_job t = {.p = p, .x = x, .b = b, .w = w, .y = y, .w_group = w_group,
-                   .xblk = p->xblk, .yblk = p->yblk, .v = v};
+                   .xblk = p->xblk, .yblk = p->yblk, .v = v, .bf16 = bf16};
     convb_geom_of(g, p->C, &t.g, &t.Hp);
+    if (bf16 && t.g.cb != 16) /* (the packer refuses such weights) */
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_INTERNAL,
+                               "bfloat16 blocked convolution of %lld channels", (long long)p->C);
     /* an NCHW16c input that no tap reads past (no padding) is read in
      * place, with its own row pitch and plane */
     const int in_place = p->xblk && g->pb[1] == 0 && g->pb[2] == 0 && t.Hp <= g->in[1] &&
@@ -270,7 +306,7 @@ poprt_status poprt__x86_conv_blocked(poprt__kctx *k, const poprt__conv_plan *p,
         t.g.Wp = g->in[2];
         t.g.plane = g->in[1] * g->in[2] * 16;
     }
-    const int by_rows = convb_by_rows(&t.g);
+    const int by_rows = !bf16 && convb_by_rows(&t.g);
     if (by_rows && t.g.sw == 2)
         t.g.split = (t.g.Wp + 1) / 2;
     t.n_og = poprt__ceil_div(p->M, CONVB_GROUP);
@@ -281,8 +317,10 @@ poprt_status poprt__x86_conv_blocked(poprt__kctx *k, const poprt__conv_plan *p,
         const int64_t nch = poprt__ceil_div(g->out_sz, CONVB_CHUNK);
         t.chunk = poprt__ceil_div(poprt__ceil_div(g->out_sz, nch), 6) * 6;
         t.nchunks = poprt__ceil_div(g->out_sz, t.chunk);
-        /* input blocks per step: their weights (64 output channels) in ~24 KiB */
-        const int64_t wblk = t.g.KH * t.g.KW * t.g.cb * CONVB_GROUP * (int64_t)sizeof(float);
+        /* input blocks per step: their weights (64 output channels) in ~24 KiB
+         * (bfloat16: 8 words per channel block and output) */
+        const int64_t wblk =
+            t.g.KH * t.g.KW * (bf16 ? 8 : t.g.cb) * CONVB_GROUP * (int64_t)sizeof(float);
         t.cstep = (24 << 10) / wblk;
         if (t.cstep < 1)
             t.cstep = 1;
@@ -319,41 +357,75 @@ poprt_status poprt__x86_conv_blocked(poprt__kctx *k, const poprt__conv_plan *p,
                                  poprt__ref_grain(t.g.Wp * t.g.cb, 1 << 14), convb_block_task_fn,
                                  &t);
     }
+    if (bf16) { /* the tiles' operand: the blocked input as pair words */
+        if (!(t.xw = poprt__kctx_scratch(k, (xb_n / 2 + SLACK) * sizeof(uint32_t))))
+            return poprt__ref_oom(k);
+        memset(t.xw + xb_n / 2, 0, SLACK * sizeof(uint32_t));
+        t.gw = t.g;
+        t.gw.plane = t.g.plane / 2;
+        poprt__kctx_parallel_for(k, p->N * t.g.ncb * t.Hp, poprt__ref_grain(t.g.Wp * 16, 1 << 14),
+                                 convb_words_task_fn, &t);
+    }
     poprt__kctx_parallel_for(k, t.lanes, 1, by_rows ? convb_rows_lane_fn : convb_lane_fn, &t);
     return POPRT_OK;
 }
 
 /* Packs W [M][C][KH][KW] for poprt__x86_conv_blocked: per group of 64 output channels,
- * [cbi][kh][kw][i][nb * 16], zero for channels past C and M. */
+ * [cbi][kh][kw][i][nb * 16], zero for channels past C and M; bf16: the same
+ * order with i a channel pair and each element the pair word (C a multiple
+ * of 16, on a CPU with AVX512-BF16: the words are rounded by it). */
 poprt_status poprt__x86_convb_pack(const float *w, int64_t M, int64_t C, int64_t KH, int64_t KW,
-                                   void **state, size_t *size)
+                                   int bf16, void **state, size_t *size)
 {
     const int64_t cb = convb_cb(C), ncb = C / cb;
+    if (bf16 && (cb != 16 || !poprt__convb_bf16_usable()))
+        return poprt__err(POPRT_STATUS_INTERNAL,
+                          "bfloat16 blocked convolution weights of %lld channels on this CPU",
+                          (long long)C);
     const int64_t n_og = poprt__ceil_div(M, CONVB_GROUP);
-    const int64_t w_group = ncb * KH * KW * cb * CONVB_GROUP; /* floats, the last may use fewer */
-    const size_t total = CONV_PACK_HEADER + (size_t)(n_og * w_group) * sizeof(float);
+    /* floats per group (the last may use fewer); bf16: words, half as many */
+    const int64_t w_group = ncb * KH * KW * cb * CONVB_GROUP;
+    const int64_t per = bf16 ? w_group / 2 : w_group;
+    const size_t total = CONV_PACK_HEADER + (size_t)(n_og * per) * sizeof(float);
     unsigned char *blob = poprt__aligned_alloc(total);
-    if (!blob)
+    float *stage = bf16 ? poprt__malloc((size_t)w_group * sizeof(float)) : NULL;
+    if (!blob || (bf16 && !stage)) {
+        poprt__aligned_free(blob);
+        poprt__free(stage);
         return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory packing Conv weights");
+    }
     memset(blob, 0, total);
-    uint64_t h[8] = {CONV_BLOCKED_MAGIC, (uint64_t)M, (uint64_t)C, (uint64_t)KH,
-                     (uint64_t)KW, (uint64_t)w_group, 0, 0};
+    uint64_t h[8] = {bf16 ? CONV_BLOCKED_BF16_MAGIC : CONV_BLOCKED_MAGIC, (uint64_t)M,
+                     (uint64_t)C, (uint64_t)KH, (uint64_t)KW, (uint64_t)per, 0, 0};
     memcpy(blob, h, sizeof h);
     float *dst = (float *)(blob + CONV_PACK_HEADER);
     for (int64_t og = 0; og < n_og; og++) {
         const int64_t oc0 = og * CONVB_GROUP;
         const int64_t mc = M - oc0 < CONVB_GROUP ? M - oc0 : CONVB_GROUP;
         const int64_t width = poprt__ceil_div(mc, 16) * 16;
-        float *wg = dst + og * w_group;
+        /* float32: [cbi][kh][kw][i][o]; bfloat16: [cbi][kh][kw][i/2][o][i%2],
+         * then turned into words */
+        float *wg = bf16 ? stage : dst + og * w_group;
+        if (bf16)
+            memset(stage, 0, (size_t)w_group * sizeof(float));
         for (int64_t cbi = 0; cbi < ncb; cbi++)
             for (int64_t kh = 0; kh < KH; kh++)
                 for (int64_t kw = 0; kw < KW; kw++)
                     for (int64_t i = 0; i < cb; i++) {
-                        float *o = wg + (((cbi * KH + kh) * KW + kw) * cb + i) * width;
-                        for (int64_t m = 0; m < mc; m++)
-                            o[m] = w[(((oc0 + m) * C + cbi * cb + i) * KH + kh) * KW + kw];
+                        const int64_t row = ((cbi * KH + kh) * KW + kw) * cb;
+                        for (int64_t m = 0; m < mc; m++) {
+                            const float v = w[(((oc0 + m) * C + cbi * cb + i) * KH + kh) * KW + kw];
+                            if (bf16)
+                                wg[(row + (i & ~(int64_t)1)) * width + 2 * m + (i & 1)] = v;
+                            else
+                                wg[(row + i) * width + m] = v;
+                        }
                     }
+        if (bf16) /* (the packed rows hold width words: 2 * width floats per pair) */
+            poprt__convb_words_avx512(stage, ncb * KH * KW * 8 * width,
+                                      (uint32_t *)dst + og * per);
     }
+    poprt__free(stage);
     *state = blob;
     *size = total;
     return POPRT_OK;
@@ -367,11 +439,11 @@ int poprt__x86_convb_state_magic(const void *state, size_t size)
     uint64_t h = 0;
     if (state && size >= sizeof h)
         memcpy(&h, state, sizeof h);
-    return h == CONV_BLOCKED_MAGIC;
+    return h == CONV_BLOCKED_MAGIC ? 1 : h == CONV_BLOCKED_BF16_MAGIC ? 2 : 0;
 }
 
-const float *poprt__x86_convb_state(const poprt__kctx *k, const poprt__conv_plan *p,
-                                    int64_t *w_group)
+const void *poprt__x86_convb_state(const poprt__kctx *k, const poprt__conv_plan *p,
+                                   int64_t *w_group, int *bf16)
 {
     const poprt__geom3 *g = &p->g;
     if (!k->state || k->state_size < CONV_PACK_HEADER || !poprt__x86_convb_fits(g, p->G) ||
@@ -380,10 +452,12 @@ const float *poprt__x86_convb_state(const poprt__kctx *k, const poprt__conv_plan
     uint64_t h[8];
     memcpy(h, k->state, sizeof h);
     const uint64_t floats = (k->state_size - CONV_PACK_HEADER) / sizeof(float);
-    if (h[0] != CONV_BLOCKED_MAGIC || h[1] != (uint64_t)p->M || h[2] != (uint64_t)p->C ||
+    *bf16 = h[0] == CONV_BLOCKED_BF16_MAGIC;
+    if ((h[0] != CONV_BLOCKED_MAGIC && !*bf16) || (*bf16 && !poprt__convb_bf16_usable()) ||
+        (*bf16 && p->C % 16) || h[1] != (uint64_t)p->M || h[2] != (uint64_t)p->C ||
         h[3] != (uint64_t)g->k[1] || h[4] != (uint64_t)g->k[2] || h[5] == 0 ||
         (uint64_t)poprt__ceil_div(p->M, CONVB_GROUP) > floats / h[5])
         return NULL;
     *w_group = (int64_t)h[5];
-    return (const float *)((const unsigned char *)k->state + CONV_PACK_HEADER);
+    return (const unsigned char *)k->state + CONV_PACK_HEADER;
 }

@@ -86,6 +86,25 @@ void poprt__convb_even_avx512(const float *src, int64_t n, float *dst);
 void poprt__transpose_bias_avx512(const float *src, int64_t spitch, int64_t n, int64_t m,
                                   const float *bias, int relu, float *dst, int64_t dpitch);
 
+/* The bfloat16 form (conv_blocked_bf16_avx512.c, AVX512-BF16): the same
+ * tiles and arguments as poprt__convb_run_avx512, with x and w holding
+ * channel-pair words, bf16(channel 2i) | bf16(channel 2i + 1) << 16:
+ *   input   x[cbi][hp][wp][i], i < 8, the pairs of a block of 16 channels
+ *   weights w[og][cbi][kh][kw][i][nb*16 + o] (output o's words)
+ * and g->plane in words (Hp * Wp * 8); g->cb is not read. Each VDPBF16PS
+ * adds the two products of a pair to a float32 lane. */
+void poprt__convb_run_bf16_avx512(const uint32_t *x, const uint32_t *w, const float *bias, int nb,
+                                  const poprt__convb_geom *g, int64_t q0, int64_t q1, int64_t c0,
+                                  int64_t c1, int acc_in, float *out, int64_t ldo, const float *z,
+                                  int relu, const void *pf, int64_t pf_bytes);
+/* dst[k] = bf16(src[2k]) | bf16(src[2k + 1]) << 16 for k < n, n a multiple
+ * of 8, each rounded to nearest even as every bfloat16 packer rounds
+ * (VCVTNEPS2BF16). */
+void poprt__convb_words_avx512(const float *src, int64_t n, uint32_t *dst);
+/* 1 when the bfloat16 form can run here: the blocked convolution's variant
+ * and AVX512-BF16 (after POPRT_ISA). */
+int poprt__convb_bf16_usable(void);
+
 /* A blocked-convolution variant: the functions above for one ISA. */
 typedef struct poprt__convb_variant {
     const char *name; /* "avx512" */
@@ -146,6 +165,20 @@ static inline void poprt__convb_block_avx512(const float *src, int64_t spitch, i
                                              int64_t n, float *dst)
 {
     (void)src, (void)spitch, (void)rows, (void)n, (void)dst;
+}
+static inline void poprt__convb_run_bf16_avx512(const uint32_t *x, const uint32_t *w,
+                                                const float *bias, int nb,
+                                                const poprt__convb_geom *g, int64_t q0,
+                                                int64_t q1, int64_t c0, int64_t c1, int acc_in,
+                                                float *out, int64_t ldo, const float *z,
+                                                int relu, const void *pf, int64_t pf_bytes)
+{
+    (void)x, (void)w, (void)bias, (void)nb, (void)g, (void)q0, (void)q1, (void)c0, (void)c1,
+        (void)acc_in, (void)out, (void)ldo, (void)z, (void)relu, (void)pf, (void)pf_bytes;
+}
+static inline void poprt__convb_words_avx512(const float *src, int64_t n, uint32_t *dst)
+{
+    (void)src, (void)n, (void)dst;
 }
 #endif
 

@@ -4,135 +4,18 @@
 #include "kernels/x86/conv_blocked.h"
 
 #define INLINE static inline __attribute__((always_inline))
-#define TILE_R 6 /* output positions per tile: 6 x 4 accumulators + 4 weights */
 
-static inline int64_t poprt__convb_ceil(int64_t a, int64_t b) { return b > 0 ? (a + b - 1) / b : 0; }
-
-/* Positions q .. q+R-1 of the output plane (row-major, any rows) x NB
- * output blocks, over input blocks [c0, c1): acc starts from out (acc) or
- * from the bias, gets every (block, kh, kw, i) term, and is stored to out.
- * R and NB are constants at every call, so the accumulators live in
- * registers; storing and reloading partial sums between calls is exact. */
-INLINE void tile(const float *x, const float *w, const float *bias, const int R, const int NB,
-                 const poprt__convb_geom *g, int64_t q, int64_t c0, int64_t c1, int acc_in,
-                 float *out, int64_t ldo, const float *z, int relu, const char *pf, int64_t pfn)
-{
-    __m512 acc[TILE_R][4];
-    const int64_t cb = g->cb;
-    int64_t off[TILE_R];
-    {
-        /* one division per tile (the others would cost more than the
-         * FMAs of a small conv's tile) */
-        int64_t oh = q / g->OW, ow = q - oh * g->OW;
-#pragma GCC unroll 6
-        for (int r = 0; r < R; r++) {
-            off[r] = (oh * g->sh * g->Wp + ow * g->sw) * cb;
-            if (++ow == g->OW) {
-                ow = 0;
-                oh++;
-            }
-        }
-    }
-#pragma GCC unroll 4
-    for (int n = 0; n < NB; n++) {
-        const __m512 b = bias ? _mm512_loadu_ps(bias + n * 16) : _mm512_setzero_ps();
-#pragma GCC unroll 6
-        for (int r = 0; r < R; r++)
-            acc[r][n] = acc_in ? _mm512_loadu_ps(out + (n * ldo + r) * 16) : b;
-    }
-    const float *wp = w + c0 * g->KH * g->KW * cb * NB * 16;
-    for (int64_t c = c0; c < c1; c++) {
-        const float *xc = x + c * g->plane;
-        for (int64_t kh = 0; kh < g->KH; kh++) {
-            const float *xh = xc + kh * g->dh * g->Wp * cb;
-            for (int64_t kw = 0; kw < g->KW; kw++) {
-                const float *xp = xh + kw * g->dw * cb;
-#pragma GCC unroll 2
-                for (int64_t i = 0; i < cb; i++) {
-                    __m512 wv[4];
-#pragma GCC unroll 4
-                    for (int n = 0; n < NB; n++)
-                        wv[n] = _mm512_loadu_ps(wp + n * 16);
-                    wp += NB * 16;
-                    if (pfn > 0) { /* one line of the weights the next call reads */
-                        _mm_prefetch(pf, _MM_HINT_T1);
-                        pf += 64;
-                        pfn--;
-                    }
-#pragma GCC unroll 6
-                    for (int r = 0; r < R; r++) {
-                        const __m512 xv = _mm512_set1_ps(xp[off[r] + i]);
-#pragma GCC unroll 4
-                        for (int n = 0; n < NB; n++)
-                            acc[r][n] = _mm512_fmadd_ps(wv[n], xv, acc[r][n]);
-                    }
-                }
-            }
-        }
-    }
-    /* the epilogue as the Add and Relu kernels compute it: v + z, then
-     * max(0, v) */
-    if (z)
-#pragma GCC unroll 4
-        for (int n = 0; n < NB; n++)
-#pragma GCC unroll 6
-            for (int r = 0; r < R; r++)
-                acc[r][n] = _mm512_add_ps(acc[r][n], _mm512_loadu_ps(z + (n * ldo + r) * 16));
-    if (relu)
-#pragma GCC unroll 4
-        for (int n = 0; n < NB; n++)
-#pragma GCC unroll 6
-            for (int r = 0; r < R; r++)
-                acc[r][n] = _mm512_max_ps(_mm512_setzero_ps(), acc[r][n]);
-#pragma GCC unroll 4
-    for (int n = 0; n < NB; n++)
-#pragma GCC unroll 6
-        for (int r = 0; r < R; r++)
-            _mm512_storeu_ps(out + (n * ldo + r) * 16, acc[r][n]);
-}
-
-#define RUN_NB(NB)                                                                           \
-    static void run_##NB(const float *x, const float *w, const float *bias,                 \
-                         const poprt__convb_geom *g, int64_t q0, int64_t q1, int64_t c0,     \
-                         int64_t c1, int acc_in, float *out, int64_t ldo, const float *z,   \
-                         int relu, const char *pf, int64_t pfn)                              \
-    {                                                                                        \
-        /* the lines to prefetch, shared out over the tiles */                               \
-        const int64_t per = poprt__convb_ceil(pfn, poprt__convb_ceil(q1 - q0, TILE_R));      \
-        int64_t q = q0;                                                                      \
-        for (; q + TILE_R <= q1; q += TILE_R, pf += per * 64, pfn -= per)                    \
-            tile(x, w, bias, TILE_R, NB, g, q, c0, c1, acc_in, out + (q - q0) * 16, ldo,     \
-                 z ? z + (q - q0) * 16 : NULL, relu, pf, pfn < per ? pfn : per);             \
-        float *o = out + (q - q0) * 16;                                                      \
-        const float *zo = z ? z + (q - q0) * 16 : NULL;                                      \
-        switch (q1 - q) {                                                                    \
-        case 5: tile(x, w, bias, 5, NB, g, q, c0, c1, acc_in, o, ldo, zo, relu, pf, pfn); break; \
-        case 4: tile(x, w, bias, 4, NB, g, q, c0, c1, acc_in, o, ldo, zo, relu, pf, pfn); break; \
-        case 3: tile(x, w, bias, 3, NB, g, q, c0, c1, acc_in, o, ldo, zo, relu, pf, pfn); break; \
-        case 2: tile(x, w, bias, 2, NB, g, q, c0, c1, acc_in, o, ldo, zo, relu, pf, pfn); break; \
-        case 1: tile(x, w, bias, 1, NB, g, q, c0, c1, acc_in, o, ldo, zo, relu, pf, pfn); break; \
-        default: break;                                                                      \
-        }                                                                                    \
-    }
-RUN_NB(1)
-RUN_NB(2)
-RUN_NB(3)
-RUN_NB(4)
-
-void poprt__convb_run_avx512(const float *x, const float *w, const float *bias, int nb,
-                             const poprt__convb_geom *g, int64_t q0, int64_t q1, int64_t c0,
-                             int64_t c1, int acc_in, float *out, int64_t ldo, const float *z,
-                             int relu, const void *pf, int64_t pf_bytes)
-{
-    const char *p = pf;
-    const int64_t pfn = pf ? pf_bytes / 64 : 0;
-    switch (nb) {
-    case 1: run_1(x, w, bias, g, q0, q1, c0, c1, acc_in, out, ldo, z, relu, p, pfn); break;
-    case 2: run_2(x, w, bias, g, q0, q1, c0, c1, acc_in, out, ldo, z, relu, p, pfn); break;
-    case 3: run_3(x, w, bias, g, q0, q1, c0, c1, acc_in, out, ldo, z, relu, p, pfn); break;
-    default: run_4(x, w, bias, g, q0, q1, c0, c1, acc_in, out, ldo, z, relu, p, pfn); break;
-    }
-}
+/* the tiles on float32: one FMA per input channel, tap and output */
+#define CB_ELEM float
+#define CB_PER(g) ((g)->cb)
+#define CB_WV __m512
+#define CB_WLOAD(p) _mm512_loadu_ps(p)
+#define CB_XV __m512
+#define CB_XSET(v) _mm512_set1_ps(v)
+#define CB_MADD(a, w, x) _mm512_fmadd_ps((w), (x), (a))
+#define CB_UNROLL 2
+#define CB_RUN poprt__convb_run_avx512
+#include "kernels/x86/conv_blocked_tile.inc"
 
 /* In-register 16x16 transpose: r[c] becomes column c of the rows. */
 INLINE void tr16(__m512 r[16])

@@ -195,18 +195,22 @@ poprt_status poprt__x86_dwconv_padded(poprt__kctx *k, const poprt__conv_plan *p,
 
 /* ---- conv_blocked.c ---- */
 /* Whether the blocked path can run a conv (2-D or 1-D, one group); its
- * weights packed by poprt__x86_convb_pack, found again (for this CPU and
- * shape, else NULL) by poprt__x86_convb_state; poprt__x86_conv_blocked
- * runs it with variant v (poprt__convb_best() where the blob was found). */
+ * weights packed by poprt__x86_convb_pack (bf16 1: as bfloat16 pair words
+ * for poprt__convb_run_bf16_avx512, C a multiple of 16, on a CPU where
+ * poprt__convb_bf16_usable()), found again (for this CPU and shape, else
+ * NULL) by poprt__x86_convb_state, with their element count per group of
+ * output channels and their form; poprt__x86_conv_blocked runs it with
+ * variant v (poprt__convb_best() where the blob was found). */
 int poprt__x86_convb_fits(const poprt__geom3 *g, int64_t G);
 poprt_status poprt__x86_convb_pack(const float *w, int64_t M, int64_t C, int64_t KH, int64_t KW,
-                                   void **state, size_t *size);
-/* 1 when state is a blocked convolution's packed weights (its magic). */
+                                   int bf16, void **state, size_t *size);
+/* 1 when state is a blocked convolution's float32 weights, 2 bfloat16, else 0. */
 int poprt__x86_convb_state_magic(const void *state, size_t size);
-const float *poprt__x86_convb_state(const poprt__kctx *k, const poprt__conv_plan *p,
-                                    int64_t *w_group);
+const void *poprt__x86_convb_state(const poprt__kctx *k, const poprt__conv_plan *p,
+                                   int64_t *w_group, int *bf16);
 poprt_status poprt__x86_conv_blocked(poprt__kctx *k, const poprt__conv_plan *p,
                                      const poprt__convb_variant *v, const float *x,
-                                     const float *b, const float *w, int64_t w_group, float *y);
+                                     const float *b, const void *w, int64_t w_group, int bf16,
+                                     float *y);
 
 #endif
