@@ -206,14 +206,15 @@ static inline void bap_add(ap_v8d *lo, ap_v8d *hi, const float *p)
     *hi += __builtin_convertvector(b, ap_v8d);
 }
 
-/* (float)(sum / div) of both halves into y[0..16). */
-static inline void bap_store(ap_v8d lo, ap_v8d hi, int64_t div, float *y)
+/* (float)(sum / div) of both halves into y[0..16). (Vectors by address:
+ * by value they would cross an ABI boundary in the portable clones.) */
+static inline void bap_store(const ap_v8d *lo, const ap_v8d *hi, int64_t div, float *y)
 {
     ap_v8f a = {0}, b = {0};
     if (div > 0) {
         const ap_v8d d = (ap_v8d){0} + (double)div;
-        a = __builtin_convertvector(lo / d, ap_v8f);
-        b = __builtin_convertvector(hi / d, ap_v8f);
+        a = __builtin_convertvector(*lo / d, ap_v8f);
+        b = __builtin_convertvector(*hi / d, ap_v8f);
     }
     memcpy(y, &a, sizeof a);
     memcpy(y + 8, &b, sizeof b);
@@ -250,7 +251,7 @@ static void bap_rows(const bap_task *t, int64_t r0, int64_t r1)
                 t->include_pad
                     ? rows_pad * bap_count(w0, g->d[2], g->k[2], -g->pb[2], IW + g->pe[2])
                     : cnt;
-            bap_store(lo, hi, div, yr + ow * 16);
+            bap_store(&lo, &hi, div, yr + ow * 16);
         }
     }
 }
@@ -333,7 +334,7 @@ static void bgap_blocks(const bgap_task *t, int64_t b0, int64_t b1)
             bap_add(&lo, &hi, (const float *)&part[j]);
         for (; i < sp; i++)
             bap_add(&lo, &hi, xb + i * 16);
-        bap_store(lo, hi, sp, t->y + b * 16);
+        bap_store(&lo, &hi, sp, t->y + b * 16);
     }
 }
 
