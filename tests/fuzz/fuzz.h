@@ -80,5 +80,7 @@ poprt_status fz_session_run(const poprt_model *model, poprt_options *options, fz
 #define FZ_MAX_ELEMS ((int64_t)1 << 22)
 #define FZ_MAX_BYTES ((size_t)8 << 20)
 #define FZ_MAX_ARENA ((size_t)256 << 20)
+/* fz_session_run's max_tensor_bytes unless the options set one (64 MiB) */
+#define FZ_MAX_RUN_BYTES_STR "67108864"
 
 #endif

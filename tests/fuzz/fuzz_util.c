@@ -267,6 +267,10 @@ poprt_status fz_session_run(const poprt_model *model, poprt_options *options, fz
         options = own;
     }
     fix_input_shapes(model, options, &seed);
+    /* a tensor made at run time from data (OneHot's depth, Range, Expand)
+     * may ask for gigabytes: such runs stop with LIMIT_EXCEEDED */
+    if (!poprt_options_get(options, "max_tensor_bytes"))
+        poprt_options_set(options, "max_tensor_bytes", FZ_MAX_RUN_BYTES_STR);
     poprt_session *s = NULL;
     poprt_status st = checked(poprt_session_create(model, options, &s), "poprt_session_create");
     if (!st)

@@ -1181,6 +1181,35 @@ START_TEST(test_misc_small_ops)
     ck_assert_int_eq(tk_run(&t, poprt__ref_one_hot), POPRT_OK);
     assert_f32(oh, (float[]){0, 0, 0, 5, 5, 0}, 6, 0);
     tk_done(&t);
+    /* an index outside [-depth, depth) leaves its column off */
+    int64_t far[2] = {3, -4};
+    tk_init(&t, "OneHot", 11);
+    tk_attr_i(&t, "axis", 0);
+    tk_in(&t, 0, I64, 1, id, far);
+    tk_in(&t, 1, F32, 0, NULL, &depth);
+    tk_in(&t, 2, F32, 1, id, vals);
+    tk_out(&t, 0, F32, 2, od, oh);
+    ck_assert_int_eq(tk_run(&t, poprt__ref_one_hot), POPRT_OK);
+    assert_f32(oh, (float[]){0, 0, 0, 0, 0, 0}, 6, 0);
+    tk_done(&t);
+    /* no indices and a depth of 2^40: an empty output at once (the kernel
+     * had looped over the depth: a fuzz_model timeout); NaN depth refused */
+    int64_t zd[1] = {0}, ezd[2] = {0, (int64_t)1 << 40};
+    float bigdepth = 1099511627776.0f, nandepth = NAN;
+    tk_init(&t, "OneHot", 11);
+    tk_in(&t, 0, I64, 1, zd, ind);
+    tk_in(&t, 1, F32, 0, NULL, &bigdepth);
+    tk_in(&t, 2, F32, 1, id, vals);
+    tk_out(&t, 0, F32, 2, ezd, oh);
+    ck_assert_int_eq(tk_run(&t, poprt__ref_one_hot), POPRT_OK);
+    tk_done(&t);
+    tk_init(&t, "OneHot", 11);
+    tk_in(&t, 0, I64, 1, id, ind);
+    tk_in(&t, 1, F32, 0, NULL, &nandepth);
+    tk_in(&t, 2, F32, 1, id, vals);
+    tk_out(&t, 0, F32, 2, od, oh);
+    ck_assert_int_eq(tk_run(&t, poprt__ref_one_hot), POPRT_STATUS_RUNTIME_ERROR);
+    tk_done(&t);
 
     /* Trilu lower with k = -1, EyeLike with k = 1 */
     float m[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, tm[9];

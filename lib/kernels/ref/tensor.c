@@ -1426,8 +1426,15 @@ poprt_status poprt__ref_one_hot(poprt__kctx *k)
     poprt__tval *y = poprt__kout(k, 0);
     if (!ind || !dep || !vals || !y || vals->numel != 2)
         return poprt__ref_kerr(k, POPRT_STATUS_RUNTIME_ERROR, "missing or invalid inputs");
-    int64_t depth = poprt__dtype_is_float(dep->dtype) ? (int64_t)poprt__ref_tv_f64(dep, 0)
-                                                      : poprt__ref_tv_int(dep, 0);
+    int64_t depth;
+    if (poprt__dtype_is_float(dep->dtype)) {
+        double f = poprt__ref_tv_f64(dep, 0);
+        if (!(f >= 1.0 && f < 9.2e18)) /* NaN, below 1 or past int64 */
+            return poprt__ref_kerr(k, POPRT_STATUS_RUNTIME_ERROR, "depth is not a positive integer");
+        depth = (int64_t)f;
+    } else {
+        depth = poprt__ref_tv_int(dep, 0);
+    }
     int64_t axis;
     if (!poprt__norm_axis(poprt__attr_i(k->node, "axis", -1), ind->rank + 1, &axis))
         return poprt__ref_kerr(k, POPRT_STATUS_INVALID_MODEL, "axis out of range");
@@ -1438,19 +1445,32 @@ poprt_status poprt__ref_one_hot(poprt__kctx *k)
         outer *= ind->dims[i];
     for (int i = (int)axis; i < ind->rank; i++)
         inner *= ind->dims[i];
-    if (y->numel != outer * depth * inner)
+    if (depth < 1)
+        return poprt__ref_kerr(k, POPRT_STATUS_RUNTIME_ERROR, "depth is not positive");
+    if (outer * inner == 0)
+        return POPRT_OK; /* no indices: an empty output, whatever the depth */
+    if (y->numel / (outer * inner) != depth || y->numel % (outer * inner) != 0)
         return poprt__ref_kerr(k, POPRT_STATUS_SHAPE_MISMATCH, "output size differs from depth");
     int isf = poprt__dtype_is_float(ind->dtype);
     char *o = y->data;
+    /* every element off, then the one "on" per index: O(output) */
+    for (int64_t e = 0; e < y->numel; e++)
+        memcpy(o + (size_t)e * es, off, es);
     for (int64_t a = 0; a < outer; a++)
-        for (int64_t d = 0; d < depth; d++)
-            for (int64_t i = 0; i < inner; i++, o += es) {
-                int64_t v = isf ? (int64_t)poprt__ref_tv_f64(ind, a * inner + i)
-                                : poprt__ref_tv_int(ind, a * inner + i);
-                if (v < 0)
-                    v += depth;
-                memcpy(o, v == d ? on : off, es);
+        for (int64_t i = 0; i < inner; i++) {
+            int64_t v = -depth - 1; /* NaN and values past int64 match no class */
+            if (isf) {
+                double f = poprt__ref_tv_f64(ind, a * inner + i);
+                if (f > -9.2e18 && f < 9.2e18)
+                    v = (int64_t)f;
+            } else {
+                v = poprt__ref_tv_int(ind, a * inner + i);
             }
+            if (v < 0)
+                v += depth;
+            if (v >= 0 && v < depth) /* out of range: the row stays off */
+                memcpy(o + (size_t)((a * depth + v) * inner + i) * es, on, es);
+        }
     return POPRT_OK;
 }
 
