@@ -320,6 +320,7 @@ poprt_status poprt_session_share(const poprt_session *session, const poprt_optio
         const char *k = options->kv[i].key;
         if (strncmp(k, "input_shape.", 12) == 0 || strcmp(k, "optimize") == 0 ||
             strcmp(k, "float16_compute") == 0 || strcmp(k, "matmul_precision") == 0 ||
+            strcmp(k, "conv_algorithm") == 0 ||
             strcmp(k, "cache_dir") == 0 || strncmp(k, "max_", 4) == 0)
             st = poprt__err(POPRT_STATUS_INVALID_OPTION,
                             "poprt_session_share: option '%s' shapes the program, which is "

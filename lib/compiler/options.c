@@ -223,6 +223,13 @@ static poprt_status check_kv(const char *key, const char *value)
                               value);
         return POPRT_OK;
     }
+    if (strcmp(key, "conv_algorithm") == 0) {
+        if (strcmp(value, "auto") && strcmp(value, "direct"))
+            return poprt__err(POPRT_STATUS_INVALID_OPTION,
+                              "option 'conv_algorithm' value '%s': expected auto or direct",
+                              value);
+        return POPRT_OK;
+    }
     if (strcmp(key, "pack_mask_input") == 0)
         return *value ? POPRT_OK
                       : poprt__err(POPRT_STATUS_INVALID_OPTION, "option 'pack_mask_input': empty");
@@ -245,7 +252,7 @@ static poprt_status check_kv(const char *key, const char *value)
     return poprt__err(POPRT_STATUS_INVALID_OPTION,
                       "unknown option '%s' (known: threads, batches_per_step, anchors, "
                       "anchor.<output>, input_shape.<input>, cache_dir, profile, optimize, float16_compute, "
-                      "matmul_precision, "
+                      "matmul_precision, conv_algorithm, "
                       "max_nodes, max_tensor_bytes, max_loop_iterations, max_subgraph_depth, "
                       "async_workers, replicas, cores_per_replica, pin_cores, queue_size, "
                       "max_batch, batching_dim, batch_sizes, batch_timeout_us, host_threads, "

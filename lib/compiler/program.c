@@ -118,9 +118,11 @@ poprt_status poprt__program_prepare_node(poprt__program *p, size_t i)
     const char *mp = poprt__opt(p->options, "matmul_precision");
     const char *keep = poprt__rw_meta(node, POPRT__META_MATMUL_FLOAT32);
     const int bf16 = mp && strcmp(mp, "bfloat16") == 0 && !(keep && strcmp(keep, "1") == 0);
+    const char *ca = poprt__opt(p->options, "conv_algorithm");
+    const unsigned direct = ca && strcmp(ca, "direct") == 0 ? POPRT__PREP_CONV_DIRECT : 0;
     poprt__prep_ctx c = {.node = node, .opset = node->opset, .n_in = node->n_inputs, .in = in,
                          .n_out = node->n_outputs, .out = out, .isa = 0,
-                         .flags = bf16 ? POPRT__PREP_MATMUL_BF16 : 0};
+                         .flags = (bf16 ? POPRT__PREP_MATMUL_BF16 : 0) | direct};
     void *state = NULL;
     size_t size = 0;
     poprt_status st = node->kernel->prepare(&c, &state, &size);

@@ -73,6 +73,8 @@ typedef struct poprt__prep_ctx {
  * Gemm and Conv with constant float weights pack them for a bfloat16 GEMM
  * when the CPU has one) */
 #define POPRT__PREP_MATMUL_BF16 1u
+/* session option conv_algorithm = direct: no Winograd convolutions */
+#define POPRT__PREP_CONV_DIRECT 2u
 typedef poprt_status (*poprt__prepare_fn)(poprt__prep_ctx *c, void **state, size_t *size);
 
 /* One entry of the kernel registry (lib/kernels/registry.def): what runs an

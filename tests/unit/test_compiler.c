@@ -15,6 +15,7 @@
 #include "kernels/ref/poprt_compiled.h"
 #include "runtime/runtime.h"
 #include "kernels/x86/conv.h"
+#include "kernels/x86/conv_blocked.h"
 #include "kernels/x86/sgemm.h"
 #include "poprt/experimental.h"
 
@@ -1737,7 +1738,8 @@ static void pc_run(const poprt_model *pm, const pair_case *c, const char *precis
 /* Case c (seed: its data) of a bfloat16 convolution path: the node's
  * prepared data is the path's (magic) exactly when expect_state, outputs as
  * described above pair_cases. */
-static void conv_bf16_case(const pair_case *c, int seed, uint64_t magic, int expect_state)
+static void conv_prec_case(const pair_case *c, int seed, const char *precision, uint64_t magic,
+                           int expect_state)
 {
     const int _i = seed;
     /* lifted to 3 spatial dims: leading unit dims */
@@ -1789,9 +1791,9 @@ static void conv_bf16_case(const pair_case *c, int seed, uint64_t magic, int exp
     poprt_model *pm;
     ck_assert_msg(tb_load(m, &pm) == POPRT_OK, "%s", poprt_last_error());
     int st1, st2;
-    pc_run(pm, c, "bfloat16", "1", x, nx, y1, ny, magic, &st1, 1);
-    pc_run(pm, c, "bfloat16", "2", x, nx, y2, ny, magic, &st2, 0);
-    const int bf = poprt__sgemm_best_bf16() != NULL;
+    pc_run(pm, c, precision, "1", x, nx, y1, ny, magic, &st1, 1);
+    pc_run(pm, c, precision, "2", x, nx, y2, ny, magic, &st2, 0);
+    const int bf = !strcmp(precision, "bfloat16") && poprt__sgemm_best_bf16() != NULL;
     ck_assert_int_eq(st1, expect_state);
     ck_assert_int_eq(st2, expect_state);
     ck_assert_msg(memcmp(y1, y2, ny * sizeof *y1) == 0, "case %d: 1 and 2 threads differ", _i);
@@ -1848,7 +1850,7 @@ START_TEST(conv_pairs_bfloat16)
     const pair_case *c = &pair_cases[_i];
     const int blocked = poprt__x86_conv_bf16_blocked() && c->nsp == 2 && c->G == 1 &&
                         c->C % 16 == 0 && c->k[0] * c->k[1] > 1;
-    conv_bf16_case(c, _i, PAIRS_MAGIC, poprt__sgemm_best_bf16() != NULL && !blocked);
+    conv_prec_case(c, _i, "bfloat16", PAIRS_MAGIC, poprt__sgemm_best_bf16() != NULL && !blocked);
 }
 END_TEST
 
@@ -1869,8 +1871,140 @@ static const pair_case blocked_cases[] = {
 
 START_TEST(conv_blocked_bfloat16)
 {
-    conv_bf16_case(&blocked_cases[_i], 200 + _i, BLOCKED_BF16_MAGIC,
+    conv_prec_case(&blocked_cases[_i], 200 + _i, "bfloat16", BLOCKED_BF16_MAGIC,
                    poprt__x86_conv_bf16_blocked());
+}
+END_TEST
+
+/* Winograd F(2x2, 3x3) (conv_blocked.c; float32 on AVX-512) through
+ * sessions: batch 2, a half tile row and column (13 x 15), 64 + 16 output
+ * channels, uneven pads, Relu in the output transform and Sigmoid after
+ * it; the 7 x 7 and 5 x 5 outputs (fewer than 32 tiles) and stride 2 take
+ * the direct blocked path. 1 and 2 threads give the same bits, and so does
+ * the executable file (32-channel inputs: the direct path). Tolerance:
+ * 2e-5 of the sum of |terms| (float32). */
+#define WINOGRAD_MAGIC 0x31574b4243525050ull /* CONV_WINO_MAGIC */
+static const pair_case winograd_cases[] = {
+    {2, 2, 64, 80, 1, {13, 15}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1},
+    {2, 1, 96, 16, 1, {16, 16}, {3, 3}, {1, 1}, {1, 1}, {0, 1}, {2, 1}, 2},
+    {2, 1, 64, 32, 1, {20, 20}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 0},
+    {2, 1, 32, 32, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1},
+    {2, 1, 32, 32, 1, {24, 24}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, 1},
+};
+
+START_TEST(conv_winograd)
+{
+    const pair_case *c = &winograd_cases[_i];
+    const int64_t oh = pc_out(c, 0), ow = pc_out(c, 1);
+    const int fits = c->s[0] == 1 && c->C >= 64 && ((oh + 1) / 2) * ((ow + 1) / 2) >= 32;
+    conv_prec_case(c, 300 + _i, "float32", WINOGRAD_MAGIC, fits && poprt__convb_best() != NULL);
+}
+END_TEST
+
+/* conv_algorithm = direct: no Winograd weights, the direct sums' bits;
+ * other values refused naming the option. */
+START_TEST(conv_algorithm_direct)
+{
+    const pair_case *c = &winograd_cases[2];
+    const size_t nx = (size_t)(c->N * c->C * c->in[0] * c->in[1]);
+    const size_t ny = (size_t)(c->N * c->M * pc_out(c, 0) * pc_out(c, 1));
+    /* the buffers also serve the residual block below (64 x 16 x 16) */
+    const size_t nw = 3 * 64 * 64 * 9, nb = 64 * 16 * 16, nyb = ny > nb ? ny : nb;
+    float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w);
+    float *y1 = malloc(nyb * sizeof *y1), *y2 = malloc(nyb * sizeof *y2);
+    ck_assert(x && w && y1 && y2 && nw >= (size_t)(c->M * c->C * 9) && nx >= nb);
+    fill(x, nx, 7);
+    fill(w, nw, 8);
+    poprt__model *m = tb_model(17);
+    int64_t xd[4] = {c->N, c->C, c->in[0], c->in[1]}, wd[4] = {c->M, c->C, 3, 3};
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 4, xd);
+    tb_const(m, "w", POPRT_DTYPE_FLOAT, 4, wd, w);
+    poprt__node *n = tb_node(m, "Conv", 2, (const char *[]){"x", "w"}, 1, (const char *[]){"y"});
+    ck_assert_int_eq(poprt__rw_attr_ints(n, "pads", 4, (int64_t[]){1, 1, 1, 1}), POPRT_OK);
+    tb_output(m, "y");
+    poprt_model *pm;
+    ck_assert_msg(tb_load(m, &pm) == POPRT_OK, "%s", poprt_last_error());
+    poprt_options *o;
+    ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
+    ck_assert_int_eq(poprt_options_set(o, "conv_algorithm", "direct"), POPRT_OK);
+    poprt_session *direct, *wino;
+    ck_assert_msg(poprt_session_create(pm, o, &direct) == POPRT_OK, "%s", poprt_last_error());
+    ck_assert_int_eq(poprt_options_set(o, "conv_algorithm", "auto"), POPRT_OK);
+    ck_assert_msg(poprt_session_create(pm, o, &wino) == POPRT_OK, "%s", poprt_last_error());
+    ck_assert_int_eq(has_state(direct, WINOGRAD_MAGIC), 0);
+    ck_assert_int_eq(has_state(wino, WINOGRAD_MAGIC), poprt__convb_best() != NULL);
+    pc_session_run(direct, c, x, nx, y1, ny);
+    pc_session_run(wino, c, x, nx, y2, ny);
+    double worst = 0;
+    for (size_t i = 0; i < ny; i++) {
+        const double e = fabs((double)y1[i] - y2[i]);
+        worst = e > worst ? e : worst;
+    }
+    /* |terms| here: 64 channels x 9 taps of values below 36: the two sums
+     * of each output agree within 2e-5 of that */
+    ck_assert_msg(worst <= 2e-5 * 64 * 9 * 36, "direct and Winograd differ by %g", worst);
+    if (poprt__convb_best()) /* Winograd ran: not the direct sums' bits */
+        ck_assert_msg(memcmp(y1, y2, ny * sizeof *y1) != 0, "Winograd gave the direct bits");
+    poprt_session_free(direct);
+    poprt_session_free(wino);
+    /* a residual block whose tensors the layout pass keeps NCHW16c: the
+     * residual and Relu in the output transform's registers */
+    poprt__model *mb = tb_model(17);
+    int64_t bd[4] = {1, 64, 16, 16}, bw[4] = {64, 64, 3, 3};
+    tb_input(mb, "x", POPRT_DTYPE_FLOAT, 4, bd);
+    const char *wn[3] = {"w0", "w1", "w2"};
+    for (int i = 0; i < 3; i++)
+        tb_const(mb, wn[i], POPRT_DTYPE_FLOAT, 4, bw, w + i * 64 * 64 * 9);
+    const char *cin[3] = {"x", "a", "r"}, *cout[3] = {"c0", "c1", "y"};
+    for (int i = 0; i < 3; i++) { /* in topological order */
+        poprt__node *cv = tb_node(mb, "Conv", 2, (const char *[]){cin[i], wn[i]}, 1,
+                                  (const char *[]){cout[i]});
+        ck_assert_int_eq(poprt__rw_attr_ints(cv, "pads", 4, (int64_t[]){1, 1, 1, 1}), POPRT_OK);
+        if (i == 0)
+            tb_node(mb, "Relu", 1, (const char *[]){"c0"}, 1, (const char *[]){"a"});
+        if (i == 1) {
+            tb_node(mb, "Add", 2, (const char *[]){"c1", "a"}, 1, (const char *[]){"s"});
+            tb_node(mb, "Relu", 1, (const char *[]){"s"}, 1, (const char *[]){"r"});
+        }
+    }
+    tb_output(mb, "y");
+    poprt_model *pb;
+    ck_assert_msg(tb_load(mb, &pb) == POPRT_OK, "%s", poprt_last_error());
+    const pair_case blk = {2, 1, 64, 64, 1, {16, 16}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 0};
+    ck_assert_int_eq(poprt_options_set(o, "conv_algorithm", "direct"), POPRT_OK);
+    ck_assert_msg(poprt_session_create(pb, o, &direct) == POPRT_OK, "%s", poprt_last_error());
+    ck_assert_int_eq(poprt_options_set(o, "conv_algorithm", "auto"), POPRT_OK);
+    ck_assert_msg(poprt_session_create(pb, o, &wino) == POPRT_OK, "%s", poprt_last_error());
+    ck_assert_int_eq(has_state(wino, WINOGRAD_MAGIC), poprt__convb_best() != NULL);
+    pc_session_run(direct, &blk, x, nb, y1, nb);
+    pc_session_run(wino, &blk, x, nb, y2, nb);
+    int blocked = 0;
+    const poprt__graph *gw = wino->m->graph;
+    for (size_t i = 0; i < gw->nodes.len; i++)
+        blocked |= strcmp(poprt__attr_s(gw->nodes.items[i], "y_layout", "NCHW"), "NCHW16c") == 0;
+    ck_assert_int_eq(blocked, poprt__convb_best() != NULL);
+    /* three convs deep: values grow by about 64 * 9 * 6 per layer; within
+     * 1e-5 of the largest output */
+    double big = 0;
+    worst = 0;
+    for (size_t i = 0; i < nb; i++) {
+        big = fabs((double)y1[i]) > big ? fabs((double)y1[i]) : big;
+        const double e = fabs((double)y1[i] - y2[i]);
+        worst = e > worst ? e : worst;
+    }
+    ck_assert_msg(worst <= 1e-5 * big, "residual block: direct and Winograd differ by %g of %g",
+                  worst, big);
+    poprt_session_free(direct);
+    poprt_session_free(wino);
+    poprt_model_free(pb);
+    ck_assert_int_eq(poprt_options_set(o, "conv_algorithm", "fast"), POPRT_STATUS_INVALID_OPTION);
+    ck_assert_ptr_nonnull(strstr(poprt_last_error(), "conv_algorithm"));
+    poprt_options_free(o);
+    poprt_model_free(pm);
+    free(x);
+    free(w);
+    free(y1);
+    free(y2);
 }
 END_TEST
 
@@ -1893,7 +2027,7 @@ static const pair_case taps_cases[] = {
 START_TEST(conv_taps_bfloat16)
 {
     const poprt__sgemm_variant *bf = poprt__sgemm_best_bf16();
-    conv_bf16_case(&taps_cases[_i], 100 + _i, TAPS_MAGIC, bf && bf->isa == POPRT__ISA_AMX);
+    conv_prec_case(&taps_cases[_i], 100 + _i, "bfloat16", TAPS_MAGIC, bf && bf->isa == POPRT__ISA_AMX);
 }
 END_TEST
 
@@ -1928,6 +2062,9 @@ int main(void)
                         (int)(sizeof taps_cases / sizeof taps_cases[0]));
     tcase_add_loop_test(tc, conv_blocked_bfloat16, 0,
                         (int)(sizeof blocked_cases / sizeof blocked_cases[0]));
+    tcase_add_loop_test(tc, conv_winograd, 0,
+                        (int)(sizeof winograd_cases / sizeof winograd_cases[0]));
+    tcase_add_test(tc, conv_algorithm_direct);
     tcase_add_test(tc, qdq_products_fuse_into_integer_operators);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -1066,17 +1066,24 @@ static const ccase convb_cases[] = {
     {16, 16, 1, 8, 8, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0},   /* 1x1 */
 };
 
+/* The Conv node of case cc on d's data set up in c, and its x86 plan. */
+static void conv_planned(kcall *c, const ccase *cc, cdata *d, int64_t attrs[4][4],
+                         poprt__conv_plan *plan)
+{
+    conv_call(c, cc, d->x, d->w, d->b, d->y, attrs);
+    poprt__conv_shape shape;
+    ck_assert_int_eq(poprt__conv_setup(&c->k, 0, &shape), POPRT_OK);
+    poprt__x86_conv_plan_of(&shape, plan);
+}
+
 /* Runs case cc (data d) through the blocked convolution of variant v with
  * weights packed as float32 or (bf16) bfloat16 pair words into d->y. */
 static void convb_run(const poprt__convb_variant *v, const ccase *cc, cdata *d, int bf16)
 {
     int64_t attrs[4][4];
     kcall c;
-    conv_call(&c, cc, d->x, d->w, d->b, d->y, attrs);
-    poprt__conv_shape shape;
-    ck_assert_int_eq(poprt__conv_setup(&c.k, 0, &shape), POPRT_OK);
     poprt__conv_plan plan;
-    poprt__x86_conv_plan_of(&shape, &plan);
+    conv_planned(&c, cc, d, attrs, &plan);
     void *state;
     size_t size;
     ck_assert_int_eq(
@@ -1139,6 +1146,104 @@ static void round_bf16(float *v, int64_t n)
         memcpy(&v[i], &u, sizeof u);
     }
 }
+
+/* Winograd F(2x2, 3x3): C, M, G, H, W, 3x3, stride 1, dilation 1, pads */
+static const ccase convw_cases[] = {
+    {16, 16, 1, 12, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},  /* 6 x 6 tiles */
+    {32, 48, 1, 13, 14, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0},  /* 11 x 12: a half tile row */
+    {64, 80, 1, 16, 15, 3, 3, 1, 1, 1, 1, 1, 0, 2, 1},  /* 17 x 14, uneven pads; 64 + 16 outputs */
+    {16, 128, 1, 20, 21, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1}, /* 20 x 21: half tile columns, 3 chunks */
+    {64, 64, 1, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},  /* one whole group */
+};
+
+/* Runs case cc (data d) through the Winograd path of variant v into d->y;
+ * relu: the plan's activation Relu (applied in the output transform). */
+static void convw_run(const poprt__convb_variant *v, const ccase *cc, cdata *d, int relu)
+{
+    int64_t attrs[4][4];
+    kcall c;
+    poprt__conv_plan plan;
+    conv_planned(&c, cc, d, attrs, &plan);
+    if (relu)
+        plan.act = CONV_ACT_RELU;
+    void *state;
+    size_t size;
+    ck_assert_int_eq(poprt__x86_convw_pack(d->w, cc->M, cc->C, &state, &size), POPRT_OK);
+    ck_assert_int_eq(poprt__x86_convw_state_magic(state, size), 1);
+    ck_assert_int_eq(poprt__x86_convb_state_magic(state, size), 0);
+    c.k.state = state;
+    c.k.state_size = size;
+    int64_t w_group;
+    const void *u = poprt__x86_convw_state(&c.k, &plan, &w_group);
+    ck_assert_ptr_nonnull(u);
+    ck_assert_int_eq(poprt__x86_conv_winograd(&c.k, &plan, v, d->x, d->b, u, w_group, d->y),
+                     POPRT_OK);
+    kc_release(&c);
+    poprt__aligned_free(state);
+}
+
+START_TEST(test_convw_variants_vs_ref)
+{
+    const poprt__convb_variant *v = &poprt__convb_variants[_i];
+    if (!poprt__convb_usable(v)) {
+        printf("kernels_x86: Winograd %s skipped: CPU lacks %s\n", v->name,
+               poprt__isa_name(v->isa));
+        return;
+    }
+    /* what the compiler does not give it: stride 2, 5x5, 7 x 7 outputs (16
+     * tiles), channels not in blocks of 16 or fewer than 64, groups */
+    const poprt__geom3 s2 = {.in = {1, 24, 24}, .out = {1, 12, 12}, .k = {1, 3, 3},
+                             .s = {1, 2, 2}, .d = {1, 1, 1}, .out_sz = 144};
+    const poprt__geom3 k5 = {.in = {1, 24, 24}, .out = {1, 20, 20}, .k = {1, 5, 5},
+                             .s = {1, 1, 1}, .d = {1, 1, 1}, .out_sz = 400};
+    const poprt__geom3 small = {.in = {1, 9, 9}, .out = {1, 7, 7}, .k = {1, 3, 3},
+                                .s = {1, 1, 1}, .d = {1, 1, 1}, .out_sz = 49};
+    const poprt__geom3 ok = {.in = {1, 14, 14}, .out = {1, 12, 12}, .k = {1, 3, 3},
+                             .s = {1, 1, 1}, .d = {1, 1, 1}, .out_sz = 144};
+    ck_assert(!poprt__x86_convw_fits(&s2, 1, 64, 16));
+    ck_assert(!poprt__x86_convw_fits(&k5, 1, 64, 16));
+    ck_assert(!poprt__x86_convw_fits(&small, 1, 64, 16));
+    ck_assert(!poprt__x86_convw_fits(&ok, 1, 8, 16));
+    ck_assert(!poprt__x86_convw_fits(&ok, 1, 48, 16)); /* too few channels to pay */
+    ck_assert(!poprt__x86_convw_fits(&ok, 1, 64, 24));
+    ck_assert(!poprt__x86_convw_fits(&ok, 2, 64, 16));
+    ck_assert(poprt__x86_convw_fits(&ok, 1, 64, 16));
+    /* the kernels themselves take any whole blocks: the cases below run
+     * 16 and 32 channels too */
+    int64_t checked = 0;
+    double worst = 0;
+    for (size_t s = 0; s < sizeof convw_cases / sizeof convw_cases[0]; s++) {
+        const ccase *cc = &convw_cases[s];
+        cdata d;
+        cdata_init(&d, cc, (uint32_t)s + 21);
+        convw_run(v, cc, &d, 0);
+        /* Tolerance: 4 float32 roundings of the sum of |terms| per product
+         * summed, twice the direct path's bound (the transforms add up to 4
+         * inputs per V and 3 weights per U, and the output transform sums 9
+         * products: their roundings add to the direct sums'; random data
+         * here stays under 0.1) */
+        const double unit = (double)(cc->C * 9) * ldexp(1.0, -24);
+        for (int64_t i = 0; i < d.ny; i++) {
+            const double e = fabs(d.y[i] - d.r[i]) / (unit * d.mag[i] + 1e-30);
+            worst = e > worst ? e : worst;
+        }
+        cdata_check(&d, 4.0 * unit, "Winograd", v->name, s);
+        /* with Relu: max(0, .) of the same values */
+        float *plain = malloc(sizeof(float) * (size_t)d.ny);
+        memcpy(plain, d.y, sizeof(float) * (size_t)d.ny);
+        convw_run(v, cc, &d, 1);
+        for (int64_t i = 0; i < d.ny; i++)
+            ck_assert_msg(d.y[i] == (plain[i] > 0 ? plain[i] : 0.0f),
+                          "Winograd relu case %zu: y[%lld]", s, (long long)i);
+        free(plain);
+        checked += d.ny;
+        cdata_free(&d);
+    }
+    printf("kernels_x86: Winograd %s passed %lld outputs against poprt__ref_conv (worst error "
+           "%.2f of C * 9 * 2^-24 * sum |terms|, bound 4)\n",
+           v->name, (long long)checked, worst);
+}
+END_TEST
 
 START_TEST(test_convb_bf16_vs_ref)
 {
@@ -1348,6 +1453,7 @@ int main(void)
     tcase_add_loop_test(tc, test_dwconv_variants_vs_ref, 0, poprt__dwconv_n_variants);
     tcase_add_loop_test(tc, test_convb_variants_vs_ref, 0, poprt__convb_n_variants);
     tcase_add_test(tc, test_convb_bf16_vs_ref);
+    tcase_add_loop_test(tc, test_convw_variants_vs_ref, 0, poprt__convb_n_variants);
     tcase_add_loop_test(tc, test_maxpool_variants_vs_ref, 0, poprt__maxpool_n_variants);
     tcase_add_test(tc, test_gemm_ops_vs_ref);
     suite_add_tcase(s, tc);

@@ -152,6 +152,12 @@ static poprt_status conv_f32(poprt__kctx *k, const poprt__conv_plan *p, const fl
                           g->pe[1] == 0 && g->pe[2] == 0;
     {
         int64_t w_group;
+        const void *u = poprt__x86_convw_state(k, p, &w_group);
+        if (u) /* else another path's, or no AVX-512 here: the paths below */
+            return poprt__x86_conv_winograd(k, p, poprt__convb_best(), x, b, u, w_group, y);
+    }
+    {
+        int64_t w_group;
         int bf16;
         const void *packed = poprt__x86_convb_state(k, p, &w_group, &bf16);
         if (packed) /* else packed for another CPU (an executable file): the paths below */
@@ -321,6 +327,9 @@ static poprt_status conv_layout(poprt__kctx *k, const poprt__conv_plan *p, const
                                (long long)p->C, (long long)p->M);
     int64_t w_group;
     int bf16;
+    const void *u = poprt__x86_convw_state(k, p, &w_group);
+    if (u)
+        return poprt__x86_conv_winograd(k, p, poprt__convb_best(), x, b, u, w_group, y);
     const void *packed = poprt__x86_convb_state(k, p, &w_group, &bf16);
     if (packed)
         return poprt__x86_conv_blocked(k, p, poprt__convb_best(), x, b, packed, w_group, bf16, y);
@@ -436,6 +445,10 @@ poprt_status poprt__x86_conv_prepare(poprt__prep_ctx *c, void **state, size_t *s
         return poprt__x86_conv_pairs_pack(bf, c->in[1].data, G, Mg, Cg, g3.k_sz, state, size);
     /* direct and tiled paths */
     const poprt__sgemm_variant *v = bf ? bf : conv_variant(Mg, out_sz);
+    /* 3x3 stride-1 convs: Winograd F(2x2, 3x3) on the blocked kernels */
+    if (!bf && blocked && !(c->flags & POPRT__PREP_CONV_DIRECT) &&
+        poprt__x86_convw_fits(&g3, G, Cg, M))
+        return poprt__x86_convw_pack(c->in[1].data, M, Cg, state, size);
     if (!bf && blocked)
         return poprt__x86_convb_pack(c->in[1].data, M, Cg, wt->dims[2].value, wt->dims[3].value,
                                      0, state, size);
@@ -620,6 +633,8 @@ int poprt__x86_conv_state_usable(const void *state, size_t size)
     if (h[0] == CONV_DIRECT_MAGIC)
         return h[6] < (uint64_t)poprt__sgemm_n_variants &&
                poprt__sgemm_usable(&poprt__sgemm_variants[h[6]]);
+    if (poprt__x86_convw_state_magic(state, size))
+        return poprt__convb_best() != NULL;
     if (poprt__x86_convb_state_magic(state, size) == 2)
         return poprt__convb_bf16_usable();
     if (poprt__x86_convb_state_magic(state, size))

@@ -105,6 +105,30 @@ void poprt__convb_words_avx512(const float *src, int64_t n, uint32_t *dst);
  * and AVX512-BF16 (after POPRT_ISA). */
 int poprt__convb_bf16_usable(void);
 
+/* Winograd F(2x2, 3x3) for 3x3 convolutions of stride 1 and dilation 1 on
+ * blocks of 16 channels (conv_blocked.c): Y = A^T [U . V] A per 2x2 output
+ * tile, U = G g G^T from the weights (packed at compile), V = B^T d B from
+ * the 4x4 input patch, with
+ *   B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1],  A^T = [1 1 1 0; 0 1 -1 -1],
+ *   G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1].
+ * The 16 products U[xi] . V[xi] over the channels are 1x1 blocked
+ * convolutions over the tiles (the variant's run).
+ *
+ * in: the tw tiles of one tile row of one 16-channel block: xb points at
+ * the block's padded row 2 * ty (rows of Wp positions of 16 floats); tile
+ * tx's V[xi] (16 floats) goes to v[xi * vstep + tx * 16].
+ * out: the tw tiles of one tile row of one block of 16 output channels:
+ * m[xi * mstep + tx * 16] holds tile tx's product xi; writes output rows
+ * 2 ty .. 2 ty + rows - 1 (rows 1 or 2) and columns < OW: NCHW16c (yblk)
+ * at y[q * 16], else the 16 channels' planes at y[i * ldy + q], q the
+ * position from the tile row's first (r * OW + column). bias (16 values)
+ * is added (NULL: none), then z (yblk only, laid out as y; NULL: none),
+ * then relu stores max(0, v). */
+void poprt__convw_in_avx512(const float *xb, int64_t Wp, int64_t tw, float *v, int64_t vstep);
+void poprt__convw_out_avx512(const float *m, int64_t mstep, int64_t tw, const float *bias,
+                             int rows, int64_t OW, const float *z, int relu, int yblk, float *y,
+                             int64_t ldy);
+
 /* A blocked-convolution variant: the functions above for one ISA. */
 typedef struct poprt__convb_variant {
     const char *name; /* "avx512" */
@@ -120,6 +144,9 @@ typedef struct poprt__convb_variant {
     void (*even)(const float *src, int64_t n, float *dst);
     void (*transpose_bias)(const float *src, int64_t spitch, int64_t n, int64_t m,
                            const float *bias, int relu, float *dst, int64_t dpitch);
+    void (*wino_in)(const float *xb, int64_t Wp, int64_t tw, float *v, int64_t vstep);
+    void (*wino_out)(const float *m, int64_t mstep, int64_t tw, const float *bias, int rows,
+                     int64_t OW, const float *z, int relu, int yblk, float *y, int64_t ldy);
 } poprt__convb_variant;
 
 /* The kernel list (conv_blocked_kernels.inc), best first. It has no
@@ -175,6 +202,19 @@ static inline void poprt__convb_run_bf16_avx512(const uint32_t *x, const uint32_
 {
     (void)x, (void)w, (void)bias, (void)nb, (void)g, (void)q0, (void)q1, (void)c0, (void)c1,
         (void)acc_in, (void)out, (void)ldo, (void)z, (void)relu, (void)pf, (void)pf_bytes;
+}
+static inline void poprt__convw_in_avx512(const float *xb, int64_t Wp, int64_t tw, float *v,
+                                          int64_t vstep)
+{
+    (void)xb, (void)Wp, (void)tw, (void)v, (void)vstep;
+}
+static inline void poprt__convw_out_avx512(const float *m, int64_t mstep, int64_t tw,
+                                           const float *bias, int rows, int64_t OW,
+                                           const float *z, int relu, int yblk, float *y,
+                                           int64_t ldy)
+{
+    (void)m, (void)mstep, (void)tw, (void)bias, (void)rows, (void)OW, (void)z, (void)relu,
+        (void)yblk, (void)y, (void)ldy;
 }
 static inline void poprt__convb_words_avx512(const float *src, int64_t n, uint32_t *dst)
 {

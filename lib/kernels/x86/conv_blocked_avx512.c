@@ -249,3 +249,85 @@ void poprt__transpose_bias_avx512(const float *src, int64_t spitch, int64_t n, i
         }
     }
 }
+
+/* ---- Winograd F(2x2, 3x3) transforms (conv_blocked.h) ------------------------------------ */
+
+/* B^T d of one column of four rows: the input transform's rows (and, applied
+ * to a row, its columns) */
+INLINE void wino_bt(const __m512 d[4], __m512 t[4])
+{
+    t[0] = _mm512_sub_ps(d[0], d[2]);
+    t[1] = _mm512_add_ps(d[1], d[2]);
+    t[2] = _mm512_sub_ps(d[2], d[1]);
+    t[3] = _mm512_sub_ps(d[1], d[3]);
+}
+
+void poprt__convw_in_avx512(const float *xb, int64_t Wp, int64_t tw, float *v, int64_t vstep)
+{
+    for (int64_t tx = 0; tx < tw; tx++) {
+        const float *p = xb + tx * 2 * 16;
+        __m512 r[4][4]; /* r[i][c] = (B^T d)[i][c] */
+        for (int c = 0; c < 4; c++) {
+            __m512 d[4], t[4];
+            for (int i = 0; i < 4; i++)
+                d[i] = _mm512_loadu_ps(p + (i * Wp + c) * 16);
+            wino_bt(d, t);
+            for (int i = 0; i < 4; i++)
+                r[i][c] = t[i];
+        }
+        float *o = v + tx * 16;
+        for (int i = 0; i < 4; i++) {
+            __m512 t[4];
+            wino_bt(r[i], t);
+            for (int j = 0; j < 4; j++)
+                _mm512_storeu_ps(o + (i * 4 + j) * vstep, t[j]);
+        }
+    }
+}
+
+/* A^T m of four values: the output transform's two rows (or columns) */
+INLINE void wino_at(const __m512 m[4], __m512 *o0, __m512 *o1)
+{
+    *o0 = _mm512_add_ps(_mm512_add_ps(m[0], m[1]), m[2]);
+    *o1 = _mm512_sub_ps(_mm512_sub_ps(m[1], m[2]), m[3]);
+}
+
+void poprt__convw_out_avx512(const float *m, int64_t mstep, int64_t tw, const float *bias,
+                             int rows, int64_t OW, const float *z, int relu, int yblk, float *y,
+                             int64_t ldy)
+{
+    const __m512 b = bias ? _mm512_loadu_ps(bias) : _mm512_setzero_ps();
+    const __m512i idx = _mm512_mullo_epi32(_mm512_set1_epi32((int)ldy),
+                                           _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
+                                                             11, 12, 13, 14, 15));
+    for (int64_t tx = 0; tx < tw; tx++) {
+        const float *p = m + tx * 16;
+        __m512 s[2][4]; /* s[r][j] = (A^T m)[r][j] */
+        for (int j = 0; j < 4; j++) {
+            __m512 c[4];
+            for (int i = 0; i < 4; i++)
+                c[i] = _mm512_loadu_ps(p + (i * 4 + j) * mstep);
+            wino_at(c, &s[0][j], &s[1][j]);
+        }
+        const int cols = 2 * tx + 1 < OW ? 2 : 1;
+        for (int r = 0; r < rows; r++) {
+            __m512 o[2];
+            wino_at(s[r], &o[0], &o[1]);
+            for (int c = 0; c < cols; c++) {
+                const int64_t q = r * OW + 2 * tx + c; /* position from the tile row's first */
+                __m512 val = _mm512_add_ps(o[c], b);
+                if (yblk) {
+                    if (z)
+                        val = _mm512_add_ps(val, _mm512_loadu_ps(z + q * 16));
+                    if (relu)
+                        val = _mm512_max_ps(_mm512_setzero_ps(), val);
+                    _mm512_storeu_ps(y + q * 16, val);
+                } else {
+                    if (relu)
+                        val = _mm512_max_ps(_mm512_setzero_ps(), val);
+                    _mm512_i32scatter_ps(y + q, idx, val, 4);
+                }
+            }
+        }
+    }
+}

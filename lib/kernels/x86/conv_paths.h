@@ -212,5 +212,20 @@ poprt_status poprt__x86_conv_blocked(poprt__kctx *k, const poprt__conv_plan *p,
                                      const poprt__convb_variant *v, const float *x,
                                      const float *b, const void *w, int64_t w_group, int bf16,
                                      float *y);
+/* Winograd F(2x2, 3x3) (conv_blocked.h): whether a conv fits it (3x3,
+ * stride 1, dilation 1, one group, C and M multiples of 16, outputs of at
+ * least 2 x 2); its weights packed by poprt__x86_convw_pack, found again
+ * by poprt__x86_convw_state (NULL: not this path's, or no AVX-512 here),
+ * run by poprt__x86_conv_winograd with variant v (poprt__convb_best()).
+ * Either layout of X and Y. */
+int poprt__x86_convw_fits(const poprt__geom3 *g, int64_t G, int64_t C, int64_t M);
+poprt_status poprt__x86_convw_pack(const float *w, int64_t M, int64_t C, void **state,
+                                   size_t *size);
+const void *poprt__x86_convw_state(const poprt__kctx *k, const poprt__conv_plan *p,
+                                   int64_t *w_group);
+int poprt__x86_convw_state_magic(const void *state, size_t size);
+poprt_status poprt__x86_conv_winograd(poprt__kctx *k, const poprt__conv_plan *p,
+                                      const poprt__convb_variant *v, const float *x,
+                                      const float *b, const void *u, int64_t w_group, float *y);
 
 #endif

@@ -37,7 +37,8 @@ class CompilerOptions(MutableMapping[str, str]):
     include/poprt/poprt.h and docs/runtime.md), as a dict of strings.
 
     Keys: "threads", "batches_per_step", "anchors", "anchor.<output>",
-    "input_shape.<input>", "optimize", "profile", "cache_dir", the limits
+    "input_shape.<input>", "optimize", "profile", "cache_dir",
+    "matmul_precision", "conv_algorithm", the limits
     "max_nodes", "max_tensor_bytes", ...; for runners also "replicas",
     "max_batch", "pack", ... Values may be given as ints, bools or
     sequences (see :func:`option_value`). Each key and value is checked by
