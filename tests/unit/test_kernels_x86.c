@@ -575,6 +575,19 @@ START_TEST(test_packed_header_checked)
         memcpy(pb + fields[i], keep, 8);
     }
     ck_assert_int_eq(poprt__sgemm_packed_fits(pb, size), 1);
+    /* an operand packed with another K block (an executable file from a
+     * library whose variant had another kc) is not current: the program
+     * prepares it again (poprt__x86_state_usable) */
+    ck_assert_int_eq(poprt__sgemm_packed_current(pb), 1);
+    int64_t kcb, nkb;
+    memcpy(&kcb, pb + 32, 8);
+    memcpy(&nkb, pb + 40, 8);
+    const int64_t other[2] = {kcb / 2, nkb * 2};
+    memcpy(pb + 32, other, sizeof other);
+    ck_assert_int_eq(poprt__sgemm_packed_current(pb), 0);
+    memcpy(pb + 32, &kcb, 8);
+    memcpy(pb + 40, &nkb, 8);
+    ck_assert_int_eq(poprt__sgemm_packed_current(pb), 1);
     free(ws);
     free(pb);
     freeprob(&p);

@@ -624,9 +624,7 @@ int poprt__x86_conv_state_usable(const void *state, size_t size)
     const unsigned char *body = (const unsigned char *)state + CONV_PACK_HEADER;
     if (h[0] == CONV_PACK_MAGIC || h[0] == CONV_TRANS_MAGIC || h[0] == CONV_PAIRS_MAGIC) {
         /* the first group's packed operand names the variant of all */
-        const poprt__sgemm_variant *v =
-            size > CONV_PACK_HEADER ? poprt__sgemm_packed_variant(body) : NULL;
-        return v && poprt__sgemm_usable(v);
+        return size > CONV_PACK_HEADER + 64 && poprt__sgemm_packed_current(body);
     }
     if (h[0] == CONV_TAPS_MAGIC)
         return poprt__x86_conv_taps_usable();

@@ -92,11 +92,54 @@ static uint32_t detect(int want_amx)
     }
     return f;
 }
+
+/* Size of the level-`level` data (or unified) cache from the deterministic
+ * cache descriptors of leaf `leaf` (4 on Intel, 0x8000001D on AMD), or 0. */
+static int64_t cache_bytes(unsigned leaf, unsigned level)
+{
+    unsigned a, b, c, d;
+    for (unsigned i = 0; i < 16; i++) {
+        __cpuid_count(leaf, i, a, b, c, d);
+        const unsigned type = a & 31, lvl = (a >> 5) & 7;
+        if (type == 0)
+            break;
+        if ((type == 1 || type == 3) && lvl == level)
+            return (int64_t)((b >> 22) + 1) * (((b >> 12) & 1023) + 1) * ((b & 4095) + 1) *
+                   ((int64_t)c + 1);
+    }
+    return 0;
+}
+
+static void detect_caches(int64_t *l1d, int64_t *l2)
+{
+    unsigned a, b, c, d;
+    *l1d = *l2 = 0;
+    if (!__get_cpuid(0, &a, &b, &c, &d))
+        return;
+    const int amd = b == 0x68747541u; /* "Auth"enticAMD */
+    unsigned leaf = 0;
+    if (!amd && a >= 4)
+        leaf = 4;
+    else if (amd && __get_cpuid_max(0x80000000u, NULL) >= 0x8000001Du) {
+        __get_cpuid(0x80000001u, &a, &b, &c, &d);
+        if ((c >> 22) & 1) /* TOPOEXT: the descriptors are there */
+            leaf = 0x8000001Du;
+    }
+    if (leaf) {
+        *l1d = cache_bytes(leaf, 1);
+        *l2 = cache_bytes(leaf, 2);
+    }
+}
 #else
 static uint32_t detect(int want_amx)
 {
     (void)want_amx;
     return 0;
+}
+
+static void detect_caches(int64_t *l1d, int64_t *l2)
+{
+    *l1d = *l2 = 0;
 }
 #endif
 
@@ -145,6 +188,11 @@ static void init_once(void)
     g_cpu.isa_detected = level_of(g_cpu.detected);
     g_cpu.flags = g_cpu.detected & allowed_at(cap);
     g_cpu.isa = level_of(g_cpu.flags);
+    detect_caches(&g_cpu.l1d_bytes, &g_cpu.l2_bytes);
+    if (g_cpu.l1d_bytes < 16 * 1024 || g_cpu.l1d_bytes > 1024 * 1024)
+        g_cpu.l1d_bytes = 32 * 1024;
+    if (g_cpu.l2_bytes < 128 * 1024 || g_cpu.l2_bytes > 64 * 1024 * 1024)
+        g_cpu.l2_bytes = 512 * 1024;
     /* a level's kernels need the whole level: drop partial extras below it */
     if (g_cpu.isa < POPRT__ISA_AVX512)
         g_cpu.flags &= allowed_at(g_cpu.isa) | POPRT__CPU_F16C;

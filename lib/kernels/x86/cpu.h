@@ -47,6 +47,10 @@ typedef struct poprt__cpu {
     uint32_t flags;    /* what kernels may use (after POPRT_ISA) */
     poprt__isa isa;    /* highest level in flags */
     poprt__isa isa_detected;
+    /* data cache sizes per core, in bytes, from cpuid's cache descriptors
+     * (leaf 4 on Intel, 0x8000001D on AMD; 32 KiB / 512 KiB when the CPU
+     * does not say): blocking of the GEMM and the convolutions */
+    int64_t l1d_bytes, l2_bytes;
 } poprt__cpu;
 
 /* The cached features (thread-safe; detection runs once). Never NULL. */

@@ -126,7 +126,7 @@ int poprt__x86_state_usable(const void *state, size_t size)
     int ours;
     const poprt__sgemm_variant *v = packed_b_variant(state, size, &ours);
     if (ours)
-        return v && poprt__sgemm_usable(v);
+        return v && poprt__sgemm_packed_current((const unsigned char *)state + PACKED_B_HEADER);
     return poprt__x86_conv_state_usable(state, size);
 }
 

@@ -260,6 +260,16 @@ static int hdr_ok(const pack_hdr *h, const poprt__sgemm_variant *v)
     return h->kcb == kb.kcb && h->nkb == kb.nkb;
 }
 
+int poprt__sgemm_packed_current(const void *p)
+{
+    pack_hdr h;
+    if (!p)
+        return 0;
+    memcpy(&h, p, sizeof h);
+    const poprt__sgemm_variant *v = poprt__sgemm_packed_variant(&h);
+    return v && poprt__sgemm_usable(v) && hdr_ok(&h, v);
+}
+
 int poprt__sgemm_packed_fits(const void *p, size_t size)
 {
     pack_hdr h;
@@ -420,6 +430,8 @@ uint32_t *poprt__sgemm_b_panel(const poprt__sgemm_b_layout *l, int64_t b, int64_
 
 /* ---- compute ---------------------------------------------------------------- */
 
+static int64_t l2_panels(const poprt__sgemm_variant *v, int64_t kcb);
+
 typedef struct gemm_job {
     const poprt__sgemm_variant *v;
     kblocks kb;
@@ -502,7 +514,7 @@ static void gemm_block(const gemm_job *g, int64_t i0, int64_t i1, int64_t j0, in
         return;
     }
     /* an L2-sized block of B panels against one A panel at a time (in L1) */
-    const int64_t ncp = g->v->nc / g->v->nr > 0 ? g->v->nc / g->v->nr : 1;
+    const int64_t ncp = l2_panels(g->v, g->kb.kcb);
     if (g->a_fly) {
         /* one L2 block of B (j1 - j0 <= ncp): each A panel is packed into
          * this row block's buffer right before its only use, so packed A
@@ -556,9 +568,27 @@ static void gemm_task_fn(void *ctx, int64_t t0, int64_t t1)
     }
 }
 
-/* Packed A of one K block up to this size stays in L2 (1-2 MiB on the
- * CPUs we target) next to a B panel and C. */
-#define A_L2_BYTES (512 * 1024)
+/* Packed A of one K block up to this size stays in L2 next to a B panel
+ * and C: half of this core's L2 (512 KiB at most: a B block and C need the
+ * rest, and 512 KiB is what the 1-2 MiB L2s were tuned with). */
+static int64_t a_l2_bytes(void)
+{
+    const int64_t half = poprt__cpu_features()->l2_bytes / 2;
+    return half < 512 * 1024 ? half : 512 * 1024;
+}
+
+/* B panels per L2 block: the variant's nc columns, fewer when a block of
+ * kcb rows would take more than half of this core's L2 (the A panel and C
+ * rows share it); at least one panel. */
+static int64_t l2_panels(const poprt__sgemm_variant *v, int64_t kcb)
+{
+    int64_t ncp = v->nc / v->nr > 0 ? v->nc / v->nr : 1;
+    const int64_t panel = (int64_t)v->nr * kw(v, kcb) * (int64_t)sizeof(float);
+    const int64_t fit = panel > 0 ? poprt__cpu_features()->l2_bytes / 2 / panel : ncp;
+    if (fit < ncp)
+        ncp = fit > 0 ? fit : 1;
+    return ncp;
+}
 
 /* Splits the output into a grid of blocks for the threads. The split only
  * decides who computes a tile, never how. */
@@ -568,7 +598,8 @@ static void plan_tasks(gemm_job *g, const poprt__par *par)
     g->mb = g->mpan;
     g->nb = g->npan;
     const int64_t a_block = g->a.npad * kw(g->v, g->kb.kcb) * (int64_t)sizeof(float);
-    g->a_in_l2 = a_block * g->kb.nkb <= A_L2_BYTES ? 2 : a_block <= A_L2_BYTES ? 1 : 0;
+    const int64_t a_l2 = a_l2_bytes();
+    g->a_in_l2 = a_block * g->kb.nkb <= a_l2 ? 2 : a_block <= a_l2 ? 1 : 0;
     /* with a short K the tiles are bound by their C stores, which go best
      * row panel by row panel (whole C rows) */
     if (g->K < 64)
@@ -604,7 +635,7 @@ static void plan_tasks(gemm_job *g, const poprt__par *par)
         }
         return;
     }
-    const int64_t ncp = g->v->nc / g->v->nr > 0 ? g->v->nc / g->v->nr : 1;
+    const int64_t ncp = l2_panels(g->v, g->kb.kcb);
     /* columns first in L2-block units (A panels are shared), then rows */
     int64_t tn = (g->npan + ncp - 1) / ncp;
     if (tn > want)
@@ -626,14 +657,18 @@ static void plan_tasks(gemm_job *g, const poprt__par *par)
 /* B is read in place (only its partial last panel packed) when few A
  * panels would reuse a packed copy (packing B would cost about as much as
  * the product), or when its rows are short enough that an L2 block of B
- * (KC rows of at most NC columns) is one nearly contiguous region. Row
- * strides that are multiples of 4 KiB are avoided: their rows would fall
- * into the same cache sets. The kernels prefetch B rows ahead. */
-static int use_raw_b(const poprt__sgemm_variant *v, int transB, int64_t M, int64_t ldb)
+ * (kcb rows of the columns l2_panels allows) is one contiguous region.
+ * Otherwise a block's rows lie ldb apart and a long power-of-two row falls
+ * into a few cache sets (2 KiB rows: 2 of L1's 64 sets, 512 KiB apart in
+ * L2; a 512^3 GEMM 10% slower on a 512 KiB L2); row strides that are
+ * multiples of 4 KiB are avoided for that reason too. The kernels prefetch
+ * B rows ahead. */
+static int use_raw_b(const poprt__sgemm_variant *v, int transB, int64_t M, int64_t ldb,
+                     int64_t kcb)
 {
     if (transB || v->kpack != 1) /* bfloat16 B is always converted */
         return 0;
-    if (ldb <= v->nc || M <= 2 * v->mr)
+    if (ldb <= l2_panels(v, kcb) * v->nr || M <= 2 * v->mr)
         return 1;
     return M <= 20 * v->mr && (ldb * (int64_t)sizeof(float)) % 4096 != 0;
 }
@@ -705,7 +740,7 @@ static void run(const poprt__sgemm_variant *v, kblocks kb, const poprt__par *par
     ws_parts(v, !Apk, !Bpk, transB, M, N, K, &a_bytes);
     char *w = ws; /* NULL when both operands come packed: nothing to pack */
     float *bdst = w ? (float *)(w + a_bytes) : NULL;
-    if (!Bpk && use_raw_b(v, transB, M, ldb)) {
+    if (!Bpk && use_raw_b(v, transB, M, ldb, kb.kcb)) {
         g.b.raw = B;
         g.b.ld = ldb;
     }
@@ -714,7 +749,7 @@ static void run(const poprt__sgemm_variant *v, kblocks kb, const poprt__par *par
     /* operands not given pre-packed are packed first, in parallel, except A
      * when one L2 block of B covers N and A does not fit in L2: then each
      * row block of tasks packs its A panels as it goes (see gemm_block) */
-    const int64_t ncp = v->nc / v->nr > 0 ? v->nc / v->nr : 1;
+    const int64_t ncp = l2_panels(v, kb.kcb);
     if (Apk) {
         g.a.pk = Apk;
     } else if (g.a_in_l2 == 0 && g.tn == 1 && g.npan <= ncp &&

@@ -154,6 +154,11 @@ void poprt__sgemm_pack_b_begin(const poprt__sgemm_variant *v, int64_t K, int64_t
 /* Panel i of K block b: its first word; *pairs and *words as above. */
 uint32_t *poprt__sgemm_b_panel(const poprt__sgemm_b_layout *l, int64_t b, int64_t i,
                                int64_t *pairs, int64_t *words);
+/* 1 when the packed operand at p (its header read, not its size) is laid
+ * out as its variant packs today (panel width, K blocking) and that
+ * variant can run here: prepared data from an executable file that fails
+ * this is prepared again. */
+int poprt__sgemm_packed_current(const void *p);
 /* Workspace for poprt__sgemm_packed (packs the operands given unpacked). */
 size_t poprt__sgemm_packed_workspace(const void *Apacked, const void *Bpacked, int transA,
                                      int transB, int64_t M, int64_t N, int64_t K);

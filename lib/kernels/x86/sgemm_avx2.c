@@ -6,26 +6,12 @@
 
 #define INLINE static inline __attribute__((always_inline))
 
-INLINE void tile(const int mr, int64_t kc, const float *restrict a, const float *restrict b,
-                 int64_t bs, float *restrict c, int64_t ldc, float alpha, float beta, int nr)
+/* C = alpha * acc (beta 0: C not read) or alpha * acc + beta * C for rows
+ * [0, mr) and the nr (<= 16) first columns; acc[r][v] holds columns
+ * 8v .. 8v + 7 of row r. */
+INLINE void store_tile(const int mr, const __m256 acc[6][2], float *restrict c, int64_t ldc,
+                       float alpha, float beta, int nr)
 {
-    __m256 acc[6][2];
-#pragma GCC unroll 6
-    for (int r = 0; r < mr; r++) {
-        acc[r][0] = _mm256_setzero_ps();
-        acc[r][1] = _mm256_setzero_ps();
-    }
-    for (int64_t p = 0; p < kc; p++) {
-        const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
-#pragma GCC unroll 6
-        for (int r = 0; r < mr; r++) {
-            const __m256 ar = _mm256_broadcast_ss(a + r);
-            acc[r][0] = _mm256_fmadd_ps(ar, b0, acc[r][0]);
-            acc[r][1] = _mm256_fmadd_ps(ar, b1, acc[r][1]);
-        }
-        a += 6;
-        b += bs;
-    }
     const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
     if (nr == 16) {
 #pragma GCC unroll 6
@@ -57,11 +43,132 @@ INLINE void tile(const int mr, int64_t kc, const float *restrict a, const float 
         }
 }
 
+/* Tiles of fewer than 6 rows (the last row panel of A). */
+INLINE void tile(const int mr, int64_t kc, const float *restrict a, const float *restrict b,
+                 int64_t bs, float *restrict c, int64_t ldc, float alpha, float beta, int nr)
+{
+    __m256 acc[6][2];
+#pragma GCC unroll 6
+    for (int r = 0; r < mr; r++) {
+        acc[r][0] = _mm256_setzero_ps();
+        acc[r][1] = _mm256_setzero_ps();
+    }
+    for (int64_t p = 0; p < kc; p++) {
+        const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+#pragma GCC unroll 6
+        for (int r = 0; r < mr; r++) {
+            const __m256 ar = _mm256_broadcast_ss(a + r);
+            acc[r][0] = _mm256_fmadd_ps(ar, b0, acc[r][0]);
+            acc[r][1] = _mm256_fmadd_ps(ar, b1, acc[r][1]);
+        }
+        a += 6;
+        b += bs;
+    }
+    store_tile(mr, acc, c, ldc, alpha, beta, nr);
+}
+
+/* One k step of the full tile in assembly: B row k (two vectors, at
+ * B + OFF) against the six A values at A + 24 * K (k's offset in the
+ * unrolled turn), one FMA per accumulator. */
+#define K_STEP(K, BROW)                                                                     \
+    "vmovups " BROW ", %%ymm12\n\t"                                                         \
+    "vmovups 32+" BROW ", %%ymm13\n\t"                                                      \
+    "vbroadcastss " #K "*24+0(%[a]), %%ymm14\n\t"                                           \
+    "vbroadcastss " #K "*24+4(%[a]), %%ymm15\n\t"                                           \
+    "vfmadd231ps %%ymm12, %%ymm14, %%ymm0\n\t"                                              \
+    "vfmadd231ps %%ymm13, %%ymm14, %%ymm1\n\t"                                              \
+    "vbroadcastss " #K "*24+8(%[a]), %%ymm14\n\t"                                           \
+    "vfmadd231ps %%ymm12, %%ymm15, %%ymm2\n\t"                                              \
+    "vfmadd231ps %%ymm13, %%ymm15, %%ymm3\n\t"                                              \
+    "vbroadcastss " #K "*24+12(%[a]), %%ymm15\n\t"                                          \
+    "vfmadd231ps %%ymm12, %%ymm14, %%ymm4\n\t"                                              \
+    "vfmadd231ps %%ymm13, %%ymm14, %%ymm5\n\t"                                              \
+    "vbroadcastss " #K "*24+16(%[a]), %%ymm14\n\t"                                          \
+    "vfmadd231ps %%ymm12, %%ymm15, %%ymm6\n\t"                                              \
+    "vfmadd231ps %%ymm13, %%ymm15, %%ymm7\n\t"                                              \
+    "vbroadcastss " #K "*24+20(%[a]), %%ymm15\n\t"                                          \
+    "vfmadd231ps %%ymm12, %%ymm14, %%ymm8\n\t"                                              \
+    "vfmadd231ps %%ymm13, %%ymm14, %%ymm9\n\t"                                              \
+    "vfmadd231ps %%ymm12, %%ymm15, %%ymm10\n\t"                                             \
+    "vfmadd231ps %%ymm13, %%ymm15, %%ymm11\n\t"
+
+/* Full-height tiles: the k loop in assembly, four k per turn, so the 12
+ * accumulators stay pinned in ymm0-11 with two B and two broadcast
+ * registers (GCC's allocation of the intrinsic loop reloaded nothing but
+ * kept one k per turn and its pointer updates). Same arithmetic as tile():
+ * acc += a[r] * b[j] in k order, one FMA each. B rows 8 k ahead are
+ * prefetched (B may be read in place, rows bs apart). */
+static void full_6x16(int64_t kc, const float *a, const float *b, int64_t bs, float *c,
+                      int64_t ldc, float alpha, float beta, int nr)
+{
+    __m256 acc[6][2];
+    const float *pf = b + 8 * bs;
+    const int64_t bs4 = bs * 4, bs12 = bs * 12;
+    int64_t n4 = kc >> 2, n1 = kc & 3;
+    __asm__ volatile(
+        "vxorps %%ymm0, %%ymm0, %%ymm0\n\t"
+        "vxorps %%ymm1, %%ymm1, %%ymm1\n\t"
+        "vxorps %%ymm2, %%ymm2, %%ymm2\n\t"
+        "vxorps %%ymm3, %%ymm3, %%ymm3\n\t"
+        "vxorps %%ymm4, %%ymm4, %%ymm4\n\t"
+        "vxorps %%ymm5, %%ymm5, %%ymm5\n\t"
+        "vxorps %%ymm6, %%ymm6, %%ymm6\n\t"
+        "vxorps %%ymm7, %%ymm7, %%ymm7\n\t"
+        "vxorps %%ymm8, %%ymm8, %%ymm8\n\t"
+        "vxorps %%ymm9, %%ymm9, %%ymm9\n\t"
+        "vxorps %%ymm10, %%ymm10, %%ymm10\n\t"
+        "vxorps %%ymm11, %%ymm11, %%ymm11\n\t"
+        "test %[n4], %[n4]\n\t"
+        "jz 3f\n\t"
+        ".p2align 5\n\t"
+        "1:\n\t"
+        "prefetcht0 (%[pf])\n\t"
+        "prefetcht0 (%[pf],%[bs],1)\n\t"
+        K_STEP(0, "(%[b])")
+        K_STEP(1, "(%[b],%[bs],1)")
+        "prefetcht0 (%[pf],%[bs],2)\n\t"
+        "prefetcht0 (%[pf],%[bs3],1)\n\t"
+        K_STEP(2, "(%[b],%[bs],2)")
+        K_STEP(3, "(%[b],%[bs3],1)")
+        "lea (%[b],%[bs],4), %[b]\n\t"
+        "lea (%[pf],%[bs],4), %[pf]\n\t"
+        "add $96, %[a]\n\t"
+        "dec %[n4]\n\t"
+        "jnz 1b\n\t"
+        "3:\n\t"
+        "test %[n1], %[n1]\n\t"
+        "jz 2f\n\t"
+        "4:\n\t"
+        K_STEP(0, "(%[b])")
+        "add %[bs], %[b]\n\t"
+        "add $24, %[a]\n\t"
+        "dec %[n1]\n\t"
+        "jnz 4b\n\t"
+        "2:\n\t"
+        "vmovups %%ymm0, 0(%[acc])\n\t"
+        "vmovups %%ymm1, 32(%[acc])\n\t"
+        "vmovups %%ymm2, 64(%[acc])\n\t"
+        "vmovups %%ymm3, 96(%[acc])\n\t"
+        "vmovups %%ymm4, 128(%[acc])\n\t"
+        "vmovups %%ymm5, 160(%[acc])\n\t"
+        "vmovups %%ymm6, 192(%[acc])\n\t"
+        "vmovups %%ymm7, 224(%[acc])\n\t"
+        "vmovups %%ymm8, 256(%[acc])\n\t"
+        "vmovups %%ymm9, 288(%[acc])\n\t"
+        "vmovups %%ymm10, 320(%[acc])\n\t"
+        "vmovups %%ymm11, 352(%[acc])\n\t"
+        : [a] "+r"(a), [b] "+r"(b), [pf] "+r"(pf), [n4] "+r"(n4), [n1] "+r"(n1)
+        : [bs] "r"(bs4), [bs3] "r"(bs12), [acc] "r"(acc)
+        : "ymm0", "ymm1", "ymm2", "ymm3", "ymm4", "ymm5", "ymm6", "ymm7", "ymm8", "ymm9",
+          "ymm10", "ymm11", "ymm12", "ymm13", "ymm14", "ymm15", "cc", "memory");
+    store_tile(6, (const __m256(*)[2])acc, c, ldc, alpha, beta, nr);
+}
+
 void poprt__sgemm_ukr_avx2_6x16(int64_t kc, int mr, int nr, const float *a, const float *b,
                                 int64_t bs, float *c, int64_t ldc, float alpha, float beta)
 {
     switch (mr) {
-    case 6: tile(6, kc, a, b, bs, c, ldc, alpha, beta, nr); break;
+    case 6: full_6x16(kc, a, b, bs, c, ldc, alpha, beta, nr); break;
     case 5: tile(5, kc, a, b, bs, c, ldc, alpha, beta, nr); break;
     case 4: tile(4, kc, a, b, bs, c, ldc, alpha, beta, nr); break;
     case 3: tile(3, kc, a, b, bs, c, ldc, alpha, beta, nr); break;
