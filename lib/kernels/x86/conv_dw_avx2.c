@@ -3,4 +3,5 @@
 
 #define DW_PLANE_NAME poprt__dwconv_plane_avx2
 #define DW_PLANE_LINKAGE
+#define DW_LANES 8
 #include "kernels/x86/conv_dw_body.inc"
