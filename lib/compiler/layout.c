@@ -33,12 +33,13 @@
  * needs nothing else (a global pool reads NCHW16c and writes it; a network
  * whose last blocks end in a global pool keeps them in NCHW16c).
  *
- * Only on CPUs whose kernels include the blocked convolution (AVX-512): an
+ * Only on CPUs whose kernels include the blocked convolution (AVX2 or
+ * AVX-512, conv_blocked_kernels.inc): an
  * executable file made here and loaded elsewhere still runs, as the
  * kernels convert the operands around their plain paths. */
 #include <string.h>
 #include "compiler/compiler.h"
-#include "kernels/x86/cpu.h"
+#include "kernels/x86/conv_blocked.h"
 #include "passes/rewrite.h"
 
 static const char BLOCKED[] = "NCHW16c";
@@ -215,12 +216,8 @@ static poprt__node *replace(poprt__graph *g, poprt__node *n, const char *op, con
 
 poprt_status poprt__compile_layout(poprt__model *m, int *any)
 {
-#if defined(__x86_64__)
-    if (poprt__cpu_features()->isa < POPRT__ISA_AVX512)
+    if (!poprt__convb_best())
         return POPRT_OK;
-#else
-    return POPRT_OK;
-#endif
     poprt__graph *g = m->graph;
     unsigned char *blk = poprt__calloc(g->tensors.len + 1, 1);
     poprt__vec nodes = {0};

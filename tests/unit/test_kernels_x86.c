@@ -1100,12 +1100,13 @@ static void convb_run(const poprt__convb_variant *v, const ccase *cc, cdata *d, 
     void *state;
     size_t size;
     ck_assert_int_eq(
-        poprt__x86_convb_pack(d->w, cc->M, cc->C, cc->KH, cc->KW, bf16, &state, &size), POPRT_OK);
+        poprt__x86_convb_pack(v, d->w, cc->M, cc->C, cc->KH, cc->KW, bf16, &state, &size),
+        POPRT_OK);
     c.k.state = state;
     c.k.state_size = size;
     int64_t w_group;
     int got_bf16 = -1;
-    const void *packed = poprt__x86_convb_state(&c.k, &plan, &w_group, &got_bf16);
+    const void *packed = poprt__x86_convb_state(&c.k, &plan, v, &w_group, &got_bf16);
     ck_assert_ptr_nonnull(packed);
     ck_assert_int_eq(got_bf16, bf16);
     ck_assert_int_eq(poprt__x86_conv_blocked(&c.k, &plan, v, d->x, d->b, packed, w_group, bf16,
@@ -1181,13 +1182,13 @@ static void convw_run(const poprt__convb_variant *v, const ccase *cc, cdata *d, 
         plan.act = CONV_ACT_RELU;
     void *state;
     size_t size;
-    ck_assert_int_eq(poprt__x86_convw_pack(d->w, cc->M, cc->C, &state, &size), POPRT_OK);
+    ck_assert_int_eq(poprt__x86_convw_pack(v, d->w, cc->M, cc->C, &state, &size), POPRT_OK);
     ck_assert_int_eq(poprt__x86_convw_state_magic(state, size), 1);
     ck_assert_int_eq(poprt__x86_convb_state_magic(state, size), 0);
     c.k.state = state;
     c.k.state_size = size;
     int64_t w_group;
-    const void *u = poprt__x86_convw_state(&c.k, &plan, &w_group);
+    const void *u = poprt__x86_convw_state(&c.k, &plan, v, &w_group);
     ck_assert_ptr_nonnull(u);
     ck_assert_int_eq(poprt__x86_conv_winograd(&c.k, &plan, v, d->x, d->b, u, w_group, d->y),
                      POPRT_OK);

@@ -16,9 +16,9 @@
  *    and BlockedGlobalAveragePool against AveragePool (count_include_pad
  *    too) and GlobalAveragePool likewise (the same sums in the same
  *    order).
- * The layout pass runs only where the CPU has AVX-512 (the blocked
- * convolution's kernels); elsewhere the graph test says so and checks that
- * nothing changed. */
+ * The layout pass runs only where the CPU has a blocked convolution
+ * variant (AVX2 or AVX-512); elsewhere the graph test says so and checks
+ * that nothing changed. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -27,7 +27,7 @@
 #include <unistd.h>
 #include "builder.h"
 #include "compiler/compiler.h"
-#include "kernels/x86/cpu.h"
+#include "kernels/x86/conv_blocked.h"
 
 static float frand(uint32_t *s)
 {
@@ -37,13 +37,9 @@ static float frand(uint32_t *s)
     return (float)(*s >> 8) / 8388608.0f - 1.0f;
 }
 
-static int have_avx512(void)
+static int have_blocked(void)
 {
-#if defined(__x86_64__)
-    return poprt__cpu_features()->isa >= POPRT__ISA_AVX512;
-#else
-    return 0;
-#endif
+    return poprt__convb_best() != NULL;
 }
 
 static void ints(poprt__model *m, poprt__node *n, const char *name, int cnt, const int64_t *v)
@@ -193,8 +189,8 @@ START_TEST(test_layout_graph)
         avg += strcmp(n->op_type, "BlockedAveragePool") == 0;
         gavg += strcmp(n->op_type, "BlockedGlobalAveragePool") == 0;
     }
-    if (!have_avx512()) {
-        fprintf(stderr, "test_layout_graph: no AVX-512 here (or POPRT_ISA caps it): the "
+    if (!have_blocked()) {
+        fprintf(stderr, "test_layout_graph: no blocked convolution here (POPRT_ISA=scalar): the "
                         "layout pass leaves the graph as it is; checking that\n");
         ck_assert_int_eq(pools + avg + gavg, 0);
         ck_assert_int_eq(maxpools, 1);

@@ -1,7 +1,7 @@
 /* Conv and FusedConv as the registry runs them (see conv_paths.h): the
  * operator's checks and types from lib/kernels/ref (poprt__conv_op), then
  * float32 on the fastest path the weights were packed for when the session
- * was compiled and this CPU can run: blocked (AVX-512), transposed GEMM,
+ * was compiled and this CPU can run: blocked (AVX2 or AVX-512), transposed GEMM,
  * direct, tiled implicit GEMM, else im2col and the fast GEMM; depthwise
  * convs on padded planes. FusedConv's epilogue runs on each output block
  * while it is in cache. Every path sums each output in an order that does
@@ -152,14 +152,14 @@ static poprt_status conv_f32(poprt__kctx *k, const poprt__conv_plan *p, const fl
                           g->pe[1] == 0 && g->pe[2] == 0;
     {
         int64_t w_group;
-        const void *u = poprt__x86_convw_state(k, p, &w_group);
-        if (u) /* else another path's, or no AVX-512 here: the paths below */
+        const void *u = poprt__x86_convw_state(k, p, poprt__convb_best(), &w_group);
+        if (u) /* else another path's, or no AVX2 here: the paths below */
             return poprt__x86_conv_winograd(k, p, poprt__convb_best(), x, b, u, w_group, y);
     }
     {
         int64_t w_group;
         int bf16;
-        const void *packed = poprt__x86_convb_state(k, p, &w_group, &bf16);
+        const void *packed = poprt__x86_convb_state(k, p, poprt__convb_best(), &w_group, &bf16);
         if (packed) /* else packed for another CPU (an executable file): the paths below */
             return poprt__x86_conv_blocked(k, p, poprt__convb_best(), x, b, packed, w_group,
                                            bf16, y);
@@ -314,7 +314,7 @@ static int layout_blocked(const poprt__node *n, const char *name)
 
 /* A convolution with an NCHW16c input or output: the blocked path reads
  * and writes that layout directly; where it cannot run (an executable file
- * loaded on a CPU without AVX-512), the operands are converted around the
+ * loaded on a CPU without AVX2), the operands are converted around the
  * plain paths, which gives the same results. */
 static poprt_status conv_layout(poprt__kctx *k, const poprt__conv_plan *p, const float *x,
                                 const float *w, const float *b, float *y)
@@ -327,10 +327,10 @@ static poprt_status conv_layout(poprt__kctx *k, const poprt__conv_plan *p, const
                                (long long)p->C, (long long)p->M);
     int64_t w_group;
     int bf16;
-    const void *u = poprt__x86_convw_state(k, p, &w_group);
+    const void *u = poprt__x86_convw_state(k, p, poprt__convb_best(), &w_group);
     if (u)
         return poprt__x86_conv_winograd(k, p, poprt__convb_best(), x, b, u, w_group, y);
-    const void *packed = poprt__x86_convb_state(k, p, &w_group, &bf16);
+    const void *packed = poprt__x86_convb_state(k, p, poprt__convb_best(), &w_group, &bf16);
     if (packed)
         return poprt__x86_conv_blocked(k, p, poprt__convb_best(), x, b, packed, w_group, bf16, y);
     poprt__conv_plan q = *p;
@@ -421,15 +421,16 @@ poprt_status poprt__x86_conv_prepare(poprt__prep_ctx *c, void **state, size_t *s
      * NCHW16c (lib/compiler/layout.c: then there is neither)) */
     const int blocked = known && wt->rank == 4 && G == 1 && poprt__convb_best() &&
                         g3.in[1] > 0 && g3.in[2] > 0 && poprt__x86_convb_fits(&g3, G) &&
-                        (g3.k_sz > 1 || blocked_io);
+                        (g3.k_sz > 1 || blocked_io) &&
+                        poprt__x86_convb_worth(poprt__convb_best(), Cg, blocked_io);
     const int want_bf16 = (c->flags & POPRT__PREP_MATMUL_BF16) != 0;
     /* matmul_precision = bfloat16 without AMX tiles: the blocked convolution
      * on channel-pair words (VDPBF16PS), for whole blocks of 16 input
      * channels; the compiler keeps such sessions' activations NCHW16c too
      * (lib/compiler/optimize.c) */
     if (want_bf16 && blocked && Cg % 16 == 0 && poprt__x86_conv_bf16_blocked())
-        return poprt__x86_convb_pack(c->in[1].data, M, Cg, wt->dims[2].value, wt->dims[3].value,
-                                     1, state, size);
+        return poprt__x86_convb_pack(NULL, c->in[1].data, M, Cg, wt->dims[2].value,
+                                     wt->dims[3].value, 1, state, size);
     const poprt__sgemm_variant *bf_best = want_bf16 ? poprt__sgemm_best_bf16() : NULL;
     /* otherwise the weights as the bfloat16 GEMM's packed A (the tiled and
      * im2col paths), when the CPU has one and the operands are NCHW (the
@@ -448,10 +449,10 @@ poprt_status poprt__x86_conv_prepare(poprt__prep_ctx *c, void **state, size_t *s
     /* 3x3 stride-1 convs: Winograd F(2x2, 3x3) on the blocked kernels */
     if (!bf && blocked && !(c->flags & POPRT__PREP_CONV_DIRECT) &&
         poprt__x86_convw_fits(&g3, G, Cg, M))
-        return poprt__x86_convw_pack(c->in[1].data, M, Cg, state, size);
+        return poprt__x86_convw_pack(NULL, c->in[1].data, M, Cg, state, size);
     if (!bf && blocked)
-        return poprt__x86_convb_pack(c->in[1].data, M, Cg, wt->dims[2].value, wt->dims[3].value,
-                                     0, state, size);
+        return poprt__x86_convb_pack(NULL, c->in[1].data, M, Cg, wt->dims[2].value,
+                                     wt->dims[3].value, 0, state, size);
     if (!bf && wt->rank <= 4 && poprt__x86_conv_trans_fits(G, M, Kc, out_sz)) {
         /* small images: W^T as the GEMM's pre-packed B operand */
         const size_t per = (poprt__sgemm_pack_b_size(NULL, Kc, M) + 63) & ~(size_t)63;
@@ -632,10 +633,10 @@ int poprt__x86_conv_state_usable(const void *state, size_t size)
         return h[6] < (uint64_t)poprt__sgemm_n_variants &&
                poprt__sgemm_usable(&poprt__sgemm_variants[h[6]]);
     if (poprt__x86_convw_state_magic(state, size))
-        return poprt__convb_best() != NULL;
+        return poprt__x86_convb_layout_current(state, size);
     if (poprt__x86_convb_state_magic(state, size) == 2)
         return poprt__convb_bf16_usable();
     if (poprt__x86_convb_state_magic(state, size))
-        return poprt__convb_best() != NULL;
+        return poprt__x86_convb_layout_current(state, size);
     return 1;
 }

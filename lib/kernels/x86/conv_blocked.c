@@ -5,9 +5,10 @@
 #include "kernels/x86/conv_paths.h"
 #include "kernels/x86/conv_blocked.h"
 
-#define POPRT__CONVB_VARIANT(isa, level)                                                           \
+#define POPRT__CONVB_VARIANT(isa, level, wlayout)                                                  \
     {#isa,                                                                                         \
      level,                                                                                        \
+     wlayout,                                                                                      \
      poprt__convb_run_##isa,                                                                       \
      poprt__convb_block_##isa,                                                                     \
      poprt__convb_rows_##isa,                                                                      \
@@ -79,6 +80,11 @@ typedef struct convb_job {
 int poprt__x86_convb_fits(const poprt__geom3 *g, int64_t G)
 {
     return G == 1 && g->in[0] == 1 && g->k[0] == 1 && g->out[0] == 1 && g->out_sz >= 1;
+}
+
+int poprt__x86_convb_worth(const poprt__convb_variant *v, int64_t C, int blocked_io)
+{
+    return v && (v->wlayout == POPRT__CONVB_INTERLEAVED || C % 16 == 0 || blocked_io);
 }
 
 /* Channels per input block: 16 when they divide C, else 1 (plain padded
@@ -273,9 +279,13 @@ static void convb_rows_lane_fn(void *ctx, int64_t l0, int64_t l1)
             /* NCHW16c: the group's first block; else its first row oh */
             float *yg = t->y + (n * p->M + oc0) * OHW;
             float *yr = t->yblk ? yg : yg + oh * cg->OW;
+            /* row pitch of the packed weights: the group's width, or a
+             * block's 16 when they are packed block by block */
+            const int64_t wpitch = t->v->wlayout == POPRT__CONVB_BY_BLOCK
+                                       ? 16
+                                       : poprt__ceil_div(mc, 16) * 16;
             t->v->rows(t->xb + n * cg->ncb * cg->plane, (const float *)t->w + og * t->w_group,
-                                     poprt__ceil_div(mc, 16) * 16, t->b ? bias : NULL, mc, cg, oh,
-                                     relu, t->yblk, yr, OHW);
+                       wpitch, t->b ? bias : NULL, mc, cg, oh, relu, t->yblk, yr, OHW);
             if (poprt__x86_conv_has_epilogue(p) && !relu && t->yblk)
                 for (int64_t bi = 0; bi < mc / 16; bi++) /* row oh of each block */
                     poprt__x86_conv_epilogue(p, t->y, yg + (bi * OHW + oh * cg->OW) * 16 - t->y,
@@ -376,10 +386,30 @@ poprt_status poprt__x86_conv_blocked(poprt__kctx *k, const poprt__conv_plan *p,
  * [cbi][kh][kw][i][nb * 16], zero for channels past C and M; bf16: the same
  * order with i a channel pair and each element the pair word (C a multiple
  * of 16, on a CPU with AVX512-BF16: the words are rounded by it). */
-poprt_status poprt__x86_convb_pack(const float *w, int64_t M, int64_t C, int64_t KH, int64_t KW,
-                                   int bf16, void **state, size_t *size)
+/* Where weight (row, o) of a group of `width` outputs goes in its packed
+ * floats, row = ((cbi * KH + kh) * KW + kw) * cb + i of `rows` such rows. */
+static int64_t convb_wpos(int layout, int64_t row, int64_t o, int64_t width, int64_t rows)
+{
+    (void)width;
+    return layout == POPRT__CONVB_BY_BLOCK ? ((o >> 4) * rows + row) * 16 + (o & 15)
+                                           : row * width + o;
+}
+
+/* The layout weights for variant v (NULL: the best here) are packed in;
+ * bfloat16 pair words are always interleaved (the AVX-512 tiles). */
+static int convb_layout(const poprt__convb_variant *v, int bf16)
+{
+    if (!v)
+        v = poprt__convb_best();
+    return bf16 || !v ? POPRT__CONVB_INTERLEAVED : v->wlayout;
+}
+
+poprt_status poprt__x86_convb_pack(const poprt__convb_variant *v, const float *w, int64_t M,
+                                   int64_t C, int64_t KH, int64_t KW, int bf16, void **state,
+                                   size_t *size)
 {
     const int64_t cb = convb_cb(C), ncb = C / cb;
+    const int layout = convb_layout(v, bf16);
     if (bf16 && (cb != 16 || !poprt__convb_bf16_usable()))
         return poprt__err(POPRT_STATUS_INTERNAL,
                           "bfloat16 blocked convolution weights of %lld channels on this CPU",
@@ -398,7 +428,7 @@ poprt_status poprt__x86_convb_pack(const float *w, int64_t M, int64_t C, int64_t
     }
     memset(blob, 0, total);
     uint64_t h[8] = {bf16 ? CONV_BLOCKED_BF16_MAGIC : CONV_BLOCKED_MAGIC, (uint64_t)M,
-                     (uint64_t)C, (uint64_t)KH, (uint64_t)KW, (uint64_t)per, 0, 0};
+                     (uint64_t)C, (uint64_t)KH, (uint64_t)KW, (uint64_t)per, (uint64_t)layout, 0};
     memcpy(blob, h, sizeof h);
     float *dst = (float *)(blob + CONV_PACK_HEADER);
     for (int64_t og = 0; og < n_og; og++) {
@@ -416,11 +446,11 @@ poprt_status poprt__x86_convb_pack(const float *w, int64_t M, int64_t C, int64_t
                     for (int64_t i = 0; i < cb; i++) {
                         const int64_t row = ((cbi * KH + kh) * KW + kw) * cb;
                         for (int64_t m = 0; m < mc; m++) {
-                            const float v = w[(((oc0 + m) * C + cbi * cb + i) * KH + kh) * KW + kw];
+                            const float e = w[(((oc0 + m) * C + cbi * cb + i) * KH + kh) * KW + kw];
                             if (bf16)
-                                wg[(row + (i & ~(int64_t)1)) * width + 2 * m + (i & 1)] = v;
+                                wg[(row + (i & ~(int64_t)1)) * width + 2 * m + (i & 1)] = e;
                             else
-                                wg[(row + i) * width + m] = v;
+                                wg[convb_wpos(layout, row + i, m, width, ncb * KH * KW * cb)] = e;
                         }
                     }
         if (bf16) /* (the packed rows hold width words: 2 * width floats per pair) */
@@ -445,11 +475,11 @@ int poprt__x86_convb_state_magic(const void *state, size_t size)
 }
 
 const void *poprt__x86_convb_state(const poprt__kctx *k, const poprt__conv_plan *p,
-                                   int64_t *w_group, int *bf16)
+                                   const poprt__convb_variant *v, int64_t *w_group, int *bf16)
 {
     const poprt__geom3 *g = &p->g;
     if (!k->state || k->state_size < CONV_PACK_HEADER || !poprt__x86_convb_fits(g, p->G) ||
-        !poprt__convb_best())
+        !poprt__convb_usable(v))
         return NULL;
     uint64_t h[8];
     memcpy(h, k->state, sizeof h);
@@ -458,6 +488,7 @@ const void *poprt__x86_convb_state(const poprt__kctx *k, const poprt__conv_plan 
     if ((h[0] != CONV_BLOCKED_MAGIC && !*bf16) || (*bf16 && !poprt__convb_bf16_usable()) ||
         (*bf16 && p->C % 16) || h[1] != (uint64_t)p->M || h[2] != (uint64_t)p->C ||
         h[3] != (uint64_t)g->k[1] || h[4] != (uint64_t)g->k[2] || h[5] == 0 ||
+        h[6] != (uint64_t)convb_layout(v, *bf16) ||
         (uint64_t)poprt__ceil_div(p->M, CONVB_GROUP) > floats / h[5])
         return NULL;
     *w_group = (int64_t)h[5];
@@ -501,9 +532,10 @@ int poprt__x86_convw_fits(const poprt__geom3 *g, int64_t G, int64_t C, int64_t M
            ((g->out[1] + 1) / 2) * ((g->out[2] + 1) / 2) >= CONVW_MIN_TILES;
 }
 
-poprt_status poprt__x86_convw_pack(const float *w, int64_t M, int64_t C, void **state,
-                                   size_t *size)
+poprt_status poprt__x86_convw_pack(const poprt__convb_variant *v, const float *w, int64_t M,
+                                   int64_t C, void **state, size_t *size)
 {
+    const int layout = convb_layout(v, 0);
     if (C % 16 || M % 16 || C <= 0 || M <= 0)
         return poprt__err(POPRT_STATUS_INTERNAL, "Winograd weights of %lld x %lld channels",
                           (long long)M, (long long)C);
@@ -515,7 +547,7 @@ poprt_status poprt__x86_convw_pack(const float *w, int64_t M, int64_t C, void **
         return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory packing Conv weights");
     memset(blob, 0, total);
     const uint64_t h[8] = {CONV_WINO_MAGIC, (uint64_t)M, (uint64_t)C, 3, 3, (uint64_t)w_group,
-                           0, 0};
+                           (uint64_t)layout, 0};
     memcpy(blob, h, sizeof h);
     float *dst = (float *)(blob + CONV_PACK_HEADER);
     for (int64_t m = 0; m < M; m++)
@@ -535,17 +567,29 @@ poprt_status poprt__x86_convw_pack(const float *w, int64_t M, int64_t C, void **
                 u[i][2] = 0.5 * (gg[i][0] - gg[i][1] + gg[i][2]);
                 u[i][3] = gg[i][2];
             }
-            /* as a 1x1 conv's packed weights: group og, [cbi][i][nb * 16] */
+            /* as a 1x1 conv's packed weights: group og, [cbi][i][nb * 16]
+             * (by block: [n][cbi][i][16]) */
             const int64_t og = m / CONVB_GROUP, mo = m % CONVB_GROUP;
             const int64_t mc = M - og * CONVB_GROUP < CONVB_GROUP ? M - og * CONVB_GROUP
                                                                    : CONVB_GROUP;
             const int64_t width = poprt__ceil_div(mc, 16) * 16;
             for (int xi = 0; xi < 16; xi++)
-                dst[(xi * n_og + og) * w_group + c * width + mo] = (float)u[xi / 4][xi % 4];
+                dst[(xi * n_og + og) * w_group + convb_wpos(layout, c, mo, width, C)] =
+                    (float)u[xi / 4][xi % 4];
         }
     *state = blob;
     *size = total;
     return POPRT_OK;
+}
+
+int poprt__x86_convb_layout_current(const void *state, size_t size)
+{
+    uint64_t h[8];
+    const poprt__convb_variant *v = poprt__convb_best();
+    if (!v || !state || size < sizeof h)
+        return 0;
+    memcpy(h, state, sizeof h);
+    return h[6] == (uint64_t)v->wlayout;
 }
 
 int poprt__x86_convw_state_magic(const void *state, size_t size)
@@ -557,10 +601,10 @@ int poprt__x86_convw_state_magic(const void *state, size_t size)
 }
 
 const void *poprt__x86_convw_state(const poprt__kctx *k, const poprt__conv_plan *p,
-                                   int64_t *w_group)
+                                   const poprt__convb_variant *v, int64_t *w_group)
 {
     const poprt__geom3 *g = &p->g; /* what the kernels need, not the choice's thresholds */
-    if (!k->state || k->state_size < CONV_PACK_HEADER || !poprt__convb_best() ||
+    if (!k->state || k->state_size < CONV_PACK_HEADER || !poprt__convb_usable(v) ||
         !poprt__x86_convb_fits(g, p->G) || p->C % 16 || p->M % 16 || g->k[1] != 3 ||
         g->k[2] != 3 || g->s[1] != 1 || g->s[2] != 1 || g->d[1] != 1 || g->d[2] != 1)
         return NULL;
@@ -569,7 +613,8 @@ const void *poprt__x86_convw_state(const poprt__kctx *k, const poprt__conv_plan 
     const uint64_t floats = (k->state_size - CONV_PACK_HEADER) / sizeof(float);
     const uint64_t n_og = (uint64_t)poprt__ceil_div(p->M, CONVB_GROUP);
     if (h[0] != CONV_WINO_MAGIC || h[1] != (uint64_t)p->M || h[2] != (uint64_t)p->C ||
-        h[5] != (uint64_t)(p->C / 16 * 16 * CONVB_GROUP) || 16 * n_og > floats / h[5])
+        h[5] != (uint64_t)(p->C / 16 * 16 * CONVB_GROUP) || h[6] != (uint64_t)v->wlayout ||
+        16 * n_og > floats / h[5])
         return NULL;
     *w_group = (int64_t)h[5];
     return (const unsigned char *)k->state + CONV_PACK_HEADER;

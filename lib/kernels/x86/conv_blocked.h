@@ -7,7 +7,9 @@
  *                                   channels cbi*CB + i (zero past C)
  *   weights wb[og][cbi][kh][kw][i][nb*16 + o]
  *                                   per group og of up to 4 blocks of 16
- *                                   output channels (nb = blocks in it)
+ *                                   output channels (nb = blocks in it);
+ *                                   the AVX2 variant's wb[og][n][cbi][kh][kw][i][o]
+ *                                   (the variant's wlayout)
  *   output  a run of positions of a group: out[n][q][16], n < nb
  *
  * An output tile is up to 6 consecutive positions of the plane x nb blocks of
@@ -129,10 +131,34 @@ void poprt__convw_out_avx512(const float *m, int64_t mstep, int64_t tw, const fl
                              int rows, int64_t OW, const float *z, int relu, int yblk, float *y,
                              int64_t ldy);
 
+/* The AVX2 + FMA variant (conv_blocked_avx2.c): the same functions, layout
+ * and order of sums, on two ymm vectors per block of 16 channels. */
+void poprt__convb_run_avx2(const float *x, const float *w, const float *bias, int nb,
+                           const poprt__convb_geom *g, int64_t q0, int64_t q1, int64_t c0,
+                           int64_t c1, int acc_in, float *out, int64_t ldo, const float *z,
+                           int relu, const void *pf, int64_t pf_bytes);
+void poprt__convb_block_avx2(const float *src, int64_t spitch, int rows, int64_t n, float *dst);
+void poprt__convb_rows_avx2(const float *x, const float *w, int64_t wpitch, const float *bias,
+                            int64_t mc, const poprt__convb_geom *g, int64_t oh, int relu, int blk,
+                            float *y, int64_t ldy);
+void poprt__convb_even_avx2(const float *src, int64_t n, float *dst);
+void poprt__transpose_bias_avx2(const float *src, int64_t spitch, int64_t n, int64_t m,
+                                const float *bias, int relu, float *dst, int64_t dpitch);
+void poprt__convw_in_avx2(const float *xb, int64_t Wp, int64_t tw, float *v, int64_t vstep);
+void poprt__convw_out_avx2(const float *m, int64_t mstep, int64_t tw, const float *bias, int rows,
+                           int64_t OW, const float *z, int relu, int yblk, float *y, int64_t ldy);
+
 /* A blocked-convolution variant: the functions above for one ISA. */
 typedef struct poprt__convb_variant {
     const char *name; /* "avx512" */
     poprt__isa isa;   /* level the CPU must have */
+    /* how a group's packed weights (poprt__x86_convb_pack) are laid out:
+     * POPRT__CONVB_INTERLEAVED, w[cbi][kh][kw][i][nb*16 + o] (a tile reads
+     * every block's weights of a step from one run), or
+     * POPRT__CONVB_BY_BLOCK, w[n][cbi][kh][kw][i][o], n < nb (a tile of one
+     * block reads its own contiguous run; the interleaved rows, 256 bytes
+     * apart for a 64-channel group, use a quarter of L1's sets) */
+    int wlayout;
     void (*run)(const float *x, const float *w, const float *bias, int nb,
                 const poprt__convb_geom *g, int64_t q0, int64_t q1, int64_t c0, int64_t c1,
                 int acc_in, float *out, int64_t ldo, const float *z, int relu, const void *pf,
@@ -148,6 +174,8 @@ typedef struct poprt__convb_variant {
     void (*wino_out)(const float *m, int64_t mstep, int64_t tw, const float *bias, int rows,
                      int64_t OW, const float *z, int relu, int yblk, float *y, int64_t ldy);
 } poprt__convb_variant;
+
+enum { POPRT__CONVB_INTERLEAVED = 0, POPRT__CONVB_BY_BLOCK = 1 };
 
 /* The kernel list (conv_blocked_kernels.inc), best first. It has no
  * portable variant: where none is usable, convolutions take the other
@@ -219,6 +247,49 @@ static inline void poprt__convw_out_avx512(const float *m, int64_t mstep, int64_
 static inline void poprt__convb_words_avx512(const float *src, int64_t n, uint32_t *dst)
 {
     (void)src, (void)n, (void)dst;
+}
+/* other CPUs: never called (the variants need AVX2 or AVX-512) */
+static inline void poprt__convb_run_avx2(const float *x, const float *w, const float *bias,
+                                         int nb, const poprt__convb_geom *g, int64_t q0,
+                                         int64_t q1, int64_t c0, int64_t c1, int acc_in,
+                                         float *out, int64_t ldo, const float *z, int relu,
+                                         const void *pf, int64_t pf_bytes)
+{
+    poprt__convb_run_avx512(x, w, bias, nb, g, q0, q1, c0, c1, acc_in, out, ldo, z, relu, pf,
+                            pf_bytes);
+}
+static inline void poprt__convb_block_avx2(const float *src, int64_t spitch, int rows,
+                                           int64_t n, float *dst)
+{
+    poprt__convb_block_avx512(src, spitch, rows, n, dst);
+}
+static inline void poprt__convb_rows_avx2(const float *x, const float *w, int64_t wpitch,
+                                          const float *bias, int64_t mc,
+                                          const poprt__convb_geom *g, int64_t oh, int relu,
+                                          int blk, float *y, int64_t ldy)
+{
+    poprt__convb_rows_avx512(x, w, wpitch, bias, mc, g, oh, relu, blk, y, ldy);
+}
+static inline void poprt__convb_even_avx2(const float *src, int64_t n, float *dst)
+{
+    poprt__convb_even_avx512(src, n, dst);
+}
+static inline void poprt__transpose_bias_avx2(const float *src, int64_t spitch, int64_t n,
+                                              int64_t m, const float *bias, int relu, float *dst,
+                                              int64_t dpitch)
+{
+    poprt__transpose_bias_avx512(src, spitch, n, m, bias, relu, dst, dpitch);
+}
+static inline void poprt__convw_in_avx2(const float *xb, int64_t Wp, int64_t tw, float *v,
+                                        int64_t vstep)
+{
+    poprt__convw_in_avx512(xb, Wp, tw, v, vstep);
+}
+static inline void poprt__convw_out_avx2(const float *m, int64_t mstep, int64_t tw,
+                                         const float *bias, int rows, int64_t OW, const float *z,
+                                         int relu, int yblk, float *y, int64_t ldy)
+{
+    poprt__convw_out_avx512(m, mstep, tw, bias, rows, OW, z, relu, yblk, y, ldy);
 }
 #endif
 

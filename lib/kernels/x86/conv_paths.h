@@ -195,34 +195,46 @@ poprt_status poprt__x86_dwconv_padded(poprt__kctx *k, const poprt__conv_plan *p,
 
 /* ---- conv_blocked.c ---- */
 /* Whether the blocked path can run a conv (2-D or 1-D, one group); its
- * weights packed by poprt__x86_convb_pack (bf16 1: as bfloat16 pair words
- * for poprt__convb_run_bf16_avx512, C a multiple of 16, on a CPU where
- * poprt__convb_bf16_usable()), found again (for this CPU and shape, else
- * NULL) by poprt__x86_convb_state, with their element count per group of
- * output channels and their form; poprt__x86_conv_blocked runs it with
- * variant v (poprt__convb_best() where the blob was found). */
+ * weights packed by poprt__x86_convb_pack for variant v (NULL: the best
+ * here; bf16 1: as bfloat16 pair words for poprt__convb_run_bf16_avx512, C
+ * a multiple of 16, on a CPU where poprt__convb_bf16_usable()), found
+ * again (for variant v and this shape, else NULL) by
+ * poprt__x86_convb_state, with their element count per group of output
+ * channels and their form; poprt__x86_conv_blocked runs them with v. */
 int poprt__x86_convb_fits(const poprt__geom3 *g, int64_t G);
-poprt_status poprt__x86_convb_pack(const float *w, int64_t M, int64_t C, int64_t KH, int64_t KW,
-                                   int bf16, void **state, size_t *size);
+/* Whether variant v pays for a conv of C input channels that fits: always
+ * on the interleaved (AVX-512) tiles; on the by-block (AVX2) ones only for
+ * whole 16-channel blocks or an NCHW16c operand (blocked_io): with one
+ * channel per block each block pass reads the input again for 12 FMAs a
+ * step (oww_embedding's 24- and 72-channel convs took 2x the GEMM paths'
+ * time). */
+int poprt__x86_convb_worth(const poprt__convb_variant *v, int64_t C, int blocked_io);
+poprt_status poprt__x86_convb_pack(const poprt__convb_variant *v, const float *w, int64_t M,
+                                   int64_t C, int64_t KH, int64_t KW, int bf16, void **state,
+                                   size_t *size);
 /* 1 when state is a blocked convolution's float32 weights, 2 bfloat16, else 0. */
 int poprt__x86_convb_state_magic(const void *state, size_t size);
+/* 1 when a blocked (or Winograd) state's weights are in the layout of this
+ * CPU's best variant (an executable file from a CPU whose variant packs
+ * them otherwise is prepared again at load). */
+int poprt__x86_convb_layout_current(const void *state, size_t size);
 const void *poprt__x86_convb_state(const poprt__kctx *k, const poprt__conv_plan *p,
-                                   int64_t *w_group, int *bf16);
+                                   const poprt__convb_variant *v, int64_t *w_group, int *bf16);
 poprt_status poprt__x86_conv_blocked(poprt__kctx *k, const poprt__conv_plan *p,
                                      const poprt__convb_variant *v, const float *x,
                                      const float *b, const void *w, int64_t w_group, int bf16,
                                      float *y);
 /* Winograd F(2x2, 3x3) (conv_blocked.h): whether a conv fits it (3x3,
  * stride 1, dilation 1, one group, C and M multiples of 16, outputs of at
- * least 2 x 2); its weights packed by poprt__x86_convw_pack, found again
- * by poprt__x86_convw_state (NULL: not this path's, or no AVX-512 here),
- * run by poprt__x86_conv_winograd with variant v (poprt__convb_best()).
- * Either layout of X and Y. */
+ * least 2 x 2); its weights packed by poprt__x86_convw_pack for variant v
+ * (NULL: the best here), found again by poprt__x86_convw_state (NULL: not
+ * this path's, packed for another variant, or no blocked variant here),
+ * run by poprt__x86_conv_winograd with v. Either layout of X and Y. */
 int poprt__x86_convw_fits(const poprt__geom3 *g, int64_t G, int64_t C, int64_t M);
-poprt_status poprt__x86_convw_pack(const float *w, int64_t M, int64_t C, void **state,
-                                   size_t *size);
+poprt_status poprt__x86_convw_pack(const poprt__convb_variant *v, const float *w, int64_t M,
+                                   int64_t C, void **state, size_t *size);
 const void *poprt__x86_convw_state(const poprt__kctx *k, const poprt__conv_plan *p,
-                                   int64_t *w_group);
+                                   const poprt__convb_variant *v, int64_t *w_group);
 int poprt__x86_convw_state_magic(const void *state, size_t size);
 poprt_status poprt__x86_conv_winograd(poprt__kctx *k, const poprt__conv_plan *p,
                                       const poprt__convb_variant *v, const float *x,

@@ -1,0 +1,412 @@
+/* Blocked direct convolution, AVX2 + FMA (see conv_blocked.h): the same
+ * NCHW16c layout, packed weights and driver as the AVX-512 variant, each
+ * block of 16 channels two ymm vectors. AVX2 has 16 ymm registers, so a
+ * tile is 6 positions x one block of 16 outputs (12 accumulators, two
+ * weight vectors, one broadcast); a group's nb blocks run one after the
+ * other over the run's positions, each reading its own contiguous weights
+ * (POPRT__CONVB_BY_BLOCK: rows of the interleaved layout lie 256 bytes
+ * apart and use a quarter of L1's sets). The pf lines are not prefetched:
+ * a block's next input blocks follow its current ones, a stream the
+ * hardware prefetcher takes. Every output
+ * gets its terms in the AVX-512 variant's order, (block, kh, kw, i), with
+ * one FMA each, so the two give the same bits. This file alone is compiled
+ * with -mavx2 -mfma. */
+#include <immintrin.h>
+#include <string.h>
+#include "kernels/x86/conv_blocked.h"
+
+#define INLINE static inline __attribute__((always_inline))
+#define TILE_R 6
+
+/* Positions q .. q+R-1 of output block n of a group of NB blocks, over
+ * input blocks [c0, c1): as the AVX-512 tile, for one block. */
+INLINE void tile(const float *x, const float *w, const float *bias, const int R, int n, int NB,
+                 const poprt__convb_geom *g, int64_t q, int64_t c0, int64_t c1, int acc_in,
+                 float *out, int64_t ldo, const float *z, int relu)
+{
+    __m256 acc[TILE_R][2];
+    const int64_t per = g->cb;
+    int64_t off[TILE_R];
+    {
+        int64_t oh = q / g->OW, ow = q - oh * g->OW;
+#pragma GCC unroll 6
+        for (int r = 0; r < R; r++) {
+            off[r] = (oh * g->sh * g->Wp + ow * g->sw) * per;
+            if (++ow == g->OW) {
+                ow = 0;
+                oh++;
+            }
+        }
+    }
+    float *o = out + n * ldo * 16;
+    {
+        const __m256 b0 = bias ? _mm256_loadu_ps(bias + n * 16) : _mm256_setzero_ps();
+        const __m256 b1 = bias ? _mm256_loadu_ps(bias + n * 16 + 8) : _mm256_setzero_ps();
+#pragma GCC unroll 6
+        for (int r = 0; r < R; r++) {
+            acc[r][0] = acc_in ? _mm256_loadu_ps(o + r * 16) : b0;
+            acc[r][1] = acc_in ? _mm256_loadu_ps(o + r * 16 + 8) : b1;
+        }
+    }
+    /* block n's weights: their own run, 16 floats per (block, kh, kw, i) */
+    (void)NB;
+    const int64_t wst = 16;
+    const float *wp = w + (n * g->ncb + c0) * g->KH * g->KW * per * 16;
+    for (int64_t c = c0; c < c1; c++) {
+        const float *xc = x + c * g->plane;
+        for (int64_t kh = 0; kh < g->KH; kh++) {
+            const float *xh = xc + kh * g->dh * g->Wp * per;
+            for (int64_t kw = 0; kw < g->KW; kw++) {
+                const float *xp = xh + kw * g->dw * per;
+#pragma GCC unroll 2
+                for (int64_t i = 0; i < per; i++) {
+                    const __m256 w0 = _mm256_loadu_ps(wp), w1 = _mm256_loadu_ps(wp + 8);
+                    wp += wst;
+#pragma GCC unroll 6
+                    for (int r = 0; r < R; r++) {
+                        const __m256 xv = _mm256_broadcast_ss(xp + off[r] + i);
+                        acc[r][0] = _mm256_fmadd_ps(w0, xv, acc[r][0]);
+                        acc[r][1] = _mm256_fmadd_ps(w1, xv, acc[r][1]);
+                    }
+                }
+            }
+        }
+    }
+    /* the epilogue as the Add and Relu kernels compute it: v + z, then
+     * max(0, v) */
+    const float *zo = z ? z + n * ldo * 16 : NULL;
+#pragma GCC unroll 6
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; h++) {
+            __m256 v = acc[r][h];
+            if (zo)
+                v = _mm256_add_ps(v, _mm256_loadu_ps(zo + r * 16 + h * 8));
+            if (relu)
+                v = _mm256_max_ps(_mm256_setzero_ps(), v);
+            _mm256_storeu_ps(o + r * 16 + h * 8, v);
+        }
+}
+
+void poprt__convb_run_avx2(const float *x, const float *w, const float *bias, int nb,
+                           const poprt__convb_geom *g, int64_t q0, int64_t q1, int64_t c0,
+                           int64_t c1, int acc_in, float *out, int64_t ldo, const float *z,
+                           int relu, const void *pf, int64_t pf_bytes)
+{
+    (void)pf, (void)pf_bytes;
+    /* block by block over all the positions: a block's weights stay in L1
+     * across the tiles */
+    for (int n = 0; n < nb; n++) {
+        int64_t q = q0;
+        for (; q + TILE_R <= q1; q += TILE_R)
+            tile(x, w, bias, TILE_R, n, nb, g, q, c0, c1, acc_in, out + (q - q0) * 16, ldo,
+                 z ? z + (q - q0) * 16 : NULL, relu);
+        float *o = out + (q - q0) * 16;
+        const float *zo = z ? z + (q - q0) * 16 : NULL;
+        switch (q1 - q) {
+        case 5: tile(x, w, bias, 5, n, nb, g, q, c0, c1, acc_in, o, ldo, zo, relu); break;
+        case 4: tile(x, w, bias, 4, n, nb, g, q, c0, c1, acc_in, o, ldo, zo, relu); break;
+        case 3: tile(x, w, bias, 3, n, nb, g, q, c0, c1, acc_in, o, ldo, zo, relu); break;
+        case 2: tile(x, w, bias, 2, n, nb, g, q, c0, c1, acc_in, o, ldo, zo, relu); break;
+        case 1: tile(x, w, bias, 1, n, nb, g, q, c0, c1, acc_in, o, ldo, zo, relu); break;
+        default: break;
+        }
+    }
+}
+
+/* In-register 8x8 transpose: r[c] becomes column c of the rows. */
+INLINE void tr8(__m256 r[8])
+{
+    __m256 t[8], u[8];
+    for (int i = 0; i < 4; i++) {
+        t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 2; i++) {
+        u[4 * i] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+        u[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+        u[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+        u[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+    }
+    for (int j = 0; j < 4; j++) {
+        r[j] = _mm256_permute2f128_ps(u[j], u[4 + j], 0x20);
+        r[j + 4] = _mm256_permute2f128_ps(u[j], u[4 + j], 0x31);
+    }
+}
+
+void poprt__convb_block_avx2(const float *src, int64_t spitch, int rows, int64_t n, float *dst)
+{
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8)
+        for (int h = 0; h < 2; h++) { /* channels 8h .. 8h + 7 */
+            __m256 r[8];
+            for (int k = 0; k < 8; k++)
+                r[k] = 8 * h + k < rows ? _mm256_loadu_ps(src + (8 * h + k) * spitch + j)
+                                        : _mm256_setzero_ps();
+            tr8(r);
+            for (int c = 0; c < 8; c++)
+                _mm256_storeu_ps(dst + (j + c) * 16 + 8 * h, r[c]);
+        }
+    for (; j < n; j++)
+        for (int c = 0; c < 16; c++)
+            dst[j * 16 + c] = c < rows ? src[c * spitch + j] : 0.0f;
+}
+
+/* ---- one-channel blocks: output rows in place (see conv_blocked.h) ---- */
+
+#define ROWS_CH 4 /* output channels per tile */
+#define ROWS_R 3  /* vectors of 8 columns per tile: 12 accumulators */
+
+/* The 4 channel vectors a[j] of 8 consecutive positions, stored as NCHW16c:
+ * position i's 4 values go to y + i * 16, for the positions i < n. */
+INLINE void rows_store_blocked(const __m256 a[ROWS_CH], float *y, int64_t n)
+{
+    const __m256 t0 = _mm256_unpacklo_ps(a[0], a[1]), t1 = _mm256_unpackhi_ps(a[0], a[1]);
+    const __m256 t2 = _mm256_unpacklo_ps(a[2], a[3]), t3 = _mm256_unpackhi_ps(a[2], a[3]);
+    __m256 p[4]; /* p[k]: positions k (low half) and k + 4 (high half) */
+    p[0] = _mm256_shuffle_ps(t0, t2, 0x44);
+    p[1] = _mm256_shuffle_ps(t0, t2, 0xEE);
+    p[2] = _mm256_shuffle_ps(t1, t3, 0x44);
+    p[3] = _mm256_shuffle_ps(t1, t3, 0xEE);
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; k++) {
+        if (k < n)
+            _mm_storeu_ps(y + k * 16, _mm256_castps256_ps128(p[k]));
+        if (4 + k < n)
+            _mm_storeu_ps(y + (4 + k) * 16, _mm256_extractf128_ps(p[k], 1));
+    }
+}
+
+/* R (<= ROWS_R) vectors of 8 consecutive output columns from ow x ROWS_CH
+ * channels from cs of output row oh, as the AVX-512 variant's row tiles:
+ * acc starts from the bias and gets every (channel, kh, kw) term in that
+ * order. Lanes past the row read the columns after it (the buffer has
+ * room) and are not stored. */
+INLINE void rows_tile(const float *x, const float *w, int64_t wpitch, const float *bias,
+                      const int R, const int S, const int BLK, const poprt__convb_geom *g,
+                      int64_t oh, int64_t ow, int64_t cs, int64_t mc, int relu, float *y,
+                      int64_t ldy)
+{
+    __m256 acc[ROWS_R][ROWS_CH];
+#pragma GCC unroll 4
+    for (int j = 0; j < ROWS_CH; j++) {
+        const __m256 b = _mm256_set1_ps(bias ? bias[cs + j] : 0.0f);
+#pragma GCC unroll 3
+        for (int r = 0; r < R; r++)
+            acc[r][j] = b;
+    }
+    const float *xr = x + oh * g->sh * g->Wp + ow;
+    /* the block of channel cs (a multiple of 4: all ROWS_CH in it), rows of
+     * wpitch (16) floats per (channel, kh, kw) */
+    const float *wt = w + (cs >> 4) * g->ncb * g->KH * g->KW * wpitch + (cs & 15);
+    for (int64_t c = 0; c < g->ncb; c++) {
+        for (int64_t kh = 0; kh < g->KH; kh++) {
+            const float *xh = xr + c * g->plane + kh * g->dh * g->Wp;
+            for (int64_t kw = 0; kw < g->KW; kw++) {
+                const int64_t col = kw * g->dw;
+                const float *xp = S == 1 ? xh + col : xh + (col & 1 ? g->split : 0) + (col >> 1);
+                __m256 v[ROWS_R];
+#pragma GCC unroll 3
+                for (int r = 0; r < R; r++)
+                    v[r] = _mm256_loadu_ps(xp + 8 * r);
+#pragma GCC unroll 4
+                for (int j = 0; j < ROWS_CH; j++) {
+                    const __m256 wv = _mm256_broadcast_ss(wt + j);
+#pragma GCC unroll 3
+                    for (int r = 0; r < R; r++)
+                        acc[r][j] = _mm256_fmadd_ps(v[r], wv, acc[r][j]);
+                }
+                wt += wpitch;
+            }
+        }
+    }
+    if (relu)
+#pragma GCC unroll 4
+        for (int j = 0; j < ROWS_CH; j++)
+#pragma GCC unroll 3
+            for (int r = 0; r < R; r++)
+                acc[r][j] = _mm256_max_ps(_mm256_setzero_ps(), acc[r][j]);
+    if (BLK) { /* mc is a multiple of 16 here: every channel is stored */
+#pragma GCC unroll 3
+        for (int r = 0; r < R; r++)
+            rows_store_blocked(acc[r],
+                               y + ((cs >> 4) * ldy + oh * g->OW + ow + 8 * r) * 16 + (cs & 15),
+                               g->OW - ow - 8 * r);
+        return;
+    }
+    float *yo = y + cs * ldy + ow;
+#pragma GCC unroll 4
+    for (int j = 0; j < ROWS_CH; j++)
+        if (j < mc - cs)
+#pragma GCC unroll 3
+            for (int r = 0; r < R; r++) {
+                const int64_t left = g->OW - ow - 8 * r;
+                if (left >= 8) {
+                    _mm256_storeu_ps(yo + j * ldy + 8 * r, acc[r][j]);
+                } else if (left > 0) {
+                    float t[8];
+                    _mm256_storeu_ps(t, acc[r][j]);
+                    memcpy(yo + j * ldy + 8 * r, t, sizeof(float) * (size_t)left);
+                }
+            }
+}
+
+#define ROWS_S(S, BLK)                                                                       \
+    static void rows_s##S##_##BLK(const float *x, const float *w, int64_t wpitch,            \
+                                  const float *bias, const poprt__convb_geom *g, int64_t oh, \
+                                  int64_t mc, int relu, float *y, int64_t ldy)               \
+    {                                                                                        \
+        for (int64_t cs = 0; cs < mc; cs += ROWS_CH) {                                       \
+            int64_t ow = 0;                                                                  \
+            for (; ow + 16 < g->OW; ow += 24)                                                \
+                rows_tile(x, w, wpitch, bias, 3, S, BLK, g, oh, ow, cs, mc, relu, y, ldy);   \
+            if (ow + 8 < g->OW)                                                              \
+                rows_tile(x, w, wpitch, bias, 2, S, BLK, g, oh, ow, cs, mc, relu, y, ldy);   \
+            else if (ow < g->OW)                                                             \
+                rows_tile(x, w, wpitch, bias, 1, S, BLK, g, oh, ow, cs, mc, relu, y, ldy);   \
+        }                                                                                    \
+    }
+ROWS_S(1, 0)
+ROWS_S(2, 0)
+ROWS_S(1, 1)
+ROWS_S(2, 1)
+
+void poprt__convb_rows_avx2(const float *x, const float *w, int64_t wpitch, const float *bias,
+                            int64_t mc, const poprt__convb_geom *g, int64_t oh, int relu, int blk,
+                            float *y, int64_t ldy)
+{
+    if (blk)
+        (g->sw == 1 ? rows_s1_1 : rows_s2_1)(x, w, wpitch, bias, g, oh, mc, relu, y, ldy);
+    else
+        (g->sw == 1 ? rows_s1_0 : rows_s2_0)(x, w, wpitch, bias, g, oh, mc, relu, y, ldy);
+}
+
+void poprt__convb_even_avx2(const float *src, int64_t n, float *dst)
+{
+    int64_t i = 0;
+    /* src[2i + 15] is read only while it is at most src[2n - 2] */
+    for (; 2 * i + 16 <= 2 * n - 1; i += 8) {
+        const __m256 lo = _mm256_loadu_ps(src + 2 * i), hi = _mm256_loadu_ps(src + 2 * i + 8);
+        /* [lo0 lo2 hi0 hi2 | lo4 lo6 hi4 hi6], then the 64-bit pairs in order */
+        const __m256 e = _mm256_shuffle_ps(lo, hi, 0x88);
+        _mm256_storeu_ps(dst + i, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e),
+                                                                         0xD8)));
+    }
+    for (; i < n; i++)
+        dst[i] = src[2 * i];
+}
+
+void poprt__transpose_bias_avx2(const float *src, int64_t spitch, int64_t n, int64_t m,
+                                const float *bias, int relu, float *dst, int64_t dpitch)
+{
+    for (int64_t i0 = 0; i0 < m; i0 += 8) {
+        const int mi = m - i0 < 8 ? (int)(m - i0) : 8;
+        int64_t j0 = 0;
+        for (; mi == 8 && j0 + 8 <= n; j0 += 8) {
+            __m256 r[8];
+            for (int k = 0; k < 8; k++)
+                r[k] = _mm256_loadu_ps(src + (j0 + k) * spitch + i0);
+            tr8(r);
+            for (int c = 0; c < 8; c++) {
+                __m256 v = bias ? _mm256_add_ps(r[c], _mm256_set1_ps(bias[i0 + c])) : r[c];
+                if (relu)
+                    v = _mm256_max_ps(_mm256_setzero_ps(), v);
+                _mm256_storeu_ps(dst + (i0 + c) * dpitch + j0, v);
+            }
+        }
+        /* the columns and channels past whole 8 x 8 blocks, one by one with
+         * the same operations */
+        for (int c = 0; c < mi; c++)
+            for (int64_t j = j0; j < n; j++) {
+                float v = src[j * spitch + i0 + c];
+                if (bias)
+                    v = v + bias[i0 + c];
+                if (relu) /* as max(0, v) above: NaN and -0 kept */
+                    v = 0.0f > v ? 0.0f : v;
+                dst[(i0 + c) * dpitch + j] = v;
+            }
+    }
+}
+
+/* ---- Winograd F(2x2, 3x3) transforms (conv_blocked.h) ------------------------------------ */
+
+/* B^T d of one column of four rows (and, applied to a row, its columns) */
+INLINE void wino_bt(const __m256 d[4], __m256 t[4])
+{
+    t[0] = _mm256_sub_ps(d[0], d[2]);
+    t[1] = _mm256_add_ps(d[1], d[2]);
+    t[2] = _mm256_sub_ps(d[2], d[1]);
+    t[3] = _mm256_sub_ps(d[1], d[3]);
+}
+
+void poprt__convw_in_avx2(const float *xb, int64_t Wp, int64_t tw, float *v, int64_t vstep)
+{
+    for (int64_t tx = 0; tx < tw; tx++)
+        for (int h = 0; h < 2; h++) { /* channels 8h .. 8h + 7 of the block */
+            const float *p = xb + tx * 2 * 16 + 8 * h;
+            __m256 r[4][4]; /* r[i][c] = (B^T d)[i][c] */
+            for (int c = 0; c < 4; c++) {
+                __m256 d[4], t[4];
+                for (int i = 0; i < 4; i++)
+                    d[i] = _mm256_loadu_ps(p + (i * Wp + c) * 16);
+                wino_bt(d, t);
+                for (int i = 0; i < 4; i++)
+                    r[i][c] = t[i];
+            }
+            float *o = v + tx * 16 + 8 * h;
+            for (int i = 0; i < 4; i++) {
+                __m256 t[4];
+                wino_bt(r[i], t);
+                for (int j = 0; j < 4; j++)
+                    _mm256_storeu_ps(o + (i * 4 + j) * vstep, t[j]);
+            }
+        }
+}
+
+/* A^T m of four values: the output transform's two rows (or columns) */
+INLINE void wino_at(const __m256 m[4], __m256 *o0, __m256 *o1)
+{
+    *o0 = _mm256_add_ps(_mm256_add_ps(m[0], m[1]), m[2]);
+    *o1 = _mm256_sub_ps(_mm256_sub_ps(m[1], m[2]), m[3]);
+}
+
+void poprt__convw_out_avx2(const float *m, int64_t mstep, int64_t tw, const float *bias, int rows,
+                           int64_t OW, const float *z, int relu, int yblk, float *y, int64_t ldy)
+{
+    for (int h = 0; h < 2; h++) { /* channels 8h .. 8h + 7 of the block */
+        const __m256 b = bias ? _mm256_loadu_ps(bias + 8 * h) : _mm256_setzero_ps();
+        for (int64_t tx = 0; tx < tw; tx++) {
+            const float *p = m + tx * 16 + 8 * h;
+            __m256 s[2][4]; /* s[r][j] = (A^T m)[r][j] */
+            for (int j = 0; j < 4; j++) {
+                __m256 c[4];
+                for (int i = 0; i < 4; i++)
+                    c[i] = _mm256_loadu_ps(p + (i * 4 + j) * mstep);
+                wino_at(c, &s[0][j], &s[1][j]);
+            }
+            const int cols = 2 * tx + 1 < OW ? 2 : 1;
+            for (int r = 0; r < rows; r++) {
+                __m256 o[2];
+                wino_at(s[r], &o[0], &o[1]);
+                for (int c = 0; c < cols; c++) {
+                    const int64_t q = r * OW + 2 * tx + c; /* position from the tile row's first */
+                    __m256 val = _mm256_add_ps(o[c], b);
+                    if (yblk) {
+                        if (z)
+                            val = _mm256_add_ps(val, _mm256_loadu_ps(z + q * 16 + 8 * h));
+                        if (relu)
+                            val = _mm256_max_ps(_mm256_setzero_ps(), val);
+                        _mm256_storeu_ps(y + q * 16 + 8 * h, val);
+                    } else {
+                        if (relu)
+                            val = _mm256_max_ps(_mm256_setzero_ps(), val);
+                        float t[8];
+                        _mm256_storeu_ps(t, val);
+                        for (int i = 0; i < 8; i++)
+                            y[(8 * h + i) * ldy + q] = t[i];
+                    }
+                }
+            }
+        }
+    }
+}
