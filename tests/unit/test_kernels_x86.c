@@ -24,6 +24,7 @@
 #include "kernels/ref/reduce.h"
 #include "kernels/x86/conv_dw.h"
 #include "kernels/x86/conv_paths.h"
+#include "kernels/x86/gemm_ops.h"
 #include "kernels/x86/pool.h"
 #include "kernels/x86/sgemm.h"
 #include "kernels/x86/vmath.h"
@@ -1139,6 +1140,52 @@ START_TEST(test_convb_variants_vs_ref)
 }
 END_TEST
 
+/* Weights packed for variant _i carry its layout: the best variant here
+ * takes them only in its own (an executable file from a CPU whose variant
+ * packs them otherwise is prepared again at load), for the direct and the
+ * Winograd forms alike; both layouts hold the same weights. */
+START_TEST(test_convb_layout_in_state)
+{
+    const poprt__convb_variant *v = &poprt__convb_variants[_i], *best = poprt__convb_best();
+    const ccase cc = {32, 48, 1, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1};
+    cdata d;
+    cdata_init(&d, &cc, 77);
+    void *sb, *sw;
+    size_t nb, nw;
+    ck_assert_int_eq(poprt__x86_convb_pack(v, d.w, cc.M, cc.C, 3, 3, 0, &sb, &nb), POPRT_OK);
+    ck_assert_int_eq(poprt__x86_convw_pack(v, d.w, cc.M, cc.C, &sw, &nw), POPRT_OK);
+    const int same = best && best->wlayout == v->wlayout;
+    ck_assert_int_eq(poprt__x86_convb_layout_current(sb, nb), same);
+    ck_assert_int_eq(poprt__x86_convb_layout_current(sw, nw), same);
+    ck_assert_int_eq(poprt__x86_conv_state_usable(sb, nb), same);
+    ck_assert_int_eq(poprt__x86_conv_state_usable(sw, nw), same);
+    /* the other layout's floats are a permutation of these */
+    const poprt__convb_variant *o = NULL;
+    for (int i = 0; i < poprt__convb_n_variants; i++)
+        if (poprt__convb_variants[i].wlayout != v->wlayout)
+            o = &poprt__convb_variants[i];
+    if (o) {
+        void *so;
+        size_t no;
+        ck_assert_int_eq(poprt__x86_convb_pack(o, d.w, cc.M, cc.C, 3, 3, 0, &so, &no), POPRT_OK);
+        ck_assert_uint_eq(no, nb);
+        double sa = 0, sq = 0;
+        const float *fa = (const float *)((const char *)sb + CONV_PACK_HEADER);
+        const float *fo = (const float *)((const char *)so + CONV_PACK_HEADER);
+        for (size_t i = 0; i < (nb - CONV_PACK_HEADER) / sizeof(float); i++) {
+            sa += fa[i];
+            sq += fo[i];
+        }
+        ck_assert_double_eq_tol(sa, sq, 1e-9);
+        ck_assert(memcmp(fa, fo, nb - CONV_PACK_HEADER) != 0);
+        poprt__aligned_free(so);
+    }
+    poprt__aligned_free(sb);
+    poprt__aligned_free(sw);
+    cdata_free(&d);
+}
+END_TEST
+
 /* The bfloat16 form: whole blocks of 16 input channels. */
 static const ccase convb_bf16_cases[] = {
     {32, 64, 1, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},    /* res5-like: 2 blocks, one step each */
@@ -1466,6 +1513,7 @@ int main(void)
     tcase_add_loop_test(tc, test_vmath_vs_ref, 0, poprt__vmath_n_variants);
     tcase_add_loop_test(tc, test_dwconv_variants_vs_ref, 0, poprt__dwconv_n_variants);
     tcase_add_loop_test(tc, test_convb_variants_vs_ref, 0, poprt__convb_n_variants);
+    tcase_add_loop_test(tc, test_convb_layout_in_state, 0, poprt__convb_n_variants);
     tcase_add_test(tc, test_convb_bf16_vs_ref);
     tcase_add_loop_test(tc, test_convw_variants_vs_ref, 0, poprt__convb_n_variants);
     tcase_add_loop_test(tc, test_maxpool_variants_vs_ref, 0, poprt__maxpool_n_variants);
