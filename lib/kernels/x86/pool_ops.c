@@ -68,8 +68,6 @@ poprt_status poprt__x86_maxpool(poprt__kctx *k)
     return poprt__pool_op(k, POPRT__POOL_MAX, maxpool_fast);
 }
 
-typedef float mp_v16 __attribute__((vector_size(64)));
-typedef int mp_i16 __attribute__((vector_size(64)));
 
 /* ai.poprt BlockedMaxPool (lib/compiler/layout.c): MaxPool on NCHW16c
  * tensors, 2-D. Each output vector holds 16 channels of one position; the
@@ -89,6 +87,19 @@ static inline int64_t bmp_taps(int64_t room, int64_t d, int64_t K)
     return room / d + 1 < K ? room / d + 1 : K;
 }
 
+/* b = v > b ? v : b lane by lane, v the 16 floats at p: MaxPool's rule (a
+ * NaN in v never replaces b), which is MAXPS's own, so each clone compiles
+ * it to vector maxima (the integer-mask select of a 16-lane vector type
+ * was scalarised in the AVX2 clone, and vectors passed through memory
+ * went through the stack piece by piece: plain float arrays stay in
+ * registers). */
+static inline __attribute__((always_inline)) void bmp_max(float *restrict b,
+                                                          const float *restrict p)
+{
+    for (int j = 0; j < 16; j++)
+        b[j] = p[j] > b[j] ? p[j] : b[j];
+}
+
 POPRT__CLONES
 static void bmp_rows(const poprt__geom3 *g, const float *x, float *y, int64_t r0, int64_t r1)
 {
@@ -103,36 +114,50 @@ static void bmp_rows(const poprt__geom3 *g, const float *x, float *y, int64_t r0
         const int64_t h0 = oh * g->s[1] - g->pb[1];
         const int64_t kh0 = h0 >= 0 ? 0 : (-h0 + DH - 1) / DH;
         const int64_t kh1 = h0 >= IH ? 0 : bmp_taps(IH - 1 - h0, DH, KH);
+        /* the columns whose window lies inside the input, [wa, wb): no
+         * edge to work out there (a division per position cost more than
+         * the 9 maxima) */
+        const int64_t SW = g->s[2], PL = g->pb[2], span = (KW - 1) * DW;
+        int64_t wa = (PL + SW - 1) / SW, wb = IW - 1 - span + PL >= 0 ? (IW - 1 - span + PL) / SW + 1 : 0;
+        if (wa > OW)
+            wa = OW;
+        if (wb > OW)
+            wb = OW;
+        if (wb < wa)
+            wb = wa;
+        const int full_h = kh0 == 0 && kh1 == KH;
         for (int64_t ow = 0; ow < OW; ow++) {
-            const int64_t w0 = ow * g->s[2] - g->pb[2];
+            const int64_t w0 = ow * SW - PL;
+            float best[16];
+            for (int j = 0; j < 16; j++)
+                best[j] = -INFINITY;
+            if (full_h && ow >= wa && ow < wb) {
+                const float *xp = xb + (h0 * IW + w0) * 16;
+                memcpy(best, xp, sizeof best); /* the first tap, then greater values */
+                if (k33) { /* 3x3 (most windows): unrolled, same order */
+#pragma GCC unroll 9
+                    for (int t = 1; t < 9; t++)
+                        bmp_max(best, xp + ((t / 3) * DH * IW + (t % 3) * DW) * 16);
+                } else {
+                    for (int64_t kh = 0; kh < KH; kh++)
+                        for (int64_t kw = kh ? 0 : 1; kw < KW; kw++)
+                            bmp_max(best, xp + (kh * DH * IW + kw * DW) * 16);
+                }
+                memcpy(yr + ow * 16, best, sizeof best);
+                continue;
+            }
             const int64_t kw0 = w0 >= 0 ? 0 : (-w0 + DW - 1) / DW;
             const int64_t kw1 = w0 >= IW ? 0 : bmp_taps(IW - 1 - w0, DW, KW);
-            mp_v16 best = (mp_v16){0} - INFINITY;
-            if (k33 && kh0 == 0 && kh1 == 3 && kw0 == 0 && kw1 == 3) {
-                /* 3x3 inside the input (most windows): unrolled, same order */
-                const float *xp = xb + (h0 * IW + w0) * 16;
-                memcpy(&best, xp, sizeof best);
-#pragma GCC unroll 9
-                for (int t = 1; t < 9; t++) {
-                    mp_v16 v;
-                    memcpy(&v, xp + ((t / 3) * DH * IW + (t % 3) * DW) * 16, sizeof v);
-                    const mp_i16 gt = v > best;
-                    best = (mp_v16)(((mp_i16)v & gt) | ((mp_i16)best & ~gt));
-                }
-            } else if (kh0 < kh1 && kw0 < kw1) {
+            if (kh0 < kh1 && kw0 < kw1) {
                 const float *xp = xb + ((h0 + kh0 * DH) * IW + w0 + kw0 * DW) * 16;
-                memcpy(&best, xp, sizeof best); /* the first tap, then greater values */
+                memcpy(best, xp, sizeof best); /* the first tap, then greater values */
                 for (int64_t kh = kh0; kh < kh1; kh++) {
                     const float *xr = xb + ((h0 + kh * DH) * IW + w0) * 16;
-                    for (int64_t kw = kh == kh0 ? kw0 + 1 : kw0; kw < kw1; kw++) {
-                        mp_v16 v;
-                        memcpy(&v, xr + kw * DW * 16, sizeof v);
-                        const mp_i16 gt = v > best;
-                        best = (mp_v16)(((mp_i16)v & gt) | ((mp_i16)best & ~gt));
-                    }
+                    for (int64_t kw = kh == kh0 ? kw0 + 1 : kw0; kw < kw1; kw++)
+                        bmp_max(best, xr + kw * DW * 16);
                 }
             }
-            memcpy(yr + ow * 16, &best, sizeof best);
+            memcpy(yr + ow * 16, best, sizeof best);
         }
     }
 }
