@@ -67,26 +67,27 @@ INLINE void tile(const int mr, int64_t kc, const float *restrict a, const float 
     store_tile(mr, acc, c, ldc, alpha, beta, nr);
 }
 
-/* One k step of the full tile in assembly: B row k (two vectors, at
- * B + OFF) against the six A values at A + 24 * K (k's offset in the
- * unrolled turn), one FMA per accumulator. */
-#define K_STEP(K, BROW)                                                                     \
-    "vmovups " BROW ", %%ymm12\n\t"                                                         \
-    "vmovups 32+" BROW ", %%ymm13\n\t"                                                      \
-    "vbroadcastss " #K "*24+0(%[a]), %%ymm14\n\t"                                           \
-    "vbroadcastss " #K "*24+4(%[a]), %%ymm15\n\t"                                           \
+/* One k step of the full tile in assembly: B row k (two vectors, at B0 and
+ * B1) against the six A values at A0 .. A5 (byte offsets from a, written
+ * out: clang's assembler takes no arithmetic in front of a memory
+ * operand), one FMA per accumulator. */
+#define K_STEP(B0, B1, A0, A1, A2, A3, A4, A5)                                              \
+    "vmovups " B0 ", %%ymm12\n\t"                                                           \
+    "vmovups " B1 ", %%ymm13\n\t"                                                           \
+    "vbroadcastss " A0 "(%[a]), %%ymm14\n\t"                                                \
+    "vbroadcastss " A1 "(%[a]), %%ymm15\n\t"                                                \
     "vfmadd231ps %%ymm12, %%ymm14, %%ymm0\n\t"                                              \
     "vfmadd231ps %%ymm13, %%ymm14, %%ymm1\n\t"                                              \
-    "vbroadcastss " #K "*24+8(%[a]), %%ymm14\n\t"                                           \
+    "vbroadcastss " A2 "(%[a]), %%ymm14\n\t"                                                \
     "vfmadd231ps %%ymm12, %%ymm15, %%ymm2\n\t"                                              \
     "vfmadd231ps %%ymm13, %%ymm15, %%ymm3\n\t"                                              \
-    "vbroadcastss " #K "*24+12(%[a]), %%ymm15\n\t"                                          \
+    "vbroadcastss " A3 "(%[a]), %%ymm15\n\t"                                                \
     "vfmadd231ps %%ymm12, %%ymm14, %%ymm4\n\t"                                              \
     "vfmadd231ps %%ymm13, %%ymm14, %%ymm5\n\t"                                              \
-    "vbroadcastss " #K "*24+16(%[a]), %%ymm14\n\t"                                          \
+    "vbroadcastss " A4 "(%[a]), %%ymm14\n\t"                                                \
     "vfmadd231ps %%ymm12, %%ymm15, %%ymm6\n\t"                                              \
     "vfmadd231ps %%ymm13, %%ymm15, %%ymm7\n\t"                                              \
-    "vbroadcastss " #K "*24+20(%[a]), %%ymm15\n\t"                                          \
+    "vbroadcastss " A5 "(%[a]), %%ymm15\n\t"                                                \
     "vfmadd231ps %%ymm12, %%ymm14, %%ymm8\n\t"                                              \
     "vfmadd231ps %%ymm13, %%ymm14, %%ymm9\n\t"                                              \
     "vfmadd231ps %%ymm12, %%ymm15, %%ymm10\n\t"                                             \
@@ -124,12 +125,12 @@ static void full_6x16(int64_t kc, const float *a, const float *b, int64_t bs, fl
         "1:\n\t"
         "prefetcht0 (%[pf])\n\t"
         "prefetcht0 (%[pf],%[bs],1)\n\t"
-        K_STEP(0, "(%[b])")
-        K_STEP(1, "(%[b],%[bs],1)")
+        K_STEP("(%[b])", "32(%[b])", "0", "4", "8", "12", "16", "20")
+        K_STEP("(%[b],%[bs],1)", "32(%[b],%[bs],1)", "24", "28", "32", "36", "40", "44")
         "prefetcht0 (%[pf],%[bs],2)\n\t"
         "prefetcht0 (%[pf],%[bs3],1)\n\t"
-        K_STEP(2, "(%[b],%[bs],2)")
-        K_STEP(3, "(%[b],%[bs3],1)")
+        K_STEP("(%[b],%[bs],2)", "32(%[b],%[bs],2)", "48", "52", "56", "60", "64", "68")
+        K_STEP("(%[b],%[bs3],1)", "32(%[b],%[bs3],1)", "72", "76", "80", "84", "88", "92")
         "lea (%[b],%[bs],4), %[b]\n\t"
         "lea (%[pf],%[bs],4), %[pf]\n\t"
         "add $96, %[a]\n\t"
@@ -139,7 +140,7 @@ static void full_6x16(int64_t kc, const float *a, const float *b, int64_t bs, fl
         "test %[n1], %[n1]\n\t"
         "jz 2f\n\t"
         "4:\n\t"
-        K_STEP(0, "(%[b])")
+        K_STEP("(%[b])", "32(%[b])", "0", "4", "8", "12", "16", "20")
         "add %[bs], %[b]\n\t"
         "add $24, %[a]\n\t"
         "dec %[n1]\n\t"
