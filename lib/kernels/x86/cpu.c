@@ -120,7 +120,7 @@ static void detect_caches(int64_t *l1d, int64_t *l2)
     unsigned leaf = 0;
     if (!amd && a >= 4)
         leaf = 4;
-    else if (amd && __get_cpuid_max(0x80000000u, NULL) >= 0x8000001Du) {
+    else if (amd && (unsigned)__get_cpuid_max(0x80000000u, NULL) >= 0x8000001Du) {
         __get_cpuid(0x80000001u, &a, &b, &c, &d);
         if ((c >> 22) & 1) /* TOPOEXT: the descriptors are there */
             leaf = 0x8000001Du;
