@@ -18,9 +18,9 @@
 #define INLINE static inline __attribute__((always_inline))
 #define TILE_R 6
 
-/* Positions q .. q+R-1 of output block n of a group of NB blocks, over
- * input blocks [c0, c1): as the AVX-512 tile, for one block. */
-INLINE void tile(const float *x, const float *w, const float *bias, const int R, int n, int NB,
+/* Positions q .. q+R-1 of output block n of a group, over input blocks
+ * [c0, c1): as the AVX-512 tile, for one block. */
+INLINE void tile(const float *x, const float *w, const float *bias, const int R, int n,
                  const poprt__convb_geom *g, int64_t q, int64_t c0, int64_t c1, int acc_in,
                  float *out, int64_t ldo, const float *z, int relu)
 {
@@ -49,7 +49,6 @@ INLINE void tile(const float *x, const float *w, const float *bias, const int R,
         }
     }
     /* block n's weights: their own run, 16 floats per (block, kh, kw, i) */
-    (void)NB;
     const int64_t wst = 16;
     const float *wp = w + (n * g->ncb + c0) * g->KH * g->KW * per * 16;
     for (int64_t c = c0; c < c1; c++) {
@@ -99,16 +98,16 @@ void poprt__convb_run_avx2(const float *x, const float *w, const float *bias, in
     for (int n = 0; n < nb; n++) {
         int64_t q = q0;
         for (; q + TILE_R <= q1; q += TILE_R)
-            tile(x, w, bias, TILE_R, n, nb, g, q, c0, c1, acc_in, out + (q - q0) * 16, ldo,
+            tile(x, w, bias, TILE_R, n, g, q, c0, c1, acc_in, out + (q - q0) * 16, ldo,
                  z ? z + (q - q0) * 16 : NULL, relu);
         float *o = out + (q - q0) * 16;
         const float *zo = z ? z + (q - q0) * 16 : NULL;
         switch (q1 - q) {
-        case 5: tile(x, w, bias, 5, n, nb, g, q, c0, c1, acc_in, o, ldo, zo, relu); break;
-        case 4: tile(x, w, bias, 4, n, nb, g, q, c0, c1, acc_in, o, ldo, zo, relu); break;
-        case 3: tile(x, w, bias, 3, n, nb, g, q, c0, c1, acc_in, o, ldo, zo, relu); break;
-        case 2: tile(x, w, bias, 2, n, nb, g, q, c0, c1, acc_in, o, ldo, zo, relu); break;
-        case 1: tile(x, w, bias, 1, n, nb, g, q, c0, c1, acc_in, o, ldo, zo, relu); break;
+        case 5: tile(x, w, bias, 5, n, g, q, c0, c1, acc_in, o, ldo, zo, relu); break;
+        case 4: tile(x, w, bias, 4, n, g, q, c0, c1, acc_in, o, ldo, zo, relu); break;
+        case 3: tile(x, w, bias, 3, n, g, q, c0, c1, acc_in, o, ldo, zo, relu); break;
+        case 2: tile(x, w, bias, 2, n, g, q, c0, c1, acc_in, o, ldo, zo, relu); break;
+        case 1: tile(x, w, bias, 1, n, g, q, c0, c1, acc_in, o, ldo, zo, relu); break;
         default: break;
         }
     }

@@ -117,14 +117,9 @@ static void bmp_rows(const poprt__geom3 *g, const float *x, float *y, int64_t r0
         /* the columns whose window lies inside the input, [wa, wb): no
          * edge to work out there (a division per position cost more than
          * the 9 maxima) */
-        const int64_t SW = g->s[2], PL = g->pb[2], span = (KW - 1) * DW;
-        int64_t wa = (PL + SW - 1) / SW, wb = IW - 1 - span + PL >= 0 ? (IW - 1 - span + PL) / SW + 1 : 0;
-        if (wa > OW)
-            wa = OW;
-        if (wb > OW)
-            wb = OW;
-        if (wb < wa)
-            wb = wa;
+        const int64_t SW = g->s[2], PL = g->pb[2];
+        int64_t wa, wb; /* first tap at >= 0, last one before IW */
+        poprt__valid_range(OW, SW, PL, 0, IW - (KW - 1) * DW, &wa, &wb);
         const int full_h = kh0 == 0 && kh1 == KH;
         for (int64_t ow = 0; ow < OW; ow++) {
             const int64_t w0 = ow * SW - PL;
