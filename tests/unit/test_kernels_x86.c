@@ -1339,6 +1339,26 @@ END_TEST
 
 /* ---- max pooling ------------------------------------------------------------------ */
 
+/* A MaxPool task of the window loop over one plane's geometry: rows in,
+ * out, kernel, strides, dilations, pads at the start, pads at the end. */
+static poprt__pool_task max_task(const int64_t g3[7][3])
+{
+    poprt__pool_task t;
+    memset(&t, 0, sizeof t);
+    memcpy(t.g.in, g3[0], sizeof t.g.in);
+    memcpy(t.g.out, g3[1], sizeof t.g.out);
+    memcpy(t.g.k, g3[2], sizeof t.g.k);
+    memcpy(t.g.s, g3[3], sizeof t.g.s);
+    memcpy(t.g.d, g3[4], sizeof t.g.d);
+    memcpy(t.g.pb, g3[5], sizeof t.g.pb);
+    memcpy(t.g.pe, g3[6], sizeof t.g.pe);
+    t.g.in_sz = g3[0][1] * g3[0][2];
+    t.g.out_sz = g3[1][1] * g3[1][2];
+    t.g.k_sz = g3[2][1] * g3[2][2];
+    t.kind = POPRT__POOL_MAX;
+    return t;
+}
+
 static const int64_t pool_cases[][10] = {
     /* IH, IW, KH, KW, SH, SW, pads top, left, bottom, right */
     {9, 37, 3, 3, 2, 2, 1, 1, 1, 1}, {16, 64, 2, 2, 2, 2, 0, 0, 0, 0},
@@ -1363,22 +1383,10 @@ START_TEST(test_maxpool_variants_vs_ref)
         const poprt__maxpool2d_geom mg = {pc[0], pc[1], OH, OW, pc[2], pc[3],
                                           pc[4], pc[5], pc[6], pc[7]};
         /* the reference: the window loop of MaxPool */
-        poprt__pool_task t;
-        memset(&t, 0, sizeof t);
         const int64_t g3[7][3] = {{1, pc[0], pc[1]}, {1, OH, OW}, {1, pc[2], pc[3]},
                                   {1, pc[4], pc[5]}, {1, 1, 1},   {0, pc[6], pc[7]},
                                   {0, pc[8], pc[9]}};
-        memcpy(t.g.in, g3[0], sizeof t.g.in);
-        memcpy(t.g.out, g3[1], sizeof t.g.out);
-        memcpy(t.g.k, g3[2], sizeof t.g.k);
-        memcpy(t.g.s, g3[3], sizeof t.g.s);
-        memcpy(t.g.d, g3[4], sizeof t.g.d);
-        memcpy(t.g.pb, g3[5], sizeof t.g.pb);
-        memcpy(t.g.pe, g3[6], sizeof t.g.pe);
-        t.g.in_sz = pc[0] * pc[1];
-        t.g.out_sz = OH * OW;
-        t.g.k_sz = pc[2] * pc[3];
-        t.kind = POPRT__POOL_MAX;
+        poprt__pool_task t = max_task(g3);
         float *x = fvec(PLANES * t.g.in_sz, (uint32_t)s + 5), *r = fvec(PLANES * t.g.out_sz, 0);
         float *y = fvec(PLANES * t.g.out_sz, 1);
         float *row = malloc(sizeof(float) * (size_t)v->row_floats(&mg));
@@ -1401,6 +1409,70 @@ START_TEST(test_maxpool_variants_vs_ref)
     }
     printf("kernels_x86: maxpool %s passed %lld outputs against poprt__pool_planes\n", v->name,
            (long long)checked);
+}
+END_TEST
+
+/* BlockedMaxPool's rows of every variant against MaxPool's window loop
+ * (poprt__pool_planes) on the same values in NCHW, bit for bit: windows
+ * with padding, strides, dilations and 1..5 taps a side, NaNs among the
+ * inputs (MaxPool's first-tap rule decides where they win). */
+static const int64_t bpool_cases[][12] = {
+    /* IH, IW, KH, KW, SH, SW, DH, DW, pads top, left, bottom, right */
+    {111, 111, 3, 3, 2, 2, 1, 1, 0, 0, 1, 1}, {9, 37, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},
+    {16, 20, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0},   {12, 33, 5, 4, 3, 3, 1, 1, 2, 1, 2, 1},
+    {13, 17, 3, 3, 1, 1, 2, 3, 2, 3, 2, 3},   {7, 9, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0},
+    {5, 6, 3, 2, 2, 1, 2, 2, 1, 1, 2, 2},
+};
+
+START_TEST(test_blocked_maxpool_variants_vs_ref)
+{
+    const poprt__maxpool_variant *v = &poprt__maxpool_variants[_i];
+    if (!poprt__maxpool_usable(v)) {
+        printf("kernels_x86: blocked maxpool %s skipped: CPU lacks %s\n", v->name,
+               poprt__isa_name(v->isa));
+        return;
+    }
+    enum { C = 32, B = C / 16 };
+    int64_t checked = 0;
+    for (size_t s = 0; s < sizeof bpool_cases / sizeof bpool_cases[0]; s++) {
+        const int64_t *pc = bpool_cases[s];
+        const int64_t IH = pc[0], IW = pc[1];
+        const int64_t OH = (IH + pc[8] + pc[10] - (pc[2] - 1) * pc[6] - 1) / pc[4] + 1;
+        const int64_t OW = (IW + pc[9] + pc[11] - (pc[3] - 1) * pc[7] - 1) / pc[5] + 1;
+        const int64_t g3[7][3] = {{1, IH, IW},       {1, OH, OW},       {1, pc[2], pc[3]},
+                                  {1, pc[4], pc[5]}, {1, pc[6], pc[7]}, {0, pc[8], pc[9]},
+                                  {0, pc[10], pc[11]}};
+        poprt__pool_task t = max_task(g3);
+        const int64_t nx = C * IH * IW, ny = C * OH * OW;
+        float *x = fvec(nx, (uint32_t)s + 17), *r = fvec(ny, 0), *xb = fvec(nx, 0);
+        float *yb = fvec(ny, 1), *y = fvec(ny, 0);
+        /* NaNs: a few channels, one of them at a window's first tap */
+        x[3 * IH * IW + (IH / 2) * IW + IW / 2] = NAN;
+        x[20 * IH * IW] = NAN;
+        x[31 * IH * IW + IH * IW - 1] = -NAN;
+        for (int64_t c = 0; c < C; c++) /* NCHW -> NCHW16c */
+            for (int64_t i = 0; i < IH * IW; i++)
+                xb[((c / 16) * IH * IW + i) * 16 + c % 16] = x[c * IH * IW + i];
+        t.x = x;
+        t.y = r;
+        poprt__pool_planes(&t, 0, C);
+        /* in two calls, as chunks of a parallel loop */
+        v->blocked_rows(&t.g, xb, yb, 0, 3);
+        v->blocked_rows(&t.g, xb, yb, 3, B * OH);
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t i = 0; i < OH * OW; i++)
+                y[c * OH * OW + i] = yb[((c / 16) * OH * OW + i) * 16 + c % 16];
+        ck_assert_msg(!memcmp(y, r, sizeof(float) * (size_t)ny),
+                      "blocked maxpool %s case %zu differs from the window loop", v->name, s);
+        checked += ny;
+        free(x);
+        free(r);
+        free(xb);
+        free(yb);
+        free(y);
+    }
+    printf("kernels_x86: blocked maxpool %s passed %lld outputs against poprt__pool_planes\n",
+           v->name, (long long)checked);
 }
 END_TEST
 
@@ -1517,6 +1589,7 @@ int main(void)
     tcase_add_test(tc, test_convb_bf16_vs_ref);
     tcase_add_loop_test(tc, test_convw_variants_vs_ref, 0, poprt__convb_n_variants);
     tcase_add_loop_test(tc, test_maxpool_variants_vs_ref, 0, poprt__maxpool_n_variants);
+    tcase_add_loop_test(tc, test_blocked_maxpool_variants_vs_ref, 0, poprt__maxpool_n_variants);
     tcase_add_test(tc, test_gemm_ops_vs_ref);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -4,10 +4,33 @@
 
 #define MP_ISA scalar
 #include "kernels/x86/pool_body.inc"
+
+/* BlockedMaxPool's rows (pool_blocked_body.inc), portable: 16 floats. */
+typedef struct bmp_v {
+    float f[16];
+} bmp_v;
+static inline bmp_v bmp_load(const float *p)
+{
+    bmp_v v;
+    memcpy(v.f, p, sizeof v.f);
+    return v;
+}
+static inline void bmp_store(float *p, bmp_v v)
+{
+    memcpy(p, v.f, sizeof v.f);
+}
+static inline bmp_v bmp_max(bmp_v p, bmp_v b)
+{
+    for (int j = 0; j < 16; j++)
+        b.f[j] = p.f[j] > b.f[j] ? p.f[j] : b.f[j];
+    return b;
+}
+#include "kernels/x86/pool_blocked_body.inc"
 #undef MP_ISA
 
 #define POPRT__MAXPOOL_VARIANT(isa, level)                                                         \
-    {#isa, level, poprt__maxpool2d_row_floats_##isa, poprt__maxpool2d_plane_##isa},
+    {#isa, level, poprt__maxpool2d_row_floats_##isa, poprt__maxpool2d_plane_##isa,                 \
+     poprt__bmaxpool_rows_##isa},
 const poprt__maxpool_variant poprt__maxpool_variants[] = {
 #include "kernels/x86/pool_kernels.inc"
 };

@@ -9,12 +9,18 @@
  * the window columns are reduced at the output positions: stride 1 from
  * shifted loads, stride 2 by splitting even and odd lanes (a two-source
  * permute or shuffle), other strides one position at a time. Max is exact:
- * every variant gives the same bits. */
+ * every variant gives the same bits.
+ *
+ * Each variant also has BlockedMaxPool's rows (pool_blocked_body.inc, on
+ * NCHW16c: one vector of 16 channels per position, one zmm or two ymm, or
+ * 16 floats in the portable instance). */
 #ifndef POPRT_X86_POOL_H
 #define POPRT_X86_POOL_H
 
 #include <stdint.h>
 #include "kernels/x86/cpu.h"
+
+struct poprt__geom3; /* kernels/ref/window.h */
 
 typedef struct poprt__maxpool2d_geom {
     int64_t IH, IW, OH, OW;
@@ -31,6 +37,14 @@ typedef struct poprt__maxpool_variant {
      * (y is then partly written: the caller redoes the plane with its own
      * NaN rule), 1 otherwise. */
     int (*plane)(const poprt__maxpool2d_geom *g, const float *x, float *y, float *row);
+    /* ai.poprt BlockedMaxPool on NCHW16c, 2-D (g: lifted to 3-D, window.h;
+     * any window, dilation, padding): output rows r0..r1-1, row r being
+     * channel block r / OH, output row r % OH; 16 channels per position,
+     * taken with MaxPool's rule (the first tap inside the input, then any
+     * greater value), so NaNs come out as the generic loop gives them;
+     * -inf where a window holds no input. */
+    void (*blocked_rows)(const struct poprt__geom3 *g, const float *x, float *y, int64_t r0,
+                         int64_t r1);
 } poprt__maxpool_variant;
 
 /* The kernel list (pool_kernels.inc), best first; the last is portable. */
@@ -44,7 +58,9 @@ const poprt__maxpool_variant *poprt__maxpool_best(void);
 #define POPRT__MAXPOOL_VARIANT(isa, level)                                                         \
     int64_t poprt__maxpool2d_row_floats_##isa(const poprt__maxpool2d_geom *g);                     \
     int poprt__maxpool2d_plane_##isa(const poprt__maxpool2d_geom *g, const float *x, float *y,     \
-                                     float *row);
+                                     float *row);                                                  \
+    void poprt__bmaxpool_rows_##isa(const struct poprt__geom3 *g, const float *x, float *y,        \
+                                    int64_t r0, int64_t r1);
 #include "kernels/x86/pool_kernels.inc"
 #undef POPRT__MAXPOOL_VARIANT
 

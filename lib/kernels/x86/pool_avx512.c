@@ -91,3 +91,20 @@ int poprt__maxpool2d_plane_avx512(const poprt__maxpool2d_geom *g, const float *x
     }
     return nan == 0;
 }
+
+/* BlockedMaxPool's rows (pool_blocked_body.inc): one zmm per position. */
+typedef __m512 bmp_v;
+static inline __attribute__((always_inline)) bmp_v bmp_load(const float *p)
+{
+    return _mm512_loadu_ps(p);
+}
+static inline __attribute__((always_inline)) void bmp_store(float *p, bmp_v v)
+{
+    _mm512_storeu_ps(p, v);
+}
+static inline __attribute__((always_inline)) bmp_v bmp_max(bmp_v p, bmp_v b)
+{
+    return _mm512_max_ps(p, b);
+}
+#define MP_ISA avx512
+#include "kernels/x86/pool_blocked_body.inc"

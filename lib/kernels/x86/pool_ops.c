@@ -70,97 +70,18 @@ poprt_status poprt__x86_maxpool(poprt__kctx *k)
 
 
 /* ai.poprt BlockedMaxPool (lib/compiler/layout.c): MaxPool on NCHW16c
- * tensors, 2-D. Each output vector holds 16 channels of one position; the
- * window's taps are taken in MaxPool's order with its rule (the first tap
- * inside the input, then any greater value), so NaNs come out as the
- * generic loop gives them. */
+ * tensors, 2-D, on the rows of the best maxpool variant (pool.h). */
 typedef struct bmp_task {
     const poprt__geom3 *g;
     const float *x;
     float *y;
+    const poprt__maxpool_variant *v;
 } bmp_task;
-
-/* Taps k < K with k * d <= room (room >= 0): the window's end inside the
- * input. */
-static inline int64_t bmp_taps(int64_t room, int64_t d, int64_t K)
-{
-    return room / d + 1 < K ? room / d + 1 : K;
-}
-
-/* b = v > b ? v : b lane by lane, v the 16 floats at p: MaxPool's rule (a
- * NaN in v never replaces b), which is MAXPS's own, so each clone compiles
- * it to vector maxima (the integer-mask select of a 16-lane vector type
- * was scalarised in the AVX2 clone, and vectors passed through memory
- * went through the stack piece by piece: plain float arrays stay in
- * registers). */
-static inline __attribute__((always_inline)) void bmp_max(float *restrict b,
-                                                          const float *restrict p)
-{
-    for (int j = 0; j < 16; j++)
-        b[j] = p[j] > b[j] ? p[j] : b[j];
-}
-
-POPRT__CLONES
-static void bmp_rows(const poprt__geom3 *g, const float *x, float *y, int64_t r0, int64_t r1)
-{
-    const int64_t IH = g->in[1], IW = g->in[2], OH = g->out[1], OW = g->out[2];
-    const int64_t KH = g->k[1], KW = g->k[2], DH = g->d[1], DW = g->d[2];
-    const int k33 = KH == 3 && KW == 3;
-    for (int64_t r = r0; r < r1; r++) { /* r = block * OH + oh */
-        const int64_t blk = r / OH, oh = r % OH;
-        const float *xb = x + blk * IH * IW * 16;
-        float *yr = y + r * OW * 16;
-        /* the taps inside the input: kh in [kh0, kh1), kw in [kw0, kw1) */
-        const int64_t h0 = oh * g->s[1] - g->pb[1];
-        const int64_t kh0 = h0 >= 0 ? 0 : (-h0 + DH - 1) / DH;
-        const int64_t kh1 = h0 >= IH ? 0 : bmp_taps(IH - 1 - h0, DH, KH);
-        /* the columns whose window lies inside the input, [wa, wb): no
-         * edge to work out there (a division per position cost more than
-         * the 9 maxima) */
-        const int64_t SW = g->s[2], PL = g->pb[2];
-        int64_t wa, wb; /* first tap at >= 0, last one before IW */
-        poprt__valid_range(OW, SW, PL, 0, IW - (KW - 1) * DW, &wa, &wb);
-        const int full_h = kh0 == 0 && kh1 == KH;
-        for (int64_t ow = 0; ow < OW; ow++) {
-            const int64_t w0 = ow * SW - PL;
-            float best[16];
-            for (int j = 0; j < 16; j++)
-                best[j] = -INFINITY;
-            if (full_h && ow >= wa && ow < wb) {
-                const float *xp = xb + (h0 * IW + w0) * 16;
-                memcpy(best, xp, sizeof best); /* the first tap, then greater values */
-                if (k33) { /* 3x3 (most windows): unrolled, same order */
-#pragma GCC unroll 9
-                    for (int t = 1; t < 9; t++)
-                        bmp_max(best, xp + ((t / 3) * DH * IW + (t % 3) * DW) * 16);
-                } else {
-                    for (int64_t kh = 0; kh < KH; kh++)
-                        for (int64_t kw = kh ? 0 : 1; kw < KW; kw++)
-                            bmp_max(best, xp + (kh * DH * IW + kw * DW) * 16);
-                }
-                memcpy(yr + ow * 16, best, sizeof best);
-                continue;
-            }
-            const int64_t kw0 = w0 >= 0 ? 0 : (-w0 + DW - 1) / DW;
-            const int64_t kw1 = w0 >= IW ? 0 : bmp_taps(IW - 1 - w0, DW, KW);
-            if (kh0 < kh1 && kw0 < kw1) {
-                const float *xp = xb + ((h0 + kh0 * DH) * IW + w0 + kw0 * DW) * 16;
-                memcpy(best, xp, sizeof best); /* the first tap, then greater values */
-                for (int64_t kh = kh0; kh < kh1; kh++) {
-                    const float *xr = xb + ((h0 + kh * DH) * IW + w0) * 16;
-                    for (int64_t kw = kh == kh0 ? kw0 + 1 : kw0; kw < kw1; kw++)
-                        bmp_max(best, xr + kw * DW * 16);
-                }
-            }
-            memcpy(yr + ow * 16, best, sizeof best);
-        }
-    }
-}
 
 static void bmp_task_fn(void *ctx, int64_t r0, int64_t r1)
 {
     const bmp_task *t = ctx;
-    bmp_rows(t->g, t->x, t->y, r0, r1);
+    t->v->blocked_rows(t->g, t->x, t->y, r0, r1);
 }
 
 poprt_status poprt__x86_blocked_maxpool(poprt__kctx *k)
@@ -183,7 +104,7 @@ poprt_status poprt__x86_blocked_maxpool(poprt__kctx *k)
         return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH, "output shape mismatch");
     if (y->numel == 0)
         return POPRT_OK;
-    bmp_task t = {&g, x->data, y->data};
+    bmp_task t = {&g, x->data, y->data, poprt__maxpool_best()};
     const int64_t rows = x->dims[0] * (x->dims[1] / 16) * g.out[1];
     poprt__kctx_parallel_for(k, rows, poprt__ref_grain(g.out[2] * 16 * g.k_sz, 1 << 14),
                              bmp_task_fn, &t);
