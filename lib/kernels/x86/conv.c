@@ -130,6 +130,29 @@ static void conv_epi_task_fn(void *ctx, int64_t m0, int64_t m1)
 static poprt_status conv_layout(poprt__kctx *k, const poprt__conv_plan *p, const float *x,
                                 const float *w, const float *b, float *y);
 
+/* The blocked paths, when the node's prepared weights are theirs for this
+ * CPU's blocked variant: Winograd, else the blocked direct convolution.
+ * 1 with *st set when one ran; 0 when the weights were packed for another
+ * path or CPU (an executable file): the plain paths then. */
+static int blocked_paths(poprt__kctx *k, const poprt__conv_plan *p, const float *x,
+                         const float *b, float *y, poprt_status *st)
+{
+    const poprt__convb_variant *v = poprt__convb_best();
+    int64_t w_group;
+    int bf16;
+    const void *u = poprt__x86_convw_state(k, p, v, &w_group);
+    if (u) {
+        *st = poprt__x86_conv_winograd(k, p, v, x, b, u, w_group, y);
+        return 1;
+    }
+    const void *packed = poprt__x86_convb_state(k, p, v, &w_group, &bf16);
+    if (packed) {
+        *st = poprt__x86_conv_blocked(k, p, v, x, b, packed, w_group, bf16, y);
+        return 1;
+    }
+    return 0;
+}
+
 static poprt_status conv_f32(poprt__kctx *k, const poprt__conv_plan *p, const float *x,
                              const float *w, const float *b, float *y)
 {
@@ -151,18 +174,9 @@ static poprt_status conv_f32(poprt__kctx *k, const poprt__conv_plan *p, const fl
                           g->pb[0] == 0 && g->pb[1] == 0 && g->pb[2] == 0 && g->pe[0] == 0 &&
                           g->pe[1] == 0 && g->pe[2] == 0;
     {
-        int64_t w_group;
-        const void *u = poprt__x86_convw_state(k, p, poprt__convb_best(), &w_group);
-        if (u) /* else another path's, or no AVX2 here: the paths below */
-            return poprt__x86_conv_winograd(k, p, poprt__convb_best(), x, b, u, w_group, y);
-    }
-    {
-        int64_t w_group;
-        int bf16;
-        const void *packed = poprt__x86_convb_state(k, p, poprt__convb_best(), &w_group, &bf16);
-        if (packed) /* else packed for another CPU (an executable file): the paths below */
-            return poprt__x86_conv_blocked(k, p, poprt__convb_best(), x, b, packed, w_group,
-                                           bf16, y);
+        poprt_status st;
+        if (blocked_paths(k, p, x, b, y, &st))
+            return st;
     }
     {
         const uint32_t *wpk = poprt__x86_conv_taps_state(k, p);
@@ -325,14 +339,9 @@ static poprt_status conv_layout(poprt__kctx *k, const poprt__conv_plan *p, const
                                "NCHW16c needs 2-D tensors with channels in blocks of 16 (X "
                                "has %lld, Y %lld)",
                                (long long)p->C, (long long)p->M);
-    int64_t w_group;
-    int bf16;
-    const void *u = poprt__x86_convw_state(k, p, poprt__convb_best(), &w_group);
-    if (u)
-        return poprt__x86_conv_winograd(k, p, poprt__convb_best(), x, b, u, w_group, y);
-    const void *packed = poprt__x86_convb_state(k, p, poprt__convb_best(), &w_group, &bf16);
-    if (packed)
-        return poprt__x86_conv_blocked(k, p, poprt__convb_best(), x, b, packed, w_group, bf16, y);
+    poprt_status st;
+    if (blocked_paths(k, p, x, b, y, &st))
+        return st;
     poprt__conv_plan q = *p;
     q.xblk = q.yblk = 0;
     const size_t xn = (size_t)(p->N * p->C * g->in_sz), yn = (size_t)(p->N * p->M * g->out_sz);
@@ -347,7 +356,7 @@ static poprt_status conv_layout(poprt__kctx *k, const poprt__conv_plan *p, const
         nchw16c_to_nchw(p->z, p->N, p->M, g->out_sz, zs);
         q.z = zs;
     }
-    poprt_status st = conv_f32(k, &q, xs ? xs : x, w, b, ys ? ys : y);
+    st = conv_f32(k, &q, xs ? xs : x, w, b, ys ? ys : y);
     if (!st && ys)
         nchw16c_from_nchw(ys, p->N, p->M, g->out_sz, y);
     return st;

@@ -390,7 +390,6 @@ poprt_status poprt__x86_conv_blocked(poprt__kctx *k, const poprt__conv_plan *p,
  * floats, row = ((cbi * KH + kh) * KW + kw) * cb + i of `rows` such rows. */
 static int64_t convb_wpos(int layout, int64_t row, int64_t o, int64_t width, int64_t rows)
 {
-    (void)width;
     return layout == POPRT__CONVB_BY_BLOCK ? ((o >> 4) * rows + row) * 16 + (o & 15)
                                            : row * width + o;
 }

@@ -430,8 +430,6 @@ uint32_t *poprt__sgemm_b_panel(const poprt__sgemm_b_layout *l, int64_t b, int64_
 
 /* ---- compute ---------------------------------------------------------------- */
 
-static int64_t l2_panels(const poprt__sgemm_variant *v, int64_t kcb);
-
 typedef struct gemm_job {
     const poprt__sgemm_variant *v;
     kblocks kb;
@@ -443,6 +441,7 @@ typedef struct gemm_job {
     int64_t mpan, npan;     /* panels of A (MR rows) and B (NR columns) */
     int64_t tm, tn;         /* task grid: tm x tn blocks */
     int64_t mb, nb;         /* panels per task block */
+    int64_t ncp;            /* B panels per L2 block (l2_panels), set by plan_tasks */
     int a_in_l2;            /* 2: all of packed A fits in L2, 1: one K block of it, 0: no */
     int b_prepacked;        /* B came packed (a weight): read it once, split columns only */
     /* A packed panel by panel just before use (a_fly: one MR x kcb buffer
@@ -514,7 +513,7 @@ static void gemm_block(const gemm_job *g, int64_t i0, int64_t i1, int64_t j0, in
         return;
     }
     /* an L2-sized block of B panels against one A panel at a time (in L1) */
-    const int64_t ncp = l2_panels(g->v, g->kb.kcb);
+    const int64_t ncp = g->ncp;
     if (g->a_fly) {
         /* one L2 block of B (j1 - j0 <= ncp): each A panel is packed into
          * this row block's buffer right before its only use, so packed A
@@ -597,6 +596,7 @@ static void plan_tasks(gemm_job *g, const poprt__par *par)
     g->tm = g->tn = 1;
     g->mb = g->mpan;
     g->nb = g->npan;
+    g->ncp = l2_panels(g->v, g->kb.kcb);
     const int64_t a_block = g->a.npad * kw(g->v, g->kb.kcb) * (int64_t)sizeof(float);
     const int64_t a_l2 = a_l2_bytes();
     g->a_in_l2 = a_block * g->kb.nkb <= a_l2 ? 2 : a_block <= a_l2 ? 1 : 0;
@@ -635,7 +635,7 @@ static void plan_tasks(gemm_job *g, const poprt__par *par)
         }
         return;
     }
-    const int64_t ncp = l2_panels(g->v, g->kb.kcb);
+    const int64_t ncp = g->ncp;
     /* columns first in L2-block units (A panels are shared), then rows */
     int64_t tn = (g->npan + ncp - 1) / ncp;
     if (tn > want)
@@ -749,10 +749,9 @@ static void run(const poprt__sgemm_variant *v, kblocks kb, const poprt__par *par
     /* operands not given pre-packed are packed first, in parallel, except A
      * when one L2 block of B covers N and A does not fit in L2: then each
      * row block of tasks packs its A panels as it goes (see gemm_block) */
-    const int64_t ncp = l2_panels(v, kb.kcb);
     if (Apk) {
         g.a.pk = Apk;
-    } else if (g.a_in_l2 == 0 && g.tn == 1 && g.npan <= ncp &&
+    } else if (g.a_in_l2 == 0 && g.tn == 1 && g.npan <= g.ncp &&
                g.tm * v->mr * kw(v, g.kb.kcb) <= g.a.npad * kw(v, K)) {
         g.a_fly = (float *)w;
         g.a_src = A;
