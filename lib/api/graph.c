@@ -244,7 +244,7 @@ poprt_status poprt_graph_output(const poprt_graph *graph, size_t index, poprt_va
 static poprt__tensor *find_value(const poprt__graph *g, const char *name)
 {
     poprt__tensor *t = *name ? poprt__graph_find(g, name) : NULL;
-    return t && (t->producer || t->is_input || t->is_initializer || t->data || t->n_uses ||
+    return t && (t->producer || t->is_input || t->is_initializer || t->raw || t->n_uses ||
                  t->type.kind != POPRT__KIND_UNKNOWN)
                ? t
                : NULL;
@@ -297,8 +297,11 @@ static poprt_status fill_view(poprt__arena *a, const poprt__tensor *t, poprt_ten
             d[i] = t->type.dims[i].value;
         v->dims = d;
     }
-    v->data = t->data;
+    v->data = poprt__tensor_data(t);
     v->nbytes = t->nbytes;
+    if (t->raw && !v->data)
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory reading '%s' (%zu bytes)",
+                          t->name, t->nbytes);
     return POPRT_OK;
 }
 
@@ -482,7 +485,7 @@ poprt_status poprt_graph_set_value_info(poprt_graph *graph, const char *name, po
     if (st)
         return st;
     poprt__tensor *t = poprt__map_get(&g->by_name, name);
-    if (t && (t->is_initializer || t->data))
+    if (t && (t->is_initializer || t->raw))
         return poprt__err(POPRT_STATUS_INVALID_ARGUMENT,
                           "%s: '%s' is a constant of graph '%s': its type is its value's", fn,
                           name, g->name);
@@ -569,7 +572,7 @@ poprt_status poprt_graph_add_initializer(poprt_graph *graph, const char *name, p
         return st;
     if ((is_new || !t->is_initializer) && poprt__vec_push(&g->initializers, t))
         return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "%s: out of memory", fn);
-    t->data = bytes;
+    poprt__tensor_set_data(t, bytes);
     t->nbytes = nbytes;
     t->is_initializer = 1;
     edited(m);
@@ -599,7 +602,7 @@ poprt_status poprt_graph_remove_initializer(poprt_graph *graph, const char *name
     if (in >= 0)
         vec_remove_at(&g->inputs, (size_t)in);
     t->is_initializer = t->is_input = 0;
-    t->data = NULL;
+    poprt__tensor_set_data(t, NULL);
     t->nbytes = 0;
     t->type.kind = POPRT__KIND_UNKNOWN;
     edited(g->model);
@@ -1253,7 +1256,7 @@ static poprt_status attr_tensor(const char *fn, poprt__model *m, const char *nam
         return st;
     if (nbytes)
         memcpy(copy, data, nbytes);
-    t->data = copy;
+    poprt__tensor_set_data(t, copy);
     t->nbytes = nbytes;
     t->is_initializer = 1;
     *out = t;

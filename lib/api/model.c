@@ -27,7 +27,7 @@ static poprt_status refresh(poprt_model *model)
     size_t n = 0;
     for (size_t i = 0; i < g->tensors.len; i++) {
         const poprt__tensor *t = g->tensors.items[i];
-        if (t->name[0] && (t->producer || t->is_input || t->is_initializer || t->data))
+        if (t->name[0] && (t->producer || t->is_input || t->is_initializer || t->raw))
             model->ids[n++] = t->name;
     }
     model->n_ids = n;
@@ -186,7 +186,7 @@ size_t poprt_model_num_inputs(const poprt_model *model)
     size_t n = 0;
     for (size_t i = 0; i < g->inputs.len; i++) {
         const poprt__tensor *t = g->inputs.items[i];
-        n += !t->is_initializer && !t->data;
+        n += !t->is_initializer && !t->raw;
     }
     return n;
 }

@@ -122,7 +122,7 @@ static poprt_status free_fixed_batch(const poprt_model *model, int bd, poprt_mod
     *copy_out = NULL;
     for (size_t i = 0; i < g->inputs.len && !st; i++) {
         const poprt__tensor *t = g->inputs.items[i];
-        if (t->is_initializer || t->data || t->type.kind != POPRT__KIND_TENSOR ||
+        if (t->is_initializer || t->raw || t->type.kind != POPRT__KIND_TENSOR ||
             t->type.rank <= bd || t->type.dims[bd].value != 1)
             continue;
         if (!*copy_out && (st = poprt_model_clone(model, copy_out)))
@@ -186,7 +186,7 @@ static poprt_status size_options(const poprt_model *model, const poprt_options *
     for (size_t i = 0; !st && (cfg->max_batch > 1 || pack) && i < model->m->graph->inputs.len;
          i++) {
         const poprt__tensor *t = model->m->graph->inputs.items[i];
-        if (t->is_initializer || t->data)
+        if (t->is_initializer || t->raw)
             continue;
         char key[300];
         snprintf(key, sizeof key, "input_shape.%s", t->name);

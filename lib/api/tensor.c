@@ -115,7 +115,7 @@ poprt_status poprt_tensor_encode(const char *name, poprt_dtype dtype, const int6
     t.type.elem = dtype;
     t.type.rank = rank;
     t.type.dims = d;
-    t.data = data ? data : "";
+    t.raw = data ? data : "";
     t.nbytes = nbytes;
     return poprt__onnx_encode_tensor(&t, data_out, size_out);
 }
@@ -129,7 +129,7 @@ poprt_status poprt_model_input_range(const poprt_model *model, const char *name,
     const poprt__graph *g = model->m->graph;
     for (size_t i = 0; i < g->inputs.len; i++) {
         const poprt__tensor *t = g->inputs.items[i];
-        if (!t->is_initializer && !t->data && !strcmp(t->name, name)) {
+        if (!t->is_initializer && !t->raw && !strcmp(t->name, name)) {
             poprt__index_range(t, lo_out, hi_out);
             return POPRT_OK;
         }

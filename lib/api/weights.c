@@ -15,7 +15,7 @@ static poprt_status find(const poprt_session *s, const char *name, const char *f
         return POPRT_OK;
     }
     const poprt__tensor *t = poprt__map_get(&s->m->graph->by_name, name);
-    if (t && t->data && !t->producer)
+    if (t && t->raw && !t->producer)
         return poprt__err(POPRT_STATUS_NOT_FOUND,
                           "%s: '%s' is a constant of the compiled program, not a weight: it was "
                           "folded into other constants or made by a fusion at compile time",

@@ -99,12 +99,14 @@ static poprt__tensor *f32_of(poprt__graph *g, poprt__map *twins, poprt__tensor *
         return NULL;
     int64_t dims[POPRT__MAX_RANK];
     int rank;
-    if (t->data && !t->is_input && poprt__rw_static_dims(t, dims, &rank)) {
+    if (t->raw && !t->is_input && poprt__rw_static_dims(t, dims, &rank)) {
         size_t n = t->nbytes / sizeof(uint16_t);
         float *v = poprt__malloc((n ? n : 1) * sizeof *v);
-        if (!v)
+        const uint16_t *h = poprt__tensor_data(t);
+        if (!v || !h) {
+            poprt__free(v);
             return NULL;
-        const uint16_t *h = t->data;
+        }
         for (size_t i = 0; i < n; i++)
             v[i] = poprt__half_to_float(h[i]);
         f = poprt__graph_add_const(g, base, POPRT_DTYPE_FLOAT, rank, dims, v, n * sizeof *v);

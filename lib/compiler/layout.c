@@ -62,7 +62,7 @@ static int conv_ok(const poprt__node *n)
         return 0;
     const poprt__tensor *x = poprt__node_in(n, 0), *w = poprt__node_in(n, 1);
     return poprt__attr_i(n, "group", 1) == 1 && static4(x) && static4(poprt__node_out(n, 0)) &&
-           w && w->data && static4(w);
+           w && w->raw && static4(w);
 }
 
 /* MaxPool that BlockedMaxPool can run: 2-D, no Indices output. */
@@ -133,7 +133,7 @@ static poprt_status candidates(poprt__graph *g, unsigned char *blk)
         poprt__tensor *t = g->tensors.items[i];
         blk[t->id] = 0;
         if (!static4(t) || neutral(t) || t->is_input || t->is_output || t->is_initializer ||
-            t->data || !t->producer || t->type.dims[1].value % 16 ||
+            t->raw || !t->producer || t->type.dims[1].value % 16 ||
             t->type.dims[1].value == 0 || !writes_ok(t->producer))
             continue;
         if ((st = poprt__graph_consumers(g, t, &readers)))

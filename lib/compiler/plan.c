@@ -139,7 +139,7 @@ static int is_inplace_op(const poprt__node *n)
 
 static int planned_kind(const poprt__tensor *t, int first)
 {
-    if (!t->producer || t->data || first < 0 || t->type.kind != POPRT__KIND_TENSOR)
+    if (!t->producer || t->raw || first < 0 || t->type.kind != POPRT__KIND_TENSOR)
         return 0;
     if (t->producer->op && (t->producer->op->flags & POPRT__OP_DYNAMIC))
         return 0;
@@ -181,7 +181,7 @@ static int place_concat(planner *pl, const poprt__node *n)
     int k, ok = 1;
     for (k = 0; k < n->n_inputs && ok; k++) {
         const poprt__tensor *t = n->inputs[k];
-        if (!t || t->graph != g || !t->producer || t->data || t->is_input ||
+        if (!t || t->graph != g || !t->producer || t->raw || t->is_input ||
             t->type.kind != POPRT__KIND_TENSOR || !poprt__type_is_static(&t->type) ||
             t->type.elem != out->type.elem || t->type.rank != out->type.rank) {
             ok = 0;
@@ -314,7 +314,7 @@ static poprt_status build(const poprt__graph *g, poprt__plan *p, int place_conca
             /* inputs that are neither constants, graph inputs nor planned
              * (dynamic values) cannot be aliased statically */
             const poprt__tensor *root = g->tensors.items[ri];
-            int aliasable = root->data || root->is_input || in_arena(&pl, ri);
+            int aliasable = root->raw || root->is_input || in_arena(&pl, ri);
             if (!aliasable)
                 continue;
             p->view[s] = POPRT__PLAN_VIEW;

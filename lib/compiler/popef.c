@@ -123,7 +123,7 @@ static int cmp_ptr(const void *x, const void *y)
 
 static int add_used(layout *l, const poprt__tensor *t)
 {
-    if (!t || !t->data || t->producer)
+    if (!t || !t->raw || t->producer)
         return 1;
     if (l->n_used == l->cap_used) {
         size_t cap = l->cap_used ? l->cap_used * 2 : 256;
@@ -171,7 +171,7 @@ static poprt_status place_graph(layout *l, const poprt__graph *g)
 {
     for (size_t i = 0; i < g->tensors.len; i++) {
         const poprt__tensor *t = g->tensors.items[i];
-        if (!t->data || t->producer || !is_used(l, t) || t->type.kind != POPRT__KIND_TENSOR ||
+        if (!t->raw || t->producer || !is_used(l, t) || t->type.kind != POPRT__KIND_TENSOR ||
             t->type.elem == POPRT_DTYPE_STRING || poprt__onnx_packed_bits(t->type.elem) ||
             t->nbytes < 64)
             continue;
@@ -374,7 +374,7 @@ static poprt_status build_file(const poprt__program *s, uint64_t model_hash, wbu
         if (!put(&b, NULL, (size_t)l.total))
             st = POPRT_STATUS_OUT_OF_MEMORY;
         for (size_t i = 0; !st && i < l.n; i++)
-            memcpy(b.p + start + l.v[i].offset, l.v[i].t->data, l.v[i].size);
+            memcpy(b.p + start + l.v[i].offset, l.v[i].t->raw, l.v[i].size);
         if (!st)
             SECTION(POPRT__POPEF_WEIGHTS, start);
     } else if (!st)

@@ -18,7 +18,7 @@ static void drop_folded(poprt__graph *g)
         poprt__node *n = g->nodes.items[i];
         int folded = n->n_outputs > 0;
         for (int j = 0; j < n->n_outputs && folded; j++)
-            folded = !n->outputs[j] || n->outputs[j]->data;
+            folded = !n->outputs[j] || n->outputs[j]->raw;
         if (!folded) {
             g->nodes.items[k++] = n;
             continue;
@@ -102,11 +102,30 @@ poprt_status poprt__program_prepare_node(poprt__program *p, size_t i)
     poprt__type out[16];
     if (node->n_inputs > 32 || node->n_outputs > 16)
         return POPRT_OK;
+    /* A constant not read typed yet (unaligned in the mapped file) is read
+     * through a copy made for this call only: when the prepared data is
+     * all the runs need of it (packed weights), it is never copied to
+     * stay. */
+    void *tmp[32] = {0};
+    poprt_status st = POPRT_OK;
     for (int k = 0; k < node->n_inputs; k++) {
         poprt__tensor *t = node->inputs[k];
         in[k].type = t ? &t->type : NULL;
-        in[k].data = t ? t->data : NULL;
         in[k].nbytes = t ? t->nbytes : 0;
+        in[k].data = NULL;
+        in[k].src = NULL;
+        if (t && poprt__tensor_data_lazy(t)) {
+            if ((tmp[k] = poprt__aligned_alloc(t->nbytes ? t->nbytes : 1)))
+                memcpy(tmp[k], t->raw, t->nbytes);
+            in[k].data = tmp[k];
+        } else if (t && t->raw) {
+            in[k].data = poprt__tensor_data(t);
+        }
+        if (t && t->raw && !in[k].data) {
+            st = poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "node '%s': out of memory reading '%s' (%zu bytes)",
+                            node->name, t->name, t->nbytes);
+            goto done;
+        }
     }
     for (int k = 0; k < node->n_outputs; k++) {
         memset(&out[k], 0, sizeof out[k]);
@@ -125,16 +144,19 @@ poprt_status poprt__program_prepare_node(poprt__program *p, size_t i)
                          .flags = (bf16 ? POPRT__PREP_MATMUL_BF16 : 0) | direct};
     void *state = NULL;
     size_t size = 0;
-    poprt_status st = node->kernel->prepare(&c, &state, &size);
-    if (st)
-        return st;
+    if ((st = node->kernel->prepare(&c, &state, &size)))
+        goto done;
     /* the old data goes only once the new is made */
     if (p->state_owned[i])
         poprt__aligned_free(p->states[i]);
     p->states[i] = state;
     p->state_sizes[i] = size;
     p->state_owned[i] = 1;
-    return POPRT_OK;
+    p->consumed[i] = state ? c.consumed : 0;
+done:
+    for (int k = 0; k < node->n_inputs; k++)
+        poprt__aligned_free(tmp[k]);
+    return st;
 }
 
 /* Memory of constants read only while compiling: the pages of a file
@@ -158,7 +180,7 @@ static void drop_prepared_inputs(const poprt__program *p, const poprt__node *n)
     const poprt__graph *g = p->m->graph;
     for (int k = 0; k < n->n_inputs; k++) {
         const poprt__tensor *t = n->inputs[k];
-        if (!t || !t->data || t->nbytes < DROP_MIN_BYTES || t->n_out_uses)
+        if (!t || !t->raw || t->nbytes < DROP_MIN_BYTES || t->n_out_uses)
             continue;
         int all = 1;
         for (const poprt__use *u = t->uses; u && all; u = u->next) {
@@ -167,7 +189,27 @@ static void drop_prepared_inputs(const poprt__program *p, const poprt__node *n)
                   g->nodes.items[r->id] == r && p->states[r->id];
         }
         if (all)
-            drop_pages(p, t->data, t->nbytes);
+            drop_pages(p, t->raw, t->nbytes);
+    }
+}
+
+/* Constants of the main graph whose every reader consumes them through its
+ * prepared data (poprt__prep_ctx.consumed): the runs bind them without
+ * copying them aligned (lib/runtime/exec.c), so a packed weight stored
+ * unaligned in the model file is resident once, packed. */
+static void mark_prepared_only(const poprt__program *p)
+{
+    const poprt__graph *g = p->m->graph;
+    for (size_t i = 0; i < g->tensors.len; i++) {
+        poprt__tensor *t = g->tensors.items[i];
+        int all = t->raw && !t->producer && !t->n_out_uses && t->uses;
+        for (const poprt__use *u = t->uses; u && all; u = u->next) {
+            const poprt__node *r = u->node;
+            all = r->graph == g && r->id >= 0 && (size_t)r->id < g->nodes.len &&
+                  g->nodes.items[r->id] == r && p->states[r->id] && u->slot >= 0 && u->slot < 32 &&
+                  (p->consumed[r->id] >> u->slot & 1u);
+        }
+        t->prepared_only = all != 0;
     }
 }
 
@@ -178,7 +220,8 @@ static poprt_status prepare_nodes(poprt__program *p, const poprt__stored_states 
     p->states = poprt__calloc(n ? n : 1, sizeof *p->states);
     p->state_sizes = poprt__calloc(n ? n : 1, sizeof *p->state_sizes);
     p->state_owned = poprt__calloc(n ? n : 1, 1);
-    if (!p->states || !p->state_sizes || !p->state_owned)
+    p->consumed = poprt__calloc(n ? n : 1, sizeof *p->consumed);
+    if (!p->states || !p->state_sizes || !p->state_owned || !p->consumed)
         return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
     int stored_ok = stored && stored->usable;
     uint64_t total = 0, done = 0; /* nodes to prepare, for the progress reports */
@@ -213,6 +256,7 @@ static poprt_status prepare_nodes(poprt__program *p, const poprt__stored_states 
     }
     if (total && done < total) /* nodes with more operands than prepare takes */
         poprt__progress("prepare", NULL, total, total);
+    mark_prepared_only(p);
     return POPRT_OK;
 }
 
@@ -226,6 +270,7 @@ static void program_free(poprt__program *p)
     poprt__free(p->states);
     poprt__free(p->state_owned);
     poprt__free(p->state_sizes);
+    poprt__free(p->consumed);
     poprt__options_free(p->options);
     poprt__blob_unref(p->file);
     poprt__weights_free(p);

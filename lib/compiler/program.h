@@ -77,6 +77,7 @@ void poprt__plan_free(poprt__plan *p);
 typedef struct poprt__weight {
     poprt__tensor *t;  /* in the program's main graph */
     const void *orig;  /* the compiled value, put back by a reset */
+    const void *orig_aligned; /* its aligned copy when it was last replaced */
     size_t nbytes;     /* its size as given */
     void *copy;        /* a value written since (aligned heap), or NULL */
     int64_t dims[POPRT__MAX_RANK]; /* its shape, for poprt_session_weight */
@@ -98,6 +99,8 @@ typedef struct poprt__program {
     size_t *state_sizes;
     unsigned char *state_owned; /* 0: the data lives in the executable file's bytes, or
                                    in `shares`' */
+    unsigned *consumed;         /* per main-graph node: poprt__prep_ctx.consumed of its
+                                   prepare (0 for data from an executable file) */
     poprt__vec inputs;          /* poprt__tensor *: the inputs a caller binds */
     poprt_options *options;     /* as compiled with (recorded in executable files) */
     poprt__blob *file;          /* the executable file it came from, or NULL */

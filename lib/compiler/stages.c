@@ -142,7 +142,7 @@ static poprt_status keep_stage(const poprt__model *full, const split_info *si, i
         const poprt__tensor *ft = fg->tensors.items[t];
         poprt__tensor *x = poprt__graph_find(g, ft->name);
         if (x && ft->producer && si->stage[ft->producer->id] == s && si->last_reader[t] > s &&
-            !ft->is_output && !ft->data)
+            !ft->is_output && !ft->raw)
             st = poprt__vec_push(&outs, x) ? POPRT_STATUS_OUT_OF_MEMORY : POPRT_OK;
     }
     for (size_t i = 0; i < g->outputs.len; i++)
@@ -172,7 +172,7 @@ static poprt_status keep_stage(const poprt__model *full, const split_info *si, i
         poprt__tensor *x = poprt__graph_find(g, ft->name);
         if (!x || !ft->producer || x->producer || !x->n_uses)
             continue;
-        if (x->data) { /* folded on the whole model: a constant here */
+        if (x->raw) { /* folded on the whole model: a constant here */
             x->is_initializer = 1;
             st = poprt__vec_push(&g->initializers, x) ? POPRT_STATUS_OUT_OF_MEMORY : POPRT_OK;
         } else if (!poprt__type_is_static(&x->type)) {

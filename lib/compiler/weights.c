@@ -26,9 +26,9 @@ poprt_status poprt__weights_candidates(const poprt__model *m, poprt__weight **ou
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         poprt__tensor *t = g->initializers.items[i];
-        if (t->data && t->type.kind == POPRT__KIND_TENSOR && t->type.elem != POPRT_DTYPE_STRING) {
+        if (t->raw && t->type.kind == POPRT__KIND_TENSOR && t->type.elem != POPRT_DTYPE_STRING) {
             w[k].t = t;
-            w[k].orig = t->data;
+            w[k].orig = t->raw;
             w[k].nbytes = t->nbytes;
             t->fed_fold = 0;
             k++;
@@ -43,7 +43,7 @@ int poprt__weights_kept(const poprt__model *m, const poprt__weight *w)
 {
     const poprt__tensor *t = w->t;
     return poprt__map_get(&m->graph->by_name, t->name) == t && t->is_initializer &&
-           t->data == w->orig && !t->fed_fold && t->n_uses > 0 && t->type.rank >= 0 &&
+           t->raw == w->orig && !t->fed_fold && t->n_uses > 0 && t->type.rank >= 0 &&
            t->type.rank <= POPRT__MAX_RANK;
 }
 
@@ -87,7 +87,7 @@ poprt_status poprt__weight_read(poprt__program *p, size_t i, void *data, size_t 
         return poprt__err(POPRT_STATUS_INVALID_ARGUMENT,
                           "weight '%s' has %zu bytes, the buffer %zu", t->name, t->nbytes, nbytes);
     pthread_rwlock_rdlock(&p->wlock);
-    memcpy(data, t->data, nbytes);
+    memcpy(data, t->raw, nbytes);
     pthread_rwlock_unlock(&p->wlock);
     return POPRT_OK;
 }
@@ -116,13 +116,18 @@ static poprt_status prepare_readers(poprt__program *p, const poprt__tensor *t)
 static poprt_status set_value(poprt__program *p, size_t i, const void *data, void *copy)
 {
     poprt__weight *w = &p->weights[i];
-    const void *old_data = w->t->data;
+    const void *old_raw = w->t->raw, *old_aligned = w->t->aligned;
     void *old_copy = w->copy;
-    w->t->data = data;
+    if (old_raw == w->orig) /* an unaligned original is copied once */
+        w->orig_aligned = old_aligned;
+    poprt__tensor_set_data(w->t, data);
+    if (data == w->orig)
+        w->t->aligned = w->orig_aligned;
     w->copy = copy;
     poprt_status st = prepare_readers(p, w->t);
     if (st) {
-        w->t->data = old_data;
+        w->t->raw = old_raw;
+        w->t->aligned = old_aligned;
         w->copy = old_copy;
         poprt__aligned_free(copy != old_copy ? copy : NULL);
         /* the readers prepared from the old value again: what they had */

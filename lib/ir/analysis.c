@@ -270,7 +270,7 @@ static poprt_status check_graph(poprt__graph *g)
         poprt__node *n = g->nodes.items[i];
         for (int k = 0; k < n->n_inputs; k++) {
             poprt__tensor *t = n->inputs[k];
-            if (t && !t->producer && !t->is_input && !t->is_initializer && !t->data)
+            if (t && !t->producer && !t->is_input && !t->is_initializer && !t->raw)
                 return POPRT__NODE_ERR(n, POPRT_STATUS_INVALID_MODEL,
                                        "input %d '%s' is not a graph input, an initializer or "
                                        "the output of any node",
@@ -295,7 +295,7 @@ static poprt_status check_graph(poprt__graph *g)
     }
     for (size_t i = 0; i < g->outputs.len; i++) {
         poprt__tensor *t = g->outputs.items[i];
-        if (!t->producer && !t->is_input && !t->is_initializer && !t->data && t->graph == g)
+        if (!t->producer && !t->is_input && !t->is_initializer && !t->raw && t->graph == g)
             return poprt__err(POPRT_STATUS_INVALID_MODEL,
                               "graph '%s': output '%s' is not produced by any node", g->name,
                               t->name);

@@ -43,20 +43,28 @@ static poprt_status clone_tensor_data(cl *c, poprt__tensor *dt, const poprt__ten
     dt->is_output = st->is_output;
     dt->is_initializer = st->is_initializer;
     dt->doc = DUPS(st->doc);
-    if (st->data) {
-        if (in_blob(c->src, st->data))
-            dt->data = st->data;
-        else if (st->type.elem == POPRT_DTYPE_STRING) {
+    if (st->raw) {
+        /* blobs the clone holds too (d->blobs: the source's when the clone
+         * began) are shared, the aligned copy of an unaligned raw as well */
+        const void *al = __atomic_load_n(&st->aligned, __ATOMIC_ACQUIRE);
+        if (in_blob(d, st->raw)) {
+            poprt__tensor_set_data(dt, st->raw);
+            if (al && in_blob(d, al))
+                dt->aligned = al;
+        } else if (st->type.elem == POPRT_DTYPE_STRING) {
+            const char *const *src = st->raw; /* strings live aligned in an arena */
             size_t n = st->nbytes / sizeof(char *);
             const char **ss = poprt__arena_array(&d->arena, n ? n : 1, sizeof *ss);
             if (!ss)
                 return POPRT_STATUS_OUT_OF_MEMORY;
             for (size_t i = 0; i < n; i++)
-                ss[i] = DUPS(((const char *const *)st->data)[i] ? ((const char *const *)st->data)[i] : "");
-            dt->data = ss;
+                ss[i] = DUPS(src[i] ? src[i] : "");
+            poprt__tensor_set_data(dt, ss);
         } else {
-            dt->data = poprt__arena_memdup(&d->arena, st->data, st->nbytes ? st->nbytes : 1);
-            if (!dt->data)
+            /* an arena copy is 16-byte aligned: aligned for every element type */
+            size_t nb = st->nbytes ? st->nbytes : 1;
+            poprt__tensor_set_data(dt, poprt__arena_memdup(&d->arena, st->raw, nb));
+            if (!dt->raw)
                 return POPRT_STATUS_OUT_OF_MEMORY;
         }
     }
@@ -218,13 +226,17 @@ poprt_status poprt__model_clone(const poprt__model *s, poprt__model **out)
     if (st)
         return st;
     cl c = {.src = s, .dst = d};
+    /* s->lock: another thread's poprt__tensor_data may add to s->blobs */
+    pthread_mutex_lock((pthread_mutex_t *)&s->lock);
     for (size_t i = 0; i < s->blobs.len; i++) {
         poprt__blob_ref(s->blobs.items[i]);
         if (poprt__vec_push(&d->blobs, s->blobs.items[i])) {
             poprt__blob_unref(s->blobs.items[i]);
+            pthread_mutex_unlock((pthread_mutex_t *)&s->lock);
             goto oom;
         }
     }
+    pthread_mutex_unlock((pthread_mutex_t *)&s->lock);
     d->limits = s->limits;
     d->eval = s->eval; /* copies a pass makes evaluate as the model does */
     d->ir_version = s->ir_version;

@@ -53,9 +53,9 @@ static void bound_by_dim(range *r, int64_t d)
 /* The value of a constant integer scalar (or one-element tensor). */
 static int const_int(const poprt__tensor *t, int64_t *v)
 {
-    if (!t || !t->data || !poprt__dtype_is_int(t->type.elem) || poprt__type_numel(&t->type) != 1)
+    if (!t || !t->raw || !poprt__dtype_is_int(t->type.elem) || poprt__type_numel(&t->type) != 1)
         return 0;
-    *v = poprt__load_i64(t->data, t->type.elem, 0);
+    *v = poprt__load_i64(poprt__tensor_data(t), t->type.elem, 0);
     return 1;
 }
 

@@ -109,7 +109,7 @@ static int foldable(const poprt__node *n, const poprt__folder *f)
             continue;
         if (t->type.kind != POPRT__KIND_TENSOR)
             return 0;
-        if (shape_only ? !poprt__type_is_static(&t->type) : !t->data)
+        if (shape_only ? !poprt__type_is_static(&t->type) : !t->raw)
             return 0;
     }
     for (int j = 0; j < n->n_outputs; j++) {
@@ -123,6 +123,11 @@ static int foldable(const poprt__node *n, const poprt__folder *f)
             return 0;
     }
     return 1;
+}
+
+const void *poprt__ival_data(const poprt__ival *v)
+{
+    return v->data ? v->data : v->src ? poprt__tensor_data(v->src) : NULL;
 }
 
 static poprt_status infer_node(poprt__node *n, const poprt__folder *folder)
@@ -151,7 +156,8 @@ static poprt_status infer_node(poprt__node *n, const poprt__folder *folder)
     for (int i = 0; i < n->n_inputs; i++) {
         poprt__tensor *t = n->inputs[i];
         in[i].type = t ? &t->type : NULL;
-        in[i].data = t ? t->data : NULL;
+        in[i].data = t && !poprt__tensor_data_lazy(t) ? poprt__tensor_data(t) : NULL;
+        in[i].src = t && t->raw ? t : NULL;
         in[i].nbytes = t ? t->nbytes : 0;
     }
     memset(out, 0, (size_t)n->n_outputs * sizeof *out);

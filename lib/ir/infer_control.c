@@ -182,8 +182,8 @@ static poprt_status inf_if(poprt__infer_ctx *c)
         return POPRT__NODE_ERR(c->node, POPRT_STATUS_INVALID_MODEL, "cond must be bool, not %s",
                                poprt__dtype_name((poprt_dtype)ce));
     int pick = -1; /* branch known from a constant condition */
-    if (c->in[0].type && c->in[0].data && c->in[0].nbytes >= 1)
-        pick = ((const uint8_t *)c->in[0].data)[0] != 0;
+    if (c->in[0].type && poprt__ival_data(&c->in[0]) && c->in[0].nbytes >= 1)
+        pick = ((const uint8_t *)poprt__ival_data(&c->in[0]))[0] != 0;
     /* a branch whose inference failed (deferred until it runs) gives no
      * types: the outputs are those of the other branch, or unknown */
     const poprt__graph *only = pick >= 0 ? (pick ? th : el) : NULL;

@@ -166,7 +166,7 @@ static poprt_status inf_window(poprt__infer_ctx *c)
     if (st)
         return st;
     int64_t n = qm_in_scalar(c, 0, -1);
-    if (c->in[0].data && n < 0)
+    if (poprt__ival_data(&c->in[0]) && n < 0)
         return POPRT__NODE_ERR(c->node, POPRT_STATUS_INVALID_MODEL, "negative window size");
     poprt__infer_set_i64(c, 0, dt, 1, &n);
     return POPRT_OK;
@@ -210,7 +210,7 @@ static poprt_status inf_dft(poprt__infer_ctx *c)
     if (axis < 0 || axis >= r - 1)
         return POPRT__NODE_ERR(c->node, POPRT_STATUS_INVALID_MODEL, "invalid DFT axis");
     int64_t L = qm_has(c, 1) ? qm_in_scalar(c, 1, -1) : xd[axis];
-    if (qm_has(c, 1) && c->in[1].data && L <= 0)
+    if (qm_has(c, 1) && poprt__ival_data(&c->in[1]) && L <= 0)
         return POPRT__NODE_ERR(c->node, POPRT_STATUS_INVALID_MODEL, "dft_length must be > 0");
     const int onesided = (int)poprt__attr_i(c->node, "onesided", 0);
     xd[axis] = L < 0 ? -1 : (onesided ? L / 2 + 1 : L);

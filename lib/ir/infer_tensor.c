@@ -65,9 +65,9 @@ static int ints_in_or_attr(poprt__infer_ctx *c, int i, const char *name, int64_t
 static int in_f64(const poprt__infer_ctx *c, int i, double *out)
 {
     const poprt__type *t = tin(c, i);
-    if (!t || !c->in[i].data || poprt__type_numel(t) < 1 || t->elem == POPRT_DTYPE_STRING)
+    if (!t || !poprt__ival_data(&c->in[i]) || poprt__type_numel(t) < 1 || t->elem == POPRT_DTYPE_STRING)
         return 0;
-    *out = poprt__load_f64(c->in[i].data, t->elem, 0);
+    *out = poprt__load_f64(poprt__ival_data(&c->in[i]), t->elem, 0);
     return 1;
 }
 
@@ -627,9 +627,9 @@ static int tile1_value(poprt__infer_ctx *c, int i, const char *what, int64_t *v)
                         what, (long long)n);
         return -1;
     }
-    if (n < 0 || !c->in[i].data)
+    if (n < 0 || !poprt__ival_data(&c->in[i]))
         return 0;
-    double d = poprt__load_f64(c->in[i].data, t->elem, 0);
+    double d = poprt__load_f64(poprt__ival_data(&c->in[i]), t->elem, 0);
     if (!(d == floor(d)) || fabs(d) > 4611686018427387904.0) { /* NaN, inf, fractions */
         POPRT__NODE_ERR(c->node, POPRT_STATUS_INVALID_MODEL, "%s %g is not an integer", what, d);
         return -1;
@@ -955,14 +955,14 @@ static poprt_status infer_nonzero(poprt__infer_ctx *c)
     const poprt__type *x = tin(c, 0);
     int64_t d[2] = {x && x->rank >= 0 ? x->rank : -1, -1};
     int64_t n = x ? poprt__type_numel(x) : -1;
-    if (x && c->in[0].data && n >= 0 && x->elem != POPRT_DTYPE_STRING) {
+    if (x && poprt__ival_data(&c->in[0]) && n >= 0 && x->elem != POPRT_DTYPE_STRING) {
         size_t es = poprt__dtype_size((poprt_dtype)x->elem);
         int64_t cnt = 0;
         for (int64_t i = 0; i < n; i++) {
             if (poprt__dtype_is_float(x->elem)) {
-                cnt += poprt__load_f64(c->in[0].data, x->elem, i) != 0.0;
+                cnt += poprt__load_f64(poprt__ival_data(&c->in[0]), x->elem, i) != 0.0;
             } else {
-                const unsigned char *p = (const unsigned char *)c->in[0].data + (size_t)i * es;
+                const unsigned char *p = (const unsigned char *)poprt__ival_data(&c->in[0]) + (size_t)i * es;
                 int nz = 0;
                 for (size_t b = 0; b < es; b++)
                     nz |= p[b] != 0;
@@ -981,10 +981,10 @@ static poprt_status infer_compress(poprt__infer_ctx *c)
     const poprt__type *x = tin(c, 0), *cond = tin(c, 1);
     int64_t cnt = -1;
     int64_t n = cond ? poprt__type_numel(cond) : -1;
-    if (cond && c->in[1].data && n >= 0) {
+    if (cond && poprt__ival_data(&c->in[1]) && n >= 0) {
         cnt = 0;
         for (int64_t i = 0; i < n; i++)
-            cnt += ((const uint8_t *)c->in[1].data)[i] != 0;
+            cnt += ((const uint8_t *)poprt__ival_data(&c->in[1]))[i] != 0;
     }
     const poprt__attr *aa = poprt__node_attr(c->node, "axis");
     if (!aa) {
@@ -1152,13 +1152,13 @@ static poprt_status infer_col2im(poprt__infer_ctx *c)
 static int in_floats(poprt__infer_ctx *c, int i, float *out, int64_t cap, int64_t *n)
 {
     const poprt__type *t = tin(c, i);
-    if (!t || !c->in[i].data)
+    if (!t || !poprt__ival_data(&c->in[i]))
         return 0;
     int64_t cnt = poprt__type_numel(t);
     if (cnt < 0 || cnt > cap)
         return 0;
     for (int64_t k = 0; k < cnt; k++)
-        out[k] = (float)poprt__load_f64(c->in[i].data, t->elem, k);
+        out[k] = (float)poprt__load_f64(poprt__ival_data(&c->in[i]), t->elem, k);
     *n = cnt;
     return 1;
 }

@@ -131,7 +131,7 @@ poprt_status poprt__infer_broadcast(poprt__infer_ctx *c, int j, int first, int c
 
 int poprt__infer_input_ints(poprt__infer_ctx *c, int i, int64_t **vals, int64_t *n)
 {
-    if (i >= c->n_in || !c->in[i].type || !c->in[i].data)
+    if (i >= c->n_in || !c->in[i].type || !poprt__ival_data(&c->in[i]))
         return 0;
     const poprt__type *t = c->in[i].type;
     int64_t cnt = poprt__type_numel(t);
@@ -143,29 +143,29 @@ int poprt__infer_input_ints(poprt__infer_ctx *c, int i, int64_t **vals, int64_t 
     for (int64_t k = 0; k < cnt; k++) {
         switch (t->elem) {
         case POPRT_DTYPE_INT64:
-            v[k] = ((const int64_t *)c->in[i].data)[k];
+            v[k] = ((const int64_t *)poprt__ival_data(&c->in[i]))[k];
             break;
         case POPRT_DTYPE_INT32:
-            v[k] = ((const int32_t *)c->in[i].data)[k];
+            v[k] = ((const int32_t *)poprt__ival_data(&c->in[i]))[k];
             break;
         case POPRT_DTYPE_INT16:
-            v[k] = ((const int16_t *)c->in[i].data)[k];
+            v[k] = ((const int16_t *)poprt__ival_data(&c->in[i]))[k];
             break;
         case POPRT_DTYPE_INT8:
-            v[k] = ((const int8_t *)c->in[i].data)[k];
+            v[k] = ((const int8_t *)poprt__ival_data(&c->in[i]))[k];
             break;
         case POPRT_DTYPE_UINT8:
         case POPRT_DTYPE_BOOL:
-            v[k] = ((const uint8_t *)c->in[i].data)[k];
+            v[k] = ((const uint8_t *)poprt__ival_data(&c->in[i]))[k];
             break;
         case POPRT_DTYPE_UINT16:
-            v[k] = ((const uint16_t *)c->in[i].data)[k];
+            v[k] = ((const uint16_t *)poprt__ival_data(&c->in[i]))[k];
             break;
         case POPRT_DTYPE_UINT32:
-            v[k] = ((const uint32_t *)c->in[i].data)[k];
+            v[k] = ((const uint32_t *)poprt__ival_data(&c->in[i]))[k];
             break;
         case POPRT_DTYPE_UINT64:
-            v[k] = (int64_t)((const uint64_t *)c->in[i].data)[k];
+            v[k] = (int64_t)((const uint64_t *)poprt__ival_data(&c->in[i]))[k];
             break;
         default:
             return 0;

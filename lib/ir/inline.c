@@ -38,8 +38,9 @@ static poprt__tensor *map_tensor(poprt__graph *g, poprt__map *rename, const popr
     t = poprt__graph_new_tensor(g, poprt__arena_printf(&g->model->arena, "%s/%s", prefix, bt->name));
     if (!t)
         return NULL;
-    if (bt->data) {
-        t->data = bt->data;
+    if (bt->raw) {
+        poprt__tensor_set_data(t, bt->raw); /* one model: its aligned copy is shared too */
+        t->aligned = __atomic_load_n(&bt->aligned, __ATOMIC_ACQUIRE);
         t->nbytes = bt->nbytes;
         poprt__type_copy(&g->model->arena, &t->type, &bt->type);
     }

@@ -12,6 +12,10 @@ poprt_status poprt__model_new(poprt__model **out)
         return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory creating a model");
     poprt__arena_init(&m->arena);
     poprt__limits_default(&m->limits);
+    if (pthread_mutex_init(&m->lock, NULL)) {
+        poprt__free(m);
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "no mutex for a new model");
+    }
     m->graph = poprt__graph_new(m, NULL, "main");
     if (!m->graph) {
         poprt__model_free(m);
@@ -68,7 +72,76 @@ void poprt__model_free(poprt__model *m)
         poprt__blob_unref(m->blobs.items[i]);
     poprt__vec_free(&m->blobs);
     poprt__arena_free(&m->arena);
+    pthread_mutex_destroy(&m->lock);
     poprt__free(m);
+}
+
+/* ---- constant data -------------------------------------------------------- */
+
+static size_t elem_align(const poprt__tensor *t)
+{
+    size_t e = poprt__dtype_size((poprt_dtype)t->type.elem);
+    return e == 0 ? 1 : e > 8 ? 8 : e;
+}
+
+/* Pages of m's file mappings inside [p, p + n) back to the kernel (it reads
+ * them from the file again if anything touches them). m->lock held. */
+static void drop_locked(const poprt__model *m, const void *p, size_t n)
+{
+    for (size_t i = 0; i < m->blobs.len; i++)
+        poprt__blob_drop_pages(m->blobs.items[i], p, n);
+}
+
+void poprt__model_drop_pages(const poprt__model *m, const void *p, size_t n)
+{
+    pthread_mutex_lock((pthread_mutex_t *)&m->lock);
+    drop_locked(m, p, n);
+    pthread_mutex_unlock((pthread_mutex_t *)&m->lock);
+}
+
+int poprt__tensor_data_lazy(const poprt__tensor *t)
+{
+    return t->raw && (uintptr_t)t->raw % elem_align(t) != 0 &&
+           !__atomic_load_n(&t->aligned, __ATOMIC_ACQUIRE);
+}
+
+const void *poprt__tensor_data(const poprt__tensor *t)
+{
+    if (!t->raw || (uintptr_t)t->raw % elem_align(t) == 0)
+        return t->raw;
+    const void *a = __atomic_load_n(&t->aligned, __ATOMIC_ACQUIRE);
+    if (a)
+        return a;
+    poprt__model *m = t->graph ? t->graph->model : NULL;
+    if (!m) {
+        poprt__err(POPRT_STATUS_INTERNAL, "tensor '%s': unaligned data outside a model", t->name);
+        return NULL;
+    }
+    pthread_mutex_lock(&m->lock);
+    a = t->aligned;
+    if (!a) {
+        poprt__blob *b = poprt__blob_anon(t->nbytes ? t->nbytes : 1);
+        if (b && !poprt__vec_push(&m->blobs, b)) {
+            /* in steps, each step's file pages handed back after it: the
+             * bytes are resident about once, not twice, while copied */
+            const size_t step = (size_t)4 << 20;
+            for (size_t at = 0; at < t->nbytes; at += step) {
+                size_t k = t->nbytes - at < step ? t->nbytes - at : step;
+                memcpy((char *)b->data + at, (const char *)t->raw + at, k);
+                drop_locked(m, t->raw, at + k);
+            }
+            poprt__blob_seal(b);
+            a = b->data;
+            __atomic_store_n(&((poprt__tensor *)t)->aligned, a, __ATOMIC_RELEASE);
+        } else {
+            poprt__blob_unref(b);
+        }
+    }
+    pthread_mutex_unlock(&m->lock);
+    if (!a)
+        poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory copying tensor '%s' (%zu bytes)",
+                   t->name, t->nbytes);
+    return a;
 }
 
 poprt__graph *poprt__graph_new(poprt__model *m, poprt__graph *parent, const char *name)

@@ -8,11 +8,16 @@
  *   - sub-byte types (int4, uint4, int2, uint2, float4e2m1) one element per
  *     byte (sign-extended for the signed ones);
  *   - strings as an array of NUL-terminated `char *`.
- * data may point into the mapped model file (zero copy); the blob keeps the
- * mapping alive. */
+ * raw may point into the mapped model file (zero copy); the blob keeps the
+ * mapping alive. There it may also lie unaligned for its element type (an
+ * exporter aligns no raw_data field): typed reads go through
+ * poprt__tensor_data, which makes an aligned copy on the first read of such
+ * a tensor, so a weight nothing reads typed (one a session packs, one a save
+ * writes) is never copied. */
 #ifndef POPRT_IR_H
 #define POPRT_IR_H
 
+#include <pthread.h>
 #include "core/core.h"
 
 #define POPRT__MAX_RANK 12
@@ -71,14 +76,23 @@ typedef struct poprt__tensor {
     poprt__graph *graph;  /* graph that owns the name */
     poprt__node *producer; /* NULL for inputs and initializers */
     int producer_slot;
-    /* Constant value (initializer, or folded), else NULL. nbytes covers
-     * numel * poprt__dtype_size(type.elem). */
-    const void *data;
+    /* Constant value (initializer, or folded), else NULL: nbytes bytes
+     * (numel * poprt__dtype_size(type.elem)), perhaps unaligned for the
+     * element type. Read as bytes (memcpy, save, compare) or typed through
+     * poprt__tensor_data; set with poprt__tensor_set_data. */
+    const void *raw;
     size_t nbytes;
+    /* raw's aligned copy once poprt__tensor_data made one (in one of the
+     * model's blobs), else NULL; written once, read with acquire loads */
+    const void *aligned;
     unsigned is_input : 1;       /* listed in graph inputs */
     unsigned is_output : 1;      /* listed in graph outputs */
     unsigned is_initializer : 1; /* listed in graph initializers */
     unsigned fed_fold : 1;       /* read by a node that constant folding computed */
+    /* a session's main-graph constant that every reader has in its prepared
+     * data (packed weights): runs bind it without reading it when
+     * poprt__tensor_data has not copied it (lib/compiler/program.c) */
+    unsigned prepared_only : 1;
     const char *doc;
     int id; /* position in graph->tensors */
     /* reads: node input slots (any graph: subgraph nodes read outer values)
@@ -248,6 +262,10 @@ struct poprt__model {
      * edited until poprt__model_check next succeeds through the API */
     unsigned edit_count;
     unsigned edited : 1;
+    /* held while poprt__tensor_data copies a tensor into blobs and while a
+     * clone reads blobs, so threads sharing a const model (saves, session
+     * creates) may both do that */
+    pthread_mutex_t lock;
 };
 
 /* ---- construction --------------------------------------------------------- */
@@ -324,6 +342,26 @@ int poprt__graph_remove_dead_nodes(poprt__graph *g);
  * model arena) with the given dtype and shape; t keeps its name. */
 poprt_status poprt__tensor_set_const(poprt__tensor *t, int32_t dtype, int rank,
                                      const int64_t *dims, const void *data, size_t nbytes);
+/* t's constant value for typed reads: raw when it is aligned for the element
+ * type, else an aligned copy of it made on the first call and kept with the
+ * model (the mapped file pages it came from then go back to the kernel).
+ * NULL when t is not a constant, or when that copy finds no memory (the
+ * error is then set: OUT_OF_MEMORY naming t). Thread safe. */
+const void *poprt__tensor_data(const poprt__tensor *t);
+/* Hands the pages of m's file mappings inside [p, p + n) back to the kernel
+ * (bytes read once and not needed soon: the kernel reads them from the file
+ * again if anything touches them). Thread safe. */
+void poprt__model_drop_pages(const poprt__model *m, const void *p, size_t n);
+/* Whether poprt__tensor_data(t) would copy raw now: a constant unaligned for
+ * its element type and not read typed yet. */
+int poprt__tensor_data_lazy(const poprt__tensor *t);
+/* t's constant value becomes data (NULL: t is no constant); the caller keeps
+ * nbytes and the type in step. */
+static inline void poprt__tensor_set_data(poprt__tensor *t, const void *data)
+{
+    t->raw = data;
+    t->aligned = NULL;
+}
 /* A new initializer named from base. */
 poprt__tensor *poprt__graph_add_const(poprt__graph *g, const char *base, int32_t dtype, int rank,
                                       const int64_t *dims, const void *data, size_t nbytes);

@@ -38,14 +38,14 @@ typedef struct numlist {
 
 static double nl_get(const numlist *l, int64_t i)
 {
-    return l->f ? (double)l->f[i] : poprt__load_f64(l->t->data, l->t->type.elem, i);
+    return l->f ? (double)l->f[i] : poprt__load_f64(poprt__tensor_data(l->t), l->t->type.elem, i);
 }
 
 static poprt_status tensor_list(const poprt__node *n, const poprt__attr *a, numlist *l)
 {
     const poprt__tensor *t = a->t;
     int64_t m = t ? poprt__type_numel(&t->type) : -1;
-    if (a->type != POPRT__ATTR_TENSOR || !t || m < 0 || (m > 0 && !t->data) ||
+    if (a->type != POPRT__ATTR_TENSOR || !t || m < 0 || (m > 0 && !t->raw) ||
         (!poprt__dtype_is_float(t->type.elem) && !poprt__dtype_is_int(t->type.elem)))
         return BAD("attribute '%s' must be a numeric tensor", a->name);
     l->t = t;

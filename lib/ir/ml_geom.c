@@ -258,7 +258,7 @@ double poprt__ml_attr_num(const poprt__attr *a, int64_t i)
     if (a->type == POPRT__ATTR_FLOATS)
         return a->floats[i];
     if (a->type == POPRT__ATTR_TENSOR && a->t->type.elem != POPRT_DTYPE_STRING)
-        return poprt__load_f64(a->t->data, a->t->type.elem, i);
+        return poprt__load_f64(poprt__tensor_data(a->t), a->t->type.elem, i);
     return 0;
 }
 
@@ -268,7 +268,7 @@ const char *poprt__ml_attr_str(const poprt__attr *a, int64_t i)
     if (a->type == POPRT__ATTR_STRINGS)
         s = a->strings[i];
     else if (a->type == POPRT__ATTR_TENSOR && a->t->type.elem == POPRT_DTYPE_STRING)
-        s = ((const char *const *)a->t->data)[i];
+        s = ((const char *const *)poprt__tensor_data(a->t))[i];
     return s ? s : "";
 }
 
@@ -292,7 +292,7 @@ static poprt_status one_of(const poprt__node *n, const char *prefix, const poprt
         if (*out)
             return BAD("attributes '%s' and '%s' are both set", (*out)->name, name);
         if (attr_len(a) < 0 || !label_elem_ok(attr_elem(a)) ||
-            (a->type == POPRT__ATTR_TENSOR && attr_len(a) > 0 && !a->t->data))
+            (a->type == POPRT__ATTR_TENSOR && attr_len(a) > 0 && !a->t->raw))
             return BAD("attribute '%s' is not a list of strings, integers or floats", name);
         *out = a;
     }
@@ -324,7 +324,7 @@ poprt_status poprt__ml_labels_geom(const poprt__node *n, poprt__ml_labels *g)
                    (long long)attr_len(g->values), g->keys->name, (long long)g->n);
     const poprt__attr *d = poprt__node_attr(n, "default_tensor");
     if (d) {
-        if (attr_len(d) < 1 || attr_elem(d) != g->value_elem || !d->t->data)
+        if (attr_len(d) < 1 || attr_elem(d) != g->value_elem || !d->t->raw)
             return BAD("attribute 'default_tensor' must hold one %s value",
                        poprt__dtype_name((poprt_dtype)g->value_elem));
         g->dflt_tensor = d;

@@ -19,9 +19,16 @@
 
 typedef struct poprt__ival {
     const poprt__type *type; /* NULL: input omitted */
-    const void *data;        /* value when known, else NULL */
+    const void *data;        /* value when known, else NULL (see poprt__ival_data) */
     size_t nbytes;
+    /* shape inference: the constant tensor behind the value, whose data
+     * only poprt__ival_data reads (so inference copies no unaligned weight
+     * it does not look at), else NULL */
+    const struct poprt__tensor *src;
 } poprt__ival;
+
+/* The value of v when known (data, else src's constant value), else NULL. */
+const void *poprt__ival_data(const poprt__ival *v);
 
 typedef struct poprt__infer_ctx {
     const poprt__node *node;

@@ -179,7 +179,7 @@ int poprt__graph_remove_dead(poprt__graph *g)
         poprt__tensor *t = g->initializers.items[i];
         if (!t->is_output && !t->is_input && !poprt__tensor_use_count(g, t)) {
             t->is_initializer = 0;
-            t->data = NULL;
+            poprt__tensor_set_data(t, NULL);
             t->nbytes = 0;
         } else
             g->initializers.items[k++] = t;
@@ -197,7 +197,7 @@ poprt_status poprt__tensor_set_const(poprt__tensor *t, int32_t dtype, int rank, 
         return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory for constant '%s'", t->name);
     if (poprt__type_set_tensor(&m->arena, &t->type, dtype, rank, dims))
         return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory for constant '%s'", t->name);
-    t->data = copy;
+    poprt__tensor_set_data(t, copy);
     t->nbytes = nbytes;
     t->producer = NULL;
     if (!t->is_initializer) {
@@ -255,7 +255,7 @@ poprt_status poprt__user_inputs(const poprt__graph *g, poprt__vec *out)
 {
     for (size_t i = 0; i < g->inputs.len; i++) {
         poprt__tensor *t = g->inputs.items[i];
-        if (!t->is_initializer && !t->data && poprt__vec_push(out, t))
+        if (!t->is_initializer && !t->raw && poprt__vec_push(out, t))
             return POPRT_STATUS_OUT_OF_MEMORY;
     }
     return POPRT_OK;

@@ -68,6 +68,11 @@ typedef struct poprt__prep_ctx {
     const poprt__type *out;
     unsigned isa; /* POPRT__ISA_* bits the kernels may use (lib/kernels/x86) */
     unsigned flags; /* POPRT__PREP_* from the session options */
+    /* set by prepare: bit i when the run reads input i through the prepared
+     * data whenever it can, and any other way only through
+     * poprt__kctx_in_data (0 on entry). A constant every reader consumes
+     * this way is not copied aligned for the runs (packed weights). */
+    unsigned consumed;
 } poprt__prep_ctx;
 /* poprt__prep_ctx.flags: session option matmul_precision = bfloat16 (MatMul,
  * Gemm and Conv with constant float weights pack them for a bfloat16 GEMM
@@ -127,6 +132,13 @@ struct poprt__kctx {
      * one themselves. */
     const poprt__vmath_variant *vm;
 };
+
+/* Input i's data. Any kernel may read it so; one whose prepare marked the
+ * input consumed must: the value of such a constant comes with data NULL
+ * while the session keeps it only in the prepared form, and is copied
+ * aligned here (once per session, thread safe). NULL for no tensor, or
+ * without memory (the error is then set). */
+const void *poprt__kctx_in_data(poprt__kctx *k, int i);
 
 /* The vectorised math table for the kernels of this process: the best the
  * CPU runs after POPRT_ISA (lib/kernels/x86/vmath.h), else the portable

@@ -9,11 +9,14 @@
  * Scratch lists live in a temporary arena freed at the end of the load.
  *
  * raw_data whose place in the file does not suit its element type (most
- * float tensors an exporter writes: it aligns nothing) is copied. Large
- * copies go to anonymous blobs of the model (sealed read-only once loaded),
- * which copies of the model share instead of copying again, and the file's
- * pages they came from are handed back to the kernel: the bytes now live
- * in one place. */
+ * float tensors an exporter writes: it aligns nothing) stays where it is
+ * for large initializers: poprt__tensor_data copies it when something reads
+ * it typed, so a weight only packed or saved is never copied. Other such
+ * raw_data (attribute tensors, sparse parts, small initializers) is copied
+ * now, large copies to anonymous blobs of the model (sealed read-only once
+ * loaded), which copies of the model share instead of copying again, and
+ * the file's pages they came from are handed back to the kernel: the bytes
+ * then live in one place. */
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -50,6 +53,7 @@ typedef struct lctx {
     int graph_depth;          /* graphs being built, one inside the other */
     int64_t n_nodes;          /* nodes made so far, all graphs */
     const poprt__limits *lim; /* the model's limits (NULL when decoding test data) */
+    int lazy;                 /* decoding an initializer: unaligned raw_data stays in place */
     poprt__blob *chunk;       /* where large copies go (one of m->blobs), or NULL */
     size_t chunk_used;
 } lctx;
@@ -518,6 +522,10 @@ static poprt_status from_raw(lctx *c, tensor_out *o, span raw)
         o->data = raw.p; /* zero copy: the layout already matches */
         return POPRT_OK;
     }
+    if (c->lazy && c->m && need >= BIG_COPY) {
+        o->data = raw.p; /* copied when something reads it typed (poprt__tensor_data) */
+        return POPRT_OK;
+    }
     void *d = copy_raw(c, raw.p, need);
     if (!d)
         return oom(c);
@@ -937,7 +945,7 @@ static poprt__tensor *const_tensor(lctx *c, const tensor_out *o)
     t->name = o->name;
     t->doc = o->doc;
     t->type = o->type;
-    t->data = o->data;
+    poprt__tensor_set_data(t, o->data);
     t->nbytes = o->nbytes;
     t->id = -1;
     return t;
@@ -1257,7 +1265,7 @@ static poprt_status add_initializer(lctx *c, poprt__graph *g, const tensor_out *
     if (!t)
         return oom(c);
     t->type = o->type;
-    t->data = o->data;
+    poprt__tensor_set_data(t, o->data);
     t->nbytes = o->nbytes;
     t->doc = o->doc;
     t->is_initializer = 1;
@@ -1288,9 +1296,13 @@ static poprt_status build_graph(lctx *c, span sp, poprt__graph *g)
         return oom(c);
     c->depth++;
     tensor_out o;
-    for (size_t i = 0; i < inits.len && !st; i++)
-        if (!(st = tensor_from_proto(c, SPANS(inits)[i], &o)))
+    for (size_t i = 0; i < inits.len && !st; i++) {
+        c->lazy = 1;
+        st = tensor_from_proto(c, SPANS(inits)[i], &o);
+        c->lazy = 0;
+        if (!st)
             st = add_initializer(c, g, &o);
+    }
     for (size_t i = 0; i < sparse.len && !st; i++)
         if (!(st = sparse_from_proto(c, SPANS(sparse)[i], &o)))
             st = add_initializer(c, g, &o);

@@ -195,7 +195,7 @@ static bool enc_raw_cb(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
     if (!pb_encode_tag_for_field(s, f))
         return false;
     if (!bits)
-        return pb_encode_string(s, t->data, t->nbytes);
+        return pb_encode_string(s, t->raw, t->nbytes);
     /* one element per byte -> ONNX packing, low bits first */
     size_t n = (size_t)(((uint64_t)numel * (uint64_t)bits + 7) / 8);
     uint8_t *buf = poprt__calloc(n ? n : 1, 1);
@@ -203,7 +203,7 @@ static bool enc_raw_cb(pb_ostream_t *s, const pb_field_t *f, void *const *arg)
         return fail(poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory saving tensor '%s'", t->name));
     int per = 8 / bits;
     uint8_t mask = (uint8_t)((1u << bits) - 1u);
-    const uint8_t *src = t->data;
+    const uint8_t *src = t->raw; /* bytes: any alignment */
     for (int64_t i = 0; i < numel; i++)
         buf[i / per] = (uint8_t)(buf[i / per] | ((src[i] & mask) << ((i % per) * bits)));
     bool ok = pb_encode_string(s, buf, n);
@@ -215,7 +215,7 @@ static bool enc_strings_data_cb(pb_ostream_t *s, const pb_field_t *f, void *cons
 {
     const poprt__tensor *t = *arg;
     int64_t numel = poprt__type_numel(&t->type);
-    const char *const *v = t->data;
+    const char *const *v = t->raw; /* strings are never unaligned */
     for (int64_t i = 0; i < numel; i++) {
         const char *x = v[i] ? v[i] : "";
         if (!pb_encode_tag_for_field(s, f) || !pb_encode_string(s, (const pb_byte_t *)x, strlen(x)))
@@ -229,7 +229,7 @@ static int tensor_ok(const poprt__tensor *t)
 {
     int64_t numel = poprt__type_numel(&t->type);
     size_t esz = poprt__dtype_size(t->type.elem), need;
-    if (t->type.kind != POPRT__KIND_TENSOR || numel < 0 || !esz || !t->data ||
+    if (t->type.kind != POPRT__KIND_TENSOR || numel < 0 || !esz || !t->raw ||
         !poprt__mul_size((size_t)numel, esz, &need) || need != t->nbytes) {
         fail(poprt__err(POPRT_STATUS_INVALID_MODEL, "tensor '%s': constant data does not match its type",
                         t->name ? t->name : ""));
@@ -308,7 +308,7 @@ static bool enc_sparse(pb_ostream_t *s, const pb_field_t *f, const poprt__tensor
     a.indices.type.elem = POPRT_DTYPE_INT64;
     a.indices.type.rank = 1;
     a.indices.type.dims = &a.idim;
-    a.indices.data = idx;
+    a.indices.raw = idx;
     a.indices.nbytes = (size_t)numel * sizeof *idx;
     onnx_SparseTensorProto sp;
     memset(&sp, 0, sizeof sp);
@@ -552,7 +552,7 @@ typedef struct gsave {
 
 static void add_init(gsave *gs, poprt__tensor *t)
 {
-    if (!t || t->graph != gs->g || !t->data || t->producer || poprt__map_get(&gs->seen, t->name))
+    if (!t || t->graph != gs->g || !t->raw || t->producer || poprt__map_get(&gs->seen, t->name))
         return;
     if (poprt__map_put(&gs->seen, t->name, t) || poprt__vec_push(&gs->inits, t))
         gs->oom = 1;

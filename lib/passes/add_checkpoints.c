@@ -17,7 +17,7 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
     *changed = 0;
     for (int i = 0; i < n; i++) {
         poprt__tensor *t = poprt__graph_find(g, names[i]);
-        if (!t || t->graph != g || (!t->producer && !t->is_input && !t->is_initializer && !t->data))
+        if (!t || t->graph != g || (!t->producer && !t->is_input && !t->is_initializer && !t->raw))
             return poprt__err(POPRT_STATUS_NOT_FOUND,
                               "no tensor '%s' in the main graph", names[i]);
         if (t->is_output)

@@ -15,7 +15,7 @@ static poprt_status fold_or_skip(poprt__node *n, void *ctx)
         poprt__err_clear();
         for (int j = 0; j < n->n_outputs; j++)
             if (n->outputs[j] && n->outputs[j]->producer == n)
-                n->outputs[j]->data = NULL;
+                poprt__tensor_set_data(n->outputs[j], NULL);
     }
     return POPRT_OK;
 }
@@ -30,7 +30,7 @@ static poprt_status to_initializers(poprt__graph *g, void *ctx, int *changed)
         poprt__node *n = g->nodes.items[i];
         int folded = n->n_outputs > 0;
         for (int j = 0; j < n->n_outputs && folded; j++)
-            folded = !n->outputs[j] || (n->outputs[j]->data && n->outputs[j]->producer == n);
+            folded = !n->outputs[j] || (n->outputs[j]->raw && n->outputs[j]->producer == n);
         if (!folded) {
             g->nodes.items[k++] = n;
             continue;

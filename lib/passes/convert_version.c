@@ -123,27 +123,27 @@ static int const_of(const poprt__tensor *t, cval *v)
     if (!t || t->type.kind != POPRT__KIND_TENSOR)
         return 0;
     size_t es;
-    if (t->data) {
+    if (t->raw) {
         es = poprt__dtype_size((poprt_dtype)t->type.elem);
         if (!es)
             return 0;
         v->dtype = t->type.elem;
         v->numel = (int64_t)(t->nbytes / es);
-        v->data = t->data;
-        return 1;
+        v->data = poprt__tensor_data(t);
+        return v->data != NULL; /* NULL: no memory to read it */
     }
     const poprt__node *p = t->producer;
     if (!p || !op_is(p, "Constant") || !poprt__rw_onnx_domain(p->domain) || p->n_attrs < 1)
         return 0;
     const poprt__attr *a = &p->attrs[0];
-    if (strcmp(a->name, "value") == 0 && a->t && a->t->data) {
+    if (strcmp(a->name, "value") == 0 && a->t && a->t->raw) {
         es = poprt__dtype_size((poprt_dtype)a->t->type.elem);
         if (!es)
             return 0;
         v->dtype = a->t->type.elem;
         v->numel = (int64_t)(a->t->nbytes / es);
-        v->data = a->t->data;
-        return 1;
+        v->data = poprt__tensor_data(a->t);
+        return v->data != NULL;
     }
     if (strcmp(a->name, "value_int") == 0) {
         v->dtype = POPRT_DTYPE_INT64, v->numel = 1, v->data = &a->i;
@@ -1030,9 +1030,9 @@ static poprt_status cv_constant(cv *c, poprt__node *n)
     }
     size_t nb = (size_t)cnt * poprt__dtype_size((poprt_dtype)dt);
     poprt_status st = poprt__type_set_tensor(ar, &t->type, dt, rank, &cnt);
-    t->data = poprt__arena_memdup(ar, src ? src : "", nb ? nb : 1);
+    poprt__tensor_set_data(t, poprt__arena_memdup(ar, src ? src : "", nb ? nb : 1));
     t->nbytes = nb;
-    if (st || !t->data)
+    if (st || !t->raw)
         return poprt__rw_oom();
     /* the attribute itself becomes `value` (emptied in place: never NULL) */
     c->changed = 1;

@@ -86,8 +86,9 @@ static poprt_status nop_if(poprt__graph *g, void *ctx, int *changed)
         poprt__tensor *c = poprt__node_in(n, 0);
         if (!poprt__rw_is(n, "If") || !poprt__rw_is_const(c) || poprt__type_numel(&c->type) != 1)
             continue;
-        int taken = c->type.elem == POPRT_DTYPE_BOOL ? ((const uint8_t *)c->data)[0] != 0
-                                                     : poprt__load_f64(c->data, c->type.elem, 0) != 0;
+        const void *cv = poprt__tensor_data(c); /* one element: copied at load, never NULL */
+        int taken = c->type.elem == POPRT_DTYPE_BOOL ? ((const uint8_t *)cv)[0] != 0
+                                                     : poprt__load_f64(cv, c->type.elem, 0) != 0;
         const poprt__attr *a = poprt__node_attr(n, taken ? "then_branch" : "else_branch");
         /* a taken branch whose inference failed stays in its If, which
          * reports the error when it runs (poprt__subgraph_infer) */

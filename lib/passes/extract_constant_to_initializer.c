@@ -16,7 +16,7 @@ static poprt_status extract(poprt__graph *g, void *ctx, int *changed)
         if (st) {
             /* a constant form the kernel does not read: leave the node */
             poprt__err_clear();
-            t->data = NULL;
+            poprt__tensor_set_data(t, NULL);
             continue;
         }
         t->producer = NULL;

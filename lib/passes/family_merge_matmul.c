@@ -29,7 +29,7 @@ static poprt_status merge(poprt__model *m, poprt__node **mms, int n, int with_ad
     poprt__tensor *A = mms[0]->inputs[0];
     for (int i = 0; i < n; i++) {
         if (!poprt__rw_is(mms[i], "MatMul") || mms[i]->inputs[0] != A ||
-            !poprt__rw_f32(mms[i]->inputs[1], POPRT__RW_ANY, &cnt) ||
+            !poprt__rw_f32_bytes(mms[i]->inputs[1], POPRT__RW_ANY, &cnt) ||
             poprt__rw_dims(mms[i]->inputs[1], d) != 2 || (K >= 0 && d[0] != K) ||
             mms[i]->outputs[0]->type.elem != POPRT_DTYPE_FLOAT)
             return POPRT_OK;
@@ -43,10 +43,10 @@ static poprt_status merge(poprt__model *m, poprt__node **mms, int n, int with_ad
             return POPRT_OK;
     }
     /* the weights [K, cols[i]] side by side: [K, sum of cols]; the biases likewise */
-    const float *w[256], *b[256];
+    const void *w[256], *b[256];
     for (int i = 0; i < n; i++) {
-        w[i] = poprt__rw_f32(mms[i]->inputs[1], POPRT__RW_ANY, &cnt);
-        b[i] = with_add ? poprt__rw_f32(adds[i]->inputs[slots[i]], POPRT__RW_ANY, &cnt) : NULL;
+        w[i] = poprt__rw_f32_bytes(mms[i]->inputs[1], POPRT__RW_ANY, &cnt);
+        b[i] = with_add ? poprt__rw_f32_bytes(adds[i]->inputs[slots[i]], POPRT__RW_ANY, &cnt) : NULL;
     }
     poprt__tensor *wt = poprt__rw_new_f32_concat(g, "merged_matmul_weight", K, n, w, cols, 0);
     poprt__tensor *bt =

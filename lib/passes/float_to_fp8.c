@@ -199,7 +199,7 @@ static int computed_const(const poprt__tensor *t, int depth)
 {
     const float *v;
     int64_t n;
-    if (!t || poprt__const_f32(t, &v, &n) || t->data)
+    if (!t || poprt__const_f32(t, &v, &n) || t->raw)
         return 1;
     const poprt__node *p = t->producer;
     if (!p || depth == 0 || p->domain[0])

@@ -34,13 +34,14 @@ static poprt_status fuse(poprt__graph *g, void *ctx, int *changed)
         }
         size_t es = poprt__dtype_size((poprt_dtype)e);
         void *wd = poprt__malloc((size_t)numel * es + 1), *bd = poprt__malloc((size_t)c * es + 1);
+        const void *wv = poprt__tensor_data(w), *bv = b ? poprt__tensor_data(b) : NULL;
         poprt__tensor *nw = NULL, *nb = NULL;
-        if (wd && bd) {
+        if (wd && bd && wv && (!b || bv)) {
             int64_t per = c ? numel / c : 0;
             for (int64_t k = 0; k < numel; k++)
-                poprt__store_f64(wd, e, k, poprt__load_f64(w->data, e, k) * s[per ? k / per : 0]);
+                poprt__store_f64(wd, e, k, poprt__load_f64(wv, e, k) * s[per ? k / per : 0]);
             for (int64_t k = 0; k < c; k++)
-                poprt__store_f64(bd, e, k, (b ? poprt__load_f64(b->data, e, k) : 0.0) * s[k] + t[k]);
+                poprt__store_f64(bd, e, k, (b ? poprt__load_f64(bv, e, k) : 0.0) * s[k] + t[k]);
             int64_t wdims[POPRT__MAX_RANK];
             nw = poprt__graph_add_const(g, w->name, e, poprt__rw_dims(w, wdims), wdims, wd,
                                         (size_t)numel * es);

@@ -39,17 +39,18 @@ static poprt_status fuse_one(poprt__graph *g, poprt__node *mm, poprt__node *bn, 
         goto done;
     bd = poprt__malloc((size_t)(k0 * k1) * es + 1);
     cd = poprt__malloc((size_t)n * es + 1);
-    if (!bd || !cd) {
+    const void *bv = poprt__tensor_data(b), *cv0 = c ? poprt__tensor_data(c) : NULL;
+    if (!bd || !cd || !bv || (c && !cv0)) {
         st = poprt__rw_oom();
         goto done;
     }
     for (int64_t r = 0; r < k0; r++)
         for (int64_t q = 0; q < k1; q++) {
             int64_t col = tb ? r : q;
-            poprt__store_f64(bd, e, r * k1 + q, alpha * poprt__load_f64(b->data, e, r * k1 + q) * s[col]);
+            poprt__store_f64(bd, e, r * k1 + q, alpha * poprt__load_f64(bv, e, r * k1 + q) * s[col]);
         }
     for (int64_t q = 0; q < n; q++) {
-        double cv = c ? poprt__load_f64(c->data, e, poprt__type_numel(&c->type) == 1 ? 0 : q) : 0.0;
+        double cv = c ? poprt__load_f64(cv0, e, poprt__type_numel(&c->type) == 1 ? 0 : q) : 0.0;
         poprt__store_f64(cd, e, q, beta * cv * s[q] + t[q]);
     }
     int64_t bdims[2] = {k0, k1};

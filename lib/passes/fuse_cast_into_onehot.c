@@ -40,12 +40,15 @@ static poprt_status fuse(poprt__graph *g, void *ctx, int *changed)
             continue; /* float<->int and bool conversions: keep them at run time */
         unsigned char buf[32];
         int64_t two = 2;
-        for (int k = 0; k < 2; k++) {
+        const void *vv = poprt__tensor_data(vals); /* two values: never copied later */
+        for (int k = 0; vv && k < 2; k++) {
             if (poprt__dtype_is_float(to))
-                poprt__store_f64(buf, to, k, poprt__load_f64(vals->data, from, k));
+                poprt__store_f64(buf, to, k, poprt__load_f64(vv, from, k));
             else
-                poprt__store_i64(buf, to, k, poprt__load_i64(vals->data, from, k));
+                poprt__store_i64(buf, to, k, poprt__load_i64(vv, from, k));
         }
+        if (!vv)
+            return poprt__rw_oom();
         poprt__tensor *nv = poprt__graph_add_const(g, vals->name, to, 1, &two, buf,
                                                    2 * poprt__dtype_size((poprt_dtype)to));
         if (!nv)

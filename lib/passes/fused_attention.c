@@ -181,16 +181,16 @@ static int match(const poprt__graph *g, poprt__node *sm, att_match *o, int keep)
 }
 
 /* Weight [Hin, H] and bias [H] of one projection as float32 constants. */
-static int const_proj(const proj *p, int64_t H, const float **w, const float **b, int64_t *hin)
+static int const_proj(const proj *p, int64_t H, const void **w, const void **b, int64_t *hin)
 {
     int64_t n, d[POPRT__MAX_RANK];
-    *w = poprt__rw_f32(p->w, POPRT__RW_ANY, &n);
+    *w = poprt__rw_f32_bytes(p->w, POPRT__RW_ANY, &n);
     if (!*w || poprt__rw_dims(p->w, d) != 2 || d[1] != H)
         return 0;
     *hin = d[0];
     *b = NULL;
     if (p->b) {
-        *b = poprt__rw_f32(p->b, POPRT__RW_ANY, &n);
+        *b = poprt__rw_f32_bytes(p->b, POPRT__RW_ANY, &n);
         if (!*b || n != H || p->b->type.rank != 1)
             return 0;
     }
@@ -201,7 +201,7 @@ static poprt_status fuse_poprt(poprt__model *m, const att_match *o, int *done)
 {
     poprt__graph *g = m->graph;
     const int64_t H = o->q.nh * o->q.hd;
-    const float *w[3], *b[3];
+    const void *w[3], *b[3];
     int64_t hin[3];
     const proj *p[3] = {&o->q, &o->k, &o->v};
     for (int i = 0; i < 3; i++)

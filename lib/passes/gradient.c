@@ -291,7 +291,7 @@ static poprt_status read_spec(poprt__graph *g, const poprt__node *gn, spec *s)
     for (int i = 0; i < s->n_x + s->n_z; i++) {
         const char *name = i < s->n_x ? xs->strings[i] : zs->strings[i - s->n_x];
         s->src[i] = poprt__graph_find(g, name);
-        if (!s->src[i] || !(s->src[i]->producer || s->src[i]->is_input || s->src[i]->data))
+        if (!s->src[i] || !(s->src[i]->producer || s->src[i]->is_input || s->src[i]->raw))
             return bad(gn, i < s->n_x ? "xs names no tensor of its graph: '"
                                       : "zs names no tensor of its graph: '",
                        name);
@@ -301,7 +301,7 @@ static poprt_status read_spec(poprt__graph *g, const poprt__node *gn, spec *s)
                               gn->name, i, name);
     }
     s->y = poprt__graph_find(g, y);
-    if (!s->y || !(s->y->producer || s->y->is_input || s->y->data))
+    if (!s->y || !(s->y->producer || s->y->is_input || s->y->raw))
         return bad(gn, "y names no tensor of its graph: '", y);
     for (int i = 0; i < s->n_x; i++)
         if (!poprt__dtype_is_float(s->src[i]->type.elem))

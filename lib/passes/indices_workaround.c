@@ -23,16 +23,19 @@ static poprt_status rewrite(poprt__graph *g, poprt__node *n, const void *ctx, in
     int64_t dims[POPRT__MAX_RANK];
     if (size < 0 || cnt < 0 || !poprt__rw_static_dims(ix, dims, &rank))
         return POPRT_OK;
+    const void *iv = poprt__tensor_data(ix);
+    if (!iv)
+        return poprt__rw_oom();
     int neg = 0;
     for (int64_t k = 0; k < cnt && !neg; k++)
-        neg = poprt__load_i64(ix->data, ix->type.elem, k) < 0;
+        neg = poprt__load_i64(iv, ix->type.elem, k) < 0;
     if (!neg)
         return POPRT_OK;
     int64_t *vals = poprt__arena_array(&g->model->arena, (size_t)(cnt ? cnt : 1), sizeof *vals);
     if (!vals)
         return poprt__rw_oom();
     for (int64_t k = 0; k < cnt; k++) {
-        int64_t x = poprt__load_i64(ix->data, ix->type.elem, k);
+        int64_t x = poprt__load_i64(iv, ix->type.elem, k);
         vals[k] = x < 0 && x >= -size ? x + size : x; /* out of range stays an error */
     }
     poprt__tensor *t = poprt__graph_add_const(g, "indices", POPRT_DTYPE_INT64, rank, dims, vals,

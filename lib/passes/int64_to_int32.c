@@ -81,9 +81,9 @@ static int adaptable_producer(const poprt__node *n)
     }
     if (poprt__rw_is(n, "ConstantOfShape")) {
         const poprt__attr *a = poprt__node_attr(n, "value");
-        if (!a || !a->t || !a->t->data || poprt__type_numel(&a->t->type) != 1)
+        if (!a || !a->t || !a->t->raw || poprt__type_numel(&a->t->type) != 1)
             return 0;
-        int64_t v = poprt__load_i64(a->t->data, a->t->type.elem, 0);
+        int64_t v = poprt__load_i64(poprt__tensor_data(a->t), a->t->type.elem, 0);
         return v >= INT32_MIN && v <= INT32_MAX;
     }
     return 0;
@@ -92,10 +92,11 @@ static int adaptable_producer(const poprt__node *n)
 static int fits_int32(const poprt__tensor *t)
 {
     int64_t n = poprt__type_numel(&t->type);
-    if (n < 0 || !t->data)
+    const int64_t *d = poprt__tensor_data(t);
+    if (n < 0 || !d)
         return 0;
     for (int64_t k = 0; k < n; k++) {
-        int64_t v = ((const int64_t *)t->data)[k];
+        int64_t v = d[k];
         if (v < INT32_MIN || v > INT32_MAX)
             return 0;
     }
@@ -120,11 +121,12 @@ static poprt_status convert(poprt__graph *g, poprt__tensor *t, int io, int *chan
     if (t->is_initializer) {
         int64_t n = poprt__type_numel(&t->type);
         int32_t *d = poprt__arena_alloc(&m->arena, (size_t)(n ? n : 1) * sizeof *d);
-        if (!d)
+        const int64_t *s = poprt__tensor_data(t);
+        if (!d || !s)
             return poprt__rw_oom();
         for (int64_t k = 0; k < n; k++)
-            d[k] = (int32_t)((const int64_t *)t->data)[k];
-        t->data = d;
+            d[k] = (int32_t)s[k];
+        poprt__tensor_set_data(t, d);
         t->nbytes = (size_t)n * sizeof *d;
         t->type.elem = POPRT_DTYPE_INT32;
         *changed = 1;
@@ -170,8 +172,8 @@ static poprt_status convert(poprt__graph *g, poprt__tensor *t, int io, int *chan
         if (!v || !d)
             return poprt__rw_oom();
         *v = *a->t;
-        *d = (int32_t)poprt__load_i64(a->t->data, a->t->type.elem, 0);
-        v->data = d;
+        *d = (int32_t)poprt__load_i64(poprt__tensor_data(a->t), a->t->type.elem, 0);
+        poprt__tensor_set_data(v, d);
         v->nbytes = sizeof *d;
         v->type.elem = POPRT_DTYPE_INT32;
         a->t = v;
@@ -237,7 +239,7 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
         int bad = (t->is_initializer && !fits_int32(t)) || (!io && t->is_input && t->is_output) ||
                   (!io && t->is_initializer && (t->is_input || t->is_output)) ||
                   (!t->producer && !t->is_input && !t->is_initializer) ||
-                  (t->data && !t->is_initializer);
+                  (t->raw && !t->is_initializer);
         if (bad)
             pinned[t->id] = 1;
     }

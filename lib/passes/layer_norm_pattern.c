@@ -98,7 +98,7 @@ static int match(poprt__model *m, poprt__node *r1, ln_match *o)
 /* A Constant node's value as an initializer (the LayerNorm reads it). */
 static poprt__tensor *as_initializer(poprt__graph *g, poprt__tensor *t)
 {
-    if (t->data)
+    if (t->raw)
         return t;
     poprt__rw_const k;
     if (!poprt__rw_const_of(t, POPRT__RW_ANY, &k))

@@ -161,7 +161,7 @@ static poprt_status report(poprt__model *m, poprt__text *t)
     const char *act_max_name = "";
     for (size_t i = 0; i < g->tensors.len; i++) {
         const poprt__tensor *x = g->tensors.items[i];
-        if (x->data && !x->producer) {
+        if (x->raw && !x->producer) {
             int64_t ne = numel(x);
             if (ne < 0)
                 continue;
@@ -171,7 +171,7 @@ static poprt_status report(poprt__model *m, poprt__text *t)
             int dt = x->type.elem >= 0 && x->type.elem < 32 ? x->type.elem : 0;
             per_dt[dt] += ne;
             per_dt_bytes[dt] += x->nbytes;
-        } else if (x->producer && !x->data) {
+        } else if (x->producer && !x->raw) {
             int64_t ne = numel(x);
             size_t es = poprt__dtype_size((poprt_dtype)x->type.elem);
             if (ne < 0 || !es) {

@@ -21,7 +21,7 @@ static poprt_status move(poprt__graph *g, void *ctx, int *changed)
             g->initializers.items[k++] = t;
             continue;
         }
-        poprt__tensor *nt = poprt__graph_add_const(main, t->name, t->type.elem, rank, dims, t->data,
+        poprt__tensor *nt = poprt__graph_add_const(main, t->name, t->type.elem, rank, dims, t->raw,
                                                    t->nbytes);
         if (!nt)
             return poprt__rw_oom();
@@ -29,7 +29,7 @@ static poprt_status move(poprt__graph *g, void *ctx, int *changed)
         if (st)
             return st;
         t->is_initializer = 0;
-        t->data = NULL;
+        poprt__tensor_set_data(t, NULL);
         t->nbytes = 0;
         (*changed)++;
     }

@@ -36,7 +36,7 @@ static poprt_status rewrite(poprt__graph *g, poprt__node *e, const void *ctx, in
             return POPRT_OK;
     } else if (in_list(op, binary) && op->n_inputs == 2) {
         poprt__tensor *other = op->inputs[0] == ex ? op->inputs[1] : op->inputs[0];
-        if (!other || !other->data || poprt__type_numel(&other->type) != 1)
+        if (!other || !other->raw || poprt__type_numel(&other->type) != 1)
             return POPRT_OK;
     } else
         return POPRT_OK;

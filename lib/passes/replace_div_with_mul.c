@@ -23,10 +23,11 @@ static poprt_status rewrite(poprt__graph *g, poprt__node *n, const void *ctx, in
         return POPRT_OK;
     size_t nb = (size_t)numel * poprt__dtype_size((poprt_dtype)dt);
     void *buf = poprt__arena_alloc(&g->model->arena, nb ? nb : 1);
-    if (!buf)
+    const void *cv = poprt__tensor_data(c);
+    if (!buf || !cv)
         return poprt__rw_oom();
     for (int64_t k = 0; k < numel; k++)
-        poprt__store_f64(buf, dt, k, 1.0 / poprt__load_f64(c->data, dt, k));
+        poprt__store_f64(buf, dt, k, 1.0 / poprt__load_f64(cv, dt, k));
     poprt__tensor *r = poprt__graph_add_const(g, "reciprocal", dt, rank, dims, buf, nb);
     poprt__tensor *ins[2] = {x, r};
     if (!r || !poprt__rw_node1(g, "Mul", "", 2, ins, n->outputs[0], NULL))

@@ -22,7 +22,7 @@ static poprt_status rewrite(poprt__graph *g, poprt__node *n, const void *ctx, in
     int slot = -1; /* which branch holds the mask constant */
     for (int b = 1; b <= 2 && slot < 0; b++)
         if (poprt__rw_uniform(n->inputs[b], POPRT__RW_VALUE, &cv) && cv <= -1e4 &&
-            !n->inputs[3 - b]->data)
+            !n->inputs[3 - b]->raw)
             slot = b;
     if (slot < 0)
         return POPRT_OK;

@@ -10,7 +10,7 @@
 static int finite_const(const poprt__tensor *t)
 {
     const poprt__node *p = t->producer;
-    if (!t->data && p && poprt__rw_is(p, "Constant")) {
+    if (!t->raw && p && poprt__rw_is(p, "Constant")) {
         const poprt__attr *a = poprt__node_attr(p, "value_float");
         if (a && !isfinite(a->f))
             return 0;
@@ -23,10 +23,11 @@ static int finite_const(const poprt__tensor *t)
     if (!t)
         return 1;
     int64_t n = poprt__type_numel(&t->type);
-    if (n < 0)
+    const void *v = poprt__tensor_data(t);
+    if (n < 0 || !v)
         return 0;
     for (int64_t i = 0; i < n; i++)
-        if (!isfinite(poprt__load_f64(t->data, t->type.elem, i)))
+        if (!isfinite(poprt__load_f64(v, t->type.elem, i)))
             return 0;
     return 1;
 }

@@ -121,7 +121,7 @@ poprt__node *poprt__rw_find_node(const poprt__graph *g, const char *name)
 
 int poprt__rw_is_const(const poprt__tensor *t)
 {
-    return t && t->data && t->type.kind == POPRT__KIND_TENSOR && t->type.rank >= 0 &&
+    return t && t->raw && t->type.kind == POPRT__KIND_TENSOR && t->type.rank >= 0 &&
            poprt__type_is_static(&t->type) && t->type.elem != POPRT_DTYPE_STRING;
 }
 
@@ -129,12 +129,12 @@ const poprt__tensor *poprt__rw_value(const poprt__tensor *t)
 {
     if (!t)
         return NULL;
-    if (t->data)
+    if (t->raw)
         return t;
     const poprt__node *p = t->producer;
     if (poprt__rw_is(p, "Constant") && p->n_outputs == 1 && p->outputs[0] == t) {
         const poprt__attr *a = poprt__node_attr(p, "value");
-        if (a && a->type == POPRT__ATTR_TENSOR && a->t && a->t->data)
+        if (a && a->type == POPRT__ATTR_TENSOR && a->t && a->t->raw)
             return a->t;
     }
     return NULL;
@@ -149,8 +149,8 @@ int poprt__rw_const_of(const poprt__tensor *t, poprt__rw_reach reach, poprt__rw_
         size_t es = poprt__dtype_size((poprt_dtype)v->type.elem);
         if (v->type.kind != POPRT__KIND_TENSOR || n < 0 || !es || (size_t)n * es > v->nbytes)
             return 0;
-        *c = (poprt__rw_const){v->data, v->type.elem, n};
-        return 1;
+        *c = (poprt__rw_const){poprt__tensor_data(v), v->type.elem, n};
+        return c->data != NULL; /* NULL: no memory for its aligned copy */
     }
     const poprt__node *p = reach == POPRT__RW_ANY && t ? t->producer : NULL;
     if (!poprt__rw_is(p, "Constant"))
@@ -213,6 +213,19 @@ const float *poprt__rw_f32(const poprt__tensor *t, poprt__rw_reach reach, int64_
         return NULL;
     *numel = c.numel;
     return c.data;
+}
+
+const void *poprt__rw_f32_bytes(const poprt__tensor *t, poprt__rw_reach reach, int64_t *numel)
+{
+    const poprt__tensor *v =
+        reach == POPRT__RW_DATA ? (poprt__rw_is_const(t) ? t : NULL) : poprt__rw_value(t);
+    if (!v || v->type.kind != POPRT__KIND_TENSOR || v->type.elem != POPRT_DTYPE_FLOAT)
+        return v ? NULL : poprt__rw_f32(t, reach, numel); /* a Constant's value_float */
+    int64_t n = poprt__type_numel(&v->type);
+    if (n < 0 || (size_t)n * sizeof(float) > v->nbytes)
+        return NULL;
+    *numel = n;
+    return v->raw;
 }
 
 int64_t poprt__rw_attr_or_input_ints(const poprt__node *n, const char *attr, int slot, int from,
@@ -360,7 +373,7 @@ poprt__tensor *poprt__rw_new_i64(poprt__graph *g, const char *base, const int64_
 }
 
 poprt__tensor *poprt__rw_new_f32_concat(poprt__graph *g, const char *base, int64_t rows, int n,
-                                        const float *const *src, const int64_t *cols, int flat)
+                                        const void *const *src, const int64_t *cols, int flat)
 {
     int64_t width = 0;
     for (int i = 0; i < n; i++)
@@ -371,7 +384,11 @@ poprt__tensor *poprt__rw_new_f32_concat(poprt__graph *g, const char *base, int64
     int64_t c0 = 0;
     for (int i = 0; i < n; c0 += cols[i], i++)
         for (int64_t r = 0; src[i] && r < rows; r++)
-            memcpy(v + r * width + c0, src[i] + r * cols[i], (size_t)cols[i] * sizeof *v);
+            memcpy(v + r * width + c0, (const char *)src[i] + (size_t)(r * cols[i]) * sizeof *v,
+                   (size_t)cols[i] * sizeof *v);
+    for (int i = 0; i < n; i++) /* sources in the model file: read once */
+        if (src[i])
+            poprt__model_drop_pages(g->model, src[i], (size_t)(rows * cols[i]) * sizeof *v);
     int64_t dims[2] = {rows, width}, len = rows * width;
     poprt__tensor *t = poprt__graph_add_const(g, base, POPRT_DTYPE_FLOAT, flat ? 1 : 2,
                                               flat ? &len : dims, v, (size_t)len * sizeof *v);
@@ -678,7 +695,7 @@ poprt_status poprt__rw_bypass(poprt__graph *g, poprt__node *n, poprt__tensor *in
 void poprt__rw_unset_initializer(poprt__tensor *t)
 {
     t->is_initializer = 0;
-    t->data = NULL;
+    poprt__tensor_set_data(t, NULL);
     t->nbytes = 0;
 }
 
@@ -722,17 +739,21 @@ poprt_status poprt__rw_bn_affine(const poprt__node *bn, poprt__rw_bn *a)
     }
     double *s = poprt__malloc((size_t)(c ? c : 1) * sizeof *s);
     double *t = poprt__malloc((size_t)(c ? c : 1) * sizeof *t);
-    if (!s || !t) {
+    const void *v[5] = {NULL};
+    int have = 1;
+    for (int i = 1; i < 5; i++)
+        have &= (v[i] = poprt__tensor_data(bn->inputs[i])) != NULL;
+    if (!s || !t || !have) {
         poprt__free(s);
         poprt__free(t);
         return poprt__rw_oom();
     }
     double eps = poprt__attr_f(bn, "epsilon", 1e-5f);
     for (int64_t k = 0; k < c; k++) {
-        double scale = poprt__load_f64(bn->inputs[1]->data, bn->inputs[1]->type.elem, k);
-        double bias = poprt__load_f64(bn->inputs[2]->data, bn->inputs[2]->type.elem, k);
-        double mean = poprt__load_f64(bn->inputs[3]->data, bn->inputs[3]->type.elem, k);
-        double var = poprt__load_f64(bn->inputs[4]->data, bn->inputs[4]->type.elem, k);
+        double scale = poprt__load_f64(v[1], bn->inputs[1]->type.elem, k);
+        double bias = poprt__load_f64(v[2], bn->inputs[2]->type.elem, k);
+        double mean = poprt__load_f64(v[3], bn->inputs[3]->type.elem, k);
+        double var = poprt__load_f64(v[4], bn->inputs[4]->type.elem, k);
         s[k] = scale / sqrt(var + eps);
         t[k] = bias - mean * s[k];
     }
@@ -779,7 +800,7 @@ static int same_const(const poprt__tensor *a, const poprt__tensor *b)
     for (int i = 0; i < a->type.rank; i++)
         if (a->type.dims[i].value != b->type.dims[i].value)
             return 0;
-    return a->data == b->data || memcmp(a->data, b->data, a->nbytes) == 0;
+    return a->raw == b->raw || memcmp(a->raw, b->raw, a->nbytes) == 0;
 }
 
 poprt_status poprt__rw_dedup_initializers(poprt__graph *g, int *changed)
@@ -793,10 +814,10 @@ poprt_status poprt__rw_dedup_initializers(poprt__graph *g, int *changed)
     for (size_t i = 0; i < n; i++) {
         poprt__tensor *t = g->initializers.items[i];
         /* inputs and outputs keep their names; strings hold pointers */
-        if (t->is_input || t->is_output || !t->data || !poprt__rw_is_const(t))
+        if (t->is_input || t->is_output || !t->raw || !poprt__rw_is_const(t))
             continue;
         uint64_t h = 1469598103934665603ull ^ (uint64_t)t->type.elem;
-        const unsigned char *p = t->data;
+        const unsigned char *p = t->raw;
         for (size_t k = 0; k < t->nbytes; k++)
             h = (h ^ p[k]) * 1099511628211ull;
         keys[m].t = t;

@@ -108,6 +108,9 @@ int poprt__rw_scalar(const poprt__tensor *t, poprt__rw_reach reach, double *v);
 int poprt__rw_scalar_is(const poprt__tensor *t, poprt__rw_reach reach, double want, double rel);
 /* float32 constant within reach: its values and *numel, else NULL. */
 const float *poprt__rw_f32(const poprt__tensor *t, poprt__rw_reach reach, int64_t *numel);
+/* As poprt__rw_f32, but the bytes as the model holds them, perhaps unaligned:
+ * for copying (memcpy), without the aligned copy typed reads make. */
+const void *poprt__rw_f32_bytes(const poprt__tensor *t, poprt__rw_reach reach, int64_t *numel);
 /* The integer list attribute attr of n or, from opset `from` on, the integer
  * constant input `slot` (POPRT__RW_DATA): the count, -1 when it is not known
  * or longer than max, -2 when absent (axes of Squeeze, shape of Reshape...). */
@@ -150,10 +153,10 @@ poprt__tensor *poprt__rw_new_scalar(poprt__graph *g, const char *base, int32_t d
 poprt__tensor *poprt__rw_new_i64(poprt__graph *g, const char *base, const int64_t *vals, int64_t n);
 
 /* A new float32 initializer holding n matrices src[i] of [rows, cols[i]]
- * side by side, [rows, sum of cols] (1-D when flat; src[i] NULL: zeros).
- * NULL when out of memory. */
+ * side by side, [rows, sum of cols] (1-D when flat; src[i] NULL: zeros; the
+ * bytes are copied, so they may lie unaligned). NULL when out of memory. */
 poprt__tensor *poprt__rw_new_f32_concat(poprt__graph *g, const char *base, int64_t rows, int n,
-                                        const float *const *src, const int64_t *cols, int flat);
+                                        const void *const *src, const int64_t *cols, int flat);
 
 /* Initializers also listed as graph inputs of m's main graph (IR version
  * < 4: there they are weights, from 4 on inputs a caller may override) leave

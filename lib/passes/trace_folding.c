@@ -45,7 +45,7 @@ static poprt_status to_initializers(poprt__graph *g, void *ctx, int *changed)
             continue;
         int all = 1;
         for (int j = 0; j < n->n_outputs && all; j++)
-            all = !n->outputs[j] || n->outputs[j]->data;
+            all = !n->outputs[j] || n->outputs[j]->raw;
         if (!all)
             continue;
         for (int j = 0; j < n->n_outputs; j++) {
@@ -56,7 +56,7 @@ static poprt_status to_initializers(poprt__graph *g, void *ctx, int *changed)
             int64_t dims[POPRT__MAX_RANK];
             if (!poprt__rw_static_dims(t, dims, &rank))
                 return poprt__err(POPRT_STATUS_INTERNAL, "trace_folding: '%s' has no static shape", t->name);
-            poprt_status st = poprt__tensor_set_const(t, t->type.elem, rank, dims, t->data, t->nbytes);
+            poprt_status st = poprt__tensor_set_const(t, t->type.elem, rank, dims, t->raw, t->nbytes);
             if (st)
                 return st;
         }

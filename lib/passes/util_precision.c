@@ -563,20 +563,20 @@ int poprt__const_f32(const poprt__tensor *t, const float **data, int64_t *n)
 {
     if (!t || t->type.kind != POPRT__KIND_TENSOR || t->type.elem != POPRT_DTYPE_FLOAT || t->is_input)
         return 0;
-    if (t->data) {
-        *data = t->data;
+    if (t->raw) {
+        *data = poprt__tensor_data(t);
         *n = (int64_t)(t->nbytes / sizeof(float));
-        return 1;
+        return *data != NULL; /* NULL: no memory to read it */
     }
     const poprt__node *p = t->producer;
     if (!p || strcmp(p->op_type, "Constant") != 0 || p->domain[0])
         return 0;
     const poprt__attr *a = poprt__node_attr(p, "value");
-    if (a && a->type == POPRT__ATTR_TENSOR && a->t && a->t->data &&
+    if (a && a->type == POPRT__ATTR_TENSOR && a->t && a->t->raw &&
         a->t->type.elem == POPRT_DTYPE_FLOAT) {
-        *data = a->t->data;
+        *data = poprt__tensor_data(a->t);
         *n = (int64_t)(a->t->nbytes / sizeof(float));
-        return 1;
+        return *data != NULL;
     }
     a = poprt__node_attr(p, "value_float");
     if (a && a->type == POPRT__ATTR_FLOAT) {

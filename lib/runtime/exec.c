@@ -100,7 +100,10 @@ poprt_status poprt__value_copy_heap(poprt__value *dst, const poprt__value *src)
 
 /* ---- frames ----------------------------------------------------------------- */
 
-static void bind_const(poprt__value *v, const poprt__tensor *t)
+/* A constant in its value; one only prepared data reads (packed weights),
+ * not yet copied aligned, is bound with data NULL (kernels reach it through
+ * poprt__kctx_in_data if they need it after all). */
+static poprt_status bind_const(poprt__value *v, const poprt__tensor *t)
 {
     memset(v, 0, sizeof *v);
     v->kind = POPRT__KIND_TENSOR;
@@ -110,12 +113,18 @@ static void bind_const(poprt__value *v, const poprt__tensor *t)
         v->t.dims[i] = t->type.dims[i].value;
     v->t.numel = poprt__type_numel(&t->type);
     v->t.nbytes = t->nbytes;
-    v->t.data = (void *)t->data;
+    if (t->prepared_only && poprt__tensor_data_lazy(t))
+        return POPRT_OK;
+    v->t.data = (void *)poprt__tensor_data(t);
+    if (!v->t.data)
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory reading constant '%s' (%zu bytes)",
+                          t->name, t->nbytes);
+    return POPRT_OK;
 }
 
-void poprt__frame_bind_const(poprt__frame *f, size_t i)
+poprt_status poprt__frame_bind_const(poprt__frame *f, size_t i)
 {
-    bind_const(&f->vals[i], f->g->tensors.items[i]);
+    return bind_const(&f->vals[i], f->g->tensors.items[i]);
 }
 
 poprt_status poprt__frame_init(poprt__frame *f, const poprt__graph *g, poprt__frame *parent)
@@ -132,8 +141,13 @@ poprt_status poprt__frame_init(poprt__frame *f, const poprt__graph *g, poprt__fr
     }
     for (size_t i = 0; i < g->tensors.len; i++) {
         const poprt__tensor *t = g->tensors.items[i];
-        if (t->data && !t->producer)
-            bind_const(&f->vals[i], t);
+        if (t->raw && !t->producer) {
+            poprt_status st = bind_const(&f->vals[i], t);
+            if (st) {
+                poprt__frame_free(f);
+                return st;
+            }
+        }
     }
     return POPRT_OK;
 }
@@ -166,6 +180,21 @@ static poprt__value *find_value(poprt__frame *f, const poprt__tensor *t)
 }
 
 /* ---- kernel services ---------------------------------------------------------- */
+
+const void *poprt__kctx_in_data(poprt__kctx *k, int i)
+{
+    poprt__value *v = i >= 0 && i < k->n_in ? k->in[i] : NULL;
+    if (!v || v->kind != POPRT__KIND_TENSOR)
+        return NULL;
+    void *d = __atomic_load_n(&v->t.data, __ATOMIC_ACQUIRE);
+    if (d || !v->t.nbytes)
+        return d;
+    const poprt__tensor *t = i < k->node->n_inputs ? k->node->inputs[i] : NULL;
+    d = t && t->raw ? (void *)poprt__tensor_data(t) : NULL;
+    if (d) /* kept for the next runs of this frame (another reader may store the same) */
+        __atomic_store_n(&v->t.data, d, __ATOMIC_RELEASE);
+    return d;
+}
 
 void *poprt__kctx_scratch(poprt__kctx *k, size_t n)
 {
@@ -470,6 +499,8 @@ static poprt_status infer_now(struct poprt__exec *x, poprt__node *n, poprt__valu
         ivs[i].type = NULL;
         ivs[i].data = NULL;
         ivs[i].nbytes = 0;
+        /* a constant bound without its data (kept packed only) */
+        ivs[i].src = n->inputs[i] && n->inputs[i]->raw ? n->inputs[i] : NULL;
         if (!in[i] || in[i]->kind == POPRT__KIND_UNKNOWN)
             continue;
         if (value_type(&x->types, in[i], &its[i]))
@@ -804,7 +835,7 @@ poprt_status poprt__fold_node(poprt__node *n, void *ctx)
             st = poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory folding '%s'", n->name);
             goto done;
         }
-        t->data = data;
+        poprt__tensor_set_data(t, data);
         t->nbytes = v->nbytes;
     }
 done:

@@ -86,7 +86,7 @@ void poprt__exec_free(struct poprt__exec *x);
 poprt_status poprt__exec_graph(struct poprt__exec *x, poprt__frame *f);
 poprt_status poprt__frame_init(poprt__frame *f, const poprt__graph *g, poprt__frame *parent);
 /* Binds constant tensor i of f's graph to its current value. */
-void poprt__frame_bind_const(poprt__frame *f, size_t i);
+poprt_status poprt__frame_bind_const(poprt__frame *f, size_t i);
 void poprt__frame_release(poprt__frame *f); /* frees heap values, keeps vals */
 void poprt__frame_free(poprt__frame *f);
 /* The folder used by sessions: runs n's kernel on its constant inputs. */

@@ -211,7 +211,7 @@ poprt_status poprt__session_new(poprt__program *p, const poprt_options *options,
 }
 
 /* Values of node outputs back to their planned state before each batch. */
-static void reset_frame(struct poprt__exec *x, poprt_session *s)
+static poprt_status reset_frame(struct poprt__exec *x, poprt_session *s)
 {
     poprt__frame *f = &x->main;
     poprt__frame_release(f);
@@ -223,9 +223,12 @@ static void reset_frame(struct poprt__exec *x, poprt_session *s)
     for (size_t i = 0; i < g->tensors.len; i++) {
         const poprt__tensor *t = g->tensors.items[i];
         poprt__value *v = &f->vals[i];
-        if (!t->producer && t->data) {
-            if (rebind)
-                poprt__frame_bind_const(f, i);
+        if (!t->producer && t->raw) {
+            poprt_status st = rebind ? poprt__frame_bind_const(f, i) : POPRT_OK;
+            if (st) {
+                x->weights_gen = gen - 1; /* bound again on the next run */
+                return st;
+            }
             continue;
         }
         memset(v, 0, sizeof *v);
@@ -241,6 +244,7 @@ static void reset_frame(struct poprt__exec *x, poprt_session *s)
             v->t.data = x->arena + off;
         }
     }
+    return POPRT_OK;
 }
 
 /* The files whose mappings the session reads (an executable file, a model
@@ -283,7 +287,8 @@ poprt_status poprt__session_run(poprt_session *s, poprt_stepio *io)
     const poprt__graph *g = s->m->graph;
     for (int64_t b = 0; !st && b < s->batches_per_step; b++) {
         x->trace_batch = (int32_t)b;
-        reset_frame(x, s);
+        if ((st = reset_frame(x, s)))
+            break;
         poprt__arena_free(&x->strings);
         poprt__arena_init(&x->strings);
         for (size_t i = 0; !st && i < s->prog->inputs.len; i++) {

@@ -39,7 +39,7 @@ static inline poprt__tensor *tb_const(poprt__model *m, const char *name, int32_t
     poprt__type_set_tensor(&m->arena, &t->type, elem, rank, dims);
     int64_t n = poprt__type_numel(&t->type);
     t->nbytes = (size_t)n * poprt_dtype_size((poprt_dtype)elem);
-    t->data = poprt__arena_memdup(&m->arena, data, t->nbytes ? t->nbytes : 1);
+    poprt__tensor_set_data(t, poprt__arena_memdup(&m->arena, data, t->nbytes ? t->nbytes : 1));
     t->is_initializer = 1;
     ck_assert_int_eq(poprt__vec_push(&m->graph->initializers, t), POPRT_OK);
     return t;

@@ -67,7 +67,7 @@ static poprt__tensor *g_const(poprt__graph *g, const char *name, int32_t elem, i
     poprt__tensor *t = poprt__graph_tensor(g, name);
     poprt__type_set_tensor(&g->model->arena, &t->type, elem, rank, dims);
     t->nbytes = (size_t)poprt__type_numel(&t->type) * poprt_dtype_size((poprt_dtype)elem);
-    t->data = poprt__arena_memdup(&g->model->arena, data, t->nbytes ? t->nbytes : 1);
+    poprt__tensor_set_data(t, poprt__arena_memdup(&g->model->arena, data, t->nbytes ? t->nbytes : 1));
     t->is_initializer = 1;
     ck_assert_int_eq(poprt__vec_push(&g->initializers, t), POPRT_OK);
     return t;

@@ -99,7 +99,7 @@ static void kc_run(kcall *c, poprt__kernel_fn fn)
 /* The node's prepare() on its inputs as constants; the state is set on c. */
 static void kc_prepare(kcall *c, poprt__prepare_fn prep)
 {
-    poprt__ival iv[NSLOT - 1];
+    poprt__ival iv[NSLOT - 1] = {0};
     memset(iv, 0, sizeof iv);
     for (int i = 0; i < c->k.n_in; i++) {
         if (!c->in[i])

@@ -187,7 +187,7 @@ static poprt__node *forest_node(fixture *fx, const rtree *trees, int n_trees, in
         a->t->nbytes = (size_t)nn * 8;
         void *data = poprt__arena_array(&fx->m->arena, (size_t)nn + 1, 8);
         memcpy(data, thr, (size_t)nn * 8);
-        a->t->data = data;
+        poprt__tensor_set_data(a->t, data);
     } else {
         poprt__attr *a = add(n, "nodes_values", POPRT__ATTR_FLOATS, nn);
         a->floats = poprt__arena_array(&fx->m->arena, (size_t)nn + 1, sizeof(float));

@@ -102,7 +102,7 @@ static poprt_status run(harness *h, poprt__node *n, int opset, int nin, poprt__v
     n->op = op;
     n->opset = opset;
     poprt__type types[MAXIO];
-    poprt__ival iv[MAXIO];
+    poprt__ival iv[MAXIO] = {0};
     poprt__type otypes[MAXIO];
     memset(types, 0, sizeof types);
     memset(iv, 0, sizeof iv);

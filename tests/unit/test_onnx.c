@@ -738,7 +738,7 @@ static void check_model(poprt__model *m)
     poprt__tensor *W = poprt__graph_find(g, "W");
     ck_assert(W->is_initializer && W->is_input);
     ck_assert_ptr_eq(g->inputs.items[2], W);
-    ck_assert_int_eq(((const float *)W->data)[2], 3);
+    ck_assert_int_eq(((const float *)poprt__tensor_data(W))[2], 3);
     poprt__tensor *X = g->inputs.items[0];
     ck_assert_int_eq(X->type.rank, 2);
     ck_assert_int_eq(X->type.dims[0].value, -1);
@@ -802,10 +802,10 @@ static void check_model(poprt__model *m)
     ck_assert(ss->n == 2 && strcmp(ss->strings[1], "bc") == 0 && ss->string_lens[1] == 2);
     ck_assert(poprt__attr_f(mf, "f", 0) == 0.5f);
     const poprt__attr *t = poprt__node_attr(mf, "t");
-    ck_assert(t->t && ((const int64_t *)t->t->data)[1] == 5);
+    ck_assert(t->t && ((const int64_t *)poprt__tensor_data(t->t))[1] == 5);
     const poprt__attr *sp = poprt__node_attr(mf, "sparse");
     ck_assert_int_eq(sp->type, POPRT__ATTR_SPARSE_TENSOR);
-    const int64_t *dense = sp->t->data;
+    const int64_t *dense = poprt__tensor_data(sp->t);
     ck_assert_int_eq(sp->t->type.rank, 2);
     ck_assert(dense[0] == 0 && dense[1] == 7 && dense[5] == 9 && dense[4] == 0);
     const poprt__attr *tp = poprt__node_attr(mf, "tp");
@@ -850,13 +850,13 @@ static void tensors_equal(const poprt__tensor *a, const poprt__tensor *b)
         return;
     ck_assert_str_eq(a->name, b->name);
     types_equal(&a->type, &b->type);
-    ck_assert_int_eq(!a->data, !b->data);
+    ck_assert_int_eq(!a->raw, !b->raw);
     ck_assert_uint_eq(a->nbytes, b->nbytes);
-    if (a->data && a->type.elem == POPRT_DTYPE_STRING) {
+    if (a->raw && a->type.elem == POPRT_DTYPE_STRING) {
         for (size_t i = 0; i < a->nbytes / sizeof(char *); i++)
-            ck_assert_str_eq(((char *const *)a->data)[i], ((char *const *)b->data)[i]);
-    } else if (a->data) {
-        ck_assert_int_eq(memcmp(a->data, b->data, a->nbytes), 0);
+            ck_assert_str_eq(((char *const *)poprt__tensor_data(a))[i], ((char *const *)poprt__tensor_data(b))[i]);
+    } else if (a->raw) {
+        ck_assert_int_eq(memcmp(a->raw, b->raw, a->nbytes), 0);
     }
 }
 
@@ -1227,9 +1227,9 @@ START_TEST(test_external_data)
     poprt__model *mm = load_bytes(m.p, m.n, tmpdir, &st);
     ck_assert_msg(st == POPRT_OK, "%s", poprt_last_error());
     poprt__tensor *t = poprt__graph_find(mm->graph, "ext_w");
-    ck_assert(((const float *)t->data)[0] == 1 && ((const float *)t->data)[2] == 3);
+    ck_assert(((const float *)poprt__tensor_data(t))[0] == 1 && ((const float *)poprt__tensor_data(t))[2] == 3);
     t = poprt__graph_find(mm->graph, "ext_b");
-    ck_assert(((const float *)t->data)[0] == 4);
+    ck_assert(((const float *)poprt__tensor_data(t))[0] == 4);
     ck_assert_uint_eq(mm->blobs.len, 2); /* the model bytes + one mapping */
     /* saving inlines the data */
     void *data;
@@ -1237,7 +1237,7 @@ START_TEST(test_external_data)
     ck_assert_int_eq(poprt__onnx_save(mm, &data, &size), POPRT_OK);
     poprt__model *m2 = load_bytes(data, size, NULL, &st);
     ck_assert_msg(st == POPRT_OK, "%s", poprt_last_error());
-    ck_assert(((const float *)poprt__graph_find(m2->graph, "ext_w")->data)[1] == 2);
+    ck_assert(((const float *)poprt__tensor_data(poprt__graph_find(m2->graph, "ext_w")))[1] == 2);
     poprt__free(data);
     poprt__model_free(m2);
     poprt__model_free(mm);
@@ -1246,7 +1246,7 @@ START_TEST(test_external_data)
     m = ext_model("sub/../sub/w2.bin", "16", NULL, 0);
     mm = load_bytes(m.p, m.n, tmpdir, &st);
     ck_assert_msg(st == POPRT_OK, "%s", poprt_last_error());
-    ck_assert(((const float *)poprt__graph_find(mm->graph, "ext_w")->data)[0] == 4);
+    ck_assert(((const float *)poprt__tensor_data(poprt__graph_find(mm->graph, "ext_w")))[0] == 4);
     poprt__model_free(mm);
     free(m.p);
 
@@ -1299,8 +1299,8 @@ START_TEST(test_external_misaligned)
     poprt__model *mm = load_bytes(m.p, m.n, tmpdir, &st);
     ck_assert_msg(st == POPRT_OK, "%s", poprt_last_error());
     const poprt__tensor *t = poprt__graph_find(mm->graph, "ext_w");
-    ck_assert_int_eq((uintptr_t)t->data % 4, 0);
-    ck_assert(((const float *)t->data)[2] == 9);
+    ck_assert_int_eq((uintptr_t)poprt__tensor_data(t) % 4, 0);
+    ck_assert(((const float *)poprt__tensor_data(t))[2] == 9);
     poprt__model_free(mm);
     free(m.p);
     unlink(path);

@@ -253,7 +253,7 @@ START_TEST(constant_folding)
     ck_assert_int_eq(count_op(b, "Exp"), 0);
     /* the inputs of folded nodes are gone */
     ck_assert_ptr_null(poprt__map_get(&b->m->graph->by_name, "a") ?
-                       ((poprt__tensor *)poprt__map_get(&b->m->graph->by_name, "a"))->data : NULL);
+                       poprt__tensor_data(poprt__map_get(&b->m->graph->by_name, "a")) : NULL);
     poprt_model_free(b);
     /* max_tensor_size: larger results stay */
     poprt_model *c = load(b_fold());
@@ -274,7 +274,7 @@ static poprt__model *b_constant_node(void)
     t->name = "";
     poprt__type_set_tensor(&m->arena, &t->type, POPRT_DTYPE_FLOAT, 1, D(3));
     static const float v[3] = {1, -2, 3};
-    t->data = poprt__arena_memdup(&m->arena, v, sizeof v);
+    poprt__tensor_set_data(t, poprt__arena_memdup(&m->arena, v, sizeof v));
     t->nbytes = sizeof v;
     a->t = t;
     poprt__node *c2 = node(m, "Constant", 0, NULL, 1, I("k"));

@@ -157,7 +157,7 @@ static int count_const_dtype(const poprt_model *m, int32_t dt)
     const poprt__graph *g = m->m->graph;
     for (size_t i = 0; i < g->tensors.len; i++) {
         const poprt__tensor *t = g->tensors.items[i];
-        c += t->data && t->type.elem == dt && (t->is_initializer || !t->producer);
+        c += t->raw && t->type.elem == dt && (t->is_initializer || !t->producer);
     }
     return c;
 }

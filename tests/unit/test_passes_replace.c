@@ -574,7 +574,7 @@ START_TEST(cumsum)
     poprt_model *a = load(m), *b = check_pass(a, "cumsum_workaround", NULL, 0);
     poprt__tensor *t = producer(b, "y")->inputs[1];
     ck_assert_int_eq(t->type.elem, POPRT_DTYPE_INT64);
-    ck_assert_int_eq(*(const int64_t *)t->data, 1);
+    ck_assert_int_eq(*(const int64_t *)poprt__tensor_data(t), 1);
     done(a, b);
 }
 END_TEST
@@ -609,7 +609,7 @@ START_TEST(indices)
     nd(m, "Gather", 2, S("d", "ix"), "y");
     tb_output(m, "y");
     poprt_model *a = load(m), *b = check_pass(a, "indices_workaround", NULL, 0);
-    const int64_t *ix = producer(b, "y")->inputs[1]->data;
+    const int64_t *ix = poprt__tensor_data(producer(b, "y")->inputs[1]);
     ck_assert_int_eq(ix[0], 4);
     ck_assert_int_eq(ix[1], 0);
     ck_assert_int_eq(ix[2], 0);
@@ -686,7 +686,7 @@ START_TEST(trace_folding)
     ck_assert_int_eq(count(b, "Shape"), 0);
     ck_assert_int_eq(count(b, "Concat"), 0);
     ck_assert_int_eq(count(b, "Reshape"), 1);
-    const int64_t *t = producer(b, "y")->inputs[1]->data;
+    const int64_t *t = poprt__tensor_data(producer(b, "y")->inputs[1]);
     ck_assert_ptr_nonnull(t);
     ck_assert_int_eq(t[0], 2);
     ck_assert_int_eq(t[1], -1);
@@ -724,7 +724,7 @@ START_TEST(move_subgraph_initializer)
         poprt__tensor *w = poprt__graph_tensor(sub, "w");
         const float wv[3] = {1.0f + b, -2, 0.5f};
         poprt__type_set_tensor(&m->arena, &w->type, POPRT_DTYPE_FLOAT, 1, D(3));
-        w->data = poprt__arena_memdup(&m->arena, wv, sizeof wv);
+        poprt__tensor_set_data(w, poprt__arena_memdup(&m->arena, wv, sizeof wv));
         w->nbytes = sizeof wv;
         w->is_initializer = 1;
         poprt__vec_push(&sub->initializers, w);

@@ -282,10 +282,11 @@ poprt_status poprt__gemm_op(poprt__kctx *k, const poprt__gemm_engine *e)
     if (y->numel == 0)
         return POPRT_OK;
     if (y->dtype == POPRT_DTYPE_FLOAT || poprt__ref_is_half(y->dtype)) {
-        const float *af = poprt__ref_in_f32(k, a), *bf = poprt__ref_in_f32(k, b),
-                    *cf = c ? poprt__ref_in_f32(k, c) : NULL;
+        /* B is read after the packed B is tried: a weight the session
+         * keeps packed only is not copied for nothing */
+        const float *af = poprt__ref_in_f32(k, a), *cf = c ? poprt__ref_in_f32(k, c) : NULL;
         float *yf = poprt__ref_out_f32(k, y);
-        if (!af || !bf || (c && !cf) || !yf)
+        if (!af || (c && !cf) || !yf)
             return poprt__ref_oom(k);
         if (c && beta != 0.0f)
             for (int64_t i = 0; i < M; i++)
@@ -297,8 +298,9 @@ poprt_status poprt__gemm_op(poprt__kctx *k, const poprt__gemm_engine *e)
             poprt__ref_store_f32(y, yf);
             return POPRT_OK;
         }
+        const float *bf = poprt__ref_in_f32(k, b);
         void *ws;
-        if (!poprt__gemm_engine_ws(k, e, ta, tb, M, N, K, &ws))
+        if (!bf || !poprt__gemm_engine_ws(k, e, ta, tb, M, N, K, &ws))
             return poprt__ref_oom(k);
         e->run(k, ws, ta, tb, M, N, K, alpha, af, a->dims[1], bf, b->dims[1], beta, yf, N);
         poprt__ref_store_f32(y, yf);
@@ -474,9 +476,10 @@ poprt_status poprt__matmul_op(poprt__kctx *k, const poprt__gemm_engine *e)
     if (y->dtype != POPRT_DTYPE_FLOAT && !poprt__ref_is_half(y->dtype))
         return POPRT__NODE_ERR(k->node, POPRT_STATUS_UNSUPPORTED, "MatMul of %s",
                                poprt__dtype_name((poprt_dtype)y->dtype));
-    const float *af = poprt__ref_in_f32(k, a), *bf = poprt__ref_in_f32(k, b);
+    /* B is read after the packed B is tried (see Gemm) */
+    const float *af = poprt__ref_in_f32(k, a), *bf = NULL;
     float *yf = poprt__ref_out_f32(k, y);
-    if (!af || !bf || !yf)
+    if (!af || !yf)
         return poprt__ref_oom(k);
     const size_t ws_size = (e->ws_size(0, 0, p.M, p.N, p.K) + 63) & ~(size_t)63;
     /* many small products: one per thread at a time, each with its own
@@ -486,6 +489,8 @@ poprt_status poprt__matmul_op(poprt__kctx *k, const poprt__gemm_engine *e)
                          poprt__mul_size(ws_size, (size_t)p.batch, &all_ws) &&
                          all_ws <= ((size_t)64 << 20);
     if (per_item) {
+        if (!(bf = poprt__ref_in_f32(k, b)))
+            return poprt__ref_oom(k);
         matmul_task t = {&p, e, af, bf, yf, NULL, ws_size};
         if (ws_size && !(t.ws = poprt__kctx_scratch(k, all_ws)))
             return poprt__ref_oom(k);
@@ -500,7 +505,8 @@ poprt_status poprt__matmul_op(poprt__kctx *k, const poprt__gemm_engine *e)
             return POPRT_OK;
         }
         void *ws;
-        if (!poprt__gemm_engine_ws(k, e, 0, 0, p.M, p.N, p.K, &ws))
+        bf = poprt__ref_in_f32(k, b);
+        if (!bf || !poprt__gemm_engine_ws(k, e, 0, 0, p.M, p.N, p.K, &ws))
             return poprt__ref_oom(k);
         for (int64_t bi = 0; bi < p.batch; bi++) {
             int64_t ao, bo;

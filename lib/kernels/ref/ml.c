@@ -153,7 +153,7 @@ static poprt_status lookup_build(poprt__kctx *k, const poprt__attr *a, int64_t n
             e->s = poprt__ml_attr_str(a, j);
         } else if (kind == KEY_INT) {
             e->i = a->type == POPRT__ATTR_INTS ? a->ints[j]
-                                                : poprt__load_i64(a->t->data, a->t->type.elem, j);
+                                                : poprt__load_i64(poprt__tensor_data(a->t), a->t->type.elem, j);
         } else {
             e->d = poprt__ml_attr_num(a, j);
             if (isnan(e->d)) {
@@ -368,7 +368,7 @@ static void label_default(const poprt__node *n, const poprt__ml_labels *g, doubl
         *d = poprt__ml_attr_num(g->dflt_tensor, 0);
         *i = g->value_elem == POPRT_DTYPE_STRING
                  ? 0
-                 : poprt__load_i64(g->dflt_tensor->t->data, g->value_elem, 0);
+                 : poprt__load_i64(poprt__tensor_data(g->dflt_tensor->t), g->value_elem, 0);
         *s = poprt__ml_attr_str(g->dflt_tensor, 0);
         return;
     }
@@ -424,7 +424,7 @@ poprt_status poprt__ref_label_encoder(poprt__kctx *k)
                              j < 0 ? di
                              : vals->type == POPRT__ATTR_INTS
                                  ? vals->ints[j]
-                                 : poprt__load_i64(vals->t->data, vals->t->type.elem, j));
+                                 : poprt__load_i64(poprt__tensor_data(vals->t), vals->t->type.elem, j));
     }
     return POPRT_OK;
 }

@@ -131,7 +131,9 @@ static poprt_status fa_project(poprt__kctx *k, const poprt__gemm_engine *e, cons
     if (e->run_packed_b && e->run_packed_b(k, 0, 0, rows, N, Hin, 1.0f, X, Hin, 1.0f, qkv, N) == 0)
         return POPRT_OK;
     void *ws;
-    if (!poprt__gemm_engine_ws(k, e, 0, 0, rows, N, Hin, &ws))
+    if (!W) /* kept packed only, and not packed for this product after all */
+        W = (const float *)poprt__kctx_in_data(k, 1);
+    if (!W || !poprt__gemm_engine_ws(k, e, 0, 0, rows, N, Hin, &ws))
         return poprt__ref_oom(k);
     e->run(k, ws, 0, 0, rows, N, Hin, 1.0f, X, Hin, W, N, 1.0f, qkv, N);
     return POPRT_OK;
@@ -245,12 +247,13 @@ poprt_status poprt__fused_attention_op(poprt__kctx *k, const poprt__gemm_engine 
     if (y->numel == 0)
         return POPRT_OK;
     const int64_t rows = a.B * a.S, H3 = 3 * a.H;
-    const float *X = poprt__ref_in_f32(k, a.x), *W = poprt__ref_in_f32(k, a.w),
+    /* W NULL: kept packed only, read by fa_project if it needs it after all */
+    const float *X = poprt__ref_in_f32(k, a.x), *W = a.w->data ? poprt__ref_in_f32(k, a.w) : NULL,
                 *bias = a.b ? poprt__ref_in_f32(k, a.b) : NULL;
     const float *M = mt ? poprt__ref_in_f32(k, mt) : NULL;
     float *Y = poprt__ref_out_f32(k, y);
     float *qkv = poprt__kctx_scratch(k, (size_t)rows * (size_t)H3 * sizeof(float));
-    if (!X || !W || (a.b && !bias) || (mt && !M) || !Y || !qkv)
+    if (!X || (a.w->data && !W) || (a.b && !bias) || (mt && !M) || !Y || !qkv)
         return poprt__ref_oom(k);
     if ((st = fa_project(k, e, X, W, bias, rows, a.Hin, H3, qkv)) ||
         (st = attention_heads(k, impl, qkv, qkv + a.H, qkv + 2 * a.H, H3, M, mstr, a.B, a.S,

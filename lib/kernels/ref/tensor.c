@@ -1037,11 +1037,11 @@ poprt_status poprt__ref_constant_of_shape(poprt__kctx *k)
     unsigned char v[16];
     poprt__ref_zero_elem(y->dtype, v);
     const poprt__attr *a = poprt__node_attr(k->node, "value");
-    if (a && a->t && a->t->data) {
+    if (a && a->t && a->t->raw) {
         if (a->t->type.elem != y->dtype)
             return poprt__ref_kerr(k, POPRT_STATUS_SHAPE_MISMATCH,
                                    "value type differs from the output");
-        memcpy(v, a->t->data, poprt__ref_esize(y->dtype));
+        memcpy(v, a->t->raw, poprt__ref_esize(y->dtype));
     }
     fill_elems(y->data, v, y->numel, poprt__ref_esize(y->dtype));
     return POPRT_OK;
@@ -1061,7 +1061,7 @@ poprt_status poprt__ref_constant(poprt__kctx *k)
         if (a->t->nbytes != y->nbytes || a->t->type.elem != y->dtype)
             return poprt__ref_kerr(k, POPRT_STATUS_SHAPE_MISMATCH, "value differs from the output");
         if (y->nbytes)
-            memcpy(y->data, a->t->data, y->nbytes);
+            memcpy(y->data, a->t->raw, y->nbytes);
         return POPRT_OK;
     }
     if ((a = poprt__node_attr(n, "value_float"))) {

@@ -64,8 +64,14 @@ int poprt__ref_is_half(int32_t dt)
  * copy (float16, bfloat16, double, small ints). NULL when out of memory. */
 const float *poprt__ref_in_f32(poprt__kctx *k, const poprt__tval *t)
 {
-    if (t->dtype == POPRT_DTYPE_FLOAT)
-        return (const float *)t->data;
+    if (t->dtype == POPRT_DTYPE_FLOAT) {
+        if (t->data || !t->nbytes)
+            return (const float *)t->data;
+        for (int i = 0; i < k->n_in; i++) /* a constant prepared data holds (packed weights) */
+            if (k->in[i] && &k->in[i]->t == t)
+                return poprt__kctx_in_data(k, i);
+        return NULL;
+    }
     float *f = poprt__kctx_scratch(k, (size_t)(t->numel > 0 ? t->numel : 1) * sizeof(float));
     if (!f)
         return NULL;

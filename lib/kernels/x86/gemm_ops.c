@@ -167,9 +167,12 @@ poprt_status poprt__x86_gemm_prepare(poprt__prep_ctx *c, void **state, size_t *s
     const int64_t K = tb ? d1 : d0, N = tb ? d0 : d1;
     if (K <= 0 || N < 4)
         return POPRT_OK;
-    return packed_b_make(c, GEMM_PACK_MAGIC, c->in[1].data, tb, K, N, d1,
-                         a_rows(c, poprt__attr_i(c->node, "transA", 0) != 0), "Gemm", state,
-                         size);
+    poprt_status st = packed_b_make(c, GEMM_PACK_MAGIC, c->in[1].data, tb, K, N, d1,
+                                    a_rows(c, poprt__attr_i(c->node, "transA", 0) != 0), "Gemm",
+                                    state, size);
+    if (!st && *state)
+        c->consumed |= 1u << 1; /* poprt__gemm_op reads B only when the packed one does not fit */
+    return st;
 }
 
 /* A constant 2-D float B packed once (packed_b_make). */
@@ -184,8 +187,13 @@ poprt_status poprt__x86_matmul_prepare(poprt__prep_ctx *c, void **state, size_t 
     const int64_t K = c->in[1].type->dims[0].value, N = c->in[1].type->dims[1].value;
     if (K <= 0 || N < 4)
         return POPRT_OK;
-    return packed_b_make(c, MM_PACK_MAGIC, c->in[1].data, 0, K, N, N, a_rows(c, -1), "MatMul",
-                         state, size);
+    poprt_status st = packed_b_make(c, MM_PACK_MAGIC, c->in[1].data, 0, K, N, N, a_rows(c, -1),
+                                    "MatMul", state, size);
+    /* poprt__matmul_op (and FusedAttention's projection, whose prepare this
+     * is too) read B only when the packed one does not fit */
+    if (!st && *state)
+        c->consumed |= 1u << 1;
+    return st;
 }
 
 /* ---- the engine ------------------------------------------------------------- */

@@ -1,0 +1,392 @@
+/* Unit tests: weights stored unaligned in a model file (raw_data, which no
+ * exporter aligns) are read in place and copied aligned only when something
+ * reads them typed (poprt__tensor_data, lib/ir/ir.c); a session keeps a
+ * weight its kernels hold packed (poprt__prep_ctx.consumed) without any
+ * copy, and a kernel that needs it unpacked after all reads it through
+ * poprt__kctx_in_data. Results against direct loops within 1e-4 relative
+ * (float32 sums of 64 products). */
+#include <check.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "builder.h"
+#include "compiler/program.h"
+#include "kernels/kernel.h"
+#include "kernels/ref/poprt_fused.h"
+#include "kernels/x86/attention.h"
+#include "kernels/x86/gemm_ops.h"
+#include "runtime/runtime.h"
+
+#define OK(call) ck_assert_msg((call) == POPRT_OK, "%s: %s", #call, poprt_last_error())
+
+/* y = x W + b: x [R, K], W [K, N] (24 KiB: above the loader's copy-now size) */
+#define R 5
+#define K 64
+#define N 96
+
+static float X[R * K], W[K * N], B[N];
+
+static void fill(void)
+{
+    for (int i = 0; i < R * K; i++)
+        X[i] = (float)((i * 7) % 19) / 9.0f - 1.0f;
+    for (int i = 0; i < K * N; i++)
+        W[i] = (float)((i * 11) % 23) / 11.0f - 1.0f;
+    for (int i = 0; i < N; i++)
+        B[i] = (float)i / 32.0f - 1.0f;
+}
+
+static void expected(const float *w, float *y)
+{
+    for (int r = 0; r < R; r++)
+        for (int j = 0; j < N; j++) {
+            double s = B[j];
+            for (int i = 0; i < K; i++)
+                s += (double)X[r * K + i] * w[i * N + j];
+            y[r * N + j] = (float)s;
+        }
+}
+
+static void check_close(const float *got, const float *want, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        ck_assert_msg(fabsf(got[i] - want[i]) <= 1e-4f * (1 + fabsf(want[i])),
+                      "element %zu: %g, expected %g", i, got[i], want[i]);
+}
+
+static poprt__tensor *find(poprt__model *m, const char *name)
+{
+    poprt__tensor *t = poprt__graph_find(m->graph, name);
+    ck_assert_ptr_nonnull(t);
+    return t;
+}
+
+/* The model with W named so that its raw_data lies unaligned once loaded
+ * (the name's length moves it); *wname gets that name. */
+static poprt_model *unaligned_model(const char **wname)
+{
+    static const char *names[] = {"W", "Wa", "Wab", "Wabc"};
+    fill();
+    for (int k = 0; k < 4; k++) {
+        poprt__model *m = tb_model(17);
+        tb_input(m, "x", POPRT_DTYPE_FLOAT, 2, (const int64_t[]){R, K});
+        tb_const(m, names[k], POPRT_DTYPE_FLOAT, 2, (const int64_t[]){K, N}, W);
+        tb_const(m, "b", POPRT_DTYPE_FLOAT, 1, (const int64_t[]){N}, B);
+        tb_node(m, "MatMul", 2, (const char *[]){"x", names[k]}, 1, (const char *[]){"xw"});
+        tb_node(m, "Add", 2, (const char *[]){"xw", "b"}, 1, (const char *[]){"y"});
+        tb_output(m, "y");
+        poprt_model *pm;
+        OK(tb_load(m, &pm));
+        const poprt__tensor *t = find(pm->m, names[k]);
+        if ((uintptr_t)t->raw % 4) {
+            *wname = names[k];
+            return pm;
+        }
+        poprt_model_free(pm);
+    }
+    ck_abort_msg("no name put W's raw_data unaligned");
+    return NULL;
+}
+
+static void run(poprt_session *s, float *y)
+{
+    poprt_stepio *io;
+    OK(poprt_stepio_create(&io));
+    OK(poprt_stepio_set_input(io, "x", POPRT_DTYPE_FLOAT, (const int64_t[]){R, K}, 2, X, sizeof X));
+    OK(poprt_stepio_set_output(io, "y", y, R * N * sizeof *y));
+    OK(poprt_session_run(s, io));
+    poprt_stepio_free(io);
+}
+
+START_TEST(test_load_reads_in_place)
+{
+    const char *wn;
+    poprt_model *pm = unaligned_model(&wn);
+    const poprt__tensor *t = find(pm->m, wn);
+    ck_assert(poprt__tensor_data_lazy(t));
+    ck_assert_ptr_null(t->aligned);
+    ck_assert_int_eq(memcmp(t->raw, W, sizeof W), 0); /* the file's bytes, in place */
+    /* the small bias was copied aligned at once */
+    const poprt__tensor *b = find(pm->m, "b");
+    ck_assert_int_eq((uintptr_t)b->raw % 4, 0);
+    ck_assert_ptr_eq(poprt__tensor_data(b), b->raw);
+    /* the first typed read copies, later ones reuse the copy */
+    const float *d = poprt__tensor_data(t);
+    ck_assert_ptr_nonnull(d);
+    ck_assert_int_eq((uintptr_t)d % 4, 0);
+    ck_assert_int_eq(memcmp(d, W, sizeof W), 0);
+    ck_assert_ptr_eq(poprt__tensor_data(t), d);
+    ck_assert(!poprt__tensor_data_lazy(t));
+    /* a save writes the bytes as loaded */
+    void *buf;
+    size_t size;
+    OK(poprt_model_serialize(pm, &buf, &size));
+    poprt_model *again;
+    OK(poprt_model_load_from_memory(buf, size, NULL, &again));
+    poprt_buffer_free(buf);
+    ck_assert_int_eq(memcmp(poprt__tensor_data(find(again->m, wn)), W, sizeof W), 0);
+    poprt_model_free(again);
+    poprt_model_free(pm);
+}
+END_TEST
+
+typedef struct reader {
+    const poprt__tensor *t;
+    pthread_barrier_t *go;
+    const void *got;
+} reader;
+
+static void *read_typed(void *arg)
+{
+    reader *r = arg;
+    pthread_barrier_wait(r->go);
+    r->got = poprt__tensor_data(r->t);
+    return NULL;
+}
+
+/* Threads sharing a const model (saves, session creates) may make the first
+ * typed read at once: one copy, the same pointer for all. */
+START_TEST(test_first_reads_at_once)
+{
+    const char *wn;
+    poprt_model *pm = unaligned_model(&wn);
+    const poprt__tensor *t = find(pm->m, wn);
+    enum { T = 4 };
+    pthread_t th[T];
+    reader r[T];
+    pthread_barrier_t go;
+    pthread_barrier_init(&go, NULL, T);
+    size_t blobs = pm->m->blobs.len;
+    for (int i = 0; i < T; i++) {
+        r[i] = (reader){t, &go, NULL};
+        ck_assert_int_eq(pthread_create(&th[i], NULL, read_typed, &r[i]), 0);
+    }
+    for (int i = 0; i < T; i++)
+        pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&go);
+    for (int i = 0; i < T; i++)
+        ck_assert_ptr_eq(r[i].got, r[0].got);
+    ck_assert_uint_eq(pm->m->blobs.len, blobs + 1); /* one copy */
+    ck_assert_int_eq(memcmp(r[0].got, W, sizeof W), 0);
+    poprt_model_free(pm);
+}
+END_TEST
+
+/* A clone shares the file's bytes and an aligned copy made before it. */
+START_TEST(test_clone_shares)
+{
+    const char *wn;
+    poprt_model *pm = unaligned_model(&wn);
+    const poprt__tensor *t = find(pm->m, wn);
+    poprt__model *c1, *c2;
+    OK(poprt__model_clone(pm->m, &c1));
+    ck_assert_ptr_eq(find(c1, wn)->raw, t->raw);
+    ck_assert_ptr_null(find(c1, wn)->aligned);
+    const void *d = poprt__tensor_data(t);
+    OK(poprt__model_clone(pm->m, &c2));
+    ck_assert_ptr_eq(poprt__tensor_data(find(c2, wn)), d);
+    poprt_model_free(pm); /* the clones keep what they share */
+    ck_assert_int_eq(memcmp(poprt__tensor_data(find(c1, wn)), W, sizeof W), 0);
+    ck_assert_int_eq(memcmp(poprt__tensor_data(find(c2, wn)), W, sizeof W), 0);
+    poprt__model_free(c1);
+    poprt__model_free(c2);
+}
+END_TEST
+
+/* The session packs W without copying it, in the caller's model or its own;
+ * runs, weight reads, writes and resets, and an executable file of the
+ * session, all see W's values. */
+START_TEST(test_session_packs_in_place)
+{
+    const char *wn;
+    poprt_model *pm = unaligned_model(&wn);
+    poprt_session *s;
+    OK(poprt_session_create(pm, NULL, &s));
+    ck_assert_ptr_null(find(pm->m, wn)->aligned);
+    poprt__tensor *st = find(s->m, wn);
+    ck_assert(st->prepared_only);
+    ck_assert(poprt__tensor_data_lazy(st));
+    float y[R * N], want[R * N];
+    expected(W, want);
+    run(s, y);
+    check_close(y, want, R * N);
+    ck_assert(poprt__tensor_data_lazy(st)); /* the runs did not copy it either */
+    ck_assert(!find(s->m, "b")->prepared_only); /* Add reads the bias as it is */
+    /* weights: read, write, reset */
+    static float w2[K * N], got[K * N];
+    OK(poprt_session_read_weight(s, wn, got, sizeof got));
+    ck_assert_int_eq(memcmp(got, W, sizeof W), 0);
+    for (int i = 0; i < K * N; i++)
+        w2[i] = -W[i] * 0.5f;
+    OK(poprt_session_write_weight(s, wn, w2, sizeof w2));
+    expected(w2, want);
+    run(s, y);
+    check_close(y, want, R * N);
+    OK(poprt_session_reset_weights(s, wn));
+    expected(W, want);
+    run(s, y);
+    check_close(y, want, R * N);
+    /* an executable file of it */
+    char path[] = "/tmp/poprt_lazy_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    OK(poprt_session_export(s, path));
+    poprt_session *ls;
+    OK(poprt_session_load(path, NULL, &ls));
+    run(ls, y);
+    check_close(y, want, R * N);
+    poprt_session_free(ls);
+    unlink(path);
+    poprt_model_free(pm); /* the session keeps the file's bytes it reads */
+    run(s, y);
+    check_close(y, want, R * N);
+    poprt_session_free(s);
+}
+END_TEST
+
+/* ---- kernels reading a weight bound without its data ------------------------- */
+
+/* B as a session binds a weight only packed data reads: a value with data
+ * NULL, the node's input the unaligned constant. */
+typedef struct kfix {
+    poprt__model *m;
+    poprt__node *node;
+    poprt__value vals[4], *in[3], *out[1];
+    struct poprt__exec ex;
+    poprt__kctx k;
+    float y[R * N];
+} kfix;
+
+static void kfix_init(kfix *f, const char *op)
+{
+    memset(f, 0, sizeof *f);
+    fill();
+    f->m = tb_model(17);
+    tb_input(f->m, "x", POPRT_DTYPE_FLOAT, 2, (const int64_t[]){R, K});
+    poprt__tensor *w = tb_const(f->m, "W", POPRT_DTYPE_FLOAT, 2, (const int64_t[]){K, N}, W);
+    tb_const(f->m, "b", POPRT_DTYPE_FLOAT, 1, (const int64_t[]){N}, B);
+    /* W's bytes moved one byte off alignment, as in a mapped file */
+    unsigned char *odd = poprt__arena_alloc(&f->m->arena, sizeof W + 1);
+    memcpy(odd + 1, W, sizeof W);
+    poprt__tensor_set_data(w, odd + 1);
+    int gemm = !strcmp(op, "Gemm");
+    f->node = tb_node(f->m, op, gemm ? 3 : 2, (const char *[]){"x", "W", "b"}, 1,
+                      (const char *[]){"y"});
+    const int64_t dx[2] = {R, K}, dw[2] = {K, N}, db[1] = {N}, dy[2] = {R, N};
+    const int64_t *dims[4] = {dx, dw, db, dy};
+    const int ranks[4] = {2, 2, 1, 2};
+    void *data[4] = {X, NULL, B, f->y};
+    for (int i = 0; i < 4; i++) {
+        poprt__tval *t = &f->vals[i].t;
+        f->vals[i].kind = POPRT__KIND_TENSOR;
+        t->dtype = POPRT_DTYPE_FLOAT;
+        t->rank = ranks[i];
+        memcpy(t->dims, dims[i], sizeof(int64_t) * (size_t)ranks[i]);
+        t->numel = poprt__tval_numel(t);
+        t->nbytes = (size_t)t->numel * sizeof(float);
+        t->data = data[i];
+    }
+    for (int i = 0; i < 3; i++)
+        f->in[i] = &f->vals[i];
+    f->out[0] = &f->vals[3];
+    f->k = (poprt__kctx){.node = f->node, .opset = 17, .n_in = gemm ? 3 : 2, .in = f->in,
+                         .n_out = 1, .out = f->out, .exec = &f->ex};
+}
+
+static void kfix_free(kfix *f)
+{
+    while (f->ex.scratch) {
+        poprt__scratch_chunk *s = f->ex.scratch;
+        f->ex.scratch = s->next;
+        poprt__aligned_free(s);
+    }
+    poprt__model_free(f->m);
+}
+
+/* No prepared data fits (none here; in a session: data packed for another
+ * CPU), so the kernel reads B unpacked: copied aligned from the node's
+ * input, kept in the value for the next runs. */
+START_TEST(test_kernels_read_unpacked)
+{
+    static const char *ops[] = {"MatMul", "Gemm"};
+    static const poprt__kernel_fn fns[] = {poprt__x86_matmul, poprt__x86_gemm};
+    for (int o = 0; o < 2; o++) {
+        kfix f;
+        kfix_init(&f, ops[o]);
+        const poprt__tensor *w = f.node->inputs[1];
+        ck_assert(poprt__tensor_data_lazy(w));
+        ck_assert_msg(fns[o](&f.k) == POPRT_OK, "%s: %s", ops[o], poprt_last_error());
+        float want[R * N];
+        expected(W, want);
+        if (o == 0) /* MatMul has no bias */
+            for (int r = 0; r < R; r++)
+                for (int j = 0; j < N; j++)
+                    want[r * N + j] -= B[j];
+        check_close(f.y, want, R * N);
+        ck_assert(!poprt__tensor_data_lazy(w));
+        ck_assert_ptr_eq(f.vals[1].t.data, w->aligned);
+        kfix_free(&f);
+    }
+}
+END_TEST
+
+/* FusedAttention's projection likewise: X [1, R, K] with W [K, 3 x 32] as
+ * Wqkv, 2 heads, no bias or mask, Y [1, R, 32]; against the reference
+ * kernel given W. */
+START_TEST(test_fused_attention_reads_unpacked)
+{
+    kfix f;
+    kfix_init(&f, "MatMul");
+    f.node->op_type = "FusedAttention";
+    f.node->domain = "ai.poprt";
+    poprt__attr *a = poprt__node_add_attr(f.node, "num_heads", POPRT__ATTR_INT);
+    ck_assert_ptr_nonnull(a);
+    a->i = 2;
+    for (int i = 0; i < 2; i++) { /* X and Y get a batch of one */
+        poprt__tval *t = &f.vals[i ? 3 : 0].t;
+        memmove(t->dims + 1, t->dims, 2 * sizeof *t->dims);
+        t->dims[0] = 1;
+        t->rank = 3;
+    }
+    poprt__tval *yt = &f.vals[3].t; /* Y [1, R, 32] */
+    yt->dims[2] = N / 3;
+    yt->numel = R * (N / 3);
+    yt->nbytes = (size_t)yt->numel * sizeof(float);
+    const poprt__tensor *w = f.node->inputs[1];
+    ck_assert_msg(poprt__x86_fused_attention(&f.k) == POPRT_OK, "%s", poprt_last_error());
+    ck_assert(!poprt__tensor_data_lazy(w));
+    float got[R * N / 3];
+    memcpy(got, f.y, sizeof got);
+    f.vals[1].t.data = W; /* the reference, W in hand */
+    ck_assert_msg(poprt__ref_poprt_fused_attention(&f.k) == POPRT_OK, "%s", poprt_last_error());
+    check_close(got, f.y, R * N / 3);
+    kfix_free(&f);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("lazy_weights");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_load_reads_in_place);
+    tcase_add_test(tc, test_first_reads_at_once);
+    tcase_add_test(tc, test_clone_shares);
+    tcase_add_test(tc, test_session_packs_in_place);
+    tcase_add_test(tc, test_kernels_read_unpacked);
+    tcase_add_test(tc, test_fused_attention_reads_unpacked);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
