@@ -13,9 +13,12 @@
 #include <string.h>
 #include <unistd.h>
 #include "builder.h"
+#include "passes/rewrite.h"
 #include "compiler/program.h"
 #include "kernels/kernel.h"
+#include "kernels/ref/conv.h"
 #include "kernels/ref/poprt_fused.h"
+#include "kernels/x86/conv.h"
 #include "kernels/x86/attention.h"
 #include "kernels/x86/gemm_ops.h"
 #include "runtime/runtime.h"
@@ -248,6 +251,155 @@ START_TEST(test_session_packs_in_place)
 }
 END_TEST
 
+/* Conv likewise (its filters packed by the blocked, direct or GEMM paths):
+ * Y = Conv(X, Wc) for X [1, C, 9, 9], a 3x3 window with pads 1; groups G
+ * (1, or C: depthwise), against a direct loop. The filters (>= 16 KiB) are
+ * stored unaligned in the model. */
+static void conv_case(int64_t C, int64_t M, int64_t G)
+{
+    const int64_t S = 9, Cg = C / G, Mg = M / G, wn = M * Cg * 9;
+    float *x = malloc(sizeof(float) * (size_t)(C * S * S)), *w = malloc(sizeof(float) * (size_t)wn);
+    float *y = malloc(sizeof(float) * (size_t)(M * S * S)), *want = malloc(sizeof(float) * (size_t)(M * S * S));
+    ck_assert(x && w && y && want);
+    for (int64_t i = 0; i < C * S * S; i++)
+        x[i] = (float)((i * 5) % 17) / 8.0f - 1.0f;
+    for (int64_t i = 0; i < wn; i++)
+        w[i] = (float)((i * 13) % 29) / 14.0f - 1.0f;
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t oy = 0; oy < S; oy++)
+            for (int64_t ox = 0; ox < S; ox++) {
+                double acc = 0;
+                const int64_t gi = m / Mg;
+                for (int64_t c = 0; c < Cg; c++)
+                    for (int64_t ky = 0; ky < 3; ky++)
+                        for (int64_t kx = 0; kx < 3; kx++) {
+                            int64_t iy = oy + ky - 1, ix = ox + kx - 1;
+                            if (iy >= 0 && iy < S && ix >= 0 && ix < S)
+                                acc += (double)x[((gi * Cg + c) * S + iy) * S + ix] *
+                                       w[((m * Cg + c) * 3 + ky) * 3 + kx];
+                        }
+                want[(m * S + oy) * S + ox] = (float)acc;
+            }
+    static const char *names[] = {"F", "Fa", "Fab", "Fabc"};
+    poprt_model *pm = NULL;
+    const char *fn = NULL;
+    for (int k = 0; k < 4 && !pm; k++) {
+        poprt__model *m = tb_model(17);
+        tb_input(m, "x", POPRT_DTYPE_FLOAT, 4, (const int64_t[]){1, C, S, S});
+        tb_const(m, names[k], POPRT_DTYPE_FLOAT, 4, (const int64_t[]){M, Cg, 3, 3}, w);
+        poprt__node *n = tb_node(m, "Conv", 2, (const char *[]){"x", names[k]}, 1,
+                                 (const char *[]){"y"});
+        OK(poprt__rw_attr_ints(n, "pads", 4, (const int64_t[]){1, 1, 1, 1}));
+        OK(poprt__rw_attr_i(n, "group", G));
+        tb_output(m, "y");
+        OK(tb_load(m, &pm));
+        fn = names[k];
+        if (!((uintptr_t)find(pm->m, fn)->raw % 4)) {
+            poprt_model_free(pm);
+            pm = NULL;
+        }
+    }
+    ck_assert_ptr_nonnull(pm);
+    poprt_session *s;
+    OK(poprt_session_create(pm, NULL, &s));
+    poprt_stepio *io;
+    OK(poprt_stepio_create(&io));
+    OK(poprt_stepio_set_input(io, "x", POPRT_DTYPE_FLOAT, (const int64_t[]){1, C, S, S}, 4, x,
+                              sizeof(float) * (size_t)(C * S * S)));
+    OK(poprt_stepio_set_output(io, "y", y, sizeof(float) * (size_t)(M * S * S)));
+    OK(poprt_session_run(s, io));
+    check_close(y, want, (size_t)(M * S * S));
+    OK(poprt_session_run(s, io)); /* a second run: the weight as the first left it */
+    check_close(y, want, (size_t)(M * S * S));
+    const poprt__tensor *st = find(s->m, fn);
+    if (G == 1) { /* packed: never copied */
+        ck_assert(st->prepared_only);
+        ck_assert(poprt__tensor_data_lazy(st));
+    }
+    ck_assert(poprt__tensor_data_lazy(find(pm->m, fn)));
+    poprt_stepio_free(io);
+    poprt_session_free(s);
+    poprt_model_free(pm);
+    free(x);
+    free(w);
+    free(y);
+    free(want);
+}
+
+/* The x86 Conv kernel without prepared data (in a session: data packed for
+ * another CPU) and W bound without its data: the plain paths read it
+ * through poprt__kctx_in_data. */
+static void conv_kernel_case(int64_t C, int64_t M, int64_t G)
+{
+    const int64_t S = 9, Cg = C / G, wn = M * Cg * 9;
+    float *x = malloc(sizeof(float) * (size_t)(C * S * S)), *w = malloc(sizeof(float) * (size_t)wn);
+    float *y = malloc(sizeof(float) * (size_t)(M * S * S)), *want = malloc(sizeof(float) * (size_t)(M * S * S));
+    ck_assert(x && w && y && want);
+    for (int64_t i = 0; i < C * S * S; i++)
+        x[i] = (float)((i * 5) % 17) / 8.0f - 1.0f;
+    for (int64_t i = 0; i < wn; i++)
+        w[i] = (float)((i * 13) % 29) / 14.0f - 1.0f;
+    poprt__model *m = tb_model(17);
+    const int64_t dx[4] = {1, C, S, S}, dw[4] = {M, Cg, 3, 3}, dy[4] = {1, M, S, S};
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 4, dx);
+    poprt__tensor *wt = tb_const(m, "F", POPRT_DTYPE_FLOAT, 4, dw, w);
+    unsigned char *odd = poprt__arena_alloc(&m->arena, (size_t)wn * sizeof(float) + 1);
+    memcpy(odd + 1, w, (size_t)wn * sizeof(float));
+    poprt__tensor_set_data(wt, odd + 1);
+    poprt__node *n = tb_node(m, "Conv", 2, (const char *[]){"x", "F"}, 1, (const char *[]){"y"});
+    OK(poprt__rw_attr_ints(n, "pads", 4, (const int64_t[]){1, 1, 1, 1}));
+    OK(poprt__rw_attr_i(n, "group", G));
+    poprt__value v[3];
+    memset(v, 0, sizeof v);
+    const int64_t *dims[3] = {dx, dw, dy};
+    void *data[3] = {x, NULL, want};
+    for (int i = 0; i < 3; i++) {
+        v[i].kind = POPRT__KIND_TENSOR;
+        v[i].t.dtype = POPRT_DTYPE_FLOAT;
+        v[i].t.rank = 4;
+        memcpy(v[i].t.dims, dims[i], sizeof dx);
+        v[i].t.numel = poprt__tval_numel(&v[i].t);
+        v[i].t.nbytes = (size_t)v[i].t.numel * sizeof(float);
+        v[i].t.data = data[i];
+    }
+    poprt__value *in[2] = {&v[0], &v[1]}, *out[1] = {&v[2]};
+    struct poprt__exec ex;
+    memset(&ex, 0, sizeof ex);
+    poprt__kctx k = {.node = n, .opset = 17, .n_in = 2, .in = in, .n_out = 1, .out = out, .exec = &ex};
+    /* the reference with W in hand, then the x86 kernel without it */
+    v[1].t.data = w;
+    ck_assert_msg(poprt__ref_conv(&k) == POPRT_OK, "%s", poprt_last_error());
+    v[1].t.data = NULL;
+    v[2].t.data = y;
+    ck_assert_msg(poprt__x86_conv(&k) == POPRT_OK, "%s", poprt_last_error());
+    check_close(y, want, (size_t)(M * S * S));
+    ck_assert(!poprt__tensor_data_lazy(wt));
+    while (ex.scratch) {
+        poprt__scratch_chunk *c = ex.scratch;
+        ex.scratch = c->next;
+        poprt__aligned_free(c);
+    }
+    poprt__model_free(m);
+    free(x);
+    free(w);
+    free(y);
+    free(want);
+}
+
+START_TEST(test_conv_kernel_reads_unpacked)
+{
+    conv_kernel_case(8, 64, 1);
+    conv_kernel_case(512, 512, 512);
+}
+END_TEST
+
+START_TEST(test_conv_packs_in_place)
+{
+    conv_case(8, 64, 1);    /* 18 KiB of filters */
+    conv_case(512, 512, 512); /* depthwise, 18 KiB */
+}
+END_TEST
+
 /* ---- kernels reading a weight bound without its data ------------------------- */
 
 /* B as a session binds a weight only packed data reads: a value with data
@@ -376,6 +528,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_first_reads_at_once);
     tcase_add_test(tc, test_clone_shares);
     tcase_add_test(tc, test_session_packs_in_place);
+    tcase_add_test(tc, test_conv_packs_in_place);
+    tcase_add_test(tc, test_conv_kernel_reads_unpacked);
     tcase_add_test(tc, test_kernels_read_unpacked);
     tcase_add_test(tc, test_fused_attention_reads_unpacked);
     suite_add_tcase(s, tc);

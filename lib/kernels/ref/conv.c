@@ -264,10 +264,13 @@ poprt_status poprt__conv_op(poprt__kctx *k, poprt__conv_f32_fn f32)
         return POPRT_OK;
     if (x->dtype == POPRT_DTYPE_DOUBLE)
         return conv_f64(k, &p, x->data, w->data, b ? b->data : NULL, y->data);
-    const float *xf = poprt__ref_in_f32(k, x), *wf = poprt__ref_in_f32(k, w),
+    /* W NULL: a float32 weight the session keeps in the node's prepared data
+     * only; f32 reads it through poprt__kctx_in_data where it needs it */
+    const float *xf = poprt__ref_in_f32(k, x),
+                *wf = w->data || w->dtype != POPRT_DTYPE_FLOAT ? poprt__ref_in_f32(k, w) : NULL,
                 *bf = b ? poprt__ref_in_f32(k, b) : NULL;
     float *yf = poprt__ref_out_f32(k, y);
-    if (!xf || !wf || (b && !bf) || !yf)
+    if (!xf || (w->data && !wf) || (b && !bf) || !yf)
         return poprt__ref_oom(k);
     if ((st = f32(k, &p, xf, wf, bf, yf)))
         return st;
@@ -281,6 +284,8 @@ static poprt_status ref_conv_f32(poprt__kctx *k, const poprt__conv_shape *p, con
                                  const float *w, const float *b, float *y)
 {
     const poprt__geom3 *g = &p->g;
+    if (!w && !(w = poprt__kctx_in_data(k, 1)))
+        return poprt__ref_oom(k);
     if (p->Cg == 1 && p->G > 1) {
         poprt__conv_dw_f32(k, p, x, w, b, y, NULL);
         return POPRT_OK;

@@ -31,7 +31,9 @@ void poprt__conv_dw_f32(poprt__kctx *k, const poprt__conv_shape *s, const float 
                         const float *b, float *y, const poprt__conv_epi *epi);
 /* Conv: checks, an empty output, double in double, the other types
  * through float32 computed by f32. poprt__ref_conv passes the reference
- * float32 conv. */
+ * float32 conv. f32 gets w NULL for a float32 weight the session keeps in
+ * the node's prepared data only (its prepare marked it consumed), and reads
+ * it through poprt__kctx_in_data on any path that needs it unpacked. */
 typedef poprt_status (*poprt__conv_f32_fn)(poprt__kctx *k, const poprt__conv_shape *s,
                                            const float *x, const float *w, const float *b,
                                            float *y);

@@ -153,12 +153,21 @@ static int blocked_paths(poprt__kctx *k, const poprt__conv_plan *p, const float 
     return 0;
 }
 
+/* w NULL: the session keeps the weight packed only (the prepare marked it
+ * consumed); the paths reading it unpacked get it through this. */
+static const float *unpacked_w(poprt__kctx *k, const float *w)
+{
+    return w ? w : (const float *)poprt__kctx_in_data(k, 1);
+}
+
 static poprt_status conv_f32(poprt__kctx *k, const poprt__conv_plan *p, const float *x,
                              const float *w, const float *b, float *y)
 {
     const poprt__geom3 *g = &p->g;
     if (p->xblk || p->yblk)
         return conv_layout(k, p, x, w, b, y);
+    if (p->Cg == 1 && p->G > 1 && !(w = unpacked_w(k, w)))
+        return poprt__ref_oom(k);
     if (p->Cg == 1 && p->G > 1) {
         int done;
         poprt_status st = poprt__x86_dwconv_padded(k, p, x, w, b, y, &done);
@@ -264,7 +273,6 @@ static poprt_status conv_f32(poprt__kctx *k, const poprt__conv_plan *p, const fl
     for (int64_t n = 0; n < p->N; n++) {
         for (int64_t gi = 0; gi < p->G; gi++) {
             const float *xg = x + (n * p->C + gi * p->Cg) * g->in_sz;
-            const float *wg = w + gi * p->Mg * p->Kc;
             float *yg = y + (n * p->M + gi * p->Mg) * g->out_sz;
             const float *B = xg;
             if (!pointwise) {
@@ -289,8 +297,10 @@ static poprt_status conv_f32(poprt__kctx *k, const poprt__conv_plan *p, const fl
                 if (done)
                     continue;
             }
-            poprt__fast_gemm(k, ws, 0, 0, p->Mg, g->out_sz, p->Kc, 1.0f, wg, p->Kc, B, g->out_sz,
-                             beta, yg, g->out_sz);
+            if (!(w = unpacked_w(k, w)))
+                return poprt__ref_oom(k);
+            poprt__fast_gemm(k, ws, 0, 0, p->Mg, g->out_sz, p->Kc, 1.0f, w + gi * p->Mg * p->Kc,
+                             p->Kc, B, g->out_sz, beta, yg, g->out_sz);
             if (epilogue) {
                 poprt__kctx_parallel_for(k, p->Mg, poprt__ref_grain(g->out_sz, 1 << 14),
                                          conv_epi_task_fn, &et);
@@ -396,7 +406,7 @@ static int prep_geom(const poprt__prep_ctx *c, const poprt__type *xt, const popr
            poprt__geom3_lift(&gg, g3) && g3->k_sz * Cg == Kc;
 }
 
-poprt_status poprt__x86_conv_prepare(poprt__prep_ctx *c, void **state, size_t *size)
+static poprt_status conv_prepare(poprt__prep_ctx *c, void **state, size_t *size)
 {
     *state = NULL;
     *size = 0;
@@ -526,6 +536,16 @@ poprt_status poprt__x86_conv_prepare(poprt__prep_ctx *c, void **state, size_t *s
     *state = blob;
     *size = total;
     return POPRT_OK;
+}
+
+/* Conv's and FusedConv's weight packed once (conv_prepare); their runs read
+ * it unpacked only on the plain paths, through unpacked_w. */
+poprt_status poprt__x86_conv_prepare(poprt__prep_ctx *c, void **state, size_t *size)
+{
+    poprt_status st = conv_prepare(c, state, size);
+    if (!st && *state)
+        c->consumed |= 1u << 1;
+    return st;
 }
 
 /* Conv: the checks and types of the operator (poprt__conv_op), float32 on
