@@ -2,6 +2,7 @@
  * owns gets its input shapes, functions inlined, constants folded by the
  * evaluator the caller hands in, the graph optimisations, a kernel bound to
  * every node, each node's prepared data and the memory plan. */
+#include <stdlib.h>
 #include <string.h>
 #include "compiler/compiler.h"
 #include "compiler/program.h"
@@ -93,9 +94,14 @@ static void step(steps *s, int k)
     poprt__progress("compile", k < N_STEPS ? step_names[k] : NULL, (uint64_t)k, N_STEPS);
 }
 
-poprt_status poprt__program_prepare_node(poprt__program *p, size_t i)
+/* node's kernel's prepare() with p's options: *state, *size, *consumed as
+ * it made them (NULL, 0, 0: nothing to prepare). */
+static poprt_status prepare_one(const poprt__program *p, const poprt__node *node, void **state,
+                                size_t *size, unsigned *consumed)
 {
-    poprt__node *node = p->m->graph->nodes.items[i];
+    *state = NULL;
+    *size = 0;
+    *consumed = 0;
     if (!node->op || !node->kernel || !node->kernel->prepare)
         return POPRT_OK;
     poprt__ival in[32];
@@ -142,20 +148,104 @@ poprt_status poprt__program_prepare_node(poprt__program *p, size_t i)
     poprt__prep_ctx c = {.node = node, .opset = node->opset, .n_in = node->n_inputs, .in = in,
                          .n_out = node->n_outputs, .out = out, .isa = 0,
                          .flags = (bf16 ? POPRT__PREP_MATMUL_BF16 : 0) | direct};
-    void *state = NULL;
-    size_t size = 0;
-    if ((st = node->kernel->prepare(&c, &state, &size)))
-        goto done;
+    if (!(st = node->kernel->prepare(&c, state, size)))
+        *consumed = *state ? c.consumed : 0;
+done:
+    for (int k = 0; k < node->n_inputs; k++)
+        poprt__aligned_free(tmp[k]);
+    return st;
+}
+
+poprt_status poprt__program_prepare_node(poprt__program *p, size_t i)
+{
+    void *state;
+    size_t size;
+    unsigned consumed;
+    poprt_status st = prepare_one(p, p->m->graph->nodes.items[i], &state, &size, &consumed);
+    if (st)
+        return st;
     /* the old data goes only once the new is made */
     if (p->state_owned[i])
         poprt__aligned_free(p->states[i]);
     p->states[i] = state;
     p->state_sizes[i] = size;
     p->state_owned[i] = 1;
-    p->consumed[i] = state ? c.consumed : 0;
-done:
-    for (int k = 0; k < node->n_inputs; k++)
-        poprt__aligned_free(tmp[k]);
+    p->consumed[i] = consumed;
+    return POPRT_OK;
+}
+
+/* ---- subgraph nodes: their prepared data, by node ---- */
+
+static int sub_cmp(const void *a, const void *b)
+{
+    const uintptr_t x = (uintptr_t)((const poprt__sub_state *)a)->node,
+                    y = (uintptr_t)((const poprt__sub_state *)b)->node;
+    return x < y ? -1 : x > y;
+}
+
+const poprt__sub_state *poprt__program_sub_state(const poprt__program *p, const poprt__node *n)
+{
+    if (!p->n_sub_states)
+        return NULL;
+    const poprt__sub_state key = {.node = n};
+    return bsearch(&key, p->sub_states, p->n_sub_states, sizeof key, sub_cmp);
+}
+
+poprt_status poprt__program_prepare_sub(poprt__program *p, poprt__sub_state *e)
+{
+    void *state;
+    size_t size;
+    unsigned consumed;
+    poprt_status st = prepare_one(p, e->node, &state, &size, &consumed);
+    if (st)
+        return st;
+    poprt__aligned_free(e->state);
+    e->state = state;
+    e->size = size;
+    return POPRT_OK;
+}
+
+/* Every node with a prepare() in g's subgraphs (recursively) into v. */
+static poprt_status collect_sub(const poprt__graph *g, int top, poprt__vec *v)
+{
+    for (size_t i = 0; i < g->nodes.len; i++) {
+        const poprt__node *n = g->nodes.items[i];
+        if (!top && n->op && n->kernel && n->kernel->prepare && poprt__vec_push(v, (void *)n))
+            return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+        for (int a = 0; a < n->n_attrs; a++) {
+            const poprt__attr *at = &n->attrs[a];
+            poprt_status st = POPRT_OK;
+            if (at->type == POPRT__ATTR_GRAPH && at->g)
+                st = collect_sub(at->g, 0, v);
+            for (int64_t k = 0; !st && at->type == POPRT__ATTR_GRAPHS && k < at->n; k++)
+                if (at->graphs[k])
+                    st = collect_sub(at->graphs[k], 0, v);
+            if (st)
+                return st;
+        }
+    }
+    return POPRT_OK;
+}
+
+/* The nodes of If / Loop / Scan bodies prepared as the main graph's are (an
+ * executable file does not store theirs: prepared again at load), so a
+ * body run on every step does not pack its weights on every step. */
+static poprt_status prepare_subgraphs(poprt__program *p)
+{
+    poprt__vec v = {0};
+    poprt_status st = collect_sub(p->m->graph, 1, &v);
+    if (!st && v.len &&
+        !(p->sub_states = poprt__calloc(v.len, sizeof *p->sub_states)))
+        st = poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    for (size_t i = 0; !st && i < v.len; i++) {
+        poprt__sub_state *e = &p->sub_states[p->n_sub_states];
+        e->node = v.items[i];
+        if (!(st = poprt__program_prepare_sub(p, e)) && e->state)
+            p->n_sub_states++;
+    }
+    poprt__vec_free(&v);
+    if (p->n_sub_states)
+        qsort(p->sub_states, p->n_sub_states, sizeof *p->sub_states, sub_cmp);
     return st;
 }
 
@@ -257,7 +347,7 @@ static poprt_status prepare_nodes(poprt__program *p, const poprt__stored_states 
     if (total && done < total) /* nodes with more operands than prepare takes */
         poprt__progress("prepare", NULL, total, total);
     mark_prepared_only(p);
-    return POPRT_OK;
+    return prepare_subgraphs(p);
 }
 
 static void program_free(poprt__program *p)
@@ -271,6 +361,9 @@ static void program_free(poprt__program *p)
     poprt__free(p->state_owned);
     poprt__free(p->state_sizes);
     poprt__free(p->consumed);
+    for (size_t i = 0; i < p->n_sub_states; i++)
+        poprt__aligned_free(p->sub_states[i].state);
+    poprt__free(p->sub_states);
     poprt__options_free(p->options);
     poprt__blob_unref(p->file);
     poprt__weights_free(p);

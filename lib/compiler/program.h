@@ -91,6 +91,13 @@ typedef struct poprt__span {
     uint32_t tid;
 } poprt__span;
 #define POPRT__PROGRAM_SPANS 8
+/* A subgraph node's prepared data (If / Loop / Scan bodies). */
+typedef struct poprt__sub_state {
+    const poprt__node *node;
+    void *state; /* poprt__aligned_alloc'd, owned */
+    size_t size;
+} poprt__sub_state;
+
 typedef struct poprt__program {
     int refs;                   /* atomic */
     poprt__model *m;            /* the optimised graph; node->kernel bound everywhere */
@@ -101,6 +108,8 @@ typedef struct poprt__program {
                                    in `shares`' */
     unsigned *consumed;         /* per main-graph node: poprt__prep_ctx.consumed of its
                                    prepare (0 for data from an executable file) */
+    poprt__sub_state *sub_states; /* subgraph nodes with prepared data, by node address */
+    size_t n_sub_states;
     poprt__vec inputs;          /* poprt__tensor *: the inputs a caller binds */
     poprt_options *options;     /* as compiled with (recorded in executable files) */
     poprt__blob *file;          /* the executable file it came from, or NULL */
@@ -137,6 +146,11 @@ poprt_status poprt__weight_write(poprt__program *p, size_t i, const void *data, 
 poprt_status poprt__weight_reset(poprt__program *p, size_t i);
 /* Prepares node i of the main graph again (its inputs' values changed). */
 poprt_status poprt__program_prepare_node(poprt__program *p, size_t i);
+/* The prepared data of subgraph node n, or NULL (none: the kernel runs
+ * without). */
+const poprt__sub_state *poprt__program_sub_state(const poprt__program *p, const poprt__node *n);
+/* Prepares subgraph entry e's node again (its inputs' values changed). */
+poprt_status poprt__program_prepare_sub(poprt__program *p, poprt__sub_state *e);
 
 /* Prepared data read from an executable file, by main-graph node index. */
 typedef struct poprt__stored_states {

@@ -108,6 +108,16 @@ static poprt_status prepare_readers(poprt__program *p, const poprt__tensor *t)
                 break;
             }
     }
+    for (size_t i = 0; i < p->n_sub_states; i++) { /* If / Loop / Scan bodies reading it */
+        const poprt__node *n = p->sub_states[i].node;
+        for (int k = 0; k < n->n_inputs; k++)
+            if (n->inputs[k] == t) {
+                poprt_status st = poprt__program_prepare_sub(p, &p->sub_states[i]);
+                if (st)
+                    return poprt__err_prefix(st, "weight '%s': ", t->name);
+                break;
+            }
+    }
     return POPRT_OK;
 }
 

@@ -708,6 +708,12 @@ static poprt_status run_node(struct poprt__exec *x, poprt__frame *f, poprt__node
     if (x->s && x->s->prog->states && f == &x->main && n->id >= 0) {
         k.state = x->s->prog->states[n->id];
         k.state_size = x->s->prog->state_sizes[n->id];
+    } else if (x->s && f != &x->main) {
+        const poprt__sub_state *e = poprt__program_sub_state(x->s->prog, n);
+        if (e) {
+            k.state = e->state;
+            k.state_size = e->size;
+        }
     }
     if (prof) {
         const uint64_t t0 = poprt__now_ns();

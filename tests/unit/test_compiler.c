@@ -813,6 +813,93 @@ START_TEST(unaligned_weights_are_read_in_place)
 }
 END_TEST
 
+/* If branches' nodes are prepared as the main graph's are: y = x Wt (then:
+ * Wt a branch initializer) or x W (else: W a main-graph weight the branch
+ * reads), x [4, 8], W and Wt [8, 16]. Results for both conditions, after a
+ * write of W and after its reset, within 1e-5 relative of direct loops. */
+static void if_run(poprt_session *s, uint8_t c, const float *x, float *y)
+{
+    poprt_stepio *io;
+    ck_assert_int_eq(poprt_stepio_create(&io), POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_set_input(io, "c", POPRT_DTYPE_BOOL, NULL, 0, &c, 1), POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_set_input(io, "x", POPRT_DTYPE_FLOAT, (const int64_t[]){4, 8}, 2,
+                                            x, 32 * sizeof *x),
+                     POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_set_output(io, "y", y, 64 * sizeof *y), POPRT_OK);
+    ck_assert_msg(poprt_session_run(s, io) == POPRT_OK, "%s", poprt_last_error());
+    poprt_stepio_free(io);
+}
+
+static void if_check(const float *x, const float *w, const float *y)
+{
+    for (int r = 0; r < 4; r++)
+        for (int j = 0; j < 16; j++) {
+            double want = 0;
+            for (int k = 0; k < 8; k++)
+                want += (double)x[r * 8 + k] * w[k * 16 + j];
+            ck_assert_msg(fabs(y[r * 16 + j] - want) <= 1e-5 * (1 + fabs(want)), "[%d,%d] %g vs %g",
+                          r, j, (double)y[r * 16 + j], want);
+        }
+}
+
+START_TEST(subgraph_nodes_are_prepared)
+{
+    float x[32], w[128], wt[128], w2[128], y[64];
+    fill(x, 32, 3);
+    fill(w, 128, 4);
+    fill(wt, 128, 5);
+    fill(w2, 128, 6);
+    poprt_model *m;
+    poprt_graph *g, *th, *el;
+    poprt_node *n;
+    const int64_t wd[2] = {8, 16};
+    ck_assert_int_eq(poprt_model_create(16, &m), POPRT_OK);
+    ck_assert_int_eq(poprt_model_graph(m, &g), POPRT_OK);
+    ck_assert_int_eq(poprt_graph_add_input(g, "c", POPRT_DTYPE_BOOL, NULL, 0), POPRT_OK);
+    ck_assert_int_eq(poprt_graph_add_input(g, "x", POPRT_DTYPE_FLOAT, (const int64_t[]){4, 8}, 2),
+                     POPRT_OK);
+    ck_assert_int_eq(poprt_graph_add_initializer(g, "W", POPRT_DTYPE_FLOAT, wd, 2, w, sizeof w,
+                                                 NULL, NULL),
+                     POPRT_OK);
+    ck_assert_int_eq(poprt_graph_add_node(g, "If", NULL, "choose", 1, (const char *[]){"c"}, 1,
+                                          (const char *[]){"y"}, &n),
+                     POPRT_OK);
+    ck_assert_int_eq(poprt_node_set_attr_graph(n, "then_branch", &th), POPRT_OK);
+    ck_assert_int_eq(poprt_graph_add_initializer(th, "Wt", POPRT_DTYPE_FLOAT, wd, 2, wt, sizeof wt,
+                                                 NULL, NULL),
+                     POPRT_OK);
+    ck_assert_int_eq(poprt_graph_add_node(th, "MatMul", NULL, "t_mm", 2, (const char *[]){"x", "Wt"},
+                                          1, (const char *[]){"ty"}, NULL),
+                     POPRT_OK);
+    ck_assert_int_eq(poprt_graph_add_output(th, "ty", POPRT_DTYPE_UNDEFINED, NULL, 0), POPRT_OK);
+    ck_assert_int_eq(poprt_node_set_attr_graph(n, "else_branch", &el), POPRT_OK);
+    ck_assert_int_eq(poprt_graph_add_node(el, "MatMul", NULL, "e_mm", 2, (const char *[]){"x", "W"},
+                                          1, (const char *[]){"ey"}, NULL),
+                     POPRT_OK);
+    ck_assert_int_eq(poprt_graph_add_output(el, "ey", POPRT_DTYPE_UNDEFINED, NULL, 0), POPRT_OK);
+    ck_assert_int_eq(poprt_graph_add_output(g, "y", POPRT_DTYPE_UNDEFINED, NULL, 0), POPRT_OK);
+    ck_assert_msg(poprt_model_check(m) == POPRT_OK, "%s", poprt_last_error());
+    poprt_session *s;
+    ck_assert_msg(poprt_session_create(m, NULL, &s) == POPRT_OK, "%s", poprt_last_error());
+    ck_assert_uint_eq(s->prog->n_sub_states, 2); /* both MatMuls packed their weight */
+    for (size_t i = 0; i < s->prog->n_sub_states; i++)
+        ck_assert_ptr_nonnull(s->prog->sub_states[i].state);
+    if_run(s, 1, x, y);
+    if_check(x, wt, y);
+    if_run(s, 0, x, y);
+    if_check(x, w, y);
+    /* the else branch's packed W follows writes and resets of W */
+    ck_assert_int_eq(poprt_session_write_weight(s, "W", w2, sizeof w2), POPRT_OK);
+    if_run(s, 0, x, y);
+    if_check(x, w2, y);
+    ck_assert_int_eq(poprt_session_reset_weights(s, "W"), POPRT_OK);
+    if_run(s, 0, x, y);
+    if_check(x, w, y);
+    poprt_session_free(s);
+    poprt_model_free(m);
+}
+END_TEST
+
 /* A malformed FusedElementwise in a model file fails at load with a
  * message naming the node. */
 /* Adds the ai.poprt opset import to a built model (one default import). */
@@ -2048,6 +2135,7 @@ int main(void)
     tcase_add_test(tc, bias_gelu_fuses);
     tcase_add_test(tc, programs_share_packed_weights);
     tcase_add_test(tc, unaligned_weights_are_read_in_place);
+    tcase_add_test(tc, subgraph_nodes_are_prepared);
     tcase_add_test(tc, matmul_integer_dequantize_fuses);
     tcase_add_test(tc, malformed_fused_matmul_integer_is_rejected);
     tcase_add_test(tc, malformed_qlinear_add_is_rejected);

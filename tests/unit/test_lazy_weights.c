@@ -255,16 +255,28 @@ END_TEST
  * Y = Conv(X, Wc) for X [1, C, 9, 9], a 3x3 window with pads 1; groups G
  * (1, or C: depthwise), against a direct loop. The filters (>= 16 KiB) are
  * stored unaligned in the model. */
+/* X [1, C, 9, 9] and W [M, C / G, 3, 3] filled, Y and the expected Y
+ * allocated (free all four). */
+static void conv_data(int64_t C, int64_t M, int64_t G, float **x, float **w, float **y,
+                      float **want)
+{
+    const int64_t S = 9, wn = M * (C / G) * 9;
+    *x = malloc(sizeof(float) * (size_t)(C * S * S));
+    *w = malloc(sizeof(float) * (size_t)wn);
+    *y = malloc(sizeof(float) * (size_t)(M * S * S));
+    *want = malloc(sizeof(float) * (size_t)(M * S * S));
+    ck_assert(*x && *w && *y && *want);
+    for (int64_t i = 0; i < C * S * S; i++)
+        (*x)[i] = (float)((i * 5) % 17) / 8.0f - 1.0f;
+    for (int64_t i = 0; i < wn; i++)
+        (*w)[i] = (float)((i * 13) % 29) / 14.0f - 1.0f;
+}
+
 static void conv_case(int64_t C, int64_t M, int64_t G)
 {
-    const int64_t S = 9, Cg = C / G, Mg = M / G, wn = M * Cg * 9;
-    float *x = malloc(sizeof(float) * (size_t)(C * S * S)), *w = malloc(sizeof(float) * (size_t)wn);
-    float *y = malloc(sizeof(float) * (size_t)(M * S * S)), *want = malloc(sizeof(float) * (size_t)(M * S * S));
-    ck_assert(x && w && y && want);
-    for (int64_t i = 0; i < C * S * S; i++)
-        x[i] = (float)((i * 5) % 17) / 8.0f - 1.0f;
-    for (int64_t i = 0; i < wn; i++)
-        w[i] = (float)((i * 13) % 29) / 14.0f - 1.0f;
+    const int64_t S = 9, Cg = C / G, Mg = M / G;
+    float *x, *w, *y, *want;
+    conv_data(C, M, G, &x, &w, &y, &want);
     for (int64_t m = 0; m < M; m++)
         for (int64_t oy = 0; oy < S; oy++)
             for (int64_t ox = 0; ox < S; ox++) {
@@ -332,13 +344,8 @@ static void conv_case(int64_t C, int64_t M, int64_t G)
 static void conv_kernel_case(int64_t C, int64_t M, int64_t G)
 {
     const int64_t S = 9, Cg = C / G, wn = M * Cg * 9;
-    float *x = malloc(sizeof(float) * (size_t)(C * S * S)), *w = malloc(sizeof(float) * (size_t)wn);
-    float *y = malloc(sizeof(float) * (size_t)(M * S * S)), *want = malloc(sizeof(float) * (size_t)(M * S * S));
-    ck_assert(x && w && y && want);
-    for (int64_t i = 0; i < C * S * S; i++)
-        x[i] = (float)((i * 5) % 17) / 8.0f - 1.0f;
-    for (int64_t i = 0; i < wn; i++)
-        w[i] = (float)((i * 13) % 29) / 14.0f - 1.0f;
+    float *x, *w, *y, *want;
+    conv_data(C, M, G, &x, &w, &y, &want);
     poprt__model *m = tb_model(17);
     const int64_t dx[4] = {1, C, S, S}, dw[4] = {M, Cg, 3, 3}, dy[4] = {1, M, S, S};
     tb_input(m, "x", POPRT_DTYPE_FLOAT, 4, dx);
