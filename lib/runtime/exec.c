@@ -116,7 +116,7 @@ static poprt_status bind_const(poprt__value *v, const poprt__tensor *t)
     if (t->prepared_only && poprt__tensor_data_lazy(t))
         return POPRT_OK;
     v->t.data = (void *)poprt__tensor_data(t);
-    if (!v->t.data)
+    if (t->raw && !v->t.data)
         return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory reading constant '%s' (%zu bytes)",
                           t->name, t->nbytes);
     return POPRT_OK;
@@ -791,7 +791,8 @@ poprt_status poprt__fold_node(poprt__node *n, void *ctx)
         in[i] = NULL;
         if (!n->inputs[i])
             continue;
-        bind_const(&in_vals[i], n->inputs[i]);
+        if ((st = bind_const(&in_vals[i], n->inputs[i])))
+            goto done;
         in[i] = &in_vals[i];
     }
     for (int j = 0; j < n->n_outputs; j++) {
