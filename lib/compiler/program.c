@@ -508,6 +508,9 @@ poprt_status poprt__program_compile(poprt__model *m, const poprt_options *option
         for (size_t i = 0; i < n_cands; i++)
             if (!poprt__weights_kept(m, &cands[i]))
                 drop_pages(p, cands[i].orig, cands[i].nbytes);
+        /* values folding computed on the way to others (a weight made in
+         * steps) are dead now: freed before the packed copies are made */
+        (void)poprt__model_sweep_folded(m);
         st = prepare_nodes(p, stored);
     }
     if (!st)

@@ -71,6 +71,7 @@ void poprt__model_free(poprt__model *m)
     for (size_t i = 0; i < m->blobs.len; i++)
         poprt__blob_unref(m->blobs.items[i]);
     poprt__vec_free(&m->blobs);
+    poprt__vec_free(&m->folded);
     poprt__arena_free(&m->arena);
     pthread_mutex_destroy(&m->lock);
     poprt__free(m);
@@ -97,6 +98,82 @@ void poprt__model_drop_pages(const poprt__model *m, const void *p, size_t n)
     pthread_mutex_lock((pthread_mutex_t *)&m->lock);
     drop_locked(m, p, n);
     pthread_mutex_unlock((pthread_mutex_t *)&m->lock);
+}
+
+/* Folded values at least this large get a blob of their own. */
+#define FOLD_BLOB_MIN ((size_t)64 << 10)
+
+void *poprt__model_fold_alloc(poprt__model *m, size_t n)
+{
+    if (n < FOLD_BLOB_MIN)
+        return poprt__arena_alloc(&m->arena, n ? n : 1);
+    poprt__blob *b = poprt__blob_anon(n);
+    if (!b)
+        return NULL;
+    pthread_mutex_lock(&m->lock);
+    int fail = poprt__vec_push(&m->blobs, b) != POPRT_OK;
+    if (!fail && poprt__vec_push(&m->folded, b)) {
+        m->blobs.len--; /* the push just made */
+        fail = 1;
+    }
+    pthread_mutex_unlock(&m->lock);
+    if (fail) {
+        poprt__blob_unref(b);
+        return NULL;
+    }
+    return b->data;
+}
+
+static int in_range(const poprt__blob *b, const void *p)
+{
+    return p && (const char *)p >= (const char *)b->data &&
+           (const char *)p < (const char *)b->data + b->size;
+}
+
+static int tensor_live(const poprt__tensor *t)
+{
+    return t->n_uses > 0 || t->n_out_uses > 0 || t->is_output;
+}
+
+size_t poprt__model_sweep_folded(poprt__model *m)
+{
+    size_t freed = 0;
+    pthread_mutex_lock(&m->lock);
+    for (size_t f = 0; f < m->folded.len;) {
+        poprt__blob *b = m->folded.items[f];
+        int live = 0;
+        for (size_t gi = 0; gi < m->graphs_all.len && !live; gi++) {
+            const poprt__graph *g = m->graphs_all.items[gi];
+            for (size_t i = 0; i < g->tensors.len && !live; i++) {
+                const poprt__tensor *t = g->tensors.items[i];
+                live = tensor_live(t) && (in_range(b, t->raw) || in_range(b, t->aligned));
+            }
+        }
+        if (live) {
+            f++;
+            continue;
+        }
+        for (size_t gi = 0; gi < m->graphs_all.len; gi++) {
+            const poprt__graph *g = m->graphs_all.items[gi];
+            for (size_t i = 0; i < g->tensors.len; i++) {
+                poprt__tensor *t = g->tensors.items[i];
+                if (in_range(b, t->raw) || in_range(b, t->aligned)) {
+                    poprt__tensor_set_data(t, NULL); /* dead: its value goes */
+                    t->nbytes = 0;
+                }
+            }
+        }
+        for (size_t i = 0; i < m->blobs.len; i++)
+            if (m->blobs.items[i] == b) {
+                m->blobs.items[i] = m->blobs.items[--m->blobs.len];
+                break;
+            }
+        m->folded.items[f] = m->folded.items[--m->folded.len];
+        freed += b->size;
+        poprt__blob_unref(b);
+    }
+    pthread_mutex_unlock(&m->lock);
+    return freed;
 }
 
 int poprt__tensor_data_lazy(const poprt__tensor *t)

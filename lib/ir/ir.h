@@ -240,6 +240,10 @@ struct poprt__model {
     poprt__arena arena;
     poprt__limits limits;
     poprt__vec blobs; /* poprt__blob * kept alive (file mapping, external data) */
+    /* the blobs of m->blobs holding one large folded value each
+     * (poprt__model_fold_alloc), which poprt__model_sweep_folded frees once
+     * no live tensor reads them */
+    poprt__vec folded;
     poprt__vec graphs_all; /* every poprt__graph made for this model */
     int64_t ir_version;
     const char *producer_name, *producer_version, *domain, *doc;
@@ -352,6 +356,16 @@ const void *poprt__tensor_data(const poprt__tensor *t);
  * (bytes read once and not needed soon: the kernel reads them from the file
  * again if anything touches them). Thread safe. */
 void poprt__model_drop_pages(const poprt__model *m, const void *p, size_t n);
+/* n writable bytes for a value constant folding computed, aligned for any
+ * element type: large ones in a blob of their own (see folded), others in
+ * m's arena. NULL
+ * when out of memory. Thread safe for one model as poprt__tensor_data. */
+void *poprt__model_fold_alloc(poprt__model *m, size_t n);
+/* Frees the folded blobs no live tensor of m reads (one with readers, a
+ * graph output, in any graph of m), clearing the dead tensors that still
+ * point into them; returns the bytes freed. For the end of a compile: the
+ * intermediates of folding (a weight computed in steps) are dead by then. */
+size_t poprt__model_sweep_folded(poprt__model *m);
 /* Whether poprt__tensor_data(t) would copy raw now: a constant unaligned for
  * its element type and not read typed yet. */
 int poprt__tensor_data_lazy(const poprt__tensor *t);

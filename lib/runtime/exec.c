@@ -810,7 +810,7 @@ poprt_status poprt__fold_node(poprt__node *n, void *ctx)
         st = tval_set_shape(&out_vals[j].t, t->elem, t->rank, dims);
         if (st)
             goto done;
-        out_vals[j].t.data = poprt__arena_alloc(&m->arena, out_vals[j].t.nbytes ? out_vals[j].t.nbytes : 1);
+        out_vals[j].t.data = poprt__model_fold_alloc(m, out_vals[j].t.nbytes);
         if (!out_vals[j].t.data) {
             st = poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory folding '%s'", n->name);
             goto done;
@@ -832,7 +832,8 @@ poprt_status poprt__fold_node(poprt__node *n, void *ctx)
         void *data = v->data;
         if (data != provided[j]) {
             /* the kernel allocated its own output (in the fold exec's arena) */
-            data = poprt__arena_memdup(&m->arena, v->data, v->nbytes ? v->nbytes : 1);
+            if ((data = poprt__model_fold_alloc(m, v->nbytes)))
+                memcpy(data, v->data, v->nbytes);
             if (!data) {
                 st = poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory folding '%s'", n->name);
                 goto done;

@@ -900,6 +900,71 @@ START_TEST(subgraph_nodes_are_prepared)
 }
 END_TEST
 
+/* A weight computed in steps by folding, W = (A + B) * C (each [64, 512],
+ * 128 KiB): the intermediate A + B is dead once W is folded, and its memory
+ * goes before the weight is packed; W itself stays (the session's constant
+ * of record). y = x W for x [2, 64], within 1e-5 relative. */
+START_TEST(folded_intermediates_are_freed)
+{
+    enum { K = 64, N = 512 };
+    static float a[K * N], b[K * N], c[K * N], w[K * N];
+    float x[2 * K], y[2 * N];
+    fill(a, K * N, 7);
+    fill(b, K * N, 8);
+    fill(c, K * N, 9);
+    fill(x, 2 * K, 10);
+    for (int i = 0; i < K * N; i++)
+        w[i] = (a[i] + b[i]) * c[i];
+    poprt__model *m = tb_model(13);
+    const int64_t wd[2] = {K, N};
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 2, (const int64_t[]){2, K});
+    tb_const(m, "A", POPRT_DTYPE_FLOAT, 2, wd, a);
+    tb_const(m, "B", POPRT_DTYPE_FLOAT, 2, wd, b);
+    tb_const(m, "C", POPRT_DTYPE_FLOAT, 2, wd, c);
+    tb_node(m, "Add", 2, (const char *[]){"A", "B"}, 1, (const char *[]){"ab"});
+    tb_node(m, "Mul", 2, (const char *[]){"ab", "C"}, 1, (const char *[]){"W"});
+    tb_node(m, "MatMul", 2, (const char *[]){"x", "W"}, 1, (const char *[]){"y"});
+    tb_output(m, "y");
+    poprt_model *pm;
+    ck_assert_int_eq(tb_load(m, &pm), POPRT_OK);
+    poprt_session *s;
+    ck_assert_msg(poprt_session_create(pm, NULL, &s) == POPRT_OK, "%s", poprt_last_error());
+    /* one folded value left, W's, read by the MatMul */
+    ck_assert_uint_eq(s->m->folded.len, 1);
+    const poprt__blob *fb = s->m->folded.items[0];
+    const poprt__tensor *wt = NULL;
+    for (size_t i = 0; i < s->m->graph->tensors.len; i++) {
+        const poprt__tensor *t = s->m->graph->tensors.items[i];
+        if (t->raw && (const char *)t->raw >= (const char *)fb->data &&
+            (const char *)t->raw < (const char *)fb->data + fb->size)
+            wt = t;
+    }
+    ck_assert_ptr_nonnull(wt);
+    ck_assert_int_gt(wt->n_uses, 0);
+    ck_assert_int_eq(memcmp(wt->raw, w, sizeof w), 0);
+    poprt_stepio *io;
+    ck_assert_int_eq(poprt_stepio_create(&io), POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_set_input(io, "x", POPRT_DTYPE_FLOAT, (const int64_t[]){2, K}, 2,
+                                            x, sizeof x),
+                     POPRT_OK);
+    ck_assert_int_eq(poprt_stepio_set_output(io, "y", y, sizeof y), POPRT_OK);
+    ck_assert_msg(poprt_session_run(s, io) == POPRT_OK, "%s", poprt_last_error());
+    for (int r = 0; r < 2; r++)
+        for (int j = 0; j < N; j++) {
+            double want = 0, mag = 0;
+            for (int k = 0; k < K; k++) {
+                want += (double)x[r * K + k] * w[k * N + j];
+                mag += fabs((double)x[r * K + k] * w[k * N + j]);
+            }
+            ck_assert_msg(fabs(y[r * N + j] - want) <= 1e-5 * mag + 1e-6, "[%d,%d] %g vs %g", r, j,
+                          (double)y[r * N + j], want);
+        }
+    poprt_stepio_free(io);
+    poprt_session_free(s);
+    poprt_model_free(pm);
+}
+END_TEST
+
 /* A malformed FusedElementwise in a model file fails at load with a
  * message naming the node. */
 /* Adds the ai.poprt opset import to a built model (one default import). */
@@ -2135,6 +2200,7 @@ int main(void)
     tcase_add_test(tc, bias_gelu_fuses);
     tcase_add_test(tc, programs_share_packed_weights);
     tcase_add_test(tc, unaligned_weights_are_read_in_place);
+    tcase_add_test(tc, folded_intermediates_are_freed);
     tcase_add_test(tc, subgraph_nodes_are_prepared);
     tcase_add_test(tc, matmul_integer_dequantize_fuses);
     tcase_add_test(tc, malformed_fused_matmul_integer_is_rejected);
