@@ -135,21 +135,42 @@ static int tensor_live(const poprt__tensor *t)
     return t->n_uses > 0 || t->n_out_uses > 0 || t->is_output;
 }
 
+static int points_into(const poprt__blob *b, const poprt__tensor *t)
+{
+    return t && (in_range(b, t->raw) || in_range(b, __atomic_load_n(&t->aligned, __ATOMIC_ACQUIRE)));
+}
+
+/* Whether a live tensor of m, or a tensor attribute of any node of m (they
+ * live outside the graphs' lists), reads b. */
+static int blob_read(const poprt__model *m, const poprt__blob *b)
+{
+    for (size_t gi = 0; gi < m->graphs_all.len; gi++) {
+        const poprt__graph *g = m->graphs_all.items[gi];
+        for (size_t i = 0; i < g->tensors.len; i++)
+            if (tensor_live(g->tensors.items[i]) && points_into(b, g->tensors.items[i]))
+                return 1;
+        for (size_t i = 0; i < g->nodes.len; i++) {
+            const poprt__node *n = g->nodes.items[i];
+            for (int a = 0; a < n->n_attrs; a++) {
+                const poprt__attr *at = &n->attrs[a];
+                if (at->type == POPRT__ATTR_TENSOR && points_into(b, at->t))
+                    return 1;
+                for (int64_t k = 0; at->type == POPRT__ATTR_TENSORS && k < at->n; k++)
+                    if (points_into(b, at->tensors[k]))
+                        return 1;
+            }
+        }
+    }
+    return 0;
+}
+
 size_t poprt__model_sweep_folded(poprt__model *m)
 {
     size_t freed = 0;
     pthread_mutex_lock(&m->lock);
     for (size_t f = 0; f < m->folded.len;) {
         poprt__blob *b = m->folded.items[f];
-        int live = 0;
-        for (size_t gi = 0; gi < m->graphs_all.len && !live; gi++) {
-            const poprt__graph *g = m->graphs_all.items[gi];
-            for (size_t i = 0; i < g->tensors.len && !live; i++) {
-                const poprt__tensor *t = g->tensors.items[i];
-                live = tensor_live(t) && (in_range(b, t->raw) || in_range(b, t->aligned));
-            }
-        }
-        if (live) {
+        if (blob_read(m, b)) {
             f++;
             continue;
         }
@@ -157,7 +178,7 @@ size_t poprt__model_sweep_folded(poprt__model *m)
             const poprt__graph *g = m->graphs_all.items[gi];
             for (size_t i = 0; i < g->tensors.len; i++) {
                 poprt__tensor *t = g->tensors.items[i];
-                if (in_range(b, t->raw) || in_range(b, t->aligned)) {
+                if (points_into(b, t)) {
                     poprt__tensor_set_data(t, NULL); /* dead: its value goes */
                     t->nbytes = 0;
                 }

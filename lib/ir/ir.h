@@ -362,8 +362,8 @@ void poprt__model_drop_pages(const poprt__model *m, const void *p, size_t n);
  * when out of memory. Thread safe for one model as poprt__tensor_data. */
 void *poprt__model_fold_alloc(poprt__model *m, size_t n);
 /* Frees the folded blobs no live tensor of m reads (one with readers, a
- * graph output, in any graph of m), clearing the dead tensors that still
- * point into them; returns the bytes freed. For the end of a compile: the
+ * graph output, in any graph of m, or a node's tensor attribute), clearing
+ * the dead tensors that still point into them; returns the bytes freed. For the end of a compile: the
  * intermediates of folding (a weight computed in steps) are dead by then. */
 size_t poprt__model_sweep_folded(poprt__model *m);
 /* Whether poprt__tensor_data(t) would copy raw now: a constant unaligned for
