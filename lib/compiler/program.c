@@ -261,24 +261,34 @@ static poprt_status prepare_subgraphs(poprt__program *p)
 #define DROP_MIN_BYTES ((size_t)64 << 10)
 static void drop_pages(const poprt__program *p, const void *data, size_t nbytes)
 {
-    for (size_t b = 0; data && nbytes >= DROP_MIN_BYTES && b < p->m->blobs.len; b++)
-        poprt__blob_drop_pages(p->m->blobs.items[b], data, nbytes);
+    if (data && nbytes >= DROP_MIN_BYTES)
+        poprt__model_drop_pages(p->m, data, nbytes);
+}
+
+/* Whether every reader of t is a main-graph node with prepared data (and,
+ * when consumed, one whose prepare consumed the slot t fills); t no graph
+ * output. */
+static int readers_prepared(const poprt__program *p, const poprt__tensor *t, int consumed)
+{
+    const poprt__graph *g = p->m->graph;
+    if (t->n_out_uses)
+        return 0;
+    for (const poprt__use *u = t->uses; u; u = u->next) {
+        const poprt__node *r = u->node;
+        if (r->graph != g || r->id < 0 || (size_t)r->id >= g->nodes.len ||
+            g->nodes.items[r->id] != r || !p->states[r->id])
+            return 0;
+        if (consumed && (u->slot < 0 || u->slot >= 32 || !(p->consumed[r->id] >> u->slot & 1u)))
+            return 0;
+    }
+    return 1;
 }
 
 static void drop_prepared_inputs(const poprt__program *p, const poprt__node *n)
 {
-    const poprt__graph *g = p->m->graph;
     for (int k = 0; k < n->n_inputs; k++) {
         const poprt__tensor *t = n->inputs[k];
-        if (!t || !t->raw || t->nbytes < DROP_MIN_BYTES || t->n_out_uses)
-            continue;
-        int all = 1;
-        for (const poprt__use *u = t->uses; u && all; u = u->next) {
-            const poprt__node *r = u->node;
-            all = r->graph == g && r->id >= 0 && (size_t)r->id < g->nodes.len &&
-                  g->nodes.items[r->id] == r && p->states[r->id];
-        }
-        if (all)
+        if (t && t->raw && t->nbytes >= DROP_MIN_BYTES && readers_prepared(p, t, 0))
             drop_pages(p, t->raw, t->nbytes);
     }
 }
@@ -292,14 +302,7 @@ static void mark_prepared_only(const poprt__program *p)
     const poprt__graph *g = p->m->graph;
     for (size_t i = 0; i < g->tensors.len; i++) {
         poprt__tensor *t = g->tensors.items[i];
-        int all = t->raw && !t->producer && !t->n_out_uses && t->uses;
-        for (const poprt__use *u = t->uses; u && all; u = u->next) {
-            const poprt__node *r = u->node;
-            all = r->graph == g && r->id >= 0 && (size_t)r->id < g->nodes.len &&
-                  g->nodes.items[r->id] == r && p->states[r->id] && u->slot >= 0 && u->slot < 32 &&
-                  (p->consumed[r->id] >> u->slot & 1u);
-        }
-        t->prepared_only = all != 0;
+        t->prepared_only = t->raw && !t->producer && t->uses && readers_prepared(p, t, 1);
     }
 }
 

@@ -5,7 +5,6 @@
 #include "ir/ir.h"
 
 typedef struct {
-    const poprt__model *src;
     poprt__model *dst;
 } cl;
 
@@ -225,7 +224,7 @@ poprt_status poprt__model_clone(const poprt__model *s, poprt__model **out)
     poprt_status st = poprt__model_new(&d);
     if (st)
         return st;
-    cl c = {.src = s, .dst = d};
+    cl c = {.dst = d};
     /* s->lock: another thread's poprt__tensor_data may add to s->blobs */
     pthread_mutex_lock((pthread_mutex_t *)&s->lock);
     for (size_t i = 0; i < s->blobs.len; i++) {

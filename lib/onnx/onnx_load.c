@@ -481,8 +481,7 @@ static void *copy_raw(lctx *c, const void *p, size_t n)
     c->chunk_used = (c->chunk_used + n + 63) / 64 * 64;
     if (c->chunk_used > c->chunk->size)
         c->chunk_used = c->chunk->size;
-    for (size_t i = 0; i < c->m->blobs.len; i++)
-        poprt__blob_drop_pages(c->m->blobs.items[i], p, n);
+    poprt__model_drop_pages(c->m, p, n);
     return d;
 }
 

@@ -338,6 +338,16 @@ static void conv_case(int64_t C, int64_t M, int64_t G)
     free(want);
 }
 
+/* The scratch memory kernel calls on ex took. */
+static void free_scratch(struct poprt__exec *ex)
+{
+    while (ex->scratch) {
+        poprt__scratch_chunk *s = ex->scratch;
+        ex->scratch = s->next;
+        poprt__aligned_free(s);
+    }
+}
+
 /* The x86 Conv kernel without prepared data (in a session: data packed for
  * another CPU) and W bound without its data: the plain paths read it
  * through poprt__kctx_in_data. */
@@ -381,11 +391,7 @@ static void conv_kernel_case(int64_t C, int64_t M, int64_t G)
     ck_assert_msg(poprt__x86_conv(&k) == POPRT_OK, "%s", poprt_last_error());
     check_close(y, want, (size_t)(M * S * S));
     ck_assert(!poprt__tensor_data_lazy(wt));
-    while (ex.scratch) {
-        poprt__scratch_chunk *c = ex.scratch;
-        ex.scratch = c->next;
-        poprt__aligned_free(c);
-    }
+    free_scratch(&ex);
     poprt__model_free(m);
     free(x);
     free(w);
@@ -458,11 +464,7 @@ static void kfix_init(kfix *f, const char *op)
 
 static void kfix_free(kfix *f)
 {
-    while (f->ex.scratch) {
-        poprt__scratch_chunk *s = f->ex.scratch;
-        f->ex.scratch = s->next;
-        poprt__aligned_free(s);
-    }
+    free_scratch(&f->ex);
     poprt__model_free(f->m);
 }
 
