@@ -683,16 +683,21 @@ POPRT_API poprt_status poprt_tensor_encode(const char *name, poprt_dtype dtype,
  *                        (pass bf16_fallback) stay float32;
  *                        an executable file keeps the choice
  *   "conv_algorithm"     "auto" (default): float32 3x3 convolutions of
- *                        stride 1 with channels in blocks of 16, at
- *                        least 64 input channels and outputs of at least
- *                        32 tiles of 2 x 2 positions (12 x 12 and
- *                        larger) run as Winograd
- *                        F(2x2, 3x3) on CPUs with AVX-512 (2.25x fewer
- *                        products; results differ from the direct sums
- *                        in the last bits: docs/compiler.md states the
- *                        bound); "direct": every convolution sums its
- *                        products directly; an executable file keeps the
- *                        choice
+ *                        stride 1 with input channels in blocks of 16
+ *                        run as Winograd convolutions on CPUs with
+ *                        AVX-512 or AVX2 where they pay: F(4x4, 3x3)
+ *                        (4x fewer products) up to 128 input channels
+ *                        and outputs of 7 x 7 and larger (28 x 28 and
+ *                        larger for fewer than 32 channels),
+ *                        F(2x2, 3x3) (2.25x fewer) for more channels
+ *                        and outputs of 7 x 7 and larger; results
+ *                        differ from the direct sums in the last bits
+ *                        (docs/compiler.md states the bounds);
+ *                        "direct": every convolution sums its products
+ *                        directly; "winograd_2x2" / "winograd_4x4":
+ *                        that tile for every convolution the Winograd
+ *                        kernels take, paying or not; an executable
+ *                        file keeps the choice
  *   "profile"            "1": time every node; the totals by operator type
  *                        go to the log callback (INFO) when the session
  *                        is freed, each node's (DEBUG) after them, and

@@ -224,9 +224,11 @@ static poprt_status check_kv(const char *key, const char *value)
         return POPRT_OK;
     }
     if (strcmp(key, "conv_algorithm") == 0) {
-        if (strcmp(value, "auto") && strcmp(value, "direct"))
+        if (strcmp(value, "auto") && strcmp(value, "direct") && strcmp(value, "winograd_2x2") &&
+            strcmp(value, "winograd_4x4"))
             return poprt__err(POPRT_STATUS_INVALID_OPTION,
-                              "option 'conv_algorithm' value '%s': expected auto or direct",
+                              "option 'conv_algorithm' value '%s': expected auto, direct, "
+                              "winograd_2x2 or winograd_4x4",
                               value);
         return POPRT_OK;
     }

@@ -144,7 +144,11 @@ static poprt_status prepare_one(const poprt__program *p, const poprt__node *node
     const char *keep = poprt__rw_meta(node, POPRT__META_MATMUL_FLOAT32);
     const int bf16 = mp && strcmp(mp, "bfloat16") == 0 && !(keep && strcmp(keep, "1") == 0);
     const char *ca = poprt__opt(p->options, "conv_algorithm");
-    const unsigned direct = ca && strcmp(ca, "direct") == 0 ? POPRT__PREP_CONV_DIRECT : 0;
+    const unsigned direct = !ca                             ? 0
+                            : strcmp(ca, "direct") == 0       ? POPRT__PREP_CONV_DIRECT
+                            : strcmp(ca, "winograd_2x2") == 0 ? POPRT__PREP_CONV_WINO2
+                            : strcmp(ca, "winograd_4x4") == 0 ? POPRT__PREP_CONV_WINO4
+                                                              : 0;
     poprt__prep_ctx c = {.node = node, .opset = node->opset, .n_in = node->n_inputs, .in = in,
                          .n_out = node->n_outputs, .out = out, .isa = 0,
                          .flags = (bf16 ? POPRT__PREP_MATMUL_BF16 : 0) | direct};

@@ -80,6 +80,10 @@ typedef struct poprt__prep_ctx {
 #define POPRT__PREP_MATMUL_BF16 1u
 /* session option conv_algorithm = direct: no Winograd convolutions */
 #define POPRT__PREP_CONV_DIRECT 2u
+/* session option conv_algorithm = winograd_2x2 / winograd_4x4: that
+ * Winograd tile for every convolution its kernels take */
+#define POPRT__PREP_CONV_WINO2 4u
+#define POPRT__PREP_CONV_WINO4 8u
 typedef poprt_status (*poprt__prepare_fn)(poprt__prep_ctx *c, void **state, size_t *size);
 
 /* One entry of the kernel registry (lib/kernels/registry.def): what runs an

@@ -16,6 +16,7 @@
 #include "runtime/runtime.h"
 #include "kernels/x86/conv.h"
 #include "kernels/x86/conv_blocked.h"
+#include "kernels/x86/conv_paths.h"
 #include "kernels/x86/sgemm.h"
 #include "poprt/experimental.h"
 
@@ -2027,13 +2028,13 @@ START_TEST(conv_blocked_bfloat16)
 }
 END_TEST
 
-/* Winograd F(2x2, 3x3) (conv_blocked.c; float32 on AVX-512) through
- * sessions: batch 2, a half tile row and column (13 x 15), 64 + 16 output
+/* Winograd (conv_blocked.c; float32 on AVX-512 or AVX2) through sessions:
+ * batch 2, partial tile rows and columns (13 x 15), 64 + 16 output
  * channels, uneven pads, Relu in the output transform and Sigmoid after
- * it; the 7 x 7 and 5 x 5 outputs (fewer than 32 tiles) and stride 2 take
- * the direct blocked path. 1 and 2 threads give the same bits, and so does
- * the executable file (32-channel inputs: the direct path). Tolerance:
- * 2e-5 of the sum of |terms| (float32). */
+ * it, 4x4 tiles (up to 128 input channels) down to 7 x 7 outputs; 5 x 5
+ * outputs of 32 channels (one 4x4 tile) and stride 2 take the direct
+ * blocked path. 1 and 2 threads give the same bits, and so does the
+ * executable file. Tolerance: 2e-5 of the sum of |terms| (float32). */
 #define WINOGRAD_MAGIC 0x31574b4243525050ull /* CONV_WINO_MAGIC */
 static const pair_case winograd_cases[] = {
     {2, 2, 64, 80, 1, {13, 15}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1},
@@ -2041,13 +2042,20 @@ static const pair_case winograd_cases[] = {
     {2, 1, 64, 32, 1, {20, 20}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 0},
     {2, 1, 32, 32, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1},
     {2, 1, 32, 32, 1, {24, 24}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, 1},
+    {2, 1, 32, 32, 1, {5, 5}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 0},
+    {2, 1, 160, 24, 1, {10, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1},
+    /* chunks of tiles (the fused form), partial rows of tiles in them */
+    {2, 2, 16, 32, 1, {96, 94}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 2},
+    {2, 2, 32, 40, 1, {60, 50}, {3, 3}, {1, 1}, {1, 1}, {1, 0}, {1, 2}, 1},
 };
 
 START_TEST(conv_winograd)
 {
     const pair_case *c = &winograd_cases[_i];
     const int64_t oh = pc_out(c, 0), ow = pc_out(c, 1);
-    const int fits = c->s[0] == 1 && c->C >= 64 && ((oh + 1) / 2) * ((ow + 1) / 2) >= 32;
+    const poprt__geom3 g = {.in = {1, c->in[0], c->in[1]}, .out = {1, oh, ow}, .k = {1, 3, 3},
+                            .s = {1, c->s[0], c->s[1]}, .d = {1, 1, 1}, .out_sz = oh * ow};
+    const int fits = poprt__x86_convw_fits(&g, c->G, c->C, c->M, 0) != 0;
     conv_prec_case(c, 300 + _i, "float32", WINOGRAD_MAGIC, fits && poprt__convb_best() != NULL);
 }
 END_TEST
@@ -2059,12 +2067,13 @@ START_TEST(conv_algorithm_direct)
     const pair_case *c = &winograd_cases[2];
     const size_t nx = (size_t)(c->N * c->C * c->in[0] * c->in[1]);
     const size_t ny = (size_t)(c->N * c->M * pc_out(c, 0) * pc_out(c, 1));
-    /* the buffers also serve the residual block below (64 x 16 x 16) */
-    const size_t nw = 3 * 64 * 64 * 9, nb = 64 * 16 * 16, nyb = ny > nb ? ny : nb;
-    float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w);
+    /* the buffers also serve the residual block below (2 x 64 x 40 x 40) */
+    const size_t nw = 3 * 64 * 64 * 9, nb = 2 * 64 * 40 * 40, nyb = ny > nb ? ny : nb;
+    const size_t nxb = nx > nb ? nx : nb;
+    float *x = malloc(nxb * sizeof *x), *w = malloc(nw * sizeof *w);
     float *y1 = malloc(nyb * sizeof *y1), *y2 = malloc(nyb * sizeof *y2);
-    ck_assert(x && w && y1 && y2 && nw >= (size_t)(c->M * c->C * 9) && nx >= nb);
-    fill(x, nx, 7);
+    ck_assert(x && w && y1 && y2 && nw >= (size_t)(c->M * c->C * 9));
+    fill(x, nxb, 7);
     fill(w, nw, 8);
     poprt__model *m = tb_model(17);
     int64_t xd[4] = {c->N, c->C, c->in[0], c->in[1]}, wd[4] = {c->M, c->C, 3, 3};
@@ -2096,12 +2105,35 @@ START_TEST(conv_algorithm_direct)
     ck_assert_msg(worst <= 2e-5 * 64 * 9 * 36, "direct and Winograd differ by %g", worst);
     if (poprt__convb_best()) /* Winograd ran: not the direct sums' bits */
         ck_assert_msg(memcmp(y1, y2, ny * sizeof *y1) != 0, "Winograd gave the direct bits");
-    poprt_session_free(direct);
     poprt_session_free(wino);
+    /* either tile forced: the same sums within the same bound, and the two
+     * tiles' results differ (each ran its own transforms) */
+    float *y3 = malloc(ny * sizeof *y3);
+    ck_assert_ptr_nonnull(y3);
+    const char *forced[2] = {"winograd_2x2", "winograd_4x4"};
+    for (int f = 0; f < 2; f++) {
+        ck_assert_int_eq(poprt_options_set(o, "conv_algorithm", forced[f]), POPRT_OK);
+        ck_assert_msg(poprt_session_create(pm, o, &wino) == POPRT_OK, "%s", poprt_last_error());
+        ck_assert_int_eq(has_state(wino, WINOGRAD_MAGIC), poprt__convb_best() != NULL);
+        pc_session_run(wino, c, x, nx, f ? y3 : y2, ny);
+        poprt_session_free(wino);
+    }
+    worst = 0;
+    for (size_t i = 0; i < ny; i++) {
+        const double e2 = fabs((double)y1[i] - y2[i]), e4 = fabs((double)y1[i] - y3[i]);
+        worst = e2 > worst ? e2 : worst;
+        worst = e4 > worst ? e4 : worst;
+    }
+    ck_assert_msg(worst <= 2e-5 * 64 * 9 * 36, "direct and forced Winograd differ by %g", worst);
+    if (poprt__convb_best())
+        ck_assert_msg(memcmp(y2, y3, ny * sizeof *y2) != 0, "the two tiles gave the same bits");
+    free(y3);
+    poprt_session_free(direct);
     /* a residual block whose tensors the layout pass keeps NCHW16c: the
-     * residual and Relu in the output transform's registers */
+     * residual and Relu in the output transform's registers; 2 images of
+     * 10 x 10 tiles of 4 x 4 in chunks of 24: the fused form */
     poprt__model *mb = tb_model(17);
-    int64_t bd[4] = {1, 64, 16, 16}, bw[4] = {64, 64, 3, 3};
+    int64_t bd[4] = {2, 64, 40, 40}, bw[4] = {64, 64, 3, 3};
     tb_input(mb, "x", POPRT_DTYPE_FLOAT, 4, bd);
     const char *wn[3] = {"w0", "w1", "w2"};
     for (int i = 0; i < 3; i++)
@@ -2121,7 +2153,7 @@ START_TEST(conv_algorithm_direct)
     tb_output(mb, "y");
     poprt_model *pb;
     ck_assert_msg(tb_load(mb, &pb) == POPRT_OK, "%s", poprt_last_error());
-    const pair_case blk = {2, 1, 64, 64, 1, {16, 16}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 0};
+    const pair_case blk = {2, 2, 64, 64, 1, {40, 40}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 0};
     ck_assert_int_eq(poprt_options_set(o, "conv_algorithm", "direct"), POPRT_OK);
     ck_assert_msg(poprt_session_create(pb, o, &direct) == POPRT_OK, "%s", poprt_last_error());
     ck_assert_int_eq(poprt_options_set(o, "conv_algorithm", "auto"), POPRT_OK);

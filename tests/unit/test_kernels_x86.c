@@ -1153,7 +1153,7 @@ START_TEST(test_convb_layout_in_state)
     void *sb, *sw;
     size_t nb, nw;
     ck_assert_int_eq(poprt__x86_convb_pack(v, d.w, cc.M, cc.C, 3, 3, 0, &sb, &nb), POPRT_OK);
-    ck_assert_int_eq(poprt__x86_convw_pack(v, d.w, cc.M, cc.C, &sw, &nw), POPRT_OK);
+    ck_assert_int_eq(poprt__x86_convw_pack(v, d.w, cc.M, cc.C, 4, &sw, &nw), POPRT_OK);
     const int same = best && best->wlayout == v->wlayout;
     ck_assert_int_eq(poprt__x86_convb_layout_current(sb, nb), same);
     ck_assert_int_eq(poprt__x86_convb_layout_current(sw, nw), same);
@@ -1208,18 +1208,26 @@ static void round_bf16(float *v, int64_t n)
     }
 }
 
-/* Winograd F(2x2, 3x3): C, M, G, H, W, 3x3, stride 1, dilation 1, pads */
+/* Winograd F(2x2, 3x3) and F(4x4, 3x3): C, M, G, H, W, 3x3, stride 1,
+ * dilation 1, pads (tiles of 2 x 2 / 4 x 4 in the comments) */
 static const ccase convw_cases[] = {
-    {16, 16, 1, 12, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},  /* 6 x 6 tiles */
-    {32, 48, 1, 13, 14, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0},  /* 11 x 12: a half tile row */
+    {16, 16, 1, 12, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},  /* 6 x 6 / 3 x 3 tiles */
+    {32, 48, 1, 13, 14, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0},  /* 11 x 12: a partial tile row */
     {64, 80, 1, 16, 15, 3, 3, 1, 1, 1, 1, 1, 0, 2, 1},  /* 17 x 14, uneven pads; 64 + 16 outputs */
-    {16, 128, 1, 20, 21, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1}, /* 20 x 21: half tile columns, 3 chunks */
+    {16, 128, 1, 20, 21, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1}, /* 20 x 21: partial tile columns */
     {64, 64, 1, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},  /* one whole group */
+    {32, 32, 1, 7, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},    /* 7 x 9: last tiles of 3 rows, 1 column */
+    {48, 16, 1, 62, 58, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},  /* 62 x 58: several chunks of tiles */
+    {96, 24, 1, 18, 19, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},  /* 24 outputs: a block of 8 */
+    {32, 71, 1, 9, 10, 3, 3, 1, 1, 1, 1, 0, 1, 0, 1},   /* 71 outputs: 64 + a block of 7 */
+    {16, 24, 1, 100, 98, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1}, /* chunks of tiles: the fused form */
 };
 
-/* Runs case cc (data d) through the Winograd path of variant v into d->y;
- * relu: the plan's activation Relu (applied in the output transform). */
-static void convw_run(const poprt__convb_variant *v, const ccase *cc, cdata *d, int relu)
+/* Runs case cc (data d) through the Winograd path of variant v with tiles
+ * of tile x tile into d->y; relu: the plan's activation Relu (applied in
+ * the output transform). */
+static void convw_run(const poprt__convb_variant *v, const ccase *cc, cdata *d, int tile,
+                      int relu)
 {
     int64_t attrs[4][4];
     kcall c;
@@ -1229,16 +1237,19 @@ static void convw_run(const poprt__convb_variant *v, const ccase *cc, cdata *d, 
         plan.act = CONV_ACT_RELU;
     void *state;
     size_t size;
-    ck_assert_int_eq(poprt__x86_convw_pack(v, d->w, cc->M, cc->C, &state, &size), POPRT_OK);
+    ck_assert_int_eq(poprt__x86_convw_pack(v, d->w, cc->M, cc->C, tile, &state, &size),
+                     POPRT_OK);
     ck_assert_int_eq(poprt__x86_convw_state_magic(state, size), 1);
     ck_assert_int_eq(poprt__x86_convb_state_magic(state, size), 0);
     c.k.state = state;
     c.k.state_size = size;
     int64_t w_group;
-    const void *u = poprt__x86_convw_state(&c.k, &plan, v, &w_group);
+    int got_tile = 0;
+    const void *u = poprt__x86_convw_state(&c.k, &plan, v, &w_group, &got_tile);
     ck_assert_ptr_nonnull(u);
-    ck_assert_int_eq(poprt__x86_conv_winograd(&c.k, &plan, v, d->x, d->b, u, w_group, d->y),
-                     POPRT_OK);
+    ck_assert_int_eq(got_tile, tile);
+    ck_assert_int_eq(
+        poprt__x86_conv_winograd(&c.k, &plan, v, d->x, d->b, u, w_group, tile, d->y), POPRT_OK);
     kc_release(&c);
     poprt__aligned_free(state);
 }
@@ -1261,48 +1272,70 @@ START_TEST(test_convw_variants_vs_ref)
                                 .s = {1, 1, 1}, .d = {1, 1, 1}, .out_sz = 49};
     const poprt__geom3 ok = {.in = {1, 14, 14}, .out = {1, 12, 12}, .k = {1, 3, 3},
                              .s = {1, 1, 1}, .d = {1, 1, 1}, .out_sz = 144};
-    ck_assert(!poprt__x86_convw_fits(&s2, 1, 64, 16));
-    ck_assert(!poprt__x86_convw_fits(&k5, 1, 64, 16));
-    ck_assert(!poprt__x86_convw_fits(&small, 1, 64, 16));
-    ck_assert(!poprt__x86_convw_fits(&ok, 1, 8, 16));
-    ck_assert(!poprt__x86_convw_fits(&ok, 1, 48, 16)); /* too few channels to pay */
-    ck_assert(!poprt__x86_convw_fits(&ok, 1, 64, 24));
-    ck_assert(!poprt__x86_convw_fits(&ok, 2, 64, 16));
-    ck_assert(poprt__x86_convw_fits(&ok, 1, 64, 16));
+    for (int force = 0; force <= 4; force += 2) {
+        ck_assert_int_eq(poprt__x86_convw_fits(&s2, 1, 64, 16, force), 0);
+        ck_assert_int_eq(poprt__x86_convw_fits(&k5, 1, 64, 16, force), 0);
+        ck_assert_int_eq(poprt__x86_convw_fits(&ok, 1, 8, 16, force), 0);
+        ck_assert_int_eq(poprt__x86_convw_fits(&ok, 2, 64, 16, force), 0);
+        /* forced: wherever the kernels fit */
+        if (force) {
+            ck_assert_int_eq(poprt__x86_convw_fits(&small, 1, 64, 16, force), force);
+            ck_assert_int_eq(poprt__x86_convw_fits(&ok, 1, 16, 16, force), force);
+            ck_assert_int_eq(poprt__x86_convw_fits(&ok, 1, 64, 24, force), force);
+        }
+    }
+    /* the choice (conv_blocked.c): 4x4 tiles up to 128 input channels, 2x2
+     * above; none for too few tiles, or 16 channels at 12 x 12 */
+    const poprt__geom3 tiny = {.in = {1, 6, 6}, .out = {1, 4, 4}, .k = {1, 3, 3},
+                               .s = {1, 1, 1}, .d = {1, 1, 1}, .out_sz = 16};
+    ck_assert_int_eq(poprt__x86_convw_fits(&small, 1, 64, 16, 0), 4);
+    ck_assert_int_eq(poprt__x86_convw_fits(&small, 1, 128, 24, 0), 4);
+    ck_assert_int_eq(poprt__x86_convw_fits(&small, 1, 512, 16, 0), 2);
+    ck_assert_int_eq(poprt__x86_convw_fits(&ok, 1, 16, 16, 0), 0);
+    ck_assert_int_eq(poprt__x86_convw_fits(&ok, 1, 32, 16, 0), 4);
+    ck_assert_int_eq(poprt__x86_convw_fits(&ok, 1, 256, 16, 0), 2);
+    ck_assert_int_eq(poprt__x86_convw_fits(&tiny, 1, 64, 16, 0), 0);
+    ck_assert_int_eq(poprt__x86_convw_fits(&tiny, 1, 256, 16, 0), 0);
     /* the kernels themselves take any whole blocks: the cases below run
      * 16 and 32 channels too */
-    int64_t checked = 0;
-    double worst = 0;
-    for (size_t s = 0; s < sizeof convw_cases / sizeof convw_cases[0]; s++) {
-        const ccase *cc = &convw_cases[s];
-        cdata d;
-        cdata_init(&d, cc, (uint32_t)s + 21);
-        convw_run(v, cc, &d, 0);
-        /* Tolerance: 4 float32 roundings of the sum of |terms| per product
-         * summed, twice the direct path's bound (the transforms add up to 4
-         * inputs per V and 3 weights per U, and the output transform sums 9
-         * products: their roundings add to the direct sums'; random data
-         * here stays under 0.1) */
-        const double unit = (double)(cc->C * 9) * ldexp(1.0, -24);
-        for (int64_t i = 0; i < d.ny; i++) {
-            const double e = fabs(d.y[i] - d.r[i]) / (unit * d.mag[i] + 1e-30);
-            worst = e > worst ? e : worst;
+    for (int tile = 2; tile <= 4; tile += 2) {
+        int64_t checked = 0;
+        double worst = 0;
+        /* Tolerance, in float32 roundings of the sum of |terms| per product
+         * summed (unit below). F(2x2, 3x3): 4, twice the direct path's bound
+         * (the transforms add up to 4 inputs per V and 3 weights per U, and the
+         * output transform sums 9 products: their roundings add to the direct
+         * sums'; random data here stays under 0.1). F(4x4, 3x3): 8; its
+         * transforms' coefficients (up to 5 in B, 8 in A, 1/24 .. 1/4 in G)
+         * magnify the roundings of V, U and the products: random data here
+         * reaches 0.3, ten times F(2x2, 3x3)'s worst. */
+        const double bound = tile == 2 ? 4.0 : 8.0;
+        for (size_t s = 0; s < sizeof convw_cases / sizeof convw_cases[0]; s++) {
+            const ccase *cc = &convw_cases[s];
+            cdata d;
+            cdata_init(&d, cc, (uint32_t)s + 21);
+            convw_run(v, cc, &d, tile, 0);
+            const double unit = (double)(cc->C * 9) * ldexp(1.0, -24);
+            for (int64_t i = 0; i < d.ny; i++) {
+                const double e = fabs(d.y[i] - d.r[i]) / (unit * d.mag[i] + 1e-30);
+                worst = e > worst ? e : worst;
+            }
+            cdata_check(&d, bound * unit, tile == 2 ? "Winograd 2x2" : "Winograd 4x4", v->name, s);
+            /* with Relu: max(0, .) of the same values */
+            float *plain = malloc(sizeof(float) * (size_t)d.ny);
+            memcpy(plain, d.y, sizeof(float) * (size_t)d.ny);
+            convw_run(v, cc, &d, tile, 1);
+            for (int64_t i = 0; i < d.ny; i++)
+                ck_assert_msg(d.y[i] == (plain[i] > 0 ? plain[i] : 0.0f),
+                              "Winograd relu case %zu: y[%lld]", s, (long long)i);
+            free(plain);
+            checked += d.ny;
+            cdata_free(&d);
         }
-        cdata_check(&d, 4.0 * unit, "Winograd", v->name, s);
-        /* with Relu: max(0, .) of the same values */
-        float *plain = malloc(sizeof(float) * (size_t)d.ny);
-        memcpy(plain, d.y, sizeof(float) * (size_t)d.ny);
-        convw_run(v, cc, &d, 1);
-        for (int64_t i = 0; i < d.ny; i++)
-            ck_assert_msg(d.y[i] == (plain[i] > 0 ? plain[i] : 0.0f),
-                          "Winograd relu case %zu: y[%lld]", s, (long long)i);
-        free(plain);
-        checked += d.ny;
-        cdata_free(&d);
+        printf("kernels_x86: Winograd %dx%d %s passed %lld outputs against poprt__ref_conv (worst "
+               "error %.2f of C * 9 * 2^-24 * sum |terms|, bound %.0f)\n",
+               tile, tile, v->name, (long long)checked, worst, bound);
     }
-    printf("kernels_x86: Winograd %s passed %lld outputs against poprt__ref_conv (worst error "
-           "%.2f of C * 9 * 2^-24 * sum |terms|, bound 4)\n",
-           v->name, (long long)checked, worst);
 }
 END_TEST
 

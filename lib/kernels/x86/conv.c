@@ -139,10 +139,10 @@ static int blocked_paths(poprt__kctx *k, const poprt__conv_plan *p, const float 
 {
     const poprt__convb_variant *v = poprt__convb_best();
     int64_t w_group;
-    int bf16;
-    const void *u = poprt__x86_convw_state(k, p, v, &w_group);
+    int bf16, tile;
+    const void *u = poprt__x86_convw_state(k, p, v, &w_group, &tile);
     if (u) {
-        *st = poprt__x86_conv_winograd(k, p, v, x, b, u, w_group, y);
+        *st = poprt__x86_conv_winograd(k, p, v, x, b, u, w_group, tile, y);
         return 1;
     }
     const void *packed = poprt__x86_convb_state(k, p, v, &w_group, &bf16);
@@ -465,10 +465,16 @@ static poprt_status conv_prepare(poprt__prep_ctx *c, void **state, size_t *size)
         return poprt__x86_conv_pairs_pack(bf, c->in[1].data, G, Mg, Cg, g3.k_sz, state, size);
     /* direct and tiled paths */
     const poprt__sgemm_variant *v = bf ? bf : conv_variant(Mg, out_sz);
-    /* 3x3 stride-1 convs: Winograd F(2x2, 3x3) on the blocked kernels */
-    if (!bf && blocked && !(c->flags & POPRT__PREP_CONV_DIRECT) &&
-        poprt__x86_convw_fits(&g3, G, Cg, M))
-        return poprt__x86_convw_pack(NULL, c->in[1].data, M, Cg, state, size);
+    /* 3x3 stride-1 convs: Winograd F(2x2, 3x3) or F(4x4, 3x3) on the
+     * blocked kernels */
+    const int force = c->flags & POPRT__PREP_CONV_WINO2 ? 2
+                      : c->flags & POPRT__PREP_CONV_WINO4 ? 4
+                                                          : 0;
+    const int tile = !bf && blocked && !(c->flags & POPRT__PREP_CONV_DIRECT)
+                         ? poprt__x86_convw_fits(&g3, G, Cg, M, force)
+                         : 0;
+    if (tile)
+        return poprt__x86_convw_pack(NULL, c->in[1].data, M, Cg, tile, state, size);
     if (!bf && blocked)
         return poprt__x86_convb_pack(NULL, c->in[1].data, M, Cg, wt->dims[2].value,
                                      wt->dims[3].value, 0, state, size);

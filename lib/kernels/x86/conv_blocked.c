@@ -15,7 +15,9 @@
      poprt__convb_even_##isa,                                                                      \
      poprt__transpose_bias_##isa,                                                                  \
      poprt__convw_in_##isa,                                                                        \
-     poprt__convw_out_##isa},
+     poprt__convw_out_##isa,                                                                       \
+     poprt__convw4_in_##isa,                                                                       \
+     poprt__convw4_out_##isa},
 const poprt__convb_variant poprt__convb_variants[] = {
 #include "kernels/x86/conv_blocked_kernels.inc"
 };
@@ -494,87 +496,135 @@ const void *poprt__x86_convb_state(const poprt__kctx *k, const poprt__conv_plan 
     return (const unsigned char *)k->state + CONV_PACK_HEADER;
 }
 
-/* ---- Winograd F(2x2, 3x3) (conv_blocked.h) ----------------------------------------------
+/* ---- Winograd F(2x2, 3x3) and F(4x4, 3x3) (conv_blocked.h) -------------------------------
  * For 3x3 convolutions of stride 1 and dilation 1, one group, channels in
- * whole blocks of 16 (conv_paths.h: poprt__x86_convw_fits). Three passes,
- * each split over the threads: the input blocked and zero-padded as the
- * direct path does it, then transformed tile row by tile row into
- * V[xi][n][cbi][tile][16]; the 16 products, each a 1x1 blocked convolution
- * of the tiles (the variant's run, weights U[xi] packed per group of 64
- * outputs as poprt__x86_convb_pack packs a 1x1 conv) into
+ * whole blocks of 16 (conv_paths.h: poprt__x86_convw_fits). Output tiles of
+ * e x e positions (e = 2 or 4) from (e + 2) x (e + 2) input patches, np =
+ * (e + 2)^2 products. Three passes, each split over the threads: the input
+ * blocked and zero-padded as the direct path does it, then transformed tile
+ * row by tile row into V[xi][n][cbi][tile][16]; the np products, each a 1x1
+ * blocked convolution of the tiles (the variant's run, weights U[xi] packed
+ * per group of 64 outputs as poprt__x86_convb_pack packs a 1x1 conv) into
  * P[xi][n][m block][tile][16]; then each output block's tile rows back into
  * Y with the bias, and the residual and Relu in the registers where the
- * blocked path puts them there (else the epilogue after). 2.25 times fewer
- * products than the direct path; the sums are the same for every thread
- * count. */
+ * blocked path puts them there (else the epilogue after). When an image's
+ * tiles make enough chunks of a few dozen, the last three steps are fused
+ * instead (convw_fused_fn): each chunk's V, products and output while they
+ * are in L2, in a few MiB of scratch instead of all of V and P. 2.25
+ * (e = 2) or 4 (e = 4) times fewer products than the direct path; the sums
+ * are the same for every thread count. */
 
 #define CONV_WINO_MAGIC 0x31574b4243525050ull /* "PPRCBKW1" */
 
-/* Fewer tiles per image than this and the 16 transformed weight matrices
- * (16 C M floats against the direct path's 9 C M) cost more than the
- * products save: light_resnet50's 512-channel 3x3 convs at 7 x 7 (16
- * tiles) were 0.94x the direct path's speed, the 256-channel ones at
- * 14 x 14 (49 tiles) 1.49x, 128 at 28 x 28 1.41x, 64 at 56 x 56 1.21x. */
-#define CONVW_MIN_TILES 32
-/* Fewer input channels than this and each of the 16 products sums too few
- * terms per store of its tile (C against the direct path's 9 C): on
- * light_squeezenet (3x3 convs of 16, 32 and 48 input channels) Winograd
- * made the model 0.92x as fast at 1 thread and 0.78x at 2. */
-#define CONVW_MIN_CHANNELS 64
+/* The choice (poprt__x86_convw_fits without force). Measured on a Zen 4
+ * core (bench/README.md, "Winograd F(4x4, 3x3)"), single 3x3 convs of C
+ * channels at H x H against the direct blocked path: F(4x4, 3x3) was the
+ * fastest of the three at every size from 7 x 7 to 112 x 112 and 16 to 512
+ * channels but 512 at 7 x 7 (F(2x2, 3x3) 1.4x direct's speed, F(4x4, 3x3)
+ * 1.3x: 37 MB of transformed weights): 1.6-3.3x direct's speed from 32
+ * channels, 1.1x for 16 channels at 14 x 14; F(2x2, 3x3) 1.0-2.1x.
+ * Accuracy decides between the two: against float64 sums, F(2x2, 3x3)'s
+ * errors are 2-4x smaller than the direct sums' (each
+ * product sums C terms, not 9 C), F(4x4, 3x3)'s RMS error is 1.4x the
+ * direct sums' at 64 channels, 2.1x at 128 and 2.6x at 512 (largest error
+ * 3-4x), growing with the channels. So: F(4x4, 3x3) up to
+ * CONVW4_MAX_CHANNELS input channels, F(2x2, 3x3) above; the direct sums
+ * where there are too few tiles for the transformed weights ((e + 2)^2 C M
+ * floats against 9 C M) to pay. On a Sapphire Rapids core, whose direct
+ * path runs at twice the FMA rate, F(2x2, 3x3) of 512 channels at 7 x 7 was
+ * 0.94x the direct path's speed. */
+#define CONVW4_MAX_CHANNELS 128
+#define CONVW4_MIN_TILES 4       /* 4x4 tiles: 7 x 7 outputs and larger */
+#define CONVW4_FEW_CHANNELS 32   /* fewer: only from CONVW4_MANY_TILES */
+#define CONVW4_MANY_TILES 49     /* 28 x 28 */
+#define CONVW_MIN_TILES 16       /* 2x2 tiles: 7 x 7 */
 
-int poprt__x86_convw_fits(const poprt__geom3 *g, int64_t G, int64_t C, int64_t M)
+/* What the kernels take: one group, 3x3, stride 1, dilation 1, whole blocks
+ * of 16 input channels (any number of outputs: the last block's products
+ * are computed for 16), outputs of at least 2 x 2. */
+static int convw_kernels_fit(const poprt__geom3 *g, int64_t G, int64_t C, int64_t M)
 {
-    return poprt__x86_convb_fits(g, G) && C % 16 == 0 && C >= CONVW_MIN_CHANNELS &&
-           M % 16 == 0 && g->k[1] == 3 &&
-           g->k[2] == 3 && g->s[1] == 1 && g->s[2] == 1 && g->d[1] == 1 && g->d[2] == 1 &&
-           g->out[1] >= 2 && g->out[2] >= 2 &&
-           ((g->out[1] + 1) / 2) * ((g->out[2] + 1) / 2) >= CONVW_MIN_TILES;
+    return poprt__x86_convb_fits(g, G) && C % 16 == 0 && C > 0 && M > 0 &&
+           g->k[1] == 3 && g->k[2] == 3 && g->s[1] == 1 && g->s[2] == 1 && g->d[1] == 1 &&
+           g->d[2] == 1 && g->out[1] >= 2 && g->out[2] >= 2;
+}
+
+static int64_t convw_tiles(const poprt__geom3 *g, int64_t e)
+{
+    return ((g->out[1] + e - 1) / e) * ((g->out[2] + e - 1) / e);
+}
+
+int poprt__x86_convw_fits(const poprt__geom3 *g, int64_t G, int64_t C, int64_t M, int force)
+{
+    if (!convw_kernels_fit(g, G, C, M))
+        return 0;
+    if (force == 2 || force == 4)
+        return force;
+    const int64_t t4 = convw_tiles(g, 4);
+    if (C <= CONVW4_MAX_CHANNELS)
+        return t4 >= CONVW4_MANY_TILES || (C >= CONVW4_FEW_CHANNELS && t4 >= CONVW4_MIN_TILES)
+                   ? 4
+                   : 0;
+    return convw_tiles(g, 2) >= CONVW_MIN_TILES ? 2 : 0;
+}
+
+/* U = G g G^T of one 3x3 kernel g for tile edge e (e + 2 rows of G), in
+ * double: u[(e + 2) * (e + 2)] */
+static void convw_weights(const float *g, int e, double *u)
+{
+    /* the rows of G (conv_blocked.h) */
+    static const double G2[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+    static const double G4[6][3] = {{1.0 / 4, 0, 0},
+                                    {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                    {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                    {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                    {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                    {0, 0, 1}};
+    const int a = e + 2;
+    const double(*G)[3] = e == 4 ? G4 : G2;
+    double gg[6][3]; /* G g */
+    for (int i = 0; i < a; i++)
+        for (int j = 0; j < 3; j++)
+            gg[i][j] = G[i][0] * g[j] + G[i][1] * g[3 + j] + G[i][2] * g[6 + j];
+    for (int i = 0; i < a; i++)
+        for (int j = 0; j < a; j++)
+            u[i * a + j] = gg[i][0] * G[j][0] + gg[i][1] * G[j][1] + gg[i][2] * G[j][2];
 }
 
 poprt_status poprt__x86_convw_pack(const poprt__convb_variant *v, const float *w, int64_t M,
-                                   int64_t C, void **state, size_t *size)
+                                   int64_t C, int tile, void **state, size_t *size)
 {
     const int layout = convb_layout(v, 0);
-    if (C % 16 || M % 16 || C <= 0 || M <= 0)
-        return poprt__err(POPRT_STATUS_INTERNAL, "Winograd weights of %lld x %lld channels",
-                          (long long)M, (long long)C);
+    if (C % 16 || C <= 0 || M <= 0 || (tile != 2 && tile != 4))
+        return poprt__err(POPRT_STATUS_INTERNAL,
+                          "Winograd weights of %lld x %lld channels, tile %d", (long long)M,
+                          (long long)C, tile);
+    const int np = (tile + 2) * (tile + 2);
     const int64_t n_og = poprt__ceil_div(M, CONVB_GROUP), ncb = C / 16;
     const int64_t w_group = ncb * 16 * CONVB_GROUP; /* floats per (xi, group) */
-    const size_t total = CONV_PACK_HEADER + (size_t)(16 * n_og * w_group) * sizeof(float);
+    const size_t total = CONV_PACK_HEADER + (size_t)(np * n_og * w_group) * sizeof(float);
     unsigned char *blob = poprt__aligned_alloc(total);
     if (!blob)
         return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory packing Conv weights");
     memset(blob, 0, total);
+    /* h[7]: the tile edge (0 in files written before F(4x4, 3x3): 2) */
     const uint64_t h[8] = {CONV_WINO_MAGIC, (uint64_t)M, (uint64_t)C, 3, 3, (uint64_t)w_group,
-                           (uint64_t)layout, 0};
+                           (uint64_t)layout, (uint64_t)tile};
     memcpy(blob, h, sizeof h);
     float *dst = (float *)(blob + CONV_PACK_HEADER);
     for (int64_t m = 0; m < M; m++)
         for (int64_t c = 0; c < C; c++) {
-            const float *g = w + (m * C + c) * 9;
-            /* G g (4 x 3), then (G g) G^T (4 x 4), in double, rounded once */
-            double gg[4][3], u[4][4];
-            for (int j = 0; j < 3; j++) {
-                gg[0][j] = g[j];
-                gg[1][j] = 0.5 * ((double)g[j] + g[3 + j] + g[6 + j]);
-                gg[2][j] = 0.5 * ((double)g[j] - g[3 + j] + g[6 + j]);
-                gg[3][j] = g[6 + j];
-            }
-            for (int i = 0; i < 4; i++) {
-                u[i][0] = gg[i][0];
-                u[i][1] = 0.5 * (gg[i][0] + gg[i][1] + gg[i][2]);
-                u[i][2] = 0.5 * (gg[i][0] - gg[i][1] + gg[i][2]);
-                u[i][3] = gg[i][2];
-            }
+            double u[36];
+            convw_weights(w + (m * C + c) * 9, tile, u); /* rounded once */
             /* as a 1x1 conv's packed weights: group og, [cbi][i][nb * 16]
              * (by block: [n][cbi][i][16]) */
             const int64_t og = m / CONVB_GROUP, mo = m % CONVB_GROUP;
             const int64_t mc = M - og * CONVB_GROUP < CONVB_GROUP ? M - og * CONVB_GROUP
                                                                    : CONVB_GROUP;
             const int64_t width = poprt__ceil_div(mc, 16) * 16;
-            for (int xi = 0; xi < 16; xi++)
+            for (int xi = 0; xi < np; xi++)
                 dst[(xi * n_og + og) * w_group + convb_wpos(layout, c, mo, width, C)] =
-                    (float)u[xi / 4][xi % 4];
+                    (float)u[xi];
         }
     *state = blob;
     *size = total;
@@ -600,22 +650,23 @@ int poprt__x86_convw_state_magic(const void *state, size_t size)
 }
 
 const void *poprt__x86_convw_state(const poprt__kctx *k, const poprt__conv_plan *p,
-                                   const poprt__convb_variant *v, int64_t *w_group)
+                                   const poprt__convb_variant *v, int64_t *w_group, int *tile)
 {
-    const poprt__geom3 *g = &p->g; /* what the kernels need, not the choice's thresholds */
+    /* what the kernels need, not the choice's thresholds */
     if (!k->state || k->state_size < CONV_PACK_HEADER || !poprt__convb_usable(v) ||
-        !poprt__x86_convb_fits(g, p->G) || p->C % 16 || p->M % 16 || g->k[1] != 3 ||
-        g->k[2] != 3 || g->s[1] != 1 || g->s[2] != 1 || g->d[1] != 1 || g->d[2] != 1)
+        !convw_kernels_fit(&p->g, p->G, p->C, p->M) || (p->yblk && p->M % 16))
         return NULL;
     uint64_t h[8];
     memcpy(h, k->state, sizeof h);
     const uint64_t floats = (k->state_size - CONV_PACK_HEADER) / sizeof(float);
     const uint64_t n_og = (uint64_t)poprt__ceil_div(p->M, CONVB_GROUP);
+    const uint64_t e = h[7] ? h[7] : 2;
     if (h[0] != CONV_WINO_MAGIC || h[1] != (uint64_t)p->M || h[2] != (uint64_t)p->C ||
         h[5] != (uint64_t)(p->C / 16 * 16 * CONVB_GROUP) || h[6] != (uint64_t)v->wlayout ||
-        16 * n_og > floats / h[5])
+        (e != 2 && e != 4) || (e + 2) * (e + 2) * n_og > floats / h[5])
         return NULL;
     *w_group = (int64_t)h[5];
+    *tile = (int)e;
     return (const unsigned char *)k->state + CONV_PACK_HEADER;
 }
 
@@ -623,12 +674,26 @@ typedef struct convw_job {
     convb_job b;          /* the blocked input (b.xb), the plan, the variant */
     const float *u;       /* U[xi][og] at (xi * n_og + og) * w_group */
     float *v, *pr;        /* V and the products */
+    int64_t e, np;        /* tile edge (2 or 4), products ((e + 2)^2) */
+    int64_t Mp;           /* M rounded up to a block of 16 */
     int64_t th, tw, T;    /* tile rows, tiles per row, tiles per image */
     int64_t vstep, pstep; /* floats between xi planes of V and of the products */
     int64_t chunk, nchunks, cstep;
     poprt__convb_geom g1; /* the products' 1x1 geometry over the tiles */
     int in_regs, relu, epi_after;
+    /* the fused form: items (image, chunk of `chunk` tiles) in lanes, each
+     * with lane_floats of scratch at v + lane * lane_floats */
+    int64_t items, lanes, lane_floats;
 } convw_job;
+
+/* The run of tiles from tile q of an image within its tile row, up to q1:
+ * the row ty, first column tx and length. */
+static int64_t convw_run_of(const convw_job *t, int64_t q, int64_t q1, int64_t *ty, int64_t *tx)
+{
+    *ty = q / t->tw;
+    *tx = q % t->tw;
+    return t->tw - *tx < q1 - q ? t->tw - *tx : q1 - q;
+}
 
 /* Tile rows r = (n * ncb + cbi) * th + ty of V. */
 static void convw_in_fn(void *ctx, int64_t r0, int64_t r1)
@@ -637,8 +702,9 @@ static void convw_in_fn(void *ctx, int64_t r0, int64_t r1)
     const int64_t Wp = t->b.g.Wp;
     for (int64_t r = r0; r < r1; r++) {
         const int64_t ty = r % t->th, nc = r / t->th; /* nc = n * ncb + cbi */
-        const float *xb = t->b.xb + nc * t->b.g.plane + ty * 2 * Wp * 16;
-        t->b.v->wino_in(xb, Wp, t->tw, t->v + (nc * t->T + ty * t->tw) * 16, t->vstep);
+        const float *xb = t->b.xb + nc * t->b.g.plane + ty * t->e * Wp * 16;
+        float *v = t->v + (nc * t->T + ty * t->tw) * 16;
+        (t->e == 4 ? t->b.v->wino4_in : t->b.v->wino_in)(xb, Wp, t->tw, v, t->vstep);
     }
 }
 
@@ -655,10 +721,10 @@ static void convw_mul_fn(void *ctx, int64_t i0, int64_t i1)
         const int64_t q0 = ch * t->chunk, q1 = q0 + t->chunk < t->T ? q0 + t->chunk : t->T;
         const int64_t oc0 = og * CONVB_GROUP;
         const int64_t mc = p->M - oc0 < CONVB_GROUP ? p->M - oc0 : CONVB_GROUP;
-        const int nb = (int)(mc / 16);
+        const int nb = (int)((mc + 15) / 16);
         const float *x = t->v + xi * t->vstep + n * ncb * t->g1.plane;
         const float *w = t->u + (xi * n_og + og) * t->b.w_group;
-        float *out = t->pr + xi * t->pstep + (n * p->M + oc0) * t->T + q0 * 16;
+        float *out = t->pr + xi * t->pstep + (n * t->Mp + oc0) * t->T + q0 * 16;
         const int64_t wstep = 16 * nb * 16; /* floats per input block */
         for (int64_t c0 = 0; c0 < ncb; c0 += t->cstep) {
             const int64_t c1 = c0 + t->cstep < ncb ? c0 + t->cstep : ncb;
@@ -668,78 +734,209 @@ static void convw_mul_fn(void *ctx, int64_t i0, int64_t i1)
     }
 }
 
-/* Tile rows r = (n * (M / 16) + ob) * th + ty of Y. */
+/* Tile rows r = (n * (Mp / 16) + ob) * th + ty of Y. */
 static void convw_out_fn(void *ctx, int64_t r0, int64_t r1)
 {
     const convw_job *t = ctx;
     const poprt__conv_plan *p = t->b.p;
-    const int64_t OW = p->g.out[2], OH = p->g.out[1], OHW = p->g.out_sz, nob = p->M / 16;
+    const int64_t OW = p->g.out[2], OH = p->g.out[1], OHW = p->g.out_sz, nob = t->Mp / 16;
     for (int64_t r = r0; r < r1; r++) {
         const int64_t ty = r % t->th, nob_i = r / t->th, ob = nob_i % nob, n = nob_i / nob;
-        const int rows = 2 * ty + 1 < OH ? 2 : 1;
+        const int64_t oh = t->e * ty;
+        const int rows = (int)(OH - oh < t->e ? OH - oh : t->e);
         /* the products' block ob of image n, tile row ty */
-        const float *m = t->pr + (n * p->M + ob * 16) * t->T + ty * t->tw * 16;
-        const int64_t yoff = t->b.yblk ? (n * p->M + ob * 16) * OHW + 2 * ty * OW * 16
-                                       : (n * p->M + ob * 16) * OHW + 2 * ty * OW;
+        const float *m = t->pr + (n * t->Mp + ob * 16) * t->T + ty * t->tw * 16;
+        const int nch = (int)(p->M - ob * 16 < 16 ? p->M - ob * 16 : 16);
+        const int64_t yoff = t->b.yblk ? (n * p->M + ob * 16) * OHW + oh * OW * 16
+                                       : (n * p->M + ob * 16) * OHW + oh * OW;
         const float *z = t->in_regs && p->z ? p->z + yoff : NULL;
-        t->b.v->wino_out(m, t->pstep, t->tw, t->b.b ? t->b.b + ob * 16 : NULL, rows, OW, z,
-                         t->relu, t->b.yblk, t->b.y + yoff, OHW);
+        const float *bias = t->b.b ? t->b.b + ob * 16 : NULL;
+        (t->e == 4 ? t->b.v->wino4_out : t->b.v->wino_out)(m, t->pstep, t->tw, bias, rows, OW,
+                                                           OW, z, t->relu, t->b.yblk,
+                                                           t->b.y + yoff, OHW, nch);
         if (!t->epi_after)
             continue;
         if (t->b.yblk)
             poprt__x86_conv_epilogue(p, t->b.y, yoff, rows * OW * 16);
         else
-            for (int64_t i = 0; i < 16; i++)
+            for (int64_t i = 0; i < nch; i++)
                 poprt__x86_conv_epilogue(p, t->b.y, yoff + i * OHW, rows * OW);
     }
 }
 
+/* The fused form's lanes: each item transforms its chunk of tiles into the
+ * lane's V, runs the products into the lane's P and transforms them back
+ * into Y, while they are in cache (the three-pass form sends all of V and
+ * P through memory, and reads V once per group of 64 outputs). */
+static void convw_fused_fn(void *ctx, int64_t l0, int64_t l1)
+{
+    const convw_job *t = ctx;
+    const poprt__conv_plan *p = t->b.p;
+    const int64_t ncb = p->C / 16, n_og = t->b.n_og, ct = t->chunk, nob = t->Mp / 16;
+    const int64_t OW = p->g.out[2], OH = p->g.out[1], OHW = p->g.out_sz, Wp = t->b.g.Wp;
+    /* V of a chunk [cbi][tile][xi][16]: each tile's transform stores one
+     * run; the products read V[xi] as a 1x1 conv of column stride np */
+    const int64_t np = t->np, vsize = ncb * ct * np * 16, pstep = t->Mp * ct;
+    const poprt__convb_geom g1 = {.cb = 16, .ncb = ncb, .Wp = ct * np, .plane = ct * np * 16,
+                                  .KH = 1, .KW = 1, .sh = 1, .sw = np, .dh = 1, .dw = 1, .OW = ct};
+    void (*const in)(const float *, int64_t, int64_t, float *, int64_t) =
+        t->e == 4 ? t->b.v->wino4_in : t->b.v->wino_in;
+    void (*const out)(const float *, int64_t, int64_t, const float *, int, int64_t, int64_t,
+                      const float *, int, int, float *, int64_t, int) =
+        t->e == 4 ? t->b.v->wino4_out : t->b.v->wino_out;
+    for (int64_t l = l0; l < l1; l++) {
+        float *vc = t->v + l * t->lane_floats, *pc = vc + vsize, *tb = pc + np * pstep;
+        const int64_t i0 = l * t->items / t->lanes, i1 = (l + 1) * t->items / t->lanes;
+        for (int64_t it = i0; it < i1; it++) {
+            const int64_t n = it / t->nchunks, q0 = it % t->nchunks * ct;
+            const int64_t q1 = q0 + ct < t->T ? q0 + ct : t->T;
+            for (int64_t q = q0, ty, tx, len; q < q1; q += len) {
+                len = convw_run_of(t, q, q1, &ty, &tx);
+                for (int64_t cbi = 0; cbi < ncb; cbi++)
+                    for (int64_t j = 0; j < len; j++)
+                        in(t->b.xb + (n * ncb + cbi) * t->b.g.plane +
+                               (ty * Wp + tx + j) * t->e * 16,
+                           Wp, 1, vc + (cbi * ct + q - q0 + j) * np * 16, 16);
+            }
+            for (int64_t xi = 0; xi < np; xi++)
+                for (int64_t og = 0; og < n_og; og++) {
+                    const int64_t oc0 = og * CONVB_GROUP;
+                    const int64_t mc = p->M - oc0 < CONVB_GROUP ? p->M - oc0 : CONVB_GROUP;
+                    const int nb = (int)((mc + 15) / 16);
+                    const float *w = t->u + (xi * n_og + og) * t->b.w_group;
+                    const int64_t wstep = 16 * nb * 16; /* floats per input block */
+                    for (int64_t c0 = 0; c0 < ncb; c0 += t->cstep) {
+                        const int64_t c1 = c0 + t->cstep < ncb ? c0 + t->cstep : ncb;
+                        t->b.v->run(vc + xi * 16, w, NULL, nb, &g1, 0, q1 - q0, c0, c1, c0 > 0,
+                                    pc + xi * pstep + oc0 * ct, ct, NULL, 0, w + c1 * wstep,
+                                    4 * t->cstep * wstep);
+                    }
+                }
+            for (int64_t q = q0, ty, tx, len; q < q1; q += len) {
+                len = convw_run_of(t, q, q1, &ty, &tx);
+                const int64_t oh = t->e * ty, ox = t->e * tx;
+                const int rows = (int)(OH - oh < t->e ? OH - oh : t->e);
+                const int64_t cols = t->e * len < OW - ox ? t->e * len : OW - ox;
+                for (int64_t ob = 0; ob < nob; ob++) {
+                    const int nch = (int)(p->M - ob * 16 < 16 ? p->M - ob * 16 : 16);
+                    const int64_t base = (n * p->M + ob * 16) * OHW;
+                    const int64_t yoff =
+                        t->b.yblk ? base + (oh * OW + ox) * 16 : base + oh * OW + ox;
+                    const float *z = t->in_regs && p->z ? p->z + yoff : NULL;
+                    const float *m = pc + (ob * ct + q - q0) * 16;
+                    const float *bias = t->b.b ? t->b.b + ob * 16 : NULL;
+                    if (t->b.yblk)
+                        out(m, pstep, len, bias, rows, OW, OW - ox, z, t->relu, 1, t->b.y + yoff,
+                            OHW, nch);
+                    else { /* blocked into tb, then each row transposed into the planes
+                            * (the transform's scatter stores cost more) */
+                        out(m, pstep, len, bias, rows, t->e * len, cols, NULL, t->relu, 1, tb,
+                            0, 16);
+                        for (int r = 0; r < rows; r++)
+                            t->b.v->transpose_bias(tb + r * t->e * len * 16, 16, cols, nch, NULL,
+                                                   0, t->b.y + yoff + r * OW, OHW);
+                    }
+                    if (!t->epi_after)
+                        continue;
+                    for (int r = 0; r < rows; r++) {
+                        if (t->b.yblk)
+                            poprt__x86_conv_epilogue(p, t->b.y, yoff + r * OW * 16, cols * 16);
+                        else
+                            for (int64_t i = 0; i < nch; i++)
+                                poprt__x86_conv_epilogue(p, t->b.y, yoff + i * OHW + r * OW, cols);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* Scratch of the fused form per lane: V and P of a chunk, about this many
+ * bytes (in L2 with the chunk's share of the weights). */
+#define CONVW_CHUNK_BYTES (512 << 10)
+
 poprt_status poprt__x86_conv_winograd(poprt__kctx *k, const poprt__conv_plan *p,
                                       const poprt__convb_variant *v, const float *x,
-                                      const float *b, const void *u, int64_t w_group, float *y)
+                                      const float *b, const void *u, int64_t w_group, int tile,
+                                      float *y)
 {
     const poprt__geom3 *g = &p->g;
     convw_job t = {.b = {.p = p, .x = x, .b = b, .y = y, .w_group = w_group, .xblk = p->xblk,
                          .yblk = p->yblk, .v = v},
                    .u = u};
     const int64_t OH = g->out[1], OW = g->out[2];
-    t.th = (OH + 1) / 2;
-    t.tw = (OW + 1) / 2;
+    t.e = tile == 4 ? 4 : 2;
+    t.np = (t.e + 2) * (t.e + 2);
+    t.th = (OH + t.e - 1) / t.e;
+    t.tw = (OW + t.e - 1) / t.e;
     t.T = t.th * t.tw;
-    /* the blocked input, padded to whole tiles: 2 th + 2 rows of 2 tw + 2 */
+    /* the blocked input, padded to whole tiles: e th + 2 rows of e tw + 2 */
     convb_geom_of(g, p->C, &t.b.g, &t.b.Hp);
-    t.b.Hp = 2 * t.th + 2;
-    t.b.g.Wp = 2 * t.tw + 2;
+    t.b.Hp = t.e * t.th + 2;
+    t.b.g.Wp = t.e * t.tw + 2;
     t.b.g.plane = t.b.Hp * t.b.g.Wp * 16;
     t.b.n_og = poprt__ceil_div(p->M, CONVB_GROUP);
     const int64_t ncb = p->C / 16;
-    t.g1 = (poprt__convb_geom){.cb = 16, .ncb = ncb, .Wp = t.T, .plane = t.T * 16, .KH = 1,
-                               .KW = 1, .sh = 1, .sw = 1, .dh = 1, .dw = 1, .OW = t.T};
-    t.vstep = p->N * p->C * t.T;
-    t.pstep = p->N * p->M * t.T;
-    const int64_t nch = poprt__ceil_div(t.T, CONVB_CHUNK);
-    t.chunk = poprt__ceil_div(poprt__ceil_div(t.T, nch), 6) * 6;
-    t.nchunks = poprt__ceil_div(t.T, t.chunk);
+    t.Mp = poprt__ceil_div(p->M, 16) * 16;
     t.cstep = (24 << 10) / (16 * CONVB_GROUP * (int64_t)sizeof(float));
     /* the epilogue as the blocked path applies it */
     t.in_regs = p->yblk && !p->fp8 && !p->n_post &&
                 (p->act == CONV_ACT_NONE || p->act == CONV_ACT_RELU);
     t.relu = t.in_regs ? p->act == CONV_ACT_RELU : poprt__x86_conv_lone_relu(p);
     t.epi_after = poprt__x86_conv_has_epilogue(p) && !t.in_regs && !t.relu;
+    /* The fused form when its chunks (V and P of a chunk in about
+     * CONVW_CHUNK_BYTES, whole 6-tile runs) give every lane work; else the
+     * three passes, whose items (product, group, chunk) are many. */
+    const int64_t per_tile = t.np * (p->C + t.Mp) * (int64_t)sizeof(float);
+    int64_t ct = CONVW_CHUNK_BYTES / per_tile / 6 * 6;
+    ct = ct < 6 ? 6 : ct;
+    const int fused = poprt__ceil_div(t.T, ct) * p->N >= CONV_LANES;
     size_t xb_n, v_n, p_n;
+    if (fused) {
+        t.chunk = ct;
+        t.nchunks = poprt__ceil_div(t.T, ct);
+        t.items = p->N * t.nchunks;
+        t.lanes = CONV_LANES;
+        t.lane_floats = (t.np * (ncb * 16 + t.Mp) + t.e * t.e * 16) * ct;
+        v_n = (size_t)(t.lanes * t.lane_floats); /* a few MiB at most */
+        p_n = 0;
+    } else {
+        t.g1 = (poprt__convb_geom){.cb = 16, .ncb = ncb, .Wp = t.T, .plane = t.T * 16, .KH = 1,
+                                   .KW = 1, .sh = 1, .sw = 1, .dh = 1, .dw = 1, .OW = t.T};
+        t.vstep = p->N * p->C * t.T;
+        t.pstep = p->N * t.Mp * t.T;
+        const int64_t nch = poprt__ceil_div(t.T, CONVB_CHUNK);
+        t.chunk = poprt__ceil_div(poprt__ceil_div(t.T, nch), 6) * 6;
+        t.nchunks = poprt__ceil_div(t.T, t.chunk);
+        if (!poprt__mul_size((size_t)t.np, (size_t)t.vstep, &v_n) ||
+            !poprt__mul_size((size_t)t.np, (size_t)t.pstep, &p_n))
+            return poprt__ref_oom(k);
+    }
     if (!poprt__mul_size((size_t)(p->N * ncb), (size_t)t.b.g.plane, &xb_n) ||
-        !poprt__mul_size(16, (size_t)t.vstep, &v_n) || !poprt__mul_size(16, (size_t)t.pstep, &p_n) ||
         xb_n > SIZE_MAX / sizeof(float) || v_n > SIZE_MAX / sizeof(float) ||
-        p_n > SIZE_MAX / sizeof(float) || !(t.b.xb = poprt__kctx_scratch(k, xb_n * sizeof(float))) ||
+        p_n > SIZE_MAX / sizeof(float) ||
+        !(t.b.xb = poprt__kctx_scratch(k, xb_n * sizeof(float))) ||
         !(t.v = poprt__kctx_scratch(k, v_n * sizeof(float))) ||
-        !(t.pr = poprt__kctx_scratch(k, p_n * sizeof(float))))
+        (p_n && !(t.pr = poprt__kctx_scratch(k, p_n * sizeof(float)))))
         return poprt__ref_oom(k);
+    if (b && t.Mp != p->M) { /* the last block's bias, read 16 at a time */
+        float *bp = poprt__kctx_scratch(k, (size_t)t.Mp * sizeof(float));
+        if (!bp)
+            return poprt__ref_oom(k);
+        memcpy(bp, b, (size_t)p->M * sizeof(float));
+        memset(bp + p->M, 0, (size_t)(t.Mp - p->M) * sizeof(float));
+        t.b.b = bp;
+    }
     poprt__kctx_parallel_for(k, p->N * ncb * t.b.Hp, poprt__ref_grain(t.b.g.Wp * 16, 1 << 14),
                              convb_block_task_fn, &t.b);
-    poprt__kctx_parallel_for(k, p->N * ncb * t.th, poprt__ref_grain(t.tw * 16 * 16, 1 << 14),
-                             convw_in_fn, &t);
-    poprt__kctx_parallel_for(k, 16 * p->N * t.b.n_og * t.nchunks, 1, convw_mul_fn, &t);
-    poprt__kctx_parallel_for(k, p->N * (p->M / 16) * t.th,
-                             poprt__ref_grain(t.tw * 16 * 16, 1 << 14), convw_out_fn, &t);
+    if (fused) {
+        poprt__kctx_parallel_for(k, t.lanes, 1, convw_fused_fn, &t);
+        return POPRT_OK;
+    }
+    poprt__kctx_parallel_for(k, p->N * ncb * t.th,
+                             poprt__ref_grain(t.tw * t.np * 16, 1 << 14), convw_in_fn, &t);
+    poprt__kctx_parallel_for(k, t.np * p->N * t.b.n_og * t.nchunks, 1, convw_mul_fn, &t);
+    poprt__kctx_parallel_for(k, p->N * (t.Mp / 16) * t.th,
+                             poprt__ref_grain(t.tw * t.np * 16, 1 << 14), convw_out_fn, &t);
     return POPRT_OK;
 }

@@ -116,20 +116,39 @@ int poprt__convb_bf16_usable(void);
  * The 16 products U[xi] . V[xi] over the channels are 1x1 blocked
  * convolutions over the tiles (the variant's run).
  *
- * in: the tw tiles of one tile row of one 16-channel block: xb points at
- * the block's padded row 2 * ty (rows of Wp positions of 16 floats); tile
- * tx's V[xi] (16 floats) goes to v[xi * vstep + tx * 16].
- * out: the tw tiles of one tile row of one block of 16 output channels:
- * m[xi * mstep + tx * 16] holds tile tx's product xi; writes output rows
- * 2 ty .. 2 ty + rows - 1 (rows 1 or 2) and columns < OW: NCHW16c (yblk)
- * at y[q * 16], else the 16 channels' planes at y[i * ldy + q], q the
- * position from the tile row's first (r * OW + column). bias (16 values)
+ * in: tw consecutive tiles of one tile row of one 16-channel block: xb
+ * points at the first tile's patch (padded row 2 ty, column 2 tx0; rows of
+ * Wp positions of 16 floats); tile tx's V[xi] (16 floats) goes to
+ * v[xi * vstep + tx * 16].
+ * out: tw consecutive tiles of one tile row of one block of 16 output
+ * channels: m[xi * mstep + tx * 16] holds tile tx's product xi; writes
+ * the tiles' rows (rows: 1 or 2, OW positions apart) and their columns
+ * < ow, counted from y's first (the first tile's first position):
+ * NCHW16c (yblk) at y[q * 16], else the 16 channels' planes at
+ * y[i * ldy + q], q = r * OW + column. bias (16 values)
  * is added (NULL: none), then z (yblk only, laid out as y; NULL: none),
- * then relu stores max(0, v). */
+ * then relu stores max(0, v); only the block's first nch channels are
+ * stored (16 with yblk; fewer for the last block of M channels not a
+ * multiple of 16, whose products are computed for 16). */
 void poprt__convw_in_avx512(const float *xb, int64_t Wp, int64_t tw, float *v, int64_t vstep);
-void poprt__convw_out_avx512(const float *m, int64_t mstep, int64_t tw, const float *bias,
-                             int rows, int64_t OW, const float *z, int relu, int yblk, float *y,
-                             int64_t ldy);
+void poprt__convw_out_avx512(const float *m, int64_t mstep, int64_t tw, const float *bias, int rows,
+                             int64_t OW, int64_t ow, const float *z, int relu, int yblk, float *y,
+                             int64_t ldy, int nch);
+/* Winograd F(4x4, 3x3) (conv_wino4_body.inc): the same arguments for 4x4
+ * output tiles from 6x6 input patches, 36 products, with
+ *   B^T = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0;
+ *          0 -2 -1 2 1 0; 0 2 -1 -2 1 0; 0 4 0 -5 0 1],
+ *   A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0; 0 1 -1 8 -8 1],
+ *   G = [1/4 0 0; -1/6 -1/6 -1/6; -1/6 1/6 -1/6; 1/24 1/12 1/6;
+ *        1/24 -1/12 1/6; 0 0 1]:
+ * in reads patches of 6 x 6 positions 4 apart; out writes rows 1..4
+ * of the tile row (rows) and the columns < ow. 4x fewer products than the
+ * direct sums (2.25x for F(2x2, 3x3)), larger transforms, and roundings
+ * magnified by the transforms' coefficients (docs/compiler.md). */
+void poprt__convw4_in_avx512(const float *xb, int64_t Wp, int64_t tw, float *v, int64_t vstep);
+void poprt__convw4_out_avx512(const float *m, int64_t mstep, int64_t tw, const float *bias,
+                              int rows, int64_t OW, int64_t ow, const float *z, int relu, int yblk,
+                              float *y, int64_t ldy, int nch);
 
 /* The AVX2 + FMA variant (conv_blocked_avx2.c): the same functions, layout
  * and order of sums, on two ymm vectors per block of 16 channels. */
@@ -146,7 +165,12 @@ void poprt__transpose_bias_avx2(const float *src, int64_t spitch, int64_t n, int
                                 const float *bias, int relu, float *dst, int64_t dpitch);
 void poprt__convw_in_avx2(const float *xb, int64_t Wp, int64_t tw, float *v, int64_t vstep);
 void poprt__convw_out_avx2(const float *m, int64_t mstep, int64_t tw, const float *bias, int rows,
-                           int64_t OW, const float *z, int relu, int yblk, float *y, int64_t ldy);
+                           int64_t OW, int64_t ow, const float *z, int relu, int yblk, float *y,
+                           int64_t ldy, int nch);
+void poprt__convw4_in_avx2(const float *xb, int64_t Wp, int64_t tw, float *v, int64_t vstep);
+void poprt__convw4_out_avx2(const float *m, int64_t mstep, int64_t tw, const float *bias, int rows,
+                            int64_t OW, int64_t ow, const float *z, int relu, int yblk, float *y,
+                            int64_t ldy, int nch);
 
 /* A blocked-convolution variant: the functions above for one ISA. */
 typedef struct poprt__convb_variant {
@@ -172,7 +196,13 @@ typedef struct poprt__convb_variant {
                            const float *bias, int relu, float *dst, int64_t dpitch);
     void (*wino_in)(const float *xb, int64_t Wp, int64_t tw, float *v, int64_t vstep);
     void (*wino_out)(const float *m, int64_t mstep, int64_t tw, const float *bias, int rows,
-                     int64_t OW, const float *z, int relu, int yblk, float *y, int64_t ldy);
+                     int64_t OW, int64_t ow, const float *z, int relu, int yblk, float *y,
+                     int64_t ldy, int nch);
+    /* F(4x4, 3x3): the same for 4x4 tiles */
+    void (*wino4_in)(const float *xb, int64_t Wp, int64_t tw, float *v, int64_t vstep);
+    void (*wino4_out)(const float *m, int64_t mstep, int64_t tw, const float *bias, int rows,
+                      int64_t OW, int64_t ow, const float *z, int relu, int yblk, float *y,
+                      int64_t ldy, int nch);
 } poprt__convb_variant;
 
 enum { POPRT__CONVB_INTERLEAVED = 0, POPRT__CONVB_BY_BLOCK = 1 };
@@ -237,12 +267,24 @@ static inline void poprt__convw_in_avx512(const float *xb, int64_t Wp, int64_t t
     (void)xb, (void)Wp, (void)tw, (void)v, (void)vstep;
 }
 static inline void poprt__convw_out_avx512(const float *m, int64_t mstep, int64_t tw,
-                                           const float *bias, int rows, int64_t OW,
+                                           const float *bias, int rows, int64_t OW, int64_t ow,
                                            const float *z, int relu, int yblk, float *y,
-                                           int64_t ldy)
+                                           int64_t ldy, int nch)
 {
-    (void)m, (void)mstep, (void)tw, (void)bias, (void)rows, (void)OW, (void)z, (void)relu,
-        (void)yblk, (void)y, (void)ldy;
+    (void)m, (void)mstep, (void)tw, (void)bias, (void)rows, (void)OW, (void)ow, (void)z, (void)relu,
+        (void)yblk, (void)y, (void)ldy, (void)nch;
+}
+static inline void poprt__convw4_in_avx512(const float *xb, int64_t Wp, int64_t tw, float *v,
+                                           int64_t vstep)
+{
+    poprt__convw_in_avx512(xb, Wp, tw, v, vstep);
+}
+static inline void poprt__convw4_out_avx512(const float *m, int64_t mstep, int64_t tw,
+                                            const float *bias, int rows, int64_t OW, int64_t ow,
+                                            const float *z, int relu, int yblk, float *y,
+                                            int64_t ldy, int nch)
+{
+    poprt__convw_out_avx512(m, mstep, tw, bias, rows, OW, ow, z, relu, yblk, y, ldy, nch);
 }
 static inline void poprt__convb_words_avx512(const float *src, int64_t n, uint32_t *dst)
 {
@@ -286,10 +328,23 @@ static inline void poprt__convw_in_avx2(const float *xb, int64_t Wp, int64_t tw,
     poprt__convw_in_avx512(xb, Wp, tw, v, vstep);
 }
 static inline void poprt__convw_out_avx2(const float *m, int64_t mstep, int64_t tw,
-                                         const float *bias, int rows, int64_t OW, const float *z,
-                                         int relu, int yblk, float *y, int64_t ldy)
+                                         const float *bias, int rows, int64_t OW, int64_t ow,
+                                         const float *z, int relu, int yblk, float *y, int64_t ldy,
+                                         int nch)
 {
-    poprt__convw_out_avx512(m, mstep, tw, bias, rows, OW, z, relu, yblk, y, ldy);
+    poprt__convw_out_avx512(m, mstep, tw, bias, rows, OW, ow, z, relu, yblk, y, ldy, nch);
+}
+static inline void poprt__convw4_in_avx2(const float *xb, int64_t Wp, int64_t tw, float *v,
+                                         int64_t vstep)
+{
+    poprt__convw_in_avx512(xb, Wp, tw, v, vstep);
+}
+static inline void poprt__convw4_out_avx2(const float *m, int64_t mstep, int64_t tw,
+                                          const float *bias, int rows, int64_t OW, int64_t ow,
+                                          const float *z, int relu, int yblk, float *y, int64_t ldy,
+                                          int nch)
+{
+    poprt__convw_out_avx512(m, mstep, tw, bias, rows, OW, ow, z, relu, yblk, y, ldy, nch);
 }
 #endif
 

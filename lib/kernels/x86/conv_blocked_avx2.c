@@ -381,9 +381,11 @@ INLINE void wino_at(const __m256 m[4], __m256 *o0, __m256 *o1)
 }
 
 void poprt__convw_out_avx2(const float *m, int64_t mstep, int64_t tw, const float *bias, int rows,
-                           int64_t OW, const float *z, int relu, int yblk, float *y, int64_t ldy)
+                           int64_t OW, int64_t ow, const float *z, int relu, int yblk, float *y,
+                           int64_t ldy, int nch)
 {
-    for (int h = 0; h < 2; h++) { /* channels 8h .. 8h + 7 of the block */
+    for (int h = 0; h < 2 && 8 * h < nch; h++) { /* channels 8h .. 8h + 7 of the block */
+        const int hn = nch - 8 * h < 8 ? nch - 8 * h : 8;
         const __m256 b = bias ? _mm256_loadu_ps(bias + 8 * h) : _mm256_setzero_ps();
         for (int64_t tx = 0; tx < tw; tx++) {
             const float *p = m + tx * 16 + 8 * h;
@@ -394,7 +396,7 @@ void poprt__convw_out_avx2(const float *m, int64_t mstep, int64_t tw, const floa
                     c[i] = _mm256_loadu_ps(p + (i * 4 + j) * mstep);
                 wino_at(c, &s[0][j], &s[1][j]);
             }
-            const int cols = 2 * tx + 1 < OW ? 2 : 1;
+            const int cols = 2 * tx + 1 < ow ? 2 : 1;
             for (int r = 0; r < rows; r++) {
                 __m256 o[2];
                 wino_at(s[r], &o[0], &o[1]);
@@ -412,7 +414,7 @@ void poprt__convw_out_avx2(const float *m, int64_t mstep, int64_t tw, const floa
                             val = _mm256_max_ps(_mm256_setzero_ps(), val);
                         float t[8];
                         _mm256_storeu_ps(t, val);
-                        for (int i = 0; i < 8; i++)
+                        for (int i = 0; i < hn; i++)
                             y[(8 * h + i) * ldy + q] = t[i];
                     }
                 }
@@ -420,3 +422,30 @@ void poprt__convw_out_avx2(const float *m, int64_t mstep, int64_t tw, const floa
         }
     }
 }
+
+/* ---- Winograd F(4x4, 3x3) transforms (conv_blocked.h) ------------------------------------ */
+
+/* lanes i < n of v to y[i * ldy] */
+INLINE void w4_store_planes(float *y, int64_t ldy, __m256 v, int n)
+{
+    float t[8];
+    _mm256_storeu_ps(t, v);
+    for (int i = 0; i < n && i < 8; i++)
+        y[i * ldy] = t[i];
+}
+
+#define W4_V __m256
+#define W4_LANES 8
+#define W4_LOAD(p) _mm256_loadu_ps(p)
+#define W4_STORE(p, v) _mm256_storeu_ps((p), (v))
+#define W4_ADD(a, b) _mm256_add_ps((a), (b))
+#define W4_SUB(a, b) _mm256_sub_ps((a), (b))
+#define W4_MUL(a, b) _mm256_mul_ps((a), (b))
+#define W4_FMADD(a, b, c) _mm256_fmadd_ps((a), (b), (c))
+#define W4_SET1(f) _mm256_set1_ps(f)
+#define W4_ZERO() _mm256_setzero_ps()
+#define W4_MAX0(v) _mm256_max_ps(_mm256_setzero_ps(), (v))
+#define W4_STORE_PLANES(y, ldy, v, n) w4_store_planes((y), (ldy), (v), (n))
+#define W4_IN poprt__convw4_in_avx2
+#define W4_OUT poprt__convw4_out_avx2
+#include "kernels/x86/conv_wino4_body.inc"

@@ -292,10 +292,11 @@ INLINE void wino_at(const __m512 m[4], __m512 *o0, __m512 *o1)
     *o1 = _mm512_sub_ps(_mm512_sub_ps(m[1], m[2]), m[3]);
 }
 
-void poprt__convw_out_avx512(const float *m, int64_t mstep, int64_t tw, const float *bias,
-                             int rows, int64_t OW, const float *z, int relu, int yblk, float *y,
-                             int64_t ldy)
+void poprt__convw_out_avx512(const float *m, int64_t mstep, int64_t tw, const float *bias, int rows,
+                             int64_t OW, int64_t ow, const float *z, int relu, int yblk, float *y,
+                             int64_t ldy, int nch)
 {
+    const __mmask16 lanes = (__mmask16)((1u << nch) - 1u);
     const __m512 b = bias ? _mm512_loadu_ps(bias) : _mm512_setzero_ps();
     const __m512i idx = _mm512_mullo_epi32(_mm512_set1_epi32((int)ldy),
                                            _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
@@ -309,7 +310,7 @@ void poprt__convw_out_avx512(const float *m, int64_t mstep, int64_t tw, const fl
                 c[i] = _mm512_loadu_ps(p + (i * 4 + j) * mstep);
             wino_at(c, &s[0][j], &s[1][j]);
         }
-        const int cols = 2 * tx + 1 < OW ? 2 : 1;
+        const int cols = 2 * tx + 1 < ow ? 2 : 1;
         for (int r = 0; r < rows; r++) {
             __m512 o[2];
             wino_at(s[r], &o[0], &o[1]);
@@ -325,9 +326,36 @@ void poprt__convw_out_avx512(const float *m, int64_t mstep, int64_t tw, const fl
                 } else {
                     if (relu)
                         val = _mm512_max_ps(_mm512_setzero_ps(), val);
-                    _mm512_i32scatter_ps(y + q, idx, val, 4);
+                    _mm512_mask_i32scatter_ps(y + q, lanes, idx, val, 4);
                 }
             }
         }
     }
 }
+
+/* ---- Winograd F(4x4, 3x3) transforms (conv_blocked.h) ------------------------------------ */
+
+/* lanes i < n of v to y[i * ldy] */
+INLINE void w4_store_planes(float *y, int64_t ldy, __m512 v, int n)
+{
+    const __m512i idx = _mm512_mullo_epi32(_mm512_set1_epi32((int)ldy),
+                                           _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
+                                                             11, 12, 13, 14, 15));
+    _mm512_mask_i32scatter_ps(y, (__mmask16)((1u << n) - 1u), idx, v, 4);
+}
+
+#define W4_V __m512
+#define W4_LANES 16
+#define W4_LOAD(p) _mm512_loadu_ps(p)
+#define W4_STORE(p, v) _mm512_storeu_ps((p), (v))
+#define W4_ADD(a, b) _mm512_add_ps((a), (b))
+#define W4_SUB(a, b) _mm512_sub_ps((a), (b))
+#define W4_MUL(a, b) _mm512_mul_ps((a), (b))
+#define W4_FMADD(a, b, c) _mm512_fmadd_ps((a), (b), (c))
+#define W4_SET1(f) _mm512_set1_ps(f)
+#define W4_ZERO() _mm512_setzero_ps()
+#define W4_MAX0(v) _mm512_max_ps(_mm512_setzero_ps(), (v))
+#define W4_STORE_PLANES(y, ldy, v, n) w4_store_planes((y), (ldy), (v), (n))
+#define W4_IN poprt__convw4_in_avx512
+#define W4_OUT poprt__convw4_out_avx512
+#include "kernels/x86/conv_wino4_body.inc"
