@@ -683,7 +683,8 @@ POPRT_API poprt_status poprt_tensor_encode(const char *name, poprt_dtype dtype,
  *                        (pass bf16_fallback) stay float32;
  *                        an executable file keeps the choice
  *   "conv_algorithm"     "auto" (default): float32 3x3 convolutions of
- *                        stride 1 with input channels in blocks of 16
+ *                        stride 1 (input channels padded to a block of
+ *                        16 by at most a third: 24 but not 3 or 20)
  *                        run as Winograd convolutions on CPUs with
  *                        AVX-512 or AVX2 where they pay: F(4x4, 3x3)
  *                        (4x fewer products) up to 128 input channels

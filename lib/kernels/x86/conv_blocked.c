@@ -156,8 +156,9 @@ static void convb_block_task_fn(void *ctx, int64_t r0, int64_t r1)
             continue;
         }
         const float *src = t->x + (n * p->C + cbi * cb) * HW + ih * W + (c0 - pl);
-        if (cb == 16)
-            t->v->block(src, HW, 16, c1 - c0, dst + c0 * 16);
+        if (cb == 16) /* Winograd's last block of C not a multiple of 16: zeros past C */
+            t->v->block(src, HW, (int)(p->C - cbi * 16 < 16 ? p->C - cbi * 16 : 16), c1 - c0,
+                        dst + c0 * 16);
         else if (cg->split) { /* even columns, then odd ones */
             const int64_t a = c0 & 1; /* src[a] is the first even column */
             t->v->even(src + a, (c1 - c0 - a + 1) / 2, dst + ((c0 + a) >> 1));
@@ -539,12 +540,12 @@ const void *poprt__x86_convb_state(const poprt__kctx *k, const poprt__conv_plan 
 #define CONVW4_MANY_TILES 49     /* 28 x 28 */
 #define CONVW_MIN_TILES 16       /* 2x2 tiles: 7 x 7 */
 
-/* What the kernels take: one group, 3x3, stride 1, dilation 1, whole blocks
- * of 16 input channels (any number of outputs: the last block's products
- * are computed for 16), outputs of at least 2 x 2. */
+/* What the kernels take: one group, 3x3, stride 1, dilation 1, outputs of
+ * at least 2 x 2; any number of channels (input channels are blocked by 16
+ * with zeros past C, the last output block's products computed for 16). */
 static int convw_kernels_fit(const poprt__geom3 *g, int64_t G, int64_t C, int64_t M)
 {
-    return poprt__x86_convb_fits(g, G) && C % 16 == 0 && C > 0 && M > 0 &&
+    return poprt__x86_convb_fits(g, G) && C > 0 && M > 0 &&
            g->k[1] == 3 && g->k[2] == 3 && g->s[1] == 1 && g->s[2] == 1 && g->d[1] == 1 &&
            g->d[2] == 1 && g->out[1] >= 2 && g->out[2] >= 2;
 }
@@ -560,6 +561,10 @@ int poprt__x86_convw_fits(const poprt__geom3 *g, int64_t G, int64_t C, int64_t M
         return 0;
     if (force == 2 || force == 4)
         return force;
+    /* input channels padded to a block of 16: at most a third more products
+     * (24 -> 32, 72 -> 80; not a 3-channel stem) */
+    if (3 * poprt__ceil_div(C, 16) * 16 > 4 * C)
+        return 0;
     const int64_t t4 = convw_tiles(g, 4);
     if (C <= CONVW4_MAX_CHANNELS)
         return t4 >= CONVW4_MANY_TILES || (C >= CONVW4_FEW_CHANNELS && t4 >= CONVW4_MIN_TILES)
@@ -595,13 +600,13 @@ poprt_status poprt__x86_convw_pack(const poprt__convb_variant *v, const float *w
                                    int64_t C, int tile, void **state, size_t *size)
 {
     const int layout = convb_layout(v, 0);
-    if (C % 16 || C <= 0 || M <= 0 || (tile != 2 && tile != 4))
+    if (C <= 0 || M <= 0 || (tile != 2 && tile != 4))
         return poprt__err(POPRT_STATUS_INTERNAL,
                           "Winograd weights of %lld x %lld channels, tile %d", (long long)M,
                           (long long)C, tile);
     const int np = (tile + 2) * (tile + 2);
-    const int64_t n_og = poprt__ceil_div(M, CONVB_GROUP), ncb = C / 16;
-    const int64_t w_group = ncb * 16 * CONVB_GROUP; /* floats per (xi, group) */
+    const int64_t n_og = poprt__ceil_div(M, CONVB_GROUP), ncb = poprt__ceil_div(C, 16);
+    const int64_t w_group = ncb * 16 * CONVB_GROUP; /* floats per (xi, group); zero past C */
     const size_t total = CONV_PACK_HEADER + (size_t)(np * n_og * w_group) * sizeof(float);
     unsigned char *blob = poprt__aligned_alloc(total);
     if (!blob)
@@ -623,7 +628,7 @@ poprt_status poprt__x86_convw_pack(const poprt__convb_variant *v, const float *w
                                                                    : CONVB_GROUP;
             const int64_t width = poprt__ceil_div(mc, 16) * 16;
             for (int xi = 0; xi < np; xi++)
-                dst[(xi * n_og + og) * w_group + convb_wpos(layout, c, mo, width, C)] =
+                dst[(xi * n_og + og) * w_group + convb_wpos(layout, c, mo, width, ncb * 16)] =
                     (float)u[xi];
         }
     *state = blob;
@@ -662,7 +667,8 @@ const void *poprt__x86_convw_state(const poprt__kctx *k, const poprt__conv_plan 
     const uint64_t n_og = (uint64_t)poprt__ceil_div(p->M, CONVB_GROUP);
     const uint64_t e = h[7] ? h[7] : 2;
     if (h[0] != CONV_WINO_MAGIC || h[1] != (uint64_t)p->M || h[2] != (uint64_t)p->C ||
-        h[5] != (uint64_t)(p->C / 16 * 16 * CONVB_GROUP) || h[6] != (uint64_t)v->wlayout ||
+        h[5] != (uint64_t)(poprt__ceil_div(p->C, 16) * 16 * CONVB_GROUP) ||
+        h[6] != (uint64_t)v->wlayout ||
         (e != 2 && e != 4) || (e + 2) * (e + 2) * n_og > floats / h[5])
         return NULL;
     *w_group = (int64_t)h[5];
@@ -772,7 +778,7 @@ static void convw_fused_fn(void *ctx, int64_t l0, int64_t l1)
 {
     const convw_job *t = ctx;
     const poprt__conv_plan *p = t->b.p;
-    const int64_t ncb = p->C / 16, n_og = t->b.n_og, ct = t->chunk, nob = t->Mp / 16;
+    const int64_t ncb = t->b.g.ncb, n_og = t->b.n_og, ct = t->chunk, nob = t->Mp / 16;
     const int64_t OW = p->g.out[2], OH = p->g.out[1], OHW = p->g.out_sz, Wp = t->b.g.Wp;
     /* V of a chunk [cbi][tile][xi][16]: each tile's transform stores one
      * run; the products read V[xi] as a 1x1 conv of column stride np */
@@ -872,11 +878,14 @@ poprt_status poprt__x86_conv_winograd(poprt__kctx *k, const poprt__conv_plan *p,
     t.T = t.th * t.tw;
     /* the blocked input, padded to whole tiles: e th + 2 rows of e tw + 2 */
     convb_geom_of(g, p->C, &t.b.g, &t.b.Hp);
+    t.b.g.cb = 16; /* blocks of 16 channels, the last zero past C */
+    t.b.g.ncb = poprt__ceil_div(p->C, 16);
+    t.b.g.split = 0;
     t.b.Hp = t.e * t.th + 2;
     t.b.g.Wp = t.e * t.tw + 2;
     t.b.g.plane = t.b.Hp * t.b.g.Wp * 16;
     t.b.n_og = poprt__ceil_div(p->M, CONVB_GROUP);
-    const int64_t ncb = p->C / 16;
+    const int64_t ncb = t.b.g.ncb;
     t.Mp = poprt__ceil_div(p->M, 16) * 16;
     t.cstep = (24 << 10) / (16 * CONVB_GROUP * (int64_t)sizeof(float));
     /* the epilogue as the blocked path applies it */
@@ -887,7 +896,7 @@ poprt_status poprt__x86_conv_winograd(poprt__kctx *k, const poprt__conv_plan *p,
     /* The fused form when its chunks (V and P of a chunk in about
      * CONVW_CHUNK_BYTES, whole 6-tile runs) give every lane work; else the
      * three passes, whose items (product, group, chunk) are many. */
-    const int64_t per_tile = t.np * (p->C + t.Mp) * (int64_t)sizeof(float);
+    const int64_t per_tile = t.np * (ncb * 16 + t.Mp) * (int64_t)sizeof(float);
     int64_t ct = CONVW_CHUNK_BYTES / per_tile / 6 * 6;
     ct = ct < 6 ? 6 : ct;
     const int fused = poprt__ceil_div(t.T, ct) * p->N >= CONV_LANES;
@@ -903,7 +912,7 @@ poprt_status poprt__x86_conv_winograd(poprt__kctx *k, const poprt__conv_plan *p,
     } else {
         t.g1 = (poprt__convb_geom){.cb = 16, .ncb = ncb, .Wp = t.T, .plane = t.T * 16, .KH = 1,
                                    .KW = 1, .sh = 1, .sw = 1, .dh = 1, .dw = 1, .OW = t.T};
-        t.vstep = p->N * p->C * t.T;
+        t.vstep = p->N * ncb * 16 * t.T;
         t.pstep = p->N * t.Mp * t.T;
         const int64_t nch = poprt__ceil_div(t.T, CONVB_CHUNK);
         t.chunk = poprt__ceil_div(poprt__ceil_div(t.T, nch), 6) * 6;
