@@ -691,13 +691,16 @@ POPRT_API poprt_status poprt_tensor_encode(const char *name, poprt_dtype dtype,
  *                        and outputs of 7 x 7 and larger (28 x 28 and
  *                        larger for fewer than 32 channels),
  *                        F(2x2, 3x3) (2.25x fewer) for more channels
- *                        and outputs of 7 x 7 and larger; results
+ *                        and outputs of 7 x 7 and larger; 3x1 and 1x3
+ *                        convolutions as F(4, 3) along their axis (2x
+ *                        fewer products); results
  *                        differ from the direct sums in the last bits
  *                        (docs/compiler.md states the bounds);
  *                        "direct": every convolution sums its products
  *                        directly; "winograd_2x2" / "winograd_4x4":
  *                        that tile for every convolution the Winograd
- *                        kernels take, paying or not; an executable
+ *                        kernels take, paying or not (3x1 and 1x3 take
+ *                        F(4, 3) either way); an executable
  *                        file keeps the choice
  *   "profile"            "1": time every node; the totals by operator type
  *                        go to the log callback (INFO) when the session

@@ -2047,13 +2047,17 @@ static const pair_case winograd_cases[] = {
     /* chunks of tiles (the fused form), partial rows of tiles in them */
     {2, 2, 16, 32, 1, {96, 94}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 2},
     {2, 2, 32, 40, 1, {60, 50}, {3, 3}, {1, 1}, {1, 1}, {1, 0}, {1, 2}, 1},
+    /* 3x1 and 1x3: F(4, 3) along one axis; 24 input channels */
+    {2, 1, 72, 40, 1, {30, 8}, {3, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, 1},
+    {2, 2, 24, 48, 1, {37, 32}, {1, 3}, {1, 1}, {1, 1}, {0, 1}, {0, 1}, 2},
 };
 
 START_TEST(conv_winograd)
 {
     const pair_case *c = &winograd_cases[_i];
     const int64_t oh = pc_out(c, 0), ow = pc_out(c, 1);
-    const poprt__geom3 g = {.in = {1, c->in[0], c->in[1]}, .out = {1, oh, ow}, .k = {1, 3, 3},
+    const poprt__geom3 g = {.in = {1, c->in[0], c->in[1]}, .out = {1, oh, ow},
+                            .k = {1, c->k[0], c->k[1]},
                             .s = {1, c->s[0], c->s[1]}, .d = {1, 1, 1}, .out_sz = oh * ow};
     const int fits = poprt__x86_convw_fits(&g, c->G, c->C, c->M, 0) != 0;
     conv_prec_case(c, 300 + _i, "float32", WINOGRAD_MAGIC, fits && poprt__convb_best() != NULL);

@@ -1153,7 +1153,7 @@ START_TEST(test_convb_layout_in_state)
     void *sb, *sw;
     size_t nb, nw;
     ck_assert_int_eq(poprt__x86_convb_pack(v, d.w, cc.M, cc.C, 3, 3, 0, &sb, &nb), POPRT_OK);
-    ck_assert_int_eq(poprt__x86_convw_pack(v, d.w, cc.M, cc.C, 4, &sw, &nw), POPRT_OK);
+    ck_assert_int_eq(poprt__x86_convw_pack(v, d.w, cc.M, cc.C, 3, 3, 4, &sw, &nw), POPRT_OK);
     const int same = best && best->wlayout == v->wlayout;
     ck_assert_int_eq(poprt__x86_convb_layout_current(sb, nb), same);
     ck_assert_int_eq(poprt__x86_convb_layout_current(sw, nw), same);
@@ -1225,6 +1225,12 @@ static const ccase convw_cases[] = {
     {72, 40, 1, 14, 15, 3, 3, 1, 1, 1, 1, 1, 0, 1, 0},  /* 72 inputs: 64 + 8 */
     {3, 16, 1, 10, 11, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},   /* 3 inputs (forced only) */
     {40, 20, 1, 90, 92, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},  /* 40 inputs, fused */
+    /* F(4, 3) along one axis (both tile runs take it): 3x1, 1x3, partial
+     * tiles, 72 and 24 inputs, fused */
+    {72, 72, 1, 32, 8, 3, 1, 1, 1, 1, 1, 0, 0, 0, 0},
+    {24, 48, 1, 11, 14, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1},
+    {16, 40, 1, 7, 5, 3, 1, 1, 1, 1, 1, 1, 0, 2, 0},
+    {32, 16, 1, 100, 60, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1},
 };
 
 /* Runs case cc (data d) through the Winograd path of variant v with tiles
@@ -1241,8 +1247,9 @@ static void convw_run(const poprt__convb_variant *v, const ccase *cc, cdata *d, 
         plan.act = CONV_ACT_RELU;
     void *state;
     size_t size;
-    ck_assert_int_eq(poprt__x86_convw_pack(v, d->w, cc->M, cc->C, tile, &state, &size),
-                     POPRT_OK);
+    ck_assert_int_eq(
+        poprt__x86_convw_pack(v, d->w, cc->M, cc->C, cc->KH, cc->KW, tile, &state, &size),
+        POPRT_OK);
     ck_assert_int_eq(poprt__x86_convw_state_magic(state, size), 1);
     ck_assert_int_eq(poprt__x86_convb_state_magic(state, size), 0);
     c.k.state = state;
@@ -1252,6 +1259,11 @@ static void convw_run(const poprt__convb_variant *v, const ccase *cc, cdata *d, 
     const void *u = poprt__x86_convw_state(&c.k, &plan, v, &w_group, &got_tile);
     ck_assert_ptr_nonnull(u);
     ck_assert_int_eq(got_tile, tile);
+    /* 3x3 weights are not a 3x1 conv's, nor 3x1 a 1x3 conv's */
+    plan.g.k[1] = cc->KW, plan.g.k[2] = cc->KH;
+    if (cc->KH != cc->KW)
+        ck_assert_ptr_null(poprt__x86_convw_state(&c.k, &plan, v, &w_group, &got_tile));
+    plan.g.k[1] = cc->KH, plan.g.k[2] = cc->KW;
     ck_assert_int_eq(
         poprt__x86_conv_winograd(&c.k, &plan, v, d->x, d->b, u, w_group, tile, d->y), POPRT_OK);
     kc_release(&c);
@@ -1306,6 +1318,18 @@ START_TEST(test_convw_variants_vs_ref)
     ck_assert_int_eq(poprt__x86_convw_fits(&ok, 1, 20, 16, 0), 0);
     ck_assert_int_eq(poprt__x86_convw_fits(&ok, 1, 40, 16, 0), 4);
     ck_assert_int_eq(poprt__x86_convw_fits(&small, 1, 72, 16, 0), 4);
+    /* 3x1 and 1x3: F(4, 3) along the axis, for at least 16 tiles; forced 2 too */
+    const poprt__geom3 k31 = {.in = {1, 34, 16}, .out = {1, 32, 16}, .k = {1, 3, 1},
+                              .s = {1, 1, 1}, .d = {1, 1, 1}, .out_sz = 512};
+    const poprt__geom3 k13 = {.in = {1, 3, 8}, .out = {1, 3, 6}, .k = {1, 1, 3},
+                              .s = {1, 1, 1}, .d = {1, 1, 1}, .out_sz = 18};
+    ck_assert_int_eq(poprt__x86_convw_fits(&k31, 1, 72, 72, 0), 4);
+    ck_assert_int_eq(poprt__x86_convw_fits(&k31, 1, 512, 72, 0), 4);
+    ck_assert_int_eq(poprt__x86_convw_fits(&k31, 1, 72, 72, 2), 4);
+    ck_assert_int_eq(poprt__x86_convw_fits(&k13, 1, 96, 96, 0), 0); /* 6 tiles */
+    ck_assert_int_eq(poprt__x86_convw_fits(&k13, 1, 96, 96, 4), 4);
+    ck_assert_int_eq(poprt__x86_convw_fits(&k31, 1, 24, 24, 0), 0); /* 32 x 32 of 24 x 24 */
+    ck_assert_int_eq(poprt__x86_convw_fits(&k31, 1, 24, 48, 0), 4);
     /* the kernels themselves take any whole blocks: the cases below run
      * 16 and 32 channels too */
     for (int tile = 2; tile <= 4; tile += 2) {
@@ -1318,13 +1342,15 @@ START_TEST(test_convw_variants_vs_ref)
          * sums'). F(4x4, 3x3): 8; its
          * transforms' coefficients (up to 5 in B, 8 in A, 1/24 .. 1/4 in G)
          * magnify the roundings of V, U and the products: random data here
-         * reaches 0.62, seven times F(2x2, 3x3)'s worst (0.09). */
+         * reaches 0.62, seven times F(2x2, 3x3)'s worst (0.09). The 3x1 and
+         * 1x3 cases run F(4, 3) along their axis in both rounds (bound 4). */
         const double bound = tile == 2 ? 4.0 : 8.0;
         for (size_t s = 0; s < sizeof convw_cases / sizeof convw_cases[0]; s++) {
             const ccase *cc = &convw_cases[s];
             cdata d;
             cdata_init(&d, cc, (uint32_t)s + 21);
-            convw_run(v, cc, &d, tile, 0);
+            const int ct = cc->KH == 3 && cc->KW == 3 ? tile : 4; /* 1-D: F(4, 3) */
+        convw_run(v, cc, &d, ct, 0);
             const double unit = (double)(cc->C * 9) * ldexp(1.0, -24);
             for (int64_t i = 0; i < d.ny; i++) {
                 const double e = fabs(d.y[i] - d.r[i]) / (unit * d.mag[i] + 1e-30);
@@ -1334,7 +1360,7 @@ START_TEST(test_convw_variants_vs_ref)
             /* with Relu: max(0, .) of the same values */
             float *plain = malloc(sizeof(float) * (size_t)d.ny);
             memcpy(plain, d.y, sizeof(float) * (size_t)d.ny);
-            convw_run(v, cc, &d, tile, 1);
+            convw_run(v, cc, &d, ct, 1);
             for (int64_t i = 0; i < d.ny; i++)
                 ck_assert_msg(d.y[i] == (plain[i] > 0 ? plain[i] : 0.0f),
                               "Winograd relu case %zu: y[%lld]", s, (long long)i);

@@ -474,7 +474,8 @@ static poprt_status conv_prepare(poprt__prep_ctx *c, void **state, size_t *size)
                          ? poprt__x86_convw_fits(&g3, G, Cg, M, force)
                          : 0;
     if (tile)
-        return poprt__x86_convw_pack(NULL, c->in[1].data, M, Cg, tile, state, size);
+        return poprt__x86_convw_pack(NULL, c->in[1].data, M, Cg, g3.k[1], g3.k[2], tile, state,
+                                     size);
     if (!bf && blocked)
         return poprt__x86_convb_pack(NULL, c->in[1].data, M, Cg, wt->dims[2].value,
                                      wt->dims[3].value, 0, state, size);

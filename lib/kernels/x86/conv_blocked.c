@@ -17,7 +17,11 @@
      poprt__convw_in_##isa,                                                                        \
      poprt__convw_out_##isa,                                                                       \
      poprt__convw4_in_##isa,                                                                       \
-     poprt__convw4_out_##isa},
+     poprt__convw4_out_##isa,                                                                      \
+     poprt__convw4h_in_##isa,                                                                      \
+     poprt__convw4h_out_##isa,                                                                     \
+     poprt__convw4w_in_##isa,                                                                      \
+     poprt__convw4w_out_##isa},
 const poprt__convb_variant poprt__convb_variants[] = {
 #include "kernels/x86/conv_blocked_kernels.inc"
 };
@@ -539,15 +543,18 @@ const void *poprt__x86_convb_state(const poprt__kctx *k, const poprt__conv_plan 
 #define CONVW4_FEW_CHANNELS 32   /* fewer: only from CONVW4_MANY_TILES */
 #define CONVW4_MANY_TILES 49     /* 28 x 28 */
 #define CONVW_MIN_TILES 16       /* 2x2 tiles: 7 x 7 */
+#define CONVW1_MIN_TILES 16      /* F(4, 3) along one axis */
 
 /* What the kernels take: one group, 3x3, stride 1, dilation 1, outputs of
  * at least 2 x 2; any number of channels (input channels are blocked by 16
  * with zeros past C, the last output block's products computed for 16). */
 static int convw_kernels_fit(const poprt__geom3 *g, int64_t G, int64_t C, int64_t M)
 {
-    return poprt__x86_convb_fits(g, G) && C > 0 && M > 0 &&
-           g->k[1] == 3 && g->k[2] == 3 && g->s[1] == 1 && g->s[2] == 1 && g->d[1] == 1 &&
-           g->d[2] == 1 && g->out[1] >= 2 && g->out[2] >= 2;
+    const int k33 = g->k[1] == 3 && g->k[2] == 3, k31 = g->k[1] == 3 && g->k[2] == 1,
+              k13 = g->k[1] == 1 && g->k[2] == 3;
+    return poprt__x86_convb_fits(g, G) && C > 0 && M > 0 && (k33 || k31 || k13) &&
+           g->s[1] == 1 && g->s[2] == 1 && g->d[1] == 1 && g->d[2] == 1 &&
+           (k13 || g->out[1] >= 2) && (k31 || g->out[2] >= 2);
 }
 
 static int64_t convw_tiles(const poprt__geom3 *g, int64_t e)
@@ -559,12 +566,24 @@ int poprt__x86_convw_fits(const poprt__geom3 *g, int64_t G, int64_t C, int64_t M
 {
     if (!convw_kernels_fit(g, G, C, M))
         return 0;
+    const int one_d = g->k[1] == 1 || g->k[2] == 1; /* F(4, 3) along one axis */
     if (force == 2 || force == 4)
-        return force;
+        return one_d ? 4 : force;
     /* input channels padded to a block of 16: at most a third more products
      * (24 -> 32, 72 -> 80; not a 3-channel stem) */
     if (3 * poprt__ceil_div(C, 16) * 16 > 4 * C)
         return 0;
+    /* along one axis: 2x fewer products, one transform's roundings (any C);
+     * padding both C and M by a third ate the saving (oww_embedding's 24 x 24
+     * 1x3 and 3x1 convs took 1.5x the direct tiles' time, its 72 x 72 ones
+     * 0.65-0.85x) */
+    if (one_d && 2 * poprt__ceil_div(C, 16) * 16 * poprt__ceil_div(M, 16) * 16 > 3 * C * M)
+        return 0;
+    if (one_d)
+        return (g->k[1] == 1 ? g->out[1] * ((g->out[2] + 3) / 4)
+                             : ((g->out[1] + 3) / 4) * g->out[2]) >= CONVW1_MIN_TILES
+                   ? 4
+                   : 0;
     const int64_t t4 = convw_tiles(g, 4);
     if (C <= CONVW4_MAX_CHANNELS)
         return t4 >= CONVW4_MANY_TILES || (C >= CONVW4_FEW_CHANNELS && t4 >= CONVW4_MIN_TILES)
@@ -573,20 +592,22 @@ int poprt__x86_convw_fits(const poprt__geom3 *g, int64_t G, int64_t C, int64_t M
     return convw_tiles(g, 2) >= CONVW_MIN_TILES ? 2 : 0;
 }
 
+/* G of F(4, 3) (conv_blocked.h) */
+static const double convw_g4[6][3] = {{1.0 / 4, 0, 0},
+                                      {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                      {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                      {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                      {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                      {0, 0, 1}};
+
 /* U = G g G^T of one 3x3 kernel g for tile edge e (e + 2 rows of G), in
  * double: u[(e + 2) * (e + 2)] */
 static void convw_weights(const float *g, int e, double *u)
 {
     /* the rows of G (conv_blocked.h) */
     static const double G2[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
-    static const double G4[6][3] = {{1.0 / 4, 0, 0},
-                                    {-1.0 / 6, -1.0 / 6, -1.0 / 6},
-                                    {-1.0 / 6, 1.0 / 6, -1.0 / 6},
-                                    {1.0 / 24, 1.0 / 12, 1.0 / 6},
-                                    {1.0 / 24, -1.0 / 12, 1.0 / 6},
-                                    {0, 0, 1}};
     const int a = e + 2;
-    const double(*G)[3] = e == 4 ? G4 : G2;
+    const double(*G)[3] = e == 4 ? convw_g4 : G2;
     double gg[6][3]; /* G g */
     for (int i = 0; i < a; i++)
         for (int j = 0; j < 3; j++)
@@ -597,14 +618,17 @@ static void convw_weights(const float *g, int e, double *u)
 }
 
 poprt_status poprt__x86_convw_pack(const poprt__convb_variant *v, const float *w, int64_t M,
-                                   int64_t C, int tile, void **state, size_t *size)
+                                   int64_t C, int64_t KH, int64_t KW, int tile, void **state,
+                                   size_t *size)
 {
     const int layout = convb_layout(v, 0);
-    if (C <= 0 || M <= 0 || (tile != 2 && tile != 4))
+    const int one_d = (KH == 3 && KW == 1) || (KH == 1 && KW == 3);
+    if (C <= 0 || M <= 0 || (tile != 2 && tile != 4) || !(one_d || (KH == 3 && KW == 3)) ||
+        (one_d && tile != 4))
         return poprt__err(POPRT_STATUS_INTERNAL,
-                          "Winograd weights of %lld x %lld channels, tile %d", (long long)M,
-                          (long long)C, tile);
-    const int np = (tile + 2) * (tile + 2);
+                          "Winograd weights of %lld x %lld channels, %lld x %lld, tile %d",
+                          (long long)M, (long long)C, (long long)KH, (long long)KW, tile);
+    const int np = one_d ? tile + 2 : (tile + 2) * (tile + 2);
     const int64_t n_og = poprt__ceil_div(M, CONVB_GROUP), ncb = poprt__ceil_div(C, 16);
     const int64_t w_group = ncb * 16 * CONVB_GROUP; /* floats per (xi, group); zero past C */
     const size_t total = CONV_PACK_HEADER + (size_t)(np * n_og * w_group) * sizeof(float);
@@ -613,14 +637,20 @@ poprt_status poprt__x86_convw_pack(const poprt__convb_variant *v, const float *w
         return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory packing Conv weights");
     memset(blob, 0, total);
     /* h[7]: the tile edge (0 in files written before F(4x4, 3x3): 2) */
-    const uint64_t h[8] = {CONV_WINO_MAGIC, (uint64_t)M, (uint64_t)C, 3, 3, (uint64_t)w_group,
-                           (uint64_t)layout, (uint64_t)tile};
+    const uint64_t h[8] = {CONV_WINO_MAGIC, (uint64_t)M,        (uint64_t)C,      (uint64_t)KH,
+                           (uint64_t)KW,    (uint64_t)w_group, (uint64_t)layout, (uint64_t)tile};
     memcpy(blob, h, sizeof h);
     float *dst = (float *)(blob + CONV_PACK_HEADER);
     for (int64_t m = 0; m < M; m++)
         for (int64_t c = 0; c < C; c++) {
             double u[36];
-            convw_weights(w + (m * C + c) * 9, tile, u); /* rounded once */
+            if (one_d) /* G g of the 3 taps */
+                for (int i = 0; i < 6; i++)
+                    u[i] = convw_g4[i][0] * w[(m * C + c) * 3] +
+                           convw_g4[i][1] * w[(m * C + c) * 3 + 1] +
+                           convw_g4[i][2] * w[(m * C + c) * 3 + 2];
+            else
+                convw_weights(w + (m * C + c) * 9, tile, u); /* rounded once */
             /* as a 1x1 conv's packed weights: group og, [cbi][i][nb * 16]
              * (by block: [n][cbi][i][16]) */
             const int64_t og = m / CONVB_GROUP, mo = m % CONVB_GROUP;
@@ -666,10 +696,12 @@ const void *poprt__x86_convw_state(const poprt__kctx *k, const poprt__conv_plan 
     const uint64_t floats = (k->state_size - CONV_PACK_HEADER) / sizeof(float);
     const uint64_t n_og = (uint64_t)poprt__ceil_div(p->M, CONVB_GROUP);
     const uint64_t e = h[7] ? h[7] : 2;
+    const uint64_t np = p->g.k[1] == 1 || p->g.k[2] == 1 ? e + 2 : (e + 2) * (e + 2);
     if (h[0] != CONV_WINO_MAGIC || h[1] != (uint64_t)p->M || h[2] != (uint64_t)p->C ||
+        h[3] != (uint64_t)p->g.k[1] || h[4] != (uint64_t)p->g.k[2] ||
         h[5] != (uint64_t)(poprt__ceil_div(p->C, 16) * 16 * CONVB_GROUP) ||
         h[6] != (uint64_t)v->wlayout ||
-        (e != 2 && e != 4) || (e + 2) * (e + 2) * n_og > floats / h[5])
+        (e != 2 && e != 4) || np * n_og > floats / h[5])
         return NULL;
     *w_group = (int64_t)h[5];
     *tile = (int)e;
@@ -680,7 +712,12 @@ typedef struct convw_job {
     convb_job b;          /* the blocked input (b.xb), the plan, the variant */
     const float *u;       /* U[xi][og] at (xi * n_og + og) * w_group */
     float *v, *pr;        /* V and the products */
-    int64_t e, np;        /* tile edge (2 or 4), products ((e + 2)^2) */
+    int64_t eh, ew, np;   /* tile rows and columns (2 x 2, 4 x 4, 4 x 1, 1 x 4), products */
+    /* the transforms of this tile */
+    void (*in)(const float *xb, int64_t Wp, int64_t tw, float *v, int64_t vstep);
+    void (*out)(const float *m, int64_t mstep, int64_t tw, const float *bias, int rows,
+                int64_t OW, int64_t ow, const float *z, int relu, int yblk, float *y, int64_t ldy,
+                int nch);
     int64_t Mp;           /* M rounded up to a block of 16 */
     int64_t th, tw, T;    /* tile rows, tiles per row, tiles per image */
     int64_t vstep, pstep; /* floats between xi planes of V and of the products */
@@ -708,9 +745,9 @@ static void convw_in_fn(void *ctx, int64_t r0, int64_t r1)
     const int64_t Wp = t->b.g.Wp;
     for (int64_t r = r0; r < r1; r++) {
         const int64_t ty = r % t->th, nc = r / t->th; /* nc = n * ncb + cbi */
-        const float *xb = t->b.xb + nc * t->b.g.plane + ty * t->e * Wp * 16;
+        const float *xb = t->b.xb + nc * t->b.g.plane + ty * t->eh * Wp * 16;
         float *v = t->v + (nc * t->T + ty * t->tw) * 16;
-        (t->e == 4 ? t->b.v->wino4_in : t->b.v->wino_in)(xb, Wp, t->tw, v, t->vstep);
+        t->in(xb, Wp, t->tw, v, t->vstep);
     }
 }
 
@@ -748,8 +785,8 @@ static void convw_out_fn(void *ctx, int64_t r0, int64_t r1)
     const int64_t OW = p->g.out[2], OH = p->g.out[1], OHW = p->g.out_sz, nob = t->Mp / 16;
     for (int64_t r = r0; r < r1; r++) {
         const int64_t ty = r % t->th, nob_i = r / t->th, ob = nob_i % nob, n = nob_i / nob;
-        const int64_t oh = t->e * ty;
-        const int rows = (int)(OH - oh < t->e ? OH - oh : t->e);
+        const int64_t oh = t->eh * ty;
+        const int rows = (int)(OH - oh < t->eh ? OH - oh : t->eh);
         /* the products' block ob of image n, tile row ty */
         const float *m = t->pr + (n * t->Mp + ob * 16) * t->T + ty * t->tw * 16;
         const int nch = (int)(p->M - ob * 16 < 16 ? p->M - ob * 16 : 16);
@@ -757,9 +794,8 @@ static void convw_out_fn(void *ctx, int64_t r0, int64_t r1)
                                        : (n * p->M + ob * 16) * OHW + oh * OW;
         const float *z = t->in_regs && p->z ? p->z + yoff : NULL;
         const float *bias = t->b.b ? t->b.b + ob * 16 : NULL;
-        (t->e == 4 ? t->b.v->wino4_out : t->b.v->wino_out)(m, t->pstep, t->tw, bias, rows, OW,
-                                                           OW, z, t->relu, t->b.yblk,
-                                                           t->b.y + yoff, OHW, nch);
+        t->out(m, t->pstep, t->tw, bias, rows, OW, OW, z, t->relu, t->b.yblk, t->b.y + yoff, OHW,
+               nch);
         if (!t->epi_after)
             continue;
         if (t->b.yblk)
@@ -785,11 +821,6 @@ static void convw_fused_fn(void *ctx, int64_t l0, int64_t l1)
     const int64_t np = t->np, vsize = ncb * ct * np * 16, pstep = t->Mp * ct;
     const poprt__convb_geom g1 = {.cb = 16, .ncb = ncb, .Wp = ct * np, .plane = ct * np * 16,
                                   .KH = 1, .KW = 1, .sh = 1, .sw = np, .dh = 1, .dw = 1, .OW = ct};
-    void (*const in)(const float *, int64_t, int64_t, float *, int64_t) =
-        t->e == 4 ? t->b.v->wino4_in : t->b.v->wino_in;
-    void (*const out)(const float *, int64_t, int64_t, const float *, int, int64_t, int64_t,
-                      const float *, int, int, float *, int64_t, int) =
-        t->e == 4 ? t->b.v->wino4_out : t->b.v->wino_out;
     for (int64_t l = l0; l < l1; l++) {
         float *vc = t->v + l * t->lane_floats, *pc = vc + vsize, *tb = pc + np * pstep;
         const int64_t i0 = l * t->items / t->lanes, i1 = (l + 1) * t->items / t->lanes;
@@ -800,9 +831,9 @@ static void convw_fused_fn(void *ctx, int64_t l0, int64_t l1)
                 len = convw_run_of(t, q, q1, &ty, &tx);
                 for (int64_t cbi = 0; cbi < ncb; cbi++)
                     for (int64_t j = 0; j < len; j++)
-                        in(t->b.xb + (n * ncb + cbi) * t->b.g.plane +
-                               (ty * Wp + tx + j) * t->e * 16,
-                           Wp, 1, vc + (cbi * ct + q - q0 + j) * np * 16, 16);
+                        t->in(t->b.xb + (n * ncb + cbi) * t->b.g.plane +
+                                  (ty * t->eh * Wp + (tx + j) * t->ew) * 16,
+                              Wp, 1, vc + (cbi * ct + q - q0 + j) * np * 16, 16);
             }
             for (int64_t xi = 0; xi < np; xi++)
                 for (int64_t og = 0; og < n_og; og++) {
@@ -820,9 +851,9 @@ static void convw_fused_fn(void *ctx, int64_t l0, int64_t l1)
                 }
             for (int64_t q = q0, ty, tx, len; q < q1; q += len) {
                 len = convw_run_of(t, q, q1, &ty, &tx);
-                const int64_t oh = t->e * ty, ox = t->e * tx;
-                const int rows = (int)(OH - oh < t->e ? OH - oh : t->e);
-                const int64_t cols = t->e * len < OW - ox ? t->e * len : OW - ox;
+                const int64_t oh = t->eh * ty, ox = t->ew * tx;
+                const int rows = (int)(OH - oh < t->eh ? OH - oh : t->eh);
+                const int64_t cols = t->ew * len < OW - ox ? t->ew * len : OW - ox;
                 for (int64_t ob = 0; ob < nob; ob++) {
                     const int nch = (int)(p->M - ob * 16 < 16 ? p->M - ob * 16 : 16);
                     const int64_t base = (n * p->M + ob * 16) * OHW;
@@ -832,14 +863,14 @@ static void convw_fused_fn(void *ctx, int64_t l0, int64_t l1)
                     const float *m = pc + (ob * ct + q - q0) * 16;
                     const float *bias = t->b.b ? t->b.b + ob * 16 : NULL;
                     if (t->b.yblk)
-                        out(m, pstep, len, bias, rows, OW, OW - ox, z, t->relu, 1, t->b.y + yoff,
-                            OHW, nch);
+                        t->out(m, pstep, len, bias, rows, OW, OW - ox, z, t->relu, 1,
+                               t->b.y + yoff, OHW, nch);
                     else { /* blocked into tb, then each row transposed into the planes
                             * (the transform's scatter stores cost more) */
-                        out(m, pstep, len, bias, rows, t->e * len, cols, NULL, t->relu, 1, tb,
-                            0, 16);
+                        t->out(m, pstep, len, bias, rows, t->ew * len, cols, NULL, t->relu, 1,
+                               tb, 0, 16);
                         for (int r = 0; r < rows; r++)
-                            t->b.v->transpose_bias(tb + r * t->e * len * 16, 16, cols, nch, NULL,
+                            t->b.v->transpose_bias(tb + r * t->ew * len * 16, 16, cols, nch, NULL,
                                                    0, t->b.y + yoff + r * OW, OHW);
                     }
                     if (!t->epi_after)
@@ -871,18 +902,27 @@ poprt_status poprt__x86_conv_winograd(poprt__kctx *k, const poprt__conv_plan *p,
                          .yblk = p->yblk, .v = v},
                    .u = u};
     const int64_t OH = g->out[1], OW = g->out[2];
-    t.e = tile == 4 ? 4 : 2;
-    t.np = (t.e + 2) * (t.e + 2);
-    t.th = (OH + t.e - 1) / t.e;
-    t.tw = (OW + t.e - 1) / t.e;
+    const int64_t KH = g->k[1], KW = g->k[2];
+    if (KH == 1) { /* 1x3: F(4, 3) along the rows */
+        t.eh = 1, t.ew = 4, t.in = v->wino4w_in, t.out = v->wino4w_out;
+    } else if (KW == 1) { /* 3x1: down the columns */
+        t.eh = 4, t.ew = 1, t.in = v->wino4h_in, t.out = v->wino4h_out;
+    } else if (tile == 4) {
+        t.eh = t.ew = 4, t.in = v->wino4_in, t.out = v->wino4_out;
+    } else {
+        t.eh = t.ew = 2, t.in = v->wino_in, t.out = v->wino_out;
+    }
+    t.np = (t.eh + KH - 1) * (t.ew + KW - 1);
+    t.th = (OH + t.eh - 1) / t.eh;
+    t.tw = (OW + t.ew - 1) / t.ew;
     t.T = t.th * t.tw;
     /* the blocked input, padded to whole tiles: e th + 2 rows of e tw + 2 */
     convb_geom_of(g, p->C, &t.b.g, &t.b.Hp);
     t.b.g.cb = 16; /* blocks of 16 channels, the last zero past C */
     t.b.g.ncb = poprt__ceil_div(p->C, 16);
     t.b.g.split = 0;
-    t.b.Hp = t.e * t.th + 2;
-    t.b.g.Wp = t.e * t.tw + 2;
+    t.b.Hp = t.eh * t.th + KH - 1;
+    t.b.g.Wp = t.ew * t.tw + KW - 1;
     t.b.g.plane = t.b.Hp * t.b.g.Wp * 16;
     t.b.n_og = poprt__ceil_div(p->M, CONVB_GROUP);
     const int64_t ncb = t.b.g.ncb;
@@ -906,7 +946,7 @@ poprt_status poprt__x86_conv_winograd(poprt__kctx *k, const poprt__conv_plan *p,
         t.nchunks = poprt__ceil_div(t.T, ct);
         t.items = p->N * t.nchunks;
         t.lanes = CONV_LANES;
-        t.lane_floats = (t.np * (ncb * 16 + t.Mp) + t.e * t.e * 16) * ct;
+        t.lane_floats = (t.np * (ncb * 16 + t.Mp) + t.eh * t.ew * 16) * ct;
         v_n = (size_t)(t.lanes * t.lane_floats); /* a few MiB at most */
         p_n = 0;
     } else {

@@ -149,6 +149,20 @@ void poprt__convw4_in_avx512(const float *xb, int64_t Wp, int64_t tw, float *v, 
 void poprt__convw4_out_avx512(const float *m, int64_t mstep, int64_t tw, const float *bias,
                               int rows, int64_t OW, int64_t ow, const float *z, int relu, int yblk,
                               float *y, int64_t ldy, int nch);
+/* F(4, 3) along one axis (conv_wino4_body.inc) for 3x1 (h: tiles of 4
+ * rows x 1 column, patches of 6 rows) and 1x3 kernels (w: 1 row x 4
+ * columns, patches of 6 columns), 6 products, the same B^T, A^T and G;
+ * the same arguments: in reads tile tx's patch at xb + tx * 16 (h) or
+ * xb + tx * 4 * 16 (w), Wp the padded row pitch; out writes rows < rows of
+ * column tx (h) or columns < ow of the row (w). */
+void poprt__convw4h_in_avx512(const float *xb, int64_t Wp, int64_t tw, float *v, int64_t vstep);
+void poprt__convw4h_out_avx512(const float *m, int64_t mstep, int64_t tw, const float *bias,
+                               int rows, int64_t OW, int64_t ow, const float *z, int relu, int yblk,
+                               float *y, int64_t ldy, int nch);
+void poprt__convw4w_in_avx512(const float *xb, int64_t Wp, int64_t tw, float *v, int64_t vstep);
+void poprt__convw4w_out_avx512(const float *m, int64_t mstep, int64_t tw, const float *bias,
+                               int rows, int64_t OW, int64_t ow, const float *z, int relu, int yblk,
+                               float *y, int64_t ldy, int nch);
 
 /* The AVX2 + FMA variant (conv_blocked_avx2.c): the same functions, layout
  * and order of sums, on two ymm vectors per block of 16 channels. */
@@ -171,6 +185,14 @@ void poprt__convw4_in_avx2(const float *xb, int64_t Wp, int64_t tw, float *v, in
 void poprt__convw4_out_avx2(const float *m, int64_t mstep, int64_t tw, const float *bias, int rows,
                             int64_t OW, int64_t ow, const float *z, int relu, int yblk, float *y,
                             int64_t ldy, int nch);
+void poprt__convw4h_in_avx2(const float *xb, int64_t Wp, int64_t tw, float *v, int64_t vstep);
+void poprt__convw4h_out_avx2(const float *m, int64_t mstep, int64_t tw, const float *bias,
+                             int rows, int64_t OW, int64_t ow, const float *z, int relu, int yblk,
+                             float *y, int64_t ldy, int nch);
+void poprt__convw4w_in_avx2(const float *xb, int64_t Wp, int64_t tw, float *v, int64_t vstep);
+void poprt__convw4w_out_avx2(const float *m, int64_t mstep, int64_t tw, const float *bias,
+                             int rows, int64_t OW, int64_t ow, const float *z, int relu, int yblk,
+                             float *y, int64_t ldy, int nch);
 
 /* A blocked-convolution variant: the functions above for one ISA. */
 typedef struct poprt__convb_variant {
@@ -203,6 +225,15 @@ typedef struct poprt__convb_variant {
     void (*wino4_out)(const float *m, int64_t mstep, int64_t tw, const float *bias, int rows,
                       int64_t OW, int64_t ow, const float *z, int relu, int yblk, float *y,
                       int64_t ldy, int nch);
+    /* F(4, 3) for 3x1 (h) and 1x3 (w) kernels */
+    void (*wino4h_in)(const float *xb, int64_t Wp, int64_t tw, float *v, int64_t vstep);
+    void (*wino4h_out)(const float *m, int64_t mstep, int64_t tw, const float *bias, int rows,
+                       int64_t OW, int64_t ow, const float *z, int relu, int yblk, float *y,
+                       int64_t ldy, int nch);
+    void (*wino4w_in)(const float *xb, int64_t Wp, int64_t tw, float *v, int64_t vstep);
+    void (*wino4w_out)(const float *m, int64_t mstep, int64_t tw, const float *bias, int rows,
+                       int64_t OW, int64_t ow, const float *z, int relu, int yblk, float *y,
+                       int64_t ldy, int nch);
 } poprt__convb_variant;
 
 enum { POPRT__CONVB_INTERLEAVED = 0, POPRT__CONVB_BY_BLOCK = 1 };
@@ -274,18 +305,6 @@ static inline void poprt__convw_out_avx512(const float *m, int64_t mstep, int64_
     (void)m, (void)mstep, (void)tw, (void)bias, (void)rows, (void)OW, (void)ow, (void)z, (void)relu,
         (void)yblk, (void)y, (void)ldy, (void)nch;
 }
-static inline void poprt__convw4_in_avx512(const float *xb, int64_t Wp, int64_t tw, float *v,
-                                           int64_t vstep)
-{
-    poprt__convw_in_avx512(xb, Wp, tw, v, vstep);
-}
-static inline void poprt__convw4_out_avx512(const float *m, int64_t mstep, int64_t tw,
-                                            const float *bias, int rows, int64_t OW, int64_t ow,
-                                            const float *z, int relu, int yblk, float *y,
-                                            int64_t ldy, int nch)
-{
-    poprt__convw_out_avx512(m, mstep, tw, bias, rows, OW, ow, z, relu, yblk, y, ldy, nch);
-}
 static inline void poprt__convb_words_avx512(const float *src, int64_t n, uint32_t *dst)
 {
     (void)src, (void)n, (void)dst;
@@ -334,18 +353,25 @@ static inline void poprt__convw_out_avx2(const float *m, int64_t mstep, int64_t 
 {
     poprt__convw_out_avx512(m, mstep, tw, bias, rows, OW, ow, z, relu, yblk, y, ldy, nch);
 }
-static inline void poprt__convw4_in_avx2(const float *xb, int64_t Wp, int64_t tw, float *v,
-                                         int64_t vstep)
-{
-    poprt__convw_in_avx512(xb, Wp, tw, v, vstep);
-}
-static inline void poprt__convw4_out_avx2(const float *m, int64_t mstep, int64_t tw,
-                                          const float *bias, int rows, int64_t OW, int64_t ow,
-                                          const float *z, int relu, int yblk, float *y, int64_t ldy,
-                                          int nch)
-{
-    poprt__convw_out_avx512(m, mstep, tw, bias, rows, OW, ow, z, relu, yblk, y, ldy, nch);
-}
+/* the Winograd transforms other than F(2x2, 3x3)'s: never called either */
+#define POPRT__CONVW_STUBS(in, out)                                                                \
+    static inline void in(const float *xb, int64_t Wp, int64_t tw, float *v, int64_t vstep)       \
+    {                                                                                              \
+        poprt__convw_in_avx512(xb, Wp, tw, v, vstep);                                              \
+    }                                                                                              \
+    static inline void out(const float *m, int64_t mstep, int64_t tw, const float *bias, int rows, \
+                           int64_t OW, int64_t ow, const float *z, int relu, int yblk, float *y,   \
+                           int64_t ldy, int nch)                                                   \
+    {                                                                                              \
+        poprt__convw_out_avx512(m, mstep, tw, bias, rows, OW, ow, z, relu, yblk, y, ldy, nch);     \
+    }
+POPRT__CONVW_STUBS(poprt__convw4_in_avx512, poprt__convw4_out_avx512)
+POPRT__CONVW_STUBS(poprt__convw4h_in_avx512, poprt__convw4h_out_avx512)
+POPRT__CONVW_STUBS(poprt__convw4w_in_avx512, poprt__convw4w_out_avx512)
+POPRT__CONVW_STUBS(poprt__convw4_in_avx2, poprt__convw4_out_avx2)
+POPRT__CONVW_STUBS(poprt__convw4h_in_avx2, poprt__convw4h_out_avx2)
+POPRT__CONVW_STUBS(poprt__convw4w_in_avx2, poprt__convw4w_out_avx2)
+#undef POPRT__CONVW_STUBS
 #endif
 
 #endif

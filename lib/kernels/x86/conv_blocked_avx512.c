@@ -358,4 +358,8 @@ INLINE void w4_store_planes(float *y, int64_t ldy, __m512 v, int n)
 #define W4_STORE_PLANES(y, ldy, v, n) w4_store_planes((y), (ldy), (v), (n))
 #define W4_IN poprt__convw4_in_avx512
 #define W4_OUT poprt__convw4_out_avx512
+#define W4_IN_W poprt__convw4w_in_avx512
+#define W4_OUT_W poprt__convw4w_out_avx512
+#define W4_IN_H poprt__convw4h_in_avx512
+#define W4_OUT_H poprt__convw4h_out_avx512
 #include "kernels/x86/conv_wino4_body.inc"

@@ -224,18 +224,20 @@ poprt_status poprt__x86_conv_blocked(poprt__kctx *k, const poprt__conv_plan *p,
                                      const poprt__convb_variant *v, const float *x,
                                      const float *b, const void *w, int64_t w_group, int bf16,
                                      float *y);
-/* Winograd F(2x2, 3x3) and F(4x4, 3x3) (conv_blocked.h): the output tile
- * edge (2 or 4) a conv takes, or 0 when it does not fit (3x3, stride 1,
- * dilation 1, one group, C and M multiples of 16, outputs of at least
- * 2 x 2) or would not pay; force 2 or 4: that tile wherever the kernels
- * fit (session option conv_algorithm). Its weights packed by
+/* Winograd F(2x2, 3x3) and F(4x4, 3x3), and F(4, 3) for 3x1 and 1x3
+ * kernels (conv_blocked.h): the output tile edge (2 or 4; 4 for 3x1 and
+ * 1x3) a conv takes, or 0 when it does not fit (3x3, 3x1 or 1x3, stride 1,
+ * dilation 1, one group, outputs of at least 2 along the kernel's axes) or
+ * would not pay; force 2 or 4: that tile wherever the kernels fit (session
+ * option conv_algorithm; 3x1 and 1x3 take 4). Its weights packed by
  * poprt__x86_convw_pack for variant v (NULL: the best here) and tile edge,
  * found again by poprt__x86_convw_state with their tile edge (NULL: not
  * this path's, packed for another variant, or no blocked variant here),
  * run by poprt__x86_conv_winograd with v. Either layout of X and Y. */
 int poprt__x86_convw_fits(const poprt__geom3 *g, int64_t G, int64_t C, int64_t M, int force);
 poprt_status poprt__x86_convw_pack(const poprt__convb_variant *v, const float *w, int64_t M,
-                                   int64_t C, int tile, void **state, size_t *size);
+                                   int64_t C, int64_t KH, int64_t KW, int tile, void **state,
+                                   size_t *size);
 const void *poprt__x86_convw_state(const poprt__kctx *k, const poprt__conv_plan *p,
                                    const poprt__convb_variant *v, int64_t *w_group, int *tile);
 int poprt__x86_convw_state_magic(const void *state, size_t size);
