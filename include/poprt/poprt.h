@@ -691,7 +691,7 @@ POPRT_API poprt_status poprt_tensor_encode(const char *name, poprt_dtype dtype,
  *                        and outputs of 7 x 7 and larger (28 x 28 and
  *                        larger for fewer than 32 channels),
  *                        F(2x2, 3x3) (2.25x fewer) for more channels
- *                        and outputs of 7 x 7 and larger; 3x1 and 1x3
+ *                        and outputs of 12 x 12 and larger; 3x1 and 1x3
  *                        convolutions as F(4, 3) along their axis (2x
  *                        fewer products); results
  *                        differ from the direct sums in the last bits

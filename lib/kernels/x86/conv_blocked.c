@@ -537,12 +537,16 @@ const void *poprt__x86_convb_state(const poprt__kctx *k, const poprt__conv_plan 
  * where there are too few tiles for the transformed weights ((e + 2)^2 C M
  * floats against 9 C M) to pay. On a Sapphire Rapids core, whose direct
  * path runs at twice the FMA rate, F(2x2, 3x3) of 512 channels at 7 x 7 was
- * 0.94x the direct path's speed. */
+ * 0.94x the direct path's speed; here F(2x2, 3x3) of 512 channels at 7 x 7
+ * was 1.4x faster alone, but light_resnet50 with it ran no faster (64.2-74.3
+ * against 64.9-67.1 ms, alternated: its 16.8 MB of transformed weights per
+ * conv come from memory on every run) and took 13 MiB more: hence 32 tiles
+ * of 2 x 2 (12 x 12 and larger) for F(2x2, 3x3). */
 #define CONVW4_MAX_CHANNELS 128
 #define CONVW4_MIN_TILES 4       /* 4x4 tiles: 7 x 7 outputs and larger */
 #define CONVW4_FEW_CHANNELS 32   /* fewer: only from CONVW4_MANY_TILES */
 #define CONVW4_MANY_TILES 49     /* 28 x 28 */
-#define CONVW_MIN_TILES 16       /* 2x2 tiles: 7 x 7 */
+#define CONVW_MIN_TILES 32       /* 2x2 tiles: 12 x 12 (see above) */
 #define CONVW1_MIN_TILES 16      /* F(4, 3) along one axis */
 
 /* What the kernels take: one group, 3x3, stride 1, dilation 1, outputs of
