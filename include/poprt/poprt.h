@@ -679,6 +679,10 @@ POPRT_API poprt_status poprt_tensor_encode(const char *name, poprt_dtype dtype,
  *                        they are packed, products summed in float32: a
  *                        product's relative error is at most 2^-7;
  *                        results change with it) and in float32 elsewhere;
+ *                        without AMX, 3x3 convolutions that Winograd
+ *                        F(4x4, 3x3) takes (conv_algorithm) run that in
+ *                        float32 instead (4x fewer products against
+ *                        bfloat16's twice-float32 rate);
  *                        nodes with the metadata poprt.matmul_float32 = 1
  *                        (pass bf16_fallback) stay float32;
  *                        an executable file keeps the choice

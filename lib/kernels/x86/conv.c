@@ -443,7 +443,14 @@ static poprt_status conv_prepare(poprt__prep_ctx *c, void **state, size_t *size)
                         (g3.k_sz > 1 || blocked_io) &&
                         poprt__x86_convb_worth(poprt__convb_best(), Cg, blocked_io);
     const int want_bf16 = (c->flags & POPRT__PREP_MATMUL_BF16) != 0;
-    /* matmul_precision = bfloat16 without AMX tiles: the blocked convolution
+    /* matmul_precision = bfloat16 without AMX tiles, a 3x3 conv that
+     * F(4x4, 3x3) takes: that, in float32 (4x fewer products than the direct
+     * sums against bfloat16's twice-float32 rate, and float32's accuracy) */
+    if (want_bf16 && blocked && poprt__x86_conv_bf16_blocked() &&
+        !(c->flags & POPRT__PREP_CONV_DIRECT) && g3.k[1] == 3 && g3.k[2] == 3 &&
+        poprt__x86_convw_fits(&g3, G, Cg, M, 0) == 4)
+        return poprt__x86_convw_pack(NULL, c->in[1].data, M, Cg, 3, 3, 4, state, size);
+    /* otherwise, without AMX tiles: the blocked convolution
      * on channel-pair words (VDPBF16PS), for whole blocks of 16 input
      * channels; the compiler keeps such sessions' activations NCHW16c too
      * (lib/compiler/optimize.c) */
