@@ -1231,6 +1231,8 @@ static const ccase convw_cases[] = {
     {24, 48, 1, 11, 14, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1},
     {16, 40, 1, 7, 5, 3, 1, 1, 1, 1, 1, 1, 0, 2, 0},
     {32, 16, 1, 100, 60, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1},
+    {16, 16, 1, 200, 101, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1},  /* 8 chunks: fused */
+    {16, 24, 1, 203, 100, 3, 1, 1, 1, 1, 1, 1, 0, 1, 0},  /* 8 chunks: fused */
 };
 
 /* Runs case cc (data d) through the Winograd path of variant v with tiles
