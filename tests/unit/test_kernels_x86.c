@@ -1261,6 +1261,15 @@ static void convw_run(const poprt__convb_variant *v, const ccase *cc, cdata *d, 
     const void *u = poprt__x86_convw_state(&c.k, &plan, v, &w_group, &got_tile);
     ck_assert_ptr_nonnull(u);
     ck_assert_int_eq(got_tile, tile);
+    if (tile == 2) { /* files written before F(4x4, 3x3): tile 0 in the header reads as 2 */
+        uint64_t h7 = 0, keep;
+        memcpy(&keep, (char *)state + 7 * sizeof h7, sizeof keep);
+        memcpy((char *)state + 7 * sizeof h7, &h7, sizeof h7);
+        got_tile = 0;
+        ck_assert_ptr_eq(poprt__x86_convw_state(&c.k, &plan, v, &w_group, &got_tile), u);
+        ck_assert_int_eq(got_tile, 2);
+        memcpy((char *)state + 7 * sizeof h7, &keep, sizeof keep);
+    }
     /* 3x3 weights are not a 3x1 conv's, nor 3x1 a 1x3 conv's */
     plan.g.k[1] = cc->KW, plan.g.k[2] = cc->KH;
     if (cc->KH != cc->KW)
