@@ -15,12 +15,12 @@
      poprt__convb_even_##isa,                                                                      \
      poprt__transpose_bias_##isa,                                                                  \
      poprt__convw_in_##isa,                                                                        \
-     poprt__convw_out_##isa,                                                                       \
      poprt__convw4_in_##isa,                                                                       \
-     poprt__convw4_out_##isa,                                                                      \
      poprt__convw4h_in_##isa,                                                                      \
-     poprt__convw4h_out_##isa,                                                                     \
      poprt__convw4w_in_##isa,                                                                      \
+     poprt__convw_out_##isa,                                                                       \
+     poprt__convw4_out_##isa,                                                                      \
+     poprt__convw4h_out_##isa,                                                                     \
      poprt__convw4w_out_##isa},
 const poprt__convb_variant poprt__convb_variants[] = {
 #include "kernels/x86/conv_blocked_kernels.inc"
@@ -501,11 +501,12 @@ const void *poprt__x86_convb_state(const poprt__kctx *k, const poprt__conv_plan 
     return (const unsigned char *)k->state + CONV_PACK_HEADER;
 }
 
-/* ---- Winograd F(2x2, 3x3) and F(4x4, 3x3) (conv_blocked.h) -------------------------------
- * For 3x3 convolutions of stride 1 and dilation 1, one group, channels in
- * whole blocks of 16 (conv_paths.h: poprt__x86_convw_fits). Output tiles of
- * e x e positions (e = 2 or 4) from (e + 2) x (e + 2) input patches, np =
- * (e + 2)^2 products. Three passes, each split over the threads: the input
+/* ---- Winograd F(2x2, 3x3), F(4x4, 3x3) and F(4, 3) (conv_blocked.h) ----------------------
+ * For 3x3, 3x1 and 1x3 convolutions of stride 1 and dilation 1, one group,
+ * input channels blocked by 16 with zeros past C (conv_paths.h:
+ * poprt__x86_convw_fits). Output tiles of eh x ew positions (2 x 2, 4 x 4;
+ * 4 x 1 and 1 x 4 along one axis) from (eh + KH - 1) x (ew + KW - 1) input
+ * patches, np products, one per patch position. Three passes, each split over the threads: the input
  * blocked and zero-padded as the direct path does it, then transformed tile
  * row by tile row into V[xi][n][cbi][tile][16]; the np products, each a 1x1
  * blocked convolution of the tiles (the variant's run, weights U[xi] packed
@@ -561,9 +562,10 @@ static int convw_kernels_fit(const poprt__geom3 *g, int64_t G, int64_t C, int64_
            (k13 || g->out[1] >= 2) && (k31 || g->out[2] >= 2);
 }
 
-static int64_t convw_tiles(const poprt__geom3 *g, int64_t e)
+/* Tiles of eh x ew outputs per image */
+static int64_t convw_tiles(const poprt__geom3 *g, int64_t eh, int64_t ew)
 {
-    return ((g->out[1] + e - 1) / e) * ((g->out[2] + e - 1) / e);
+    return ((g->out[1] + eh - 1) / eh) * ((g->out[2] + ew - 1) / ew);
 }
 
 int poprt__x86_convw_fits(const poprt__geom3 *g, int64_t G, int64_t C, int64_t M, int force)
@@ -584,16 +586,14 @@ int poprt__x86_convw_fits(const poprt__geom3 *g, int64_t G, int64_t C, int64_t M
     if (one_d && 2 * poprt__ceil_div(C, 16) * 16 * poprt__ceil_div(M, 16) * 16 > 3 * C * M)
         return 0;
     if (one_d)
-        return (g->k[1] == 1 ? g->out[1] * ((g->out[2] + 3) / 4)
-                             : ((g->out[1] + 3) / 4) * g->out[2]) >= CONVW1_MIN_TILES
-                   ? 4
-                   : 0;
-    const int64_t t4 = convw_tiles(g, 4);
+        return convw_tiles(g, g->k[1] == 1 ? 1 : 4, g->k[2] == 1 ? 1 : 4) >= CONVW1_MIN_TILES ? 4
+                                                                                          : 0;
+    const int64_t t4 = convw_tiles(g, 4, 4);
     if (C <= CONVW4_MAX_CHANNELS)
         return t4 >= CONVW4_MANY_TILES || (C >= CONVW4_FEW_CHANNELS && t4 >= CONVW4_MIN_TILES)
                    ? 4
                    : 0;
-    return convw_tiles(g, 2) >= CONVW_MIN_TILES ? 2 : 0;
+    return convw_tiles(g, 2, 2) >= CONVW_MIN_TILES ? 2 : 0;
 }
 
 /* G of F(4, 3) (conv_blocked.h) */
@@ -604,14 +604,20 @@ static const double convw_g4[6][3] = {{1.0 / 4, 0, 0},
                                       {1.0 / 24, -1.0 / 12, 1.0 / 6},
                                       {0, 0, 1}};
 
-/* U = G g G^T of one 3x3 kernel g for tile edge e (e + 2 rows of G), in
- * double: u[(e + 2) * (e + 2)] */
-static void convw_weights(const float *g, int e, double *u)
+/* U of one kernel g, in double: G g G^T of a 3x3 kernel for tile edge e
+ * (e + 2 rows of G), u[(e + 2) * (e + 2)]; G g of a 3x1 or 1x3 kernel
+ * (one_d, e = 4), u[6] */
+static void convw_weights(const float *g, int e, int one_d, double *u)
 {
     /* the rows of G (conv_blocked.h) */
     static const double G2[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
     const int a = e + 2;
     const double(*G)[3] = e == 4 ? convw_g4 : G2;
+    if (one_d) {
+        for (int i = 0; i < a; i++)
+            u[i] = G[i][0] * g[0] + G[i][1] * g[1] + G[i][2] * g[2];
+        return;
+    }
     double gg[6][3]; /* G g */
     for (int i = 0; i < a; i++)
         for (int j = 0; j < 3; j++)
@@ -648,13 +654,7 @@ poprt_status poprt__x86_convw_pack(const poprt__convb_variant *v, const float *w
     for (int64_t m = 0; m < M; m++)
         for (int64_t c = 0; c < C; c++) {
             double u[36];
-            if (one_d) /* G g of the 3 taps */
-                for (int i = 0; i < 6; i++)
-                    u[i] = convw_g4[i][0] * w[(m * C + c) * 3] +
-                           convw_g4[i][1] * w[(m * C + c) * 3 + 1] +
-                           convw_g4[i][2] * w[(m * C + c) * 3 + 2];
-            else
-                convw_weights(w + (m * C + c) * 9, tile, u); /* rounded once */
+            convw_weights(w + (m * C + c) * KH * KW, tile, one_d, u); /* rounded once */
             /* as a 1x1 conv's packed weights: group og, [cbi][i][nb * 16]
              * (by block: [n][cbi][i][16]) */
             const int64_t og = m / CONVB_GROUP, mo = m % CONVB_GROUP;
@@ -717,11 +717,8 @@ typedef struct convw_job {
     const float *u;       /* U[xi][og] at (xi * n_og + og) * w_group */
     float *v, *pr;        /* V and the products */
     int64_t eh, ew, np;   /* tile rows and columns (2 x 2, 4 x 4, 4 x 1, 1 x 4), products */
-    /* the transforms of this tile */
-    void (*in)(const float *xb, int64_t Wp, int64_t tw, float *v, int64_t vstep);
-    void (*out)(const float *m, int64_t mstep, int64_t tw, const float *bias, int rows,
-                int64_t OW, int64_t ow, const float *z, int relu, int yblk, float *y, int64_t ldy,
-                int nch);
+    poprt__convw_in_fn *in;   /* the transforms of this tile */
+    poprt__convw_out_fn *out;
     int64_t Mp;           /* M rounded up to a block of 16 */
     int64_t th, tw, T;    /* tile rows, tiles per row, tiles per image */
     int64_t vstep, pstep; /* floats between xi planes of V and of the products */
@@ -740,6 +737,38 @@ static int64_t convw_run_of(const convw_job *t, int64_t q, int64_t q1, int64_t *
     *ty = q / t->tw;
     *tx = q % t->tw;
     return t->tw - *tx < q1 - q ? t->tw - *tx : q1 - q;
+}
+
+/* Product xi of output group og: U[xi] . V[xi] over nq positions of x
+ * (laid out by g1) into out (blocks ldo positions apart), the input blocks
+ * cstep at a time while their weights stay in L1. */
+static void convw_product(const convw_job *t, const float *x, const poprt__convb_geom *g1,
+                          int64_t xi, int64_t og, int64_t nq, float *out, int64_t ldo)
+{
+    const int64_t ncb = g1->ncb, oc0 = og * CONVB_GROUP, M = t->b.p->M;
+    const int nb = (int)(((M - oc0 < CONVB_GROUP ? M - oc0 : CONVB_GROUP) + 15) / 16);
+    const float *w = t->u + (xi * t->b.n_og + og) * t->b.w_group;
+    const int64_t wstep = 16 * nb * 16; /* floats per input block */
+    for (int64_t c0 = 0; c0 < ncb; c0 += t->cstep) {
+        const int64_t c1 = c0 + t->cstep < ncb ? c0 + t->cstep : ncb;
+        t->b.v->run(x, w, NULL, nb, g1, 0, nq, c0, c1, c0 > 0, out, ldo, NULL, 0, w + c1 * wstep,
+                    4 * t->cstep * wstep);
+    }
+}
+
+/* The epilogue the output transform left (epi_after) on rows of cols
+ * outputs from Y's yoff, OW apart, for the block's nch channels. */
+static void convw_epilogue(const convw_job *t, int64_t yoff, int rows, int64_t cols, int nch)
+{
+    const poprt__conv_plan *p = t->b.p;
+    const int64_t OW = p->g.out[2], OHW = p->g.out_sz;
+    for (int r = 0; r < rows; r++) {
+        if (t->b.yblk)
+            poprt__x86_conv_epilogue(p, t->b.y, yoff + r * OW * 16, cols * 16);
+        else
+            for (int64_t i = 0; i < nch; i++)
+                poprt__x86_conv_epilogue(p, t->b.y, yoff + i * OHW + r * OW, cols);
+    }
 }
 
 /* Tile rows r = (n * ncb + cbi) * th + ty of V. */
@@ -766,18 +795,10 @@ static void convw_mul_fn(void *ctx, int64_t i0, int64_t i1)
         const int64_t ch = it % t->nchunks, og = (it / t->nchunks) % n_og;
         const int64_t n = (it / t->nchunks / n_og) % N, xi = it / t->nchunks / n_og / N;
         const int64_t q0 = ch * t->chunk, q1 = q0 + t->chunk < t->T ? q0 + t->chunk : t->T;
-        const int64_t oc0 = og * CONVB_GROUP;
-        const int64_t mc = p->M - oc0 < CONVB_GROUP ? p->M - oc0 : CONVB_GROUP;
-        const int nb = (int)((mc + 15) / 16);
-        const float *x = t->v + xi * t->vstep + n * ncb * t->g1.plane;
-        const float *w = t->u + (xi * n_og + og) * t->b.w_group;
-        float *out = t->pr + xi * t->pstep + (n * t->Mp + oc0) * t->T + q0 * 16;
-        const int64_t wstep = 16 * nb * 16; /* floats per input block */
-        for (int64_t c0 = 0; c0 < ncb; c0 += t->cstep) {
-            const int64_t c1 = c0 + t->cstep < ncb ? c0 + t->cstep : ncb;
-            t->b.v->run(x, w, NULL, nb, &t->g1, q0, q1, c0, c1, c0 > 0, out, t->T, NULL, 0,
-                        w + c1 * wstep, 4 * t->cstep * wstep);
-        }
+        /* positions [q0, q1) of the image's V[xi] */
+        const float *x = t->v + xi * t->vstep + n * ncb * t->g1.plane + q0 * 16;
+        float *out = t->pr + xi * t->pstep + (n * t->Mp + og * CONVB_GROUP) * t->T + q0 * 16;
+        convw_product(t, x, &t->g1, xi, og, q1 - q0, out, t->T);
     }
 }
 
@@ -800,13 +821,8 @@ static void convw_out_fn(void *ctx, int64_t r0, int64_t r1)
         const float *bias = t->b.b ? t->b.b + ob * 16 : NULL;
         t->out(m, t->pstep, t->tw, bias, rows, OW, OW, z, t->relu, t->b.yblk, t->b.y + yoff, OHW,
                nch);
-        if (!t->epi_after)
-            continue;
-        if (t->b.yblk)
-            poprt__x86_conv_epilogue(p, t->b.y, yoff, rows * OW * 16);
-        else
-            for (int64_t i = 0; i < nch; i++)
-                poprt__x86_conv_epilogue(p, t->b.y, yoff + i * OHW, rows * OW);
+        if (t->epi_after)
+            convw_epilogue(t, yoff, rows, OW, nch);
     }
 }
 
@@ -840,19 +856,9 @@ static void convw_fused_fn(void *ctx, int64_t l0, int64_t l1)
                               Wp, 1, vc + (cbi * ct + q - q0 + j) * np * 16, 16);
             }
             for (int64_t xi = 0; xi < np; xi++)
-                for (int64_t og = 0; og < n_og; og++) {
-                    const int64_t oc0 = og * CONVB_GROUP;
-                    const int64_t mc = p->M - oc0 < CONVB_GROUP ? p->M - oc0 : CONVB_GROUP;
-                    const int nb = (int)((mc + 15) / 16);
-                    const float *w = t->u + (xi * n_og + og) * t->b.w_group;
-                    const int64_t wstep = 16 * nb * 16; /* floats per input block */
-                    for (int64_t c0 = 0; c0 < ncb; c0 += t->cstep) {
-                        const int64_t c1 = c0 + t->cstep < ncb ? c0 + t->cstep : ncb;
-                        t->b.v->run(vc + xi * 16, w, NULL, nb, &g1, 0, q1 - q0, c0, c1, c0 > 0,
-                                    pc + xi * pstep + oc0 * ct, ct, NULL, 0, w + c1 * wstep,
-                                    4 * t->cstep * wstep);
-                    }
-                }
+                for (int64_t og = 0; og < n_og; og++)
+                    convw_product(t, vc + xi * 16, &g1, xi, og, q1 - q0,
+                                  pc + xi * pstep + og * CONVB_GROUP * ct, ct);
             for (int64_t q = q0, ty, tx, len; q < q1; q += len) {
                 len = convw_run_of(t, q, q1, &ty, &tx);
                 const int64_t oh = t->eh * ty, ox = t->ew * tx;
@@ -877,15 +883,8 @@ static void convw_fused_fn(void *ctx, int64_t l0, int64_t l1)
                             t->b.v->transpose_bias(tb + r * t->ew * len * 16, 16, cols, nch, NULL,
                                                    0, t->b.y + yoff + r * OW, OHW);
                     }
-                    if (!t->epi_after)
-                        continue;
-                    for (int r = 0; r < rows; r++) {
-                        if (t->b.yblk)
-                            poprt__x86_conv_epilogue(p, t->b.y, yoff + r * OW * 16, cols * 16);
-                        else
-                            for (int64_t i = 0; i < nch; i++)
-                                poprt__x86_conv_epilogue(p, t->b.y, yoff + i * OHW + r * OW, cols);
-                    }
+                    if (t->epi_after)
+                        convw_epilogue(t, yoff, rows, cols, nch);
                 }
             }
         }

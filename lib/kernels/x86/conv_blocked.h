@@ -107,6 +107,14 @@ void poprt__convb_words_avx512(const float *src, int64_t n, uint32_t *dst);
  * and AVX512-BF16 (after POPRT_ISA). */
 int poprt__convb_bf16_usable(void);
 
+/* The Winograd transforms' types (F(2x2, 3x3) below, then F(4x4, 3x3) and
+ * F(4, 3), per ISA) */
+typedef void poprt__convw_in_fn(const float *xb, int64_t Wp, int64_t tw, float *v,
+                                int64_t vstep);
+typedef void poprt__convw_out_fn(const float *m, int64_t mstep, int64_t tw, const float *bias,
+                                 int rows, int64_t OW, int64_t ow, const float *z, int relu,
+                                 int yblk, float *y, int64_t ldy, int nch);
+
 /* Winograd F(2x2, 3x3) for 3x3 convolutions of stride 1 and dilation 1 on
  * blocks of 16 channels (conv_blocked.c): Y = A^T [U . V] A per 2x2 output
  * tile, U = G g G^T from the weights (packed at compile), V = B^T d B from
@@ -130,10 +138,8 @@ int poprt__convb_bf16_usable(void);
  * then relu stores max(0, v); only the block's first nch channels are
  * stored (16 with yblk; fewer for the last block of M channels not a
  * multiple of 16, whose products are computed for 16). */
-void poprt__convw_in_avx512(const float *xb, int64_t Wp, int64_t tw, float *v, int64_t vstep);
-void poprt__convw_out_avx512(const float *m, int64_t mstep, int64_t tw, const float *bias, int rows,
-                             int64_t OW, int64_t ow, const float *z, int relu, int yblk, float *y,
-                             int64_t ldy, int nch);
+poprt__convw_in_fn poprt__convw_in_avx512;
+poprt__convw_out_fn poprt__convw_out_avx512;
 /* Winograd F(4x4, 3x3) (conv_wino4_body.inc): the same arguments for 4x4
  * output tiles from 6x6 input patches, 36 products, with
  *   B^T = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0;
@@ -145,24 +151,16 @@ void poprt__convw_out_avx512(const float *m, int64_t mstep, int64_t tw, const fl
  * of the tile row (rows) and the columns < ow. 4x fewer products than the
  * direct sums (2.25x for F(2x2, 3x3)), larger transforms, and roundings
  * magnified by the transforms' coefficients (docs/compiler.md). */
-void poprt__convw4_in_avx512(const float *xb, int64_t Wp, int64_t tw, float *v, int64_t vstep);
-void poprt__convw4_out_avx512(const float *m, int64_t mstep, int64_t tw, const float *bias,
-                              int rows, int64_t OW, int64_t ow, const float *z, int relu, int yblk,
-                              float *y, int64_t ldy, int nch);
+poprt__convw_in_fn poprt__convw4_in_avx512;
+poprt__convw_out_fn poprt__convw4_out_avx512;
 /* F(4, 3) along one axis (conv_wino4_body.inc) for 3x1 (h: tiles of 4
  * rows x 1 column, patches of 6 rows) and 1x3 kernels (w: 1 row x 4
  * columns, patches of 6 columns), 6 products, the same B^T, A^T and G;
  * the same arguments: in reads tile tx's patch at xb + tx * 16 (h) or
  * xb + tx * 4 * 16 (w), Wp the padded row pitch; out writes rows < rows of
  * column tx (h) or columns < ow of the row (w). */
-void poprt__convw4h_in_avx512(const float *xb, int64_t Wp, int64_t tw, float *v, int64_t vstep);
-void poprt__convw4h_out_avx512(const float *m, int64_t mstep, int64_t tw, const float *bias,
-                               int rows, int64_t OW, int64_t ow, const float *z, int relu, int yblk,
-                               float *y, int64_t ldy, int nch);
-void poprt__convw4w_in_avx512(const float *xb, int64_t Wp, int64_t tw, float *v, int64_t vstep);
-void poprt__convw4w_out_avx512(const float *m, int64_t mstep, int64_t tw, const float *bias,
-                               int rows, int64_t OW, int64_t ow, const float *z, int relu, int yblk,
-                               float *y, int64_t ldy, int nch);
+poprt__convw_in_fn poprt__convw4h_in_avx512, poprt__convw4w_in_avx512;
+poprt__convw_out_fn poprt__convw4h_out_avx512, poprt__convw4w_out_avx512;
 
 /* The AVX2 + FMA variant (conv_blocked_avx2.c): the same functions, layout
  * and order of sums, on two ymm vectors per block of 16 channels. */
@@ -177,22 +175,10 @@ void poprt__convb_rows_avx2(const float *x, const float *w, int64_t wpitch, cons
 void poprt__convb_even_avx2(const float *src, int64_t n, float *dst);
 void poprt__transpose_bias_avx2(const float *src, int64_t spitch, int64_t n, int64_t m,
                                 const float *bias, int relu, float *dst, int64_t dpitch);
-void poprt__convw_in_avx2(const float *xb, int64_t Wp, int64_t tw, float *v, int64_t vstep);
-void poprt__convw_out_avx2(const float *m, int64_t mstep, int64_t tw, const float *bias, int rows,
-                           int64_t OW, int64_t ow, const float *z, int relu, int yblk, float *y,
-                           int64_t ldy, int nch);
-void poprt__convw4_in_avx2(const float *xb, int64_t Wp, int64_t tw, float *v, int64_t vstep);
-void poprt__convw4_out_avx2(const float *m, int64_t mstep, int64_t tw, const float *bias, int rows,
-                            int64_t OW, int64_t ow, const float *z, int relu, int yblk, float *y,
-                            int64_t ldy, int nch);
-void poprt__convw4h_in_avx2(const float *xb, int64_t Wp, int64_t tw, float *v, int64_t vstep);
-void poprt__convw4h_out_avx2(const float *m, int64_t mstep, int64_t tw, const float *bias,
-                             int rows, int64_t OW, int64_t ow, const float *z, int relu, int yblk,
-                             float *y, int64_t ldy, int nch);
-void poprt__convw4w_in_avx2(const float *xb, int64_t Wp, int64_t tw, float *v, int64_t vstep);
-void poprt__convw4w_out_avx2(const float *m, int64_t mstep, int64_t tw, const float *bias,
-                             int rows, int64_t OW, int64_t ow, const float *z, int relu, int yblk,
-                             float *y, int64_t ldy, int nch);
+poprt__convw_in_fn poprt__convw_in_avx2, poprt__convw4_in_avx2, poprt__convw4h_in_avx2,
+    poprt__convw4w_in_avx2;
+poprt__convw_out_fn poprt__convw_out_avx2, poprt__convw4_out_avx2, poprt__convw4h_out_avx2,
+    poprt__convw4w_out_avx2;
 
 /* A blocked-convolution variant: the functions above for one ISA. */
 typedef struct poprt__convb_variant {
@@ -216,24 +202,10 @@ typedef struct poprt__convb_variant {
     void (*even)(const float *src, int64_t n, float *dst);
     void (*transpose_bias)(const float *src, int64_t spitch, int64_t n, int64_t m,
                            const float *bias, int relu, float *dst, int64_t dpitch);
-    void (*wino_in)(const float *xb, int64_t Wp, int64_t tw, float *v, int64_t vstep);
-    void (*wino_out)(const float *m, int64_t mstep, int64_t tw, const float *bias, int rows,
-                     int64_t OW, int64_t ow, const float *z, int relu, int yblk, float *y,
-                     int64_t ldy, int nch);
-    /* F(4x4, 3x3): the same for 4x4 tiles */
-    void (*wino4_in)(const float *xb, int64_t Wp, int64_t tw, float *v, int64_t vstep);
-    void (*wino4_out)(const float *m, int64_t mstep, int64_t tw, const float *bias, int rows,
-                      int64_t OW, int64_t ow, const float *z, int relu, int yblk, float *y,
-                      int64_t ldy, int nch);
-    /* F(4, 3) for 3x1 (h) and 1x3 (w) kernels */
-    void (*wino4h_in)(const float *xb, int64_t Wp, int64_t tw, float *v, int64_t vstep);
-    void (*wino4h_out)(const float *m, int64_t mstep, int64_t tw, const float *bias, int rows,
-                       int64_t OW, int64_t ow, const float *z, int relu, int yblk, float *y,
-                       int64_t ldy, int nch);
-    void (*wino4w_in)(const float *xb, int64_t Wp, int64_t tw, float *v, int64_t vstep);
-    void (*wino4w_out)(const float *m, int64_t mstep, int64_t tw, const float *bias, int rows,
-                       int64_t OW, int64_t ow, const float *z, int relu, int yblk, float *y,
-                       int64_t ldy, int nch);
+    /* the Winograd transforms: F(2x2, 3x3), F(4x4, 3x3), F(4, 3) for 3x1
+     * (h) and 1x3 (w) kernels */
+    poprt__convw_in_fn *wino_in, *wino4_in, *wino4h_in, *wino4w_in;
+    poprt__convw_out_fn *wino_out, *wino4_out, *wino4h_out, *wino4w_out;
 } poprt__convb_variant;
 
 enum { POPRT__CONVB_INTERLEAVED = 0, POPRT__CONVB_BY_BLOCK = 1 };
