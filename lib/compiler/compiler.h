@@ -43,6 +43,14 @@ typedef struct poprt__cc_step {
  * static shape) flows into it; 0 when n cannot be one (fuse_elementwise.c). */
 int poprt__cc_step_of(const poprt__graph *g, poprt__node *n, const poprt__tensor *cur,
                       poprt__cc_step *s);
+/* A unary activation written as nodes that read `cur` (float32, static
+ * shape) twice: x * Sigmoid(x) (Swish), x * HardSigmoid(x, 1/6, 1/2) and
+ * x * Clip(x + 3, 0, 6) / 6 with the division by 6 (Div or Mul by 1/6)
+ * before or after the product (HardSwish). When cur's two readers make one,
+ * fills *s (a step without operand), nodes (at most 4, in order) and
+ * *n_nodes, and returns the activation's output; else NULL. */
+poprt__tensor *poprt__cc_composite_of(const poprt__graph *g, const poprt__tensor *cur,
+                                      poprt__cc_step *s, poprt__node **nodes, int *n_nodes);
 
 /* After a rewrite that made ai.poprt nodes: the opset import, the
  * topological order and the model check; errors say "compiling (what)". */

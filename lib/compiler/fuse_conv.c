@@ -2,12 +2,13 @@
  * Add or two-input Sum (Conv output + another tensor of the same shape),
  * then an activation (Relu, Clip with constant bounds, LeakyRelu, Sigmoid,
  * HardSigmoid, HardSwish), then elementwise steps with at most a scalar
- * operand (FusedElementwise's), then a float8 QuantizeLinear ->
+ * operand (FusedElementwise's, among them activations written as several
+ * nodes: x * Sigmoid(x), a decomposed HardSwish), then a float8 QuantizeLinear ->
  * DequantizeLinear pair become one ai.poprt FusedConv node,
  * Y = fp8(post(act(conv + B + Z))), whose kernel applies the epilogue to
  * each output block while it is still in cache (lib/kernels/x86/conv.c). Each
- * intermediate tensor must have exactly one reader and must not be a graph
- * output. Only the main graph is rewritten, and only where the shapes are
+ * intermediate tensor must have exactly one reader (the input of a
+ * several-node activation: its two) and must not be a graph output. Only the main graph is rewritten, and only where the shapes are
  * static. It runs before the elementwise-chain fusion, which would
  * otherwise take Add -> Relu. */
 #include <math.h>
@@ -85,7 +86,7 @@ static poprt_status fuse_one(poprt__graph *g, poprt__node *c, int *done)
     if (c->n_outputs != 1 || !static_float(x) || !static_float(y) || !w ||
         w->type.elem != POPRT_DTYPE_FLOAT)
         return POPRT_OK;
-    poprt__node *chain[5 + POPRT__EW_MAX_STEPS] = {c};
+    poprt__node *chain[3 + 4 * POPRT__EW_MAX_STEPS] = {c};
     int len = 1;
     poprt__tensor *z = NULL, *out = y;
     poprt__node *next = poprt__graph_sole_consumer(g, out);
@@ -118,9 +119,19 @@ static poprt_status fuse_one(poprt__graph *g, poprt__node *c, int *done)
     float pal[POPRT__EW_MAX_STEPS], pbe[POPRT__EW_MAX_STEPS];
     int n_post = 0;
     poprt__cc_step st, f8 = {0};
-    while (n_post < POPRT__EW_MAX_STEPS && (next = poprt__graph_sole_consumer(g, out)) &&
-           poprt__cc_step_of(g, next, out, &st) && !st.t) {
-        if (st.pair) {
+    while (n_post < POPRT__EW_MAX_STEPS) {
+        poprt__node *comp[4];
+        int n_comp = 0;
+        poprt__tensor *end;
+        next = poprt__graph_sole_consumer(g, out);
+        if (!next || !poprt__cc_step_of(g, next, out, &st) || st.t) {
+            /* x * Sigmoid(x), a decomposed HardSwish, ...: out read twice */
+            if (!(end = poprt__cc_composite_of(g, out, &st, comp, &n_comp)))
+                break;
+            for (int i = 0; i < n_comp; i++)
+                chain[len++] = comp[i];
+            out = end;
+        } else if (st.pair) {
             /* a float8 QuantizeLinear -> DequantizeLinear pair (the input
              * of a conv float_to_fp8 quantized): its rounding ends the
              * epilogue */
@@ -129,14 +140,15 @@ static poprt_status fuse_one(poprt__graph *g, poprt__node *c, int *done)
             chain[len++] = st.pair;
             out = poprt__node_out(st.pair, 0);
             break;
+        } else {
+            chain[len++] = next;
+            out = poprt__node_out(next, 0);
         }
         pops[n_post] = st.op;
         prev[n_post] = st.reverse;
         pal[n_post] = st.alpha;
         pbe[n_post] = st.beta;
         n_post++;
-        chain[len++] = next;
-        out = poprt__node_out(next, 0);
     }
     if (len < 2)
         return POPRT_OK;

@@ -1,6 +1,6 @@
 /* Compile-time fusion of elementwise chains: a run of float32 elementwise
  * nodes where each node's result feeds only the next one (Add(3) -> Clip ->
- * Mul(x) -> Div(6), a decomposed HardSwish; Mul -> Add with per-channel
+ * Mul(x) -> Div(6), a decomposed HardSwish, one step; Mul -> Add with per-channel
  * scale and shift; x * Sigmoid(x); a bias Add -> Gelu; a float8 QuantizeLinear ->
  * DequantizeLinear pair, with what precedes or follows it; ...) becomes one ai.poprt
  * FusedElementwise node (lib/kernels/ref/poprt_compiled.h), which makes one
@@ -186,73 +186,231 @@ int poprt__cc_step_of(const poprt__graph *g, poprt__node *n, const poprt__tensor
     return 1;
 }
 
-/* Finds the chain starting at n; returns its length (steps filled) and the
- * chain's input in *x. */
-static int grow(const poprt__graph *g, poprt__node *n, poprt__node **nodes, step *steps,
-                poprt__tensor **x)
+/* step_of(n, cur) is the scalar step op (operand on the side reverse
+ * says) with exactly the value v. */
+static int scalar_step(const poprt__graph *g, poprt__node *n, const poprt__tensor *cur, int op,
+                       float v, int reverse)
+{
+    step s;
+    return n && poprt__cc_step_of(g, n, cur, &s) && s.op == op && !s.t && !s.pair &&
+           s.reverse == reverse && s.alpha == v;
+}
+
+/* Clip(cur, 0, 6) */
+static int relu6(const poprt__graph *g, poprt__node *n, const poprt__tensor *cur)
+{
+    step s;
+    return n && poprt__cc_step_of(g, n, cur, &s) && s.op == POPRT__EW_CLIP && s.alpha == 0.0f &&
+           s.beta == 6.0f;
+}
+
+/* t divided by 6 (Div(t, 6): *mul 0, *k 6) or multiplied by about 1/6
+ * (Mul: *mul 1, *k the constant as the model holds it). */
+static int by_six(const poprt__graph *g, poprt__node *n, const poprt__tensor *t, int *mul,
+                  float *k)
+{
+    step s;
+    if (!n || !poprt__cc_step_of(g, n, t, &s) || s.t || s.pair)
+        return 0;
+    *k = s.alpha;
+    *mul = s.op == POPRT__EW_MUL;
+    return (s.op == POPRT__EW_DIV && !s.reverse && s.alpha == 6.0f) ||
+           (*mul && fabsf(s.alpha - 1.0f / 6.0f) <= 1e-7f);
+}
+
+poprt__tensor *poprt__cc_composite_of(const poprt__graph *g, const poprt__tensor *cur,
+                                      poprt__cc_step *s, poprt__node **nodes, int *n_nodes)
+{
+    *n_nodes = 0;
+    if (!cur || cur->is_output || !poprt__cc_static_float(cur, POPRT__MAX_RANK) ||
+        poprt__tensor_use_count(g, cur) != 2)
+        return NULL;
+    poprt__vec users = {0};
+    if (poprt__graph_consumers(g, cur, &users) || users.len != 2) {
+        poprt__vec_free(&users);
+        return NULL;
+    }
+    poprt__node *u[2] = {users.items[0], users.items[1]};
+    poprt__vec_free(&users);
+    memset(s, 0, sizeof *s);
+    s->operand = -1;
+    for (int k = 0; k < 2; k++) {
+        poprt__node *f = u[k], *m = u[1 - k];
+        /* m: Mul(cur, t) or Mul(t, cur), the product that ends the activation */
+        if (!poprt__rw_is(m, "Mul") || m->n_inputs != 2 || m->n_outputs != 1)
+            continue;
+        const poprt__tensor *t = poprt__rw_other_input(m, cur);
+        const poprt__tensor *fy = f->n_outputs == 1 ? poprt__node_out(f, 0) : NULL;
+        if (!t || !fy || !poprt__cc_static_float(fy, POPRT__MAX_RANK) ||
+            !poprt__cc_same_shape(fy, cur))
+            continue;
+        poprt__node *path[4] = {f};
+        int n = 1;
+        if (poprt__rw_is(f, "Sigmoid") || poprt__rw_is(f, "HardSigmoid")) {
+            /* x * Sigmoid(x): Swish; x * HardSigmoid(x, 1/6, 1/2): HardSwish */
+            if (poprt__node_in(f, 0) != cur || t != fy || poprt__graph_sole_consumer(g, fy) != m)
+                continue;
+            if (poprt__rw_is(f, "Sigmoid")) {
+                s->op = POPRT__EW_SWISH;
+                s->alpha = 1.0f;
+            } else if (poprt__attr_f(f, "alpha", 0.2f) == 1.0f / 6.0f &&
+                       poprt__attr_f(f, "beta", 0.5f) == 0.5f) {
+                /* the operator's formula: HardSigmoid's own, times x */
+                s->op = POPRT__EW_HARD_SWISH;
+            } else {
+                continue;
+            }
+            path[n++] = m;
+        } else if (scalar_step(g, f, cur, POPRT__EW_ADD, 3.0f, 0) ||
+                   scalar_step(g, f, cur, POPRT__EW_ADD, 3.0f, 1)) {
+            /* x * Clip(x + 3, 0, 6) / 6, the division after or before the
+             * product: the step computes the same operations in that order */
+            poprt__node *c = poprt__graph_sole_consumer(g, fy);
+            if (!relu6(g, c, fy))
+                continue;
+            path[n++] = c;
+            const poprt__tensor *cy = poprt__node_out(c, 0);
+            poprt__node *d = poprt__graph_sole_consumer(g, cy);
+            int mul;
+            float k6;
+            if (d == m && t == cy) {
+                d = poprt__graph_sole_consumer(g, poprt__node_out(m, 0));
+                if (!by_six(g, d, poprt__node_out(m, 0), &mul, &k6))
+                    continue;
+                path[n++] = m;
+                path[n++] = d;
+                s->beta = (float)mul;
+            } else if (by_six(g, d, cy, &mul, &k6) && t == poprt__node_out(d, 0) &&
+                       poprt__graph_sole_consumer(g, t) == m) {
+                path[n++] = d;
+                path[n++] = m;
+                s->beta = (float)(2 + mul);
+            } else {
+                continue;
+            }
+            s->op = POPRT__EW_HARD_SWISH;
+            s->alpha = k6;
+        } else {
+            continue;
+        }
+        poprt__tensor *y = poprt__node_out(path[n - 1], 0);
+        if (!y || !poprt__cc_static_float(y, POPRT__MAX_RANK) || !poprt__cc_same_shape(y, cur))
+            continue;
+        for (int i = 0; i < n; i++)
+            nodes[i] = path[i];
+        *n_nodes = n;
+        return y;
+    }
+    return NULL;
+}
+
+/* A chain: its steps, every node they replace (a step may replace up to
+ * four: a float8 pair, a composite activation), its input and its output. */
+typedef struct {
+    step steps[POPRT__EW_MAX_STEPS];
+    int len;
+    poprt__node *nodes[4 * POPRT__EW_MAX_STEPS];
+    int n_nodes;
+    poprt__tensor *x, *y;
+} chain;
+
+/* Adds the step that the nodes ns[0..n) make, ending at tensor end. */
+static void chain_add(chain *c, const step *s, poprt__node *const *ns, int n, poprt__tensor *end)
+{
+    c->steps[c->len++] = *s;
+    for (int i = 0; i < n; i++)
+        c->nodes[c->n_nodes++] = ns[i];
+    c->y = end;
+}
+
+/* The next step after c->y, if any: the step of its sole reader, or a
+ * composite activation of its two. */
+static int grow_one(const poprt__graph *g, chain *c)
+{
+    step s;
+    poprt__node *ns[4];
+    int n = 0;
+    poprt__node *r = poprt__graph_sole_consumer(g, c->y);
+    if (r && poprt__cc_step_of(g, r, c->y, &s)) {
+        ns[n++] = r;
+        if (s.pair)
+            ns[n++] = s.pair;
+        chain_add(c, &s, ns, n, poprt__node_out(step_last(r, &s), 0));
+        return 1;
+    }
+    poprt__tensor *end = poprt__cc_composite_of(g, c->y, &s, ns, &n);
+    if (!end)
+        return 0;
+    chain_add(c, &s, ns, n, end);
+    return 1;
+}
+
+/* Finds the chain starting at n; returns its length (c filled). */
+static int grow(const poprt__graph *g, poprt__node *n, chain *c)
 {
     poprt__tensor *a = poprt__node_in(n, 0), *b = n->n_inputs > 1 ? poprt__node_in(n, 1) : NULL;
     const poprt__tensor *y = poprt__node_out(n, 0);
+    c->len = c->n_nodes = 0;
     if (!y)
         return 0;
-    /* the chain's input: the side with Y's shape (input 0 first) */
+    /* the chain's input: the side with Y's shape (input 0 first); n may
+     * also begin a composite activation of it */
     poprt__tensor *cands[2] = {a, b};
-    int len = 0;
-    for (int c = 0; c < 2 && !len; c++) {
-        poprt__tensor *t = cands[c];
-        if (t && poprt__cc_static_float(t, POPRT__MAX_RANK) && poprt__cc_same_shape(t, y) &&
-            !poprt__rw_value(t) && poprt__cc_step_of(g, n, t, &steps[0]))
-            len = 1, *x = t;
+    for (int k = 0; k < 2 && !c->len; k++) {
+        poprt__tensor *t = cands[k];
+        step s;
+        poprt__node *ns[4];
+        int m = 0;
+        if (!t || !poprt__cc_static_float(t, POPRT__MAX_RANK) || !poprt__cc_same_shape(t, y) ||
+            poprt__rw_value(t))
+            continue;
+        c->x = t;
+        poprt__tensor *end = poprt__cc_composite_of(g, t, &s, ns, &m);
+        if (end && ns[0] == n) {
+            chain_add(c, &s, ns, m, end);
+        } else if (poprt__cc_step_of(g, n, t, &s)) {
+            ns[0] = n;
+            ns[1] = s.pair;
+            chain_add(c, &s, ns, s.pair ? 2 : 1, poprt__node_out(step_last(n, &s), 0));
+        }
     }
-    if (!len)
-        return 0;
-    nodes[0] = n;
-    poprt__tensor *cur = poprt__node_out(step_last(n, &steps[0]), 0);
-    while (len < POPRT__EW_MAX_STEPS) {
-        poprt__node *c = poprt__graph_sole_consumer(g, cur);
-        if (!c || !poprt__cc_step_of(g, c, cur, &steps[len]))
-            break;
-        nodes[len] = c;
-        cur = poprt__node_out(step_last(c, &steps[len]), 0);
-        len++;
+    while (c->len && c->len < POPRT__EW_MAX_STEPS && grow_one(g, c)) {
     }
-    return len;
+    return c->len;
 }
 
-/* Replaces nodes[0..len) by one FusedElementwise node. */
-static poprt_status fuse(poprt__graph *g, poprt__node **nodes, step *steps, int len,
-                         poprt__tensor *x)
+/* Replaces the chain's nodes by one FusedElementwise node. */
+static poprt_status fuse(poprt__graph *g, const chain *c)
 {
     poprt__tensor *ins[POPRT__EW_MAX_STEPS + 1];
     int n_in = 0;
-    ins[n_in++] = x;
+    ins[n_in++] = c->x;
     int64_t ops[POPRT__EW_MAX_STEPS], opd[POPRT__EW_MAX_STEPS], rev[POPRT__EW_MAX_STEPS];
     float al[POPRT__EW_MAX_STEPS], be[POPRT__EW_MAX_STEPS];
+    const int len = c->len;
     for (int s = 0; s < len; s++) {
-        ops[s] = steps[s].op;
-        rev[s] = steps[s].reverse;
-        al[s] = steps[s].alpha;
-        be[s] = steps[s].beta;
+        const step *st = &c->steps[s];
+        ops[s] = st->op;
+        rev[s] = st->reverse;
+        al[s] = st->alpha;
+        be[s] = st->beta;
         opd[s] = -1;
-        if (steps[s].t) {
+        if (st->t) {
             int i = 0;
-            while (i < n_in && ins[i] != steps[s].t)
+            while (i < n_in && ins[i] != st->t)
                 i++;
             if (i == n_in)
-                ins[n_in++] = steps[s].t;
+                ins[n_in++] = st->t;
             opd[s] = i;
         }
     }
-    poprt__tensor *y = poprt__node_out(step_last(nodes[len - 1], &steps[len - 1]), 0);
-    const char *name = poprt__model_unique_name(g->model, nodes[0]->name);
+    poprt__tensor *y = c->y;
+    const char *name = poprt__model_unique_name(g->model, c->nodes[0]->name);
     if (!name)
         return poprt__rw_oom();
     /* detached now, dropped from the list once the sweep is done */
-    for (int s = 0; s < len; s++) {
-        poprt__graph_detach_node(nodes[s]);
-        if (steps[s].pair)
-            poprt__graph_detach_node(steps[s].pair);
-    }
+    for (int i = 0; i < c->n_nodes; i++)
+        poprt__graph_detach_node(c->nodes[i]);
     poprt__node *f = poprt__graph_add_node(g, "FusedElementwise", "ai.poprt", name, n_in, 1);
     if (!f)
         return poprt__rw_oom();
@@ -272,21 +430,19 @@ poprt_status poprt__compile_fuse_elementwise(poprt__model *m, int *changed)
 {
     poprt__graph *g = m->graph;
     *changed = 0;
-    poprt__node *nodes[POPRT__EW_MAX_STEPS];
-    step steps[POPRT__EW_MAX_STEPS];
+    chain c;
     /* in graph order, so that a chain is found from its first node */
     poprt_status st = POPRT_OK;
     for (size_t i = 0; i < g->nodes.len && !st; i++) {
         poprt__node *n = g->nodes.items[i];
-        poprt__tensor *x = NULL;
         if (n->removed)
             continue;
-        int len = grow(g, n, nodes, steps, &x);
-        if (len < 2 && !(len == 1 && steps[0].pair)) /* one node gains nothing */
+        int len = grow(g, n, &c);
+        if (len < 1 || c.n_nodes < 2) /* one node gains nothing */
             continue;
         /* (nodes before i cannot start a chain now: fusing removes readers,
          * it adds no fusable step; the fused node goes to the list's end) */
-        st = fuse(g, nodes, steps, len, x);
+        st = fuse(g, &c);
         *changed = 1;
     }
     poprt__graph_compact(g);

@@ -19,6 +19,9 @@ enum {
     POPRT__EW_CLIP = 22,        /* alpha = min, beta = max */
     POPRT__EW_SIGMOID = 23,
     POPRT__EW_HARD_SIGMOID = 24, /* alpha, beta */
+    /* alpha 0: the operator's x * max(0, min(1, x / 6 + 1/2)); else as a
+     * graph writes it, c = Clip(x + 3, 0, 6) then, by beta, 0: (x c) / alpha,
+     * 1: (x c) * alpha, 2: x (c / alpha), 3: x (c * alpha) */
     POPRT__EW_HARD_SWISH = 25,
     POPRT__EW_TANH = 26,
     POPRT__EW_EXP = 27,
@@ -37,6 +40,7 @@ enum {
     POPRT__EW_FP8_E5M2 = 36,
     POPRT__EW_GELU = 37,      /* Gelu, erf form */
     POPRT__EW_GELU_TANH = 38, /* Gelu with approximate = "tanh" */
+    POPRT__EW_SWISH = 39,     /* x * Sigmoid(alpha * x) */
 };
 #define POPRT__EW_MAX_STEPS 32
 

@@ -11,7 +11,7 @@ int poprt__ew_is_binary(int64_t op)
 
 int poprt__ew_known(int64_t op)
 {
-    return poprt__ew_is_binary(op) || (op >= POPRT__EW_RELU && op <= POPRT__EW_GELU_TANH);
+    return poprt__ew_is_binary(op) || (op >= POPRT__EW_RELU && op <= POPRT__EW_SWISH);
 }
 
 /* FusedElementwise: Y has X's type; the step attributes must agree. */

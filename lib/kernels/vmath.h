@@ -44,11 +44,14 @@ typedef struct poprt__vmath_param {
 /* The unary functions y[i] = f(x[i]), i < n (x == y allowed):
  *   square, cube: x*x, x*x*x (Pow with exponent 2, 3)
  *   pow_half: pow(x, 0.5) (sqrt, with pow's +0 for -0 and +inf for -inf)
- *   clip: x < alpha ? alpha : x, then > beta ? beta : (NaN stays NaN) */
+ *   clip: x < alpha ? alpha : x, then > beta ? beta : (NaN stays NaN)
+ *   x_relu6: a HardSwish as a graph writes it, c = Clip(x + 3, 0, 6), then
+ *     beta 0: (x c) / alpha, 1: (x c) alpha, 2: x (c / alpha), 3: x (c alpha)
+ *     (each operation rounded as its node would) */
 #define POPRT__VMATH_UNARY(X)                                                                \
     X(exp) X(log) X(tanh) X(erf) X(sigmoid) X(gelu) X(gelu_tanh) X(softplus) X(mish)         \
     X(swish) X(elu) X(selu) X(celu) X(relu) X(leaky_relu) X(hard_sigmoid) X(hard_swish)      \
-    X(square) X(cube) X(pow_half) X(clip)
+    X(square) X(cube) X(pow_half) X(clip) X(x_relu6)
 
 /* The binary functions y[i] = a[i*sa] op b[i*sb] with sa, sb in {0, 1}
  * (not both 0); IEEE results (Div is a true division). max, min: as ONNX

@@ -363,6 +363,61 @@ START_TEST(conv_scalar_steps_fuse)
 }
 END_TEST
 
+/* Activations written as several nodes that read the conv's (scaled) output
+ * twice join the FusedConv as one step, with the unfused graph's bits:
+ * x * Clip(x + 3, 0, 6) with the 6 divided or multiplied (by 1/6) after or
+ * before the product, x * HardSigmoid(x, 1/6, 1/2) and x * Sigmoid(x).
+ * HardSigmoid with another slope is no HardSwish: it stays elementwise. */
+START_TEST(conv_composite_activations_fuse)
+{
+    enum { C = 16, H = 6, W = 7, NUM = C * H * W };
+    static float w1[C * C * 9], w2[C * C * 9], x[NUM];
+    exact_data(11, w1, w2, C * C * 9, x, NUM);
+    for (int form = 0; form < 7; form++) {
+        poprt__model *m = tb_model(13);
+        int64_t xd[4] = {1, C, H, W}, w1d[4] = {C, C, 3, 3};
+        tb_input(m, "x", POPRT_DTYPE_FLOAT, 4, xd);
+        tb_const(m, "w1", POPRT_DTYPE_FLOAT, 4, w1d, w1);
+        scalar(m, "scale", 1.0f / 64.0f);
+        scalar(m, "three", 3.0f);
+        scalar(m, "zero", 0.0f);
+        scalar(m, "six", 6.0f);
+        scalar(m, "sixth", 1.0f / 6.0f);
+        pads1(tb_node(m, "Conv", 2, (const char *[]){"x", "w1"}, 1, (const char *[]){"c"}));
+        tb_node(m, "Mul", 2, (const char *[]){"c", "scale"}, 1, (const char *[]){"v"});
+        const char *by = form % 2 ? "Mul" : "Div", *k = form % 2 ? "sixth" : "six";
+        if (form < 2) { /* (v * relu6) / 6 */
+            tb_node(m, "Add", 2, (const char *[]){"three", "v"}, 1, (const char *[]){"a"});
+            tb_node(m, "Clip", 3, (const char *[]){"a", "zero", "six"}, 1, (const char *[]){"r"});
+            tb_node(m, "Mul", 2, (const char *[]){"v", "r"}, 1, (const char *[]){"p"});
+            tb_node(m, by, 2, (const char *[]){"p", k}, 1, (const char *[]){"y"});
+        } else if (form < 4) { /* v * (relu6 / 6) */
+            tb_node(m, "Add", 2, (const char *[]){"v", "three"}, 1, (const char *[]){"a"});
+            tb_node(m, "Clip", 3, (const char *[]){"a", "zero", "six"}, 1, (const char *[]){"r"});
+            tb_node(m, by, 2, (const char *[]){"r", k}, 1, (const char *[]){"q"});
+            tb_node(m, "Mul", 2, (const char *[]){"q", "v"}, 1, (const char *[]){"y"});
+        } else {
+            poprt__node *h =
+                tb_node(m, form == 5 ? "Sigmoid" : "HardSigmoid", 1, (const char *[]){"v"}, 1,
+                        (const char *[]){"s"});
+            if (form != 5) {
+                poprt__attr *at = poprt__node_add_attr(h, "alpha", POPRT__ATTR_FLOAT);
+                at->f = form == 4 ? 1.0f / 6.0f : 0.2f;
+                at = poprt__node_add_attr(h, "beta", POPRT__ATTR_FLOAT);
+                at->f = 0.5f;
+            }
+            tb_node(m, "Mul", 2, (const char *[]){"s", "v"}, 1, (const char *[]){"y"});
+        }
+        tb_output(m, "y");
+        poprt_model *pm;
+        ck_assert_msg(tb_load(m, &pm) == POPRT_OK, "%s", poprt_last_error());
+        /* form 6: FusedConv (Conv, Mul) and FusedElementwise (HardSigmoid, Mul) */
+        check_same(pm, xd, 4, x, NUM, form == 6, form == 6 ? 2 : 1);
+        poprt_model_free(pm);
+    }
+}
+END_TEST
+
 /* The chain stops at a tensor that is a graph output or read twice, and a
  * single elementwise node is left alone. */
 START_TEST(chains_stop_at_outputs_and_shared_tensors)
@@ -2245,6 +2300,7 @@ int main(void)
     tcase_add_test(tc, float8_pairs_fuse);
     tcase_add_test(tc, conv_output_rounding_fuses);
     tcase_add_test(tc, conv_scalar_steps_fuse);
+    tcase_add_test(tc, conv_composite_activations_fuse);
     tcase_add_test(tc, chains_stop_at_outputs_and_shared_tensors);
     tcase_add_test(tc, in_place_chain_matches);
     tcase_add_test(tc, malformed_fused_node_is_rejected);

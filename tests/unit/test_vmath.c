@@ -15,7 +15,9 @@
  *   softplus 4, mish 4, swish 4, elu/selu/celu 4 (+ an absolute 1e-7 for
  *   selu/celu, whose constants are applied in two roundings), relu and
  *   leaky_relu 0.5, square 0.5, cube 1.5, pow_half 0.5, hard_sigmoid and
- *   hard_swish 1 ulp + 1e-7 absolute (their breakpoints cancel).
+ *   hard_swish 1 ulp + 1e-7 absolute (their breakpoints cancel), x_relu6
+ *   (a HardSwish as a graph writes it, four orders) 2 ulp (+ 1e-7 relative
+ *   for the orders that multiply by 1/6 rounded to float).
  * Also: AVX2 and AVX-512 give identical bits; results do not depend on how
  * an array is split (thread chunking); binary ops are exact IEEE; softmax
  * and log-softmax rows against double; every table's float8 rounding gives
@@ -70,6 +72,10 @@ static const fcase cases[] = {
     {POPRT__VMATH_pow_half, 0.5, 0, 0, {0, 0, 0}},
     {POPRT__VMATH_clip, 0, 0, 0, {0, 6, 0}},
     {POPRT__VMATH_clip, 0, 0, 0, {-1.5f, 2.25f, 0}},
+    {POPRT__VMATH_x_relu6, 2, 0, 0, {6.0f, 0, 0}},
+    {POPRT__VMATH_x_relu6, 2, 0, 1e-7, {1.0f / 6.0f, 1, 0}},
+    {POPRT__VMATH_x_relu6, 2, 0, 0, {6.0f, 2, 0}},
+    {POPRT__VMATH_x_relu6, 2, 0, 1e-7, {1.0f / 6.0f, 3, 0}},
 };
 #define N_CASES ((int)(sizeof cases / sizeof cases[0]))
 
@@ -112,6 +118,11 @@ static double ref(int fn, double x, const poprt__vmath_param *p)
     case POPRT__VMATH_square: return x * x;
     case POPRT__VMATH_cube: return x * x * x;
     case POPRT__VMATH_pow_half: return pow(x, 0.5);
+    case POPRT__VMATH_x_relu6: { /* x Clip(x + 3, 0, 6) / 6; the product first
+                                     overflows in float as the graph's Mul does */
+        const double c = fmin(6.0, fmax(0.0, x + 3.0));
+        return p->beta < 2 ? (double)(float)(x * c) / 6.0 : x * (c / 6.0);
+    }
     case POPRT__VMATH_clip: {
         double v = x < a ? a : x;
         return v > p->beta ? p->beta : v;

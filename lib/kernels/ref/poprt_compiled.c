@@ -114,7 +114,9 @@ static void apply_unary(const poprt__vmath_variant *vm, int op, float alpha, flo
     case POPRT__EW_LEAKY_RELU: f = POPRT__VMATH_leaky_relu; break;
     case POPRT__EW_SIGMOID: f = POPRT__VMATH_sigmoid; break;
     case POPRT__EW_HARD_SIGMOID: f = POPRT__VMATH_hard_sigmoid; break;
-    case POPRT__EW_HARD_SWISH: f = POPRT__VMATH_hard_swish; break;
+    case POPRT__EW_HARD_SWISH: /* alpha set: as a graph writes it (fused_elementwise.h) */
+        f = alpha != 0.0f ? POPRT__VMATH_x_relu6 : POPRT__VMATH_hard_swish;
+        break;
     case POPRT__EW_TANH: f = POPRT__VMATH_tanh; break;
     case POPRT__EW_EXP: f = POPRT__VMATH_exp; break;
     case POPRT__EW_LOG: f = POPRT__VMATH_log; break;
@@ -122,6 +124,7 @@ static void apply_unary(const poprt__vmath_variant *vm, int op, float alpha, flo
     case POPRT__EW_SOFTPLUS: f = POPRT__VMATH_softplus; break;
     case POPRT__EW_GELU: f = POPRT__VMATH_gelu; break;
     case POPRT__EW_GELU_TANH: f = POPRT__VMATH_gelu_tanh; break;
+    case POPRT__EW_SWISH: f = POPRT__VMATH_swish; break;
     case POPRT__EW_CLIP: f = POPRT__VMATH_clip; break;
     case POPRT__EW_NEG:
         for (int64_t i = 0; i < n; i++)
