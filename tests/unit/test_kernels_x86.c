@@ -1030,6 +1030,12 @@ static const ccase dw_cases[] = {
     {1, 1, 1, 5, 70, 1, 7, 1, 3, 1, 1, 0, 3, 0, 3},  /* column stride 3 */
     {2, 2, 2, 16, 64, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1}, /* 64 columns: one 4-block group */
     {5, 5, 5, 1, 100, 1, 9, 1, 2, 1, 1, 0, 4, 0, 4}, /* 50 columns: 3 + 1 partial blocks */
+    /* kernel rows that read only zero rows are skipped: */
+    {3, 3, 3, 2, 40, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2},  /* 2 rows, 5x5: 2 of 5 rows read */
+    {2, 2, 2, 3, 21, 5, 5, 2, 1, 1, 1, 2, 2, 2, 2},  /* 3 rows, row stride 2 */
+    {2, 2, 2, 4, 17, 3, 3, 1, 1, 3, 1, 3, 1, 3, 1},  /* dilated rows over 4 */
+    {1, 1, 1, 1, 20, 3, 3, 1, 1, 1, 1, 5, 1, 0, 1},  /* top rows all zeros */
+    {1, 1, 1, 2, 20, 3, 3, 2, 1, 1, 1, 0, 1, 6, 1},  /* bottom rows all zeros */
 };
 
 START_TEST(test_dwconv_variants_vs_ref)
@@ -1059,7 +1065,8 @@ START_TEST(test_dwconv_variants_vs_ref)
                                            : 0.0f;
                 }
             v->plane(xpad, Wp, d.w + ch * cc->KH * cc->KW, cc->KH, cc->KW, cc->sh, cc->sw,
-                     cc->dh, cc->dw, d.b[ch], d.OH, d.OW, d.y + ch * d.OH * d.OW);
+                     cc->dh, cc->dw, cc->pt, cc->H, d.b[ch], d.OH, d.OW,
+                     d.y + ch * d.OH * d.OW);
         }
         cdata_check(&d, 1e-6, "dwconv", v->name, s);
         checked += d.ny;

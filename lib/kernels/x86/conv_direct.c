@@ -276,30 +276,52 @@ poprt_status poprt__x86_conv_direct(poprt__kctx *k, const poprt__conv_plan *p, c
 }
 
 /* ---- depthwise planes on a padded copy ---------------------------------------
- * Each input plane is copied once with its zero border (conv_pad_task_fn),
- * then every output plane runs the best plane function of the CPU's
- * (conv_dw.h: the first usable of conv_dw_kernels.inc): all
- * taps of a block of columns accumulate in registers, no bounds checks. */
+ * Each lane owns a zero-padded plane buffer (L1/L2-sized): its border is
+ * zeroed once, then for each of the lane's output planes the input plane's
+ * rows are copied into its interior (once per input channel) and the best
+ * plane function of the CPU's (conv_dw.h: the first usable of
+ * conv_dw_kernels.inc) accumulates all taps of a block of columns in
+ * registers, without bounds checks; the epilogue follows while the output
+ * plane is in cache. */
 
 typedef struct dw_plane_job {
-    const conv_direct_job *pad; /* the padded input */
-    const float *w, *b;
-    float *y;
+    const poprt__conv_plan *p;
+    const float *x, *w, *b;
+    float *y, *buf;
+    int64_t Hp, Wp, buf_floats, lanes, items;
     poprt__dwconv_plane_fn fn;
 } dw_plane_job;
 
-static void dw_plane_task_fn(void *ctx, int64_t q0, int64_t q1)
+static void dw_lane_fn(void *ctx, int64_t l0, int64_t l1)
 {
     const dw_plane_job *t = ctx;
-    const poprt__conv_plan *p = t->pad->p;
+    const poprt__conv_plan *p = t->p;
     const poprt__geom3 *g = &p->g;
-    for (int64_t q = q0; q < q1; q++) {
-        const int64_t n = q / p->M, m = q % p->M, c = m / p->Mg;
-        t->fn(t->pad->xpad + (n * p->C + c) * t->pad->plane, t->pad->Wp, t->w + m * g->k_sz,
-              g->k[1], g->k[2], g->s[1], g->s[2], g->d[1], g->d[2], t->b ? t->b[m] : 0.0f,
-              g->out[1], g->out[2], t->y + q * g->out_sz);
-        if (poprt__x86_conv_has_epilogue(p))
-            poprt__x86_conv_epilogue(p, t->y, q * g->out_sz, g->out_sz);
+    const int64_t H = g->in[1], W = g->in[2], pt = g->pb[1], pl = g->pb[2];
+    /* input columns j0 - pl .. j1 - pl land on buffer columns j0 .. j1 */
+    const int64_t j0 = pl < 0 ? 0 : pl > t->Wp ? t->Wp : pl;
+    const int64_t j1 = pl + W < j0 ? j0 : pl + W > t->Wp ? t->Wp : pl + W;
+    const int64_t i0 = pt < 0 ? 0 : pt > t->Hp ? t->Hp : pt;
+    const int64_t i1 = pt + H < i0 ? i0 : pt + H > t->Hp ? t->Hp : pt + H;
+    for (int64_t l = l0; l < l1; l++) {
+        float *xp = t->buf + l * t->buf_floats;
+        memset(xp, 0, sizeof(float) * (size_t)t->buf_floats);
+        int64_t last = -1;
+        for (int64_t q = t->items * l / t->lanes; q < t->items * (l + 1) / t->lanes; q++) {
+            const int64_t n = q / p->M, m = q % p->M, src = n * p->C + m / p->Mg;
+            if (src != last) {
+                const float *xs = t->x + src * g->in_sz;
+                for (int64_t i = i0; i < i1; i++)
+                    memcpy(xp + i * t->Wp + j0, xs + (i - pt) * W + (j0 - pl),
+                           sizeof(float) * (size_t)(j1 - j0));
+                last = src;
+            }
+            t->fn(xp, t->Wp, t->w + m * g->k_sz, g->k[1], g->k[2], g->s[1], g->s[2], g->d[1],
+                  g->d[2], pt, H, t->b ? t->b[m] : 0.0f, g->out[1], g->out[2],
+                  t->y + q * g->out_sz);
+            if (poprt__x86_conv_has_epilogue(p))
+                poprt__x86_conv_epilogue(p, t->y, q * g->out_sz, g->out_sz);
+        }
     }
 }
 
@@ -311,24 +333,30 @@ poprt_status poprt__x86_dwconv_padded(poprt__kctx *k, const poprt__conv_plan *p,
     *done = 0;
     if (g->in[0] != 1 || g->k[0] != 1 || g->out[0] != 1)
         return POPRT_OK;
-    conv_direct_job pad;
-    memset(&pad, 0, sizeof pad);
-    pad.p = p;
-    pad.x = x;
-    pad.Hp = (g->out[1] - 1) * g->s[1] + g->d[1] * (g->k[1] - 1) + 1;
-    pad.Wp = (g->out[2] - 1) * g->s[2] + g->d[2] * (g->k[2] - 1) + 1;
-    pad.plane = pad.Hp * pad.Wp;
-    const int64_t slack = 16 * g->s[2] + 16; /* whole 16-column blocks (conv_dw.h) */
+    dw_plane_job t;
+    memset(&t, 0, sizeof t);
+    t.p = p;
+    t.x = x;
+    t.w = w;
+    t.b = b;
+    t.y = y;
+    t.fn = poprt__dwconv_best()->plane;
+    t.Hp = (g->out[1] - 1) * g->s[1] + g->d[1] * (g->k[1] - 1) + 1;
+    t.Wp = (g->out[2] - 1) * g->s[2] + g->d[2] * (g->k[2] - 1) + 1;
+    /* whole 16-column blocks read up to 16 sw + 16 floats past the plane
+     * (conv_dw.h); rounded to a cache line */
+    t.buf_floats = (t.Hp * t.Wp + 16 * g->s[2] + 16 + 15) & ~(int64_t)15;
+    t.items = p->N * p->M;
+    /* up to CONV_LANES lanes, each a contiguous run of planes worth a
+     * wake-up */
+    t.lanes = poprt__ceil_div(t.items, poprt__ref_grain(g->out_sz * g->k_sz, 1 << 15));
+    if (t.lanes > CONV_LANES)
+        t.lanes = CONV_LANES;
     size_t n;
-    if (!poprt__mul_size((size_t)(p->N * p->C), (size_t)pad.plane, &n) ||
-        !(pad.xpad = poprt__kctx_scratch(k, (n + (size_t)slack) * sizeof(float))))
+    if (!poprt__mul_size((size_t)t.lanes, (size_t)t.buf_floats, &n) ||
+        !(t.buf = poprt__kctx_scratch(k, n * sizeof(float))))
         return poprt__ref_oom(k);
-    memset(pad.xpad + n, 0, (size_t)slack * sizeof(float));
-    poprt__kctx_parallel_for(k, p->N * p->C, poprt__ref_grain(pad.plane, 1 << 14), conv_pad_task_fn,
-                             &pad);
-    dw_plane_job t = {&pad, w, b, y, poprt__dwconv_best()->plane};
-    poprt__kctx_parallel_for(k, p->N * p->M, poprt__ref_grain(g->out_sz * g->k_sz, 1 << 15),
-                             dw_plane_task_fn, &t);
+    poprt__kctx_parallel_for(k, t.lanes, 1, dw_lane_fn, &t);
     *done = 1;
     return POPRT_OK;
 }

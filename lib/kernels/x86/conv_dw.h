@@ -8,7 +8,10 @@
  * input plane (row pitch Wp, padded so no tap reads outside it):
  *   y[oh][ow] = bias + sum_{kh, kw} w[kh*KW + kw]
  *                      * xpad[(oh*sh + kh*dh)*Wp + ow*sw + kw*dw]
- * with the taps added in that order, so every instance gives the same
+ * where top is the number of zero rows above the H input rows of xpad:
+ * kernel rows that read only those zero rows (or the ones below) for every
+ * output row of a group of two are skipped (their products are zeros); the
+ * others are added in that order, so every instance gives the same
  * result (the ISA files are built without FMA contraction, -std=c11). Blocks
  * of 16 columns are computed whole: the buffer must stay readable for
  * 16*sw + 16 floats past the end of the plane. */
@@ -20,7 +23,8 @@
 
 typedef void (*poprt__dwconv_plane_fn)(const float *xpad, int64_t Wp, const float *w, int64_t KH,
                                        int64_t KW, int64_t sh, int64_t sw, int64_t dh, int64_t dw,
-                                       float bias, int64_t OH, int64_t OW, float *y);
+                                       int64_t top, int64_t H, float bias, int64_t OH, int64_t OW,
+                                       float *y);
 
 typedef struct poprt__dwconv_variant {
     const char *name; /* "avx512", "avx2", "scalar" */
@@ -39,7 +43,8 @@ const poprt__dwconv_variant *poprt__dwconv_best(void);
 #define POPRT__DWCONV_VARIANT(isa, level)                                                          \
     void poprt__dwconv_plane_##isa(const float *xpad, int64_t Wp, const float *w, int64_t KH,      \
                                    int64_t KW, int64_t sh, int64_t sw, int64_t dh, int64_t dw,     \
-                                   float bias, int64_t OH, int64_t OW, float *y);
+                                   int64_t top, int64_t H, float bias, int64_t OH, int64_t OW,     \
+                                   float *y);
 #include "kernels/x86/conv_dw_kernels.inc"
 #undef POPRT__DWCONV_VARIANT
 
