@@ -108,6 +108,9 @@ void poprt__x86_conv_epi_block(void *ctx, int64_t m0, int64_t m1, int64_t n0, in
     /* bias, Z and a Relu (or no activation) in one pass over each row */
     const int one = t->b && !p->n_post && !p->fp8 &&
                     (p->act == CONV_ACT_NONE || p->act == CONV_ACT_RELU);
+    /* whole rows are contiguous: the epilogue runs once over the block
+     * (each of its steps is one call, not one per row) */
+    const int epi = !one && poprt__x86_conv_has_epilogue(p), whole = n0 == 0 && n1 == n;
     for (int64_t m = m0; m < m1; m++) {
         float *row = t->y + t->off + m * n + n0;
         if (one) {
@@ -117,9 +120,11 @@ void poprt__x86_conv_epi_block(void *ctx, int64_t m0, int64_t m1, int64_t n0, in
         }
         if (t->b)
             poprt__x86_row_plus(row, row, t->b[m], n1 - n0);
-        if (poprt__x86_conv_has_epilogue(p))
+        if (epi && !whole)
             poprt__x86_conv_epilogue(p, t->y, row - t->y, n1 - n0);
     }
+    if (epi && whole && m1 > m0)
+        poprt__x86_conv_epilogue(p, t->y, t->off + m0 * n, (m1 - m0) * n);
 }
 
 static void conv_epi_task_fn(void *ctx, int64_t m0, int64_t m1)

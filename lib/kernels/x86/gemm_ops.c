@@ -25,6 +25,48 @@ void *poprt__fast_gemm_ws(poprt__kctx *k, int ta, int tb, int64_t M, int64_t N, 
     return poprt__kctx_scratch(k, poprt__sgemm_workspace(NULL, ta, tb, M, N, K));
 }
 
+typedef float gemv_v8 __attribute__((vector_size(32)));
+
+/* y[m * incy] = alpha (A[m, :] . x) + beta y[m * incy] for m < M, A's rows
+ * lda apart, x contiguous (K floats): sixteen partial sums per row added
+ * in a fixed order, then the tail, so every clone gives the same bits (no
+ * FMA contraction: ISO C). beta 0 does not read y. */
+POPRT__CLONES
+static void gemv_rows(int64_t M, int64_t K, float alpha, const float *A, int64_t lda,
+                      const float *x, float beta, float *y, int64_t incy)
+{
+    for (int64_t m = 0; m < M; m++) {
+        const float *a = A + m * lda;
+        gemv_v8 s0 = {0}, s1 = {0};
+        int64_t k = 0;
+        for (; k + 16 <= K; k += 16) {
+            gemv_v8 a0, a1, x0, x1;
+            memcpy(&a0, a + k, sizeof a0);
+            memcpy(&a1, a + k + 8, sizeof a1);
+            memcpy(&x0, x + k, sizeof x0);
+            memcpy(&x1, x + k + 8, sizeof x1);
+            s0 += a0 * x0;
+            s1 += a1 * x1;
+        }
+        s0 += s1;
+        float r = ((s0[0] + s0[4]) + (s0[1] + s0[5])) + ((s0[2] + s0[6]) + (s0[3] + s0[7]));
+        for (; k < K; k++)
+            r += a[k] * x[k];
+        y[m * incy] = beta == 0.0f ? alpha * r : alpha * r + beta * y[m * incy];
+    }
+}
+
+/* The GEMV shape of C = alpha op(A) op(B) + beta C: one column of C (N 1)
+ * with op(A)'s rows and op(B)'s column contiguous. 1 when done. */
+static int gemv(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
+{
+    if (N != 1 || ta || (!tb && ldb != 1 && K > 1))
+        return 0;
+    gemv_rows(M, K, alpha, A, lda, B, beta, C, ldc);
+    return 1;
+}
+
 /* C = alpha op(A) op(B) + beta C over the session's threads (split over M
  * and N blocks only, so bits do not depend on the thread count). k NULL:
  * one thread. ws from fast_gemm_ws for the same shape. */
@@ -33,6 +75,8 @@ void poprt__fast_gemm(poprt__kctx *k, void *ws, int ta, int tb, int64_t M, int64
                       float beta, float *C, int64_t ldc)
 {
     if (!ws || !poprt__fast_gemm_fits(M, N, K)) {
+        if (gemv(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc))
+            return;
         if (k)
             poprt__ref_sgemm_mt(k, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
         else
