@@ -1596,7 +1596,9 @@ static void op_vs_ref(kcall *c, poprt__kernel_fn ref, int n_in, int64_t ny, int6
 START_TEST(test_gemm_ops_vs_ref)
 {
     static const int64_t gemm_shapes[][3] = {
-        {1, 10, 64}, {37, 45, 70}, {64, 3, 200}, {128, 96, 300}};
+        {1, 10, 64}, {37, 45, 70}, {64, 3, 200}, {128, 96, 300},
+        /* one column: the GEMV (16 lanes, 8, the tail) */
+        {50, 1, 200}, {7, 1, 37}, {1, 1, 5}};
     for (size_t s = 0; s < sizeof gemm_shapes / sizeof gemm_shapes[0]; s++)
         for (int tb = 0; tb < 2; tb++) {
             const int64_t M = gemm_shapes[s][0], N = gemm_shapes[s][1], K = gemm_shapes[s][2];
