@@ -6,6 +6,7 @@
  * reference implementation's algorithm (and agree with the ONNX docs). */
 #include <check.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "builder.h"
@@ -667,6 +668,99 @@ START_TEST(test_resize_cubic_antialias)
     assert_f32(y, (float[]){1.833333333f, 3.166666667f, 4.5f, 7.166666667f, 8.5f, 9.833333333f,
                             12.5f, 13.833333333f, 15.166666667f},
                9, 1e-6f);
+}
+END_TEST
+
+/* Float32 resizes take a plane-by-plane path (nearest, two-tap linear on
+ * the last two axes, the others kept); a double input takes the generic
+ * passes. Both must give the same bits (the plane path repeats the
+ * generic operations in their order): every coordinate mode, nearest mode,
+ * exclude_outside, up- and downsampling, kept axes, -0, inf and NaN. */
+static void resize_both(int rank, const int64_t *xd, const char *mode, const char *ct,
+                        const char *nm, int exclude, const float *scales, const float *roi)
+{
+    int64_t yd[4], nx = 1, ny = 1, n_sc[1] = {rank}, n_roi[1] = {2 * rank};
+    for (int a = 0; a < rank; a++) {
+        yd[a] = (int64_t)floor((double)xd[a] * (double)scales[a]);
+        nx *= xd[a];
+        ny *= yd[a];
+    }
+    float *x = malloc((size_t)nx * sizeof(float)), *y = malloc((size_t)ny * sizeof(float));
+    double *xdbl = malloc((size_t)nx * sizeof(double)), *ydbl = malloc((size_t)ny * sizeof(double));
+    double roid[8];
+    ck_assert(x && y && xdbl && ydbl);
+    uint32_t r = 12345;
+    for (int64_t i = 0; i < nx; i++) {
+        r = r * 1664525u + 1013904223u;
+        x[i] = ((float)(r >> 8) / 16777216.0f - 0.5f) * 8.0f;
+    }
+    x[0] = -0.0f;
+    x[nx / 2] = INFINITY;
+    x[nx - 2] = NAN;
+    for (int64_t i = 0; i < nx; i++)
+        xdbl[i] = x[i];
+    for (int i = 0; roi && i < 2 * rank; i++)
+        roid[i] = roi[i];
+    for (int pass = 0; pass < 2; pass++) {
+        tk t;
+        tk_init(&t, "Resize", 13);
+        tk_attr_s(&t, "mode", mode);
+        tk_attr_s(&t, "coordinate_transformation_mode", ct);
+        tk_attr_s(&t, "nearest_mode", nm);
+        tk_attr_i(&t, "exclude_outside", exclude);
+        tk_attr_f(&t, "extrapolation_value", 7.0f);
+        tk_in(&t, 0, pass ? POPRT_DTYPE_DOUBLE : F32, rank, xd, pass ? (void *)xdbl : (void *)x);
+        if (roi)
+            tk_in(&t, 1, pass ? POPRT_DTYPE_DOUBLE : F32, 1, n_roi,
+                  pass ? (const void *)roid : (const void *)roi);
+        else
+            tk_skip(&t, 1);
+        tk_in(&t, 2, F32, 1, n_sc, scales);
+        tk_out(&t, 0, pass ? POPRT_DTYPE_DOUBLE : F32, rank, yd, pass ? (void *)ydbl : (void *)y);
+        ck_assert_msg(tk_run(&t, poprt__ref_resize) == POPRT_OK, "%s %s %s: %s", mode, ct, nm,
+                      poprt_last_error());
+        tk_done(&t);
+    }
+    for (int64_t i = 0; i < ny; i++) {
+        const float want = (float)ydbl[i];
+        ck_assert_msg(memcmp(&y[i], &want, sizeof want) == 0 || (isnan(y[i]) && isnan(want)),
+                      "%s %s %s exclude %d scales %g,%g: y[%lld] = %.9g, generic %.9g", mode, ct,
+                      nm, exclude, (double)scales[rank - 2], (double)scales[rank - 1],
+                      (long long)i, (double)y[i], (double)want);
+    }
+    free(x);
+    free(y);
+    free(xdbl);
+    free(ydbl);
+}
+
+START_TEST(test_resize_planes_match_generic)
+{
+    static const char *const cts[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
+                                      "align_corners", "asymmetric", "tf_half_pixel_for_nn",
+                                      "tf_crop_and_resize"};
+    static const char *const nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+    static const float sc4[][4] = {{1, 1, 2, 3},   {1, 1, 0.6f, 0.5f}, {1, 1, 1, 2.5f},
+                                   {1, 1, 1.7f, 1}, {1, 1, 1, 1},       {1, 2, 2, 2},
+                                   {2, 1, 0.5f, 4}};
+    const int64_t xd4[4] = {2, 3, 5, 7}, xd2[2] = {6, 5};
+    const float roi4[8] = {0, 0, 0.1f, -0.2f, 1, 1, 0.8f, 1.3f}, roi2[4] = {0.1f, -0.2f, 0.8f, 1.3f};
+    int cases = 0;
+    for (size_t c = 0; c < sizeof cts / sizeof cts[0]; c++) {
+        const int crop = !strcmp(cts[c], "tf_crop_and_resize");
+        for (size_t s = 0; s < sizeof sc4 / sizeof sc4[0]; s++) {
+            for (size_t n = 0; n < sizeof nms / sizeof nms[0]; n++, cases++) {
+                resize_both(4, xd4, "nearest", cts[c], nms[n], 0, sc4[s], crop ? roi4 : NULL);
+                resize_both(2, xd2, "nearest", cts[c], nms[n], 0, sc4[s] + 2, crop ? roi2 : NULL);
+            }
+            for (int ex = 0; ex < 2; ex++, cases++) {
+                resize_both(4, xd4, "linear", cts[c], nms[0], ex, sc4[s], crop ? roi4 : NULL);
+                resize_both(2, xd2, "linear", cts[c], nms[0], ex, sc4[s] + 2, crop ? roi2 : NULL);
+            }
+        }
+    }
+    printf("kernels_tensor: Resize float32 planes matched the generic passes in %d cases\n",
+           2 * cases);
 }
 END_TEST
 
@@ -1447,6 +1541,7 @@ int main(void)
     tcase_add_test(tc, test_resize_linear_half_pixel);
     tcase_add_test(tc, test_resize_cubic_antialias);
     tcase_add_test(tc, test_resize_tf_crop_and_sizes);
+    tcase_add_test(tc, test_resize_planes_match_generic);
     tcase_add_test(tc, test_upsample_nearest);
     tcase_add_test(tc, test_affine_grid_sample_identity);
     tcase_add_test(tc, test_transpose_tile_expand);

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 #include "kernels/ref/tensor.h"
+#include "kernels/ref/util.h"
 
 /* ---- Resize / Upsample --------------------------------------------------------------------- */
 
@@ -104,6 +105,164 @@ static int64_t nearest_pick(double x, int nm, int down)
     default:
         return (int64_t)(r <= 0.5 ? f : f + 1);
     }
+}
+
+/* The common case by planes: float32 data whose axes before the last two
+ * are kept as they are, resized on the last two by nearest or two-tap
+ * linear interpolation (no antialiasing downsample): each output row from
+ * at most two input rows, spread over the threads. The operations and
+ * their order are those of the generic code below (nearest: the gather;
+ * linear: the rows' pass, then the columns', in double, zero weights
+ * skipped, an axis whose size and scale stay 1 untouched), so the results
+ * are the same bits. */
+typedef struct resize_planes {
+    const float *x;
+    float *y;
+    int64_t H, W, OH, OW;
+    int mode;
+    /* nearest: the maps (-1: outside, the fill value) */
+    const int64_t *mh, *mw;
+    float fill;
+    /* linear: per output row / column two taps and weights and whether it
+     * lies outside (tf_crop_and_resize); kept: the axis is untouched */
+    const int64_t *th, *tw;
+    const double *wh, *ww;
+    const unsigned char *eh, *ew;
+    int keep_h, keep_w;
+    double extrap;
+} resize_planes;
+
+/* Output rows [r0, r1) (row r: plane r / OH, row r % OH); tmp: W doubles,
+ * the rows' pass of the current output row (linear). A row whose source
+ * is the previous row's (an upsampled row) is a copy of it. */
+static void resize_rows(const resize_planes *t, int64_t r0, int64_t r1, double *tmp)
+{
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t q = r / t->OH, oh = r % t->OH;
+        const float *xp = t->x + q * t->H * t->W;
+        float *yr = t->y + r * t->OW;
+        int same = r > r0 && oh > 0;
+        if (t->mode == 0) {
+            const int64_t ih = t->mh[oh];
+            if (same && ih == t->mh[oh - 1]) {
+                memcpy(yr, yr - t->OW, (size_t)t->OW * sizeof(float));
+                continue;
+            }
+            if (ih < 0) {
+                for (int64_t ow = 0; ow < t->OW; ow++)
+                    yr[ow] = t->fill;
+                continue;
+            }
+            const float *xr = xp + ih * t->W;
+            for (int64_t ow = 0; ow < t->OW; ow++)
+                yr[ow] = t->mw[ow] < 0 ? t->fill : xr[t->mw[ow]];
+            continue;
+        }
+        if (t->keep_h) {
+            same = 0;
+            for (int64_t iw = 0; iw < t->W; iw++)
+                tmp[iw] = xp[oh * t->W + iw];
+        } else {
+            const int64_t *ti = t->th + 2 * oh;
+            const double *tw = t->wh + 2 * oh;
+            same = same && t->eh[oh] == t->eh[oh - 1] && ti[0] == ti[-2] && ti[1] == ti[-1] &&
+                   tw[0] == tw[-2] && tw[1] == tw[-1];
+            if (same) {
+                memcpy(yr, yr - t->OW, (size_t)t->OW * sizeof(float));
+                continue;
+            }
+            /* 0, then each tap with a weight, as the generic pass adds them */
+            const float *x0 = xp + ti[0] * t->W, *x1 = xp + ti[1] * t->W;
+            const double w0 = tw[0], w1 = tw[1];
+            if (t->eh[oh])
+                for (int64_t iw = 0; iw < t->W; iw++)
+                    tmp[iw] = t->extrap;
+            else if (w0 != 0 && w1 != 0)
+                for (int64_t iw = 0; iw < t->W; iw++)
+                    tmp[iw] = (0.0 + w0 * (double)x0[iw]) + w1 * (double)x1[iw];
+            else if (w0 != 0 || w1 != 0)
+                for (int64_t iw = 0; iw < t->W; iw++)
+                    tmp[iw] = 0.0 + (w0 != 0 ? w0 * (double)x0[iw] : w1 * (double)x1[iw]);
+            else
+                for (int64_t iw = 0; iw < t->W; iw++)
+                    tmp[iw] = 0.0;
+        }
+        if (t->keep_w) {
+            for (int64_t ow = 0; ow < t->OW; ow++)
+                yr[ow] = (float)tmp[ow];
+            continue;
+        }
+        for (int64_t ow = 0; ow < t->OW; ow++) {
+            double v = t->extrap;
+            if (!t->ew[ow]) {
+                v = 0;
+                for (int j = 0; j < 2; j++)
+                    if (t->ww[2 * ow + j] != 0)
+                        v += t->ww[2 * ow + j] * tmp[t->tw[2 * ow + j]];
+            }
+            yr[ow] = (float)v;
+        }
+    }
+}
+
+/* The rows, split into lanes of contiguous runs, each lane with its own
+ * row of doubles. */
+#define RESIZE_LANES 8
+typedef struct resize_lanes {
+    const resize_planes *t;
+    int64_t rows, lanes;
+    double *tmp; /* lanes x W */
+} resize_lanes;
+
+static void resize_lane_fn(void *ctx, int64_t l0, int64_t l1)
+{
+    const resize_lanes *j = ctx;
+    for (int64_t l = l0; l < l1; l++)
+        resize_rows(j->t, j->rows * l / j->lanes, j->rows * (l + 1) / j->lanes,
+                    j->tmp + l * j->t->W);
+}
+
+static poprt_status resize_planes_run(poprt__kctx *k, const resize_planes *t, int64_t rows)
+{
+    resize_lanes j = {t, rows, poprt__ceil_div(rows, poprt__ref_grain(4 * t->OW, 1 << 14)), NULL};
+    if (j.lanes > RESIZE_LANES)
+        j.lanes = RESIZE_LANES;
+    if (j.lanes < 1)
+        j.lanes = 1;
+    if (t->mode == 1 &&
+        !(j.tmp = poprt__kctx_scratch(k, (size_t)(j.lanes * t->W) * sizeof(double))))
+        return poprt__ref_kerr(k, POPRT_STATUS_OUT_OF_MEMORY, "out of scratch memory");
+    poprt__kctx_parallel_for(k, j.lanes, 1, resize_lane_fn, &j);
+    return POPRT_OK;
+}
+
+/* An axis the generic linear code leaves untouched. */
+static int resize_axis_kept(int64_t in, int64_t out, double eff, int ct)
+{
+    return in == out && eff == 1.0 && ct != CT_TF_CROP;
+}
+
+/* Linear taps of axis a (two per output coordinate) into scratch; 0 when
+ * an output needs more (antialiasing) or memory ran out. */
+static int resize_two_taps(poprt__kctx *k, const resize_params *p, double eff, int64_t in,
+                           int64_t out, double r0, double r1, int64_t **ti, double **tw,
+                           unsigned char **ext)
+{
+    const double s = p->antialias && eff < 1.0 ? eff : 1.0;
+    if ((int64_t)floor(-1.0 / s) + 1 != 0) /* two taps: start 0 */
+        return 0;
+    *ti = poprt__kctx_scratch(k, (size_t)(2 * out) * sizeof(int64_t));
+    *tw = poprt__kctx_scratch(k, (size_t)(2 * out) * sizeof(double));
+    *ext = poprt__kctx_scratch(k, (size_t)out + 1);
+    if (!*ti || !*tw || !*ext)
+        return 0;
+    for (int64_t o = 0; o < out; o++) {
+        int outside;
+        double c = resize_coord(p->ct, (double)o, eff, in, out, r0, r1, &outside);
+        (*ext)[o] = (unsigned char)outside;
+        resize_taps(p, c, eff, in, *ti + 2 * o, *tw + 2 * o);
+    }
+    return 1;
 }
 
 poprt_status poprt__ref_resize(poprt__kctx *k)
@@ -228,6 +387,17 @@ poprt_status poprt__ref_resize(poprt__kctx *k)
         poprt__ref_zero_elem(x->dtype, fill);
         if (x->dtype != POPRT_DTYPE_STRING)
             poprt__store_f64(fill, x->dtype, 0, p.extrap);
+        int planes = x->dtype == POPRT_DTYPE_FLOAT && y->dtype == POPRT_DTYPE_FLOAT && r >= 2;
+        for (int a = 0; planes && a < r - 2; a++)
+            for (int64_t o = 0; planes && o < y->dims[a]; o++)
+                planes = x->dims[a] == y->dims[a] && maps[a][o] == o;
+        if (planes) {
+            resize_planes t = {.x = x->data, .y = y->data, .H = x->dims[r - 2],
+                               .W = x->dims[r - 1], .OH = y->dims[r - 2], .OW = y->dims[r - 1],
+                               .mode = 0, .mh = maps[r - 2], .mw = maps[r - 1]};
+            memcpy(&t.fill, fill, sizeof t.fill);
+            return resize_planes_run(k, &t, y->numel / t.OW);
+        }
         int64_t istr[POPRT__MAX_RANK];
         poprt__strides(r, x->dims, istr);
         poprt__ref_gather_mapped(y->data, x->data, r, y->dims, maps, istr, es, fill);
@@ -237,6 +407,28 @@ poprt_status poprt__ref_resize(poprt__kctx *k)
         return poprt__ref_kerr(k, POPRT_STATUS_UNSUPPORTED,
                                "linear/cubic resize needs a numeric type");
 
+    if (p.mode == 1 && x->dtype == POPRT_DTYPE_FLOAT && y->dtype == POPRT_DTYPE_FLOAT && r >= 2) {
+        int planes = 1;
+        for (int a = 0; a < r - 2; a++)
+            planes &= resize_axis_kept(x->dims[a], y->dims[a], eff[a], p.ct);
+        const int ah = r - 2, aw = r - 1;
+        resize_planes t = {.x = x->data, .y = y->data, .H = x->dims[ah], .W = x->dims[aw],
+                           .OH = y->dims[ah], .OW = y->dims[aw], .mode = 1, .extrap = p.extrap};
+        t.keep_h = resize_axis_kept(t.H, t.OH, eff[ah], p.ct);
+        t.keep_w = resize_axis_kept(t.W, t.OW, eff[aw], p.ct);
+        int64_t *th = NULL, *tw = NULL;
+        double *wh = NULL, *ww = NULL;
+        unsigned char *eh = NULL, *ew = NULL;
+        planes = planes &&
+                 (t.keep_h || resize_two_taps(k, &p, eff[ah], t.H, t.OH, r0[ah], r1[ah], &th,
+                                              &wh, &eh)) &&
+                 (t.keep_w ||
+                  resize_two_taps(k, &p, eff[aw], t.W, t.OW, r0[aw], r1[aw], &tw, &ww, &ew));
+        if (planes) {
+            t.th = th, t.wh = wh, t.eh = eh, t.tw = tw, t.ww = ww, t.ew = ew;
+            return resize_planes_run(k, &t, y->numel / t.OW);
+        }
+    }
     /* separable passes, one axis at a time, in double */
     int64_t cur[POPRT__MAX_RANK], total = x->numel, maxel = x->numel;
     memcpy(cur, x->dims, sizeof(int64_t) * (size_t)r);
