@@ -1,25 +1,79 @@
-/* fuse_bn_into_conv: Conv followed (as its only reader) by an inference
- * BatchNormalization with constant parameters becomes one Conv with scaled
- * weights and a new bias: W'[m] = W[m]*s[m], B'[m] = (B[m]-mean)*s + beta,
- * s = gamma/sqrt(var+eps). New initializers are made, so shared weights stay. */
+/* fuse_bn_into_conv: Conv or ConvTranspose followed (as its only reader) by
+ * an inference BatchNormalization with constant parameters becomes one node
+ * with scaled weights and a new bias: W'[m] = W[m]*s[m],
+ * B'[m] = (B[m]-mean)*s + beta, s = gamma/sqrt(var+eps). A per-channel
+ * constant Add or Mul (shape [M,1,...] or [1,M,1,...], or one value) folds
+ * the same way (s = 1, t = the addend; s = the factor, t = 0): the bias
+ * some exporters write as a separate Add, a BatchNormalization already
+ * turned into Mul and Add. ConvTranspose's weights are [C, M/group, k...]:
+ * output channel m scales W[c][m % (M/group)] for the c of its group. New
+ * initializers are made, so shared weights stay. */
 #include "ir/dtype.h"
 #include "passes/rewrite.h"
+
+/* y -> op(y, k) with k a constant of elem e holding one value per channel
+ * (axis 1 of y, rank ry) or one value: *a as scale and shift for the M
+ * channels. */
+static poprt_status affine_of(const poprt__node *n, const poprt__tensor *y, int ry, int64_t M,
+                              int32_t e, poprt__rw_bn *a)
+{
+    *a = (poprt__rw_bn){NULL, NULL, 0};
+    const int mul = poprt__rw_is(n, "Mul");
+    if ((!mul && !poprt__rw_is(n, "Add")) || n->n_inputs != 2 || n->n_outputs != 1)
+        return POPRT_OK;
+    const poprt__tensor *k = poprt__rw_other_input(n, y);
+    poprt__rw_const kc;
+    if (!k || k == y || k->type.elem != e || k->type.rank > ry ||
+        !poprt__rw_const_of(k, POPRT__RW_VALUE, &kc) || kc.elem != e)
+        return POPRT_OK;
+    const int pad = ry - k->type.rank;
+    for (int d = 0; d < k->type.rank; d++) {
+        const int64_t v = k->type.dims[d].value;
+        if (v != 1 && !(d + pad == 1 && v == M))
+            return POPRT_OK;
+    }
+    if (kc.numel != 1 && kc.numel != M)
+        return POPRT_OK;
+    double *sc = poprt__malloc((size_t)(M ? M : 1) * sizeof *sc);
+    double *sh = poprt__malloc((size_t)(M ? M : 1) * sizeof *sh);
+    if (!sc || !sh) {
+        poprt__free(sc);
+        poprt__free(sh);
+        return poprt__rw_oom();
+    }
+    for (int64_t m = 0; m < M; m++) {
+        const double v = poprt__load_f64(kc.data, e, kc.numel == 1 ? 0 : m);
+        sc[m] = mul ? v : 1.0;
+        sh[m] = mul ? 0.0 : v;
+    }
+    *a = (poprt__rw_bn){sc, sh, M};
+    return POPRT_OK;
+}
 
 static poprt_status fuse(poprt__graph *g, void *ctx, int *changed)
 {
     (void)ctx;
     for (size_t i = 0; i < g->nodes.len; i++) {
         poprt__node *conv = g->nodes.items[i];
-        if (!poprt__rw_is(conv, "Conv") || conv->n_outputs != 1 || !conv->outputs[0])
+        const int tconv = poprt__rw_is(conv, "ConvTranspose");
+        if ((!tconv && !poprt__rw_is(conv, "Conv")) || conv->n_outputs != 1 || !conv->outputs[0])
             continue;
         poprt__tensor *w = poprt__node_in(conv, 1), *b = poprt__node_in(conv, 2);
         poprt__node *bn = poprt__graph_sole_consumer(g, conv->outputs[0]);
         if (!bn || !poprt__rw_is_const(w) || !poprt__dtype_is_float(w->type.elem) ||
-            w->type.rank < 1 || (b && (!poprt__rw_is_const(b) || b->type.elem != w->type.elem)) ||
-            poprt__node_in(bn, 0) != conv->outputs[0] || !bn->outputs[0])
+            w->type.rank < (tconv ? 2 : 1) ||
+            (b && (!poprt__rw_is_const(b) || b->type.elem != w->type.elem)) ||
+            !bn->outputs[0] || bn->n_inputs < 1)
             continue;
+        /* output channels: W's first dim, or group * its second (ConvTranspose) */
+        const int64_t group = poprt__attr_i(conv, "group", 1);
+        const int64_t m = tconv ? group * w->type.dims[1].value : w->type.dims[0].value;
         poprt__rw_bn a;
-        poprt_status st = poprt__rw_bn_affine(bn, &a);
+        poprt_status st = poprt__node_in(bn, 0) == conv->outputs[0]
+                              ? poprt__rw_bn_affine(bn, &a)
+                              : (a = (poprt__rw_bn){NULL, NULL, 0}, POPRT_OK);
+        if (!st && !a.s)
+            st = affine_of(bn, conv->outputs[0], w->type.rank, m, w->type.elem, &a);
         if (st)
             return st;
         const double *s = a.s, *t = a.t;
@@ -27,8 +81,9 @@ static poprt_status fuse(poprt__graph *g, void *ctx, int *changed)
         if (!s)
             continue;
         int32_t e = w->type.elem;
-        int64_t numel = poprt__type_numel(&w->type), m = w->type.dims[0].value;
-        if (m != c || (b && poprt__type_numel(&b->type) != c)) {
+        int64_t numel = poprt__type_numel(&w->type);
+        if (m != c || group < 1 || (tconv && w->type.dims[0].value % group) ||
+            (b && poprt__type_numel(&b->type) != c)) {
             poprt__rw_bn_free(&a);
             continue;
         }
@@ -37,9 +92,21 @@ static poprt_status fuse(poprt__graph *g, void *ctx, int *changed)
         const void *wv = poprt__tensor_data(w), *bv = b ? poprt__tensor_data(b) : NULL;
         poprt__tensor *nw = NULL, *nb = NULL;
         if (wd && bd && wv && (!b || bv)) {
-            int64_t per = c ? numel / c : 0;
-            for (int64_t k = 0; k < numel; k++)
-                poprt__store_f64(wd, e, k, poprt__load_f64(wv, e, k) * s[per ? k / per : 0]);
+            /* the output channel of weight k: W[m] (Conv); ConvTranspose:
+             * W[ci][j] with j < M/group, channel (ci / (C/group)) M/group + j */
+            const int64_t per = c ? numel / c : 0, mg = c / group;
+            const int64_t cg = tconv ? w->type.dims[0].value / group : 0;
+            const int64_t ksz = tconv && w->type.dims[0].value && mg
+                                    ? numel / (w->type.dims[0].value * mg)
+                                    : 0;
+            for (int64_t k = 0; k < numel; k++) {
+                int64_t ch = per ? k / per : 0;
+                if (tconv) {
+                    const int64_t row = k / ksz; /* ci * mg + j */
+                    ch = (row / mg) / cg * mg + row % mg;
+                }
+                poprt__store_f64(wd, e, k, poprt__load_f64(wv, e, k) * s[ch]);
+            }
             for (int64_t k = 0; k < c; k++)
                 poprt__store_f64(bd, e, k, (b ? poprt__load_f64(bv, e, k) : 0.0) * s[k] + t[k]);
             int64_t wdims[POPRT__MAX_RANK];

@@ -775,7 +775,7 @@ poprt_status poprt__rw_bn_replaced(poprt__graph *g, poprt__node *bn, poprt__node
     if (record_replaced(g, nw, set, also ? 2 : 1) != POPRT_OK)
         return POPRT_STATUS_OUT_OF_MEMORY;
     poprt__rw_take_output(g, bn, 0, nw, 0);
-    for (int k = 1; k < 5; k++)
+    for (int k = 0; k < bn->n_inputs; k++) /* (its data input is no initializer) */
         poprt__rw_drop_if_unused(g, bn->inputs[k]);
     return POPRT_OK;
 }

@@ -107,8 +107,14 @@ static const poprt_model *shape_from; /* when set: input shapes come from this m
 
 static void run_model(const poprt_model *m, unsigned seed, result *r)
 {
+    /* the session's own compile-time rewrites off (fuse_bn_into_conv is
+     * one), so the unconverted model runs as written */
+    poprt_options *o;
+    ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
+    ck_assert_int_eq(poprt_options_set(o, "optimize", "0"), POPRT_OK);
     poprt_session *s;
-    poprt_status st = poprt_session_create(m, NULL, &s);
+    poprt_status st = poprt_session_create(m, o, &s);
+    poprt_options_free(o);
     ck_assert_msg(st == POPRT_OK, "session: %s", poprt_last_error());
     poprt_stepio *io;
     ck_assert_int_eq(poprt_stepio_create(&io), POPRT_OK);
@@ -636,6 +642,64 @@ START_TEST(fuse_bn_into_conv)
 }
 END_TEST
 
+/* ConvTranspose (group 1 with a bias, group 2 without) then BatchNormalization;
+ * Conv then a per-channel Add ([1,M,1,1]) then a per-channel Mul ([M,1,1]);
+ * ConvTranspose then a one-value Add; a Conv whose Add varies along W (not
+ * per channel) stays. */
+static poprt__model *b_conv_affine(void)
+{
+    poprt__model *m = tb_model(17);
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 4, D(1, 4, 3, 5));
+    float w[4 * 3 * 4], w2[4 * 2 * 4], wc[3 * 4 * 9], bias[3], add[3], mul[3], wadd[7];
+    fill(w, 48, -1, 1, 21);
+    fill(w2, 32, -1, 1, 22);
+    fill(wc, 108, -1, 1, 23);
+    fill(bias, 3, -1, 1, 24);
+    fill(add, 3, -1, 1, 25);
+    fill(mul, 3, 0.5f, 2, 26);
+    fill(wadd, 7, -1, 1, 27);
+    const_f(m, "wt", 4, D(4, 3, 2, 2), w);   /* C 4 -> M 3, 2x2 / 2 */
+    const_f(m, "wt2", 4, D(4, 2, 2, 2), w2); /* group 2: C 4 -> M 4 */
+    const_f(m, "wc", 4, D(3, 4, 3, 3), wc);
+    const_f(m, "bt", 1, D(3), bias);
+    const_f(m, "add", 4, D(1, 3, 1, 1), add);
+    const_f(m, "mul", 3, D(3, 1, 1), mul);
+    const_f(m, "one", 0, D(1), (const float[]){0.25f});
+    const_f(m, "wadd", 4, D(1, 1, 1, 7), wadd);
+    bn_params(m, 4);
+    poprt__node *t1 = node(m, "ConvTranspose", 3, I("x", "wt", "bt"), 1, I("t1"));
+    attr_ints(t1, "strides", 2, D(2, 2));
+    node(m, "Add", 2, I("t1", "one"), 1, I("y1"));
+    poprt__node *t2 = node(m, "ConvTranspose", 2, I("x", "wt2"), 1, I("t2"));
+    attr_ints(t2, "strides", 2, D(2, 2));
+    attr_i(t2, "group", 2);
+    node(m, "BatchNormalization", 5, I("t2", "gamma", "beta", "mean", "var"), 1, I("y2"));
+    poprt__node *c = node(m, "Conv", 2, I("x", "wc"), 1, I("c"));
+    attr_ints(c, "pads", 4, D(1, 1, 1, 1));
+    node(m, "Add", 2, I("add", "c"), 1, I("ca"));
+    node(m, "Mul", 2, I("ca", "mul"), 1, I("y3"));
+    poprt__node *c4 = node(m, "Conv", 2, I("x", "wc"), 1, I("c4"));
+    attr_ints(c4, "pads", 4, D(1, 2, 1, 2));
+    node(m, "Add", 2, I("c4", "wadd"), 1, I("y4"));
+    tb_output(m, "y1");
+    tb_output(m, "y2");
+    tb_output(m, "y3");
+    tb_output(m, "y4");
+    return m;
+}
+
+START_TEST(fuse_bn_into_conv_transpose_and_affine)
+{
+    poprt_model *b = check_pass(b_conv_affine, "fuse_bn_into_conv", NULL, NULL);
+    ck_assert_int_eq(count_op(b, "BatchNormalization"), 0);
+    ck_assert_int_eq(count_op(b, "Mul"), 0);
+    ck_assert_int_eq(count_op(b, "Add"), 1); /* the one along W */
+    ck_assert_int_eq(count_op(b, "ConvTranspose"), 2);
+    ck_assert_int_eq(count_op(b, "Conv"), 2);
+    poprt_model_free(b);
+}
+END_TEST
+
 static poprt__model *b_gemm_bn(void)
 {
     poprt__model *m = tb_model(17);
@@ -1013,6 +1077,7 @@ int main(void)
     tcase_add_test(tc, eliminate_unused_initializer);
     tcase_add_test(tc, remove_initializer_from_input);
     tcase_add_test(tc, fuse_bn_into_conv);
+    tcase_add_test(tc, fuse_bn_into_conv_transpose_and_affine);
     tcase_add_test(tc, fuse_bn_into_gemm);
     tcase_add_test(tc, replace_bn_with_mul_add);
     tcase_add_test(tc, fuse_cast_into_onehot);
