@@ -219,7 +219,7 @@ static void resize_lane_fn(void *ctx, int64_t l0, int64_t l1)
     const resize_lanes *j = ctx;
     for (int64_t l = l0; l < l1; l++)
         resize_rows(j->t, j->rows * l / j->lanes, j->rows * (l + 1) / j->lanes,
-                    j->tmp + l * j->t->W);
+                    j->tmp ? j->tmp + l * j->t->W : NULL); /* (nearest: none) */
 }
 
 static poprt_status resize_planes_run(poprt__kctx *k, const resize_planes *t, int64_t rows)
