@@ -1627,25 +1627,32 @@ START_TEST(test_gemm_ops_vs_ref)
             free(a2);
             free(y2);
         }
-    /* ConvTranspose: a 2x2 / 2 upsampling (the patches path) and a padded
-     * 3x3 / 2 one (col2im) */
-    static const int64_t ct[][6] = {{8, 16, 6, 7, 2, 0}, {5, 12, 9, 11, 3, 1}};
+    /* ConvTranspose: kernel = stride, the direct path (2x2 / 2: 16-column
+     * blocks and the tail, output channels in fours and the rest, groups;
+     * 3x3 / 3), and a padded 3x3 / 2 one (col2im) */
+    static const int64_t ct[][8] = {
+        {8, 16, 6, 7, 2, 0, 2, 1},   {5, 12, 9, 11, 3, 1, 2, 1},  {24, 24, 5, 37, 2, 0, 2, 1},
+        {6, 10, 4, 20, 2, 0, 2, 1},  {4, 6, 3, 17, 3, 0, 3, 1},   {8, 12, 3, 33, 2, 0, 2, 2},
+    };
     for (size_t s = 0; s < sizeof ct / sizeof ct[0]; s++) {
         const int64_t C = ct[s][0], M = ct[s][1], H = ct[s][2], W = ct[s][3], k = ct[s][4];
-        const int64_t p = ct[s][5], OH = (H - 1) * 2 + k - 2 * p, OW = (W - 1) * 2 + k - 2 * p;
-        float *x = fvec(C * H * W, 7), *w = fvec(C * M * k * k, 8), *b = fvec(M, 9);
+        const int64_t p = ct[s][5], st = ct[s][6], G = ct[s][7];
+        const int64_t OH = (H - 1) * st + k - 2 * p, OW = (W - 1) * st + k - 2 * p;
+        float *x = fvec(C * H * W, 7), *w = fvec(C * (M / G) * k * k, 8), *b = fvec(M, 9);
         float *y = fvec(M * OH * OW, 0);
         kcall c;
         kc_init(&c, "ConvTranspose", 11);
-        int64_t xd[4] = {1, C, H, W}, wd[4] = {C, M, k, k}, yd[4] = {1, M, OH, OW};
-        int64_t strides[2] = {2, 2}, pads[4] = {p, p, p, p};
+        int64_t xd[4] = {1, C, H, W}, wd[4] = {C, M / G, k, k}, yd[4] = {1, M, OH, OW};
+        int64_t strides[2] = {st, st}, pads[4] = {p, p, p, p};
+        if (G > 1)
+            kc_attr(&c, "group", POPRT__ATTR_INT)->i = G;
         kc_tensor(&c, 0, POPRT_DTYPE_FLOAT, 4, xd, x);
         kc_tensor(&c, 1, POPRT_DTYPE_FLOAT, 4, wd, w);
         kc_tensor(&c, 2, POPRT_DTYPE_FLOAT, 1, &M, b);
         kc_tensor(&c, 4, POPRT_DTYPE_FLOAT, 4, yd, y);
         kc_ints(&c, "strides", 2, strides);
         kc_ints(&c, "pads", 4, pads);
-        op_vs_ref(&c, poprt__ref_conv_transpose, 3, M * OH * OW, C * k * k, "ConvTranspose");
+        op_vs_ref(&c, poprt__ref_conv_transpose, 3, M * OH * OW, C / G * k * k, "ConvTranspose");
         free(x);
         free(w);
         free(b);
