@@ -3,8 +3,10 @@
 
 const poprt__attr *poprt__node_attr(const poprt__node *n, const char *name)
 {
+    /* kernels look their attributes up on every run: the first letter
+     * settles most comparisons without a call */
     for (int i = 0; i < n->n_attrs; i++)
-        if (strcmp(n->attrs[i].name, name) == 0)
+        if (n->attrs[i].name[0] == name[0] && strcmp(n->attrs[i].name, name) == 0)
             return &n->attrs[i];
     return NULL;
 }
