@@ -47,7 +47,7 @@ static int unary_code(const poprt__node *n)
         {"Erf", POPRT__EW_ERF},         {"Neg", POPRT__EW_NEG},
         {"Abs", POPRT__EW_ABS},         {"Sqrt", POPRT__EW_SQRT},
         {"Reciprocal", POPRT__EW_RECIPROCAL}, {"Softplus", POPRT__EW_SOFTPLUS},
-        {"Clip", POPRT__EW_CLIP},
+        {"Clip", POPRT__EW_CLIP},       {"Swish", POPRT__EW_SWISH},
     };
     for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
         if (poprt__rw_is(n, tab[i].name))
@@ -140,6 +140,7 @@ int poprt__cc_step_of(const poprt__graph *g, poprt__node *n, const poprt__tensor
         s->op = code;
         switch (code) {
         case POPRT__EW_LEAKY_RELU: s->alpha = poprt__attr_f(n, "alpha", 0.01f); break;
+        case POPRT__EW_SWISH: s->alpha = poprt__attr_f(n, "alpha", 1.0f); break;
         case POPRT__EW_HARD_SIGMOID:
             s->alpha = poprt__attr_f(n, "alpha", 0.2f);
             s->beta = poprt__attr_f(n, "beta", 0.5f);

@@ -366,14 +366,15 @@ END_TEST
 /* Activations written as several nodes that read the conv's (scaled) output
  * twice join the FusedConv as one step, with the unfused graph's bits:
  * x * Clip(x + 3, 0, 6) with the 6 divided or multiplied (by 1/6) after or
- * before the product, x * HardSigmoid(x, 1/6, 1/2) and x * Sigmoid(x).
+ * before the product, x * HardSigmoid(x, 1/6, 1/2) and x * Sigmoid(x); the
+ * Swish operator is one step too.
  * HardSigmoid with another slope is no HardSwish: it stays elementwise. */
 START_TEST(conv_composite_activations_fuse)
 {
     enum { C = 16, H = 6, W = 7, NUM = C * H * W };
     static float w1[C * C * 9], w2[C * C * 9], x[NUM];
     exact_data(11, w1, w2, C * C * 9, x, NUM);
-    for (int form = 0; form < 7; form++) {
+    for (int form = 0; form < 8; form++) {
         poprt__model *m = tb_model(13);
         int64_t xd[4] = {1, C, H, W}, w1d[4] = {C, C, 3, 3};
         tb_input(m, "x", POPRT_DTYPE_FLOAT, 4, xd);
@@ -396,6 +397,9 @@ START_TEST(conv_composite_activations_fuse)
             tb_node(m, "Clip", 3, (const char *[]){"a", "zero", "six"}, 1, (const char *[]){"r"});
             tb_node(m, by, 2, (const char *[]){"r", k}, 1, (const char *[]){"q"});
             tb_node(m, "Mul", 2, (const char *[]){"q", "v"}, 1, (const char *[]){"y"});
+        } else if (form == 7) { /* the operator (opset 24) with its alpha */
+            poprt__node *h = tb_node(m, "Swish", 1, (const char *[]){"v"}, 1, (const char *[]){"y"});
+            poprt__node_add_attr(h, "alpha", POPRT__ATTR_FLOAT)->f = 1.702f;
         } else {
             poprt__node *h =
                 tb_node(m, form == 5 ? "Sigmoid" : "HardSigmoid", 1, (const char *[]){"v"}, 1,
