@@ -36,6 +36,9 @@ typedef struct poprt__convb_geom {
                     * even columns, then from `split` on its odd ones */
 } poprt__convb_geom;
 
+/* (the ISA functions are declared on x86-64 only; other CPUs get the
+ * never-called stubs at the end) */
+#if defined(__x86_64__)
 /* Output positions [q0, q1) of the plane (q = oh * OW + ow) for one group
  * of nb (1..4) output blocks, summing input blocks [c0, c1) only: x is the
  * image's blocked input (block 0, padded row 0, column 0), w the group's
@@ -103,6 +106,7 @@ void poprt__convb_run_bf16_avx512(const uint32_t *x, const uint32_t *w, const fl
  * of 8, each rounded to nearest even as every bfloat16 packer rounds
  * (VCVTNEPS2BF16). */
 void poprt__convb_words_avx512(const float *src, int64_t n, uint32_t *dst);
+#endif
 /* 1 when the bfloat16 form can run here: the blocked convolution's variant
  * and AVX512-BF16 (after POPRT_ISA). */
 int poprt__convb_bf16_usable(void);
@@ -115,6 +119,7 @@ typedef void poprt__convw_out_fn(const float *m, int64_t mstep, int64_t tw, cons
                                  int rows, int64_t OW, int64_t ow, const float *z, int relu,
                                  int yblk, float *y, int64_t ldy, int nch);
 
+#if defined(__x86_64__)
 /* Winograd F(2x2, 3x3) for 3x3 convolutions of stride 1 and dilation 1 on
  * blocks of 16 channels (conv_blocked.c): Y = A^T [U . V] A per 2x2 output
  * tile, U = G g G^T from the weights (packed at compile), V = B^T d B from
@@ -179,6 +184,8 @@ poprt__convw_in_fn poprt__convw_in_avx2, poprt__convw4_in_avx2, poprt__convw4h_i
     poprt__convw4w_in_avx2;
 poprt__convw_out_fn poprt__convw_out_avx2, poprt__convw4_out_avx2, poprt__convw4h_out_avx2,
     poprt__convw4w_out_avx2;
+
+#endif
 
 /* A blocked-convolution variant: the functions above for one ISA. */
 typedef struct poprt__convb_variant {
