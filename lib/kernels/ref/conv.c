@@ -329,11 +329,8 @@ static void col2im_task_fn(void *ctx, int64_t m0, int64_t m1)
     col2im_f32(t->col, t->g, m0, m1, t->y);
 }
 
-/* A transposed convolution whose kernel equals its stride, without padding
- * or dilation (out = in * stride): every output element takes exactly one
- * product sum, from one input position and one kernel tap (the 2x2 / 2
- * upsampling of detection heads). */
-static int tconv_patches(const poprt__geom3 *g)
+/* (conv.h; the 2x2 / 2 upsampling of detection heads) */
+int poprt__tconv_patches(const poprt__geom3 *g)
 {
     for (int i = 0; i < 3; i++)
         if (g->k[i] != g->s[i] || g->d[i] != 1 || g->pb[i] != 0 || g->out[i] != g->in[i] * g->s[i])
@@ -399,7 +396,7 @@ poprt_status poprt__conv_transpose_op(poprt__kctx *k, const poprt__gemm_engine *
     const int64_t rows = p.Mg * g->k_sz; /* col is rows x in_sz */
     const int dbl = x->dtype == POPRT_DTYPE_DOUBLE;
     const size_t esz = dbl ? sizeof(double) : sizeof(float);
-    const int patches = !dbl && tconv_patches(g);
+    const int patches = !dbl && poprt__tconv_patches(g);
     /* col: rows x in_sz, or (patches) rows x one slab of R input rows */
     const int64_t W = g->in[2], nrows = g->in[0] * g->in[1];
     int64_t R = (65536 / (rows > 0 ? rows : 1)) / (W > 0 ? W : 1);

@@ -16,6 +16,10 @@ typedef struct poprt__conv_shape {
 /* Checks X, W, B and Y of k's node and computes its shape. transposed:
  * ConvTranspose (W is [C, M/group, k...]). */
 poprt_status poprt__conv_setup(poprt__kctx *k, int transposed, poprt__conv_shape *s);
+/* A transposed convolution whose kernel equals its stride, without padding
+ * or dilation (out = in * stride): each output element is one product sum,
+ * from one input position and one tap. */
+int poprt__tconv_patches(const poprt__geom3 *g);
 /* im2col rows [0, rows) of one group of x into col (row r = (c, kd, kh,
  * kw), a column per output position), split over k's threads. */
 void poprt__im2col_f32_mt(poprt__kctx *k, const float *x, const poprt__geom3 *g, int64_t rows,

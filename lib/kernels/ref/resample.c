@@ -58,12 +58,24 @@ typedef struct resize_params {
     double cubic_a, extrap;
 } resize_params;
 
+/* The kernel's stretch along an axis of scale `scale` (antialiased
+ * downsampling widens it) and the first tap's offset: an output takes
+ * 2 - 2 * start taps. */
+static double resize_stretch(const resize_params *p, double scale)
+{
+    return p->antialias && scale < 1.0 ? scale : 1.0;
+}
+static int64_t resize_start(const resize_params *p, double s)
+{
+    return p->mode == 1 ? (int64_t)floor(-1.0 / s) + 1 : (int64_t)floor(-2.0 / s) + 1;
+}
+
 /* Taps of output coordinate xo along an axis: n indices and weights. */
 static int64_t resize_taps(const resize_params *p, double x, double scale, int64_t in,
                            int64_t *idx, double *w)
 {
-    double s = p->antialias && scale < 1.0 ? scale : 1.0;
-    int64_t start = p->mode == 1 ? (int64_t)floor(-1.0 / s) + 1 : (int64_t)floor(-2.0 / s) + 1;
+    double s = resize_stretch(p, scale);
+    int64_t start = resize_start(p, s);
     int64_t n = 2 - 2 * start;
     double base = ceil(x) - 1.0; /* the ratio below lies in (0, 1] */
     double ratio = x - base;
@@ -242,17 +254,16 @@ static int resize_axis_kept(int64_t in, int64_t out, double eff, int ct)
     return in == out && eff == 1.0 && ct != CT_TF_CROP;
 }
 
-/* Linear taps of axis a (two per output coordinate) into scratch; 0 when
- * an output needs more (antialiasing) or memory ran out. */
-static int resize_two_taps(poprt__kctx *k, const resize_params *p, double eff, int64_t in,
-                           int64_t out, double r0, double r1, int64_t **ti, double **tw,
-                           unsigned char **ext)
+/* The taps of every output coordinate along one axis (n per output, the
+ * return value; 0: out of scratch memory) and whether each lies outside
+ * (tf_crop_and_resize), in k's scratch. */
+static int64_t resize_axis_taps(poprt__kctx *k, const resize_params *p, double eff, int64_t in,
+                                int64_t out, double r0, double r1, int64_t **ti, double **tw,
+                                unsigned char **ext)
 {
-    const double s = p->antialias && eff < 1.0 ? eff : 1.0;
-    if ((int64_t)floor(-1.0 / s) + 1 != 0) /* two taps: start 0 */
-        return 0;
-    *ti = poprt__kctx_scratch(k, (size_t)(2 * out) * sizeof(int64_t));
-    *tw = poprt__kctx_scratch(k, (size_t)(2 * out) * sizeof(double));
+    const int64_t n = 2 - 2 * resize_start(p, resize_stretch(p, eff));
+    *ti = poprt__kctx_scratch(k, (size_t)(out * n) * sizeof(int64_t));
+    *tw = poprt__kctx_scratch(k, (size_t)(out * n) * sizeof(double));
     *ext = poprt__kctx_scratch(k, (size_t)out + 1);
     if (!*ti || !*tw || !*ext)
         return 0;
@@ -260,9 +271,19 @@ static int resize_two_taps(poprt__kctx *k, const resize_params *p, double eff, i
         int outside;
         double c = resize_coord(p->ct, (double)o, eff, in, out, r0, r1, &outside);
         (*ext)[o] = (unsigned char)outside;
-        resize_taps(p, c, eff, in, *ti + 2 * o, *tw + 2 * o);
+        resize_taps(p, c, eff, in, *ti + o * n, *tw + o * n);
     }
-    return 1;
+    return n;
+}
+
+/* Two-tap linear taps of an axis for the plane path; 0 when an output
+ * needs more (antialiased downsampling) or memory ran out. */
+static int resize_two_taps(poprt__kctx *k, const resize_params *p, double eff, int64_t in,
+                           int64_t out, double r0, double r1, int64_t **ti, double **tw,
+                           unsigned char **ext)
+{
+    return resize_start(p, resize_stretch(p, eff)) == 0 &&
+           resize_axis_taps(k, p, eff, in, out, r0, r1, ti, tw, ext) == 2;
 }
 
 poprt_status poprt__ref_resize(poprt__kctx *k)
@@ -451,22 +472,13 @@ poprt_status poprt__ref_resize(poprt__kctx *k)
     memcpy(cur, x->dims, sizeof(int64_t) * (size_t)r);
     for (int a = 0; a < r; a++) {
         int64_t in = cur[a], out = y->dims[a];
-        if (in == out && eff[a] == 1.0 && p.ct != CT_TF_CROP)
+        if (resize_axis_kept(in, out, eff[a], p.ct))
             continue;
-        double s = p.antialias && eff[a] < 1.0 ? eff[a] : 1.0;
-        int64_t start = p.mode == 1 ? (int64_t)floor(-1.0 / s) + 1 : (int64_t)floor(-2.0 / s) + 1;
-        int64_t n = 2 - 2 * start;
-        int64_t *ti = poprt__kctx_scratch(k, (size_t)(out * n) * sizeof(int64_t));
-        double *tw = poprt__kctx_scratch(k, (size_t)(out * n) * sizeof(double));
-        unsigned char *ext = poprt__kctx_scratch(k, (size_t)out + 1);
-        if (!ti || !tw || !ext)
+        int64_t *ti, n;
+        double *tw;
+        unsigned char *ext;
+        if (!(n = resize_axis_taps(k, &p, eff[a], in, out, r0[a], r1[a], &ti, &tw, &ext)))
             return poprt__ref_kerr(k, POPRT_STATUS_OUT_OF_MEMORY, "out of scratch memory");
-        for (int64_t o = 0; o < out; o++) {
-            int outside;
-            double c = resize_coord(p.ct, (double)o, eff[a], in, out, r0[a], r1[a], &outside);
-            ext[o] = (unsigned char)outside;
-            resize_taps(&p, c, eff[a], in, ti + o * n, tw + o * n);
-        }
         int64_t outer = 1, inner = 1;
         for (int i = 0; i < a; i++)
             outer *= cur[i];

@@ -402,15 +402,8 @@ static int tconv_direct(poprt__kctx *k, const poprt__conv_shape *p)
     if (p->Mg < TC_MB || p->Cg > 64)
         return 0;
     const poprt__tval *x = poprt__kin(k, 0), *w = poprt__kin(k, 1), *b = poprt__kin(k, 2);
-    const poprt__geom3 *g = &p->g;
-    if (x->dtype != POPRT_DTYPE_FLOAT || w->dtype != POPRT_DTYPE_FLOAT ||
-        (b && b->dtype != POPRT_DTYPE_FLOAT) || x->rank != 4 || g->in[0] != 1 || g->k[0] != 1)
-        return 0;
-    for (int a = 1; a < 3; a++)
-        if (g->k[a] != g->s[a] || g->d[a] != 1 || g->pb[a] != 0 ||
-            g->out[a] != g->in[a] * g->s[a])
-            return 0;
-    return 1;
+    return x->dtype == POPRT_DTYPE_FLOAT && w->dtype == POPRT_DTYPE_FLOAT &&
+           (!b || b->dtype == POPRT_DTYPE_FLOAT) && x->rank == 4 && poprt__tconv_patches(&p->g);
 }
 
 poprt_status poprt__x86_conv_transpose(poprt__kctx *k)
