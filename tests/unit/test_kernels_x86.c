@@ -1160,7 +1160,7 @@ START_TEST(test_convb_layout_in_state)
     void *sb, *sw;
     size_t nb, nw;
     ck_assert_int_eq(poprt__x86_convb_pack(v, d.w, cc.M, cc.C, 3, 3, 0, &sb, &nb), POPRT_OK);
-    ck_assert_int_eq(poprt__x86_convw_pack(v, d.w, cc.M, cc.C, 3, 3, 4, &sw, &nw), POPRT_OK);
+    ck_assert_int_eq(poprt__x86_convw_pack(v, d.w, cc.M, cc.C, 3, 3, 4, 0, &sw, &nw), POPRT_OK);
     const int same = best && best->wlayout == v->wlayout;
     ck_assert_int_eq(poprt__x86_convb_layout_current(sb, nb), same);
     ck_assert_int_eq(poprt__x86_convb_layout_current(sw, nw), same);
@@ -1201,6 +1201,11 @@ static const ccase convb_bf16_cases[] = {
     {48, 130, 1, 8, 8, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0},   /* 1x1 stride 2, three groups */
     {16, 32, 1, 12, 13, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2},  /* dilated */
     {64, 16, 1, 6, 20, 5, 3, 1, 2, 1, 1, 2, 1, 2, 1},   /* 5x3 window, column stride 2 */
+    /* tiles within one row (the one-pointer loop of column stride 1 and 2)
+     * and tiles across rows, with padding, in one conv */
+    {32, 48, 1, 6, 26, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},   /* 3x3, 26 columns */
+    {32, 40, 1, 5, 30, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0},   /* 1x1 stride 2, 15 columns */
+    {16, 64, 1, 9, 40, 3, 3, 2, 2, 1, 1, 1, 1, 0, 0},   /* 3x3 stride 2, 20 columns */
 };
 
 /* The operands rounded to bfloat16 (to nearest even, as VCVTNEPS2BF16 rounds
@@ -1244,9 +1249,9 @@ static const ccase convw_cases[] = {
 
 /* Runs case cc (data d) through the Winograd path of variant v with tiles
  * of tile x tile into d->y; relu: the plan's activation Relu (applied in
- * the output transform). */
+ * the output transform); bf16: U and V as bfloat16 pair words. */
 static void convw_run(const poprt__convb_variant *v, const ccase *cc, cdata *d, int tile,
-                      int relu)
+                      int relu, int bf16)
 {
     int64_t attrs[4][4];
     kcall c;
@@ -1257,35 +1262,55 @@ static void convw_run(const poprt__convb_variant *v, const ccase *cc, cdata *d, 
     void *state;
     size_t size;
     ck_assert_int_eq(
-        poprt__x86_convw_pack(v, d->w, cc->M, cc->C, cc->KH, cc->KW, tile, &state, &size),
+        poprt__x86_convw_pack(v, d->w, cc->M, cc->C, cc->KH, cc->KW, tile, bf16, &state, &size),
         POPRT_OK);
-    ck_assert_int_eq(poprt__x86_convw_state_magic(state, size), 1);
+    ck_assert_int_eq(poprt__x86_convw_state_magic(state, size), bf16 ? 2 : 1);
     ck_assert_int_eq(poprt__x86_convb_state_magic(state, size), 0);
     c.k.state = state;
     c.k.state_size = size;
     int64_t w_group;
-    int got_tile = 0;
-    const void *u = poprt__x86_convw_state(&c.k, &plan, v, &w_group, &got_tile);
+    int got_tile = 0, got_bf16 = -1;
+    const void *u = poprt__x86_convw_state(&c.k, &plan, v, &w_group, &got_tile, &got_bf16);
     ck_assert_ptr_nonnull(u);
     ck_assert_int_eq(got_tile, tile);
+    ck_assert_int_eq(got_bf16, bf16);
     if (tile == 2) { /* files written before F(4x4, 3x3): tile 0 in the header reads as 2 */
         uint64_t h7 = 0, keep;
         memcpy(&keep, (char *)state + 7 * sizeof h7, sizeof keep);
         memcpy((char *)state + 7 * sizeof h7, &h7, sizeof h7);
         got_tile = 0;
-        ck_assert_ptr_eq(poprt__x86_convw_state(&c.k, &plan, v, &w_group, &got_tile), u);
+        ck_assert_ptr_eq(poprt__x86_convw_state(&c.k, &plan, v, &w_group, &got_tile, &got_bf16),
+                         u);
         ck_assert_int_eq(got_tile, 2);
         memcpy((char *)state + 7 * sizeof h7, &keep, sizeof keep);
     }
     /* 3x3 weights are not a 3x1 conv's, nor 3x1 a 1x3 conv's */
     plan.g.k[1] = cc->KW, plan.g.k[2] = cc->KH;
     if (cc->KH != cc->KW)
-        ck_assert_ptr_null(poprt__x86_convw_state(&c.k, &plan, v, &w_group, &got_tile));
+        ck_assert_ptr_null(
+            poprt__x86_convw_state(&c.k, &plan, v, &w_group, &got_tile, &got_bf16));
     plan.g.k[1] = cc->KH, plan.g.k[2] = cc->KW;
     ck_assert_int_eq(
-        poprt__x86_conv_winograd(&c.k, &plan, v, d->x, d->b, u, w_group, tile, d->y), POPRT_OK);
+        poprt__x86_conv_winograd(&c.k, &plan, v, d->x, d->b, u, w_group, tile, bf16, d->y),
+        POPRT_OK);
     kc_release(&c);
     poprt__aligned_free(state);
+}
+
+/* With Relu (case s, d->y holding the run without it): max(0, .) of the
+ * same values. */
+static void convw_check_relu(const poprt__convb_variant *v, const ccase *cc, cdata *d, int tile,
+                             int bf16, size_t s)
+{
+    float *plain = malloc(sizeof(float) * (size_t)d->ny);
+    ck_assert_ptr_nonnull(plain);
+    memcpy(plain, d->y, sizeof(float) * (size_t)d->ny);
+    convw_run(v, cc, d, tile, 1, bf16);
+    for (int64_t i = 0; i < d->ny; i++)
+        ck_assert_msg(d->y[i] == (plain[i] > 0 ? plain[i] : 0.0f),
+                      "Winograd%s relu case %zu: y[%lld]", bf16 ? " bfloat16" : "", s,
+                      (long long)i);
+    free(plain);
 }
 
 START_TEST(test_convw_variants_vs_ref)
@@ -1368,21 +1393,14 @@ START_TEST(test_convw_variants_vs_ref)
             cdata d;
             cdata_init(&d, cc, (uint32_t)s + 21);
             const int ct = cc->KH == 3 && cc->KW == 3 ? tile : 4; /* 1-D: F(4, 3) */
-        convw_run(v, cc, &d, ct, 0);
+            convw_run(v, cc, &d, ct, 0, 0);
             const double unit = (double)(cc->C * 9) * ldexp(1.0, -24);
             for (int64_t i = 0; i < d.ny; i++) {
                 const double e = fabs(d.y[i] - d.r[i]) / (unit * d.mag[i] + 1e-30);
                 worst = e > worst ? e : worst;
             }
             cdata_check(&d, bound * unit, tile == 2 ? "Winograd 2x2" : "Winograd 4x4", v->name, s);
-            /* with Relu: max(0, .) of the same values */
-            float *plain = malloc(sizeof(float) * (size_t)d.ny);
-            memcpy(plain, d.y, sizeof(float) * (size_t)d.ny);
-            convw_run(v, cc, &d, ct, 1);
-            for (int64_t i = 0; i < d.ny; i++)
-                ck_assert_msg(d.y[i] == (plain[i] > 0 ? plain[i] : 0.0f),
-                              "Winograd relu case %zu: y[%lld]", s, (long long)i);
-            free(plain);
+            convw_check_relu(v, cc, &d, ct, 0, s);
             checked += d.ny;
             cdata_free(&d);
         }
@@ -1390,6 +1408,53 @@ START_TEST(test_convw_variants_vs_ref)
                "error %.2f of C * 9 * 2^-24 * sum |terms|, bound %.0f)\n",
                tile, tile, v->name, (long long)checked, worst, bound);
     }
+}
+END_TEST
+
+/* F(2x2, 3x3) with bfloat16 products: U and V rounded to bfloat16 (relative
+ * error 2^-9 each), their products exact, float32 sums. Against float64
+ * sums of the unrounded operands the error is in units of 2^-8 * sum |terms|
+ * per output: the transforms' sums and differences (V of up to 4 inputs, U
+ * of up to 9 weights / 4) and the output transform's 9 products make it
+ * larger than the direct bfloat16 sums' (at most 1 unit); random data here
+ * reaches 1.3 units; bound 4. Relu stores max(0, .) of the same values. */
+START_TEST(test_convw_bf16_vs_ref)
+{
+    const poprt__convb_variant *v = poprt__convb_best();
+    if (!v || !poprt__convb_bf16_usable()) {
+        printf("kernels_x86: Winograd bfloat16 skipped: CPU lacks AVX512-BF16 (or POPRT_ISA "
+               "caps it)\n");
+        return;
+    }
+    int64_t checked = 0;
+    double worst = 0;
+    const double bound = 4.0;
+    for (size_t s = 0; s < sizeof convw_cases / sizeof convw_cases[0]; s++) {
+        const ccase *cc = &convw_cases[s];
+        if (cc->KH != 3 || cc->KW != 3)
+            continue; /* (F(4, 3) along one axis stays float32) */
+        cdata d;
+        cdata_init(&d, cc, (uint32_t)s + 41);
+        convw_run(v, cc, &d, 2, 0, 1);
+        for (int64_t i = 0; i < d.ny; i++) {
+            const double e = fabs(d.y[i] - d.r[i]) / (ldexp(1.0, -8) * d.mag[i] + 1e-30);
+            worst = e > worst ? e : worst;
+        }
+        cdata_check(&d, bound * ldexp(1.0, -8), "Winograd 2x2 bfloat16", v->name, s);
+        convw_check_relu(v, cc, &d, 2, 1, s);
+        checked += d.ny;
+        cdata_free(&d);
+    }
+    /* F(4x4, 3x3) and 1-D tiles have no bfloat16 form */
+    void *state = NULL;
+    size_t size = 0;
+    const float w[9] = {0};
+    ck_assert_int_ne(poprt__x86_convw_pack(v, w, 1, 1, 3, 3, 4, 1, &state, &size), POPRT_OK);
+    ck_assert_int_ne(poprt__x86_convw_pack(v, w, 1, 1, 3, 1, 4, 1, &state, &size), POPRT_OK);
+    ck_assert_ptr_null(state);
+    printf("kernels_x86: Winograd 2x2 bfloat16 passed %lld outputs against poprt__ref_conv "
+           "(worst error %.2f of 2^-8 * sum |terms|, bound %.0f)\n",
+           (long long)checked, worst, bound);
 }
 END_TEST
 
@@ -1684,6 +1749,7 @@ int main(void)
     tcase_add_loop_test(tc, test_convb_layout_in_state, 0, poprt__convb_n_variants);
     tcase_add_test(tc, test_convb_bf16_vs_ref);
     tcase_add_loop_test(tc, test_convw_variants_vs_ref, 0, poprt__convb_n_variants);
+    tcase_add_test(tc, test_convw_bf16_vs_ref);
     tcase_add_loop_test(tc, test_maxpool_variants_vs_ref, 0, poprt__maxpool_n_variants);
     tcase_add_loop_test(tc, test_blocked_maxpool_variants_vs_ref, 0, poprt__maxpool_n_variants);
     tcase_add_test(tc, test_gemm_ops_vs_ref);

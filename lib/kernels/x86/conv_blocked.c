@@ -521,6 +521,8 @@ const void *poprt__x86_convb_state(const poprt__kctx *k, const poprt__conv_plan 
  * are the same for every thread count. */
 
 #define CONV_WINO_MAGIC 0x31574b4243525050ull /* "PPRCBKW1" */
+/* U as bfloat16 pair words (F(2x2, 3x3) only): the products on VDPBF16PS */
+#define CONV_WINO_BF16_MAGIC 0x32574b4243525050ull /* "PPRCBKW2" */
 
 /* The choice (poprt__x86_convw_fits without force). Measured on a Zen 4
  * core (bench/README.md, "Winograd F(4x4, 3x3)"), single 3x3 convs of C
@@ -628,27 +630,42 @@ static void convw_weights(const float *g, int e, int one_d, double *u)
 }
 
 poprt_status poprt__x86_convw_pack(const poprt__convb_variant *v, const float *w, int64_t M,
-                                   int64_t C, int64_t KH, int64_t KW, int tile, void **state,
-                                   size_t *size)
+                                   int64_t C, int64_t KH, int64_t KW, int tile, int bf16,
+                                   void **state, size_t *size)
 {
-    const int layout = convb_layout(v, 0);
+    const int layout = convb_layout(v, bf16);
     const int one_d = (KH == 3 && KW == 1) || (KH == 1 && KW == 3);
     if (C <= 0 || M <= 0 || (tile != 2 && tile != 4) || !(one_d || (KH == 3 && KW == 3)) ||
-        (one_d && tile != 4))
+        (one_d && tile != 4) || (bf16 && (tile != 2 || one_d || !poprt__convb_bf16_usable())))
         return poprt__err(POPRT_STATUS_INTERNAL,
-                          "Winograd weights of %lld x %lld channels, %lld x %lld, tile %d",
-                          (long long)M, (long long)C, (long long)KH, (long long)KW, tile);
+                          "Winograd weights of %lld x %lld channels, %lld x %lld, tile %d%s",
+                          (long long)M, (long long)C, (long long)KH, (long long)KW, tile,
+                          bf16 ? ", bfloat16" : "");
     const int np = one_d ? tile + 2 : (tile + 2) * (tile + 2);
     const int64_t n_og = poprt__ceil_div(M, CONVB_GROUP), ncb = poprt__ceil_div(C, 16);
-    const int64_t w_group = ncb * 16 * CONVB_GROUP; /* floats per (xi, group); zero past C */
+    /* floats per (xi, group), zero past C; bfloat16: words, half as many */
+    const int64_t w_group = ncb * 16 * CONVB_GROUP / (bf16 ? 2 : 1);
     const size_t total = CONV_PACK_HEADER + (size_t)(np * n_og * w_group) * sizeof(float);
     unsigned char *blob = poprt__aligned_alloc(total);
-    if (!blob)
+    /* bfloat16: U in float32 first, as pairs [xi][og][cbi][i / 2][o][i % 2] */
+    float *stage = bf16 ? poprt__malloc((size_t)(np * n_og * w_group * 2) * sizeof(float)) : NULL;
+    if (!blob || (bf16 && !stage)) {
+        poprt__aligned_free(blob);
+        poprt__free(stage);
         return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory packing Conv weights");
+    }
     memset(blob, 0, total);
+    if (stage)
+        memset(stage, 0, (size_t)(np * n_og * w_group * 2) * sizeof(float));
     /* h[7]: the tile edge (0 in files written before F(4x4, 3x3): 2) */
-    const uint64_t h[8] = {CONV_WINO_MAGIC, (uint64_t)M,        (uint64_t)C,      (uint64_t)KH,
-                           (uint64_t)KW,    (uint64_t)w_group, (uint64_t)layout, (uint64_t)tile};
+    const uint64_t h[8] = {bf16 ? CONV_WINO_BF16_MAGIC : CONV_WINO_MAGIC,
+                           (uint64_t)M,
+                           (uint64_t)C,
+                           (uint64_t)KH,
+                           (uint64_t)KW,
+                           (uint64_t)w_group,
+                           (uint64_t)layout,
+                           (uint64_t)tile};
     memcpy(blob, h, sizeof h);
     float *dst = (float *)(blob + CONV_PACK_HEADER);
     for (int64_t m = 0; m < M; m++)
@@ -662,9 +679,23 @@ poprt_status poprt__x86_convw_pack(const poprt__convb_variant *v, const float *w
                                                                    : CONVB_GROUP;
             const int64_t width = poprt__ceil_div(mc, 16) * 16;
             for (int xi = 0; xi < np; xi++)
-                dst[(xi * n_og + og) * w_group + convb_wpos(layout, c, mo, width, ncb * 16)] =
-                    (float)u[xi];
+                if (bf16) /* (rows of width words: 2 * width floats per pair) */
+                    stage[(xi * n_og + og) * w_group * 2 + (c & ~(int64_t)1) * width + 2 * mo +
+                          (c & 1)] = (float)u[xi];
+                else
+                    dst[(xi * n_og + og) * w_group +
+                        convb_wpos(layout, c, mo, width, ncb * 16)] = (float)u[xi];
         }
+    if (bf16) {
+        for (int64_t xo = 0; xo < np * n_og; xo++) { /* rounded to nearest even */
+            const int64_t og = xo % n_og, oc0 = og * CONVB_GROUP;
+            const int64_t width = poprt__ceil_div(M - oc0 < CONVB_GROUP ? M - oc0 : CONVB_GROUP,
+                                                  16) * 16;
+            poprt__convb_words_avx512(stage + xo * w_group * 2, ncb * 8 * width,
+                                      (uint32_t *)dst + xo * w_group);
+        }
+        poprt__free(stage);
+    }
     *state = blob;
     *size = total;
     return POPRT_OK;
@@ -685,11 +716,12 @@ int poprt__x86_convw_state_magic(const void *state, size_t size)
     uint64_t h = 0;
     if (state && size >= sizeof h)
         memcpy(&h, state, sizeof h);
-    return h == CONV_WINO_MAGIC;
+    return h == CONV_WINO_MAGIC ? 1 : h == CONV_WINO_BF16_MAGIC ? 2 : 0;
 }
 
 const void *poprt__x86_convw_state(const poprt__kctx *k, const poprt__conv_plan *p,
-                                   const poprt__convb_variant *v, int64_t *w_group, int *tile)
+                                   const poprt__convb_variant *v, int64_t *w_group, int *tile,
+                                   int *bf16)
 {
     /* what the kernels need, not the choice's thresholds */
     if (!k->state || k->state_size < CONV_PACK_HEADER || !poprt__convb_usable(v) ||
@@ -701,21 +733,28 @@ const void *poprt__x86_convw_state(const poprt__kctx *k, const poprt__conv_plan 
     const uint64_t n_og = (uint64_t)poprt__ceil_div(p->M, CONVB_GROUP);
     const uint64_t e = h[7] ? h[7] : 2;
     const uint64_t np = p->g.k[1] == 1 || p->g.k[2] == 1 ? e + 2 : (e + 2) * (e + 2);
-    if (h[0] != CONV_WINO_MAGIC || h[1] != (uint64_t)p->M || h[2] != (uint64_t)p->C ||
-        h[3] != (uint64_t)p->g.k[1] || h[4] != (uint64_t)p->g.k[2] ||
-        h[5] != (uint64_t)(poprt__ceil_div(p->C, 16) * 16 * CONVB_GROUP) ||
-        h[6] != (uint64_t)v->wlayout ||
-        (e != 2 && e != 4) || np * n_og > floats / h[5])
+    const int words = h[0] == CONV_WINO_BF16_MAGIC;
+    if ((h[0] != CONV_WINO_MAGIC && !words) || (words && (e != 2 || !poprt__convb_bf16_usable())) ||
+        h[1] != (uint64_t)p->M || h[2] != (uint64_t)p->C || h[3] != (uint64_t)p->g.k[1] ||
+        h[4] != (uint64_t)p->g.k[2] ||
+        h[5] != (uint64_t)(poprt__ceil_div(p->C, 16) * 16 * CONVB_GROUP / (words ? 2 : 1)) ||
+        h[6] != (uint64_t)convb_layout(v, words) || (e != 2 && e != 4) ||
+        np * n_og > floats / h[5])
         return NULL;
     *w_group = (int64_t)h[5];
     *tile = (int)e;
+    *bf16 = words;
     return (const unsigned char *)k->state + CONV_PACK_HEADER;
 }
 
 typedef struct convw_job {
     convb_job b;          /* the blocked input (b.xb), the plan, the variant */
-    const float *u;       /* U[xi][og] at (xi * n_og + og) * w_group */
+    const void *u;        /* U[xi][og] at (xi * n_og + og) * w_group */
     float *v, *pr;        /* V and the products */
+    /* bfloat16 U: the products read V as pair words, vw (the three-pass
+     * form: [xi][n][cbi][tile][8]; g1 in words) */
+    int bf16;
+    uint32_t *vw;
     int64_t eh, ew, np;   /* tile rows and columns (2 x 2, 4 x 4, 4 x 1, 1 x 4), products */
     poprt__convw_in_fn *in;   /* the transforms of this tile */
     poprt__convw_out_fn *out;
@@ -742,12 +781,22 @@ static int64_t convw_run_of(const convw_job *t, int64_t q, int64_t q1, int64_t *
 /* Product xi of output group og: U[xi] . V[xi] over nq positions of x
  * (laid out by g1) into out (blocks ldo positions apart), the input blocks
  * cstep at a time while their weights stay in L1. */
-static void convw_product(const convw_job *t, const float *x, const poprt__convb_geom *g1,
+static void convw_product(const convw_job *t, const void *x, const poprt__convb_geom *g1,
                           int64_t xi, int64_t og, int64_t nq, float *out, int64_t ldo)
 {
     const int64_t ncb = g1->ncb, oc0 = og * CONVB_GROUP, M = t->b.p->M;
     const int nb = (int)(((M - oc0 < CONVB_GROUP ? M - oc0 : CONVB_GROUP) + 15) / 16);
-    const float *w = t->u + (xi * t->b.n_og + og) * t->b.w_group;
+    if (t->bf16) { /* 8 pair words per input block and output */
+        const uint32_t *w = (const uint32_t *)t->u + (xi * t->b.n_og + og) * t->b.w_group;
+        const int64_t wstep = 8 * nb * 16;
+        for (int64_t c0 = 0; c0 < ncb; c0 += t->cstep) {
+            const int64_t c1 = c0 + t->cstep < ncb ? c0 + t->cstep : ncb;
+            poprt__convb_run_bf16_avx512(x, w, NULL, nb, g1, 0, nq, c0, c1, c0 > 0, out, ldo,
+                                         NULL, 0, w + c1 * wstep, 4 * t->cstep * wstep);
+        }
+        return;
+    }
+    const float *w = (const float *)t->u + (xi * t->b.n_og + og) * t->b.w_group;
     const int64_t wstep = 16 * nb * 16; /* floats per input block */
     for (int64_t c0 = 0; c0 < ncb; c0 += t->cstep) {
         const int64_t c1 = c0 + t->cstep < ncb ? c0 + t->cstep : ncb;
@@ -781,6 +830,9 @@ static void convw_in_fn(void *ctx, int64_t r0, int64_t r1)
         const float *xb = t->b.xb + nc * t->b.g.plane + ty * t->eh * Wp * 16;
         float *v = t->v + (nc * t->T + ty * t->tw) * 16;
         t->in(xb, Wp, t->tw, v, t->vstep);
+        for (int64_t xi = 0; t->bf16 && xi < t->np; xi++) /* the row's V as pair words */
+            poprt__convb_words_avx512(v + xi * t->vstep, t->tw * 8,
+                                      t->vw + xi * (t->vstep / 2) + (nc * t->T + ty * t->tw) * 8);
     }
 }
 
@@ -796,7 +848,10 @@ static void convw_mul_fn(void *ctx, int64_t i0, int64_t i1)
         const int64_t n = (it / t->nchunks / n_og) % N, xi = it / t->nchunks / n_og / N;
         const int64_t q0 = ch * t->chunk, q1 = q0 + t->chunk < t->T ? q0 + t->chunk : t->T;
         /* positions [q0, q1) of the image's V[xi] */
-        const float *x = t->v + xi * t->vstep + n * ncb * t->g1.plane + q0 * 16;
+        const void *x = t->bf16 ? (const void *)(t->vw + xi * (t->vstep / 2) +
+                                                 n * ncb * t->g1.plane + q0 * 8)
+                                : (const void *)(t->v + xi * t->vstep + n * ncb * t->g1.plane +
+                                                 q0 * 16);
         float *out = t->pr + xi * t->pstep + (n * t->Mp + og * CONVB_GROUP) * t->T + q0 * 16;
         convw_product(t, x, &t->g1, xi, og, q1 - q0, out, t->T);
     }
@@ -837,28 +892,48 @@ static void convw_fused_fn(void *ctx, int64_t l0, int64_t l1)
     const int64_t ncb = t->b.g.ncb, n_og = t->b.n_og, ct = t->chunk, nob = t->Mp / 16;
     const int64_t OW = p->g.out[2], OH = p->g.out[1], OHW = p->g.out_sz, Wp = t->b.g.Wp;
     /* V of a chunk [cbi][tile][xi][16]: each tile's transform stores one
-     * run; the products read V[xi] as a 1x1 conv of column stride np */
+     * run; the products read V[xi] as a 1x1 conv of column stride np.
+     * bfloat16: V [xi][cbi][tile][16], a transform per run of tiles, then
+     * each xi's pair words [xi][cbi][tile][8] after P: the products read
+     * them at column stride 1 (the tiles' one-pointer loop) */
     const int64_t np = t->np, vsize = ncb * ct * np * 16, pstep = t->Mp * ct;
-    const poprt__convb_geom g1 = {.cb = 16, .ncb = ncb, .Wp = ct * np, .plane = ct * np * 16,
-                                  .KH = 1, .KW = 1, .sh = 1, .sw = np, .dh = 1, .dw = 1, .OW = ct};
+    const poprt__convb_geom g1 =
+        t->bf16 ? (poprt__convb_geom){.cb = 16, .ncb = ncb, .Wp = ct, .plane = ct * 8, .KH = 1,
+                                      .KW = 1, .sh = 1, .sw = 1, .dh = 1, .dw = 1, .OW = ct}
+                : (poprt__convb_geom){.cb = 16, .ncb = ncb, .Wp = ct * np, .plane = ct * np * 16,
+                                      .KH = 1, .KW = 1, .sh = 1, .sw = np, .dh = 1, .dw = 1,
+                                      .OW = ct};
     for (int64_t l = l0; l < l1; l++) {
         float *vc = t->v + l * t->lane_floats, *pc = vc + vsize, *tb = pc + np * pstep;
+        uint32_t *vwc = (uint32_t *)(tb + t->eh * t->ew * 16 * ct);
         const int64_t i0 = l * t->items / t->lanes, i1 = (l + 1) * t->items / t->lanes;
         for (int64_t it = i0; it < i1; it++) {
             const int64_t n = it / t->nchunks, q0 = it % t->nchunks * ct;
             const int64_t q1 = q0 + ct < t->T ? q0 + ct : t->T;
             for (int64_t q = q0, ty, tx, len; q < q1; q += len) {
                 len = convw_run_of(t, q, q1, &ty, &tx);
-                for (int64_t cbi = 0; cbi < ncb; cbi++)
-                    for (int64_t j = 0; j < len; j++)
-                        t->in(t->b.xb + (n * ncb + cbi) * t->b.g.plane +
-                                  (ty * t->eh * Wp + (tx + j) * t->ew) * 16,
-                              Wp, 1, vc + (cbi * ct + q - q0 + j) * np * 16, 16);
+                for (int64_t cbi = 0; cbi < ncb; cbi++) {
+                    const float *xb = t->b.xb + (n * ncb + cbi) * t->b.g.plane +
+                                      (ty * t->eh * Wp + tx * t->ew) * 16;
+                    if (t->bf16)
+                        t->in(xb, Wp, len, vc + (cbi * ct + q - q0) * 16, ncb * ct * 16);
+                    else
+                        for (int64_t j = 0; j < len; j++)
+                            t->in(xb + j * t->ew * 16, Wp, 1,
+                                  vc + (cbi * ct + q - q0 + j) * np * 16, 16);
+                }
             }
+            for (int64_t xi = 0; t->bf16 && xi < np; xi++)
+                for (int64_t cbi = 0; cbi < ncb; cbi++)
+                    poprt__convb_words_avx512(vc + (xi * ncb + cbi) * ct * 16, (q1 - q0) * 8,
+                                              vwc + (xi * ncb + cbi) * ct * 8);
             for (int64_t xi = 0; xi < np; xi++)
                 for (int64_t og = 0; og < n_og; og++)
-                    convw_product(t, vc + xi * 16, &g1, xi, og, q1 - q0,
-                                  pc + xi * pstep + og * CONVB_GROUP * ct, ct);
+                    convw_product(t,
+                                  t->bf16 ? (const void *)(vwc + xi * ncb * ct * 8)
+                                          : (const void *)(vc + xi * 16),
+                                  &g1, xi, og, q1 - q0, pc + xi * pstep + og * CONVB_GROUP * ct,
+                                  ct);
             for (int64_t q = q0, ty, tx, len; q < q1; q += len) {
                 len = convw_run_of(t, q, q1, &ty, &tx);
                 const int64_t oh = t->eh * ty, ox = t->ew * tx;
@@ -898,12 +973,17 @@ static void convw_fused_fn(void *ctx, int64_t l0, int64_t l1)
 poprt_status poprt__x86_conv_winograd(poprt__kctx *k, const poprt__conv_plan *p,
                                       const poprt__convb_variant *v, const float *x,
                                       const float *b, const void *u, int64_t w_group, int tile,
-                                      float *y)
+                                      int bf16, float *y)
 {
     const poprt__geom3 *g = &p->g;
     convw_job t = {.b = {.p = p, .x = x, .b = b, .y = y, .w_group = w_group, .xblk = p->xblk,
                          .yblk = p->yblk, .v = v},
-                   .u = u};
+                   .u = u,
+                   .bf16 = bf16};
+    if (bf16 && (tile != 2 || g->k[1] != 3 || g->k[2] != 3 || !poprt__convb_bf16_usable()))
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_INTERNAL,
+                               "bfloat16 Winograd weights for a %lld x %lld conv, tile %d",
+                               (long long)g->k[1], (long long)g->k[2], tile);
     const int64_t OH = g->out[1], OW = g->out[2];
     const int64_t KH = g->k[1], KW = g->k[2];
     if (KH == 1) { /* 1x3: F(4, 3) along the rows */
@@ -930,7 +1010,8 @@ poprt_status poprt__x86_conv_winograd(poprt__kctx *k, const poprt__conv_plan *p,
     t.b.n_og = poprt__ceil_div(p->M, CONVB_GROUP);
     const int64_t ncb = t.b.g.ncb;
     t.Mp = poprt__ceil_div(p->M, 16) * 16;
-    t.cstep = (24 << 10) / (16 * CONVB_GROUP * (int64_t)sizeof(float));
+    /* input blocks per step: their weights (64 outputs) in 24 KiB */
+    t.cstep = (24 << 10) / ((bf16 ? 8 : 16) * CONVB_GROUP * (int64_t)sizeof(float));
     /* the epilogue as the blocked path applies it */
     t.in_regs = p->yblk && !p->fp8 && !p->n_post &&
                 (p->act == CONV_ACT_NONE || p->act == CONV_ACT_RELU);
@@ -939,7 +1020,7 @@ poprt_status poprt__x86_conv_winograd(poprt__kctx *k, const poprt__conv_plan *p,
     /* The fused form when its chunks (V and P of a chunk in about
      * CONVW_CHUNK_BYTES, whole 6-tile runs) give every lane work; else the
      * three passes, whose items (product, group, chunk) are many. */
-    const int64_t per_tile = t.np * (ncb * 16 + t.Mp) * (int64_t)sizeof(float);
+    const int64_t per_tile = t.np * (ncb * (bf16 ? 24 : 16) + t.Mp) * (int64_t)sizeof(float);
     int64_t ct = CONVW_CHUNK_BYTES / per_tile / 6 * 6;
     ct = ct < 6 ? 6 : ct;
     const int fused = poprt__ceil_div(t.T, ct) * p->N >= CONV_LANES;
@@ -949,12 +1030,13 @@ poprt_status poprt__x86_conv_winograd(poprt__kctx *k, const poprt__conv_plan *p,
         t.nchunks = poprt__ceil_div(t.T, ct);
         t.items = p->N * t.nchunks;
         t.lanes = CONV_LANES;
-        t.lane_floats = (t.np * (ncb * 16 + t.Mp) + t.eh * t.ew * 16) * ct;
+        /* V, P, the blocked output rows; bfloat16: V's words */
+        t.lane_floats = (t.np * (ncb * (bf16 ? 24 : 16) + t.Mp) + t.eh * t.ew * 16) * ct;
         v_n = (size_t)(t.lanes * t.lane_floats); /* a few MiB at most */
         p_n = 0;
     } else {
-        t.g1 = (poprt__convb_geom){.cb = 16, .ncb = ncb, .Wp = t.T, .plane = t.T * 16, .KH = 1,
-                                   .KW = 1, .sh = 1, .sw = 1, .dh = 1, .dw = 1, .OW = t.T};
+        t.g1 = (poprt__convb_geom){.cb = 16, .ncb = ncb, .Wp = t.T, .plane = t.T * (bf16 ? 8 : 16),
+                                   .KH = 1, .KW = 1, .sh = 1, .sw = 1, .dh = 1, .dw = 1, .OW = t.T};
         t.vstep = p->N * ncb * 16 * t.T;
         t.pstep = p->N * t.Mp * t.T;
         const int64_t nch = poprt__ceil_div(t.T, CONVB_CHUNK);
@@ -969,7 +1051,8 @@ poprt_status poprt__x86_conv_winograd(poprt__kctx *k, const poprt__conv_plan *p,
         p_n > SIZE_MAX / sizeof(float) ||
         !(t.b.xb = poprt__kctx_scratch(k, xb_n * sizeof(float))) ||
         !(t.v = poprt__kctx_scratch(k, v_n * sizeof(float))) ||
-        (p_n && !(t.pr = poprt__kctx_scratch(k, p_n * sizeof(float)))))
+        (p_n && !(t.pr = poprt__kctx_scratch(k, p_n * sizeof(float)))) ||
+        (bf16 && !fused && !(t.vw = poprt__kctx_scratch(k, v_n / 2 * sizeof(uint32_t)))))
         return poprt__ref_oom(k);
     if (b && t.Mp != p->M) { /* the last block's bias, read 16 at a time */
         float *bp = poprt__kctx_scratch(k, (size_t)t.Mp * sizeof(float));

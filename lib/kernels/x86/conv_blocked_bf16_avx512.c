@@ -11,6 +11,7 @@
 
 #define CB_ELEM uint32_t
 #define CB_PER(g) 8
+#define CB_PER_CONST 8
 #define CB_WV __m512bh
 #define CB_WLOAD(p) ((__m512bh)_mm512_loadu_si512(p))
 #define CB_XV __m512bh

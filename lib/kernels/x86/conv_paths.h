@@ -233,17 +233,22 @@ poprt_status poprt__x86_conv_blocked(poprt__kctx *k, const poprt__conv_plan *p,
  * poprt__x86_convw_pack for variant v (NULL: the best here) and tile edge,
  * found again by poprt__x86_convw_state with their tile edge (NULL: not
  * this path's, packed for another variant, or no blocked variant here),
- * run by poprt__x86_conv_winograd with v. Either layout of X and Y. */
+ * run by poprt__x86_conv_winograd with v. Either layout of X and Y.
+ * bf16 (F(2x2, 3x3) only, on a CPU where poprt__convb_bf16_usable()): U
+ * packed as bfloat16 pair words, each V rounded to them too, the products
+ * on VDPBF16PS with float32 sums; the transforms stay float32. */
 int poprt__x86_convw_fits(const poprt__geom3 *g, int64_t G, int64_t C, int64_t M, int force);
 poprt_status poprt__x86_convw_pack(const poprt__convb_variant *v, const float *w, int64_t M,
-                                   int64_t C, int64_t KH, int64_t KW, int tile, void **state,
-                                   size_t *size);
+                                   int64_t C, int64_t KH, int64_t KW, int tile, int bf16,
+                                   void **state, size_t *size);
 const void *poprt__x86_convw_state(const poprt__kctx *k, const poprt__conv_plan *p,
-                                   const poprt__convb_variant *v, int64_t *w_group, int *tile);
+                                   const poprt__convb_variant *v, int64_t *w_group, int *tile,
+                                   int *bf16);
+/* 1: poprt__x86_convw_pack's float32 weights, 2: its bfloat16 ones, 0: neither */
 int poprt__x86_convw_state_magic(const void *state, size_t size);
 poprt_status poprt__x86_conv_winograd(poprt__kctx *k, const poprt__conv_plan *p,
                                       const poprt__convb_variant *v, const float *x,
                                       const float *b, const void *u, int64_t w_group, int tile,
-                                      float *y);
+                                      int bf16, float *y);
 
 #endif
