@@ -6,6 +6,8 @@
 #                     inputs only (same input names and shapes [1,128]; no reference outputs)
 #   tree_ensemble_500x8/  a TreeEnsembleRegressor of 500 full trees of depth 8 over 50 features,
 #                     10,000 rows, expected output from NumPy (bench/make_tree_model.py)
+#   lstm_t64_h256/, gru_bi_t100_b4/, lstm_t200_h512/  one LSTM / GRU node each, expected outputs
+#                     from NumPy (bench/make_rnn_models.py)
 # so that `build/bench/model_bench --ort build/bench-models` runs them all.
 #
 # usage: bench/make_models.sh [-o OUT_DIR] [--no-bert]
@@ -61,5 +63,9 @@ fi
 if [ ! -s "$OUT/tree_ensemble_500x8/model.onnx" ]; then
   echo "generating $OUT/tree_ensemble_500x8 ..." >&2
   "$PYTHON" "$HERE/make_tree_model.py" "$OUT/tree_ensemble_500x8" >&2
+fi
+if [ ! -s "$OUT/lstm_t200_h512/model.onnx" ]; then
+  echo "generating the recurrent models (bench/make_rnn_models.py) ..." >&2
+  "$PYTHON" "$HERE/make_rnn_models.py" "$OUT" >&2
 fi
 ls -l "$OUT" >&2

@@ -1004,12 +1004,17 @@ static void gru_ref(int T, int B, int I, int H, const float *X, const float *W, 
     }
 }
 
-static void gru_case(int lbr, int reverse)
+/* B batch rows: 1 (the recurrent products as matrix-vector products), 2
+ * (as a few-column product), 9 (a GEMM per step; kernels/ref/rnn.c);
+ * lens: sequence_lens (NULL: none), each row then checked against the
+ * formulas run on its own first lens[b] steps (zeros after them) */
+static void gru_case(int lbr, int reverse, int B, const int32_t *lens)
 {
-    enum { T = 3, B = 2, I = 2, H = 3 };
+    enum { T = 3, I = 2, H = 3, BMAX = 9 };
+    ck_assert_int_le(B, BMAX);
     poprt__model *m = tb_model(14);
     int64_t xd[3] = {T, B, I}, wd[3] = {1, 3 * H, I}, rd[3] = {1, 3 * H, H}, bd[2] = {1, 6 * H};
-    float X[T * B * I], W[3 * H * I], R[3 * H * H], Bi[6 * H];
+    float X[T * BMAX * I], W[3 * H * I], R[3 * H * H], Bi[6 * H];
     for (int i = 0; i < T * B * I; i++)
         X[i] = sinf((float)i);
     for (int i = 0; i < 3 * H * I; i++)
@@ -1022,8 +1027,10 @@ static void gru_case(int lbr, int reverse)
     tb_const(m, "W", POPRT_DTYPE_FLOAT, 3, wd, W);
     tb_const(m, "R", POPRT_DTYPE_FLOAT, 3, rd, R);
     tb_const(m, "B", POPRT_DTYPE_FLOAT, 2, bd, Bi);
-    poprt__node *n = tb_node(m, "GRU", 4, (const char *[]){"X", "W", "R", "B"}, 2,
-                             (const char *[]){"Y", "Yh"});
+    if (lens)
+        tb_const(m, "L", POPRT_DTYPE_INT32, 1, (int64_t[]){B}, lens);
+    poprt__node *n = tb_node(m, "GRU", lens ? 5 : 4, (const char *[]){"X", "W", "R", "B", "L"},
+                             2, (const char *[]){"Y", "Yh"});
     attr_i(n, "hidden_size", H);
     attr_i(n, "linear_before_reset", lbr);
     if (reverse)
@@ -1033,11 +1040,22 @@ static void gru_case(int lbr, int reverse)
     poprt_model *model = load(m);
     poprt_session *s = session_of(model, NULL);
     poprt_model_free(model);
-    float Y[T * B * H], Yh[B * H];
-    gru_ref(T, B, I, H, X, W, R, Bi, lbr, reverse, Y, Yh);
+    float Y[T * BMAX * H], Yh[BMAX * H];
+    if (lens) {
+        memset(Y, 0, sizeof Y);
+        for (int b = 0; b < B; b++) {
+            float xb[T * I], yb[T * H];
+            for (int t = 0; t < lens[b]; t++)
+                memcpy(xb + t * I, X + (t * B + b) * I, sizeof(float) * I);
+            gru_ref(lens[b], 1, I, H, xb, W, R, Bi, lbr, reverse, yb, Yh + b * H);
+            for (int t = 0; t < lens[b]; t++)
+                memcpy(Y + (t * B + b) * H, yb + t * H, sizeof(float) * H);
+        }
+    } else
+        gru_ref(T, B, I, H, X, W, R, Bi, lbr, reverse, Y, Yh);
     poprt_stepio *io;
     ck_assert_int_eq(poprt_stepio_create(&io), POPRT_OK);
-    poprt_stepio_set_input(io, "X", POPRT_DTYPE_FLOAT, xd, 3, X, sizeof X);
+    poprt_stepio_set_input(io, "X", POPRT_DTYPE_FLOAT, xd, 3, X, sizeof(float) * T * B * I);
     poprt_stepio_set_output_alloc(io, "Y");
     poprt_stepio_set_output_alloc(io, "Yh");
     run_ok(s, io);
@@ -1049,10 +1067,16 @@ static void gru_case(int lbr, int reverse)
 
 START_TEST(gru_matches_formulas)
 {
-    gru_case(0, 0);
-    gru_case(1, 0);
-    gru_case(0, 1);
-    gru_case(1, 1);
+    for (int b = 1; b <= 9; b += b == 1 ? 1 : 7) /* 1, 2, 9 */
+        for (int q = 0; q < 4; q++)
+            gru_case(q & 1, q >> 1, b, NULL);
+    /* rows of 3, 1 and 0 steps, and 2 of 9 rows at 0: their rows of the
+     * products are still computed */
+    const int32_t lens3[3] = {3, 1, 0}, lens9[9] = {3, 0, 2, 1, 3, 3, 0, 2, 1};
+    for (int q = 0; q < 4; q++) {
+        gru_case(q & 1, q >> 1, 3, lens3);
+        gru_case(q & 1, q >> 1, 9, lens9);
+    }
 }
 END_TEST
 

@@ -3,8 +3,11 @@
  * output_sequence and GRU-1's "foward" default direction).
  *
  * Per direction: X·W^T (+ biases) for all steps at once, then per step
- * H·R^T and the gate math; the products are dot products over contiguous
- * rows of W and R, so the weights are used as stored.
+ * H·R^T for every batch row and the gate math. The products run on a GEMM
+ * engine (kernels/ref/gemm.h: the reference loops here, the fast GEMM in
+ * lib/kernels/x86), with W and R used as stored (op(B) = W^T); one batch
+ * row's recurrent product is a matrix-vector product R·h. The activations
+ * sigmoid, tanh and relu use the session's vectorised math.
  * With sequence_lens, batch entry b runs only its first len[b] steps (the
  * reverse direction starts at len[b]-1); Y is zero past them and Y_h/Y_c
  * hold the state after the last step run. */
@@ -106,8 +109,10 @@ static poprt_status parse_acts(const poprt__kctx *k, int per_dir, int dirs, cons
     return POPRT_OK;
 }
 
-/* x[i] = clip then act(x[i]) for n values; the switch stays outside the loop. */
-static void act_apply(const rnn_act *a, float clip, float *x, int64_t n)
+/* x[i] = clip then act(x[i]) for n values; the switch stays outside the
+ * loop; sigmoid, tanh and relu from vm (kernels/vmath.h). */
+static void act_apply(const poprt__vmath_variant *vm, const rnn_act *a, float clip, float *x,
+                      int64_t n)
 {
     if (clip > 0.f)
         for (int64_t i = 0; i < n; i++)
@@ -115,16 +120,13 @@ static void act_apply(const rnn_act *a, float clip, float *x, int64_t n)
     float al = a->alpha, be = a->beta;
     switch (a->kind) {
     case ACT_SIGMOID:
-        for (int64_t i = 0; i < n; i++)
-            x[i] = x[i] >= 0.f ? 1.f / (1.f + expf(-x[i])) : expf(x[i]) / (1.f + expf(x[i]));
+        vm->unary[POPRT__VMATH_sigmoid](x, x, n, NULL);
         break;
     case ACT_TANH:
-        for (int64_t i = 0; i < n; i++)
-            x[i] = tanhf(x[i]);
+        vm->unary[POPRT__VMATH_tanh](x, x, n, NULL);
         break;
     case ACT_RELU:
-        for (int64_t i = 0; i < n; i++)
-            x[i] = x[i] > 0.f ? x[i] : 0.f;
+        vm->unary[POPRT__VMATH_relu](x, x, n, NULL);
         break;
     case ACT_AFFINE:
         for (int64_t i = 0; i < n; i++)
@@ -163,28 +165,6 @@ static void act_apply(const rnn_act *a, float clip, float *x, int64_t n)
     }
 }
 
-/* Dot product with eight partial sums in a fixed order: vectorisable
- * without reassociation, and the same bits for any thread count. */
-static float dot(const float *a, const float *b, int64_t n)
-{
-    float s[8] = {0};
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int l = 0; l < 8; l++)
-            s[l] += a[i + l] * b[i + l];
-    float r = ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7]));
-    for (; i < n; i++)
-        r += a[i] * b[i];
-    return r;
-}
-
-/* out[n] += W[n, :] · x for n < N (W row-major, K columns). */
-static void matvec_acc(int64_t N, int64_t K, const float *W, const float *x, float *out)
-{
-    for (int64_t n = 0; n < N; n++)
-        out[n] += dot(W + n * K, x, K);
-}
-
 typedef struct {
     int gates;     /* 1 RNN, 3 GRU, 4 LSTM */
     int layout, dirs;
@@ -195,7 +175,33 @@ typedef struct {
     const int64_t *lens;
     float *Y, *Yh, *Yc; /* float outputs (NULL when not wanted) */
     rnn_act acts[6];
+    const poprt__gemm_engine *e; /* the products */
+    const poprt__vmath_variant *vm;
 } rnn_job;
+
+/* Rows of A per product up to which it runs as Wt A^T (N x M, M columns:
+ * the engines' few-column form, reading Wt once) */
+#define RNN_FEW_ROWS 8
+
+/* C[b][n] = beta C[b][n] + sum_k A[b][k] Wt[n][k] for b < M, n < N (A's
+ * rows K apart, C's ldc apart), on j's engine: up to RNN_FEW_ROWS rows as
+ * Wt A^T into ct (N x M floats of scratch), then added to C (one row:
+ * straight into C); more with workspace ws (for the shape M x N x K,
+ * op(B) = Wt^T). */
+static void rnn_mm(poprt__kctx *k, const rnn_job *j, void *ws, float *ct, int64_t M, int64_t N,
+                   int64_t K, const float *A, const float *Wt, float beta, float *C, int64_t ldc)
+{
+    if (M == 1) {
+        j->e->run(k, NULL, 0, 1, N, 1, K, 1.f, Wt, K, A, K, beta, C, 1);
+    } else if (M <= RNN_FEW_ROWS) {
+        j->e->run(k, NULL, 0, 1, N, M, K, 1.f, Wt, K, A, K, 0.f, ct, M);
+        for (int64_t b = 0; b < M; b++)
+            for (int64_t n = 0; n < N; n++)
+                C[b * ldc + n] = beta == 0.f ? ct[n * M + b] : ct[n * M + b] + beta * C[b * ldc + n];
+    } else {
+        j->e->run(k, ws, 0, 1, M, N, K, 1.f, A, K, Wt, K, beta, C, ldc);
+    }
+}
 
 /* Float32 view of tensor input i (converted into scratch when needed). */
 static poprt_status f32_in(poprt__kctx *k, int i, const float **out)
@@ -261,12 +267,28 @@ static poprt_status run_direction(poprt__kctx *k, const rnn_job *j, int d)
         else if (Bd)
             bias[n] += Bd[GH + n];
     }
-    for (int64_t t = 0; t < T; t++)
-        for (int64_t b = 0; b < B; b++) {
-            float *row = xw + (t * B + b) * GH;
-            memcpy(row, bias, (size_t)GH * fs);
-            matvec_acc(GH, I, W, j->X + x_row(j, t, b) * I, row);
-        }
+    /* the products' workspaces, once per call (scratch lives until the
+     * kernel returns): X W^T over the T B rows at once (layout 0, or one
+     * batch entry) or T rows per batch entry; H R^T and GRU's (r h) Rh^T
+     * over the B rows (one row: matrix-vector products, no workspace) */
+    const int64_t px = !j->layout || B == 1 ? T * B : T;
+    const int64_t cols = G == 3 && !j->lbr ? 2 * H : GH;
+    const int gru_rh = G == 3 && !j->lbr; /* r h before its product */
+    const int few = B <= RNN_FEW_ROWS;
+    void *ws_x = NULL, *ws_h = NULL, *ws_r = NULL;
+    /* Wt A^T of up to RNN_FEW_ROWS rows (the projection's too) */
+    float *ct = poprt__kctx_scratch(k, (size_t)(RNN_FEW_ROWS * GH) * fs);
+    if ((px > RNN_FEW_ROWS && !poprt__gemm_engine_ws(k, j->e, 0, 1, px, GH, I, &ws_x)) ||
+        (!few && !poprt__gemm_engine_ws(k, j->e, 0, 1, B, cols, H, &ws_h)) ||
+        (!few && gru_rh && !poprt__gemm_engine_ws(k, j->e, 0, 1, B, H, H, &ws_r)) ||
+        !ct)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    /* xw row t B + b: the biases + X[t, b] W^T */
+    for (int64_t q = 0; q < T * B; q++)
+        memcpy(xw + q * GH, bias, (size_t)GH * fs);
+    for (int64_t b0 = 0; px > 0 && b0 < T * B / px; b0++)
+        rnn_mm(k, j, ws_x, ct, px, GH, I, j->X + x_row(j, 0, b0) * I, W, 1.f, xw + b0 * GH,
+               px == T * B ? GH : B * GH);
     for (int64_t b = 0; b < B; b++) {
         if (j->h0)
             memcpy(h + b * H, j->h0 + s_off(j, d, b), (size_t)H * fs);
@@ -281,10 +303,28 @@ static poprt_status run_direction(poprt__kctx *k, const rnn_job *j, int d)
     for (int64_t s = 0; s < T; s++) {
         /* recurrent product for all batch rows (the GRU candidate gate
          * needs r first unless linear_before_reset) */
-        int64_t cols = G == 3 && !j->lbr ? 2 * H : GH;
-        memset(hr, 0, (size_t)(B * GH) * fs);
-        for (int64_t b = 0; b < B; b++)
-            matvec_acc(cols, H, R, h + b * H, hr + b * GH);
+        rnn_mm(k, j, ws_h, ct, B, cols, H, h, R, 0.f, hr, GH);
+        if (gru_rh) {
+            /* z, r, then h~'s input part and r h per row; r h Rh^T for all */
+            for (int64_t b = 0; b < B; b++) {
+                const int64_t len = j->lens ? j->lens[b] : T;
+                float *g = hr + b * GH, *rhb = rh + b * H;
+                if (s >= len) { /* (rows the product reads and adds to) */
+                    memset(rhb, 0, (size_t)H * fs);
+                    memset(g + 2 * H, 0, (size_t)H * fs);
+                    continue;
+                }
+                const float *x = xw + ((reverse ? len - 1 - s : s) * B + b) * GH;
+                for (int64_t n = 0; n < 2 * H; n++)
+                    g[n] += x[n];
+                act_apply(j->vm, &act[0], j->clip, g, 2 * H);
+                for (int64_t n = 0; n < H; n++) {
+                    rhb[n] = g[H + n] * h[b * H + n];
+                    g[2 * H + n] = x[2 * H + n];
+                }
+            }
+            rnn_mm(k, j, ws_r, ct, B, H, H, rh, R + 2 * H * H, 1.f, hr + 2 * H, GH);
+        }
         for (int64_t b = 0; b < B; b++) {
             int64_t len = j->lens ? j->lens[b] : T;
             if (s >= len)
@@ -296,26 +336,19 @@ static poprt_status run_direction(poprt__kctx *k, const rnn_job *j, int d)
             if (G == 1) {
                 for (int64_t n = 0; n < H; n++)
                     g[n] += x[n];
-                act_apply(&act[0], j->clip, g, H);
+                act_apply(j->vm, &act[0], j->clip, g, H);
                 memcpy(hb, g, (size_t)H * fs);
             } else if (G == 3) {
                 /* zrh: z = f(.), r = f(.), h~ = g(.), H = (1-z) h~ + z H */
                 float *z = g, *r = g + H, *hh = g + 2 * H;
-                for (int64_t n = 0; n < 2 * H; n++)
-                    g[n] += x[n];
-                act_apply(&act[0], j->clip, z, 2 * H);
                 if (j->lbr) {
+                    for (int64_t n = 0; n < 2 * H; n++)
+                        g[n] += x[n];
+                    act_apply(j->vm, &act[0], j->clip, z, 2 * H);
                     for (int64_t n = 0; n < H; n++)
                         hh[n] = x[2 * H + n] + r[n] * (hh[n] + rbh[n]);
-                } else {
-                    float *rhb = rh + b * H;
-                    for (int64_t n = 0; n < H; n++) {
-                        rhb[n] = r[n] * hb[n];
-                        hh[n] = x[2 * H + n];
-                    }
-                    matvec_acc(H, H, R + 2 * H * H, rhb, hh);
-                }
-                act_apply(&act[1], j->clip, hh, H);
+                } /* else: z, r and hh made above */
+                act_apply(j->vm, &act[1], j->clip, hh, H);
                 for (int64_t n = 0; n < H; n++)
                     hb[n] = (1.f - z[n]) * hh[n] + z[n] * hb[n];
             } else {
@@ -328,21 +361,21 @@ static poprt_status run_direction(poprt__kctx *k, const rnn_job *j, int d)
                         gi[n] += P[n] * cb[n];
                         gf[n] += P[2 * H + n] * cb[n];
                     }
-                act_apply(&act[0], j->clip, gi, H);
+                act_apply(j->vm, &act[0], j->clip, gi, H);
                 if (j->input_forget)
                     for (int64_t n = 0; n < H; n++)
                         gf[n] = 1.f - gi[n];
                 else
-                    act_apply(&act[0], j->clip, gf, H);
-                act_apply(&act[1], j->clip, gc, H);
+                    act_apply(j->vm, &act[0], j->clip, gf, H);
+                act_apply(j->vm, &act[1], j->clip, gc, H);
                 for (int64_t n = 0; n < H; n++)
                     cb[n] = gf[n] * cb[n] + gi[n] * gc[n];
                 if (P)
                     for (int64_t n = 0; n < H; n++)
                         go[n] += P[H + n] * cb[n];
-                act_apply(&act[0], j->clip, go, H);
+                act_apply(j->vm, &act[0], j->clip, go, H);
                 memcpy(gc, cb, (size_t)H * fs);
-                act_apply(&act[2], 0.f, gc, H);
+                act_apply(j->vm, &act[2], 0.f, gc, H);
                 for (int64_t n = 0; n < H; n++)
                     hb[n] = go[n] * gc[n];
             }
@@ -383,11 +416,13 @@ static void f32_back(poprt__kctx *k, int o, const float *f)
         poprt__store_f64(t->data, t->dtype, q, (double)f[q]);
 }
 
-static poprt_status recurrent(poprt__kctx *k, int gates)
+poprt_status poprt__rnn_op(poprt__kctx *k, int gates, const poprt__gemm_engine *e)
 {
     rnn_job j;
     memset(&j, 0, sizeof j);
     j.gates = gates;
+    j.e = e;
+    j.vm = poprt__kctx_vmath(k);
     const poprt__tval *x = poprt__kin(k, 0), *w = poprt__kin(k, 1), *r = poprt__kin(k, 2);
     if (!x || !w || !r || x->rank != 3 || w->rank != 3 || r->rank != 3)
         return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
@@ -478,6 +513,9 @@ static poprt_status recurrent(poprt__kctx *k, int gates)
     return POPRT_OK;
 }
 
-poprt_status poprt__ref_rnn(poprt__kctx *k) { return recurrent(k, 1); }
-poprt_status poprt__ref_gru(poprt__kctx *k) { return recurrent(k, 3); }
-poprt_status poprt__ref_lstm(poprt__kctx *k) { return recurrent(k, 4); }
+poprt_status poprt__ref_rnn(poprt__kctx *k) { return poprt__rnn_op(k, 1, &poprt__ref_gemm_engine); }
+poprt_status poprt__ref_gru(poprt__kctx *k) { return poprt__rnn_op(k, 3, &poprt__ref_gemm_engine); }
+poprt_status poprt__ref_lstm(poprt__kctx *k)
+{
+    return poprt__rnn_op(k, 4, &poprt__ref_gemm_engine);
+}

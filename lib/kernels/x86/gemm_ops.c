@@ -5,6 +5,7 @@
 #include <string.h>
 #include "kernels/ref/gemm.h"
 #include "kernels/ref/conv.h"
+#include "kernels/ref/rnn.h"
 #include "kernels/ref/util.h"
 #include "kernels/x86/gemm_ops.h"
 #include "kernels/x86/sgemm.h"
@@ -28,43 +29,109 @@ void *poprt__fast_gemm_ws(poprt__kctx *k, int ta, int tb, int64_t M, int64_t N, 
 
 typedef float gemv_v8 __attribute__((vector_size(32)));
 
-/* y[m * incy] = alpha (A[m, :] . x) + beta y[m * incy] for m < M, A's rows
- * lda apart, x contiguous (K floats): sixteen partial sums per row added
- * in a fixed order, then the tail, so every clone gives the same bits (no
- * FMA contraction: ISO C). beta 0 does not read y. */
+/* C[r * ldc + n] = alpha (A[r, :] . x_n) + beta C[..] for r < RB rows of A
+ * (lda apart) and NX vectors x_n = X + n * ldx (K contiguous floats each):
+ * sixteen partial sums per (row, vector) added in a fixed order, then the
+ * tail, so every clone and every blocking gives the same bits (no FMA
+ * contraction: ISO C). beta 0 does not read C. Several rows or vectors at
+ * once share the loads and keep 2 RB NX sums in flight (one row's two
+ * sums wait on the adds' latency: 3 cycles per 16 products). */
+static inline __attribute__((always_inline)) void
+gemv_tile(const int RB, const int NX, int64_t K, float alpha, const float *A, int64_t lda,
+          const float *X, int64_t ldx, float beta, float *C, int64_t ldc)
+{
+    gemv_v8 s0[4][8], s1[4][8];
+    for (int r = 0; r < RB; r++)
+        for (int n = 0; n < NX; n++)
+            s0[r][n] = s1[r][n] = (gemv_v8){0};
+    int64_t k = 0;
+    for (; k + 16 <= K; k += 16)
+        for (int r = 0; r < RB; r++) {
+            gemv_v8 a0, a1;
+            memcpy(&a0, A + r * lda + k, sizeof a0);
+            memcpy(&a1, A + r * lda + k + 8, sizeof a1);
+            for (int n = 0; n < NX; n++) {
+                gemv_v8 x0, x1;
+                memcpy(&x0, X + n * ldx + k, sizeof x0);
+                memcpy(&x1, X + n * ldx + k + 8, sizeof x1);
+                s0[r][n] += a0 * x0;
+                s1[r][n] += a1 * x1;
+            }
+        }
+    for (int r = 0; r < RB; r++)
+        for (int n = 0; n < NX; n++) {
+            const gemv_v8 v = s0[r][n] + s1[r][n];
+            float s = ((v[0] + v[4]) + (v[1] + v[5])) + ((v[2] + v[6]) + (v[3] + v[7]));
+            for (int64_t q = k; q < K; q++)
+                s += A[r * lda + q] * X[n * ldx + q];
+            float *y = C + r * ldc + n;
+            *y = beta == 0.0f ? alpha * s : alpha * s + beta * *y;
+        }
+}
+
+/* y[m * incy] = alpha (A[m, :] . x) + beta y[m * incy] for m < M, four
+ * rows at a time */
 POPRT__CLONES
 static void gemv_rows(int64_t M, int64_t K, float alpha, const float *A, int64_t lda,
                       const float *x, float beta, float *y, int64_t incy)
 {
-    for (int64_t m = 0; m < M; m++) {
-        const float *a = A + m * lda;
-        gemv_v8 s0 = {0}, s1 = {0};
-        int64_t k = 0;
-        for (; k + 16 <= K; k += 16) {
-            gemv_v8 a0, a1, x0, x1;
-            memcpy(&a0, a + k, sizeof a0);
-            memcpy(&a1, a + k + 8, sizeof a1);
-            memcpy(&x0, x + k, sizeof x0);
-            memcpy(&x1, x + k + 8, sizeof x1);
-            s0 += a0 * x0;
-            s1 += a1 * x1;
-        }
-        s0 += s1;
-        float r = ((s0[0] + s0[4]) + (s0[1] + s0[5])) + ((s0[2] + s0[6]) + (s0[3] + s0[7]));
-        for (; k < K; k++)
-            r += a[k] * x[k];
-        y[m * incy] = beta == 0.0f ? alpha * r : alpha * r + beta * y[m * incy];
-    }
+    int64_t m = 0;
+    for (; m + 4 <= M; m += 4)
+        gemv_tile(4, 1, K, alpha, A + m * lda, lda, x, 0, beta, y + m * incy, incy);
+    for (; m < M; m++)
+        gemv_tile(1, 1, K, alpha, A + m * lda, lda, x, 0, beta, y + m * incy, incy);
 }
 
-/* The GEMV shape of C = alpha op(A) op(B) + beta C: one column of C (N 1)
- * with op(A)'s rows and op(B)'s column contiguous. 1 when done. */
-static int gemv(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
-                int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
+/* The same for NX (2..8) vectors at once: C[m * ldc + n] = alpha (A[m, :] .
+ * x_n) + beta C[..], A read once (the same bits as NX calls of gemv_rows) */
+POPRT__CLONES
+static void gemv_multi(int NX, int64_t M, int64_t K, float alpha, const float *A, int64_t lda,
+                       const float *X, int64_t ldx, float beta, float *C, int64_t ldc)
 {
-    if (N != 1 || ta || (!tb && ldb != 1 && K > 1))
+    for (int64_t m = 0; m < M; m++)
+        switch (NX) {
+#define GEMV_NX(n)                                                                            \
+    case n: gemv_tile(1, n, K, alpha, A + m * lda, lda, X, ldx, beta, C + m * ldc, 1); break;
+            GEMV_NX(2) GEMV_NX(3) GEMV_NX(4) GEMV_NX(5) GEMV_NX(6) GEMV_NX(7) GEMV_NX(8)
+#undef GEMV_NX
+        default: break;
+        }
+}
+
+typedef struct gemv_task {
+    int64_t N, K, lda, ldb, ldc;
+    float alpha, beta;
+    const float *A, *B;
+    float *C;
+} gemv_task;
+
+static void gemv_task_fn(void *ctx, int64_t m0, int64_t m1)
+{
+    const gemv_task *t = ctx;
+    if (t->N == 1)
+        gemv_rows(m1 - m0, t->K, t->alpha, t->A + m0 * t->lda, t->lda, t->B, t->beta,
+                  t->C + m0 * t->ldc, t->ldc);
+    else
+        gemv_multi((int)t->N, m1 - m0, t->K, t->alpha, t->A + m0 * t->lda, t->lda, t->B, t->ldb,
+                   t->beta, t->C + m0 * t->ldc, t->ldc);
+}
+
+/* Few columns of C = alpha op(A) op(B) + beta C, with op(A)'s rows and
+ * op(B)'s columns contiguous: one column (GEMV), or 2..8 (op(B) = B^T: the
+ * recurrent products of a small batch, A read once for all), over k's
+ * threads in blocks of rows (k NULL: one thread; each row's sums are the
+ * same either way). 1 when done. */
+static int gemv(poprt__kctx *k, int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
+                const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
+                int64_t ldc)
+{
+    if (ta || N < 1 || N > 8 || (N == 1 && !tb && ldb != 1 && K > 1) || (N > 1 && !tb))
         return 0;
-    gemv_rows(M, K, alpha, A, lda, B, beta, C, ldc);
+    gemv_task t = {N, K, lda, ldb, ldc, alpha, beta, A, B, C};
+    if (k && M * N * K >= (1 << 16)) /* (an LSTM's R of 256 x 1024 per step) */
+        poprt__kctx_parallel_for(k, M, poprt__ref_grain(N * K, 1 << 14), gemv_task_fn, &t);
+    else
+        gemv_task_fn(&t, 0, M);
     return 1;
 }
 
@@ -76,7 +143,7 @@ void poprt__fast_gemm(poprt__kctx *k, void *ws, int ta, int tb, int64_t M, int64
                       float beta, float *C, int64_t ldc)
 {
     if (!ws || !poprt__fast_gemm_fits(M, N, K)) {
-        if (gemv(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc))
+        if (gemv(k, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc))
             return;
         if (k)
             poprt__ref_sgemm_mt(k, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -292,6 +359,23 @@ poprt_status poprt__x86_gemm(poprt__kctx *k)
 poprt_status poprt__x86_matmul(poprt__kctx *k)
 {
     return poprt__matmul_op(k, &poprt__x86_matmul_engine);
+}
+
+/* RNN, GRU and LSTM: the projections and recurrent products on the fast
+ * GEMM (one batch row: the threaded GEMV) */
+poprt_status poprt__x86_rnn(poprt__kctx *k)
+{
+    return poprt__rnn_op(k, 1, &plain_engine);
+}
+
+poprt_status poprt__x86_gru(poprt__kctx *k)
+{
+    return poprt__rnn_op(k, 3, &plain_engine);
+}
+
+poprt_status poprt__x86_lstm(poprt__kctx *k)
+{
+    return poprt__rnn_op(k, 4, &plain_engine);
 }
 
 /* ---- ConvTranspose whose kernel equals its stride ---------------------------

@@ -11,6 +11,10 @@ poprt_status poprt__x86_gemm(poprt__kctx *k);
  * transB applied); no state for other nodes. */
 poprt_status poprt__x86_gemm_prepare(poprt__prep_ctx *c, void **state, size_t *size);
 poprt_status poprt__x86_matmul(poprt__kctx *k);
+/* RNN, GRU, LSTM (kernels/ref/rnn.h) with the products on the fast GEMM */
+poprt_status poprt__x86_rnn(poprt__kctx *k);
+poprt_status poprt__x86_gru(poprt__kctx *k);
+poprt_status poprt__x86_lstm(poprt__kctx *k);
 poprt_status poprt__x86_matmul_prepare(poprt__prep_ctx *c, void **state, size_t *size);
 /* MatMul's engine: the fast GEMM, and a B packed by poprt__x86_matmul_prepare
  * (also the prepare of ai.poprt.FusedAttention, whose Wqkv is input 1 too). */
