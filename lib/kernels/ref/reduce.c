@@ -325,7 +325,9 @@ static poprt_status reduce_axes(poprt__kctx *k, int rank, unsigned char *red, in
     return POPRT_OK;
 }
 
-poprt_status poprt__ref_reduce(poprt__kctx *k)
+poprt_status poprt__ref_reduce(poprt__kctx *k) { return poprt__reduce_op(k, NULL); }
+
+poprt_status poprt__reduce_op(poprt__kctx *k, poprt__reduce_rows_fn *rows_fn)
 {
     const poprt__node *n = k->node;
     const poprt__tval *x = poprt__kin(k, 0);
@@ -436,6 +438,12 @@ poprt_status poprt__ref_reduce(poprt__kctx *k)
             ad[i] = 0.0;
         if (numel)
             reduce_pass(&w, x, C_ADDEXP, ad, NULL, mx, buf, NULL);
+    } else if (numel && rows_fn && x->dtype == POPRT_DTYPE_FLOAT &&
+               (op == C_ADD || op == C_ADDSQ || op == C_ADDABS) &&
+               (w.G == 1 ? w.gr[0] : w.G == 2 && !w.gr[0] && w.gr[1])) {
+        /* the reduced axes trail: rows of w.gs[G - 1] contiguous values */
+        const int64_t inner = w.gs[w.G - 1];
+        rows_fn(k, x->data, numel / inner, inner, op == C_ADD ? 0 : op == C_ADDSQ ? 1 : 2, ad);
     } else if (numel) {
         reduce_pass(&w, x, op, ad, NULL, NULL, buf, NULL);
     }

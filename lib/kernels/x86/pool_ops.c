@@ -1,10 +1,12 @@
-/* MaxPool and BlockedMaxPool as the registry runs them: MaxPool is the
+/* MaxPool and BlockedMaxPool as the registry runs them (and the Reduce*
+ * ops, whose adding float32 reductions over trailing axes run here): MaxPool is the
  * operator of lib/kernels/ref (poprt__pool_op) with a fast path for the
  * common 2-D windows; BlockedMaxPool, which the layout pass makes, works on
  * NCHW16c tensors only. */
 #include <math.h>
 #include <string.h>
 #include "kernels/ref/pool.h"
+#include "kernels/ref/reduce.h"
 #include "kernels/ref/util.h"
 #include "kernels/x86/cpu.h"
 #include "kernels/x86/pool.h"
@@ -296,4 +298,74 @@ poprt_status poprt__x86_blocked_global_averagepool(poprt__kctx *k)
     poprt__kctx_parallel_for(k, x->dims[0] * (x->dims[1] / 16),
                              poprt__ref_grain(t.sp * 16, 1 << 14), bgap_task_fn, &t);
     return POPRT_OK;
+}
+
+/* ---- Reduce* over trailing axes ---------------------------------------------
+ * The float32 reductions that add (Sum, Mean, SumSquare, L1, L2) over the
+ * last axes are rows of contiguous values: each row's sum in double, as the
+ * reference sums, but in sixteen partial sums (two vectors of eight) added
+ * in a fixed order, over the threads by rows (the reference's four partial
+ * sums wait on the adds' latency: ReduceMean over the last two axes of
+ * [8,256,64,64] took 1.77 ms against ONNX Runtime's 1.04). */
+typedef double red_v8 __attribute__((vector_size(64)));
+typedef float red_f8 __attribute__((vector_size(32)));
+typedef long long red_i8 __attribute__((vector_size(64)));
+
+typedef struct reduce_rows_task {
+    const float *x;
+    int64_t n;
+    int what;
+    double *acc;
+} reduce_rows_task;
+
+POPRT__CLONES
+static void reduce_rows(const float *x, int64_t rows, int64_t n, int what, double *acc)
+{
+    for (int64_t r = 0; r < rows; r++) {
+        const float *p = x + r * n;
+        red_v8 s0 = {0}, s1 = {0};
+        int64_t j = 0;
+        for (; j + 16 <= n; j += 16) {
+            red_f8 f0, f1;
+            memcpy(&f0, p + j, sizeof f0);
+            memcpy(&f1, p + j + 8, sizeof f1);
+            red_v8 d0 = __builtin_convertvector(f0, red_v8);
+            red_v8 d1 = __builtin_convertvector(f1, red_v8);
+            if (what == 1) {
+                d0 *= d0;
+                d1 *= d1;
+            } else if (what == 2) {
+                const red_i8 mag = (red_i8){0} + 0x7fffffffffffffffLL; /* |d|: no sign bit */
+                d0 = (red_v8)((red_i8)d0 & mag);
+                d1 = (red_v8)((red_i8)d1 & mag);
+            }
+            s0 += d0;
+            s1 += d1;
+        }
+        s0 += s1;
+        double s = ((s0[0] + s0[4]) + (s0[1] + s0[5])) + ((s0[2] + s0[6]) + (s0[3] + s0[7]));
+        for (; j < n; j++) {
+            const double v = p[j];
+            s += what == 1 ? v * v : what == 2 ? fabs(v) : v;
+        }
+        acc[r] = s;
+    }
+}
+
+static void reduce_rows_task_fn(void *ctx, int64_t r0, int64_t r1)
+{
+    const reduce_rows_task *t = ctx;
+    reduce_rows(t->x + r0 * t->n, r1 - r0, t->n, t->what, t->acc + r0);
+}
+
+static void reduce_rows_mt(poprt__kctx *k, const float *x, int64_t rows, int64_t n, int what,
+                           double *acc)
+{
+    reduce_rows_task t = {x, n, what, acc};
+    poprt__kctx_parallel_for(k, rows, poprt__ref_grain(n, 1 << 15), reduce_rows_task_fn, &t);
+}
+
+poprt_status poprt__x86_reduce(poprt__kctx *k)
+{
+    return poprt__reduce_op(k, reduce_rows_mt);
 }
