@@ -1239,6 +1239,58 @@ START_TEST(test_depth_space)
 }
 END_TEST
 
+/* CumSum along the middle axis of [2, 5, 3] (rows of 3 per step), every
+ * exclusive / reverse combination, and int32 CumProd, against one
+ * accumulator per column walked by hand (the same operations: exact). */
+START_TEST(test_cumulative_middle_axis)
+{
+    enum { A = 2, L = 5, I = 3 };
+    float x[A * L * I], y[A * L * I];
+    int32_t xi[A * L * I], yi[A * L * I];
+    for (int q = 0; q < A * L * I; q++) {
+        x[q] = 0.25f * (float)((q * 7) % 11) - 1.0f;
+        xi[q] = 1 + q % 3;
+    }
+    int64_t d[3] = {A, L, I};
+    int64_t axis = 1;
+    for (int mode = 0; mode < 5; mode++) {
+        const int excl = mode & 1, rev = (mode >> 1) & 1, prod = mode == 4;
+        tk t;
+        tk_init(&t, prod ? "CumProd" : "CumSum", prod ? 26 : 14);
+        tk_attr_i(&t, "exclusive", excl);
+        tk_attr_i(&t, "reverse", rev);
+        if (prod) {
+            tk_in(&t, 0, I32, 3, d, xi);
+            tk_out(&t, 0, I32, 3, d, yi);
+        } else {
+            tk_in(&t, 0, F32, 3, d, x);
+            tk_out(&t, 0, F32, 3, d, y);
+        }
+        tk_in(&t, 1, I64, 0, NULL, &axis);
+        ck_assert_int_eq(tk_run(&t, prod ? poprt__ref_cumprod : poprt__ref_cumsum), POPRT_OK);
+        tk_done(&t);
+        for (int a = 0; a < A; a++)
+            for (int i = 0; i < I; i++) {
+                float acc = 0;
+                int32_t acci = 1;
+                for (int s = 0; s < L; s++) {
+                    const int l = rev ? L - 1 - s : s, q = (a * L + l) * I + i;
+                    if (prod) {
+                        acci *= xi[q];
+                        ck_assert_int_eq(yi[q], acci);
+                        continue;
+                    }
+                    const float before = acc;
+                    acc += x[q];
+                    ck_assert_msg(y[q] == (excl ? before : acc),
+                                  "CumSum mode %d [%d, %d, %d]: %g", mode, a, l, i,
+                                  (double)y[q]);
+                }
+            }
+    }
+}
+END_TEST
+
 START_TEST(test_misc_small_ops)
 {
     tk t;
@@ -1549,6 +1601,7 @@ int main(void)
     tcase_add_test(tc, test_transpose_perms_threads);
     tcase_add_test(tc, test_concat_split_strings);
     tcase_add_test(tc, test_depth_space);
+    tcase_add_test(tc, test_cumulative_middle_axis);
     tcase_add_test(tc, test_misc_small_ops);
     tcase_add_test(tc, test_col2im);
     tcase_add_test(tc, test_infer_reshape_family);

@@ -1476,24 +1476,31 @@ poprt_status poprt__ref_one_hot(poprt__kctx *k)
 
 /* ---- CumSum / CumProd ----------------------------------------------------------------- */
 
+/* Step by step along the axis, a whole row of `inner` values at a time
+ * (contiguous reads and writes; the axis walked one value at a time per
+ * column went a row apart per step: 2.2x ONNX Runtime's time along axis 1 of
+ * [64, 128, 768]): each element's running value is the previous step's
+ * output, so the operations and their order per element are those of one
+ * accumulator. Exclusive: step t holds the values before t (ID first). */
 #define CUM_LOOP(T, OP, ID)                                                                    \
     do {                                                                                       \
         const T *xi = x->data;                                                                 \
         T *yo = y->data;                                                                       \
         for (int64_t a = 0; a < outer; a++)                                                    \
-            for (int64_t i = 0; i < inner; i++) {                                              \
-                T acc = (T)(ID);                                                               \
-                for (int64_t t = 0; t < len; t++) {                                            \
-                    int64_t tt = reverse ? len - 1 - t : t;                                    \
-                    int64_t p = (a * len + tt) * inner + i;                                    \
-                    if (exclusive) {                                                           \
-                        yo[p] = acc;                                                           \
-                        acc = (T)(acc OP xi[p]);                                               \
-                    } else {                                                                   \
-                        acc = (T)(acc OP xi[p]);                                               \
-                        yo[p] = acc;                                                           \
-                    }                                                                          \
+            for (int64_t t = 0; t < len; t++) {                                                \
+                const int64_t tt = reverse ? len - 1 - t : t;                                  \
+                T *yr = yo + (a * len + tt) * inner;                                           \
+                if (t == 0) {                                                                  \
+                    const T *xr = xi + (a * len + tt) * inner;                                 \
+                    for (int64_t i = 0; i < inner; i++)                                        \
+                        yr[i] = exclusive ? (T)(ID) : (T)((T)(ID)OP xr[i]);                    \
+                    continue;                                                                  \
                 }                                                                              \
+                const int64_t pt = reverse ? tt + 1 : tt - 1; /* the step before */           \
+                const T *yp = yo + (a * len + pt) * inner;                                     \
+                const T *xr = xi + (a * len + (exclusive ? pt : tt)) * inner;                  \
+                for (int64_t i = 0; i < inner; i++)                                            \
+                    yr[i] = (T)(yp[i] OP xr[i]);                                               \
             }                                                                                  \
     } while (0)
 
