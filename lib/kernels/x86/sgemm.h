@@ -37,6 +37,7 @@ typedef struct poprt__par {
     void (*run)(void *self, int64_t n, int64_t grain, void (*fn)(void *, int64_t, int64_t),
                 void *ctx);
     void *self;
+    int threads; /* how many run shares the items among (0: not known) */
 } poprt__par;
 
 /* A parallel-for over the kernel context's threads (poprt__kctx_parallel_for). */
