@@ -203,6 +203,15 @@ static void rnn_mm(poprt__kctx *k, const rnn_job *j, void *ws, float *ct, int64_
     }
 }
 
+/* *ws = the workspace rnn_mm needs for M rows (NULL up to RNN_FEW_ROWS:
+ * none); 0 when out of memory. */
+static int rnn_mm_ws(poprt__kctx *k, const rnn_job *j, int64_t M, int64_t N, int64_t K,
+                     void **ws)
+{
+    *ws = NULL;
+    return M <= RNN_FEW_ROWS || poprt__gemm_engine_ws(k, j->e, 0, 1, M, N, K, ws);
+}
+
 /* Float32 view of tensor input i (converted into scratch when needed). */
 static poprt_status f32_in(poprt__kctx *k, int i, const float **out)
 {
@@ -274,14 +283,11 @@ static poprt_status run_direction(poprt__kctx *k, const rnn_job *j, int d)
     const int64_t px = !j->layout || B == 1 ? T * B : T;
     const int64_t cols = G == 3 && !j->lbr ? 2 * H : GH;
     const int gru_rh = G == 3 && !j->lbr; /* r h before its product */
-    const int few = B <= RNN_FEW_ROWS;
-    void *ws_x = NULL, *ws_h = NULL, *ws_r = NULL;
+    void *ws_x, *ws_h, *ws_r = NULL;
     /* Wt A^T of up to RNN_FEW_ROWS rows (the projection's too) */
     float *ct = poprt__kctx_scratch(k, (size_t)(RNN_FEW_ROWS * GH) * fs);
-    if ((px > RNN_FEW_ROWS && !poprt__gemm_engine_ws(k, j->e, 0, 1, px, GH, I, &ws_x)) ||
-        (!few && !poprt__gemm_engine_ws(k, j->e, 0, 1, B, cols, H, &ws_h)) ||
-        (!few && gru_rh && !poprt__gemm_engine_ws(k, j->e, 0, 1, B, H, H, &ws_r)) ||
-        !ct)
+    if (!rnn_mm_ws(k, j, px, GH, I, &ws_x) || !rnn_mm_ws(k, j, B, cols, H, &ws_h) ||
+        (gru_rh && !rnn_mm_ws(k, j, B, H, H, &ws_r)) || !ct)
         return POPRT__NODE_ERR(k->node, POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
     /* xw row t B + b: the biases + X[t, b] W^T */
     for (int64_t q = 0; q < T * B; q++)
