@@ -76,6 +76,25 @@ typedef void (*poprt__vmath_softmax_fn)(const float *x, float *y, int64_t n, int
 /* Sum of x[0..n) in float lanes (fixed order for a given n). */
 typedef float (*poprt__vmath_sum_fn)(const float *x, int64_t n);
 
+/* One step of a chain (poprt__vmath_variant.chain): op is a POPRT__EW_*
+ * code of lib/ir/fused_elementwise.h; binary ops take the scalar alpha as
+ * their right-hand side (reverse: left); the activations read alpha / beta
+ * as FusedElementwise's steps do. */
+typedef struct poprt__vmath_step {
+    int op, reverse;
+    float alpha, beta;
+} poprt__vmath_step;
+/* y = steps(y) in place over n floats, every step of a vector in
+ * registers, each computed as the table's own function for it computes it
+ * (so the bits of running the steps one by one). Only the steps
+ * poprt__vmath_chain_takes accepts. */
+typedef void (*poprt__vmath_chain_fn)(const poprt__vmath_step *steps, int n_steps, float *y,
+                                      int64_t n);
+/* 1 when every step is one the chains compute: Add, Sub, Mul, Div, Max,
+ * Min with a scalar, Relu, LeakyRelu, Clip, HardSigmoid, HardSwish (both
+ * forms). */
+int poprt__vmath_chain_takes(const poprt__vmath_step *steps, int n_steps);
+
 /* float16 <-> float32 of n elements: IEEE binary16, round to nearest even
  * (as poprt__float_to_half); every table gives the same bits except for the
  * payload of a NaN (a NaN stays a NaN). */
@@ -93,6 +112,7 @@ typedef struct poprt__vmath_variant {
     poprt__vmath_binary_fn binary[POPRT__VMATH_N_BINARY];
     poprt__vmath_softmax_fn softmax;
     poprt__vmath_sum_fn sum;
+    poprt__vmath_chain_fn chain;
     /* float32 to the float8 grid and back (kernels/fp8.h); every table's
      * gives the same bits */
     poprt__fp8_round_fn fp8_round;
@@ -122,7 +142,9 @@ extern const char *const poprt__vmath_binary_names[POPRT__VMATH_N_BINARY];
     POPRT__VMATH_UNARY(POPRT__VMATH_DECL_U_##isa)                                            \
     POPRT__VMATH_BINARY(POPRT__VMATH_DECL_B_##isa)                                           \
     void poprt__vmath_##isa##_softmax(const float *x, float *y, int64_t n, int mode);         \
-    float poprt__vmath_##isa##_sum(const float *x, int64_t n);
+    float poprt__vmath_##isa##_sum(const float *x, int64_t n);                                \
+    void poprt__vmath_##isa##_chain(const poprt__vmath_step *steps, int n_steps, float *y,    \
+                                    int64_t n);
 #define POPRT__VMATH_TABLE(isa, level, lanes, fp8, h2f, f2h)                                 \
     {#isa,                                                                                   \
      level,                                                                                  \
@@ -131,6 +153,7 @@ extern const char *const poprt__vmath_binary_names[POPRT__VMATH_N_BINARY];
      {POPRT__VMATH_BINARY(POPRT__VMATH_PTR_##isa)},                                          \
      poprt__vmath_##isa##_softmax,                                                           \
      poprt__vmath_##isa##_sum,                                                               \
+     poprt__vmath_##isa##_chain,                                                             \
      fp8,                                                                                    \
      h2f,                                                                                    \
      f2h}

@@ -21,7 +21,8 @@
  * Also: AVX2 and AVX-512 give identical bits; results do not depend on how
  * an array is split (thread chunking); binary ops are exact IEEE; softmax
  * and log-softmax rows against double; every table's float8 rounding gives
- * the portable one's bits. */
+ * the portable one's bits; chains of cheap steps give the bits of their
+ * steps run one by one. */
 #include <check.h>
 
 /* ck_assert_msg records every passing check (a write per call): over
@@ -37,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "ir/fused_elementwise.h"
 #include "kernels/x86/vmath.h"
 
 typedef struct fcase {
@@ -335,6 +337,87 @@ START_TEST(test_binary_exact)
 }
 END_TEST
 
+/* The steps one by one with the table's own functions, as FusedElementwise
+ * and FusedConv's post steps ran them before chains existed. */
+static void steps_one_by_one(const poprt__vmath_variant *v, const poprt__vmath_step *s, int ns,
+                             float *y, int64_t n)
+{
+    for (int k = 0; k < ns; k++) {
+        const poprt__vmath_param p = {s[k].alpha, s[k].beta, 0.0f};
+        int b = -1, u = -1;
+        switch (s[k].op) {
+        case POPRT__EW_ADD: b = POPRT__VMATH_add; break;
+        case POPRT__EW_SUB: b = POPRT__VMATH_sub; break;
+        case POPRT__EW_MUL: b = POPRT__VMATH_mul; break;
+        case POPRT__EW_DIV: b = POPRT__VMATH_div; break;
+        case POPRT__EW_MAX: b = POPRT__VMATH_max; break;
+        case POPRT__EW_MIN: b = POPRT__VMATH_min; break;
+        case POPRT__EW_RELU: u = POPRT__VMATH_relu; break;
+        case POPRT__EW_LEAKY_RELU: u = POPRT__VMATH_leaky_relu; break;
+        case POPRT__EW_CLIP: u = POPRT__VMATH_clip; break;
+        case POPRT__EW_HARD_SIGMOID: u = POPRT__VMATH_hard_sigmoid; break;
+        default: u = s[k].alpha != 0.0f ? POPRT__VMATH_x_relu6 : POPRT__VMATH_hard_swish; break;
+        }
+        if (u >= 0)
+            v->unary[u](y, y, n, &p);
+        else if (s[k].reverse)
+            v->binary[b](&s[k].alpha, 0, y, 1, y, n);
+        else
+            v->binary[b](y, 1, &s[k].alpha, 0, y, n);
+    }
+}
+
+/* Chains (poprt__vmath_chain_fn) of every step it takes, each with both
+ * operand orders and the four x_relu6 orders, on the special values and a
+ * sweep, every length up to 70: the bits of the steps run one by one. */
+START_TEST(test_chain_same_bits)
+{
+    const poprt__vmath_variant *v = variant_or_skip(_i);
+    if (!v)
+        return;
+    static const poprt__vmath_step chains[][5] = {
+        {{POPRT__EW_MUL, 1, 0.7f, 0}, {POPRT__EW_ADD, 0, 0.8f, 0},
+         {POPRT__EW_HARD_SWISH, 0, 6.0f, 0}, {POPRT__EW_MUL, 0, -1.3f, 0},
+         {POPRT__EW_ADD, 1, -0.5f, 0}}, /* PP-LCNet's affine + HardSwish + affine */
+        {{POPRT__EW_SUB, 0, 0.25f, 0}, {POPRT__EW_SUB, 1, 2.0f, 0}, {POPRT__EW_DIV, 0, 3.0f, 0},
+         {POPRT__EW_DIV, 1, 0.5f, 0}, {POPRT__EW_RELU, 0, 0, 0}},
+        {{POPRT__EW_MAX, 0, -1.0f, 0}, {POPRT__EW_MIN, 1, 2.0f, 0},
+         {POPRT__EW_MAX, 1, 0.0f, 0}, {POPRT__EW_MIN, 0, -0.0f, 0},
+         {POPRT__EW_LEAKY_RELU, 0, 0.1f, 0}},
+        {{POPRT__EW_CLIP, 0, -2.0f, 3.0f}, {POPRT__EW_HARD_SIGMOID, 0, 0.2f, 0.5f},
+         {POPRT__EW_HARD_SWISH, 0, 0.0f, 0}, {POPRT__EW_HARD_SWISH, 0, 6.0f, 1},
+         {POPRT__EW_HARD_SWISH, 0, 6.0f, 2}},
+        {{POPRT__EW_HARD_SWISH, 0, 0.16666667f, 3}, {POPRT__EW_ADD, 0, 1.0f, 0},
+         {POPRT__EW_HARD_SWISH, 0, 6.0f, 0}, {POPRT__EW_MUL, 0, 4.0f, 0},
+         {POPRT__EW_CLIP, 0, -1.0f, 1.0f}},
+    };
+    const int nc = (int)(sizeof chains / sizeof chains[0]);
+    for (int c = 0; c < nc; c++)
+        ck_assert(poprt__vmath_chain_takes(chains[c], 5));
+    const poprt__vmath_step sig = {POPRT__EW_SIGMOID, 0, 0, 0};
+    ck_assert(!poprt__vmath_chain_takes(&sig, 1));
+    int64_t nx;
+    float *x = inputs(&nx);
+    enum { N = 70 };
+    float a[N + 4], b[N + 4];
+    for (int c = 0; c < nc; c++)
+        for (int64_t off = 0; off + N <= nx; off += N * 97 + 13)
+            for (int n = 0; n <= N; n += (n < 20 ? 1 : 7)) {
+                memcpy(a, x + off, sizeof(float) * N);
+                memcpy(b, a, sizeof(float) * N);
+                a[N] = b[N] = 777.0f; /* past the end: untouched */
+                v->chain(chains[c], 5, a, n);
+                steps_one_by_one(v, chains[c], 5, b, n);
+                for (int i = 0; i <= N; i++)
+                    CHECK_MSG(memcmp(&a[i], &b[i], sizeof a[i]) == 0 ||
+                                  (i < n && isnan(a[i]) && isnan(b[i])),
+                              "%s chain %d n %d at %d: %a, one by one %a", v->name, c, n, i,
+                              (double)a[i], (double)b[i]);
+            }
+    free(x);
+}
+END_TEST
+
 START_TEST(test_softmax_rows)
 {
     const poprt__vmath_variant *v = variant_or_skip(_i);
@@ -503,6 +586,7 @@ int main(void)
     tcase_add_loop_test(tc, test_unary_accuracy, 0, N_TABLES);
     tcase_add_loop_test(tc, test_split_and_cross_variant, 0, N_TABLES);
     tcase_add_loop_test(tc, test_binary_exact, 0, N_TABLES);
+    tcase_add_loop_test(tc, test_chain_same_bits, 0, N_TABLES);
     tcase_add_loop_test(tc, test_softmax_rows, 0, N_TABLES);
     tcase_add_loop_test(tc, test_sum, 0, N_TABLES);
     tcase_add_loop_test(tc, test_fp8_round_same_bits, 0, N_TABLES);

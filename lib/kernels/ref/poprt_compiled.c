@@ -170,6 +170,10 @@ static void apply_binary(const poprt__vmath_variant *vm, int op, int reverse, co
 void poprt__ew_scalar_run(const poprt__vmath_variant *vm, const poprt__ew_scalar_step *steps,
                           int n_steps, float *y, int64_t n)
 {
+    if (poprt__vmath_chain_takes(steps, n_steps)) { /* in registers */
+        vm->chain(steps, n_steps, y, n);
+        return;
+    }
     for (int64_t b = 0; b < n; b += EW_BLOCK) {
         const int64_t len = n - b < EW_BLOCK ? n - b : EW_BLOCK;
         for (int s = 0; s < n_steps; s++) {

@@ -27,10 +27,7 @@ poprt_status poprt__ref_poprt_fused_elementwise(poprt__kctx *k);
 
 /* A step with no tensor operand (unary, or binary with the scalar alpha;
  * reverse: alpha is the left-hand side), as FusedElementwise runs it. */
-typedef struct poprt__ew_scalar_step {
-    int op, reverse;
-    float alpha, beta;
-} poprt__ew_scalar_step;
+typedef poprt__vmath_step poprt__ew_scalar_step;
 /* y = steps(y) in place over n floats, in cache-sized blocks, with vm's
  * functions. */
 void poprt__ew_scalar_run(const poprt__vmath_variant *vm, const poprt__ew_scalar_step *steps,
