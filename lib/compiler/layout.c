@@ -17,6 +17,9 @@
  *   - a single-group 2-D Conv or FusedConv with constant 4-D weights (as X,
  *     or as FusedConv's residual Z, which then has Y's layout; a stem with
  *     3 input channels writes NCHW16c from its row tiles too);
+ *   - a depthwise 2-D Conv or FusedConv (group = channels, constant weights
+ *     [C, 1, KH, KW]) when its X, Y and Z all have the layout (vectors of
+ *     the 16 channels of a position: lib/kernels/x86/conv_dw.h);
  *   - MaxPool without Indices (input and output share the layout: it
  *     becomes ai.poprt BlockedMaxPool), AveragePool and GlobalAveragePool
  *     (ai.poprt BlockedAveragePool, BlockedGlobalAveragePool);
@@ -63,6 +66,21 @@ static int conv_ok(const poprt__node *n)
     const poprt__tensor *x = poprt__node_in(n, 0), *w = poprt__node_in(n, 1);
     return poprt__attr_i(n, "group", 1) == 1 && static4(x) && static4(poprt__node_out(n, 0)) &&
            w && w->raw && static4(w);
+}
+
+/* A depthwise Conv / FusedConv (one channel per group, constant weights
+ * [C, 1, KH, KW]): poprt__x86_dwconv_blocked runs it with X, Y and Z all
+ * in NCHW16c, so they share a layout (settle). */
+static int dwconv_ok(const poprt__node *n)
+{
+    if (!(poprt__rw_is(n, "Conv") || is_fused_conv(n)) || n->n_outputs != 1)
+        return 0;
+    const poprt__tensor *x = poprt__node_in(n, 0), *w = poprt__node_in(n, 1);
+    if (!static4(x) || !static4(poprt__node_out(n, 0)) || !w || !w->raw || !static4(w))
+        return 0;
+    const int64_t C = x->type.dims[1].value;
+    return C > 1 && poprt__attr_i(n, "group", 1) == C && w->type.dims[0].value == C &&
+           w->type.dims[1].value == 1;
 }
 
 /* MaxPool that BlockedMaxPool can run: 2-D, no Indices output. */
@@ -112,7 +130,7 @@ static int same_bytes(const poprt__node *n)
 /* May node n read (slot) or write its output in NCHW16c? */
 static int reads_ok(const poprt__node *n, int slot)
 {
-    if (conv_ok(n))
+    if (conv_ok(n) || dwconv_ok(n))
         return slot == 0 || (slot == 3 && is_fused_conv(n));
     if (pool_ok(n) || avgpool_ok(n) || same_bytes(n))
         return slot == 0;
@@ -121,7 +139,8 @@ static int reads_ok(const poprt__node *n, int slot)
 
 static int writes_ok(const poprt__node *n)
 {
-    return conv_ok(n) || pool_ok(n) || avgpool_ok(n) || concat_ok(n) || same_bytes(n);
+    return conv_ok(n) || dwconv_ok(n) || pool_ok(n) || avgpool_ok(n) || concat_ok(n) ||
+           same_bytes(n);
 }
 
 /* The initial candidates: each tensor by itself. */
@@ -175,7 +194,8 @@ static int agree(unsigned char *blk, poprt__tensor *const *ts, int n, const popr
 }
 
 /* The pools, Relu, the views and Concat keep the layout through (a 1 x 1
- * output fits either); a residual has its convolution's output layout.
+ * output fits either); a residual has its convolution's output layout; a
+ * depthwise convolution's X, Y and Z share one.
  * Repeated until nothing changes. */
 static void settle(const poprt__graph *g, unsigned char *blk)
 {
@@ -188,6 +208,11 @@ static void settle(const poprt__graph *g, unsigned char *blk)
                 changed |= agree(blk, n->inputs, concat_ok(n) ? n->n_inputs : 1, n->outputs[0]);
             else if (conv_ok(n) && is_fused_conv(n) && poprt__node_in(n, 3))
                 changed |= agree(blk, n->inputs + 3, 1, n->outputs[0]);
+            else if (dwconv_ok(n)) {
+                changed |= agree(blk, n->inputs, 1, n->outputs[0]);
+                if (is_fused_conv(n) && poprt__node_in(n, 3))
+                    changed |= agree(blk, n->inputs + 3, 1, n->outputs[0]);
+            }
         }
     }
 }
@@ -232,7 +257,7 @@ poprt_status poprt__compile_layout(poprt__model *m, int *any)
     int changed = 0;
     for (size_t i = 0; !st && i < nodes.len; i++) {
         poprt__node *n = nodes.items[i];
-        if (conv_ok(n)) {
+        if (conv_ok(n) || dwconv_ok(n)) {
             const int xb = blk[n->inputs[0]->id], yb = blk[n->outputs[0]->id];
             if (!xb && !yb)
                 continue;

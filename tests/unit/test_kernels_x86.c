@@ -1038,6 +1038,76 @@ static const ccase dw_cases[] = {
     {1, 1, 1, 2, 20, 3, 3, 2, 1, 1, 1, 0, 1, 6, 1},  /* bottom rows all zeros */
 };
 
+/* NCHW16c (conv_dw.h's blocked functions): C a multiple of 16 */
+static const ccase dwb_cases[] = {
+    {16, 16, 16, 9, 37, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},  /* 3x3: interior groups and edges */
+    {32, 32, 32, 12, 40, 3, 3, 2, 2, 1, 1, 1, 1, 0, 0}, /* stride 2, two blocks */
+    {16, 16, 16, 7, 19, 5, 5, 1, 1, 2, 2, 4, 4, 4, 4},  /* dilated 5x5 */
+    {16, 16, 16, 5, 70, 1, 7, 1, 3, 1, 1, 0, 3, 0, 3},  /* column stride 3 */
+    {16, 16, 16, 2, 40, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2},  /* 2 rows, 5x5 */
+    {16, 16, 16, 1, 20, 3, 3, 1, 1, 1, 1, 5, 1, 0, 1},  /* top rows all zeros */
+    {16, 16, 16, 4, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},   /* fewer columns than a group */
+    {48, 48, 48, 8, 30, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0},  /* no padding */
+    {16, 16, 16, 6, 33, 3, 3, 2, 2, 1, 1, 0, 0, 1, 1},  /* stride 2, pads after only */
+};
+
+/* The blocked function of variant v on case cc: x and w to blocks, the
+ * rows of each block in two calls (oh0 / oh1), y back to NCHW. */
+static void dwb_run(const poprt__dwconv_variant *v, const ccase *cc, const cdata *d, float *y)
+{
+    const int64_t HW = cc->H * cc->W, OHW = d->OH * d->OW, taps = cc->KH * cc->KW;
+    float *xb = fvec(d->nx, 0), *wb = fvec(d->nw, 0), *yb = fvec(d->ny, 0);
+    for (int64_t c = 0; c < cc->C; c++) {
+        for (int64_t q = 0; q < HW; q++)
+            xb[((c / 16) * HW + q) * 16 + c % 16] = d->x[c * HW + q];
+        for (int64_t i = 0; i < taps; i++)
+            wb[((c / 16) * taps + i) * 16 + c % 16] = d->w[c * taps + i];
+    }
+    const int64_t half = d->OH / 2;
+    for (int64_t cb = 0; cb < cc->C / 16; cb++)
+        for (int part = 0; part < 2; part++)
+            v->blocked(xb + cb * HW * 16, cc->H, cc->W, wb + cb * taps * 16, d->b + cb * 16,
+                       cc->KH, cc->KW, cc->sh, cc->sw, cc->dh, cc->dw, cc->pt, cc->pl,
+                       part ? half : 0, part ? d->OH : half, d->OW, yb + cb * OHW * 16);
+    for (int64_t c = 0; c < cc->C; c++)
+        for (int64_t q = 0; q < OHW; q++)
+            y[c * OHW + q] = yb[((c / 16) * OHW + q) * 16 + c % 16];
+    free(xb);
+    free(wb);
+    free(yb);
+}
+
+/* Each usable blocked function against poprt__ref_conv within 1e-6 of the
+ * sum of |terms|, and bit-equal to the portable one (conv_dw.h). */
+START_TEST(test_dwconv_blocked_variants)
+{
+    const poprt__dwconv_variant *v = &poprt__dwconv_variants[_i];
+    const poprt__dwconv_variant *port = &poprt__dwconv_variants[poprt__dwconv_n_variants - 1];
+    if (!poprt__dwconv_usable(v)) {
+        printf("kernels_x86: blocked dwconv %s skipped: CPU lacks %s\n", v->name,
+               poprt__isa_name(v->isa));
+        return;
+    }
+    int64_t checked = 0;
+    for (size_t s = 0; s < sizeof dwb_cases / sizeof dwb_cases[0]; s++) {
+        const ccase *cc = &dwb_cases[s];
+        cdata d;
+        cdata_init(&d, cc, (uint32_t)s + 7);
+        dwb_run(v, cc, &d, d.y);
+        cdata_check(&d, 1e-6, "blocked dwconv", v->name, s);
+        float *yp = fvec(d.ny, 0);
+        dwb_run(port, cc, &d, yp);
+        ck_assert_msg(memcmp(yp, d.y, sizeof(float) * (size_t)d.ny) == 0,
+                      "blocked dwconv %s case %zu: not the portable function's bits", v->name, s);
+        free(yp);
+        checked += d.ny;
+        cdata_free(&d);
+    }
+    printf("kernels_x86: blocked dwconv %s passed %lld outputs against poprt__ref_conv\n",
+           v->name, (long long)checked);
+}
+END_TEST
+
 START_TEST(test_dwconv_variants_vs_ref)
 {
     const poprt__dwconv_variant *v = &poprt__dwconv_variants[_i];
@@ -1745,6 +1815,7 @@ int main(void)
     tcase_add_test(tc, test_degenerate);
     tcase_add_loop_test(tc, test_vmath_vs_ref, 0, poprt__vmath_n_variants);
     tcase_add_loop_test(tc, test_dwconv_variants_vs_ref, 0, poprt__dwconv_n_variants);
+    tcase_add_loop_test(tc, test_dwconv_blocked_variants, 0, poprt__dwconv_n_variants);
     tcase_add_loop_test(tc, test_convb_variants_vs_ref, 0, poprt__convb_n_variants);
     tcase_add_loop_test(tc, test_convb_layout_in_state, 0, poprt__convb_n_variants);
     tcase_add_test(tc, test_convb_bf16_vs_ref);

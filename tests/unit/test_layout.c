@@ -1,7 +1,7 @@
 /* Unit tests: the compile-time layout choice (lib/compiler/layout.c) and
  * the kernels of NCHW16c tensors.
  *  - The pass on a graph with every kind of node it handles (convolutions
- *    3x3 and 1x1, stride 2, a residual, MaxPool, AveragePool,
+ *    3x3 and 1x1, stride 2, depthwise, a residual, MaxPool, AveragePool,
  *    GlobalAveragePool, channel Concat, Relu, inference Dropout) and
  *    tensors that keep NCHW (a graph input and output, a 1 x 1 tensor):
  *    exactly the documented tensors change layout.
@@ -76,14 +76,15 @@ static poprt__node *conv(poprt__model *m, const char *x, const char *w, const ch
 
 /*  s[1,3,23,23] -> Conv 3x3 s2 (stem, 3 channels) -> Relu -> a0 [16,12,12]
  *  a0 -> Conv 3x3 -> Relu -> a [32,12,12]
- *  a -> MaxPool 3x3 s2 pad 1 -> p [32,6,6]
+ *  a -> depthwise Conv 3x3 (group 32) -> Relu -> ad [32,12,12]
+ *  ad -> MaxPool 3x3 s2 pad 1 -> p [32,6,6]
  *  p -> Conv 1x1 -> Relu -> e1 [16];  p -> Conv 3x3 -> Relu -> e3 [16]
  *  Concat(e1, e3) -> cat [32,6,6]
  *  cat -> Conv 1x1 -> Add p -> Relu -> z [32,6,6]      (residual)
  *  z -> Dropout -> zd -> Conv 1x1 s2 -> y5 [48,3,3]    (graph output)
  *  p -> Conv 3x3 -> q [16,6,6] -> GlobalAveragePool -> g (graph output)
  *  p -> AveragePool 6x6 -> v [32,1,1] -> Conv 1x1 -> u [16,1,1] (graph output)
- * Expected: a0 (the stem writes it with its row tiles), a, p, e1, e3, cat,
+ * Expected: a0 (the stem writes it with its row tiles), a, ad, p, e1, e3, cat,
  * z, zd (Dropout's view of z) and q (read by GlobalAveragePool, which
  * becomes BlockedGlobalAveragePool) in NCHW16c; s (a graph input), v (1 x 1:
  * the same bytes either way) and the outputs in NCHW. */
@@ -103,7 +104,13 @@ static poprt__model *layout_model(void)
     tb_node(m, "Relu", 1, (const char *[]){"c0"}, 1, (const char *[]){"a0"});
     conv(m, "a0", "W1", "c1", 3, 1);
     tb_node(m, "Relu", 1, (const char *[]){"c1"}, 1, (const char *[]){"a"});
-    poprt__node *mp = tb_node(m, "MaxPool", 1, (const char *[]){"a"}, 1, (const char *[]){"p"});
+    weights(m, "Wd", 32, 1, 3, 9u);
+    poprt__node *dw = conv(m, "a", "Wd", "cd", 3, 1);
+    poprt__attr *grp = poprt__node_add_attr(dw, "group", POPRT__ATTR_INT);
+    ck_assert_ptr_nonnull(grp);
+    grp->i = 32;
+    tb_node(m, "Relu", 1, (const char *[]){"cd"}, 1, (const char *[]){"ad"});
+    poprt__node *mp = tb_node(m, "MaxPool", 1, (const char *[]){"ad"}, 1, (const char *[]){"p"});
     ints(m, mp, "kernel_shape", 2, (int64_t[]){3, 3});
     ints(m, mp, "strides", 2, (int64_t[]){2, 2});
     ints(m, mp, "pads", 4, (int64_t[]){1, 1, 1, 1});
@@ -204,6 +211,7 @@ START_TEST(test_layout_graph)
     /* writers: y5 is a graph output, v is 1 x 1 */
     ck_assert_int_eq(written_blocked(g, "a0"), 1);
     ck_assert_int_eq(written_blocked(g, "a"), 1);
+    ck_assert_int_eq(written_blocked(g, "ad"), 1);
     ck_assert_int_eq(written_blocked(g, "p"), 1);
     ck_assert_int_eq(written_blocked(g, "e1"), 1);
     ck_assert_int_eq(written_blocked(g, "e3"), 1);
@@ -214,6 +222,7 @@ START_TEST(test_layout_graph)
     /* readers */
     ck_assert_int_eq(read_blocked(g, "s"), 0);
     ck_assert_int_eq(read_blocked(g, "a0"), 1);
+    ck_assert_int_eq(read_blocked(g, "a"), 1);
     ck_assert_int_eq(read_blocked(g, "p"), 1);
     ck_assert_int_eq(read_blocked(g, "cat"), 1);
     ck_assert_int_eq(read_blocked(g, "zd"), 1);
@@ -229,6 +238,18 @@ START_TEST(test_layout_graph)
     ck_assert_int_eq(written_blocked(m->graph, "e3"), 0);
     ck_assert_int_eq(read_blocked(m->graph, "cat"), 0);
     ck_assert_int_eq(written_blocked(m->graph, "p"), 1);
+    poprt__model_free(m);
+
+    /* a depthwise convolution's X and Y share a layout: with ad also a
+     * graph output, a (its X) is NCHW too; a0 before them keeps NCHW16c */
+    m = layout_model();
+    tb_output(m, "ad");
+    infer(m);
+    ck_assert_int_eq(poprt__compile_optimize(m, 0, &any), POPRT_OK);
+    ck_assert_int_eq(written_blocked(m->graph, "ad"), 0);
+    ck_assert_int_eq(read_blocked(m->graph, "a"), 0);
+    ck_assert_int_eq(written_blocked(m->graph, "a"), 0);
+    ck_assert_int_eq(written_blocked(m->graph, "a0"), 1);
     poprt__model_free(m);
 }
 END_TEST

@@ -355,6 +355,13 @@ static poprt_status conv_layout(poprt__kctx *k, const poprt__conv_plan *p, const
                                "has %lld, Y %lld)",
                                (long long)p->C, (long long)p->M);
     poprt_status st;
+    if (p->Cg == 1 && p->G > 1) {
+        int done;
+        if (!(w = unpacked_w(k, w)))
+            return poprt__ref_oom(k);
+        if ((st = poprt__x86_dwconv_blocked(k, p, x, w, b, y, &done)) || done)
+            return st;
+    }
     if (blocked_paths(k, p, x, b, y, &st))
         return st;
     poprt__conv_plan q = *p;

@@ -333,6 +333,67 @@ static void dw_lane_fn(void *ctx, int64_t l0, int64_t l1)
     }
 }
 
+/* ---- depthwise on NCHW16c ----------------------------------------------------
+ * Input and output in blocks of 16 channels (lib/compiler/layout.c): the
+ * best blocked function of conv_dw.h computes rows of a block with the 16
+ * channels in one vector, reading the input in place (no padded copy: the
+ * border taps are skipped); the epilogue (Z in Y's layout) follows on the
+ * rows while they are in cache. Items are (image, block, output row). */
+
+typedef struct dw_blocked_job {
+    const poprt__conv_plan *p;
+    const float *x, *wt, *b; /* wt: the taps [C / 16][KH * KW][16] */
+    float *y;
+    poprt__dwconv_blocked_fn fn;
+} dw_blocked_job;
+
+static void dw_blocked_fn(void *ctx, int64_t r0, int64_t r1)
+{
+    const dw_blocked_job *t = ctx;
+    const poprt__conv_plan *p = t->p;
+    const poprt__geom3 *g = &p->g;
+    const int64_t OH = g->out[1], OW = g->out[2], ncb = p->C / 16;
+    /* rows at a time: about 32 KiB of output, in L1 / L2 for the epilogue */
+    const int64_t step = 2048 / OW > 1 ? 2048 / OW : 1;
+    for (int64_t r = r0; r < r1;) {
+        const int64_t plane = r / OH, oh0 = r % OH, cb = plane % ncb;
+        int64_t oh1 = OH - oh0 < r1 - r ? OH : oh0 + (r1 - r);
+        oh1 = oh1 - oh0 > step ? oh0 + step : oh1;
+        float *y = t->y + plane * g->out_sz * 16;
+        t->fn(t->x + plane * g->in_sz * 16, g->in[1], g->in[2], t->wt + cb * g->k_sz * 16,
+              t->b ? t->b + cb * 16 : NULL, g->k[1], g->k[2], g->s[1], g->s[2], g->d[1], g->d[2],
+              g->pb[1], g->pb[2], oh0, oh1, OW, y);
+        if (poprt__x86_conv_has_epilogue(p))
+            poprt__x86_conv_epilogue(p, t->y, (plane * OH + oh0) * OW * 16, (oh1 - oh0) * OW * 16);
+        r += oh1 - oh0;
+    }
+}
+
+/* Depthwise 2-D convs (one channel per group) with X, Y and Z in NCHW16c;
+ * 0 in *done for other shapes. */
+poprt_status poprt__x86_dwconv_blocked(poprt__kctx *k, const poprt__conv_plan *p, const float *x,
+                                       const float *w, const float *b, float *y, int *done)
+{
+    const poprt__geom3 *g = &p->g;
+    *done = 0;
+    if (!p->xblk || !p->yblk || p->Cg != 1 || p->Mg != 1 || p->C % 16 || g->in[0] != 1 ||
+        g->k[0] != 1 || g->out[0] != 1)
+        return POPRT_OK;
+    const int64_t taps = g->k_sz;
+    float *wt = poprt__kctx_scratch(k, (size_t)(p->C * taps) * sizeof(float));
+    if (!wt)
+        return poprt__ref_oom(k);
+    for (int64_t c = 0; c < p->C; c++) /* [C][taps] -> [C / 16][taps][16] */
+        for (int64_t i = 0; i < taps; i++)
+            wt[((c / 16) * taps + i) * 16 + c % 16] = w[c * taps + i];
+    dw_blocked_job t = {p, x, wt, b, y, poprt__dwconv_best()->blocked};
+    const int64_t rows = p->N * (p->C / 16) * g->out[1];
+    poprt__kctx_parallel_for(k, rows, poprt__ref_grain(g->out[2] * 16 * taps, 1 << 15),
+                             dw_blocked_fn, &t);
+    *done = 1;
+    return POPRT_OK;
+}
+
 /* Depthwise 1-D / 2-D convs; 0 in *done for 3-D (the generic loop). */
 poprt_status poprt__x86_dwconv_padded(poprt__kctx *k, const poprt__conv_plan *p, const float *x,
                                       const float *w, const float *b, float *y, int *done)

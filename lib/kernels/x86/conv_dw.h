@@ -1,4 +1,5 @@
 /* Depthwise convolution planes (one input channel per output channel),
+ * and the same on NCHW16c blocks (poprt__dwconv_blocked_fn, below),
  * vectorised per ISA: conv_dw_body.inc compiled by conv_dw_avx512.c and
  * conv_dw_avx2.c with their own -m flags and, at baseline flags, by
  * conv_dw.c as the portable instance; the list of them is
@@ -26,10 +27,24 @@ typedef void (*poprt__dwconv_plane_fn)(const float *xpad, int64_t Wp, const floa
                                        int64_t top, int64_t H, float bias, int64_t OH, int64_t OW,
                                        float *y);
 
+/* NCHW16c (16 channels per vector): output rows oh0 .. oh1 - 1 of one
+ * block of 16 channels, from the block's input plane x [H][W][16], its taps
+ * w [KH * KW][16] and 16 biases b (NULL: none) into its output plane
+ * y [OH][OW][16], pt / pl zero rows / columns before the input. Each
+ * output is 0 + bias, then w * x added for each tap inside the input in
+ * (kh, kw) order, so every instance gives the same bits (the padded-plane
+ * function adds the border taps' zero products too). Reads only inside x. */
+typedef void (*poprt__dwconv_blocked_fn)(const float *x, int64_t H, int64_t W, const float *w,
+                                         const float *b, int64_t KH, int64_t KW, int64_t sh,
+                                         int64_t sw, int64_t dh, int64_t dw, int64_t pt,
+                                         int64_t pl, int64_t oh0, int64_t oh1, int64_t OW,
+                                         float *y);
+
 typedef struct poprt__dwconv_variant {
     const char *name; /* "avx512", "avx2", "scalar" */
     poprt__isa isa;   /* level the CPU must have */
     poprt__dwconv_plane_fn plane;
+    poprt__dwconv_blocked_fn blocked;
 } poprt__dwconv_variant;
 
 /* The kernel list (conv_dw_kernels.inc), best first; the last is portable. */
@@ -44,7 +59,11 @@ const poprt__dwconv_variant *poprt__dwconv_best(void);
     void poprt__dwconv_plane_##isa(const float *xpad, int64_t Wp, const float *w, int64_t KH,      \
                                    int64_t KW, int64_t sh, int64_t sw, int64_t dh, int64_t dw,     \
                                    int64_t top, int64_t H, float bias, int64_t OH, int64_t OW,     \
-                                   float *y);
+                                   float *y);                                                      \
+    void poprt__dwconv_blocked_##isa(const float *x, int64_t H, int64_t W, const float *w,         \
+                                     const float *b, int64_t KH, int64_t KW, int64_t sh,           \
+                                     int64_t sw, int64_t dh, int64_t dw, int64_t pt, int64_t pl,   \
+                                     int64_t oh0, int64_t oh1, int64_t OW, float *y);
 #include "kernels/x86/conv_dw_kernels.inc"
 #undef POPRT__DWCONV_VARIANT
 

@@ -189,6 +189,9 @@ int poprt__x86_conv_direct_fits(const poprt__geom3 *g, int64_t Cg, const poprt__
 poprt_status poprt__x86_conv_direct(poprt__kctx *k, const poprt__conv_plan *p, const float *x,
                                     const float *b, const float *apack, int64_t a_group,
                                     const poprt__sgemm_variant *v, float *y);
+/* Depthwise 2-D convs with X, Y (and Z) in NCHW16c; 0 in *done otherwise. */
+poprt_status poprt__x86_dwconv_blocked(poprt__kctx *k, const poprt__conv_plan *p, const float *x,
+                                       const float *w, const float *b, float *y, int *done);
 /* Depthwise 1-D / 2-D convs on a padded copy; 0 in *done for 3-D. */
 poprt_status poprt__x86_dwconv_padded(poprt__kctx *k, const poprt__conv_plan *p, const float *x,
                                       const float *w, const float *b, float *y, int *done);
