@@ -1049,6 +1049,8 @@ static const ccase dwb_cases[] = {
     {16, 16, 16, 4, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},   /* fewer columns than a group */
     {48, 48, 48, 8, 30, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0},  /* no padding */
     {16, 16, 16, 6, 33, 3, 3, 2, 2, 1, 1, 0, 0, 1, 1},  /* stride 2, pads after only */
+    {32, 32, 32, 9, 45, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2},  /* 5x5 stride 2 */
+    {16, 16, 16, 5, 29, 5, 3, 1, 1, 2, 1, 4, 1, 4, 1},  /* 5 x 3, dilated rows only */
 };
 
 /* The blocked function of variant v on case cc: x and w to blocks, the
