@@ -1278,6 +1278,11 @@ static const ccase convb_bf16_cases[] = {
     {32, 48, 1, 6, 26, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},   /* 3x3, 26 columns */
     {32, 40, 1, 5, 30, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0},   /* 1x1 stride 2, 15 columns */
     {16, 64, 1, 9, 40, 3, 3, 2, 2, 1, 1, 1, 1, 0, 0},   /* 3x3 stride 2, 20 columns */
+    /* stems (one channel per block, column stride 2) on column-pair words */
+    {3, 64, 1, 40, 45, 7, 7, 2, 2, 1, 1, 3, 3, 3, 3},   /* resnet's 7x7: 20 x 23 */
+    {3, 16, 1, 33, 64, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},   /* 3x3: 17 x 32, two full vectors */
+    {1, 24, 1, 10, 41, 5, 5, 2, 2, 2, 1, 2, 2, 2, 2},   /* row dilation 2, 24 outputs */
+    {4, 80, 1, 9, 70, 3, 4, 1, 2, 1, 1, 0, 1, 0, 2},    /* even KW, row stride 1, 2 groups */
 };
 
 /* The operands rounded to bfloat16 (to nearest even, as VCVTNEPS2BF16 rounds

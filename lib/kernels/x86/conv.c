@@ -471,9 +471,10 @@ static poprt_status conv_prepare(poprt__prep_ctx *c, void **state, size_t *size)
                                      size);
     /* otherwise, without AMX tiles: the blocked convolution
      * on channel-pair words (VDPBF16PS), for whole blocks of 16 input
-     * channels; the compiler keeps such sessions' activations NCHW16c too
-     * (lib/compiler/optimize.c) */
-    if (want_bf16 && blocked && Cg % 16 == 0 && poprt__x86_conv_bf16_blocked())
+     * channels, or on column-pair words for stems; the compiler keeps
+     * such sessions' activations NCHW16c too (lib/compiler/optimize.c) */
+    if (want_bf16 && blocked && poprt__x86_conv_bf16_blocked() &&
+        (Cg % 16 == 0 || poprt__x86_convb_stem_bf16_fits(&g3, Cg)))
         return poprt__x86_convb_pack(NULL, c->in[1].data, M, Cg, wt->dims[2].value,
                                      wt->dims[3].value, 1, state, size);
     const poprt__sgemm_variant *bf_best = want_bf16 ? poprt__sgemm_best_bf16() : NULL;

@@ -98,6 +98,12 @@ int poprt__x86_convb_worth(const poprt__convb_variant *v, int64_t C, int blocked
  * fit in L1 on their own). */
 static int64_t convb_cb(int64_t C) { return C % 16 == 0 ? 16 : 1; }
 
+int poprt__x86_convb_stem_bf16_fits(const poprt__geom3 *g, int64_t C)
+{
+    return convb_cb(C) == 1 && poprt__x86_convb_fits(g, 1) && g->s[2] == 2 && g->d[2] == 1 &&
+           g->out[2] >= 16 && poprt__convb_bf16_usable();
+}
+
 /* Blocked geometry: cb channels per block, zero-padded input of Hp x Wp
  * (only the rows and columns some tap reads). */
 static void convb_geom_of(const poprt__geom3 *g, int64_t C, poprt__convb_geom *cg, int64_t *Hp)
@@ -123,6 +129,14 @@ static void convb_words_task_fn(void *ctx, int64_t r0, int64_t r1)
     const convb_job *t = ctx;
     const int64_t row = t->g.Wp * 16; /* floats per padded row of a block */
     poprt__convb_words_avx512(t->xb + r0 * row, (r1 - r0) * row / 2, t->xw + r0 * row / 2);
+}
+
+/* Stems (one channel per block): words [8 u0, 8 u1) of the padded planes
+ * as column-pair words (the last unit reads into the zeroed slack). */
+static void convb_stem_words_task_fn(void *ctx, int64_t u0, int64_t u1)
+{
+    const convb_job *t = ctx;
+    poprt__convb_words_avx512(t->xb + 16 * u0, 8 * (u1 - u0), t->xw + 8 * u0);
 }
 
 /* Rows [r0, r1) of the blocked input: row r = (image * ncb + cbi) * Hp + hp. */
@@ -288,11 +302,17 @@ static void convb_rows_lane_fn(void *ctx, int64_t l0, int64_t l1)
             float *yr = t->yblk ? yg : yg + oh * cg->OW;
             /* row pitch of the packed weights: the group's width, or a
              * block's 16 when they are packed block by block */
-            const int64_t wpitch = t->v->wlayout == POPRT__CONVB_BY_BLOCK
+            const int64_t wpitch = t->v->wlayout == POPRT__CONVB_BY_BLOCK && !t->bf16
                                        ? 16
                                        : poprt__ceil_div(mc, 16) * 16;
-            t->v->rows(t->xb + n * cg->ncb * cg->plane, (const float *)t->w + og * t->w_group,
-                       wpitch, t->b ? bias : NULL, mc, cg, oh, relu, t->yblk, yr, OHW);
+            if (t->bf16) /* a stem on column-pair words */
+                poprt__convb_rows_bf16_avx512(t->xw + n * cg->ncb * t->gw.plane,
+                                              (const uint32_t *)t->w + og * t->w_group, wpitch,
+                                              t->b ? bias : NULL, mc, &t->gw, oh, relu, t->yblk,
+                                              yr, OHW);
+            else
+                t->v->rows(t->xb + n * cg->ncb * cg->plane, (const float *)t->w + og * t->w_group,
+                           wpitch, t->b ? bias : NULL, mc, cg, oh, relu, t->yblk, yr, OHW);
             if (poprt__x86_conv_has_epilogue(p) && !relu && t->yblk)
                 for (int64_t bi = 0; bi < mc / 16; bi++) /* row oh of each block */
                     poprt__x86_conv_epilogue(p, t->y, yg + (bi * OHW + oh * cg->OW) * 16 - t->y,
@@ -313,9 +333,17 @@ poprt_status poprt__x86_conv_blocked(poprt__kctx *k, const poprt__conv_plan *p,
     convb_job t = {.p = p, .x = x, .b = b, .w = w, .y = y, .w_group = w_group,
                    .xblk = p->xblk, .yblk = p->yblk, .v = v, .bf16 = bf16};
     convb_geom_of(g, p->C, &t.g, &t.Hp);
-    if (bf16 && t.g.cb != 16) /* (the packer refuses such weights) */
+    /* bfloat16 with one channel per block: a stem on column-pair words */
+    const int stem_bf16 = bf16 && t.g.cb == 1;
+    if (stem_bf16 && !poprt__x86_convb_stem_bf16_fits(g, p->C)) /* (the packer refuses it) */
         return POPRT__NODE_ERR(k->node, POPRT_STATUS_INTERNAL,
-                               "bfloat16 blocked convolution of %lld channels", (long long)p->C);
+                               "bfloat16 blocked convolution of %lld channels at column stride "
+                               "%lld, %lld output columns",
+                               (long long)p->C, (long long)g->s[2], (long long)g->out[2]);
+    if (stem_bf16) { /* whole pairs of columns, the last one zero */
+        t.g.Wp += t.g.Wp & 1;
+        t.g.plane = t.Hp * t.g.Wp;
+    }
     /* an NCHW16c input that no tap reads past (no padding) is read in
      * place, with its own row pitch and plane */
     const int in_place = p->xblk && g->pb[1] == 0 && g->pb[2] == 0 && t.Hp <= g->in[1] &&
@@ -325,8 +353,8 @@ poprt_status poprt__x86_conv_blocked(poprt__kctx *k, const poprt__conv_plan *p,
         t.g.Wp = g->in[2];
         t.g.plane = g->in[1] * g->in[2] * 16;
     }
-    const int by_rows = !bf16 && convb_by_rows(&t.g);
-    if (by_rows && t.g.sw == 2)
+    const int by_rows = stem_bf16 || (!bf16 && convb_by_rows(&t.g));
+    if (by_rows && t.g.sw == 2 && !stem_bf16)
         t.g.split = (t.g.Wp + 1) / 2;
     t.n_og = poprt__ceil_div(p->M, CONVB_GROUP);
     if (by_rows)
@@ -376,7 +404,18 @@ poprt_status poprt__x86_conv_blocked(poprt__kctx *k, const poprt__conv_plan *p,
                                  poprt__ref_grain(t.g.Wp * t.g.cb, 1 << 14), convb_block_task_fn,
                                  &t);
     }
-    if (bf16) { /* the tiles' operand: the blocked input as pair words */
+    if (stem_bf16) { /* the padded rows as column-pair words */
+        const int64_t units = poprt__ceil_div((int64_t)xb_n / 2, 8);
+        if (!(t.xw = poprt__kctx_scratch(k, (size_t)(units * 8 + SLACK) * sizeof(uint32_t))))
+            return poprt__ref_oom(k);
+        memset(t.xw + units * 8, 0, SLACK * sizeof(uint32_t));
+        t.gw = t.g;
+        t.gw.Wp = t.g.Wp / 2;
+        t.gw.plane = t.g.plane / 2;
+        t.gw.KW = (t.g.KW + 1) / 2;
+        poprt__kctx_parallel_for(k, units, poprt__ref_grain(16, 1 << 14),
+                                 convb_stem_words_task_fn, &t);
+    } else if (bf16) { /* the tiles' operand: the blocked input as pair words */
         if (!(t.xw = poprt__kctx_scratch(k, (xb_n / 2 + SLACK) * sizeof(uint32_t))))
             return poprt__ref_oom(k);
         memset(t.xw + xb_n / 2, 0, SLACK * sizeof(uint32_t));
@@ -410,16 +449,60 @@ static int convb_layout(const poprt__convb_variant *v, int bf16)
     return bf16 || !v ? POPRT__CONVB_INTERLEAVED : v->wlayout;
 }
 
+/* A stem's bfloat16 weights (one channel per block, column stride 2: the
+ * rows of poprt__convb_rows_bf16_avx512): per group of 64 outputs
+ * [c][kh][kp][width] words, word (w[.][c][kh][2 kp], w[.][c][kh][2 kp + 1]),
+ * zero past KW and M. */
+static poprt_status convb_pack_stem_bf16(const float *w, int64_t M, int64_t C, int64_t KH,
+                                         int64_t KW, int layout, void **state, size_t *size)
+{
+    const int64_t KP = (KW + 1) / 2, n_og = poprt__ceil_div(M, CONVB_GROUP);
+    const int64_t per = C * KH * KP * CONVB_GROUP; /* words per group */
+    const size_t total = CONV_PACK_HEADER + (size_t)(n_og * per) * sizeof(uint32_t);
+    unsigned char *blob = poprt__aligned_alloc(total);
+    float *stage = poprt__malloc((size_t)(2 * per) * sizeof(float));
+    if (!blob || !stage) {
+        poprt__aligned_free(blob);
+        poprt__free(stage);
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory packing Conv weights");
+    }
+    memset(blob, 0, total);
+    uint64_t h[8] = {CONV_BLOCKED_BF16_MAGIC, (uint64_t)M, (uint64_t)C, (uint64_t)KH,
+                     (uint64_t)KW, (uint64_t)per, (uint64_t)layout, 0};
+    memcpy(blob, h, sizeof h);
+    uint32_t *dst = (uint32_t *)(blob + CONV_PACK_HEADER);
+    for (int64_t og = 0; og < n_og; og++) {
+        const int64_t oc0 = og * CONVB_GROUP;
+        const int64_t mc = M - oc0 < CONVB_GROUP ? M - oc0 : CONVB_GROUP;
+        const int64_t width = poprt__ceil_div(mc, 16) * 16;
+        memset(stage, 0, (size_t)(2 * per) * sizeof(float));
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t kh = 0; kh < KH; kh++)
+                for (int64_t kw = 0; kw < KW; kw++)
+                    for (int64_t m = 0; m < mc; m++)
+                        stage[(((c * KH + kh) * KP + kw / 2) * width + m) * 2 + kw % 2] =
+                            w[(((oc0 + m) * C + c) * KH + kh) * KW + kw];
+        /* (rows of width words: a multiple of 16) */
+        poprt__convb_words_avx512(stage, C * KH * KP * width, dst + og * per);
+    }
+    poprt__free(stage);
+    *state = blob;
+    *size = total;
+    return POPRT_OK;
+}
+
 poprt_status poprt__x86_convb_pack(const poprt__convb_variant *v, const float *w, int64_t M,
                                    int64_t C, int64_t KH, int64_t KW, int bf16, void **state,
                                    size_t *size)
 {
     const int64_t cb = convb_cb(C), ncb = C / cb;
     const int layout = convb_layout(v, bf16);
-    if (bf16 && (cb != 16 || !poprt__convb_bf16_usable()))
+    if (bf16 && !poprt__convb_bf16_usable())
         return poprt__err(POPRT_STATUS_INTERNAL,
                           "bfloat16 blocked convolution weights of %lld channels on this CPU",
                           (long long)C);
+    if (bf16 && cb == 1)
+        return convb_pack_stem_bf16(w, M, C, KH, KW, layout, state, size);
     const int64_t n_og = poprt__ceil_div(M, CONVB_GROUP);
     /* floats per group (the last may use fewer); bf16: words, half as many */
     const int64_t w_group = ncb * KH * KW * cb * CONVB_GROUP;
@@ -492,7 +575,8 @@ const void *poprt__x86_convb_state(const poprt__kctx *k, const poprt__conv_plan 
     const uint64_t floats = (k->state_size - CONV_PACK_HEADER) / sizeof(float);
     *bf16 = h[0] == CONV_BLOCKED_BF16_MAGIC;
     if ((h[0] != CONV_BLOCKED_MAGIC && !*bf16) || (*bf16 && !poprt__convb_bf16_usable()) ||
-        (*bf16 && p->C % 16) || h[1] != (uint64_t)p->M || h[2] != (uint64_t)p->C ||
+        (*bf16 && p->C % 16 && !poprt__x86_convb_stem_bf16_fits(g, p->C)) ||
+        h[1] != (uint64_t)p->M || h[2] != (uint64_t)p->C ||
         h[3] != (uint64_t)g->k[1] || h[4] != (uint64_t)g->k[2] || h[5] == 0 ||
         h[6] != (uint64_t)convb_layout(v, *bf16) ||
         (uint64_t)poprt__ceil_div(p->M, CONVB_GROUP) > floats / h[5])

@@ -106,6 +106,17 @@ void poprt__convb_run_bf16_avx512(const uint32_t *x, const uint32_t *w, const fl
  * of 8, each rounded to nearest even as every bfloat16 packer rounds
  * (VCVTNEPS2BF16). */
 void poprt__convb_words_avx512(const float *src, int64_t n, uint32_t *dst);
+/* poprt__convb_rows_avx512's bfloat16 form for column stride 2 (stems):
+ * x holds the padded rows as column-pair words, bf16(column 2i) |
+ * bf16(column 2i + 1) << 16, g->Wp words per row and g->plane per
+ * channel, followed by at least 32 readable words; g->KW is the number of
+ * kernel column pairs (kw 2kp and 2kp + 1, a zero weight past an odd KW)
+ * and output column ow's pair kp is word ow + kp (g->sw, g->dw, g->split
+ * not read); w: wpitch words per (channel, kh, kp), each output channel's
+ * pair word. Each VDPBF16PS adds a pair's two products to a float32 lane. */
+void poprt__convb_rows_bf16_avx512(const uint32_t *x, const uint32_t *w, int64_t wpitch,
+                                   const float *bias, int64_t mc, const poprt__convb_geom *g,
+                                   int64_t oh, int relu, int blk, float *y, int64_t ldy);
 #endif
 /* 1 when the bfloat16 form can run here: the blocked convolution's variant
  * and AVX512-BF16 (after POPRT_ISA). */
@@ -287,6 +298,14 @@ static inline void poprt__convw_out_avx512(const float *m, int64_t mstep, int64_
 static inline void poprt__convb_words_avx512(const float *src, int64_t n, uint32_t *dst)
 {
     (void)src, (void)n, (void)dst;
+}
+static inline void poprt__convb_rows_bf16_avx512(const uint32_t *x, const uint32_t *w,
+                                                 int64_t wpitch, const float *bias, int64_t mc,
+                                                 const poprt__convb_geom *g, int64_t oh, int relu,
+                                                 int blk, float *y, int64_t ldy)
+{
+    (void)x, (void)w, (void)wpitch, (void)bias, (void)mc, (void)g, (void)oh, (void)relu,
+        (void)blk, (void)y, (void)ldy;
 }
 /* other CPUs: never called (the variants need AVX2 or AVX-512) */
 static inline void poprt__convb_run_avx2(const float *x, const float *w, const float *bias,

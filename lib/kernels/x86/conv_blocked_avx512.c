@@ -63,52 +63,7 @@ void poprt__convb_block_avx512(const float *src, int64_t spitch, int rows, int64
 
 /* ---- one-channel blocks: output rows in place (see conv_blocked.h) ---- */
 
-#define ROWS_CH 8 /* output channels per tile */
-#define ROWS_R 2  /* vectors of 16 columns per tile (3 would spill registers) */
-
-/* Lanes of the output vector at column ow of a row of OW columns. */
-INLINE __mmask16 row_lanes(int64_t ow, int64_t OW)
-{
-    return OW - ow >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (OW - ow)) - 1u);
-}
-
-/* The ROWS_CH (8) channel vectors a[j] of 16 consecutive positions, stored
- * as NCHW16c: position i's 8 values go to y + i * 16 (the caller's y is
- * the first position's channel cs % 16), for the positions i < n. An
- * 8 x 16 transposition: 4 x 4 blocks within each 128-bit lane, then the
- * lanes of channels 0-3 and 4-7 paired, a position per 256-bit half. */
-INLINE void rows_store_blocked(const __m512 a[ROWS_CH], float *y, int64_t n)
-{
-    __m512 p[4], q[4];
-    for (int h = 0; h < 2; h++) { /* channels 4h .. 4h + 3 */
-        const __m512 *c = a + 4 * h;
-        const __m512 lo01 = _mm512_unpacklo_ps(c[0], c[1]), hi01 = _mm512_unpackhi_ps(c[0], c[1]);
-        const __m512 lo23 = _mm512_unpacklo_ps(c[2], c[3]), hi23 = _mm512_unpackhi_ps(c[2], c[3]);
-        __m512 *o = h ? q : p; /* o[k]: position 4L + k of each 128-bit lane L */
-        o[0] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(lo01), _mm512_castps_pd(lo23)));
-        o[1] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(lo01), _mm512_castps_pd(lo23)));
-        o[2] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(hi01), _mm512_castps_pd(hi23)));
-        o[3] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(hi01), _mm512_castps_pd(hi23)));
-    }
-#pragma GCC unroll 4
-    for (int k = 0; k < 4; k++) { /* positions k, 4 + k, 8 + k, 12 + k */
-        /* [p.L0 p.L1 q.L0 q.L1] -> [p.L0 q.L0 p.L1 q.L1], and the same for
-         * lanes 2 and 3 (two in-lane shuffles measured faster than one
-         * two-source permute here: the stem 1.5-2% per node) */
-        const __m512 t01 = _mm512_shuffle_f32x4(p[k], q[k], 0x44);
-        const __m512 t23 = _mm512_shuffle_f32x4(p[k], q[k], 0xEE);
-        const __m512 s01 = _mm512_shuffle_f32x4(t01, t01, 0xD8);
-        const __m512 s23 = _mm512_shuffle_f32x4(t23, t23, 0xD8);
-        if (k < n)
-            _mm256_storeu_ps(y + k * 16, _mm512_castps512_ps256(s01));
-        if (4 + k < n) /* the upper half, lanes 8-15, lands on y + (4 + k) * 16 */
-            _mm512_mask_storeu_ps(y + (4 + k) * 16 - 8, 0xFF00, s01);
-        if (8 + k < n)
-            _mm256_storeu_ps(y + (8 + k) * 16, _mm512_castps512_ps256(s23));
-        if (12 + k < n)
-            _mm512_mask_storeu_ps(y + (12 + k) * 16 - 8, 0xFF00, s23);
-    }
-}
+#include "kernels/x86/conv_rows_store.inc"
 
 /* R (<= ROWS_R) vectors of 16 consecutive output columns from ow x ROWS_CH
  * channels from cs of output row oh: acc starts from the bias and gets
@@ -122,13 +77,7 @@ INLINE void rows_tile(const float *x, const float *w, int64_t wpitch, const floa
                       int64_t ldy)
 {
     __m512 acc[ROWS_R][ROWS_CH];
-#pragma GCC unroll 8
-    for (int j = 0; j < ROWS_CH; j++) {
-        const __m512 b = _mm512_set1_ps(bias ? bias[cs + j] : 0.0f);
-#pragma GCC unroll 3
-        for (int r = 0; r < R; r++)
-            acc[r][j] = b;
-    }
+    rows_tile_bias(acc, R, bias, cs);
     const float *xr = x + oh * g->sh * g->Wp + ow;
     const float *wt = w + cs;
     for (int64_t c = 0; c < g->ncb; c++) {
@@ -153,33 +102,7 @@ INLINE void rows_tile(const float *x, const float *w, int64_t wpitch, const floa
             }
         }
     }
-    if (relu)
-#pragma GCC unroll 8
-        for (int j = 0; j < ROWS_CH; j++)
-#pragma GCC unroll 3
-            for (int r = 0; r < R; r++)
-                acc[r][j] = _mm512_max_ps(_mm512_setzero_ps(), acc[r][j]);
-    if (BLK) { /* mc is a multiple of 16 here: every channel is stored */
-#pragma GCC unroll 3
-        for (int r = 0; r < R; r++)
-            rows_store_blocked(acc[r],
-                               y + ((cs >> 4) * ldy + oh * g->OW + ow + 16 * r) * 16 + (cs & 15),
-                               g->OW - ow - 16 * r);
-        return;
-    }
-    __mmask16 lanes[ROWS_R];
-#pragma GCC unroll 3
-    for (int r = 0; r < R; r++)
-        lanes[r] = row_lanes(ow + 16 * r, g->OW);
-    float *yo = y + cs * ldy + ow;
-    /* unrolled with a constant bound, so acc stays in registers (a loop up
-     * to the channel count put it on the stack) */
-#pragma GCC unroll 8
-    for (int j = 0; j < ROWS_CH; j++)
-        if (j < mc - cs)
-#pragma GCC unroll 3
-            for (int r = 0; r < R; r++)
-                _mm512_mask_storeu_ps(yo + j * ldy + 16 * r, lanes[r], acc[r][j]);
+    rows_tile_store(acc, R, BLK, g, oh, ow, cs, mc, relu, y, ldy);
 }
 
 #define ROWS_S(S, BLK)                                                                       \
@@ -187,14 +110,10 @@ INLINE void rows_tile(const float *x, const float *w, int64_t wpitch, const floa
                                   const float *bias, const poprt__convb_geom *g, int64_t oh, \
                                   int64_t mc, int relu, float *y, int64_t ldy)               \
     {                                                                                        \
-        for (int64_t cs = 0; cs < mc; cs += ROWS_CH) {                                       \
-            int64_t ow = 0;                                                                  \
-            for (; ow + 16 < g->OW; ow += 32)                                                \
-                rows_tile(x, w, wpitch, bias, 2, S, BLK, g, oh, ow, cs, mc, relu, y, ldy);   \
-            if (ow < g->OW)                                                                  \
-                rows_tile(x, w, wpitch, bias, 1, S, BLK, g, oh, ow, cs, mc, relu, y, ldy);   \
-        }                                                                                    \
+        const int s = S, blk = BLK;                                                          \
+        ROWS_WALK(ROWS_TILE)                                                                 \
     }
+#define ROWS_TILE(R, cs, ow) rows_tile(x, w, wpitch, bias, R, s, blk, g, oh, ow, cs, mc, relu, y, ldy)
 ROWS_S(1, 0)
 ROWS_S(2, 0)
 ROWS_S(1, 1)

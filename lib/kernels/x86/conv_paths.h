@@ -200,11 +200,18 @@ poprt_status poprt__x86_dwconv_padded(poprt__kctx *k, const poprt__conv_plan *p,
 /* Whether the blocked path can run a conv (2-D or 1-D, one group); its
  * weights packed by poprt__x86_convb_pack for variant v (NULL: the best
  * here; bf16 1: as bfloat16 pair words for poprt__convb_run_bf16_avx512, C
- * a multiple of 16, on a CPU where poprt__convb_bf16_usable()), found
+ * a multiple of 16, or column-pair words for a stem that
+ * poprt__x86_convb_stem_bf16_fits, on a CPU where
+ * poprt__convb_bf16_usable()), found
  * again (for variant v and this shape, else NULL) by
  * poprt__x86_convb_state, with their element count per group of output
  * channels and their form; poprt__x86_conv_blocked runs them with v. */
 int poprt__x86_convb_fits(const poprt__geom3 *g, int64_t G);
+/* Whether the bfloat16 form takes a conv of C channels, C not a multiple
+ * of 16, as a stem (one channel per block): column stride 2 without column
+ * dilation, at least 16 output columns, AVX512-BF16 here (conv_blocked.h:
+ * poprt__convb_rows_bf16_avx512). */
+int poprt__x86_convb_stem_bf16_fits(const poprt__geom3 *g, int64_t C);
 /* Whether variant v pays for a conv of C input channels that fits: always
  * on the interleaved (AVX-512) tiles; on the by-block (AVX2) ones only for
  * whole 16-channel blocks or an NCHW16c operand (blocked_io): with one
