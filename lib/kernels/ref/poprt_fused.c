@@ -235,7 +235,7 @@ static poprt_status attention_heads(poprt__kctx *k, const poprt__seg_impl *impl,
 poprt_status poprt__fused_attention_op(poprt__kctx *k, const poprt__gemm_engine *e,
                                        const poprt__seg_impl *impl)
 {
-    att_args a;
+    att_args a = {0};
     poprt__tval *y = poprt__kout(k, 0);
     poprt_status st = att_check(k, &a, y);
     if (st)
@@ -309,7 +309,7 @@ poprt_status poprt__ref_poprt_masked_attention(poprt__kctx *k)
 
 poprt_status poprt__ref_poprt_packed_attention(poprt__kctx *k)
 {
-    att_args a;
+    att_args a = {0};
     poprt__tval *y = poprt__kout(k, 0);
     poprt_status st = att_check(k, &a, y);
     if (st)
