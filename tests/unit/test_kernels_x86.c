@@ -1170,13 +1170,16 @@ static void conv_planned(kcall *c, const ccase *cc, cdata *d, int64_t attrs[4][4
 }
 
 /* Runs case cc (data d) through the blocked convolution of variant v with
- * weights packed as float32 or (bf16) bfloat16 pair words into d->y. */
-static void convb_run(const poprt__convb_variant *v, const ccase *cc, cdata *d, int bf16)
+ * weights packed as float32 or (bf16) bfloat16 pair words into d->y; yb
+ * non-NULL: into yb as NCHW16c instead (M a multiple of 16). */
+static void convb_run_into(const poprt__convb_variant *v, const ccase *cc, cdata *d, int bf16,
+                           float *yb)
 {
     int64_t attrs[4][4];
     kcall c;
     poprt__conv_plan plan;
     conv_planned(&c, cc, d, attrs, &plan);
+    plan.yblk = yb != NULL;
     void *state;
     size_t size;
     ck_assert_int_eq(
@@ -1190,10 +1193,15 @@ static void convb_run(const poprt__convb_variant *v, const ccase *cc, cdata *d, 
     ck_assert_ptr_nonnull(packed);
     ck_assert_int_eq(got_bf16, bf16);
     ck_assert_int_eq(poprt__x86_conv_blocked(&c.k, &plan, v, d->x, d->b, packed, w_group, bf16,
-                                             d->y),
+                                             yb ? yb : d->y),
                      POPRT_OK);
     kc_release(&c);
     poprt__aligned_free(state);
+}
+
+static void convb_run(const poprt__convb_variant *v, const ccase *cc, cdata *d, int bf16)
+{
+    convb_run_into(v, cc, d, bf16, NULL);
 }
 
 START_TEST(test_convb_variants_vs_ref)
@@ -1557,6 +1565,18 @@ START_TEST(test_convb_bf16_vs_ref)
         /* exact products, float32 sums in another order */
         cdata_check(&d, 2.0 * (double)(cc->C * cc->KH * cc->KW) * ldexp(1.0, -24),
                     "convb bfloat16", v->name, s);
+        if (cc->M % 16 == 0) { /* NCHW16c output: the same values, blocked */
+            const int64_t OHW = d.OH * d.OW;
+            float *yb = fvec(d.ny, 0);
+            convb_run_into(v, cc, &d, 1, yb);
+            for (int64_t m = 0; m < cc->M; m++)
+                for (int64_t q = 0; q < OHW; q++)
+                    ck_assert_msg(memcmp(&yb[((m / 16) * OHW + q) * 16 + m % 16],
+                                         &d.y[m * OHW + q], sizeof(float)) == 0,
+                                  "convb bfloat16 case %zu: NCHW16c output %lld, %lld differs",
+                                  s, (long long)m, (long long)q);
+            free(yb);
+        }
         checked += d.ny;
         cdata_free(&d);
     }

@@ -353,7 +353,7 @@ static void dw_blocked_fn(void *ctx, int64_t r0, int64_t r1)
     const poprt__conv_plan *p = t->p;
     const poprt__geom3 *g = &p->g;
     const int64_t OH = g->out[1], OW = g->out[2], ncb = p->C / 16;
-    /* rows at a time: about 32 KiB of output, in L1 / L2 for the epilogue */
+    /* rows at a time: about 128 KiB of output (2048 positions), in L2 for the epilogue */
     const int64_t step = 2048 / OW > 1 ? 2048 / OW : 1;
     for (int64_t r = r0; r < r1;) {
         const int64_t plane = r / OH, oh0 = r % OH, cb = plane % ncb;
