@@ -461,6 +461,11 @@ static const conv_case layout_cases[] = {
     {1, 3, 32, 1, 35, 38, 3, 3, 2, 2, 1, 1, 0, 0, 0, 0, 1},   /* 3x3 s2, partial tiles */
     {1, 3, 64, 1, 29, 50, 7, 7, 2, 2, 1, 1, 3, 3, 3, 3, 1},   /* 7x7 s2 pad 3 */
     {2, 5, 80, 1, 9, 37, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0},    /* s1, N=2, two groups */
+    /* depthwise (blocked when X and Y both are: taps packed by the prepare,
+     * else reordered per run; one side NCHW16c converts around the plain
+     * path): */
+    {1, 32, 32, 32, 13, 11, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, /* 3x3, padded */
+    {1, 48, 48, 48, 15, 14, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2, 0}, /* 5x5 stride 2 */
 };
 
 START_TEST(test_conv_layouts)
@@ -469,7 +474,8 @@ START_TEST(test_conv_layouts)
     const int64_t OH = out_dim(c->H, c->kh, c->sh, c->dh, c->pt, c->pb);
     const int64_t OW = out_dim(c->W, c->kw, c->sw, c->dw, c->pl, c->pr);
     const int64_t HW = c->H * c->W, OHW = OH * OW;
-    const int64_t nx = c->N * c->C * HW, nw = c->M * c->C * c->kh * c->kw, ny = c->N * c->M * OHW;
+    const int64_t nx = c->N * c->C * HW, nw = c->M * (c->C / c->G) * c->kh * c->kw;
+    const int64_t ny = c->N * c->M * OHW;
     float *x = malloc(sizeof(float) * (size_t)nx), *xb = malloc(sizeof(float) * (size_t)nx);
     float *w = malloc(sizeof(float) * (size_t)nw), *b = malloc(sizeof(float) * (size_t)c->M);
     float *z = malloc(sizeof(float) * (size_t)ny), *zb = malloc(sizeof(float) * (size_t)ny);

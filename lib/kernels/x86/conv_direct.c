@@ -369,6 +369,34 @@ static void dw_blocked_fn(void *ctx, int64_t r0, int64_t r1)
     }
 }
 
+/* [C][taps] -> [C / 16][taps][16] */
+static void dw_taps(const float *w, int64_t C, int64_t taps, float *wt)
+{
+    for (int64_t c = 0; c < C; c++)
+        for (int64_t i = 0; i < taps; i++)
+            wt[((c / 16) * taps + i) * 16 + c % 16] = w[c * taps + i];
+}
+
+poprt_status poprt__x86_dwconv_pack(const float *w, int64_t C, int64_t taps, void **state,
+                                    size_t *size)
+{
+    *state = NULL;
+    *size = 0;
+    if (C <= 0 || C % 16 || taps <= 0 || taps > INT64_MAX / 4 / C)
+        return POPRT_OK;
+    const size_t total = CONV_PACK_HEADER + (size_t)(C * taps) * sizeof(float);
+    unsigned char *blob = poprt__aligned_alloc(total);
+    if (!blob)
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory packing Conv weights");
+    memset(blob, 0, CONV_PACK_HEADER);
+    const uint64_t h[3] = {CONV_DWB_MAGIC, (uint64_t)C, (uint64_t)taps};
+    memcpy(blob, h, sizeof h);
+    dw_taps(w, C, taps, (float *)(blob + CONV_PACK_HEADER));
+    *state = blob;
+    *size = total;
+    return POPRT_OK;
+}
+
 /* Depthwise 2-D convs (one channel per group) with X, Y and Z in NCHW16c;
  * 0 in *done for other shapes. */
 poprt_status poprt__x86_dwconv_blocked(poprt__kctx *k, const poprt__conv_plan *p, const float *x,
@@ -380,12 +408,21 @@ poprt_status poprt__x86_dwconv_blocked(poprt__kctx *k, const poprt__conv_plan *p
         g->k[0] != 1 || g->out[0] != 1)
         return POPRT_OK;
     const int64_t taps = g->k_sz;
-    float *wt = poprt__kctx_scratch(k, (size_t)(p->C * taps) * sizeof(float));
-    if (!wt)
-        return poprt__ref_oom(k);
-    for (int64_t c = 0; c < p->C; c++) /* [C][taps] -> [C / 16][taps][16] */
-        for (int64_t i = 0; i < taps; i++)
-            wt[((c / 16) * taps + i) * 16 + c % 16] = w[c * taps + i];
+    const float *wt = NULL;
+    if (k->state && k->state_size >= CONV_PACK_HEADER) { /* poprt__x86_dwconv_pack's */
+        uint64_t h[3];
+        memcpy(h, k->state, sizeof h);
+        if (h[0] == CONV_DWB_MAGIC && h[1] == (uint64_t)p->C && h[2] == (uint64_t)taps &&
+            k->state_size - CONV_PACK_HEADER >= (size_t)(p->C * taps) * sizeof(float))
+            wt = (const float *)((const unsigned char *)k->state + CONV_PACK_HEADER);
+    }
+    if (!wt) { /* no prepared state for this shape: the same taps in scratch */
+        float *s = poprt__kctx_scratch(k, (size_t)(p->C * taps) * sizeof(float));
+        if (!s || !w)
+            return poprt__ref_oom(k);
+        dw_taps(w, p->C, taps, s);
+        wt = s;
+    }
     dw_blocked_job t = {p, x, wt, b, y, poprt__dwconv_best()->blocked};
     const int64_t rows = p->N * (p->C / 16) * g->out[1];
     poprt__kctx_parallel_for(k, rows, poprt__ref_grain(g->out[2] * 16 * taps, 1 << 15),
