@@ -52,6 +52,13 @@ int poprt__cc_step_of(const poprt__graph *g, poprt__node *n, const poprt__tensor
 poprt__tensor *poprt__cc_composite_of(const poprt__graph *g, const poprt__tensor *cur,
                                       poprt__cc_step *s, poprt__node **nodes, int *n_nodes);
 
+/* Node n as a FusedElementwise of the one step it makes from its input
+ * cur (poprt__cc_step_of; not a float8 pair): n is detached (removed at the
+ * next poprt__graph_compact) and *out is the new node, or NULL when n makes
+ * no such step. */
+poprt_status poprt__cc_fuse_node(poprt__graph *g, poprt__node *n, poprt__tensor *cur,
+                                 poprt__node **out);
+
 /* After a rewrite that made ai.poprt nodes: the opset import, the
  * topological order and the model check; errors say "compiling (what)". */
 poprt_status poprt__compile_commit(poprt__model *m, const char *what);

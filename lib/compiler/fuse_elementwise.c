@@ -380,8 +380,9 @@ static int grow(const poprt__graph *g, poprt__node *n, chain *c)
     return c->len;
 }
 
-/* Replaces the chain's nodes by one FusedElementwise node. */
-static poprt_status fuse(poprt__graph *g, const chain *c)
+/* Replaces the chain's nodes by one FusedElementwise node (*out, when
+ * out is not NULL). */
+static poprt_status fuse(poprt__graph *g, const chain *c, poprt__node **out)
 {
     poprt__tensor *ins[POPRT__EW_MAX_STEPS + 1];
     int n_in = 0;
@@ -424,7 +425,21 @@ static poprt_status fuse(poprt__graph *g, const chain *c)
         poprt__rw_attr_ints(f, "reverse", len, rev) || poprt__rw_attr_floats(f, "alpha", len, al) ||
         poprt__rw_attr_floats(f, "beta", len, be))
         return poprt__rw_oom();
+    if (out)
+        *out = f;
     return POPRT_OK;
+}
+
+poprt_status poprt__cc_fuse_node(poprt__graph *g, poprt__node *n, poprt__tensor *cur,
+                                 poprt__node **out)
+{
+    chain c = {.len = 0, .n_nodes = 0, .x = cur};
+    step s;
+    *out = NULL;
+    if (!poprt__cc_step_of(g, n, cur, &s) || s.pair)
+        return POPRT_OK;
+    chain_add(&c, &s, &n, 1, poprt__node_out(n, 0));
+    return fuse(g, &c, out);
 }
 
 poprt_status poprt__compile_fuse_elementwise(poprt__model *m, int *changed)
@@ -443,7 +458,7 @@ poprt_status poprt__compile_fuse_elementwise(poprt__model *m, int *changed)
             continue;
         /* (nodes before i cannot start a chain now: fusing removes readers,
          * it adds no fusable step; the fused node goes to the list's end) */
-        st = fuse(g, &c);
+        st = fuse(g, &c, NULL);
         *changed = 1;
     }
     poprt__graph_compact(g);

@@ -1,5 +1,5 @@
 /* Layout choice when a session is compiled: activations that flow only
- * between convolutions, max pools, channel concatenations and Relus are
+ * between convolutions, pools, channel concatenations and elementwise nodes are
  * kept in NCHW16c (channels in blocks of 16, the 16 values of a position
  * contiguous: [N][C/16][H][W][16]), the layout of the blocked direct
  * convolution (lib/kernels/x86/conv_blocked.h). A convolution then reads its
@@ -27,7 +27,13 @@
  *     channel concatenation of whole blocks is the same copy in both
  *     layouts);
  *   - Relu (elementwise: any layout), Identity and inference Dropout (views
- *     of their input's bytes: input and output share the layout).
+ *     of their input's bytes: input and output share the layout);
+ *   - other elementwise nodes (unary activations, Add / Sub / Mul / Div,
+ *     FusedElementwise): their inputs of the output's shape share its
+ *     layout; their other operands hold one value, one per image (the same
+ *     bytes in both layouts) or one per channel, which FusedElementwise
+ *     reads per block: a binary node with such an operand becomes a
+ *     one-step FusedElementwise, and either gets layout = "NCHW16c".
  * Convolutions with an NCHW16c operand become ai.poprt FusedConv with
  * attributes x_layout / y_layout = "NCHW16c" (docs/ops.md).
  *
@@ -42,6 +48,7 @@
  * kernels convert the operands around their plain paths. */
 #include <string.h>
 #include "compiler/compiler.h"
+#include "ir/fused_elementwise.h"
 #include "kernels/x86/conv_blocked.h"
 #include "passes/rewrite.h"
 
@@ -127,6 +134,93 @@ static int same_bytes(const poprt__node *n)
     return !mask || (!mask->is_output && !poprt__tensor_use_count(n->graph, mask));
 }
 
+/* Elementwise nodes: unary operators (other inputs scalars, as Clip's
+ * bounds), the binary arithmetic ones, and FusedElementwise. */
+static int ew_unary(const poprt__node *n)
+{
+    static const char *const ops[] = {"Sigmoid", "Tanh",  "HardSigmoid", "HardSwish", "LeakyRelu",
+                                      "Clip",    "Elu",   "Selu",        "Softplus",  "Softsign",
+                                      "Exp",     "Log",   "Neg",         "Abs",       "Sqrt",
+                                      "Reciprocal", "Erf", "Mish",       "Gelu",      "Swish"};
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (poprt__rw_is(n, ops[i]))
+            return 1;
+    return 0;
+}
+
+static int ew_binary(const poprt__node *n)
+{
+    return poprt__rw_is(n, "Add") || poprt__rw_is(n, "Sub") || poprt__rw_is(n, "Mul") ||
+           poprt__rw_is(n, "Div");
+}
+
+static int is_fused_ew(const poprt__node *n)
+{
+    return n->domain && strcmp(n->domain, "ai.poprt") == 0 &&
+           strcmp(n->op_type, "FusedElementwise") == 0;
+}
+
+/* How operand t of an elementwise node with output y reads y's layout:
+ * EW_FULL (y's shape: the same layout), EW_SAME (one value, or one per
+ * image: the same in both layouts), EW_CHANNEL (one value per channel,
+ * [C,1,1] or [N|1,C,1,1]: FusedElementwise reads it per block), else
+ * EW_NO. */
+enum { EW_NO, EW_FULL, EW_SAME, EW_CHANNEL };
+static int ew_operand(const poprt__tensor *t, const poprt__tensor *y)
+{
+    if (!poprt__cc_static_float(t, 4))
+        return EW_NO;
+    if (t->type.rank == 4 && poprt__cc_same_shape(t, y))
+        return EW_FULL;
+    const int pad = 4 - t->type.rank;
+    int channel = 0;
+    for (int d = 0; d < t->type.rank; d++) {
+        const int64_t v = t->type.dims[d].value, axis = d + pad;
+        if (v == 1)
+            continue;
+        if (axis >= 2 || v != y->type.dims[axis].value)
+            return EW_NO;
+        channel |= axis == 1;
+    }
+    return channel ? EW_CHANNEL : EW_SAME;
+}
+
+/* An elementwise node whose output may be NCHW16c: a static rank-4 float
+ * output, input 0 (any input of a binary operator) of its shape, the other
+ * inputs as ew_operand allows; one value per channel only where
+ * FusedElementwise takes it (binary operators become one). */
+static int ew_ok(const poprt__node *n)
+{
+    const int fused = is_fused_ew(n), binary = ew_binary(n);
+    if ((!fused && !binary && !ew_unary(n)) || n->n_outputs != 1 || n->n_inputs < 1)
+        return 0;
+    const poprt__tensor *y = poprt__node_out(n, 0);
+    if (!y || !static4(y))
+        return 0;
+    int full = -1;
+    for (int s = 0; s < n->n_inputs; s++) {
+        const poprt__tensor *t = poprt__node_in(n, s);
+        if (!t)
+            continue;
+        const int k = ew_operand(t, y);
+        if (k == EW_NO || (!binary && s == 0 && k != EW_FULL) ||
+            (!binary && !fused && s > 0 && k != EW_SAME))
+            return 0;
+        if (k == EW_FULL && full < 0)
+            full = s;
+    }
+    if (full < 0)
+        return 0;
+    if (binary) { /* a per-channel side: the step it makes */
+        poprt__tensor *a = poprt__node_in(n, 0), *b = poprt__node_in(n, 1);
+        poprt__cc_step st;
+        if (a && b && (ew_operand(a, y) == EW_CHANNEL || ew_operand(b, y) == EW_CHANNEL) &&
+            !poprt__cc_step_of(n->graph, (poprt__node *)n, full == 0 ? a : b, &st))
+            return 0;
+    }
+    return 1;
+}
+
 /* May node n read (slot) or write its output in NCHW16c? */
 static int reads_ok(const poprt__node *n, int slot)
 {
@@ -134,13 +228,15 @@ static int reads_ok(const poprt__node *n, int slot)
         return slot == 0 || (slot == 3 && is_fused_conv(n));
     if (pool_ok(n) || avgpool_ok(n) || same_bytes(n))
         return slot == 0;
+    if (ew_ok(n))
+        return ew_operand(poprt__node_in(n, slot), poprt__node_out(n, 0)) == EW_FULL;
     return concat_ok(n);
 }
 
 static int writes_ok(const poprt__node *n)
 {
     return conv_ok(n) || dwconv_ok(n) || pool_ok(n) || avgpool_ok(n) || concat_ok(n) ||
-           same_bytes(n);
+           same_bytes(n) || ew_ok(n);
 }
 
 /* The initial candidates: each tensor by itself. */
@@ -212,6 +308,13 @@ static void settle(const poprt__graph *g, unsigned char *blk)
                 changed |= agree(blk, n->inputs, 1, n->outputs[0]);
                 if (is_fused_conv(n) && poprt__node_in(n, 3))
                     changed |= agree(blk, n->inputs + 3, 1, n->outputs[0]);
+            } else if (ew_ok(n)) { /* the inputs of Y's shape and Y */
+                poprt__tensor *full[POPRT__EW_MAX_STEPS + 1];
+                int nf = 0;
+                for (int s = 0; s < n->n_inputs && nf < POPRT__EW_MAX_STEPS + 1; s++)
+                    if (ew_operand(poprt__node_in(n, s), n->outputs[0]) == EW_FULL)
+                        full[nf++] = n->inputs[s];
+                changed |= agree(blk, full, nf, n->outputs[0]);
             }
         }
     }
@@ -266,6 +369,22 @@ poprt_status poprt__compile_layout(poprt__model *m, int *any)
                 (yb && poprt__rw_attr_s(f, "y_layout", BLOCKED)))
                 st = poprt__rw_oom();
             changed = 1;
+        } else if (ew_ok(n) && blk[n->outputs[0]->id]) {
+            /* a per-channel operand needs FusedElementwise's blocked reading;
+             * otherwise every value sits where it did (the node stays) */
+            poprt__node *f = is_fused_ew(n) ? n : NULL;
+            for (int s = 0; !f && ew_binary(n) && s < 2; s++)
+                if (ew_operand(n->inputs[s], n->outputs[0]) == EW_CHANNEL) {
+                    if ((st = poprt__cc_fuse_node(g, n, n->inputs[1 - s], &f)))
+                        break;
+                    if (!f)
+                        st = poprt__err(POPRT_STATUS_INTERNAL, "node '%s': no elementwise step",
+                                        n->name);
+                    break;
+                }
+            if (f && !st && poprt__rw_attr_s(f, "layout", BLOCKED))
+                st = poprt__rw_oom();
+            changed |= f != NULL;
         } else if ((pool_ok(n) || avgpool_ok(n)) && blk[n->inputs[0]->id]) {
             const char *op = pool_ok(n)                  ? "BlockedMaxPool"
                              : poprt__rw_is(n, "AveragePool") ? "BlockedAveragePool"
@@ -277,6 +396,7 @@ poprt_status poprt__compile_layout(poprt__model *m, int *any)
     }
     poprt__vec_free(&nodes);
     poprt__free(blk);
+    poprt__graph_compact(g); /* (the binary nodes poprt__cc_fuse_node replaced) */
     if (st)
         return poprt__err_prefix(st, "compiling (layout choice): ");
     *any |= changed;

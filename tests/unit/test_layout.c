@@ -84,10 +84,16 @@ static poprt__node *conv(poprt__model *m, const char *x, const char *w, const ch
  *  z -> Dropout -> zd -> Conv 1x1 s2 -> y5 [48,3,3]    (graph output)
  *  p -> Conv 3x3 -> q [16,6,6] -> GlobalAveragePool -> g (graph output)
  *  p -> AveragePool 6x6 -> v [32,1,1] -> Conv 1x1 -> u [16,1,1] (graph output)
+ *  p -> Conv 3x3 -> h -> Tanh -> ht [32,6,6] -> GlobalAveragePool -> Conv 1x1 -> se
+ *  [32,1,1] (a squeeze-excitation); Mul(ht, se) -> hm [32,6,6] (one value per
+ *  channel: a FusedElementwise reading se per block); hm -> Conv 1x1 -> hc;
+ *  Sub(se, hc) -> Add p -> hz [32,6,6] (one FusedElementwise chain, its
+ *  operands per channel and full); hz -> Conv 1x1 -> y7 [16,6,6] (graph output)
  * Expected: a0 (the stem writes it with its row tiles), a, ad, p, e1, e3, cat,
- * z, zd (Dropout's view of z) and q (read by GlobalAveragePool, which
- * becomes BlockedGlobalAveragePool) in NCHW16c; s (a graph input), v (1 x 1:
- * the same bytes either way) and the outputs in NCHW. */
+ * z, zd (Dropout's view of z), q (read by GlobalAveragePool, which
+ * becomes BlockedGlobalAveragePool), h, ht, hm, hc and hz in NCHW16c; s (a
+ * graph input), v and se (1 x 1: the same bytes either way) and the outputs
+ * in NCHW. */
 static poprt__model *layout_model(void)
 {
     poprt__model *m = tb_model(17);
@@ -134,9 +140,23 @@ static poprt__model *layout_model(void)
     ints(m, ap, "kernel_shape", 2, (int64_t[]){6, 6});
     weights(m, "Wu", 16, 32, 1, 8u);
     conv(m, "v", "Wu", "u", 1, 1);
+    weights(m, "Wh", 32, 32, 3, 10u);
+    weights(m, "Wg", 32, 32, 1, 11u);
+    weights(m, "Wm", 32, 32, 1, 12u);
+    weights(m, "Wz", 16, 32, 1, 13u);
+    conv(m, "p", "Wh", "h", 3, 1);
+    tb_node(m, "Tanh", 1, (const char *[]){"h"}, 1, (const char *[]){"ht"});
+    tb_node(m, "GlobalAveragePool", 1, (const char *[]){"ht"}, 1, (const char *[]){"hg"});
+    conv(m, "hg", "Wg", "se", 1, 1);
+    tb_node(m, "Mul", 2, (const char *[]){"ht", "se"}, 1, (const char *[]){"hm"});
+    conv(m, "hm", "Wm", "hc", 1, 1);
+    tb_node(m, "Sub", 2, (const char *[]){"se", "hc"}, 1, (const char *[]){"hs"});
+    tb_node(m, "Add", 2, (const char *[]){"hs", "p"}, 1, (const char *[]){"hz"});
+    conv(m, "hz", "Wz", "y7", 1, 1);
     tb_output(m, "y5");
     tb_output(m, "g");
     tb_output(m, "u");
+    tb_output(m, "y7");
     return m;
 }
 
@@ -207,7 +227,7 @@ START_TEST(test_layout_graph)
     ck_assert_int_eq(pools, 1);
     ck_assert_int_eq(maxpools, 0);
     ck_assert_int_eq(avg, 1);
-    ck_assert_int_eq(gavg, 1);
+    ck_assert_int_eq(gavg, 2); /* q and ht */
     /* writers: y5 is a graph output, v is 1 x 1 */
     ck_assert_int_eq(written_blocked(g, "a0"), 1);
     ck_assert_int_eq(written_blocked(g, "a"), 1);
@@ -226,6 +246,22 @@ START_TEST(test_layout_graph)
     ck_assert_int_eq(read_blocked(g, "p"), 1);
     ck_assert_int_eq(read_blocked(g, "cat"), 1);
     ck_assert_int_eq(read_blocked(g, "zd"), 1);
+    /* the squeeze-excitation branch: blocked from h to hz, two
+     * FusedElementwise nodes in NCHW16c (the Mul alone, Sub + Add) */
+    ck_assert_int_eq(written_blocked(g, "h") == 1 || written_blocked(g, "ht") == 1, 1);
+    ck_assert_int_eq(written_blocked(g, "hc"), 1);
+    ck_assert_int_eq(read_blocked(g, "hm"), 1);
+    ck_assert_int_eq(read_blocked(g, "hz"), 1);
+    ck_assert_int_eq(written_blocked(g, "y7"), 0);
+    int ew_blocked = 0;
+    for (size_t i = 0; i < g->nodes.len; i++) {
+        const poprt__node *n = g->nodes.items[i];
+        if (strcmp(n->op_type, "FusedElementwise") == 0)
+            ew_blocked += strcmp(poprt__attr_s(n, "layout", "NCHW"), "NCHW16c") == 0;
+        ck_assert_msg(strcmp(n->op_type, "Mul") && strcmp(n->op_type, "Sub"),
+                      "node %s (%s) left", n->name, n->op_type);
+    }
+    ck_assert_int_eq(ew_blocked, 2);
     poprt__model_free(m);
 
     /* a Concat reader that cannot take the layout keeps its producers in
@@ -254,8 +290,9 @@ START_TEST(test_layout_graph)
 }
 END_TEST
 
-/* The model's outputs y5 [48,3,3], g [16] and u [16], one after another in out. */
-#define LAYOUT_OUT (48 * 9 + 16 + 16)
+/* The model's outputs y5 [48,3,3], g [16], u [16] and y7 [16,6,6], one after
+ * another in out. */
+#define LAYOUT_OUT (48 * 9 + 16 + 16 + 16 * 36)
 static void layout_run(poprt_session *s, float *out)
 {
     static float x[3 * 23 * 23];
@@ -272,6 +309,8 @@ static void layout_run(poprt_session *s, float *out)
                      POPRT_OK);
     ck_assert_int_eq(poprt_stepio_set_output(io, "u", out + 48 * 9 + 16, 16 * sizeof(float)),
                      POPRT_OK);
+    ck_assert_int_eq(
+        poprt_stepio_set_output(io, "y7", out + 48 * 9 + 32, 16 * 36 * sizeof(float)), POPRT_OK);
     ck_assert_int_eq(poprt_session_run(s, io), POPRT_OK);
     poprt_stepio_free(io);
 }

@@ -16,6 +16,9 @@ typedef struct ew_step {
 typedef struct ew_operand {
     const float *data;
     int64_t mid, inner;
+    /* layout NCHW16c, one value per channel (inner = H * W): the value of
+     * flat index i is ((i / (16 inner)) % (mid / 16)) * 16 + i % 16 */
+    int blocked;
 } ew_operand;
 
 typedef struct ew_job {
@@ -99,6 +102,25 @@ static poprt_status classify(const poprt__kctx *k, int i, const poprt__tval *y, 
     o->mid = mid;
     o->inner = inner;
     return POPRT_OK;
+}
+
+/* Layout NCHW16c (lib/compiler/layout.c): operand i as the blocked data
+ * reads it. Y's shape, one value, or one per image sit where they do in
+ * NCHW; one value per channel ([C,1,1], [N|1,C,1,1]) is read per block. */
+static poprt_status classify_blocked(const poprt__kctx *k, int i, const poprt__tval *y,
+                                     ew_operand *o)
+{
+    const int64_t C = y->dims[1], HW = y->dims[2] * y->dims[3];
+    if (HW == 1 || (o->inner == 1 && o->mid == y->numel) || o->inner % (C * HW) == 0)
+        return POPRT_OK;
+    if (o->inner == HW && o->mid % C == 0) {
+        o->blocked = 1;
+        return POPRT_OK;
+    }
+    return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
+                           "input %d: layout NCHW16c takes operands of Y's shape, one value per "
+                           "channel, per image or in all",
+                           i);
 }
 
 enum { EW_BLOCK = 512 };
@@ -225,6 +247,7 @@ static void ew_range(void *ctx, int64_t b, int64_t e)
 {
     const ew_job *j = ctx;
     float acc[EW_BLOCK] __attribute__((aligned(64)));
+    float pat[EW_BLOCK] __attribute__((aligned(64))); /* a blocked operand's run */
     while (b < e) {
         int64_t len = e - b < EW_BLOCK ? e - b : EW_BLOCK;
         for (int s = 0; s < j->n_steps; s++) {
@@ -232,7 +255,8 @@ static void ew_range(void *ctx, int64_t b, int64_t e)
             if (i <= 0)
                 continue;
             const ew_operand *o = &j->ops[i];
-            const int64_t room = o->inner == 1 ? o->mid - b % o->mid : o->inner - b % o->inner;
+            const int64_t span = o->blocked ? 16 * o->inner : o->inner; /* one block's run */
+            const int64_t room = o->inner == 1 ? o->mid - b % o->mid : span - b % span;
             if (room < len)
                 len = room;
         }
@@ -254,7 +278,15 @@ static void ew_range(void *ctx, int64_t b, int64_t e)
                 ps = 1;
             } else {
                 const ew_operand *o = &j->ops[st->operand];
-                if (o->inner == 1) {
+                if (o->blocked) { /* the block's 16 values, lane by lane */
+                    const float *v = o->data + ((b / (16 * o->inner)) % (o->mid / 16)) * 16;
+                    for (int64_t q = 0; q < 16; q++)
+                        pat[q] = v[(b + q) % 16];
+                    for (int64_t q = 16; q < len; q += 16)
+                        memcpy(pat + q, pat, sizeof(float) * (size_t)(len - q < 16 ? len - q : 16));
+                    p = pat;
+                    ps = 1;
+                } else if (o->inner == 1) {
                     p = o->data + b % o->mid;
                     ps = 1;
                 } else {
@@ -284,9 +316,19 @@ poprt_status poprt__ref_poprt_fused_elementwise(poprt__kctx *k)
         return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
                                "X has %lld elements, Y %lld", (long long)x->numel,
                                (long long)y->numel);
+    const char *layout = poprt__attr_s(k->node, "layout", "NCHW");
+    const int blocked = strcmp(layout, "NCHW16c") == 0;
+    if (!blocked && strcmp(layout, "NCHW"))
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_INVALID_MODEL,
+                               "attribute 'layout' must be NCHW or NCHW16c, not '%s'", layout);
+    if (blocked && (y->rank != 4 || y->dims[1] % 16))
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
+                               "layout NCHW16c needs a rank-4 Y with channels in blocks of 16");
     for (int s = 0; s < j.n_steps; s++) {
         const int i = j.steps[s].operand;
         if (i > 0 && !j.ops[i].data && (st = classify(k, i, y, &j.ops[i])))
+            return st;
+        if (i > 0 && blocked && (st = classify_blocked(k, i, y, &j.ops[i])))
             return st;
     }
     if (y->numel == 0)
