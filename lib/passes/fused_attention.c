@@ -2,8 +2,10 @@
  *   Q, K, V = MatMul(x, W) [+ Add(b)] -> Reshape [B, S, heads, hd] -> Transpose
  *   MatMul(Q, K^T) [-> Div/Mul scale] [-> Add mask] -> Softmax -> MatMul(., V)
  *   -> Transpose [0, 2, 1, 3] -> Reshape [B, S, H]
- * becomes one ai.poprt.FusedAttention(x, Wqkv, Bqkv, mask) node (Q/K/V
- * weights concatenated at conversion time), or, when the model's opset is
+ * (or one projection of all three heads' parts, gathered apart: split into
+ * three first, below) becomes one ai.poprt.FusedAttention(x, Wqkv, Bqkv,
+ * mask) node (Q/K/V weights concatenated at conversion time), or, when the
+ * model's opset is
  * 23 or newer, one ONNX Attention node after the three projections.
  * CPU meaning: one kernel does the three projections as a single GEMM and
  * the attention head by head in cache-sized blocks, with no 4-D score,
@@ -272,9 +274,144 @@ static poprt_status fuse(poprt__model *m, poprt__node *sm, const void *ctx, int 
     return st;
 }
 
+/* ---- fused projections ------------------------------------------------------
+ * timm's ViTs (and others) project Q, K and V with one MatMul:
+ *   qkv = MatMul(x, W) [+ b] (W [Hin, 3 nh hd], b [3 nh hd] constants)
+ *   -> Reshape [B, S, 3, nh, hd] -> Transpose [2, 0, 3, 1, 4]
+ *   -> Gather(index 0 / 1 / 2, axis 0): q, k, v [B, nh, S, hd]
+ * which becomes the three projections match() reads,
+ *   MatMul(x, W_i) [+ b_i] -> Reshape [B, S, nh, hd] -> Transpose [0, 2, 1, 3],
+ * W_i and b_i the columns of head part i (fuse_poprt puts them side by side
+ * again for its single GEMM). Only where all three heads then read as an
+ * attention block's Q (QK^T's left side), K (through a Transpose [0, 1, 3, 2]
+ * into its right side) and V (the probabilities' MatMul's right side). */
+static const int64_t P20314[5] = {2, 0, 3, 1, 4};
+
+/* Gather(t, scalar index, axis 0) of t's readers, by index (0..2). */
+static int qkv_gathers(const poprt__graph *g, const poprt__tensor *t, poprt__node *out[3])
+{
+    poprt__vec rd = {0};
+    int ok = !t->is_output && poprt__graph_consumers(g, t, &rd) == POPRT_OK && rd.len == 3 &&
+             poprt__tensor_use_count(g, t) == 3;
+    out[0] = out[1] = out[2] = NULL;
+    for (size_t r = 0; ok && r < rd.len; r++) {
+        poprt__node *n = rd.items[r];
+        int64_t v;
+        ok = poprt__rw_is(n, "Gather") && n->inputs[0] == t && poprt__attr_i(n, "axis", 0) == 0 &&
+             n->inputs[1]->type.rank == 0 &&
+             poprt__rw_ints(n->inputs[1], POPRT__RW_ANY, &v, 1) == 1 && v >= -3 && v < 3;
+        if (ok) {
+            v = v < 0 ? v + 3 : v;
+            ok = !out[v];
+            out[v] = n;
+        }
+    }
+    poprt__vec_free(&rd);
+    return ok;
+}
+
+/* q, k, v read as an attention block's operands (see above). */
+static int qkv_attention_reads(const poprt__graph *g, poprt__node *const ga[3])
+{
+    const poprt__tensor *q = ga[0]->outputs[0], *k = ga[1]->outputs[0], *v = ga[2]->outputs[0];
+    poprt__node *qk = poprt__graph_sole_consumer(g, q);
+    poprt__node *kt = poprt__graph_sole_consumer(g, k);
+    poprt__node *pv = poprt__graph_sole_consumer(g, v);
+    return qk && kt && pv && poprt__rw_is(qk, "MatMul") && qk->inputs[0] == q &&
+           poprt__rw_is(kt, "Transpose") && tf_perm_is(kt, 4, P0132) &&
+           poprt__graph_sole_consumer(g, kt->outputs[0]) == qk && qk->inputs[1] == kt->outputs[0] &&
+           poprt__rw_is(pv, "MatMul") && pv->inputs[1] == v;
+}
+
+static poprt_status split_qkv(poprt__model *m, poprt__node *tr, const void *ctx, int *done)
+{
+    (void)ctx;
+    poprt__graph *g = m->graph;
+    if (!poprt__rw_is(tr, "Transpose") || !tf_perm_is(tr, 5, P20314))
+        return POPRT_OK;
+    poprt__node *rs = poprt__rw_producer(tr->inputs[0], "Reshape");
+    int64_t shape[POPRT__MAX_RANK];
+    if (!rs || rs->n_inputs < 2 || poprt__graph_sole_consumer(g, tr->inputs[0]) != tr ||
+        poprt__rw_ints(rs->inputs[1], POPRT__RW_ANY, shape, POPRT__MAX_RANK) != 5 ||
+        shape[2] != 3 || shape[3] <= 0 || shape[4] <= 0)
+        return POPRT_OK;
+    const int64_t H = shape[3] * shape[4];
+    poprt__tensor *p = rs->inputs[0], *mm_out = p, *bt = NULL;
+    if (poprt__graph_sole_consumer(g, p) != rs)
+        return POPRT_OK;
+    poprt__node *add = poprt__rw_producer(p, "Add");
+    for (int i = 0; add && i < 2 && !bt; i++)
+        if (poprt__rw_producer(add->inputs[i], "MatMul") &&
+            poprt__graph_sole_consumer(g, add->inputs[i]) == add) {
+            bt = add->inputs[1 - i];
+            mm_out = add->inputs[i];
+        }
+    poprt__node *mm = poprt__rw_producer(mm_out, "MatMul");
+    int64_t wd[POPRT__MAX_RANK], nw, nb = 0;
+    const void *w = mm ? poprt__rw_f32_bytes(mm->inputs[1], POPRT__RW_ANY, &nw) : NULL;
+    const void *b = bt ? poprt__rw_f32_bytes(bt, POPRT__RW_ANY, &nb) : NULL;
+    if ((add && !bt) || !w || poprt__rw_dims(mm->inputs[1], wd) != 2 || wd[1] != 3 * H ||
+        (bt && (!b || nb != 3 * H || bt->type.rank != 1)))
+        return POPRT_OK;
+    poprt__node *ga[3];
+    if (!qkv_gathers(g, tr->outputs[0], ga) || !qkv_attention_reads(g, ga))
+        return POPRT_OK;
+    const int64_t hin = wd[0];
+    float *wi = poprt__malloc((size_t)(hin * H) * sizeof(float));
+    if (!wi)
+        return poprt__rw_oom();
+    const int64_t rs_shape[4] = {shape[0], shape[1], shape[3], shape[4]};
+    static const int64_t p0213[4] = {0, 2, 1, 3};
+    poprt_status st = POPRT_OK;
+    for (int i = 0; i < 3 && !st; i++) {
+        for (int64_t r = 0; r < hin; r++) /* (the bytes may lie unaligned) */
+            memcpy(wi + r * H, (const char *)w + ((size_t)(r * 3 * H + i * H)) * sizeof(float),
+                   (size_t)H * sizeof(float));
+        const void *src = wi, *bsrc = b ? (const char *)b + (size_t)(i * H) * sizeof(float) : NULL;
+        poprt__tensor *wt = poprt__rw_new_f32_concat(g, "attention_w", hin, 1, &src, &H, 0);
+        poprt__tensor *bi = b ? poprt__rw_new_f32_concat(g, "attention_b", 1, 1, &bsrc, &H, 1)
+                              : NULL;
+        poprt__tensor *sh = poprt__rw_new_i64(g, "attention_shape", rs_shape, 4);
+        poprt__tensor *ins[2] = {mm->inputs[0], wt};
+        poprt__node *nm = wt && sh && (bi || !b) ? poprt__rw_node1(g, "MatMul", "", 2, ins, NULL, NULL)
+                                                 : NULL;
+        poprt__node *na = NULL, *nr = NULL, *nt = NULL;
+        if (nm && bi) {
+            poprt__tensor *ai[2] = {nm->outputs[0], bi};
+            na = poprt__rw_node1(g, "Add", "", 2, ai, NULL, NULL);
+        }
+        if (nm && (na || !bi)) {
+            poprt__tensor *ri[2] = {na ? na->outputs[0] : nm->outputs[0], sh};
+            nr = poprt__rw_node1(g, "Reshape", "", 2, ri, NULL, NULL);
+        }
+        if (nr && (nt = poprt__rw_node(g, "Transpose", "", ga[i]->name, 1, 1))) {
+            poprt__node_set_input(nt, 0, nr->outputs[0]);
+            st = poprt__rw_attr_ints(nt, "perm", 4, p0213);
+            if (!st)
+                st = poprt__rw_copy_matmul_float32(m, nm, mm);
+            poprt__rw_take_output(g, ga[i], 0, nt, 0);
+        } else
+            st = poprt__rw_oom();
+    }
+    poprt__free(wi);
+    if (st)
+        return st;
+    *done = 1;
+    poprt__graph_remove_dead(g);
+    return POPRT_OK;
+}
+
 poprt_status poprt__tf_fuse_attention(poprt__model *m, int *changed)
 {
-    return poprt__rw_fixpoint(m, fuse, NULL, changed);
+    int split = 0;
+    poprt_status st = poprt__rw_fixpoint(m, split_qkv, NULL, &split);
+    if (!st && split) /* (the new tensors' types, for match) */
+        st = poprt__model_check(m);
+    if (st)
+        return st;
+    st = poprt__rw_fixpoint(m, fuse, NULL, changed);
+    *changed |= split;
+    return st;
 }
 
 /* The block matched as o becomes op(Q, K, V[, fourth]) of the ai.poprt
@@ -359,6 +496,7 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
 
 const poprt__pass poprt__pass_fused_attention = {
     "fused_attention",
-    "BERT self-attention (Q/K/V MatMul+Add, Reshape/Transpose, QK^T, scale, mask, Softmax, "
-    "xV, Transpose/Reshape) -> one ai.poprt.FusedAttention (or ONNX Attention from opset 23)",
+    "BERT self-attention (Q/K/V MatMul+Add, or one QKV MatMul+Add gathered apart, "
+    "Reshape/Transpose, QK^T, scale, mask, Softmax, xV, Transpose/Reshape) -> one "
+    "ai.poprt.FusedAttention (or ONNX Attention from opset 23)",
     run};

@@ -152,6 +152,53 @@ static poprt_model *bert(int64_t opset)
     return out;
 }
 
+/* timm's ViT attention: one projection of Q, K and V, Reshape
+ * [1, S, 3, NH, HD], Transpose [2, 0, 3, 1, 4], Gather 0 / 1 / 2 on axis 0,
+ * q @ k^T (k through Transpose [0, 1, 3, 2]) * scale, Softmax, @ v. */
+static poprt_model *vit_attention(void)
+{
+    poprt__model *m = tb_model(13);
+    int64_t xd[3] = {1, S, H}, wd[2] = {H, 3 * H}, bd[1] = {3 * H};
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 3, xd);
+    float w[H * 3 * H], b[3 * H];
+    for (int i = 0; i < H * 3 * H; i++)
+        w[i] = frand() * 0.5f;
+    for (int i = 0; i < 3 * H; i++)
+        b[i] = frand() * 0.1f;
+    tb_const(m, "Wqkv", POPRT_DTYPE_FLOAT, 2, wd, w);
+    tb_const(m, "bqkv", POPRT_DTYPE_FLOAT, 1, bd, b);
+    ints(m, "shape5", 5, (int64_t[]){1, S, 3, NH, HD});
+    ints(m, "shape3", 3, (int64_t[]){1, S, H});
+    for (int64_t i = 0; i < 3; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "i%d", (int)i);
+        tb_const(m, name, POPRT_DTYPE_INT64, 0, NULL, &i);
+    }
+    scalar(m, "scale", 0.5f);
+    N2(m, "qkv_mm", "MatMul", "x", "Wqkv", "qm");
+    N2(m, "qkv_add", "Add", "bqkv", "qm", "qa");
+    N2(m, "qkv_rs", "Reshape", "qa", "shape5", "q5");
+    poprt__node *t = N1(m, "qkv_tr", "Transpose", "q5", "qt");
+    ck_assert_int_eq(poprt__rw_attr_ints(t, "perm", 5, (int64_t[]){2, 0, 3, 1, 4}), POPRT_OK);
+    N2(m, "g_q", "Gather", "qt", "i0", "q");
+    N2(m, "g_k", "Gather", "qt", "i1", "k");
+    N2(m, "g_v", "Gather", "qt", "i2", "v");
+    t = N1(m, "k_t", "Transpose", "k", "kt");
+    ck_assert_int_eq(poprt__rw_attr_ints(t, "perm", 4, (int64_t[]){0, 1, 3, 2}), POPRT_OK);
+    N2(m, "qk", "MatMul", "q", "kt", "sc");
+    N2(m, "mul_scale", "Mul", "sc", "scale", "ss");
+    poprt__node *sm = N1(m, "softmax", "Softmax", "ss", "pr");
+    ck_assert_int_eq(poprt__rw_attr_i(sm, "axis", -1), POPRT_OK);
+    N2(m, "pv", "MatMul", "pr", "v", "cx");
+    t = N1(m, "ctx_t", "Transpose", "cx", "ct");
+    ck_assert_int_eq(poprt__rw_attr_ints(t, "perm", 4, (int64_t[]){0, 2, 1, 3}), POPRT_OK);
+    N2(m, "ctx_r", "Reshape", "ct", "shape3", "y");
+    tb_output(m, "y");
+    poprt_model *out;
+    ck_assert_int_eq(tb_load(m, &out), POPRT_OK);
+    return out;
+}
+
 /* y = x * cos + rotate_half(x) * sin over the last axis (d = 8). */
 static poprt_model *rope(void)
 {
@@ -349,6 +396,38 @@ START_TEST(fused_attention)
     ck_assert_int_eq(nodes(p), nodes(m) - 18);
     same_outputs(m, p, 1e-5);
     poprt_model_free(p);
+    poprt_model_free(m);
+}
+END_TEST
+
+/* The fused projection is split into Q, K and V (its columns), then fused
+ * as BERT's: one FusedAttention, nothing of the heads left. */
+START_TEST(fused_attention_qkv)
+{
+    poprt_model *m = vit_attention();
+    size_t ch;
+    poprt_model *p = with(m, "fused_attention", NULL, &ch);
+    ck_assert_uint_eq(ch, 1);
+    ck_assert_int_eq(count(p, "FusedAttention"), 1);
+    ck_assert_int_eq(count(p, "Gather"), 0);
+    ck_assert_int_eq(count(p, "MatMul"), 0);
+    ck_assert_int_eq(count(p, "Softmax"), 0);
+    ck_assert_int_eq(count(p, "Transpose"), 0);
+    const poprt__node *f = find_op(p, "FusedAttention");
+    ck_assert_int_eq(poprt__attr_i(f, "num_heads", 0), NH);
+    ck_assert_float_eq_tol(poprt__attr_f(f, "scale", 0), 0.5f, 1e-7f);
+    same_outputs(m, p, 1e-5);
+    poprt_model_free(p);
+    /* V also read elsewhere: not an attention block's operands, left alone */
+    poprt_model *r = vit_attention();
+    poprt__model *rm = r->m;
+    tb_output(rm, "v");
+    ck_assert_int_eq(poprt__model_check(rm), POPRT_OK);
+    p = with(r, "fused_attention", NULL, &ch);
+    ck_assert_uint_eq(ch, 0);
+    ck_assert_int_eq(count(p, "Gather"), 3);
+    poprt_model_free(p);
+    poprt_model_free(r);
     poprt_model_free(m);
 }
 END_TEST
@@ -618,6 +697,7 @@ int main(void)
     tcase_add_test(tc, tanh_gelu);
     tcase_add_test(tc, layer_norm);
     tcase_add_test(tc, fused_attention);
+    tcase_add_test(tc, fused_attention_qkv);
     tcase_add_test(tc, pre_scale);
     tcase_add_test(tc, insert_attention_mask);
     tcase_add_test(tc, packed_transformer);
