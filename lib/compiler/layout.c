@@ -17,9 +17,10 @@
  *   - a single-group 2-D Conv or FusedConv with constant 4-D weights (as X,
  *     or as FusedConv's residual Z, which then has Y's layout; a stem with
  *     3 input channels writes NCHW16c from its row tiles too);
- *   - a depthwise 2-D Conv or FusedConv (group = channels, constant weights
- *     [C, 1, KH, KW]) when its X, Y and Z all have the layout (vectors of
- *     the 16 channels of a position: lib/kernels/x86/conv_dw.h);
+ *   - a depthwise or grouped 2-D Conv or FusedConv whose groups lie inside
+ *     blocks of 16 (C = M, C / G = 1, 2, 4 or 8, constant weights) when
+ *     its X, Y and Z all have the layout (vectors of the 16 channels of a
+ *     position: lib/kernels/x86/conv_dw.h);
  *   - MaxPool without Indices (input and output share the layout: it
  *     becomes ai.poprt BlockedMaxPool), AveragePool and GlobalAveragePool
  *     (ai.poprt BlockedAveragePool, BlockedGlobalAveragePool);
@@ -75,9 +76,10 @@ static int conv_ok(const poprt__node *n)
            w && w->raw && static4(w);
 }
 
-/* A depthwise Conv / FusedConv (one channel per group, constant weights
- * [C, 1, KH, KW]): poprt__x86_dwconv_blocked runs it with X, Y and Z all
- * in NCHW16c, so they share a layout (settle). */
+/* A depthwise or grouped Conv / FusedConv whose groups lie inside blocks
+ * of 16 channels (group G, C = M channels, C / G = 1, 2, 4 or 8 per
+ * group, constant weights [M, C / G, KH, KW]): poprt__x86_dwconv_blocked
+ * runs it with X, Y and Z all in NCHW16c, so they share a layout (settle). */
 static int dwconv_ok(const poprt__node *n)
 {
     if (!(poprt__rw_is(n, "Conv") || is_fused_conv(n)) || n->n_outputs != 1)
@@ -85,9 +87,9 @@ static int dwconv_ok(const poprt__node *n)
     const poprt__tensor *x = poprt__node_in(n, 0), *w = poprt__node_in(n, 1);
     if (!static4(x) || !static4(poprt__node_out(n, 0)) || !w || !w->raw || !static4(w))
         return 0;
-    const int64_t C = x->type.dims[1].value;
-    return C > 1 && poprt__attr_i(n, "group", 1) == C && w->type.dims[0].value == C &&
-           w->type.dims[1].value == 1;
+    const int64_t C = x->type.dims[1].value, G = poprt__attr_i(n, "group", 1);
+    return poprt__x86_dwconv_blocked_fits(C, w->type.dims[0].value, G) &&
+           w->type.dims[1].value == C / G;
 }
 
 /* MaxPool that BlockedMaxPool can run: 2-D, no Indices output. */

@@ -466,6 +466,9 @@ static const conv_case layout_cases[] = {
      * path): */
     {1, 32, 32, 32, 13, 11, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, /* 3x3, padded */
     {1, 48, 48, 48, 15, 14, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2, 0}, /* 5x5 stride 2 */
+    /* grouped, groups inside blocks of 16 (the same, on the grouped function) */
+    {1, 32, 32, 8, 13, 11, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},  /* 4 per group */
+    {1, 64, 64, 8, 12, 12, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 0},  /* 8 per group, stride 2 */
 };
 
 START_TEST(test_conv_layouts)

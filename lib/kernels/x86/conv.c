@@ -355,7 +355,7 @@ static poprt_status conv_layout(poprt__kctx *k, const poprt__conv_plan *p, const
                                "has %lld, Y %lld)",
                                (long long)p->C, (long long)p->M);
     poprt_status st;
-    if (p->Cg == 1 && p->G > 1) {
+    if (poprt__x86_dwconv_blocked_fits(p->C, p->M, p->G)) {
         int done;
         if (!(w = unpacked_w(k, w)))
             return poprt__ref_oom(k);
@@ -439,11 +439,11 @@ static poprt_status conv_prepare(poprt__prep_ctx *c, void **state, size_t *size)
     if (M <= 0 || G <= 0 || M % G)
         return POPRT_OK;
     const int64_t Mg = M / G, Kc = wnum / M, Cg = wt->dims[1].value;
-    /* depthwise with X and Y in NCHW16c (the layout choice gives both or
-     * neither): the blocked function's taps */
-    if (Cg == 1 && G == M && G > 1 && wt->rank == 4 && layout_blocked(c->node, "x_layout") &&
-        layout_blocked(c->node, "y_layout"))
-        return poprt__x86_dwconv_pack(c->in[1].data, M, Kc, state, size);
+    /* depthwise or grouped with X and Y in NCHW16c (the layout choice
+     * gives both or neither): the blocked functions' taps */
+    if (poprt__x86_dwconv_blocked_fits(Cg * G, M, G) && Cg == Mg && wt->rank == 4 &&
+        layout_blocked(c->node, "x_layout") && layout_blocked(c->node, "y_layout"))
+        return poprt__x86_dwconv_pack(c->in[1].data, M, Cg, Kc / Cg, state, size);
     if ((Cg == 1 && G > 1) || !poprt__fast_gemm_fits(Mg, out_sz, Kc))
         return POPRT_OK; /* depthwise, or shapes the GEMM hands to the reference */
     const poprt__type *xt = c->in[0].type;

@@ -237,6 +237,11 @@ extern const int poprt__convb_n_variants;
 int poprt__convb_usable(const poprt__convb_variant *v);
 /* The first usable variant, or NULL. */
 const poprt__convb_variant *poprt__convb_best(void);
+/* Whether the NCHW16c depthwise / grouped path (poprt__x86_dwconv_blocked,
+ * conv_paths.h) takes a conv of C input and M output channels in G groups:
+ * C = M, a multiple of 16, whose groups (C / G channels: 1 for depthwise,
+ * 2, 4 or 8) lie inside blocks of 16. */
+int poprt__x86_dwconv_blocked_fits(int64_t C, int64_t M, int64_t G);
 
 #if !defined(__x86_64__)
 static inline void poprt__transpose_bias_avx512(const float *src, int64_t spitch, int64_t n,

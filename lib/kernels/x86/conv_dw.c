@@ -5,13 +5,15 @@
 #define DW_PLANE_NAME poprt__dwconv_plane_scalar
 #define DW_PLANE_LINKAGE
 #define DW_BLOCKED_NAME poprt__dwconv_blocked_scalar
+#define DW_GROUPED_NAME poprt__gconv_blocked_scalar
 #define DW_BCOLS 2 /* 16-float vectors are four xmm at baseline */
 #include "kernels/x86/conv_dw_body.inc"
 #undef DW_PLANE_NAME
 #undef DW_PLANE_LINKAGE
 #undef DW_BLOCKED_NAME
+#undef DW_GROUPED_NAME
 
-#define POPRT__DWCONV_VARIANT(isa, level) {#isa, level, poprt__dwconv_plane_##isa, poprt__dwconv_blocked_##isa},
+#define POPRT__DWCONV_VARIANT(isa, level) {#isa, level, poprt__dwconv_plane_##isa, poprt__dwconv_blocked_##isa, poprt__gconv_blocked_##isa},
 const poprt__dwconv_variant poprt__dwconv_variants[] = {
 #include "kernels/x86/conv_dw_kernels.inc"
 };

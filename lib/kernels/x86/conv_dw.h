@@ -40,11 +40,23 @@ typedef void (*poprt__dwconv_blocked_fn)(const float *x, int64_t H, int64_t W, c
                                          int64_t pl, int64_t oh0, int64_t oh1, int64_t OW,
                                          float *y);
 
+/* The same for a grouped convolution of g channels per group (g = Cg =
+ * Mg > 1, 16 % g == 0: a block holds whole groups), taps w [KH * KW][g][16]
+ * (w[tap][ci][l]: output lane l's weight on input channel (l & -g) + ci of
+ * its block): per tap inside the input, in (kh, kw) order, and per ci,
+ * w * x is added; every instance gives the same bits. */
+typedef void (*poprt__gconv_blocked_fn)(const float *x, int64_t H, int64_t W, const float *w,
+                                        const float *b, int g, int64_t KH, int64_t KW, int64_t sh,
+                                        int64_t sw, int64_t dh, int64_t dw, int64_t pt,
+                                        int64_t pl, int64_t oh0, int64_t oh1, int64_t OW,
+                                        float *y);
+
 typedef struct poprt__dwconv_variant {
     const char *name; /* "avx512", "avx2", "scalar" */
     poprt__isa isa;   /* level the CPU must have */
     poprt__dwconv_plane_fn plane;
     poprt__dwconv_blocked_fn blocked;
+    poprt__gconv_blocked_fn grouped;
 } poprt__dwconv_variant;
 
 /* The kernel list (conv_dw_kernels.inc), best first; the last is portable. */
@@ -63,7 +75,11 @@ const poprt__dwconv_variant *poprt__dwconv_best(void);
     void poprt__dwconv_blocked_##isa(const float *x, int64_t H, int64_t W, const float *w,         \
                                      const float *b, int64_t KH, int64_t KW, int64_t sh,           \
                                      int64_t sw, int64_t dh, int64_t dw, int64_t pt, int64_t pl,   \
-                                     int64_t oh0, int64_t oh1, int64_t OW, float *y);
+                                     int64_t oh0, int64_t oh1, int64_t OW, float *y);     \
+    void poprt__gconv_blocked_##isa(const float *x, int64_t H, int64_t W, const float *w,          \
+                                    const float *b, int g, int64_t KH, int64_t KW, int64_t sh,     \
+                                    int64_t sw, int64_t dh, int64_t dw, int64_t pt, int64_t pl,    \
+                                    int64_t oh0, int64_t oh1, int64_t OW, float *y);
 #include "kernels/x86/conv_dw_kernels.inc"
 #undef POPRT__DWCONV_VARIANT
 

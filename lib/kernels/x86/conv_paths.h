@@ -189,19 +189,20 @@ int poprt__x86_conv_direct_fits(const poprt__geom3 *g, int64_t Cg, const poprt__
 poprt_status poprt__x86_conv_direct(poprt__kctx *k, const poprt__conv_plan *p, const float *x,
                                     const float *b, const float *apack, int64_t a_group,
                                     const poprt__sgemm_variant *v, float *y);
-/* Depthwise 2-D convs with X, Y (and Z) in NCHW16c; 0 in *done otherwise.
- * The taps come from the node's prepared state (poprt__x86_dwconv_pack)
- * when it has one for this shape, else from w, reordered into scratch. */
+/* Depthwise and grouped 2-D convs (poprt__x86_dwconv_blocked_fits,
+ * conv_blocked.h) with X, Y (and Z) in NCHW16c; 0
+ * in *done otherwise. The taps come from the node's prepared state
+ * (poprt__x86_dwconv_pack) when it has one for this shape, else from w,
+ * reordered into scratch. */
 poprt_status poprt__x86_dwconv_blocked(poprt__kctx *k, const poprt__conv_plan *p, const float *x,
                                        const float *w, const float *b, float *y, int *done);
-/* The weights [C, 1, KH, KW] of a depthwise conv whose X and Y are NCHW16c
- * (C a multiple of 16) as the blocked function's taps, packed once when
- * the session is compiled: a CONV_PACK_HEADER {CONV_DWB_MAGIC, C, taps},
- * then [C / 16][taps][16] floats. Every CPU runs them (conv_dw.h has a
- * portable blocked function). */
+/* The weights [C, g, KH, KW] of such a conv whose X and Y are NCHW16c as
+ * the blocked functions' taps, packed once when the session is compiled: a
+ * CONV_PACK_HEADER {CONV_DWB_MAGIC, C, taps, g}, then [C / 16][taps][g][16]
+ * floats. Every CPU runs them (conv_dw.h has portable blocked functions). */
 #define CONV_DWB_MAGIC 0x31425744435050ull /* "PPCDWB1" */
-poprt_status poprt__x86_dwconv_pack(const float *w, int64_t C, int64_t taps, void **state,
-                                    size_t *size);
+poprt_status poprt__x86_dwconv_pack(const float *w, int64_t C, int64_t g, int64_t taps,
+                                    void **state, size_t *size);
 /* Depthwise 1-D / 2-D convs on a padded copy; 0 in *done for 3-D. */
 poprt_status poprt__x86_dwconv_padded(poprt__kctx *k, const poprt__conv_plan *p, const float *x,
                                       const float *w, const float *b, float *y, int *done);
