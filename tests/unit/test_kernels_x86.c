@@ -1053,77 +1053,10 @@ static const ccase dwb_cases[] = {
     {16, 16, 16, 5, 29, 5, 3, 1, 1, 2, 1, 4, 1, 4, 1},  /* 5 x 3, dilated rows only */
 };
 
-/* The blocked function of variant v on case cc: x and w to blocks, the
- * rows of each block in two calls (oh0 / oh1), y back to NCHW. */
+/* The blocked (g = 1) or grouped function of variant v on case cc, g =
+ * C / G channels per group: x and w to blocks (taps [C / 16][KH * KW][g][16]),
+ * the rows of each block in two calls (oh0 / oh1), y back to NCHW. */
 static void dwb_run(const poprt__dwconv_variant *v, const ccase *cc, const cdata *d, float *y)
-{
-    const int64_t HW = cc->H * cc->W, OHW = d->OH * d->OW, taps = cc->KH * cc->KW;
-    float *xb = fvec(d->nx, 0), *wb = fvec(d->nw, 0), *yb = fvec(d->ny, 0);
-    for (int64_t c = 0; c < cc->C; c++) {
-        for (int64_t q = 0; q < HW; q++)
-            xb[((c / 16) * HW + q) * 16 + c % 16] = d->x[c * HW + q];
-        for (int64_t i = 0; i < taps; i++)
-            wb[((c / 16) * taps + i) * 16 + c % 16] = d->w[c * taps + i];
-    }
-    const int64_t half = d->OH / 2;
-    for (int64_t cb = 0; cb < cc->C / 16; cb++)
-        for (int part = 0; part < 2; part++)
-            v->blocked(xb + cb * HW * 16, cc->H, cc->W, wb + cb * taps * 16, d->b + cb * 16,
-                       cc->KH, cc->KW, cc->sh, cc->sw, cc->dh, cc->dw, cc->pt, cc->pl,
-                       part ? half : 0, part ? d->OH : half, d->OW, yb + cb * OHW * 16);
-    for (int64_t c = 0; c < cc->C; c++)
-        for (int64_t q = 0; q < OHW; q++)
-            y[c * OHW + q] = yb[((c / 16) * OHW + q) * 16 + c % 16];
-    free(xb);
-    free(wb);
-    free(yb);
-}
-
-/* Each usable blocked function against poprt__ref_conv within 1e-6 of the
- * sum of |terms|, and bit-equal to the portable one (conv_dw.h). */
-START_TEST(test_dwconv_blocked_variants)
-{
-    const poprt__dwconv_variant *v = &poprt__dwconv_variants[_i];
-    const poprt__dwconv_variant *port = &poprt__dwconv_variants[poprt__dwconv_n_variants - 1];
-    if (!poprt__dwconv_usable(v)) {
-        printf("kernels_x86: blocked dwconv %s skipped: CPU lacks %s\n", v->name,
-               poprt__isa_name(v->isa));
-        return;
-    }
-    int64_t checked = 0;
-    for (size_t s = 0; s < sizeof dwb_cases / sizeof dwb_cases[0]; s++) {
-        const ccase *cc = &dwb_cases[s];
-        cdata d;
-        cdata_init(&d, cc, (uint32_t)s + 7);
-        dwb_run(v, cc, &d, d.y);
-        cdata_check(&d, 1e-6, "blocked dwconv", v->name, s);
-        float *yp = fvec(d.ny, 0);
-        dwb_run(port, cc, &d, yp);
-        ck_assert_msg(memcmp(yp, d.y, sizeof(float) * (size_t)d.ny) == 0,
-                      "blocked dwconv %s case %zu: not the portable function's bits", v->name, s);
-        free(yp);
-        checked += d.ny;
-        cdata_free(&d);
-    }
-    printf("kernels_x86: blocked dwconv %s passed %lld outputs against poprt__ref_conv\n",
-           v->name, (long long)checked);
-}
-END_TEST
-
-/* Grouped, NCHW16c (the grouped functions): g = C / G channels per group,
- * 16 % g == 0 */
-static const ccase gwb_cases[] = {
-    {16, 16, 8, 9, 37, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},  /* g 2: interior groups and edges */
-    {32, 32, 8, 12, 40, 3, 3, 2, 2, 1, 1, 1, 1, 0, 0}, /* g 4, stride 2, two blocks */
-    {32, 32, 4, 7, 19, 5, 5, 1, 1, 2, 2, 4, 4, 4, 4},  /* g 8, dilated 5x5 */
-    {16, 16, 1, 6, 21, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},  /* g 16 */
-    {48, 48, 12, 4, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},  /* g 4, fewer columns than a group */
-    {16, 16, 4, 6, 33, 3, 3, 2, 2, 1, 1, 0, 0, 1, 1},  /* g 4, stride 2, pads after only */
-};
-
-/* The grouped function of variant v on case cc (as dwb_run; taps
- * [C / 16][KH * KW][g][16]). */
-static void gwb_run(const poprt__dwconv_variant *v, const ccase *cc, const cdata *d, float *y)
 {
     const int64_t HW = cc->H * cc->W, OHW = d->OH * d->OW, taps = cc->KH * cc->KW;
     const int64_t g = cc->C / cc->G;
@@ -1137,10 +1070,17 @@ static void gwb_run(const poprt__dwconv_variant *v, const ccase *cc, const cdata
     }
     const int64_t half = d->OH / 2;
     for (int64_t cb = 0; cb < cc->C / 16; cb++)
-        for (int part = 0; part < 2; part++)
-            v->grouped(xb + cb * HW * 16, cc->H, cc->W, wb + cb * taps * g * 16, d->b + cb * 16,
-                       (int)g, cc->KH, cc->KW, cc->sh, cc->sw, cc->dh, cc->dw, cc->pt, cc->pl,
-                       part ? half : 0, part ? d->OH : half, d->OW, yb + cb * OHW * 16);
+        for (int part = 0; part < 2; part++) {
+            const float *xc = xb + cb * HW * 16, *wc = wb + cb * taps * g * 16;
+            const int64_t oh0 = part ? half : 0, oh1 = part ? d->OH : half;
+            if (g == 1)
+                v->blocked(xc, cc->H, cc->W, wc, d->b + cb * 16, cc->KH, cc->KW, cc->sh, cc->sw,
+                           cc->dh, cc->dw, cc->pt, cc->pl, oh0, oh1, d->OW, yb + cb * OHW * 16);
+            else
+                v->grouped(xc, cc->H, cc->W, wc, d->b + cb * 16, (int)g, cc->KH, cc->KW, cc->sh,
+                           cc->sw, cc->dh, cc->dw, cc->pt, cc->pl, oh0, oh1, d->OW,
+                           yb + cb * OHW * 16);
+        }
     for (int64_t c = 0; c < cc->C; c++)
         for (int64_t q = 0; q < OHW; q++)
             y[c * OHW + q] = yb[((c / 16) * OHW + q) * 16 + c % 16];
@@ -1149,35 +1089,59 @@ static void gwb_run(const poprt__dwconv_variant *v, const ccase *cc, const cdata
     free(yb);
 }
 
-/* Each usable grouped function against poprt__ref_conv within 1e-6 of the
- * sum of |terms|, and bit-equal to the portable one (conv_dw.h). */
-START_TEST(test_gconv_blocked_variants)
+/* Grouped, NCHW16c (the grouped functions): g = C / G channels per group,
+ * 16 % g == 0 */
+static const ccase gwb_cases[] = {
+    {16, 16, 8, 9, 37, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},  /* g 2: interior groups and edges */
+    {32, 32, 8, 12, 40, 3, 3, 2, 2, 1, 1, 1, 1, 0, 0}, /* g 4, stride 2, two blocks */
+    {32, 32, 4, 7, 19, 5, 5, 1, 1, 2, 2, 4, 4, 4, 4},  /* g 8, dilated 5x5 */
+    {16, 16, 1, 6, 21, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},  /* g 16 */
+    {48, 48, 12, 4, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},  /* g 4, fewer columns than a group */
+    {16, 16, 4, 6, 33, 3, 3, 2, 2, 1, 1, 0, 0, 1, 1},  /* g 4, stride 2, pads after only */
+};
+
+/* Variant v's blocked or grouped function on n cases against
+ * poprt__ref_conv within 1e-6 of the sum of |terms|, and bit-equal to the
+ * portable one (conv_dw.h). */
+static void dwb_check(const poprt__dwconv_variant *v, const ccase *cases, size_t n,
+                      const char *what)
 {
-    const poprt__dwconv_variant *v = &poprt__dwconv_variants[_i];
     const poprt__dwconv_variant *port = &poprt__dwconv_variants[poprt__dwconv_n_variants - 1];
     if (!poprt__dwconv_usable(v)) {
-        printf("kernels_x86: blocked grouped conv %s skipped: CPU lacks %s\n", v->name,
+        printf("kernels_x86: %s %s skipped: CPU lacks %s\n", what, v->name,
                poprt__isa_name(v->isa));
         return;
     }
     int64_t checked = 0;
-    for (size_t s = 0; s < sizeof gwb_cases / sizeof gwb_cases[0]; s++) {
-        const ccase *cc = &gwb_cases[s];
+    for (size_t s = 0; s < n; s++) {
+        const ccase *cc = &cases[s];
         cdata d;
-        cdata_init(&d, cc, (uint32_t)s + 17);
-        gwb_run(v, cc, &d, d.y);
-        cdata_check(&d, 1e-6, "blocked grouped conv", v->name, s);
+        cdata_init(&d, cc, (uint32_t)s + 7);
+        dwb_run(v, cc, &d, d.y);
+        cdata_check(&d, 1e-6, what, v->name, s);
         float *yp = fvec(d.ny, 0);
-        gwb_run(port, cc, &d, yp);
+        dwb_run(port, cc, &d, yp);
         ck_assert_msg(memcmp(yp, d.y, sizeof(float) * (size_t)d.ny) == 0,
-                      "blocked grouped conv %s case %zu: not the portable function's bits",
-                      v->name, s);
+                      "%s %s case %zu: not the portable function's bits", what, v->name, s);
         free(yp);
         checked += d.ny;
         cdata_free(&d);
     }
-    printf("kernels_x86: blocked grouped conv %s passed %lld outputs against poprt__ref_conv\n",
-           v->name, (long long)checked);
+    printf("kernels_x86: %s %s passed %lld outputs against poprt__ref_conv\n", what, v->name,
+           (long long)checked);
+}
+
+START_TEST(test_dwconv_blocked_variants)
+{
+    dwb_check(&poprt__dwconv_variants[_i], dwb_cases, sizeof dwb_cases / sizeof dwb_cases[0],
+              "blocked dwconv");
+}
+END_TEST
+
+START_TEST(test_gconv_blocked_variants)
+{
+    dwb_check(&poprt__dwconv_variants[_i], gwb_cases, sizeof gwb_cases / sizeof gwb_cases[0],
+              "blocked grouped conv");
 }
 END_TEST
 
