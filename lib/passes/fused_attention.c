@@ -2,8 +2,9 @@
  *   Q, K, V = MatMul(x, W) [+ Add(b)] -> Reshape [B, S, heads, hd] -> Transpose
  *   MatMul(Q, K^T) [-> Div/Mul scale] [-> Add mask] -> Softmax -> MatMul(., V)
  *   -> Transpose [0, 2, 1, 3] -> Reshape [B, S, H]
- * (or one projection of all three heads' parts, gathered apart: split into
- * three first, below) becomes one ai.poprt.FusedAttention(x, Wqkv, Bqkv,
+ * (or one projection of all three heads' parts, gathered or split apart:
+ * made three first, below; a Where mask as GPT-2 writes its causal one, in
+ * place of the Add) becomes one ai.poprt.FusedAttention(x, Wqkv, Bqkv,
  * mask) node (Q/K/V weights concatenated at conversion time), or, when the
  * model's opset is
  * 23 or newer, one ONNX Attention node after the three projections.
@@ -80,6 +81,10 @@ static int match_head(const poprt__graph *g, poprt__tensor *t, const poprt__node
 typedef struct att_match {
     proj q, k, v;
     poprt__tensor *mask;
+    /* a causal (or other constant) mask written Where(cond, scores, fill):
+     * cond a constant bool, fill <= -1e4 (att_mask makes the additive one) */
+    const poprt__tensor *cond;
+    double fill;
     poprt__node *last;
     double scale;
 } att_match;
@@ -141,6 +146,21 @@ static int match(const poprt__graph *g, poprt__node *sm, att_match *o, int keep)
             if (md[d] > 1 && want >= 0 && md[d] != want) /* unknown: checked at run time */
                 return 0;
         }
+    } else if (poprt__rw_producer(s, "Where") && poprt__graph_sole_consumer(g, s) == sm) {
+        /* Where(cond, scores, fill): GPT-2's causal mask */
+        poprt__node *wh = s->producer;
+        poprt__rw_const c;
+        int mr = poprt__rw_dims(wh->inputs[0], md);
+        if (!poprt__rw_const_of(wh->inputs[0], POPRT__RW_ANY, &c) || c.elem != POPRT_DTYPE_BOOL ||
+            mr < 2 || mr > 4 || !poprt__rw_scalar(wh->inputs[2], POPRT__RW_ANY, &o->fill) ||
+            !(o->fill <= -1e4) || !(qk = match_scores(g, wh->inputs[1], wh, &o->scale)))
+            return 0;
+        for (int d = 0; d < mr; d++) { /* [1.., Sq | 1, Sk | 1] within the scores */
+            int64_t want = sd[4 - mr + d];
+            if (md[d] < 1 || (md[d] > 1 && (d < mr - 2 || md[d] != want)))
+                return 0;
+        }
+        o->cond = wh->inputs[0];
     } else {
         qk = match_scores(g, s, sm, &o->scale);
         if (!qk)
@@ -199,6 +219,33 @@ static int const_proj(const proj *p, int64_t H, const void **w, const void **b, 
     return 1;
 }
 
+/* The additive mask of o: its Add's, or Where's cond as 0 (true) / fill
+ * (false), [Sq | 1, Sk | 1] (cond's leading dims are 1): softmax(s + fill)
+ * is softmax(Where(cond, s, fill)) as fill <= -1e4 drives both terms to 0.
+ * *mask NULL without one; OUT_OF_MEMORY. */
+static poprt_status att_mask(poprt__graph *g, const att_match *o, poprt__tensor **mask)
+{
+    *mask = o->mask;
+    if (!o->cond)
+        return POPRT_OK;
+    int64_t d[POPRT__MAX_RANK];
+    const int r = poprt__rw_dims(o->cond, d);
+    poprt__rw_const c;
+    if (r < 2 || !poprt__rw_const_of(o->cond, POPRT__RW_ANY, &c))
+        return poprt__err(POPRT_STATUS_INTERNAL, "attention mask: condition not constant");
+    const int64_t rows = d[r - 2], cols = d[r - 1];
+    float *v = poprt__malloc((size_t)(rows * cols) * sizeof(float));
+    if (!v)
+        return poprt__rw_oom();
+    const unsigned char *b = c.data;
+    for (int64_t i = 0; i < rows * cols; i++)
+        v[i] = b[i] ? 0.0f : (float)o->fill;
+    const void *src = v;
+    *mask = poprt__rw_new_f32_concat(g, "attention_mask", rows, 1, &src, &cols, 0);
+    poprt__free(v);
+    return *mask ? POPRT_OK : poprt__rw_oom();
+}
+
 static poprt_status fuse_poprt(poprt__model *m, const att_match *o, int *done)
 {
     poprt__graph *g = m->graph;
@@ -232,9 +279,12 @@ static poprt_status fuse_poprt(poprt__model *m, const att_match *o, int *done)
         const char *v = p[i]->mm ? poprt__rw_meta(p[i]->mm, POPRT__META_MATMUL_FLOAT32) : NULL;
         f32 |= v && strcmp(v, "1") == 0;
     }
-    poprt__tensor *ins[4] = {o->q.x, wt, bt, o->mask};
+    poprt__tensor *mask;
+    if ((st = att_mask(g, o, &mask)))
+        return st;
+    poprt__tensor *ins[4] = {o->q.x, wt, bt, mask};
     poprt__node *n =
-        poprt__rw_replace(g, o->last, "FusedAttention", "ai.poprt", o->mask ? 4 : 3, ins);
+        poprt__rw_replace(g, o->last, "FusedAttention", "ai.poprt", mask ? 4 : 3, ins);
     if (!n || (f32 && poprt__rw_set_meta(m, &n->n_meta, &n->meta_keys, &n->meta_vals,
                                          POPRT__META_MATMUL_FLOAT32, "1")))
         return poprt__rw_oom();
@@ -248,9 +298,12 @@ static poprt_status fuse_poprt(poprt__model *m, const att_match *o, int *done)
 /* Opset >= 23: ONNX Attention reads the three 3-D projections. */
 static poprt_status fuse_onnx(poprt__model *m, const att_match *o, int *done)
 {
-    poprt__tensor *ins[4] = {o->q.out, o->k.out, o->v.out, o->mask};
-    poprt__node *n = poprt__rw_replace(m->graph, o->last, "Attention", "", o->mask ? 4 : 3, ins);
-    poprt_status st;
+    poprt__tensor *mask;
+    poprt_status st = att_mask(m->graph, o, &mask);
+    if (st)
+        return st;
+    poprt__tensor *ins[4] = {o->q.out, o->k.out, o->v.out, mask};
+    poprt__node *n = poprt__rw_replace(m->graph, o->last, "Attention", "", mask ? 4 : 3, ins);
     if (!n)
         return poprt__rw_oom();
     if ((st = poprt__rw_attr_i(n, "q_num_heads", o->q.nh)) ||
@@ -284,7 +337,12 @@ static poprt_status fuse(poprt__model *m, poprt__node *sm, const void *ctx, int 
  * W_i and b_i the columns of head part i (fuse_poprt puts them side by side
  * again for its single GEMM). Only where all three heads then read as an
  * attention block's Q (QK^T's left side), K (through a Transpose [0, 1, 3, 2]
- * into its right side) and V (the probabilities' MatMul's right side). */
+ * into its right side) and V (the probabilities' MatMul's right side).
+ * GPT-2 splits its projection with Split(qkv, 3 equal parts, last axis)
+ * before the Reshapes: the parts become the three projections likewise
+ * (split_qkv_parts). Its causal mask, Where(cond, scores, fill) with a
+ * constant bool cond and fill <= -1e4, is taken as the additive mask
+ * cond ? 0 : fill (att_mask). */
 static const int64_t P20314[5] = {2, 0, 3, 1, 4};
 
 /* Gather(t, scalar index, axis 0) of t's readers, by index (0..2). */
@@ -323,6 +381,57 @@ static int qkv_attention_reads(const poprt__graph *g, poprt__node *const ga[3])
            poprt__rw_is(pv, "MatMul") && pv->inputs[1] == v;
 }
 
+/* The fused projection p = MatMul(x, W) [+ b] read only by `reader`: W
+ * [hin, 3H] and b [3H] constants (*w, *b: their bytes, maybe unaligned;
+ * *b NULL without a bias). The MatMul in *mm; 0 when p is not one. */
+static int qkv_proj(const poprt__graph *g, poprt__tensor *p, const poprt__node *reader, int64_t H,
+                    poprt__node **mm, const void **w, const void **b, int64_t *hin)
+{
+    poprt__tensor *mm_out = p, *bt = NULL;
+    if (poprt__graph_sole_consumer(g, p) != reader || p->is_output)
+        return 0;
+    poprt__node *add = poprt__rw_producer(p, "Add");
+    for (int i = 0; add && i < 2 && !bt; i++)
+        if (poprt__rw_producer(add->inputs[i], "MatMul") &&
+            poprt__graph_sole_consumer(g, add->inputs[i]) == add) {
+            bt = add->inputs[1 - i];
+            mm_out = add->inputs[i];
+        }
+    *mm = poprt__rw_producer(mm_out, "MatMul");
+    int64_t wd[POPRT__MAX_RANK], nw, nb = 0;
+    *w = *mm ? poprt__rw_f32_bytes((*mm)->inputs[1], POPRT__RW_ANY, &nw) : NULL;
+    *b = bt ? poprt__rw_f32_bytes(bt, POPRT__RW_ANY, &nb) : NULL;
+    if ((add && !bt) || !*w || poprt__rw_dims((*mm)->inputs[1], wd) != 2 || wd[1] != 3 * H ||
+        (bt && (!*b || nb != 3 * H || bt->type.rank != 1)))
+        return 0;
+    *hin = wd[0];
+    return 1;
+}
+
+/* MatMul(mm's input, W_i) [+ b_i] on column third i of w [hin, 3H] and b
+ * (wi: hin * H floats of scratch); its output, or NULL when out of memory. */
+static poprt__tensor *third_proj(poprt__model *m, const poprt__node *mm, const void *w,
+                                 const void *b, int64_t hin, int64_t H, int i, float *wi)
+{
+    poprt__graph *g = m->graph;
+    for (int64_t r = 0; r < hin; r++)
+        memcpy(wi + r * H, (const char *)w + ((size_t)(r * 3 * H + i * H)) * sizeof(float),
+               (size_t)H * sizeof(float));
+    const void *src = wi, *bsrc = b ? (const char *)b + (size_t)(i * H) * sizeof(float) : NULL;
+    poprt__tensor *wt = poprt__rw_new_f32_concat(g, "attention_w", hin, 1, &src, &H, 0);
+    poprt__tensor *bi = b ? poprt__rw_new_f32_concat(g, "attention_b", 1, 1, &bsrc, &H, 1) : NULL;
+    poprt__tensor *ins[2] = {mm->inputs[0], wt};
+    poprt__node *nm =
+        wt && (bi || !b) ? poprt__rw_node1(g, "MatMul", "", 2, ins, NULL, NULL) : NULL;
+    if (!nm || poprt__rw_copy_matmul_float32(m, nm, mm))
+        return NULL;
+    if (!bi)
+        return nm->outputs[0];
+    poprt__tensor *ai[2] = {nm->outputs[0], bi};
+    poprt__node *na = poprt__rw_node1(g, "Add", "", 2, ai, NULL, NULL);
+    return na ? na->outputs[0] : NULL;
+}
+
 static poprt_status split_qkv(poprt__model *m, poprt__node *tr, const void *ctx, int *done)
 {
     (void)ctx;
@@ -336,27 +445,12 @@ static poprt_status split_qkv(poprt__model *m, poprt__node *tr, const void *ctx,
         shape[2] != 3 || shape[3] <= 0 || shape[4] <= 0)
         return POPRT_OK;
     const int64_t H = shape[3] * shape[4];
-    poprt__tensor *p = rs->inputs[0], *mm_out = p, *bt = NULL;
-    if (poprt__graph_sole_consumer(g, p) != rs)
+    poprt__node *mm, *ga[3];
+    const void *w, *b;
+    int64_t hin;
+    if (!qkv_proj(g, rs->inputs[0], rs, H, &mm, &w, &b, &hin) ||
+        !qkv_gathers(g, tr->outputs[0], ga) || !qkv_attention_reads(g, ga))
         return POPRT_OK;
-    poprt__node *add = poprt__rw_producer(p, "Add");
-    for (int i = 0; add && i < 2 && !bt; i++)
-        if (poprt__rw_producer(add->inputs[i], "MatMul") &&
-            poprt__graph_sole_consumer(g, add->inputs[i]) == add) {
-            bt = add->inputs[1 - i];
-            mm_out = add->inputs[i];
-        }
-    poprt__node *mm = poprt__rw_producer(mm_out, "MatMul");
-    int64_t wd[POPRT__MAX_RANK], nw, nb = 0;
-    const void *w = mm ? poprt__rw_f32_bytes(mm->inputs[1], POPRT__RW_ANY, &nw) : NULL;
-    const void *b = bt ? poprt__rw_f32_bytes(bt, POPRT__RW_ANY, &nb) : NULL;
-    if ((add && !bt) || !w || poprt__rw_dims(mm->inputs[1], wd) != 2 || wd[1] != 3 * H ||
-        (bt && (!b || nb != 3 * H || bt->type.rank != 1)))
-        return POPRT_OK;
-    poprt__node *ga[3];
-    if (!qkv_gathers(g, tr->outputs[0], ga) || !qkv_attention_reads(g, ga))
-        return POPRT_OK;
-    const int64_t hin = wd[0];
     float *wi = poprt__malloc((size_t)(hin * H) * sizeof(float));
     if (!wi)
         return poprt__rw_oom();
@@ -364,34 +458,67 @@ static poprt_status split_qkv(poprt__model *m, poprt__node *tr, const void *ctx,
     static const int64_t p0213[4] = {0, 2, 1, 3};
     poprt_status st = POPRT_OK;
     for (int i = 0; i < 3 && !st; i++) {
-        for (int64_t r = 0; r < hin; r++) /* (the bytes may lie unaligned) */
-            memcpy(wi + r * H, (const char *)w + ((size_t)(r * 3 * H + i * H)) * sizeof(float),
-                   (size_t)H * sizeof(float));
-        const void *src = wi, *bsrc = b ? (const char *)b + (size_t)(i * H) * sizeof(float) : NULL;
-        poprt__tensor *wt = poprt__rw_new_f32_concat(g, "attention_w", hin, 1, &src, &H, 0);
-        poprt__tensor *bi = b ? poprt__rw_new_f32_concat(g, "attention_b", 1, 1, &bsrc, &H, 1)
-                              : NULL;
+        poprt__tensor *pi = third_proj(m, mm, w, b, hin, H, i, wi);
         poprt__tensor *sh = poprt__rw_new_i64(g, "attention_shape", rs_shape, 4);
-        poprt__tensor *ins[2] = {mm->inputs[0], wt};
-        poprt__node *nm = wt && sh && (bi || !b) ? poprt__rw_node1(g, "MatMul", "", 2, ins, NULL, NULL)
-                                                 : NULL;
-        poprt__node *na = NULL, *nr = NULL, *nt = NULL;
-        if (nm && bi) {
-            poprt__tensor *ai[2] = {nm->outputs[0], bi};
-            na = poprt__rw_node1(g, "Add", "", 2, ai, NULL, NULL);
-        }
-        if (nm && (na || !bi)) {
-            poprt__tensor *ri[2] = {na ? na->outputs[0] : nm->outputs[0], sh};
-            nr = poprt__rw_node1(g, "Reshape", "", 2, ri, NULL, NULL);
-        }
-        if (nr && (nt = poprt__rw_node(g, "Transpose", "", ga[i]->name, 1, 1))) {
-            poprt__node_set_input(nt, 0, nr->outputs[0]);
-            st = poprt__rw_attr_ints(nt, "perm", 4, p0213);
-            if (!st)
-                st = poprt__rw_copy_matmul_float32(m, nm, mm);
-            poprt__rw_take_output(g, ga[i], 0, nt, 0);
-        } else
+        poprt__tensor *ri[2] = {pi, sh};
+        poprt__node *nr = pi && sh ? poprt__rw_node1(g, "Reshape", "", 2, ri, NULL, NULL) : NULL;
+        poprt__node *nt = nr ? poprt__rw_node(g, "Transpose", "", ga[i]->name, 1, 1) : NULL;
+        if (!nt) {
             st = poprt__rw_oom();
+            break;
+        }
+        poprt__node_set_input(nt, 0, nr->outputs[0]);
+        st = poprt__rw_attr_ints(nt, "perm", 4, p0213);
+        poprt__rw_take_output(g, ga[i], 0, nt, 0);
+    }
+    poprt__free(wi);
+    if (st)
+        return st;
+    *done = 1;
+    poprt__graph_remove_dead(g);
+    return POPRT_OK;
+}
+
+/* GPT-2's form: Split(qkv, 3 equal parts, last axis), each part read by one
+ * Reshape (then the heads' Transposes): the parts become three projections
+ * on W's and b's column thirds. */
+static poprt_status split_qkv_parts(poprt__model *m, poprt__node *sp, const void *ctx, int *done)
+{
+    (void)ctx;
+    poprt__graph *g = m->graph;
+    int64_t pd[POPRT__MAX_RANK], parts[POPRT__MAX_RANK];
+    if (!poprt__rw_is(sp, "Split") || sp->n_outputs != 3 || !sp->inputs[0] ||
+        poprt__rw_dims(sp->inputs[0], pd) != 3 || pd[2] <= 0 || pd[2] % 3)
+        return POPRT_OK;
+    const int64_t axis = poprt__attr_i(sp, "axis", 0), H = pd[2] / 3;
+    int64_t np = sp->n_inputs > 1 && sp->inputs[1]
+                     ? poprt__rw_ints(sp->inputs[1], POPRT__RW_ANY, parts, POPRT__MAX_RANK)
+                     : tf_attr_ints(sp, "split", parts);
+    if (np == -2) /* none given: equal parts */
+        np = 3, parts[0] = parts[1] = parts[2] = H;
+    if ((axis != 2 && axis != -1) || np != 3 || parts[0] != H || parts[1] != H || parts[2] != H)
+        return POPRT_OK;
+    poprt__node *mm, *rd[3];
+    const void *w, *b;
+    int64_t hin;
+    for (int i = 0; i < 3; i++) {
+        poprt__tensor *t = poprt__node_out(sp, i);
+        rd[i] = t && !t->is_output ? poprt__graph_sole_consumer(g, t) : NULL;
+        if (!rd[i] || !poprt__rw_is(rd[i], "Reshape") || rd[i]->inputs[0] != t)
+            return POPRT_OK;
+    }
+    if (!qkv_proj(g, sp->inputs[0], sp, H, &mm, &w, &b, &hin))
+        return POPRT_OK;
+    float *wi = poprt__malloc((size_t)(hin * H) * sizeof(float));
+    if (!wi)
+        return poprt__rw_oom();
+    poprt_status st = POPRT_OK;
+    for (int i = 0; i < 3 && !st; i++) {
+        poprt__tensor *pi = third_proj(m, mm, w, b, hin, H, i, wi);
+        if (!pi)
+            st = poprt__rw_oom();
+        else
+            poprt__node_set_input(rd[i], 0, pi);
     }
     poprt__free(wi);
     if (st)
@@ -403,8 +530,11 @@ static poprt_status split_qkv(poprt__model *m, poprt__node *tr, const void *ctx,
 
 poprt_status poprt__tf_fuse_attention(poprt__model *m, int *changed)
 {
-    int split = 0;
+    int split = 0, parts = 0;
     poprt_status st = poprt__rw_fixpoint(m, split_qkv, NULL, &split);
+    if (!st)
+        st = poprt__rw_fixpoint(m, split_qkv_parts, NULL, &parts);
+    split |= parts;
     if (!st && split) /* (the new tensors' types, for match) */
         st = poprt__model_check(m);
     if (st)
@@ -451,7 +581,9 @@ static poprt_status heads(poprt__model *m, poprt__node *sm, const void *ctx, int
     for (int d = 0; d < 3; d++)
         if (qd[d] < 0 || qd[d] != kd[d] || qd[d] != vd[d])
             return POPRT_OK;
-    return heads_node(m, &o, "MaskedAttention", o.mask, done);
+    poprt__tensor *mask;
+    poprt_status st = att_mask(m->graph, &o, &mask);
+    return st ? st : heads_node(m, &o, "MaskedAttention", mask, done);
 }
 
 poprt_status poprt__tf_fuse_attention_heads(poprt__model *m, int *changed)
@@ -496,7 +628,7 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
 
 const poprt__pass poprt__pass_fused_attention = {
     "fused_attention",
-    "BERT self-attention (Q/K/V MatMul+Add, or one QKV MatMul+Add gathered apart, "
-    "Reshape/Transpose, QK^T, scale, mask, Softmax, xV, Transpose/Reshape) -> one "
+    "BERT self-attention (Q/K/V MatMul+Add, or one QKV MatMul+Add gathered or split apart, "
+    "Reshape/Transpose, QK^T, scale, Add or Where mask, Softmax, xV, Transpose/Reshape) -> one "
     "ai.poprt.FusedAttention (or ONNX Attention from opset 23)",
     run};

@@ -199,6 +199,65 @@ static poprt_model *vit_attention(void)
     return out;
 }
 
+/* GPT-2's attention: one projection Split into Q, K, V on the last axis,
+ * Reshape / Transpose per head (K [0, 2, 3, 1]), scores / sqrt(hd), the
+ * causal mask as Where(lower-triangular bool, scores, -3.4e38), Softmax,
+ * @ V. */
+static poprt_model *gpt2_attention(void)
+{
+    poprt__model *m = tb_model(13);
+    int64_t xd[3] = {1, S, H}, wd[2] = {H, 3 * H}, bd[1] = {3 * H}, cd[4] = {1, 1, S, S};
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 3, xd);
+    float w[H * 3 * H], b[3 * H];
+    for (int i = 0; i < H * 3 * H; i++)
+        w[i] = frand() * 0.5f;
+    for (int i = 0; i < 3 * H; i++)
+        b[i] = frand() * 0.1f;
+    tb_const(m, "Wqkv", POPRT_DTYPE_FLOAT, 2, wd, w);
+    tb_const(m, "bqkv", POPRT_DTYPE_FLOAT, 1, bd, b);
+    unsigned char causal[S * S];
+    for (int i = 0; i < S; i++)
+        for (int j = 0; j < S; j++)
+            causal[i * S + j] = j <= i;
+    tb_const(m, "causal", POPRT_DTYPE_BOOL, 4, cd, causal);
+    ints(m, "parts", 3, (int64_t[]){H, H, H});
+    ints(m, "shape4", 4, (int64_t[]){1, S, NH, HD});
+    ints(m, "shape3", 3, (int64_t[]){1, S, H});
+    scalar(m, "sqrt_hd", 2.0f);
+    scalar(m, "fill", -3.4028234663852886e38f);
+    N2(m, "qkv_mm", "MatMul", "x", "Wqkv", "qm");
+    N2(m, "qkv_add", "Add", "bqkv", "qm", "qa");
+    poprt__node *sp = tb_node(m, "Split", 2, (const char *[]){"qa", "parts"}, 3,
+                              (const char *[]){"qs", "ks", "vs"});
+    ck_assert_int_eq(poprt__rw_attr_i(sp, "axis", 2), POPRT_OK);
+    const char *part[3] = {"qs", "ks", "vs"}, *head[3] = {"qh", "kh", "vh"};
+    for (int i = 0; i < 3; i++) {
+        char rn[8], tn[8], rout[8];
+        snprintf(rn, sizeof rn, "rs%d", i);
+        snprintf(tn, sizeof tn, "tr%d", i);
+        snprintf(rout, sizeof rout, "r%d", i);
+        N2(m, rn, "Reshape", part[i], "shape4", rout);
+        poprt__node *t = N1(m, tn, "Transpose", rout, head[i]);
+        ck_assert_int_eq(
+            poprt__rw_attr_ints(t, "perm", 4,
+                                i == 1 ? (int64_t[]){0, 2, 3, 1} : (int64_t[]){0, 2, 1, 3}),
+            POPRT_OK);
+    }
+    N2(m, "qk", "MatMul", "qh", "kh", "sc");
+    N2(m, "scale", "Div", "sc", "sqrt_hd", "sd");
+    tb_node(m, "Where", 3, (const char *[]){"causal", "sd", "fill"}, 1, (const char *[]){"sw"});
+    poprt__node *sm = N1(m, "softmax", "Softmax", "sw", "pr");
+    ck_assert_int_eq(poprt__rw_attr_i(sm, "axis", -1), POPRT_OK);
+    N2(m, "pv", "MatMul", "pr", "vh", "cx");
+    poprt__node *t = N1(m, "ctx_t", "Transpose", "cx", "ct");
+    ck_assert_int_eq(poprt__rw_attr_ints(t, "perm", 4, (int64_t[]){0, 2, 1, 3}), POPRT_OK);
+    N2(m, "ctx_r", "Reshape", "ct", "shape3", "y");
+    tb_output(m, "y");
+    poprt_model *out;
+    ck_assert_int_eq(tb_load(m, &out), POPRT_OK);
+    return out;
+}
+
 /* y = x * cos + rotate_half(x) * sin over the last axis (d = 8). */
 static poprt_model *rope(void)
 {
@@ -428,6 +487,29 @@ START_TEST(fused_attention_qkv)
     ck_assert_int_eq(count(p, "Gather"), 3);
     poprt_model_free(p);
     poprt_model_free(r);
+    poprt_model_free(m);
+}
+END_TEST
+
+/* GPT-2's form: the Split parts become three projections and the Where a
+ * constant additive mask (0 / -3.4e38 from the causal bool): one
+ * FusedAttention with a 2-D mask. */
+START_TEST(fused_attention_causal)
+{
+    poprt_model *m = gpt2_attention();
+    size_t ch;
+    poprt_model *p = with(m, "fused_attention", NULL, &ch);
+    ck_assert_uint_eq(ch, 1);
+    ck_assert_int_eq(count(p, "FusedAttention"), 1);
+    ck_assert_int_eq(count(p, "Split"), 0);
+    ck_assert_int_eq(count(p, "Where"), 0);
+    ck_assert_int_eq(count(p, "Softmax"), 0);
+    ck_assert_int_eq(count(p, "MatMul"), 0);
+    const poprt__node *f = find_op(p, "FusedAttention");
+    ck_assert_int_eq(f->n_inputs, 4);
+    ck_assert_float_eq_tol(poprt__attr_f(f, "scale", 0), 0.5f, 1e-7f);
+    same_outputs(m, p, 1e-5);
+    poprt_model_free(p);
     poprt_model_free(m);
 }
 END_TEST
@@ -698,6 +780,7 @@ int main(void)
     tcase_add_test(tc, layer_norm);
     tcase_add_test(tc, fused_attention);
     tcase_add_test(tc, fused_attention_qkv);
+    tcase_add_test(tc, fused_attention_causal);
     tcase_add_test(tc, pre_scale);
     tcase_add_test(tc, insert_attention_mask);
     tcase_add_test(tc, packed_transformer);
