@@ -152,10 +152,9 @@ static poprt_model *bert(int64_t opset)
     return out;
 }
 
-/* timm's ViT attention: one projection of Q, K and V, Reshape
- * [1, S, 3, NH, HD], Transpose [2, 0, 3, 1, 4], Gather 0 / 1 / 2 on axis 0,
- * q @ k^T (k through Transpose [0, 1, 3, 2]) * scale, Softmax, @ v. */
-static poprt_model *vit_attention(void)
+/* A model with input x [1, S, H] and the constants of one projection of
+ * Q, K and V: Wqkv [H, 3H], bqkv [3H]. */
+static poprt__model *qkv_model(void)
 {
     poprt__model *m = tb_model(13);
     int64_t xd[3] = {1, S, H}, wd[2] = {H, 3 * H}, bd[1] = {3 * H};
@@ -167,6 +166,15 @@ static poprt_model *vit_attention(void)
         b[i] = frand() * 0.1f;
     tb_const(m, "Wqkv", POPRT_DTYPE_FLOAT, 2, wd, w);
     tb_const(m, "bqkv", POPRT_DTYPE_FLOAT, 1, bd, b);
+    return m;
+}
+
+/* timm's ViT attention: one projection of Q, K and V, Reshape
+ * [1, S, 3, NH, HD], Transpose [2, 0, 3, 1, 4], Gather 0 / 1 / 2 on axis 0,
+ * q @ k^T (k through Transpose [0, 1, 3, 2]) * scale, Softmax, @ v. */
+static poprt_model *vit_attention(void)
+{
+    poprt__model *m = qkv_model();
     ints(m, "shape5", 5, (int64_t[]){1, S, 3, NH, HD});
     ints(m, "shape3", 3, (int64_t[]){1, S, H});
     for (int64_t i = 0; i < 3; i++) {
@@ -205,16 +213,8 @@ static poprt_model *vit_attention(void)
  * @ V. */
 static poprt_model *gpt2_attention(void)
 {
-    poprt__model *m = tb_model(13);
-    int64_t xd[3] = {1, S, H}, wd[2] = {H, 3 * H}, bd[1] = {3 * H}, cd[4] = {1, 1, S, S};
-    tb_input(m, "x", POPRT_DTYPE_FLOAT, 3, xd);
-    float w[H * 3 * H], b[3 * H];
-    for (int i = 0; i < H * 3 * H; i++)
-        w[i] = frand() * 0.5f;
-    for (int i = 0; i < 3 * H; i++)
-        b[i] = frand() * 0.1f;
-    tb_const(m, "Wqkv", POPRT_DTYPE_FLOAT, 2, wd, w);
-    tb_const(m, "bqkv", POPRT_DTYPE_FLOAT, 1, bd, b);
+    poprt__model *m = qkv_model();
+    int64_t cd[4] = {1, 1, S, S};
     unsigned char causal[S * S];
     for (int i = 0; i < S; i++)
         for (int j = 0; j < S; j++)
@@ -461,24 +461,33 @@ END_TEST
 
 /* The fused projection is split into Q, K and V (its columns), then fused
  * as BERT's: one FusedAttention, nothing of the heads left. */
-START_TEST(fused_attention_qkv)
+/* fused_attention on m gives one FusedAttention of NH heads, scale 0.5,
+ * with n_in inputs, and none of the ops `gone`; the same outputs within
+ * 1e-5. */
+static void fused_once(const poprt_model *m, const char *const *gone, int n_gone, int n_in)
 {
-    poprt_model *m = vit_attention();
     size_t ch;
     poprt_model *p = with(m, "fused_attention", NULL, &ch);
     ck_assert_uint_eq(ch, 1);
     ck_assert_int_eq(count(p, "FusedAttention"), 1);
-    ck_assert_int_eq(count(p, "Gather"), 0);
-    ck_assert_int_eq(count(p, "MatMul"), 0);
-    ck_assert_int_eq(count(p, "Softmax"), 0);
-    ck_assert_int_eq(count(p, "Transpose"), 0);
+    for (int i = 0; i < n_gone; i++)
+        ck_assert_msg(count(p, gone[i]) == 0, "%s left", gone[i]);
     const poprt__node *f = find_op(p, "FusedAttention");
+    ck_assert_int_eq(f->n_inputs, n_in);
     ck_assert_int_eq(poprt__attr_i(f, "num_heads", 0), NH);
     ck_assert_float_eq_tol(poprt__attr_f(f, "scale", 0), 0.5f, 1e-7f);
     same_outputs(m, p, 1e-5);
     poprt_model_free(p);
+}
+
+START_TEST(fused_attention_qkv)
+{
+    poprt_model *m = vit_attention();
+    static const char *const gone[] = {"Gather", "MatMul", "Softmax", "Transpose"};
+    fused_once(m, gone, 4, 3);
     /* V also read elsewhere: not an attention block's operands, left alone */
-    poprt_model *r = vit_attention();
+    size_t ch;
+    poprt_model *p, *r = vit_attention();
     poprt__model *rm = r->m;
     tb_output(rm, "v");
     ck_assert_int_eq(poprt__model_check(rm), POPRT_OK);
@@ -497,19 +506,8 @@ END_TEST
 START_TEST(fused_attention_causal)
 {
     poprt_model *m = gpt2_attention();
-    size_t ch;
-    poprt_model *p = with(m, "fused_attention", NULL, &ch);
-    ck_assert_uint_eq(ch, 1);
-    ck_assert_int_eq(count(p, "FusedAttention"), 1);
-    ck_assert_int_eq(count(p, "Split"), 0);
-    ck_assert_int_eq(count(p, "Where"), 0);
-    ck_assert_int_eq(count(p, "Softmax"), 0);
-    ck_assert_int_eq(count(p, "MatMul"), 0);
-    const poprt__node *f = find_op(p, "FusedAttention");
-    ck_assert_int_eq(f->n_inputs, 4);
-    ck_assert_float_eq_tol(poprt__attr_f(f, "scale", 0), 0.5f, 1e-7f);
-    same_outputs(m, p, 1e-5);
-    poprt_model_free(p);
+    static const char *const gone[] = {"Split", "Where", "Softmax", "MatMul"};
+    fused_once(m, gone, 4, 4);
     poprt_model_free(m);
 }
 END_TEST
