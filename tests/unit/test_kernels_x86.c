@@ -435,6 +435,7 @@ START_TEST(test_blocking_orders)
         {600, 200, 300},  /* A panel by panel against L2 blocks of B */
         {30, 70, 1500},   /* few rows, several K blocks */
         {1, 300, 700},    /* GEMV-like: B read in place, K block by K block */
+        {2, 600, 1000},   /* few rows, B of 2.4 MB: split by B's bytes (1.2 MFLOP) */
         {300, 500, 40},   /* short K: row panels whatever the size of A */
     };
     int64_t runs = 0;

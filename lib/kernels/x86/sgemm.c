@@ -610,10 +610,17 @@ static void plan_tasks(gemm_job *g, const poprt__par *par)
     if (g->b.raw && g->a_in_l2 == 2)
         g->a_in_l2 = 1;
     const double flops = 2.0 * (double)g->M * (double)g->N * (double)g->K;
-    if (!par || !par->run || flops < 4e6)
+    /* a few rows against a large B (a classifier's [1, 1024] x [1024, 1000]:
+     * 2 MFLOP, 4 MB) are bound by B's bytes, not the flops: split those too,
+     * a block per ~256 KiB of B (mobilenet_v3_small's two classifier GEMMs
+     * 0.23 ms of its 2.1 at 1 thread took as long at 2) */
+    const double b_bytes = 4.0 * (double)g->K * (double)g->N;
+    if (!par || !par->run || (flops < 4e6 && b_bytes < (1 << 20)))
         return;
     /* ~16 blocks (enough to balance a few threads), each at least ~1 MFLOP */
     int64_t want = (int64_t)(flops / 1e6);
+    if (want < (int64_t)(b_bytes / (256 << 10)))
+        want = (int64_t)(b_bytes / (256 << 10));
     if (want > 16)
         want = 16;
     if (g->a_in_l2) {
