@@ -575,23 +575,31 @@ static void qkv_free(qkv_bufs *b)
  * reference's score blocks otherwise), equal to the unfused graph (the
  * session option optimize = 0) within the stated tolerance, and the same
  * bits at 1 and 2 threads; cases: padding mask [B, 1, 1, S], none, one per
- * query [B, 1, S, S], head size 8. */
+ * query [B, 1, S, S], head size 8, and a causal mask [S, S] (-3.4e38 above
+ * the diagonal) over 70 queries: the score blocks of 32 queries skip the
+ * keys past their last live one. */
 START_TEST(masked_attention_equals_unfused)
 {
-    enum { B = 2, S = 21 };
+    enum { B = 2 };
     static const struct {
-        int64_t NH, HD;
+        int64_t S, NH, HD;
         int mrank;
         int64_t md[4];
-    } cases[] = {{2, 16, 4, {B, 1, 1, S}}, {3, 32, 0, {0}}, {2, 16, 4, {B, 1, S, S}},
-                 {4, 8, 4, {B, 1, 1, S}}};
+        int causal;
+    } cases[] = {{21, 2, 16, 4, {B, 1, 1, 21}, 0}, {21, 3, 32, 0, {0}, 0},
+                 {21, 2, 16, 4, {B, 1, 21, 21}, 0}, {21, 4, 8, 4, {B, 1, 1, 21}, 0},
+                 {70, 2, 16, 2, {70, 70}, 1}};
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        const int64_t S = cases[ci].S;
         const int64_t NH = cases[ci].NH, HD = cases[ci].HD, H = NH * HD, n = B * S * H;
         int64_t mn = 1;
         for (int d = 0; d < cases[ci].mrank; d++)
             mn *= cases[ci].md[d];
         qkv_bufs b;
         qkv_alloc(&b, n, mn > 1 ? mn : 1);
+        for (int64_t i = 0; cases[ci].causal && i < mn; i++)
+            if (i % S > i / S)
+                b.mask[i] = -3.4028234663852886e38f;
         poprt_model *pm = qkv_model(B, S, NH, HD, cases[ci].mrank, cases[ci].md);
         const float *const in[3] = {b.q, b.k, b.v};
         int f0, f1, f2;

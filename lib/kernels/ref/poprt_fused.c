@@ -24,7 +24,48 @@ typedef struct att_task {
     int64_t S, H, NH, HD, maxk;
     float scale;
     const poprt__vmath_variant *vm;
+    /* e (NULL: poprt__ref_sgemm) computes the score blocks and products on
+     * the calling thread, unit u with ews + u * ews_bytes as workspace */
+    const poprt__gemm_engine *e;
+    char *ews;
+    size_t ews_bytes;
 } att_task;
+
+/* A key whose additive mask is at most this weighs exactly 0 after the
+ * softmax (its score + mask stays far below the row's maximum, and exp
+ * underflows to 0), so skipping it leaves every sum as it was. */
+#define ATT_DEAD -1e30f
+
+/* Keys [0, n) of qb query rows whose masks m (strides mstr[2] per row,
+ * mstr[3] per key) hold each row's last key above ATT_DEAD; nk when a row
+ * has none (a row masked whole keeps the softmax of all its keys). */
+static int64_t att_live_keys(const float *m, const int64_t mstr[4], int64_t qb, int64_t nk)
+{
+    int64_t n = 0;
+    for (int64_t i = 0; i < qb; i++) {
+        const float *r = m + i * mstr[2];
+        int64_t j = nk;
+        while (j > 0 && r[(j - 1) * mstr[3]] <= ATT_DEAD)
+            j--;
+        if (j == 0)
+            return nk;
+        n = j > n ? j : n;
+    }
+    return n;
+}
+
+/* C = alpha A op(B) on the calling thread: t's engine with unit u's
+ * workspace, or the reference loops. */
+static void att_gemm(const att_task *t, int64_t u, int tb, int64_t M, int64_t N, int64_t K,
+                     float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
+                     float *C, int64_t ldc)
+{
+    if (t->e)
+        t->e->run(NULL, t->ews ? t->ews + (size_t)u * t->ews_bytes : NULL, 0, tb, M, N, K, alpha,
+                  A, lda, B, ldb, 0.0f, C, ldc);
+    else
+        poprt__ref_sgemm(0, tb, M, N, K, alpha, A, lda, B, ldb, 0.0f, C, ldc);
+}
 
 static void att_task_fn(void *ctx, int64_t u0, int64_t u1)
 {
@@ -38,23 +79,27 @@ static void att_task_fn(void *ctx, int64_t u0, int64_t u1)
         for (int64_t i0 = 0; i0 < t->S; i0 += QBLOCK) {
             const int64_t qb = t->S - i0 < QBLOCK ? t->S - i0 : QBLOCK;
             const float *Q = t->q + (b * t->S + i0) * t->ldq + h * t->HD;
-            poprt__ref_sgemm(0, 1, qb, nk, t->HD, t->scale, Q, t->ldq, K, t->ldkv, 0.0f, sc, nk);
+            const float *m0 =
+                t->mask ? t->mask + b * t->mstr[0] + h * t->mstr[1] + i0 * t->mstr[2] : NULL;
+            /* keys past the block's last live one (mask > ATT_DEAD for some
+             * row) are skipped: a causal mask's upper triangle */
+            const int64_t nl = m0 && t->mstr[2] ? att_live_keys(m0, t->mstr, qb, nk) : nk;
+            att_gemm(t, u, 1, qb, nl, t->HD, t->scale, Q, t->ldq, K, t->ldkv, sc, nl);
             for (int64_t i = 0; i < qb; i++) {
-                float *row = sc + i * nk;
+                float *row = sc + i * nl;
                 if (t->mask) {
-                    const float *m = t->mask + b * t->mstr[0] + h * t->mstr[1] +
-                                     (i0 + i) * t->mstr[2];
-                    for (int64_t j = 0; j < nk; j++)
+                    const float *m = m0 + i * t->mstr[2];
+                    for (int64_t j = 0; j < nl; j++)
                         row[j] += m[j * t->mstr[3]];
                 } else if (t->addk) {
                     const float *m = t->addk + k0;
-                    for (int64_t j = 0; j < nk; j++)
+                    for (int64_t j = 0; j < nl; j++)
                         row[j] += m[j];
                 }
-                poprt__ref_softmax_row_f32(t->vm, row, row, nk, 0);
+                poprt__ref_softmax_row_f32(t->vm, row, row, nl, 0);
             }
             float *Y = t->y + (b * t->S + i0) * t->H + h * t->HD;
-            poprt__ref_sgemm(0, 0, qb, t->HD, nk, 1.0f, sc, nk, V, t->ldkv, 0.0f, Y, t->H);
+            att_gemm(t, u, 0, qb, t->HD, nl, 1.0f, sc, nl, V, t->ldkv, Y, t->H);
         }
     }
 }
@@ -189,8 +234,10 @@ static poprt_status mask_strides(poprt__kctx *k, const poprt__tval *mt, int64_t 
  * floats apart, M (float, NULL: none) with strides mstr over [B, NH, S, S].
  * A mask of one value per key (the padding masks of encoders: [B, 1, 1, S])
  * and a head size impl takes: impl's head, the mask as one row per batch;
- * any other: score blocks by the reference GEMM. */
-static poprt_status attention_heads(poprt__kctx *k, const poprt__seg_impl *impl, const float *Q,
+ * any other (a decoder's causal mask [S, S]): score blocks of QBLOCK
+ * queries, by e's GEMM (NULL: the reference one). */
+static poprt_status attention_heads(poprt__kctx *k, const poprt__seg_impl *impl,
+                                    const poprt__gemm_engine *e, const float *Q,
                                     const float *K, const float *V, int64_t ld, const float *M,
                                     const int64_t mstr[4], int64_t B, int64_t S, int64_t NH,
                                     int64_t HD, float scale, float *Y)
@@ -226,8 +273,16 @@ static poprt_status attention_heads(poprt__kctx *k, const poprt__seg_impl *impl,
     }
     att_task t = {.q = Q, .kv = K, .v = V, .ldq = ld, .ldkv = ld, .key_off = koff,
                   .key_n = koff + B, .mask = M, .y = Y, .scratch = sc, .S = S, .H = H,
-                  .NH = NH, .HD = HD, .maxk = S, .scale = scale, .vm = vm};
+                  .NH = NH, .HD = HD, .maxk = S, .scale = scale, .vm = vm, .e = e};
     memcpy(t.mstr, mstr, sizeof t.mstr);
+    if (e) { /* a workspace per unit, for both products of a block */
+        const int64_t qb = S < QBLOCK ? S : QBLOCK;
+        const size_t a = e->ws_size(0, 1, qb, S, HD), b = e->ws_size(0, 0, qb, HD, S);
+        t.ews_bytes = ((a > b ? a : b) + 63) & ~(size_t)63;
+        if (t.ews_bytes &&
+            !(t.ews = poprt__kctx_scratch(k, (size_t)(B * NH) * t.ews_bytes)))
+            return poprt__ref_oom(k);
+    }
     poprt__kctx_parallel_for(k, B * NH, 1, att_task_fn, &t);
     return POPRT_OK;
 }
@@ -256,8 +311,8 @@ poprt_status poprt__fused_attention_op(poprt__kctx *k, const poprt__gemm_engine 
     if (!X || (a.w->data && !W) || (a.b && !bias) || (mt && !M) || !Y || !qkv)
         return poprt__ref_oom(k);
     if ((st = fa_project(k, e, X, W, bias, rows, a.Hin, H3, qkv)) ||
-        (st = attention_heads(k, impl, qkv, qkv + a.H, qkv + 2 * a.H, H3, M, mstr, a.B, a.S,
-                              a.NH, a.HD, a.scale, Y)))
+        (st = attention_heads(k, impl, e, qkv, qkv + a.H, qkv + 2 * a.H, H3, M, mstr, a.B,
+                              a.S, a.NH, a.HD, a.scale, Y)))
         return st;
     poprt__ref_store_f32(y, Y);
     return POPRT_OK;
@@ -296,7 +351,7 @@ poprt_status poprt__masked_attention_op(poprt__kctx *k, const poprt__seg_impl *i
     if (!Q || !K || !V || (mt && !M) || !Y)
         return poprt__ref_oom(k);
     const float scale = poprt__attr_f(k->node, "scale", (float)(1.0 / sqrt((double)HD)));
-    if ((st = attention_heads(k, impl, Q, K, V, H, M, mstr, B, S, NH, HD, scale, Y)))
+    if ((st = attention_heads(k, impl, NULL, Q, K, V, H, M, mstr, B, S, NH, HD, scale, Y)))
         return st;
     poprt__ref_store_f32(y, Y);
     return POPRT_OK;
