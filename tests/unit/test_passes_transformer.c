@@ -169,6 +169,23 @@ static poprt__model *qkv_model(void)
     return m;
 }
 
+/* The end of an attention block on scores (the Softmax's input) and the
+ * heads v: Softmax, @ v, Transpose [0, 2, 1, 3], Reshape to "shape3" as
+ * graph output y; the model loaded. */
+static poprt_model *attention_out(poprt__model *m, const char *scores, const char *v)
+{
+    poprt__node *sm = N1(m, "softmax", "Softmax", scores, "pr");
+    ck_assert_int_eq(poprt__rw_attr_i(sm, "axis", -1), POPRT_OK);
+    N2(m, "pv", "MatMul", "pr", v, "cx");
+    poprt__node *t = N1(m, "ctx_t", "Transpose", "cx", "ct");
+    ck_assert_int_eq(poprt__rw_attr_ints(t, "perm", 4, (int64_t[]){0, 2, 1, 3}), POPRT_OK);
+    N2(m, "ctx_r", "Reshape", "ct", "shape3", "y");
+    tb_output(m, "y");
+    poprt_model *out;
+    ck_assert_int_eq(tb_load(m, &out), POPRT_OK);
+    return out;
+}
+
 /* timm's ViT attention: one projection of Q, K and V, Reshape
  * [1, S, 3, NH, HD], Transpose [2, 0, 3, 1, 4], Gather 0 / 1 / 2 on axis 0,
  * q @ k^T (k through Transpose [0, 1, 3, 2]) * scale, Softmax, @ v. */
@@ -195,16 +212,7 @@ static poprt_model *vit_attention(void)
     ck_assert_int_eq(poprt__rw_attr_ints(t, "perm", 4, (int64_t[]){0, 1, 3, 2}), POPRT_OK);
     N2(m, "qk", "MatMul", "q", "kt", "sc");
     N2(m, "mul_scale", "Mul", "sc", "scale", "ss");
-    poprt__node *sm = N1(m, "softmax", "Softmax", "ss", "pr");
-    ck_assert_int_eq(poprt__rw_attr_i(sm, "axis", -1), POPRT_OK);
-    N2(m, "pv", "MatMul", "pr", "v", "cx");
-    t = N1(m, "ctx_t", "Transpose", "cx", "ct");
-    ck_assert_int_eq(poprt__rw_attr_ints(t, "perm", 4, (int64_t[]){0, 2, 1, 3}), POPRT_OK);
-    N2(m, "ctx_r", "Reshape", "ct", "shape3", "y");
-    tb_output(m, "y");
-    poprt_model *out;
-    ck_assert_int_eq(tb_load(m, &out), POPRT_OK);
-    return out;
+    return attention_out(m, "ss", "v");
 }
 
 /* GPT-2's attention: one projection Split into Q, K, V on the last axis,
@@ -246,16 +254,7 @@ static poprt_model *gpt2_attention(void)
     N2(m, "qk", "MatMul", "qh", "kh", "sc");
     N2(m, "scale", "Div", "sc", "sqrt_hd", "sd");
     tb_node(m, "Where", 3, (const char *[]){"causal", "sd", "fill"}, 1, (const char *[]){"sw"});
-    poprt__node *sm = N1(m, "softmax", "Softmax", "sw", "pr");
-    ck_assert_int_eq(poprt__rw_attr_i(sm, "axis", -1), POPRT_OK);
-    N2(m, "pv", "MatMul", "pr", "vh", "cx");
-    poprt__node *t = N1(m, "ctx_t", "Transpose", "cx", "ct");
-    ck_assert_int_eq(poprt__rw_attr_ints(t, "perm", 4, (int64_t[]){0, 2, 1, 3}), POPRT_OK);
-    N2(m, "ctx_r", "Reshape", "ct", "shape3", "y");
-    tb_output(m, "y");
-    poprt_model *out;
-    ck_assert_int_eq(tb_load(m, &out), POPRT_OK);
-    return out;
+    return attention_out(m, "sw", "vh");
 }
 
 /* y = x * cos + rotate_half(x) * sin over the last axis (d = 8). */

@@ -441,7 +441,7 @@ static poprt_status conv_prepare(poprt__prep_ctx *c, void **state, size_t *size)
     const int64_t Mg = M / G, Kc = wnum / M, Cg = wt->dims[1].value;
     /* depthwise or grouped with X and Y in NCHW16c (the layout choice
      * gives both or neither): the blocked functions' taps */
-    if (poprt__x86_dwconv_blocked_fits(Cg * G, M, G) && Cg == Mg && wt->rank == 4 &&
+    if (poprt__x86_dwconv_blocked_fits(Cg * G, M, G) && wt->rank == 4 &&
         layout_blocked(c->node, "x_layout") && layout_blocked(c->node, "y_layout"))
         return poprt__x86_dwconv_pack(c->in[1].data, M, Cg, Kc / Cg, state, size);
     if ((Cg == 1 && G > 1) || !poprt__fast_gemm_fits(Mg, out_sz, Kc))

@@ -422,7 +422,7 @@ poprt_status poprt__x86_dwconv_blocked(poprt__kctx *k, const poprt__conv_plan *p
     const poprt__geom3 *g = &p->g;
     *done = 0;
     if (!p->xblk || !p->yblk || !poprt__x86_dwconv_blocked_fits(p->C, p->M, p->G) ||
-        p->Cg != p->Mg || g->in[0] != 1 || g->k[0] != 1 || g->out[0] != 1)
+        g->in[0] != 1 || g->k[0] != 1 || g->out[0] != 1)
         return POPRT_OK;
     const int64_t taps = g->k_sz, n = p->C * p->Cg * taps;
     const float *wt = NULL;
