@@ -91,6 +91,7 @@ struct poprt__pool {
     void *ctx;
     int64_t n, chunk;
     int64_t finished; /* chunks of the current job completed */
+    int sleeping;     /* the caller waits on done for the job's last chunks */
     uint32_t job_id;  /* changes under mu when a job is published */
     uint32_t rest;    /* bumped at the end of a run: pollers go to sleep now */
     uint32_t alert;   /* bumped under mu at the start of a run: sleepers poll */
@@ -125,11 +126,26 @@ static int64_t run_chunks(poprt__pool *p, int self)
         const int r = (self + k) % p->threads;
         while (take_from(p, r, &b, &e)) {
             p->fn(p->ctx, b, e);
-            __atomic_add_fetch(&p->finished, 1, __ATOMIC_RELEASE);
+            __atomic_add_fetch(&p->finished, 1, __ATOMIC_SEQ_CST);
             did++;
         }
     }
     return did;
+}
+
+/* After a worker ran `did` chunks: the caller may be asleep waiting for
+ * the last of them. It sets `sleeping` before it checks `finished` and
+ * waits; run_chunks counted ours in `finished` before this reads
+ * `sleeping` (both sequentially consistent), so either the caller sees our
+ * chunks or we see it asleep and wake it under mu. Mostly the caller is
+ * still polling and the worker does not touch mu at all. */
+static void worker_ran(poprt__pool *p, int64_t did)
+{
+    if (!did || !__atomic_load_n(&p->sleeping, __ATOMIC_SEQ_CST))
+        return;
+    pthread_mutex_lock(&p->mu);
+    pthread_cond_broadcast(&p->done);
+    pthread_mutex_unlock(&p->mu);
 }
 
 static void *worker(void *arg)
@@ -145,6 +161,18 @@ static void *worker(void *arg)
         SPIN_WHILE(!__atomic_load_n(&p->stop, __ATOMIC_RELAXED) &&
                    __atomic_load_n(&p->job_id, __ATOMIC_ACQUIRE) == seen &&
                    __atomic_load_n(&p->rest, __ATOMIC_RELAXED) == rest);
+        /* a job seen while polling is run without taking mu: the caller
+         * still holds it while it wakes sleepers, and a worker blocking on
+         * it there (then woken by the caller's unlock) paid two futex calls
+         * per job. The job's fields were written before its tickets were
+         * stored (release), and take_from claims a ticket with acquire, so a
+         * chunk is always run with the fields of the job that owns it. */
+        const uint32_t id = __atomic_load_n(&p->job_id, __ATOMIC_ACQUIRE);
+        if (id != seen && !__atomic_load_n(&p->stop, __ATOMIC_RELAXED)) {
+            seen = id;
+            worker_ran(p, run_chunks(p, w->self));
+            continue;
+        }
         pthread_mutex_lock(&p->mu);
         while (!p->stop && p->job_id == seen && p->alert == alert)
             pthread_cond_wait(&p->wake, &p->mu);
@@ -159,12 +187,7 @@ static void *worker(void *arg)
         }
         seen = p->job_id;
         pthread_mutex_unlock(&p->mu);
-        if (run_chunks(p, w->self)) {
-            /* the caller may be asleep waiting for our last chunk */
-            pthread_mutex_lock(&p->mu);
-            pthread_cond_broadcast(&p->done);
-            pthread_mutex_unlock(&p->mu);
-        }
+        worker_ran(p, run_chunks(p, w->self));
     }
     pthread_mutex_unlock(&p->mu);
     return NULL;
@@ -303,10 +326,14 @@ int poprt__pool_run(poprt__pool *p, int64_t n, int64_t grain,
     /* every chunk is claimed; wait for those still running elsewhere, which
      * usually end within microseconds of ours */
     SPIN_WHILE(__atomic_load_n(&p->finished, __ATOMIC_ACQUIRE) < n_chunks);
-    pthread_mutex_lock(&p->mu);
-    while (__atomic_load_n(&p->finished, __ATOMIC_ACQUIRE) < n_chunks)
-        pthread_cond_wait(&p->done, &p->mu);
-    pthread_mutex_unlock(&p->mu);
+    if (__atomic_load_n(&p->finished, __ATOMIC_ACQUIRE) < n_chunks) {
+        pthread_mutex_lock(&p->mu);
+        __atomic_store_n(&p->sleeping, 1, __ATOMIC_SEQ_CST);
+        while (__atomic_load_n(&p->finished, __ATOMIC_SEQ_CST) < n_chunks)
+            pthread_cond_wait(&p->done, &p->mu);
+        __atomic_store_n(&p->sleeping, 0, __ATOMIC_RELAXED);
+        pthread_mutex_unlock(&p->mu);
+    }
     pthread_mutex_unlock(&p->busy);
     return 1;
 }

@@ -472,6 +472,33 @@ static void *pool_user_fn(void *arg)
     return NULL;
 }
 
+/* A chunk that a worker runs for 3 ms: the caller's poll (about 100 us)
+ * ends first and it sleeps until the worker's wake-up (a lost wake-up
+ * would hang the test). The caller's own chunk waits (up to 200 ms) for a
+ * worker to start the other one, so that it cannot take both. */
+typedef struct slow_job {
+    pthread_t caller;
+    int hits[2];
+    int slow_runs;
+} slow_job;
+
+static void slow_job_fn(void *ctx, int64_t b, int64_t e)
+{
+    slow_job *j = ctx;
+    for (int64_t i = b; i < e; i++) {
+        if (!pthread_equal(pthread_self(), j->caller)) {
+            __atomic_store_n(&j->slow_runs, 1, __ATOMIC_RELEASE);
+            struct timespec ts = {0, 3000000};
+            nanosleep(&ts, NULL);
+        } else
+            for (int k = 0; k < 4000 && !__atomic_load_n(&j->slow_runs, __ATOMIC_ACQUIRE); k++) {
+                struct timespec ts = {0, 50000};
+                nanosleep(&ts, NULL);
+            }
+        __atomic_add_fetch(&j->hits[i], 1, __ATOMIC_RELAXED);
+    }
+}
+
 START_TEST(thread_pool_covers_each_index_once)
 {
     for (int threads = 2; threads <= 4; threads += 2) {
@@ -517,6 +544,16 @@ START_TEST(thread_pool_covers_each_index_once)
                               (double)(c1.tv_nsec - c0.tv_nsec) / 1e6;
         ck_assert_msg(cpu_ms < 25.0, "threads %d: idle pool used %.1f ms of CPU in 50 ms",
                       threads, cpu_ms);
+        int slow = 0;
+        for (int rep = 0; rep < 20; rep++) {
+            slow_job sj = {pthread_self(), {0, 0}, 0};
+            ck_assert_int_eq(poprt__pool_run(p, 2, 1, slow_job_fn, &sj), 1);
+            ck_assert_int_eq(sj.hits[0], 1);
+            ck_assert_int_eq(sj.hits[1], 1);
+            slow += sj.slow_runs;
+        }
+        ck_assert_msg(slow > 0, "threads %d: no worker ran a chunk of 20 jobs", threads);
+        /* (each job: a worker's 3 ms chunk, the caller asleep meanwhile) */
         pool_user us[3] = {{p, 0}, {p, 0}, {p, 0}};
         pthread_t th[3];
         for (int i = 0; i < 3; i++)
