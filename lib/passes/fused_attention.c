@@ -479,9 +479,23 @@ static poprt_status split_qkv(poprt__model *m, poprt__node *tr, const void *ctx,
     return POPRT_OK;
 }
 
+/* Whether the three outputs of Split sp are, in order, the projections of
+ * Q, K and V of an attention block that match() takes (the projections
+ * aside): otherwise splitting the product would only make one GEMM three. */
+static int qkv_parts_attention(const poprt__graph *g, const poprt__node *sp)
+{
+    for (size_t i = 0; i < g->nodes.len; i++) {
+        att_match o;
+        if (match(g, g->nodes.items[i], &o, 1) && o.q.out == sp->outputs[0] &&
+            o.k.out == sp->outputs[1] && o.v.out == sp->outputs[2])
+            return 1;
+    }
+    return 0;
+}
+
 /* GPT-2's form: Split(qkv, 3 equal parts, last axis), each part read by one
- * Reshape (then the heads' Transposes): the parts become three projections
- * on W's and b's column thirds. */
+ * Reshape (then the heads' Transposes, into an attention block): the parts
+ * become three projections on W's and b's column thirds. */
 static poprt_status split_qkv_parts(poprt__model *m, poprt__node *sp, const void *ctx, int *done)
 {
     (void)ctx;
@@ -507,7 +521,7 @@ static poprt_status split_qkv_parts(poprt__model *m, poprt__node *sp, const void
         if (!rd[i] || !poprt__rw_is(rd[i], "Reshape") || rd[i]->inputs[0] != t)
             return POPRT_OK;
     }
-    if (!qkv_proj(g, sp->inputs[0], sp, H, &mm, &w, &b, &hin))
+    if (!qkv_proj(g, sp->inputs[0], sp, H, &mm, &w, &b, &hin) || !qkv_parts_attention(g, sp))
         return POPRT_OK;
     float *wi = poprt__malloc((size_t)(hin * H) * sizeof(float));
     if (!wi)

@@ -219,7 +219,7 @@ static poprt_model *vit_attention(void)
  * Reshape / Transpose per head (K [0, 2, 3, 1]), scores / sqrt(hd), the
  * causal mask as Where(lower-triangular bool, scores, -3.4e38), Softmax,
  * @ V. */
-static poprt_model *gpt2_attention(void)
+static poprt_model *gpt2_attention(float fill)
 {
     poprt__model *m = qkv_model();
     int64_t cd[4] = {1, 1, S, S};
@@ -232,7 +232,7 @@ static poprt_model *gpt2_attention(void)
     ints(m, "shape4", 4, (int64_t[]){1, S, NH, HD});
     ints(m, "shape3", 3, (int64_t[]){1, S, H});
     scalar(m, "sqrt_hd", 2.0f);
-    scalar(m, "fill", -3.4028234663852886e38f);
+    scalar(m, "fill", fill);
     N2(m, "qkv_mm", "MatMul", "x", "Wqkv", "qm");
     N2(m, "qkv_add", "Add", "bqkv", "qm", "qa");
     poprt__node *sp = tb_node(m, "Split", 2, (const char *[]){"qa", "parts"}, 3,
@@ -504,10 +504,20 @@ END_TEST
  * FusedAttention with a 2-D mask. */
 START_TEST(fused_attention_causal)
 {
-    poprt_model *m = gpt2_attention();
+    poprt_model *m = gpt2_attention(-3.4028234663852886e38f);
     static const char *const gone[] = {"Split", "Where", "Softmax", "MatMul"};
     fused_once(m, gone, 4, 4);
     poprt_model_free(m);
+    /* a fill of -1 is no mask (the Where stays, so no attention block): the
+     * Split is not made three projections either */
+    size_t ch;
+    poprt_model *w = gpt2_attention(-1.0f);
+    poprt_model *p = with(w, "fused_attention", NULL, &ch);
+    ck_assert_uint_eq(ch, 0);
+    ck_assert_int_eq(count(p, "Split"), 1);
+    ck_assert_int_eq(count(p, "MatMul"), count(w, "MatMul"));
+    poprt_model_free(p);
+    poprt_model_free(w);
 }
 END_TEST
 
