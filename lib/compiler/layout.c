@@ -26,7 +26,7 @@
  *     (ai.poprt BlockedAveragePool, BlockedGlobalAveragePool);
  *   - Concat on the channel axis (all inputs and the output share it: a
  *     channel concatenation of whole blocks is the same copy in both
- *     layouts);
+ *     layouts), and Split on it into parts of whole blocks likewise;
  *   - Relu (elementwise: any layout), Identity and inference Dropout (views
  *     of their input's bytes: input and output share the layout);
  *   - other elementwise nodes (unary activations, Add / Sub / Mul / Div,
@@ -119,6 +119,27 @@ static int concat_ok(const poprt__node *n)
         return 0;
     const int64_t axis = poprt__attr_i(n, "axis", 0);
     return axis == 1 || axis == -3;
+}
+
+/* Split on the channel axis into parts of whole blocks of 16: each part
+ * is then the same run of bytes in both layouts (image n's channels
+ * [c0, c1) at n C H W + c0 H W floats), so the Split's input and outputs
+ * share a layout and its kernel needs nothing else (YOLOv8's C2f blocks
+ * split a conv's output in two halves). */
+static int split_ok(const poprt__node *n)
+{
+    if (!poprt__rw_is(n, "Split") || n->n_inputs < 1 || n->n_outputs < 1 ||
+        !static4(poprt__node_in(n, 0)))
+        return 0;
+    const int64_t axis = poprt__attr_i(n, "axis", 0);
+    if (axis != 1 && axis != -3)
+        return 0;
+    for (int i = 0; i < n->n_outputs; i++) {
+        const poprt__tensor *t = poprt__node_out(n, i);
+        if (!t || !static4(t) || t->type.dims[1].value % 16)
+            return 0;
+    }
+    return 1;
 }
 
 /* Relu, and the views that pass their input's bytes through unchanged
@@ -228,7 +249,7 @@ static int reads_ok(const poprt__node *n, int slot)
 {
     if (conv_ok(n) || dwconv_ok(n))
         return slot == 0 || (slot == 3 && is_fused_conv(n));
-    if (pool_ok(n) || avgpool_ok(n) || same_bytes(n))
+    if (pool_ok(n) || avgpool_ok(n) || same_bytes(n) || split_ok(n))
         return slot == 0;
     if (ew_ok(n))
         return ew_operand(poprt__node_in(n, slot), poprt__node_out(n, 0)) == EW_FULL;
@@ -238,7 +259,7 @@ static int reads_ok(const poprt__node *n, int slot)
 static int writes_ok(const poprt__node *n)
 {
     return conv_ok(n) || dwconv_ok(n) || pool_ok(n) || avgpool_ok(n) || concat_ok(n) ||
-           same_bytes(n) || ew_ok(n);
+           same_bytes(n) || split_ok(n) || ew_ok(n);
 }
 
 /* The initial candidates: each tensor by itself. */
@@ -304,6 +325,8 @@ static void settle(const poprt__graph *g, unsigned char *blk)
             if ((pool_ok(n) || avgpool_ok(n) || same_bytes(n) || concat_ok(n)) &&
                 !neutral(n->outputs[0]))
                 changed |= agree(blk, n->inputs, concat_ok(n) ? n->n_inputs : 1, n->outputs[0]);
+            else if (split_ok(n) && !neutral(n->inputs[0]))
+                changed |= agree(blk, n->outputs, n->n_outputs, n->inputs[0]);
             else if (conv_ok(n) && is_fused_conv(n) && poprt__node_in(n, 3))
                 changed |= agree(blk, n->inputs + 3, 1, n->outputs[0]);
             else if (dwconv_ok(n)) {

@@ -79,8 +79,9 @@ static poprt__node *conv(poprt__model *m, const char *x, const char *w, const ch
  *  a -> depthwise Conv 3x3 (group 32) -> Relu -> ad [32,12,12]
  *  ad -> MaxPool 3x3 s2 pad 1 -> p [32,6,6]
  *  p -> Conv 1x1 -> Relu -> e1 [16];  p -> Conv 3x3 -> Relu -> e3 [16]
- *  Concat(e1, e3) -> cat [32,6,6]
- *  cat -> Conv 1x1 -> Add p -> Relu -> z [32,6,6]      (residual)
+ *  Concat(e1, e3) -> cat [32,6,6] -> Split [16, 16] -> sa, sb
+ *  Concat(sb, sa) -> cat2 [32,6,6]
+ *  cat2 -> Conv 1x1 -> Add p -> Relu -> z [32,6,6]     (residual)
  *  z -> Dropout -> zd -> Conv 1x1 s2 -> y5 [48,3,3]    (graph output)
  *  p -> Conv 3x3 -> q [16,6,6] -> GlobalAveragePool -> g (graph output)
  *  p -> AveragePool 6x6 -> v [32,1,1] -> Conv 1x1 -> u [16,1,1] (graph output)
@@ -90,7 +91,7 @@ static poprt__node *conv(poprt__model *m, const char *x, const char *w, const ch
  *  Sub(se, hc) -> Add p -> hz [32,6,6] (one FusedElementwise chain, its
  *  operands per channel and full); hz -> Conv 1x1 -> y7 [16,6,6] (graph output)
  * Expected: a0 (the stem writes it with its row tiles), a, ad, p, e1, e3, cat,
- * z, zd (Dropout's view of z), q (read by GlobalAveragePool, which
+ * sa, sb, cat2, z, zd (Dropout's view of z), q (read by GlobalAveragePool, which
  * becomes BlockedGlobalAveragePool), h, ht, hm, hc and hz in NCHW16c; s (a
  * graph input), v and se (1 x 1: the same bytes either way) and the outputs
  * in NCHW. */
@@ -129,7 +130,20 @@ static poprt__model *layout_model(void)
     poprt__attr *ax = poprt__node_add_attr(cat, "axis", POPRT__ATTR_INT);
     ck_assert_ptr_nonnull(ax);
     ax->i = 1;
-    conv(m, "cat", "W4", "c4", 1, 1);
+    /* the halves of cat swapped: Split into whole blocks, Concat back */
+    int64_t halves[2] = {16, 16}, hd[1] = {2};
+    tb_const(m, "halves", POPRT_DTYPE_INT64, 1, hd, halves);
+    poprt__node *sp = tb_node(m, "Split", 2, (const char *[]){"cat", "halves"}, 2,
+                              (const char *[]){"sa", "sb"});
+    poprt__attr *sax = poprt__node_add_attr(sp, "axis", POPRT__ATTR_INT);
+    ck_assert_ptr_nonnull(sax);
+    sax->i = 1;
+    poprt__node *cat2 =
+        tb_node(m, "Concat", 2, (const char *[]){"sb", "sa"}, 1, (const char *[]){"cat2"});
+    poprt__attr *ax2 = poprt__node_add_attr(cat2, "axis", POPRT__ATTR_INT);
+    ck_assert_ptr_nonnull(ax2);
+    ax2->i = 1;
+    conv(m, "cat2", "W4", "c4", 1, 1);
     tb_node(m, "Add", 2, (const char *[]){"c4", "p"}, 1, (const char *[]){"r4"});
     tb_node(m, "Relu", 1, (const char *[]){"r4"}, 1, (const char *[]){"z"});
     tb_node(m, "Dropout", 1, (const char *[]){"z"}, 1, (const char *[]){"zd"});
@@ -244,7 +258,7 @@ START_TEST(test_layout_graph)
     ck_assert_int_eq(read_blocked(g, "a0"), 1);
     ck_assert_int_eq(read_blocked(g, "a"), 1);
     ck_assert_int_eq(read_blocked(g, "p"), 1);
-    ck_assert_int_eq(read_blocked(g, "cat"), 1);
+    ck_assert_int_eq(read_blocked(g, "cat2"), 1); /* through the Split and Concat */
     ck_assert_int_eq(read_blocked(g, "zd"), 1);
     /* the squeeze-excitation branch: blocked from h to hz, two
      * FusedElementwise nodes in NCHW16c (the Mul alone, Sub + Add) */
@@ -272,7 +286,7 @@ START_TEST(test_layout_graph)
     ck_assert_int_eq(poprt__compile_optimize(m, 0, &any), POPRT_OK);
     ck_assert_int_eq(written_blocked(m->graph, "e1"), 0);
     ck_assert_int_eq(written_blocked(m->graph, "e3"), 0);
-    ck_assert_int_eq(read_blocked(m->graph, "cat"), 0);
+    ck_assert_int_eq(read_blocked(m->graph, "cat2"), 0); /* the Split passes NCHW on */
     ck_assert_int_eq(written_blocked(m->graph, "p"), 1);
     poprt__model_free(m);
 
