@@ -19,6 +19,11 @@ static const char *const compile_passes[] = {
     "eliminate_nop_flatten",   "eliminate_nop_arithmetic",   "fuse_consecutive_cast",
     "fuse_consecutive_reshape", "fuse_consecutive_transpose", "fuse_consecutive_squeeze",
     "fuse_consecutive_unsqueeze", "fuse_bn_into_conv",       "fuse_bn_into_gemm",
+    /* a batch norm no Conv or Gemm before it takes (DenseNet's and
+     * pre-activation ResNets' BatchNormalization -> Relu -> Conv): Mul and
+     * Add by per-channel constants, which the elementwise fusion joins to
+     * the activation after them and the layout choice runs in NCHW16c */
+    "replace_bn_with_mul_add",
     /* transformer blocks: each rewrite computes the same formula in one
      * row-wise or elementwise kernel (equal within float rounding) */
     "erf_gelu_pattern",        "gelu_pattern",               "layer_norm_pattern",

@@ -539,12 +539,108 @@ START_TEST(test_blocked_averagepool)
 }
 END_TEST
 
+/* s [1,16,9,9] -> Conv 3x3 -> c [32] -> MaxPool 2x2 -> p [32,4,4] ->
+ * BatchNormalization (its own node: no Conv before it takes it) -> Relu
+ * -> Conv 1x1 -> y [16,4,4] (DenseNet's and pre-activation ResNets'
+ * order). The compiled graph has no BatchNormalization: a FusedElementwise
+ * (per-channel scale and shift, then Relu) in NCHW16c between the blocked
+ * pool and convolution; the outputs equal the unoptimised session's. */
+static poprt__model *bn_model(void)
+{
+    poprt__model *m = tb_model(15);
+    int64_t sd[] = {1, 16, 9, 9}, cd[] = {32};
+    tb_input(m, "s", POPRT_DTYPE_FLOAT, 4, sd);
+    weights(m, "Wc", 32, 16, 3, 21u);
+    weights(m, "Wy", 16, 32, 1, 22u);
+    float gamma[32], beta[32], mean[32], var[32];
+    uint32_t seed = 23u;
+    for (int i = 0; i < 32; i++) {
+        gamma[i] = 1.0f + 0.5f * frand(&seed);
+        beta[i] = frand(&seed);
+        mean[i] = 0.3f * frand(&seed);
+        var[i] = 1.0f + 0.5f * frand(&seed);
+    }
+    tb_const(m, "gamma", POPRT_DTYPE_FLOAT, 1, cd, gamma);
+    tb_const(m, "beta", POPRT_DTYPE_FLOAT, 1, cd, beta);
+    tb_const(m, "mean", POPRT_DTYPE_FLOAT, 1, cd, mean);
+    tb_const(m, "var", POPRT_DTYPE_FLOAT, 1, cd, var);
+    conv(m, "s", "Wc", "c", 3, 1);
+    poprt__node *mp = tb_node(m, "MaxPool", 1, (const char *[]){"c"}, 1, (const char *[]){"p"});
+    ints(m, mp, "kernel_shape", 2, (int64_t[]){2, 2});
+    ints(m, mp, "strides", 2, (int64_t[]){2, 2});
+    tb_node(m, "BatchNormalization", 5, (const char *[]){"p", "gamma", "beta", "mean", "var"}, 1,
+            (const char *[]){"bn"});
+    tb_node(m, "Relu", 1, (const char *[]){"bn"}, 1, (const char *[]){"r"});
+    conv(m, "r", "Wy", "y", 1, 1);
+    tb_output(m, "y");
+    return m;
+}
+
+START_TEST(test_layout_batchnorm)
+{
+    poprt__model *m = bn_model();
+    infer(m);
+    int any = 0;
+    ck_assert_int_eq(poprt__compile_optimize(m, 0, &any), POPRT_OK);
+    const poprt__graph *g = m->graph;
+    int bn = 0, ew = 0, ew_blocked = 0;
+    for (size_t i = 0; i < g->nodes.len; i++) {
+        const poprt__node *n = g->nodes.items[i];
+        bn += strcmp(n->op_type, "BatchNormalization") == 0;
+        if (strcmp(n->op_type, "FusedElementwise") == 0) {
+            ew++;
+            ew_blocked += strcmp(poprt__attr_s(n, "layout", "NCHW"), "NCHW16c") == 0;
+        }
+    }
+    ck_assert_int_eq(bn, 0);
+    ck_assert_int_eq(ew, 1); /* scale, shift and Relu in one */
+    if (have_blocked()) {
+        ck_assert_int_eq(ew_blocked, 1);
+        ck_assert_int_eq(read_blocked(g, "r"), 1);
+    }
+    poprt__model_free(m);
+
+    poprt_model *pm;
+    ck_assert_int_eq(tb_load(bn_model(), &pm), POPRT_OK);
+    poprt_options *o0;
+    ck_assert_int_eq(poprt_options_create(&o0), POPRT_OK);
+    ck_assert_int_eq(poprt_options_set(o0, "optimize", "0"), POPRT_OK);
+    poprt_session *s0, *s1;
+    ck_assert_int_eq(poprt_session_create(pm, o0, &s0), POPRT_OK);
+    ck_assert_int_eq(poprt_session_create(pm, NULL, &s1), POPRT_OK);
+    float x[16 * 81], ref[16 * 16], got[16 * 16];
+    uint32_t st = 5u;
+    for (size_t i = 0; i < sizeof x / sizeof x[0]; i++)
+        x[i] = frand(&st);
+    int64_t xd[] = {1, 16, 9, 9};
+    poprt_session *ss[2] = {s0, s1};
+    float *outs[2] = {ref, got};
+    for (int k = 0; k < 2; k++) {
+        poprt_stepio *io;
+        ck_assert_int_eq(poprt_stepio_create(&io), POPRT_OK);
+        ck_assert_int_eq(poprt_stepio_set_input(io, "s", POPRT_DTYPE_FLOAT, xd, 4, x, sizeof x),
+                         POPRT_OK);
+        ck_assert_int_eq(poprt_stepio_set_output(io, "y", outs[k], sizeof ref), POPRT_OK);
+        ck_assert_int_eq(poprt_session_run(ss[k], io), POPRT_OK);
+        poprt_stepio_free(io);
+    }
+    for (size_t i = 0; i < sizeof ref / sizeof ref[0]; i++)
+        ck_assert_msg(fabs(got[i] - ref[i]) <= 1e-5 * fabs(ref[i]) + 1e-5,
+                      "element %zu: optimised %.7g, plain %.7g", i, got[i], ref[i]);
+    poprt_session_free(s0);
+    poprt_session_free(s1);
+    poprt_options_free(o0);
+    poprt_model_free(pm);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("layout");
     TCase *tc = tcase_create("nchw16c");
     tcase_add_test(tc, test_layout_graph);
     tcase_add_test(tc, test_layout_session);
+    tcase_add_test(tc, test_layout_batchnorm);
     tcase_add_loop_test(tc, test_blocked_maxpool, 0,
                         (int)(sizeof pool_cases / sizeof pool_cases[0]));
     tcase_add_loop_test(tc, test_blocked_averagepool, 0,
