@@ -1772,6 +1772,9 @@ static void op_vs_ref(kcall *c, poprt__kernel_fn ref, int n_in, int64_t ny, int6
     const poprt__kernel *kn = poprt__kernel_find("", c->node.op_type, c->k.opset);
     ck_assert_ptr_nonnull(kn);
     float *fast = c->vals[4].t.data, *r = fvec(ny, 0), *mag = fvec(ny, 0), *abs_in[3];
+    void *given[3]; /* the inputs, put back at the end (a second call reads them) */
+    for (int i = 0; i < n_in; i++)
+        given[i] = c->vals[i].t.data;
     kc_run(c, kn->run);
     c->vals[4].t.data = r;
     kc_run(c, ref);
@@ -1785,8 +1788,11 @@ static void op_vs_ref(kcall *c, poprt__kernel_fn ref, int n_in, int64_t ny, int6
     for (int64_t i = 0; i < ny; i++)
         ck_assert_msg(fabs(fast[i] - r[i]) <= tol * mag[i] + 1e-30, "%s: y[%lld] = %.9g, ref %.9g",
                       what, (long long)i, (double)fast[i], (double)r[i]);
-    for (int i = 0; i < n_in; i++)
+    for (int i = 0; i < n_in; i++) {
         free(abs_in[i]);
+        c->vals[i].t.data = given[i];
+    }
+    c->vals[4].t.data = fast;
     free(r);
     free(mag);
 }
@@ -1831,6 +1837,8 @@ START_TEST(test_gemm_ops_vs_ref)
     static const int64_t ct[][8] = {
         {8, 16, 6, 7, 2, 0, 2, 1},   {5, 12, 9, 11, 3, 1, 2, 1},  {24, 24, 5, 37, 2, 0, 2, 1},
         {6, 10, 4, 20, 2, 0, 2, 1},  {4, 6, 3, 17, 3, 0, 3, 1},   {8, 12, 3, 33, 2, 0, 2, 2},
+        /* more input channels than the direct path takes, slabs of rows */
+        {96, 20, 9, 13, 2, 0, 2, 1}, {130, 64, 70, 5, 2, 0, 2, 2},
     };
     for (size_t s = 0; s < sizeof ct / sizeof ct[0]; s++) {
         const int64_t C = ct[s][0], M = ct[s][1], H = ct[s][2], W = ct[s][3], k = ct[s][4];
@@ -1851,6 +1859,36 @@ START_TEST(test_gemm_ops_vs_ref)
         kc_ints(&c, "strides", 2, strides);
         kc_ints(&c, "pads", 4, pads);
         op_vs_ref(&c, poprt__ref_conv_transpose, 3, M * OH * OW, C / G * k * k, "ConvTranspose");
+        /* again on W packed by the prepare (kernel = stride: W^T as the
+         * GEMM's A per group); padded ones get no state */
+        poprt__dim dims[2][4];
+        poprt__type types[2];
+        poprt__ival iv[3];
+        memset(iv, 0, sizeof iv);
+        for (int i = 0; i < 2; i++) {
+            const poprt__tval *t = &c.vals[i].t;
+            types[i] = (poprt__type){.kind = POPRT__KIND_TENSOR, .elem = t->dtype,
+                                     .rank = t->rank, .dims = dims[i]};
+            for (int d = 0; d < t->rank; d++)
+                dims[i][d].value = t->dims[d];
+            iv[i].type = &types[i];
+            iv[i].data = t->data;
+            iv[i].nbytes = t->nbytes;
+        }
+        poprt__prep_ctx pc = {&c.node, 11, 3, iv, 0, NULL, 0};
+        void *state = NULL;
+        size_t size = 0;
+        ck_assert_int_eq(poprt__x86_conv_transpose_prepare(&pc, &state, &size), POPRT_OK);
+        ck_assert_int_eq(state != NULL, p == 0 && k == st);
+        if (state) {
+            ck_assert_int_eq(poprt__x86_state_usable(state, size), 1);
+            c.k.state = state;
+            c.k.state_size = size;
+            op_vs_ref(&c, poprt__ref_conv_transpose, 3, M * OH * OW, C / G * k * k,
+                      "ConvTranspose (packed)");
+            c.k.state = NULL;
+            poprt__aligned_free(state);
+        }
         free(x);
         free(w);
         free(b);

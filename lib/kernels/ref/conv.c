@@ -382,6 +382,15 @@ static void tconv_scatter_fn(void *ctx, int64_t m0, int64_t m1)
     }
 }
 
+void poprt__tconv_scatter(poprt__kctx *k, const float *col, const poprt__geom3 *g,
+                          const float *bias, int64_t Mg, int64_t r0, int64_t r1, int64_t npos,
+                          float *y)
+{
+    tconv_scatter_task t = {col, g, bias, r0, r1, npos, y};
+    poprt__kctx_parallel_for(k, Mg, poprt__ref_grain(g->k_sz * npos, 1 << 14), tconv_scatter_fn,
+                             &t);
+}
+
 poprt_status poprt__conv_transpose_op(poprt__kctx *k, const poprt__gemm_engine *e)
 {
     poprt__conv_shape p;
@@ -446,10 +455,8 @@ poprt_status poprt__conv_transpose_op(poprt__kctx *k, const poprt__gemm_engine *
                     e->run(k, wsr, 1, 0, rows, npos, p.Cg, 1.0f, wf + gi * p.Cg * rows, rows,
                            xf + (n * p.C + gi * p.Cg) * g->in_sz + r0 * W, g->in_sz, 0.0f, col,
                            npos);
-                    tconv_scatter_task t = {col, g, bf ? bf + gi * p.Mg : NULL, r0, r1, npos,
-                                            yf + (n * p.M + gi * p.Mg) * g->out_sz};
-                    poprt__kctx_parallel_for(k, p.Mg, poprt__ref_grain(g->k_sz * npos, 1 << 14),
-                                             tconv_scatter_fn, &t);
+                    poprt__tconv_scatter(k, col, g, bf ? bf + gi * p.Mg : NULL, p.Mg, r0, r1,
+                                         npos, yf + (n * p.M + gi * p.Mg) * g->out_sz);
                 }
 
         poprt__ref_store_f32(y, yf);

@@ -47,6 +47,14 @@ poprt_status poprt__ref_conv(poprt__kctx *k);
 poprt_status poprt__ref_conv_transpose(poprt__kctx *k);
 /* ConvTranspose computing its GEMMs with e (gemm.h) */
 poprt_status poprt__conv_transpose_op(poprt__kctx *k, const poprt__gemm_engine *e);
+/* A ConvTranspose whose kernel equals its stride (poprt__tconv_patches):
+ * y = bias + col for input rows [r0, r1) (a row: one (d, h) of the input)
+ * of the Mg output channels from y, col = W^T X over those rows only
+ * ([Mg k_sz][npos]); each output element written once, split over k's
+ * threads by channel. */
+void poprt__tconv_scatter(poprt__kctx *k, const float *col, const poprt__geom3 *g,
+                          const float *bias, int64_t Mg, int64_t r0, int64_t r1, int64_t npos,
+                          float *y);
 /* DeformConv (1 to 3 spatial axes): bilinear sampling into a column matrix
  * per image and group, then a GEMM with e (double: poprt__ref_dgemm) */
 poprt_status poprt__deform_conv_op(poprt__kctx *k, const poprt__gemm_engine *e);

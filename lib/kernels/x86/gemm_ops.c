@@ -239,7 +239,7 @@ int poprt__x86_state_usable(const void *state, size_t size)
     const poprt__sgemm_variant *v = packed_b_variant(state, size, &ours);
     if (ours)
         return v && poprt__sgemm_packed_current((const unsigned char *)state + PACKED_B_HEADER);
-    return poprt__x86_conv_state_usable(state, size);
+    return poprt__x86_conv_state_usable(state, size) && poprt__x86_tconv_state_usable(state, size);
 }
 
 int poprt__x86_state_bf16(const void *state, size_t size)
@@ -490,6 +490,150 @@ static int tconv_direct(poprt__kctx *k, const poprt__conv_shape *p)
            (!b || b->dtype == POPRT_DTYPE_FLOAT) && x->rank == 4 && poprt__tconv_patches(&p->g);
 }
 
+/* ---- ConvTranspose whose kernel equals its stride, W packed ---------------
+ * When the session is compiled, a constant float32 W [C, Mg, KH, KW] of a
+ * 2-D ConvTranspose with kernel = stride, no padding, dilation 1 and no
+ * output padding is packed, group by group, as the fast GEMM's A operand
+ * W_g^T ([Mg KH KW] x Cg; header {magic, G, rows, Cg, bytes per group}).
+ * Each run then computes col = W_g^T X slab by slab of input rows (col
+ * about 256 KiB, in cache for the scatter) on the packed A and writes
+ * y = bias + col (poprt__tconv_scatter): the plain engine packed W^T again
+ * for every slab (U-Net's 512 -> 256 2x2 upsampling at 14 x 14: 2 MB of
+ * weights packed four times per run), and the direct kernel above reads
+ * each input vector for eight products only. W itself stays (the other
+ * paths read it when the shape or the CPU is not the packed one's). */
+#define TCONV_PACK_MAGIC 0x314b504354525050ull /* "PPRTCPK1" */
+#define TCONV_PACK_HEADER 64u
+
+/* Attribute `name` of n: absent, or `count` values all equal to want[i]
+ * (want NULL: all equal to one). */
+static int tconv_attr_is(const poprt__node *n, const char *name, int count, const int64_t *want)
+{
+    const poprt__attr *a = poprt__node_attr(n, name);
+    if (!a)
+        return 1;
+    if (a->type != POPRT__ATTR_INTS || a->n != count)
+        return 0;
+    for (int i = 0; i < count; i++)
+        if (a->ints[i] != (want ? want[i] : 1))
+            return 0;
+    return 1;
+}
+
+poprt_status poprt__x86_conv_transpose_prepare(poprt__prep_ctx *c, void **state, size_t *size)
+{
+    *state = NULL;
+    *size = 0;
+    if (c->n_in < 2 || !c->in[0].type || !c->in[1].type || !c->in[1].data ||
+        c->in[0].type->elem != POPRT_DTYPE_FLOAT || c->in[1].type->elem != POPRT_DTYPE_FLOAT ||
+        c->in[0].type->rank != 4 || c->in[1].type->rank != 4 ||
+        poprt__node_attr(c->node, "output_shape"))
+        return POPRT_OK;
+    const poprt__node *n = c->node;
+    const poprt__type *wt = c->in[1].type;
+    const int64_t C = wt->dims[0].value, Mg = wt->dims[1].value, KH = wt->dims[2].value,
+                  KW = wt->dims[3].value, G = poprt__attr_i(n, "group", 1);
+    const int64_t k2[2] = {KH, KW}, zeros[4] = {0, 0, 0, 0};
+    const char *pad = poprt__attr_s(n, "auto_pad", "NOTSET");
+    if (C <= 0 || Mg <= 0 || KH <= 0 || KW <= 0 || G < 1 || C % G ||
+        (strcmp(pad, "NOTSET") != 0 && strcmp(pad, "VALID") != 0) ||
+        !tconv_attr_is(n, "kernel_shape", 2, k2) || !poprt__node_attr(n, "strides") ||
+        !tconv_attr_is(n, "strides", 2, k2) || !tconv_attr_is(n, "pads", 4, zeros) ||
+        !tconv_attr_is(n, "dilations", 2, NULL) || !tconv_attr_is(n, "output_padding", 2, zeros))
+        return POPRT_OK;
+    const int64_t Cg = C / G, rows = Mg * KH * KW;
+    const poprt__sgemm_variant *v = poprt__sgemm_best();
+    if (!poprt__fast_gemm_fits(rows, 4, Cg))
+        return POPRT_OK;
+    const size_t per = (poprt__sgemm_pack_a_size(v, rows, Cg) + 63) & ~(size_t)63;
+    if (!per)
+        return POPRT_OK;
+    const size_t total = TCONV_PACK_HEADER + per * (size_t)G;
+    unsigned char *blob = poprt__aligned_alloc(total);
+    if (!blob)
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory packing ConvTranspose weights");
+    memset(blob, 0, total); /* (identical weights compare equal: poprt__program_share_states) */
+    const uint64_t h[5] = {TCONV_PACK_MAGIC, (uint64_t)G, (uint64_t)rows, (uint64_t)Cg, per};
+    memcpy(blob, h, sizeof h);
+    const float *w = c->in[1].data;
+    for (int64_t gi = 0; gi < G; gi++) /* W_g is [Cg][rows]: A = W_g^T */
+        poprt__sgemm_pack_a(v, NULL, 1, rows, Cg, w + gi * Cg * rows, rows,
+                            blob + TCONV_PACK_HEADER + (size_t)gi * per);
+    *state = blob;
+    *size = total;
+    return POPRT_OK;
+}
+
+/* The packed W^T of group 0 of a state poprt__x86_conv_transpose_prepare
+ * made, NULL when state is not one; *per: bytes per group. */
+static const unsigned char *tconv_packed(const void *state, size_t size, uint64_t h[5])
+{
+    if (!state || size < TCONV_PACK_HEADER)
+        return NULL;
+    memcpy(h, state, 5 * sizeof *h);
+    if (h[0] != TCONV_PACK_MAGIC || h[4] == 0 || h[1] > (size - TCONV_PACK_HEADER) / h[4])
+        return NULL;
+    return (const unsigned char *)state + TCONV_PACK_HEADER;
+}
+
+/* Runs the ConvTranspose on its packed weights: 1 done (*st set), 0 when
+ * there are none for this shape and CPU. */
+static int tconv_run_packed(poprt__kctx *k, const poprt__conv_shape *p, poprt_status *st)
+{
+    const poprt__geom3 *g = &p->g;
+    const poprt__tval *x = poprt__kin(k, 0), *w = poprt__kin(k, 1), *b = poprt__kin(k, 2);
+    poprt__tval *y = poprt__kout(k, 0);
+    uint64_t h[5];
+    const unsigned char *apack = tconv_packed(k->state, k->state_size, h);
+    const int64_t rows = p->Mg * g->k_sz;
+    if (!apack || x->dtype != POPRT_DTYPE_FLOAT || w->dtype != POPRT_DTYPE_FLOAT ||
+        (b && b->dtype != POPRT_DTYPE_FLOAT) || y->dtype != POPRT_DTYPE_FLOAT || x->rank != 4 ||
+        !poprt__tconv_patches(g) || h[1] != (uint64_t)p->G || h[2] != (uint64_t)rows ||
+        h[3] != (uint64_t)p->Cg)
+        return 0;
+    for (int64_t gi = 0; gi < p->G; gi++)
+        if (!poprt__sgemm_packed_fits(apack + gi * h[4], h[4]))
+            return 0; /* packed for another CPU (an executable file) */
+    /* slabs of R input rows, col about 256 KiB (as the plain path) */
+    const int64_t W = g->in[2], nrows = g->in[0] * g->in[1];
+    int64_t R = (65536 / rows) / (W > 0 ? W : 1);
+    R = R < 1 ? 1 : R > nrows ? nrows : R;
+    float *col = poprt__kctx_scratch(k, (size_t)(rows * R * W) * sizeof(float));
+    void *ws = poprt__kctx_scratch(
+        k, poprt__sgemm_packed_workspace(apack, NULL, 0, 0, rows, R * W, p->Cg) + 1);
+    if (!col || !ws) {
+        *st = poprt__ref_oom(k);
+        return 1;
+    }
+    const float *xf = x->data, *bf = b ? b->data : NULL;
+    float *yf = y->data;
+    const poprt__par par = poprt__par_kctx(k);
+    for (int64_t n = 0; n < p->N; n++)
+        for (int64_t gi = 0; gi < p->G; gi++)
+            for (int64_t r0 = 0; r0 < nrows; r0 += R) {
+                const int64_t r1 = r0 + R < nrows ? r0 + R : nrows, npos = (r1 - r0) * W;
+                if (poprt__sgemm_packed(&par, ws, 0, 0, rows, npos, p->Cg, 1.0f, NULL, 0,
+                                        apack + gi * h[4],
+                                        xf + (n * p->C + gi * p->Cg) * g->in_sz + r0 * W,
+                                        g->in_sz, NULL, 0.0f, col, npos) != 0) {
+                    *st = POPRT__NODE_ERR(k->node, POPRT_STATUS_INTERNAL,
+                                          "packed ConvTranspose weights do not fit the GEMM");
+                    return 1;
+                }
+                poprt__tconv_scatter(k, col, g, bf ? bf + gi * p->Mg : NULL, p->Mg, r0, r1, npos,
+                                     yf + (n * p->M + gi * p->Mg) * g->out_sz);
+            }
+    *st = POPRT_OK;
+    return 1;
+}
+
+int poprt__x86_tconv_state_usable(const void *state, size_t size)
+{
+    uint64_t h[5];
+    const unsigned char *apack = tconv_packed(state, size, h);
+    return !apack || poprt__sgemm_packed_current(apack);
+}
+
 poprt_status poprt__x86_conv_transpose(poprt__kctx *k)
 {
     poprt__conv_shape p;
@@ -497,6 +641,8 @@ poprt_status poprt__x86_conv_transpose(poprt__kctx *k)
     if (st)
         return st;
     poprt__tval *y = poprt__kout(k, 0);
+    if (y->numel > 0 && tconv_run_packed(k, &p, &st))
+        return st;
     if (y->numel == 0 || !tconv_direct(k, &p))
         return poprt__conv_transpose_op(k, &plain_engine);
     const poprt__tval *b = poprt__kin(k, 2);

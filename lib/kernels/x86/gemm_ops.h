@@ -29,6 +29,12 @@ int poprt__x86_state_usable(const void *state, size_t size);
 int poprt__x86_state_bf16(const void *state, size_t size);
 int poprt__x86_conv_state_usable(const void *state, size_t size);
 poprt_status poprt__x86_conv_transpose(poprt__kctx *k);
+/* A 2-D ConvTranspose's constant float32 W packed once as the fast GEMM's
+ * A (W^T per group) when its kernel equals its stride (no padding,
+ * dilation 1, no output padding); no state for other nodes. */
+poprt_status poprt__x86_conv_transpose_prepare(poprt__prep_ctx *c, void **state, size_t *size);
+/* 0 when state is such packed data for a variant this CPU cannot run. */
+int poprt__x86_tconv_state_usable(const void *state, size_t size);
 poprt_status poprt__x86_deform_conv(poprt__kctx *k);
 
 /* The fast GEMM as the GEMM-based kernels call it. poprt__fast_gemm_fits:
