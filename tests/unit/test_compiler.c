@@ -363,6 +363,62 @@ START_TEST(conv_scalar_steps_fuse)
 }
 END_TEST
 
+/* Convs whose epilogue (LeakyRelu, then Max with a scalar: openWakeWord's
+ * blocks) runs on spans the paths choose: a 24-channel 1x3 conv (blocked by
+ * 8 channels on AVX2, its run's blocks before they are transposed) and
+ * 72-channel 3x1 and 1x3 ones (Winograd F(4, 3), a block's consecutive tile
+ * rows at once) on 8-column images; the unfused graph's bits. */
+START_TEST(conv_epilogue_spans)
+{
+    static const struct {
+        int64_t C, H, W, kh, kw;
+    } cases[] = {{24, 10, 8, 1, 3}, {72, 30, 8, 3, 1}, {72, 30, 8, 1, 3}, {24, 5, 70, 1, 3}};
+    for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
+        const int64_t C = cases[t].C, H = cases[t].H, W = cases[t].W, NUM = C * H * W;
+        const int64_t nw = C * C * cases[t].kh * cases[t].kw;
+        float *w1 = malloc((size_t)nw * sizeof(float)), *w2 = malloc((size_t)nw * sizeof(float));
+        float *x = malloc((size_t)NUM * sizeof(float));
+        ck_assert(w1 && w2 && x);
+        fill(w1, (size_t)nw, 3 + (unsigned)t);
+        fill(w2, (size_t)nw, 5 + (unsigned)t);
+        fill(x, (size_t)NUM, 7 + (unsigned)t);
+        for (int64_t i = 0; i < nw; i++) /* sums of a few units */
+            w1[i] *= 0.05f, w2[i] *= 0.05f;
+        poprt__model *m = tb_model(14);
+        int64_t xd[4] = {1, C, H, W}, wd[4] = {C, C, cases[t].kh, cases[t].kw};
+        tb_input(m, "x", POPRT_DTYPE_FLOAT, 4, xd);
+        tb_const(m, "w1", POPRT_DTYPE_FLOAT, 4, wd, w1);
+        tb_const(m, "w2", POPRT_DTYPE_FLOAT, 4, wd, w2);
+        scalar(m, "lo", -0.5f);
+        const int64_t ph = cases[t].kh / 2, pw = cases[t].kw / 2;
+        const char *in = "x";
+        for (int k = 0; k < 2; k++) {
+            char c[8], r[8], o[8];
+            snprintf(c, sizeof c, "c%d", k);
+            snprintf(r, sizeof r, "r%d", k);
+            snprintf(o, sizeof o, k ? "y" : "m%d", k);
+            poprt__node *n = tb_node(m, "Conv", 2, (const char *[]){in, k ? "w2" : "w1"}, 1,
+                                     (const char *[]){c});
+            ck_assert_int_eq(poprt__rw_attr_ints(n, "pads", 4, (int64_t[]){ph, pw, ph, pw}),
+                             POPRT_OK);
+            poprt__node *l = tb_node(m, "LeakyRelu", 1, (const char *[]){c}, 1,
+                                     (const char *[]){r});
+            poprt__node_add_attr(l, "alpha", POPRT__ATTR_FLOAT)->f = 0.2f;
+            tb_node(m, "Max", 2, (const char *[]){r, "lo"}, 1, (const char *[]){o});
+            in = "m0";
+        }
+        tb_output(m, "y");
+        poprt_model *pm;
+        ck_assert_msg(tb_load(m, &pm) == POPRT_OK, "%s", poprt_last_error());
+        check_same(pm, xd, 4, x, (size_t)NUM, 0, 2);
+        poprt_model_free(pm);
+        free(w1);
+        free(w2);
+        free(x);
+    }
+}
+END_TEST
+
 /* Activations written as several nodes that read the conv's (scaled) output
  * twice join the FusedConv as one step, with the unfused graph's bits:
  * x * Clip(x + 3, 0, 6) with the 6 divided or multiplied (by 1/6) after or
@@ -2140,7 +2196,7 @@ START_TEST(conv_winograd)
      * weights are laid out by block, and channel counts that are not whole
      * blocks stay on the GEMM paths) and Winograd fits it */
     const int fits = poprt__x86_convw_fits(&g, c->G, c->C, c->M, 0) != 0 &&
-                     poprt__x86_convb_worth(poprt__convb_best(), c->C, 0);
+                     poprt__x86_convb_worth(poprt__convb_best(), c->C, c->M, 0);
     conv_prec_case(c, 300 + _i, "float32", WINOGRAD_MAGIC, fits);
 }
 END_TEST
@@ -2308,6 +2364,7 @@ int main(void)
     tcase_add_test(tc, float8_pairs_fuse);
     tcase_add_test(tc, conv_output_rounding_fuses);
     tcase_add_test(tc, conv_scalar_steps_fuse);
+    tcase_add_test(tc, conv_epilogue_spans);
     tcase_add_test(tc, conv_composite_activations_fuse);
     tcase_add_test(tc, chains_stop_at_outputs_and_shared_tensors);
     tcase_add_test(tc, in_place_chain_matches);

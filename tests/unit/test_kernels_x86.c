@@ -1193,6 +1193,11 @@ static const ccase convb_cases[] = {
     {3, 8, 1, 17, 33, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2},   /* rows, stride 1 */
     {5, 70, 1, 6, 7, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2},    /* narrow rows: tiles; two groups of 64 */
     {16, 16, 1, 8, 8, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0},   /* 1x1 */
+    /* channels a multiple of 8, not 16: blocks of 8 on AVX2 (cb8), rows of
+     * one channel per block on AVX-512 */
+    {24, 40, 1, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+    {40, 16, 1, 7, 30, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1},
+    {24, 32, 1, 15, 17, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},
 };
 
 /* The Conv node of case cc on d's data set up in c, and its x86 plan. */
@@ -1282,6 +1287,29 @@ START_TEST(test_convb_layout_in_state)
     ck_assert_int_eq(poprt__x86_convb_layout_current(sw, nw), same);
     ck_assert_int_eq(poprt__x86_conv_state_usable(sb, nb), same);
     ck_assert_int_eq(poprt__x86_conv_state_usable(sw, nw), same);
+    {
+        /* direct weights of 24 channels are blocked by the channels per
+         * block v takes (8 or 1), kept in the header's h[7]: the best
+         * variant takes them only when that is its own, and files from
+         * before it was kept (0) are prepared again */
+        const ccase c24 = {24, 16, 1, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1};
+        cdata d24;
+        cdata_init(&d24, &c24, 78);
+        void *s24;
+        size_t n24;
+        ck_assert_int_eq(poprt__x86_convb_pack(v, d24.w, c24.M, c24.C, 3, 3, 0, &s24, &n24),
+                         POPRT_OK);
+        uint64_t h[8];
+        memcpy(h, s24, sizeof h);
+        ck_assert_uint_eq(h[7], (uint64_t)v->cb8);
+        const int same24 = same && best->cb8 == v->cb8;
+        ck_assert_int_eq(poprt__x86_conv_state_usable(s24, n24), same24);
+        h[7] = 0;
+        memcpy(s24, h, sizeof h);
+        ck_assert_int_eq(poprt__x86_conv_state_usable(s24, n24), 0);
+        poprt__aligned_free(s24);
+        cdata_free(&d24);
+    }
     /* the other layout's floats are a permutation of these */
     const poprt__convb_variant *o = NULL;
     for (int i = 0; i < poprt__convb_n_variants; i++)

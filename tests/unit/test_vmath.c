@@ -369,7 +369,8 @@ static void steps_one_by_one(const poprt__vmath_variant *v, const poprt__vmath_s
 
 /* Chains (poprt__vmath_chain_fn) of every step it takes, each with both
  * operand orders and the four x_relu6 orders, on the special values and a
- * sweep, every length up to 70: the bits of the steps run one by one. */
+ * sweep, every length up to 20 and every fourth up to 280: the bits of the
+ * steps run one by one. */
 START_TEST(test_chain_same_bits)
 {
     const poprt__vmath_variant *v = variant_or_skip(_i);
@@ -398,11 +399,11 @@ START_TEST(test_chain_same_bits)
     ck_assert(!poprt__vmath_chain_takes(&sig, 1));
     int64_t nx;
     float *x = inputs(&nx);
-    enum { N = 70 };
+    enum { N = 280 }; /* past two turns of the chain's 8 vectors at 16 lanes */
     float a[N + 4], b[N + 4];
     for (int c = 0; c < nc; c++)
         for (int64_t off = 0; off + N <= nx; off += N * 97 + 13)
-            for (int n = 0; n <= N; n += (n < 20 ? 1 : 7)) {
+            for (int n = 0; n <= N; n += (n < 20 ? 1 : 4)) {
                 memcpy(a, x + off, sizeof(float) * N);
                 memcpy(b, a, sizeof(float) * N);
                 a[N] = b[N] = 777.0f; /* past the end: untouched */

@@ -50,10 +50,14 @@ void poprt__x86_conv_epilogue(const poprt__conv_plan *p, float *y, int64_t off, 
 {
     if (p->z)
         p->add_fn(y + off, 1, p->z + off, 1, y + off, n);
-    if (p->act_fn)
-        p->act_fn(y + off, y + off, n, &p->act_p);
-    if (p->n_post)
-        poprt__ew_scalar_run(p->vm, p->post, p->n_post, y + off, n);
+    if (p->n_chain)
+        p->vm->chain(p->chain, p->n_chain, y + off, n);
+    else {
+        if (p->act_fn)
+            p->act_fn(y + off, y + off, n, &p->act_p);
+        if (p->n_post)
+            poprt__ew_scalar_run(p->vm, p->post, p->n_post, y + off, n);
+    }
     if (p->fp8)
         poprt__fp8_round(y + off, y + off, n, p->fp8_scale, p->fp8 == 2, p->fp8_zp);
 }
@@ -458,7 +462,7 @@ static poprt_status conv_prepare(poprt__prep_ctx *c, void **state, size_t *size)
     const int blocked = known && wt->rank == 4 && G == 1 && poprt__convb_best() &&
                         g3.in[1] > 0 && g3.in[2] > 0 && poprt__x86_convb_fits(&g3, G) &&
                         (g3.k_sz > 1 || blocked_io) &&
-                        poprt__x86_convb_worth(poprt__convb_best(), Cg, blocked_io);
+                        poprt__x86_convb_worth(poprt__convb_best(), Cg, M, blocked_io);
     const int want_bf16 = (c->flags & POPRT__PREP_MATMUL_BF16) != 0;
     /* matmul_precision = bfloat16 without AMX tiles, a 3x3 conv that
      * Winograd takes: F(4x4, 3x3) (up to 128 channels) in float32 (4x fewer
@@ -673,6 +677,21 @@ poprt_status poprt__x86_fused_conv(poprt__kctx *k)
     p.act_p.alpha = p.act_a;
     p.act_p.beta = p.act_b;
     p.act_p.gamma = 0.0f;
+    /* the chain's steps compute what act_fn and the post steps compute */
+    static const int ew_of[] = {
+        [CONV_ACT_NONE] = -1, [CONV_ACT_RELU] = POPRT__EW_RELU, [CONV_ACT_CLIP] = POPRT__EW_CLIP,
+        [CONV_ACT_LEAKY] = POPRT__EW_LEAKY_RELU, [CONV_ACT_SIGMOID] = -1,
+        [CONV_ACT_HSIGMOID] = POPRT__EW_HARD_SIGMOID, [CONV_ACT_HSWISH] = POPRT__EW_HARD_SWISH};
+    if ((p.act == CONV_ACT_NONE || ew_of[p.act] >= 0) && poprt__vmath_chain_takes(p.post, p.n_post)) {
+        int n = 0;
+        if (p.act != CONV_ACT_NONE) /* (HardSwish: alpha 0, the operator's form) */
+            p.chain[n++] = (poprt__vmath_step){ew_of[p.act], 0,
+                                               p.act == CONV_ACT_HSWISH ? 0.0f : p.act_a,
+                                               p.act == CONV_ACT_HSWISH ? 0.0f : p.act_b};
+        for (int s = 0; s < p.n_post; s++)
+            p.chain[n++] = p.post[s];
+        p.n_chain = n;
+    }
     if (y->numel == 0)
         return POPRT_OK;
     return conv_f32(k, &p, x->data, w->data, b ? b->data : NULL, y->data);

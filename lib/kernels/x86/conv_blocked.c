@@ -5,12 +5,14 @@
 #include "kernels/x86/conv_paths.h"
 #include "kernels/x86/conv_blocked.h"
 
-#define POPRT__CONVB_VARIANT(isa, level, wlayout)                                                  \
+#define POPRT__CONVB_VARIANT(isa, level, wlayout, cb8)                                             \
     {#isa,                                                                                         \
      level,                                                                                        \
      wlayout,                                                                                      \
      poprt__convb_run_##isa,                                                                       \
      poprt__convb_block_##isa,                                                                     \
+     cb8,                                                                                          \
+     poprt__convb_block8_avx2,                                                                     \
      poprt__convb_rows_##isa,                                                                      \
      poprt__convb_even_##isa,                                                                      \
      poprt__transpose_bias_##isa,                                                                  \
@@ -88,27 +90,38 @@ int poprt__x86_convb_fits(const poprt__geom3 *g, int64_t G)
     return G == 1 && g->in[0] == 1 && g->k[0] == 1 && g->out[0] == 1 && g->out_sz >= 1;
 }
 
-int poprt__x86_convb_worth(const poprt__convb_variant *v, int64_t C, int blocked_io)
+int poprt__x86_convb_worth(const poprt__convb_variant *v, int64_t C, int64_t M, int blocked_io)
 {
-    return v && (v->wlayout == POPRT__CONVB_INTERLEAVED || C % 16 == 0 || blocked_io);
+    /* blocks of 8 input channels only for whole blocks of 16 outputs: a
+     * last block of 8 (M = 24, 72) computed 16 and lost to the GEMM paths
+     * (oww_embedding's 24 -> 24 convs 0.20 -> 0.24 ms, Zen 3) */
+    return v && (v->wlayout == POPRT__CONVB_INTERLEAVED || C % 16 == 0 ||
+                 (v->cb8 == 8 && C % 8 == 0 && M % 16 == 0) || blocked_io);
 }
 
-/* Channels per input block: 16 when they divide C, else 1 (plain padded
- * planes; also for stems with 3 channels, whose weights per channel then
- * fit in L1 on their own). */
-static int64_t convb_cb(int64_t C) { return C % 16 == 0 ? 16 : 1; }
+/* Channels per input block for variant v (NULL: the best here): 16 when
+ * they divide C, else 8 when they divide it and v blocks by 8, else 1
+ * (plain padded planes; also for stems with 3 channels, whose weights per
+ * channel then fit in L1 on their own). */
+static int64_t convb_cb(const poprt__convb_variant *v, int64_t C)
+{
+    if (!v)
+        v = poprt__convb_best();
+    return C % 16 == 0 ? 16 : v && v->cb8 == 8 && C % 8 == 0 ? 8 : 1;
+}
 
 int poprt__x86_convb_stem_bf16_fits(const poprt__geom3 *g, int64_t C)
 {
-    return convb_cb(C) == 1 && poprt__x86_convb_fits(g, 1) && g->s[2] == 2 && g->d[2] == 1 &&
+    return convb_cb(NULL, C) == 1 && poprt__x86_convb_fits(g, 1) && g->s[2] == 2 && g->d[2] == 1 &&
            g->out[2] >= 16 && poprt__convb_bf16_usable();
 }
 
 /* Blocked geometry: cb channels per block, zero-padded input of Hp x Wp
  * (only the rows and columns some tap reads). */
-static void convb_geom_of(const poprt__geom3 *g, int64_t C, poprt__convb_geom *cg, int64_t *Hp)
+static void convb_geom_of(const poprt__convb_variant *v, const poprt__geom3 *g, int64_t C,
+                          poprt__convb_geom *cg, int64_t *Hp)
 {
-    cg->cb = convb_cb(C);
+    cg->cb = convb_cb(v, C);
     cg->split = 0;
     cg->ncb = C / cg->cb;
     cg->KH = g->k[1];
@@ -177,6 +190,8 @@ static void convb_block_task_fn(void *ctx, int64_t r0, int64_t r1)
         if (cb == 16) /* Winograd's last block of C not a multiple of 16: zeros past C */
             t->v->block(src, HW, (int)(p->C - cbi * 16 < 16 ? p->C - cbi * 16 : 16), c1 - c0,
                         dst + c0 * 16);
+        else if (cb == 8)
+            t->v->block8(src, HW, c1 - c0, dst + c0 * 8);
         else if (cg->split) { /* even columns, then odd ones */
             const int64_t a = c0 & 1; /* src[a] is the first even column */
             t->v->even(src + a, (c1 - c0 - a + 1) / 2, dst + ((c0 + a) >> 1));
@@ -332,7 +347,7 @@ poprt_status poprt__x86_conv_blocked(poprt__kctx *k, const poprt__conv_plan *p,
     const poprt__geom3 *g = &p->g;
     convb_job t = {.p = p, .x = x, .b = b, .w = w, .y = y, .w_group = w_group,
                    .xblk = p->xblk, .yblk = p->yblk, .v = v, .bf16 = bf16};
-    convb_geom_of(g, p->C, &t.g, &t.Hp);
+    convb_geom_of(v, g, p->C, &t.g, &t.Hp);
     /* bfloat16 with one channel per block: a stem on column-pair words */
     const int stem_bf16 = bf16 && t.g.cb == 1;
     if (stem_bf16 && !poprt__x86_convb_stem_bf16_fits(g, p->C)) /* (the packer refuses it) */
@@ -495,7 +510,7 @@ poprt_status poprt__x86_convb_pack(const poprt__convb_variant *v, const float *w
                                    int64_t C, int64_t KH, int64_t KW, int bf16, void **state,
                                    size_t *size)
 {
-    const int64_t cb = convb_cb(C), ncb = C / cb;
+    const int64_t cb = convb_cb(v, C), ncb = C / cb;
     const int layout = convb_layout(v, bf16);
     if (bf16 && !poprt__convb_bf16_usable())
         return poprt__err(POPRT_STATUS_INTERNAL,
@@ -503,6 +518,9 @@ poprt_status poprt__x86_convb_pack(const poprt__convb_variant *v, const float *w
                           (long long)C);
     if (bf16 && cb == 1)
         return convb_pack_stem_bf16(w, M, C, KH, KW, layout, state, size);
+    if (bf16 && cb != 16)
+        return poprt__err(POPRT_STATUS_INTERNAL,
+                          "bfloat16 blocked convolution weights of %lld channels", (long long)C);
     const int64_t n_og = poprt__ceil_div(M, CONVB_GROUP);
     /* floats per group (the last may use fewer); bf16: words, half as many */
     const int64_t w_group = ncb * KH * KW * cb * CONVB_GROUP;
@@ -517,7 +535,8 @@ poprt_status poprt__x86_convb_pack(const poprt__convb_variant *v, const float *w
     }
     memset(blob, 0, total);
     uint64_t h[8] = {bf16 ? CONV_BLOCKED_BF16_MAGIC : CONV_BLOCKED_MAGIC, (uint64_t)M,
-                     (uint64_t)C, (uint64_t)KH, (uint64_t)KW, (uint64_t)per, (uint64_t)layout, 0};
+                     (uint64_t)C, (uint64_t)KH, (uint64_t)KW, (uint64_t)per, (uint64_t)layout,
+                     (uint64_t)cb};
     memcpy(blob, h, sizeof h);
     float *dst = (float *)(blob + CONV_PACK_HEADER);
     for (int64_t og = 0; og < n_og; og++) {
@@ -578,7 +597,7 @@ const void *poprt__x86_convb_state(const poprt__kctx *k, const poprt__conv_plan 
         (*bf16 && p->C % 16 && !poprt__x86_convb_stem_bf16_fits(g, p->C)) ||
         h[1] != (uint64_t)p->M || h[2] != (uint64_t)p->C ||
         h[3] != (uint64_t)g->k[1] || h[4] != (uint64_t)g->k[2] || h[5] == 0 ||
-        h[6] != (uint64_t)convb_layout(v, *bf16) ||
+        h[6] != (uint64_t)convb_layout(v, *bf16) || (!*bf16 && h[7] != (uint64_t)convb_cb(v, p->C)) ||
         (uint64_t)poprt__ceil_div(p->M, CONVB_GROUP) > floats / h[5])
         return NULL;
     *w_group = (int64_t)h[5];
@@ -792,7 +811,10 @@ int poprt__x86_convb_layout_current(const void *state, size_t size)
     if (!v || !state || size < sizeof h)
         return 0;
     memcpy(h, state, sizeof h);
-    return h[6] == (uint64_t)v->wlayout;
+    /* float32 direct weights: also blocked by the channels per block that v
+     * takes (h[7]; files from before it was kept hold 0) */
+    return h[6] == (uint64_t)v->wlayout &&
+           (h[0] != CONV_BLOCKED_MAGIC || h[7] == (uint64_t)convb_cb(v, (int64_t)h[2]));
 }
 
 int poprt__x86_convw_state_magic(const void *state, size_t size)
@@ -1084,7 +1106,7 @@ poprt_status poprt__x86_conv_winograd(poprt__kctx *k, const poprt__conv_plan *p,
     t.tw = (OW + t.ew - 1) / t.ew;
     t.T = t.th * t.tw;
     /* the blocked input, padded to whole tiles: e th + 2 rows of e tw + 2 */
-    convb_geom_of(g, p->C, &t.b.g, &t.b.Hp);
+    convb_geom_of(v, g, p->C, &t.b.g, &t.b.Hp);
     t.b.g.cb = 16; /* blocks of 16 channels, the last zero past C */
     t.b.g.ncb = poprt__ceil_div(p->C, 16);
     t.b.g.split = 0;

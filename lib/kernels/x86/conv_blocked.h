@@ -185,6 +185,9 @@ void poprt__convb_run_avx2(const float *x, const float *w, const float *bias, in
                            int64_t c1, int acc_in, float *out, int64_t ldo, const float *z,
                            int relu, const void *pf, int64_t pf_bytes);
 void poprt__convb_block_avx2(const float *src, int64_t spitch, int rows, int64_t n, float *dst);
+/* dst[j * 8 + i] = src[i * spitch + j] for j < n, i < 8: 8 channel rows
+ * into a run of blocks of 8 (AVX2; the AVX-512 variant has none). */
+void poprt__convb_block8_avx2(const float *src, int64_t spitch, int64_t n, float *dst);
 void poprt__convb_rows_avx2(const float *x, const float *w, int64_t wpitch, const float *bias,
                             int64_t mc, const poprt__convb_geom *g, int64_t oh, int relu, int blk,
                             float *y, int64_t ldy);
@@ -214,6 +217,11 @@ typedef struct poprt__convb_variant {
                 int acc_in, float *out, int64_t ldo, const float *z, int relu, const void *pf,
                 int64_t pf_bytes);
     void (*block)(const float *src, int64_t spitch, int rows, int64_t n, float *dst);
+    /* channels per input block for C a multiple of 8 but not of 16: 8 (the
+     * input blocked by block8, the tiles' weights 8 rows per tap), or 1 (one
+     * channel per block) */
+    int cb8;
+    void (*block8)(const float *src, int64_t spitch, int64_t n, float *dst);
     void (*rows)(const float *x, const float *w, int64_t wpitch, const float *bias, int64_t mc,
                  const poprt__convb_geom *g, int64_t oh, int relu, int blk, float *y,
                  int64_t ldy);
@@ -326,6 +334,11 @@ static inline void poprt__convb_block_avx2(const float *src, int64_t spitch, int
                                            int64_t n, float *dst)
 {
     poprt__convb_block_avx512(src, spitch, rows, n, dst);
+}
+static inline void poprt__convb_block8_avx2(const float *src, int64_t spitch, int64_t n,
+                                            float *dst)
+{
+    (void)src, (void)spitch, (void)n, (void)dst;
 }
 static inline void poprt__convb_rows_avx2(const float *x, const float *w, int64_t wpitch,
                                           const float *bias, int64_t mc,

@@ -151,6 +151,22 @@ void poprt__convb_block_avx2(const float *src, int64_t spitch, int rows, int64_t
             dst[j * 16 + c] = c < rows ? src[c * spitch + j] : 0.0f;
 }
 
+void poprt__convb_block8_avx2(const float *src, int64_t spitch, int64_t n, float *dst)
+{
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        __m256 r[8];
+        for (int k = 0; k < 8; k++)
+            r[k] = _mm256_loadu_ps(src + k * spitch + j);
+        tr8(r);
+        for (int c = 0; c < 8; c++)
+            _mm256_storeu_ps(dst + (j + c) * 8, r[c]);
+    }
+    for (; j < n; j++)
+        for (int c = 0; c < 8; c++)
+            dst[j * 8 + c] = src[c * spitch + j];
+}
+
 /* ---- one-channel blocks: output rows in place (see conv_blocked.h) ---- */
 
 #define ROWS_CH 4 /* output channels per tile */

@@ -39,6 +39,11 @@ typedef struct poprt__conv_plan {
     int fp8_zp;
     int n_post;     /* FusedConv post_*: scalar steps after the activation */
     poprt__ew_scalar_step post[POPRT__EW_MAX_STEPS];
+    /* the activation and the post steps as one chain of vm (0 steps: not
+     * one it computes, or nothing to do): one call per span of outputs
+     * instead of one per step, the same bits */
+    int n_chain;
+    poprt__vmath_step chain[POPRT__EW_MAX_STEPS + 1];
     const poprt__vmath_variant *vm;
 } poprt__conv_plan;
 
@@ -223,13 +228,14 @@ int poprt__x86_convb_fits(const poprt__geom3 *g, int64_t G);
  * dilation, at least 16 output columns, AVX512-BF16 here (conv_blocked.h:
  * poprt__convb_rows_bf16_avx512). */
 int poprt__x86_convb_stem_bf16_fits(const poprt__geom3 *g, int64_t C);
-/* Whether variant v pays for a conv of C input channels that fits: always
- * on the interleaved (AVX-512) tiles; on the by-block (AVX2) ones only for
- * whole 16-channel blocks or an NCHW16c operand (blocked_io): with one
+/* Whether variant v pays for a conv of C input and M output channels that
+ * fits: always on the interleaved (AVX-512) tiles; on the by-block (AVX2)
+ * ones for whole 16-channel blocks, an NCHW16c operand (blocked_io), or C a
+ * multiple of 8 (blocks of 8, v->cb8) with M a multiple of 16: with one
  * channel per block each block pass reads the input again for 12 FMAs a
  * step (oww_embedding's 24- and 72-channel convs took 2x the GEMM paths'
  * time). */
-int poprt__x86_convb_worth(const poprt__convb_variant *v, int64_t C, int blocked_io);
+int poprt__x86_convb_worth(const poprt__convb_variant *v, int64_t C, int64_t M, int blocked_io);
 poprt_status poprt__x86_convb_pack(const poprt__convb_variant *v, const float *w, int64_t M,
                                    int64_t C, int64_t KH, int64_t KW, int bf16, void **state,
                                    size_t *size);
