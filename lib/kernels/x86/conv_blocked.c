@@ -271,12 +271,18 @@ static void convb_lane_fn(void *ctx, int64_t l0, int64_t l1)
                 continue;
             }
             float *yq = t->y + (n * p->M + oc0) * OHW + q0;
+            /* an epilogue without a residual is elementwise: on the run's
+             * blocks before they are transposed, one span instead of a
+             * short one per channel (the blocks past mc are not stored) */
+            const int epi_tmp = poprt__x86_conv_has_epilogue(p) && !relu && !p->z;
+            if (epi_tmp)
+                poprt__x86_conv_epilogue(p, tmp, 0, nb * (q1 - q0) * 16);
             for (int bi = 0; bi < nb; bi++) {
                 const int rows = (int)(mc - bi * 16 < 16 ? mc - bi * 16 : 16);
                 t->v->transpose_bias(tmp + bi * (q1 - q0) * 16, 16, q1 - q0, rows, NULL,
                                              relu, yq + bi * 16 * OHW, OHW);
             }
-            if (poprt__x86_conv_has_epilogue(p) && !relu)
+            if (poprt__x86_conv_has_epilogue(p) && !relu && !epi_tmp)
                 for (int64_t m = 0; m < mc; m++)
                     poprt__x86_conv_epilogue(p, t->y, yq + m * OHW - t->y, q1 - q0);
         }
@@ -917,6 +923,14 @@ static void convw_epilogue(const convw_job *t, int64_t yoff, int rows, int64_t c
 {
     const poprt__conv_plan *p = t->b.p;
     const int64_t OW = p->g.out[2], OHW = p->g.out_sz;
+    if (cols == OW) { /* whole rows: one run per channel (or block) */
+        if (t->b.yblk)
+            poprt__x86_conv_epilogue(p, t->b.y, yoff, rows * OW * 16);
+        else
+            for (int64_t i = 0; i < nch; i++)
+                poprt__x86_conv_epilogue(p, t->b.y, yoff + i * OHW, rows * OW);
+        return;
+    }
     for (int r = 0; r < rows; r++) {
         if (t->b.yblk)
             poprt__x86_conv_epilogue(p, t->b.y, yoff + r * OW * 16, cols * 16);
@@ -963,12 +977,30 @@ static void convw_mul_fn(void *ctx, int64_t i0, int64_t i1)
     }
 }
 
-/* Tile rows r = (n * (Mp / 16) + ob) * th + ty of Y. */
+/* The epilogue on output rows [oh0, oh1) of image n's block ob (nch
+ * channels): one run per channel, or one for the block (NCHW16c). */
+static void convw_epi_rows(const convw_job *t, int64_t n, int64_t ob, int64_t oh0, int64_t oh1,
+                           int nch)
+{
+    const poprt__conv_plan *p = t->b.p;
+    const int64_t OW = p->g.out[2], OHW = p->g.out_sz, base = (n * p->M + ob * 16) * OHW;
+    if (t->b.yblk)
+        poprt__x86_conv_epilogue(p, t->b.y, base + oh0 * OW * 16, (oh1 - oh0) * OW * 16);
+    else
+        for (int i = 0; i < nch; i++)
+            poprt__x86_conv_epilogue(p, t->b.y, base + i * OHW + oh0 * OW, (oh1 - oh0) * OW);
+}
+
+/* Tile rows r = (n * (Mp / 16) + ob) * th + ty of Y. The epilogue left to
+ * do runs once per run of a block's consecutive tile rows (one per tile
+ * row was a call per channel for a few outputs on small images). */
 static void convw_out_fn(void *ctx, int64_t r0, int64_t r1)
 {
     const convw_job *t = ctx;
     const poprt__conv_plan *p = t->b.p;
     const int64_t OW = p->g.out[2], OH = p->g.out[1], OHW = p->g.out_sz, nob = t->Mp / 16;
+    int64_t en = -1, eob = 0, eoh0 = 0, eoh1 = 0; /* the rows whose epilogue is pending */
+    int enc = 0;
     for (int64_t r = r0; r < r1; r++) {
         const int64_t ty = r % t->th, nob_i = r / t->th, ob = nob_i % nob, n = nob_i / nob;
         const int64_t oh = t->eh * ty;
@@ -982,9 +1014,18 @@ static void convw_out_fn(void *ctx, int64_t r0, int64_t r1)
         const float *bias = t->b.b ? t->b.b + ob * 16 : NULL;
         t->out(m, t->pstep, t->tw, bias, rows, OW, OW, z, t->relu, t->b.yblk, t->b.y + yoff, OHW,
                nch);
-        if (t->epi_after)
-            convw_epilogue(t, yoff, rows, OW, nch);
+        if (!t->epi_after)
+            continue;
+        if (en == n && eob == ob && eoh1 == oh) {
+            eoh1 = oh + rows;
+            continue;
+        }
+        if (en >= 0)
+            convw_epi_rows(t, en, eob, eoh0, eoh1, enc);
+        en = n, eob = ob, eoh0 = oh, eoh1 = oh + rows, enc = nch;
     }
+    if (en >= 0)
+        convw_epi_rows(t, en, eob, eoh0, eoh1, enc);
 }
 
 /* The fused form's lanes: each item transforms its chunk of tiles into the
@@ -1060,11 +1101,15 @@ static void convw_fused_fn(void *ctx, int64_t l0, int64_t l1)
                             * (the transform's scatter stores cost more) */
                         t->out(m, pstep, len, bias, rows, t->ew * len, cols, NULL, t->relu, 1,
                                tb, 0, 16);
+                        for (int r = 0; t->epi_after && !p->z && r < rows; r++)
+                            /* elementwise: on each row's blocks (its cols
+                             * written positions), before the transposition */
+                            poprt__x86_conv_epilogue(p, tb, r * t->ew * len * 16, cols * 16);
                         for (int r = 0; r < rows; r++)
                             t->b.v->transpose_bias(tb + r * t->ew * len * 16, 16, cols, nch, NULL,
                                                    0, t->b.y + yoff + r * OW, OHW);
                     }
-                    if (t->epi_after)
+                    if (t->epi_after && (t->b.yblk || p->z))
                         convw_epilogue(t, yoff, rows, cols, nch);
                 }
             }
