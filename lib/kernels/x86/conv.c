@@ -682,7 +682,8 @@ poprt_status poprt__x86_fused_conv(poprt__kctx *k)
         [CONV_ACT_NONE] = -1, [CONV_ACT_RELU] = POPRT__EW_RELU, [CONV_ACT_CLIP] = POPRT__EW_CLIP,
         [CONV_ACT_LEAKY] = POPRT__EW_LEAKY_RELU, [CONV_ACT_SIGMOID] = -1,
         [CONV_ACT_HSIGMOID] = POPRT__EW_HARD_SIGMOID, [CONV_ACT_HSWISH] = POPRT__EW_HARD_SWISH};
-    if ((p.act == CONV_ACT_NONE || ew_of[p.act] >= 0) && poprt__vmath_chain_takes(p.post, p.n_post)) {
+    if ((p.act == CONV_ACT_NONE || ew_of[p.act] >= 0) &&
+        poprt__vmath_chain_takes(p.post, p.n_post)) {
         int n = 0;
         if (p.act != CONV_ACT_NONE) /* (HardSwish: alpha 0, the operator's form) */
             p.chain[n++] = (poprt__vmath_step){ew_of[p.act], 0,

@@ -603,7 +603,8 @@ const void *poprt__x86_convb_state(const poprt__kctx *k, const poprt__conv_plan 
         (*bf16 && p->C % 16 && !poprt__x86_convb_stem_bf16_fits(g, p->C)) ||
         h[1] != (uint64_t)p->M || h[2] != (uint64_t)p->C ||
         h[3] != (uint64_t)g->k[1] || h[4] != (uint64_t)g->k[2] || h[5] == 0 ||
-        h[6] != (uint64_t)convb_layout(v, *bf16) || (!*bf16 && h[7] != (uint64_t)convb_cb(v, p->C)) ||
+        h[6] != (uint64_t)convb_layout(v, *bf16) ||
+        (!*bf16 && h[7] != (uint64_t)convb_cb(v, p->C)) ||
         (uint64_t)poprt__ceil_div(p->M, CONVB_GROUP) > floats / h[5])
         return NULL;
     *w_group = (int64_t)h[5];
