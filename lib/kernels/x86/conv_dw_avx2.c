@@ -6,5 +6,5 @@
 #define DW_LANES 8
 #define DW_BLOCKED_NAME poprt__dwconv_blocked_avx2
 #define DW_GROUPED_NAME poprt__gconv_blocked_avx2
-#define DW_BCOLS 4 /* 16-float vectors are two ymm: 8 accumulators */
+#define DW_BLANES 8 /* the blocked form a half block at a time */
 #include "kernels/x86/conv_dw_body.inc"
