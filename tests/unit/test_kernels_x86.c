@@ -1198,6 +1198,12 @@ static const ccase convb_cases[] = {
     {24, 40, 1, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
     {40, 16, 1, 7, 30, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1},
     {24, 32, 1, 15, 17, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},
+    /* tiles that are runs of one row (AVX2 reads them from one pointer),
+     * at column stride 2, 1 with dilation 2, and rows of 7 (a run, then a
+     * tile across rows) */
+    {32, 48, 1, 14, 14, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0},
+    {32, 32, 1, 6, 27, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},
+    {48, 16, 1, 5, 20, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2},
 };
 
 /* The Conv node of case cc on d's data set up in c, and its x86 plan. */
