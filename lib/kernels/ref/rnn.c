@@ -10,7 +10,9 @@
  * sigmoid, tanh and relu use the session's vectorised math.
  * With sequence_lens, batch entry b runs only its first len[b] steps (the
  * reverse direction starts at len[b]-1); Y is zero past them and Y_h/Y_c
- * hold the state after the last step run. */
+ * hold the state after the last step run. A bidirectional node's two
+ * directions run their steps on a thread each when the session has two
+ * (or more, for small steps); the products give the same bits either way. */
 #include <math.h>
 #include <string.h>
 #include "kernels/ref/rnn.h"
@@ -182,6 +184,9 @@ typedef struct {
 /* Rows of A per product up to which it runs as Wt A^T (N x M, M columns:
  * the engines' few-column form, reading Wt once) */
 #define RNN_FEW_ROWS 8
+/* Products per step (batch x gates x hidden x hidden) up to which the two
+ * directions run on a thread each beyond two threads */
+#define RNN_DIRS_APART_MACS (1 << 22)
 
 /* C[b][n] = beta C[b][n] + sum_k A[b][k] Wt[n][k] for b < M, n < N (A's
  * rows K apart, C's ldc apart), on j's engine: up to RNN_FEW_ROWS rows as
@@ -249,23 +254,39 @@ static int64_t s_off(const rnn_job *j, int d, int64_t b)
     return (j->layout ? b * j->dirs + d : d * j->B + b) * j->H;
 }
 
-/* One direction d. Scratch: xw [T*B, G*H], hr [B, G*H], h, c, r·h. */
-static poprt_status run_direction(poprt__kctx *k, const rnn_job *j, int d)
+/* One direction's state between its preparation and its steps. Scratch:
+ * xw [T*B, G*H], hr [B, G*H], h, c, r·h. */
+typedef struct rnn_dir {
+    const rnn_job *j;
+    int d, reverse;
+    const rnn_act *act;
+    const float *R;
+    float *xw, *hr, *h, *c, *rh, *rbh, *ct;
+    void *ws_h, *ws_r;
+} rnn_dir;
+
+/* Direction d's scratch, biases, input projection (over k's threads) and
+ * initial states. */
+static poprt_status dir_prepare(poprt__kctx *k, const rnn_job *j, int d, rnn_dir *s)
 {
     int64_t T = j->T, B = j->B, I = j->I, H = j->H, G = j->gates, GH = G * H;
-    int reverse = d == 1 || strcmp(poprt__attr_s(k->node, "direction", "forward"), "reverse") == 0;
-    const rnn_act *act = &j->acts[d * (G == 4 ? 3 : (G == 3 ? 2 : 1))];
+    s->j = j;
+    s->d = d;
+    s->reverse =
+        d == 1 || strcmp(poprt__attr_s(k->node, "direction", "forward"), "reverse") == 0;
+    s->act = &j->acts[d * (G == 4 ? 3 : (G == 3 ? 2 : 1))];
     size_t fs = sizeof(float);
-    float *xw = poprt__kctx_scratch(k, (size_t)(T * B * GH + 1) * fs);
-    float *hr = poprt__kctx_scratch(k, (size_t)(B * GH + 1) * fs);
-    float *h = poprt__kctx_scratch(k, (size_t)(B * H + 1) * fs);
-    float *c = poprt__kctx_scratch(k, (size_t)(B * H + 1) * fs);
-    float *rh = poprt__kctx_scratch(k, (size_t)(B * H + 1) * fs);
+    float *xw = s->xw = poprt__kctx_scratch(k, (size_t)(T * B * GH + 1) * fs);
+    s->hr = poprt__kctx_scratch(k, (size_t)(B * GH + 1) * fs);
+    float *h = s->h = poprt__kctx_scratch(k, (size_t)(B * H + 1) * fs);
+    float *c = s->c = poprt__kctx_scratch(k, (size_t)(B * H + 1) * fs);
+    s->rh = poprt__kctx_scratch(k, (size_t)(B * H + 1) * fs);
     float *bias = poprt__kctx_scratch(k, (size_t)(GH + 1) * fs);
-    float *rbh = poprt__kctx_scratch(k, (size_t)(H + 1) * fs);
-    if (!xw || !hr || !h || !c || !rh || !bias || !rbh)
+    float *rbh = s->rbh = poprt__kctx_scratch(k, (size_t)(H + 1) * fs);
+    if (!xw || !s->hr || !h || !c || !s->rh || !bias || !rbh)
         return POPRT__NODE_ERR(k->node, POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
-    const float *W = j->W + d * GH * I, *R = j->R + d * GH * H;
+    const float *W = j->W + d * GH * I;
+    s->R = j->R + d * GH * H;
     /* biases: Wb + Rb, except GRU's Rbh with linear_before_reset (inside r·(...)) */
     memset(rbh, 0, (size_t)H * fs);
     for (int64_t n = 0; n < GH; n++) {
@@ -283,17 +304,18 @@ static poprt_status run_direction(poprt__kctx *k, const rnn_job *j, int d)
     const int64_t px = !j->layout || B == 1 ? T * B : T;
     const int64_t cols = G == 3 && !j->lbr ? 2 * H : GH;
     const int gru_rh = G == 3 && !j->lbr; /* r h before its product */
-    void *ws_x, *ws_h, *ws_r = NULL;
+    void *ws_x;
+    s->ws_r = NULL;
     /* Wt A^T of up to RNN_FEW_ROWS rows (the projection's too) */
-    float *ct = poprt__kctx_scratch(k, (size_t)(RNN_FEW_ROWS * GH) * fs);
-    if (!rnn_mm_ws(k, j, px, GH, I, &ws_x) || !rnn_mm_ws(k, j, B, cols, H, &ws_h) ||
-        (gru_rh && !rnn_mm_ws(k, j, B, H, H, &ws_r)) || !ct)
+    s->ct = poprt__kctx_scratch(k, (size_t)(RNN_FEW_ROWS * GH) * fs);
+    if (!rnn_mm_ws(k, j, px, GH, I, &ws_x) || !rnn_mm_ws(k, j, B, cols, H, &s->ws_h) ||
+        (gru_rh && !rnn_mm_ws(k, j, B, H, H, &s->ws_r)) || !s->ct)
         return POPRT__NODE_ERR(k->node, POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
     /* xw row t B + b: the biases + X[t, b] W^T */
     for (int64_t q = 0; q < T * B; q++)
         memcpy(xw + q * GH, bias, (size_t)GH * fs);
     for (int64_t b0 = 0; px > 0 && b0 < T * B / px; b0++)
-        rnn_mm(k, j, ws_x, ct, px, GH, I, j->X + x_row(j, 0, b0) * I, W, 1.f, xw + b0 * GH,
+        rnn_mm(k, j, ws_x, s->ct, px, GH, I, j->X + x_row(j, 0, b0) * I, W, 1.f, xw + b0 * GH,
                px == T * B ? GH : B * GH);
     for (int64_t b = 0; b < B; b++) {
         if (j->h0)
@@ -305,6 +327,23 @@ static poprt_status run_direction(poprt__kctx *k, const rnn_job *j, int d)
         else
             memset(c + b * H, 0, (size_t)H * fs);
     }
+    return POPRT_OK;
+}
+
+/* Direction s->d's steps, their products over k's threads (k NULL: the
+ * calling thread only), then its final states. */
+static void dir_steps(poprt__kctx *k, const rnn_dir *sd)
+{
+    const rnn_job *j = sd->j;
+    const int d = sd->d, reverse = sd->reverse;
+    int64_t T = j->T, B = j->B, H = j->H, G = j->gates, GH = G * H;
+    const int64_t cols = G == 3 && !j->lbr ? 2 * H : GH;
+    const int gru_rh = G == 3 && !j->lbr;
+    const rnn_act *act = sd->act;
+    const float *R = sd->R, *xw = sd->xw, *rbh = sd->rbh;
+    float *hr = sd->hr, *h = sd->h, *c = sd->c, *rh = sd->rh, *ct = sd->ct;
+    void *ws_h = sd->ws_h, *ws_r = sd->ws_r;
+    size_t fs = sizeof(float);
     const float *P = j->P ? j->P + d * 3 * H : NULL;
     for (int64_t s = 0; s < T; s++) {
         /* recurrent product for all batch rows (the GRU candidate gate
@@ -395,7 +434,13 @@ static poprt_status run_direction(poprt__kctx *k, const rnn_job *j, int d)
         if (j->Yc)
             memcpy(j->Yc + s_off(j, d, b), c + b * H, (size_t)H * fs);
     }
-    return POPRT_OK;
+}
+
+static void dir_steps_fn(void *ctx, int64_t d0, int64_t d1)
+{
+    const rnn_dir *dirs = ctx;
+    for (int64_t d = d0; d < d1; d++)
+        dir_steps(NULL, &dirs[d]);
 }
 
 /* Float32 buffer for output o: the output itself, or scratch converted at
@@ -508,10 +553,24 @@ poprt_status poprt__rnn_op(poprt__kctx *k, int gates, const poprt__gemm_engine *
     if ((poprt__kout(k, 0) && !j.Y) || (poprt__kout(k, 1) && !j.Yh) ||
         (gates == 4 && poprt__kout(k, 2) && !j.Yc))
         return POPRT__NODE_ERR(k->node, POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
+    rnn_dir dirs[2];
     for (int d = 0; d < j.dirs && !st; d++)
-        st = run_direction(k, &j, d);
+        st = dir_prepare(k, &j, d, &dirs[d]);
     if (st)
         return st;
+    /* Two directions on two or more threads: each on a thread of its own,
+     * its products on that thread, with no hand-over per step (a step's
+     * products of a small batch split over the threads cost more in
+     * hand-overs than they saved: gru_bi_t100_b4 at 2 threads was slower
+     * than at 1). Beyond two threads only while a step's products are
+     * small; the engines' results do not depend on the threads either way. */
+    const int64_t step_macs = j.B * GH * j.H;
+    if (j.dirs == 2 && poprt__kctx_threads(k) >= 2 &&
+        (poprt__kctx_threads(k) == 2 || step_macs <= RNN_DIRS_APART_MACS))
+        poprt__kctx_parallel_for(k, 2, 1, dir_steps_fn, dirs);
+    else
+        for (int d = 0; d < j.dirs; d++)
+            dir_steps(k, &dirs[d]);
     f32_back(k, 0, j.Y);
     f32_back(k, 1, j.Yh);
     if (gates == 4)
