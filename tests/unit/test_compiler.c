@@ -367,12 +367,16 @@ END_TEST
  * blocks) runs on spans the paths choose: a 24-channel 1x3 conv (blocked by
  * 8 channels on AVX2, its run's blocks before they are transposed) and
  * 72-channel 3x1 and 1x3 ones (Winograd F(4, 3), a block's consecutive tile
- * rows at once) on 8-column images; the unfused graph's bits. */
+ * rows at once) on 8-column images, and 64-channel 3x3 ones (Winograd
+ * F(4x4, 3x3) on enough tiles for its fused form, 172 and 136 rows: the
+ * first conv's NCHW16c output gets the epilogue per run of whole tile rows
+ * at 16 columns, of parts of rows at 18); the unfused graph's bits. */
 START_TEST(conv_epilogue_spans)
 {
     static const struct {
         int64_t C, H, W, kh, kw;
-    } cases[] = {{24, 10, 8, 1, 3}, {72, 30, 8, 3, 1}, {72, 30, 8, 1, 3}, {24, 5, 70, 1, 3}};
+    } cases[] = {{24, 10, 8, 1, 3}, {72, 30, 8, 3, 1}, {72, 30, 8, 1, 3},
+                 {24, 5, 70, 1, 3},  {64, 172, 16, 3, 3}, {64, 136, 18, 3, 3}};
     for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
         const int64_t C = cases[t].C, H = cases[t].H, W = cases[t].W, NUM = C * H * W;
         const int64_t nw = C * C * cases[t].kh * cases[t].kw;

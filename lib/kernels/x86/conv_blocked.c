@@ -919,19 +919,12 @@ static void convw_product(const convw_job *t, const void *x, const poprt__convb_
 }
 
 /* The epilogue the output transform left (epi_after) on rows of cols
- * outputs from Y's yoff, OW apart, for the block's nch channels. */
+ * outputs from Y's yoff, OW apart, for the block's nch channels: parts of
+ * rows (whole rows: convw_epi_rows). */
 static void convw_epilogue(const convw_job *t, int64_t yoff, int rows, int64_t cols, int nch)
 {
     const poprt__conv_plan *p = t->b.p;
     const int64_t OW = p->g.out[2], OHW = p->g.out_sz;
-    if (cols == OW) { /* whole rows: one run per channel (or block) */
-        if (t->b.yblk)
-            poprt__x86_conv_epilogue(p, t->b.y, yoff, rows * OW * 16);
-        else
-            for (int64_t i = 0; i < nch; i++)
-                poprt__x86_conv_epilogue(p, t->b.y, yoff + i * OHW, rows * OW);
-        return;
-    }
     for (int r = 0; r < rows; r++) {
         if (t->b.yblk)
             poprt__x86_conv_epilogue(p, t->b.y, yoff + r * OW * 16, cols * 16);
@@ -1110,7 +1103,9 @@ static void convw_fused_fn(void *ctx, int64_t l0, int64_t l1)
                             t->b.v->transpose_bias(tb + r * t->ew * len * 16, 16, cols, nch, NULL,
                                                    0, t->b.y + yoff + r * OW, OHW);
                     }
-                    if (t->epi_after && (t->b.yblk || p->z))
+                    if (t->epi_after && (t->b.yblk || p->z) && cols == OW)
+                        convw_epi_rows(t, n, ob, oh, oh + rows, nch); /* (ox is 0) */
+                    else if (t->epi_after && (t->b.yblk || p->z))
                         convw_epilogue(t, yoff, rows, cols, nch);
                 }
             }
