@@ -103,13 +103,45 @@ static int in_list(const char *list, const char *name) {
     return 0;
 }
 
-/* --profile: an engine's kernel time per operator type, per run. */
+/* --profile: an engine's kernel time per operator type, per run, and of
+ * its convolutions and matrix products per shape (key "OUT/wN": the
+ * output's dims without leading 1s and a conv's weight count, e.g.
+ * 256x56x56/w16384; a matrix product's "OUT/mm", as ONNX Runtime's trace
+ * omits the weights it packed; the same in both engines whatever else they
+ * fuse) as the nodes' mean time per call, summed over the nodes of that
+ * shape. */
 #define PROF_MAX 64
+#define PROF_SHAPES 256
 typedef struct profile {
     int n;
     char op[PROF_MAX][48];
     double ms[PROF_MAX]; /* per run */
+    int ns;
+    char key[PROF_SHAPES][96];
+    double sms[PROF_SHAPES]; /* per run */
+    int nodes[PROF_SHAPES];
 } profile;
+
+/* Adds a node of shape key taking ms per call to p's shape table. */
+static void prof_shape_add(profile *p, const char *key, double ms, int nodes) {
+    int i = 0;
+    while (i < p->ns && strcmp(p->key[i], key))
+        i++;
+    if (i == p->ns) {
+        if (p->ns == PROF_SHAPES)
+            return;
+        snprintf(p->key[p->ns], sizeof p->key[0], "%s", key);
+        p->sms[p->ns] = 0;
+        p->nodes[p->ns++] = 0;
+    }
+    p->sms[i] += ms;
+    p->nodes[i] += nodes;
+}
+
+/* The operators whose per-shape time --profile lists. */
+static int prof_shape_op(const char *op) {
+    return strstr(op, "Conv") || strstr(op, "MatMul") || strstr(op, "Gemm");
+}
 
 /* With --startup: the executable file the libpoprt child exports after its
  * first run (set by the parent before the fork). */
@@ -672,10 +704,29 @@ static profile g_prof;
 static void prof_log(poprt_log_level level, const char *message, void *user) {
     (void)level;
     (void)user;
-    char op[48];
+    char op[48], out[48], in1[48], key[96];
     double ms;
-    if (g_prof.n < PROF_MAX && sscanf(message, "profile: %47s %lf ms", op, &ms) == 2 &&
-        strcmp(op, "node")) {
+    unsigned long long calls;
+    if (sscanf(message, "profile: node %*s %47s %lf ms %llu calls out %47s in1 %47s", op, &ms,
+               &calls, out, in1) == 5) {
+        if (calls && strcmp(in1, "-") && prof_shape_op(op)) {
+            /* "1x256x56x56" -> "256x56x56"; "256x64x1x1" -> 16384 */
+            const char *o = out;
+            while (!strncmp(o, "1x", 2))
+                o += 2;
+            long long w = 1;
+            for (const char *d = in1; *d;) {
+                w *= strtoll(d, (char **)&d, 10);
+                d += *d == 'x';
+            }
+            if (strstr(op, "Conv"))
+                snprintf(key, sizeof key, "%s/w%lld", o, w);
+            else
+                snprintf(key, sizeof key, "%s/mm", o);
+            prof_shape_add(&g_prof, key, ms / (double)calls, 1);
+        }
+    } else if (g_prof.n < PROF_MAX && sscanf(message, "profile: %47s %lf ms", op, &ms) == 2 &&
+               strcmp(op, "node")) {
         snprintf(g_prof.op[g_prof.n], sizeof g_prof.op[0], "%s", op);
         g_prof.ms[g_prof.n++] = ms;
     }
@@ -738,11 +789,13 @@ static void pchild_main(const char *dir, const char *tmpdir, int cmd_fd, int rep
     }
     poprt_stepio_free(c.io);
     if (cfg.profile)
-        poprt_set_log_callback(prof_log, NULL, POPRT_LOG_INFO);
+        poprt_set_log_callback(prof_log, NULL, POPRT_LOG_DEBUG); /* (per node at DEBUG) */
     poprt_session_free(c.sess);
     poprt_set_log_callback(NULL, NULL, POPRT_LOG_OFF);
     for (int i = 0; i < g_prof.n; i++)
         say(rep_fd, "PROF %s %.6f", g_prof.op[i], g_prof.ms[i] / (double)runs);
+    for (int i = 0; i < g_prof.ns; i++)
+        say(rep_fd, "PROFS %s %.6f %d", g_prof.key[i], g_prof.sms[i], g_prof.nodes[i]);
     poprt_model_free(c.model);
     poprt__arena_free(&c.arena);
     say(rep_fd, "BYE %ld", vm_hwm_kb());
@@ -903,6 +956,13 @@ static long engine_stop(engine *e) {
     int sent = write_all(e->cmd, "quit\n");
     while (sent && read_line(e->rep, line, sizeof line)) {
         profile *p = &e->prof;
+        char key[96];
+        double ms;
+        int nodes;
+        if (sscanf(line, "PROFS %95s %lf %d", key, &ms, &nodes) == 3) {
+            prof_shape_add(p, key, ms, nodes);
+            continue;
+        }
         if (p->n < PROF_MAX && sscanf(line, "PROF %47s %lf", p->op[p->n], &p->ms[p->n]) == 2) {
             p->n++;
             continue;
@@ -1391,6 +1451,64 @@ static void bench_model(const char *dir, int ort_ok, result *r) {
 
 /* --------------------------------------------------------------- output */
 
+/* --profile: the convolutions and matrix products of each shape in both
+ * engines (output / second input), the largest first: where one engine's
+ * kernels are slower than the other's for the same work. */
+static void print_profile_shapes(const result *r) {
+    const profile *p = &r->prof_p, *o = &r->prof_o;
+    enum { ROWS = 16 };
+    int idx[2 * PROF_SHAPES], n = 0;
+    double big[2 * PROF_SHAPES];
+    for (int e = 0; e < 2; e++) /* libpoprt's keys, then ONNX Runtime's others */
+        for (int i = 0; i < (e ? o->ns : p->ns); i++) {
+            const char *k = e ? o->key[i] : p->key[i];
+            int j = 0;
+            while (e && j < p->ns && strcmp(p->key[j], k))
+                j++;
+            if (e && j < p->ns)
+                continue;
+            double a = 0, b = 0;
+            for (int q = 0; q < p->ns; q++)
+                a = strcmp(p->key[q], k) ? a : p->sms[q];
+            for (int q = 0; q < o->ns; q++)
+                b = strcmp(o->key[q], k) ? b : o->sms[q];
+            idx[n] = e ? -1 - i : i;
+            big[n++] = a > b ? a : b;
+        }
+    if (!n)
+        return;
+    for (int i = 1; i < n; i++) /* insertion sort, largest first */
+        for (int j = i; j > 0 && big[j] > big[j - 1]; j--) {
+            double t = big[j];
+            big[j] = big[j - 1];
+            big[j - 1] = t;
+            int u = idx[j];
+            idx[j] = idx[j - 1];
+            idx[j - 1] = u;
+        }
+    printf("  profile %s: Conv / MatMul / Gemm ms per run by shape (output/weights; nodes)\n",
+           r->name);
+    printf("    %-44s %14s %14s %9s\n", "shape", "libpoprt", "ONNX Runtime", "ratio");
+    for (int i = 0; i < n && i < ROWS; i++) {
+        const char *k = idx[i] >= 0 ? p->key[idx[i]] : o->key[-1 - idx[i]];
+        char a[32] = "-", b[32] = "-", ratio[16] = "-";
+        double ma = 0, mb = 0;
+        for (int q = 0; q < p->ns; q++)
+            if (!strcmp(p->key[q], k)) {
+                ma = p->sms[q];
+                snprintf(a, sizeof a, "%.3f (%d)", ma, p->nodes[q]);
+            }
+        for (int q = 0; q < o->ns; q++)
+            if (!strcmp(o->key[q], k)) {
+                mb = o->sms[q];
+                snprintf(b, sizeof b, "%.3f (%d)", mb, o->nodes[q]);
+            }
+        if (ma > 0 && mb > 0)
+            snprintf(ratio, sizeof ratio, "%.2f", ma / mb);
+        printf("    %-44s %14s %14s %9s\n", k, a, b, ratio);
+    }
+}
+
 /* --profile: the two engines' kernel time per operator type, side by side,
  * each sorted by time (their operator sets differ: each reports the nodes
  * it runs after its own fusions). */
@@ -1429,6 +1547,7 @@ static void print_profile(const result *r) {
                      total[1] > 0 ? 100 * pp[1]->ms[order[1][i]] / total[1] : 0.0);
         printf("    %-43s | %s\n", left, right);
     }
+    print_profile_shapes(r);
 }
 
 static void print_row(const result *r, int ort_ok) {

@@ -73,14 +73,39 @@ function median(a) {
   return n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
+// The dims of a trace event's type-shape entry ({float: [A, B, C]}), or null.
+function dimsOf(entry) {
+  if (!entry) return null;
+  const dims = Object.values(entry)[0];
+  return Array.isArray(dims) ? dims : null;
+}
+
+// model_bench's key of a product: the output's dims without leading 1s,
+// then for a convolution the element count of its weights (input 1), as in
+// '256x14x14/w589824', for a matrix product 'mm' (ONNX Runtime leaves the
+// weights it packed out of the event's input shapes); null when the event
+// has no shapes.
+function productKey(op, args) {
+  const out = dimsOf((args.output_type_shape || [])[0]);
+  if (!out) return null;
+  let i = 0;
+  while (i + 1 < out.length && out[i] === 1) i++;
+  if (!/Conv/.test(op)) return `${out.slice(i).join('x')}/mm`;
+  const w = dimsOf((args.input_type_shape || [])[1]);
+  return w ? `${out.slice(i).join('x')}/w${w.reduce((a, b) => a * b, 1)}` : null;
+}
+
 // Kernel time per operator type from ORT's profile (a JSON array of trace
 // events: one "model_run" per run, and per node "<name>_kernel_time" with
-// args.op_name and dur in microseconds); the file is removed afterwards.
+// args.op_name and dur in microseconds), and of the Conv / MatMul / Gemm
+// nodes per shape ("PROFS <productKey> <ms per call summed over the nodes>
+// <nodes>", as model_bench's libpoprt child reports them); the file is
+// removed afterwards.
 function printProfile(session, prefix) {
   session.endProfiling();
   const dir = path.dirname(prefix), base = path.basename(prefix);
   const files = fs.readdirSync(dir).filter((f) => f.startsWith(base) && f.endsWith('.json'));
-  const byOp = new Map();
+  const byOp = new Map(), byNode = new Map();
   let runs = 0;
   for (const f of files) {
     const p = path.join(dir, f);
@@ -92,11 +117,27 @@ function printProfile(session, prefix) {
       else if (ev.cat === 'Node' && String(ev.name).endsWith('_kernel_time') && ev.args) {
         const op = ev.args.op_name || '?';
         byOp.set(op, (byOp.get(op) || 0) + ev.dur);
+        const key = /Conv|MatMul|Gemm/.test(op) ? productKey(op, ev.args) : null;
+        if (key) {
+          const n = byNode.get(ev.name) || { key, us: 0, calls: 0 };
+          n.us += ev.dur;
+          n.calls++;
+          byNode.set(ev.name, n);
+        }
       }
     }
   }
   for (const [op, us] of byOp)
     process.stdout.write(`PROF ${op} ${(us / 1000 / Math.max(runs, 1)).toFixed(6)}\n`);
+  const byShape = new Map();
+  for (const n of byNode.values()) {
+    const k = byShape.get(n.key) || { ms: 0, nodes: 0 };
+    k.ms += n.us / 1000 / n.calls;
+    k.nodes++;
+    byShape.set(n.key, k);
+  }
+  for (const [key, k] of byShape)
+    process.stdout.write(`PROFS ${key} ${k.ms.toFixed(6)} ${k.nodes}\n`);
   process.stdout.write('BYE -1\n');
 }
 
