@@ -1099,6 +1099,8 @@ static const ccase gwb_cases[] = {
     {16, 16, 1, 6, 21, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},  /* g 16 */
     {48, 48, 12, 4, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},  /* g 4, fewer columns than a group */
     {16, 16, 4, 6, 33, 3, 3, 2, 2, 1, 1, 0, 0, 1, 1},  /* g 4, stride 2, pads after only */
+    {64, 64, 8, 9, 40, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},  /* g 8, stride 2, four blocks */
+    {32, 32, 2, 8, 37, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},  /* g 16, stride 2 */
 };
 
 /* Variant v's blocked or grouped function on n cases against
