@@ -123,11 +123,18 @@ typedef struct profile {
 } profile;
 
 /* Adds a node of shape key taking ms per call to p's shape table. */
+/* Index of shape key in p's table, or -1. */
+static int prof_shape_find(const profile *p, const char *key) {
+    for (int i = 0; i < p->ns; i++)
+        if (!strcmp(p->key[i], key))
+            return i;
+    return -1;
+}
+
 static void prof_shape_add(profile *p, const char *key, double ms, int nodes) {
-    int i = 0;
-    while (i < p->ns && strcmp(p->key[i], key))
-        i++;
-    if (i == p->ns) {
+    int i = prof_shape_find(p, key);
+    if (i < 0) {
+        i = p->ns;
         if (p->ns == PROF_SHAPES)
             return;
         snprintf(p->key[p->ns], sizeof p->key[0], "%s", key);
@@ -1457,55 +1464,49 @@ static void bench_model(const char *dir, int ort_ok, result *r) {
 static void print_profile_shapes(const result *r) {
     const profile *p = &r->prof_p, *o = &r->prof_o;
     enum { ROWS = 16 };
-    int idx[2 * PROF_SHAPES], n = 0;
+    /* the union of both tables' keys: each row's index in either (-1: absent) */
+    int pi[2 * PROF_SHAPES], oi[2 * PROF_SHAPES], n = 0;
     double big[2 * PROF_SHAPES];
-    for (int e = 0; e < 2; e++) /* libpoprt's keys, then ONNX Runtime's others */
-        for (int i = 0; i < (e ? o->ns : p->ns); i++) {
-            const char *k = e ? o->key[i] : p->key[i];
-            int j = 0;
-            while (e && j < p->ns && strcmp(p->key[j], k))
-                j++;
-            if (e && j < p->ns)
-                continue;
-            double a = 0, b = 0;
-            for (int q = 0; q < p->ns; q++)
-                a = strcmp(p->key[q], k) ? a : p->sms[q];
-            for (int q = 0; q < o->ns; q++)
-                b = strcmp(o->key[q], k) ? b : o->sms[q];
-            idx[n] = e ? -1 - i : i;
-            big[n++] = a > b ? a : b;
+    for (int i = 0; i < p->ns; i++, n++) {
+        pi[n] = i;
+        oi[n] = prof_shape_find(o, p->key[i]);
+    }
+    for (int i = 0; i < o->ns; i++)
+        if (prof_shape_find(p, o->key[i]) < 0) {
+            pi[n] = -1;
+            oi[n++] = i;
         }
     if (!n)
         return;
+    for (int i = 0; i < n; i++) {
+        const double a = pi[i] >= 0 ? p->sms[pi[i]] : 0, b = oi[i] >= 0 ? o->sms[oi[i]] : 0;
+        big[i] = a > b ? a : b;
+    }
     for (int i = 1; i < n; i++) /* insertion sort, largest first */
         for (int j = i; j > 0 && big[j] > big[j - 1]; j--) {
             double t = big[j];
             big[j] = big[j - 1];
             big[j - 1] = t;
-            int u = idx[j];
-            idx[j] = idx[j - 1];
-            idx[j - 1] = u;
+            int u = pi[j];
+            pi[j] = pi[j - 1];
+            pi[j - 1] = u;
+            u = oi[j];
+            oi[j] = oi[j - 1];
+            oi[j - 1] = u;
         }
     printf("  profile %s: Conv / MatMul / Gemm ms per run by shape (output/weights; nodes)\n",
            r->name);
     printf("    %-44s %14s %14s %9s\n", "shape", "libpoprt", "ONNX Runtime", "ratio");
     for (int i = 0; i < n && i < ROWS; i++) {
-        const char *k = idx[i] >= 0 ? p->key[idx[i]] : o->key[-1 - idx[i]];
         char a[32] = "-", b[32] = "-", ratio[16] = "-";
-        double ma = 0, mb = 0;
-        for (int q = 0; q < p->ns; q++)
-            if (!strcmp(p->key[q], k)) {
-                ma = p->sms[q];
-                snprintf(a, sizeof a, "%.3f (%d)", ma, p->nodes[q]);
-            }
-        for (int q = 0; q < o->ns; q++)
-            if (!strcmp(o->key[q], k)) {
-                mb = o->sms[q];
-                snprintf(b, sizeof b, "%.3f (%d)", mb, o->nodes[q]);
-            }
-        if (ma > 0 && mb > 0)
-            snprintf(ratio, sizeof ratio, "%.2f", ma / mb);
-        printf("    %-44s %14s %14s %9s\n", k, a, b, ratio);
+        if (pi[i] >= 0)
+            snprintf(a, sizeof a, "%.3f (%d)", p->sms[pi[i]], p->nodes[pi[i]]);
+        if (oi[i] >= 0)
+            snprintf(b, sizeof b, "%.3f (%d)", o->sms[oi[i]], o->nodes[oi[i]]);
+        if (pi[i] >= 0 && oi[i] >= 0 && p->sms[pi[i]] > 0 && o->sms[oi[i]] > 0)
+            snprintf(ratio, sizeof ratio, "%.2f", p->sms[pi[i]] / o->sms[oi[i]]);
+        printf("    %-44s %14s %14s %9s\n", pi[i] >= 0 ? p->key[pi[i]] : o->key[oi[i]], a, b,
+               ratio);
     }
 }
 
