@@ -1206,6 +1206,12 @@ static const ccase convb_cases[] = {
     {32, 48, 1, 14, 14, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0},
     {32, 32, 1, 6, 27, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},
     {48, 16, 1, 5, 20, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2},
+    /* 1x1 over more input blocks than a step takes (AVX2: 24), two groups
+     * (the next one's weights prefetched), a 7 x 7 plane in chunks of 30 and
+     * 19 positions (tiles of 5 and 6, then of 4 and 5); and a run of 13
+     * (tiles 4, 4, 5) */
+    {416, 80, 1, 7, 7, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0},
+    {32, 16, 1, 1, 13, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0},
 };
 
 /* The Conv node of case cc on d's data set up in c, and its x86 plan. */

@@ -5,9 +5,10 @@
  * weight vectors, one broadcast); a group's nb blocks run one after the
  * other over the run's positions, each reading its own contiguous weights
  * (POPRT__CONVB_BY_BLOCK: rows of the interleaved layout lie 256 bytes
- * apart and use a quarter of L1's sets). The pf lines are not prefetched:
- * a block's next input blocks follow its current ones, a stream the
- * hardware prefetcher takes. Every output
+ * apart and use a quarter of L1's sets). The pf lines (the driver's
+ * choice: the next group's weights, since a block's next input blocks
+ * follow its current ones, a stream the hardware takes) are prefetched
+ * into L2 a few before each tile. Every output
  * gets its terms in the AVX-512 variant's order, (block, kh, kw, i), with
  * one FMA each, so the two give the same bits. This file alone is compiled
  * with -mavx2 -mfma. */
@@ -122,25 +123,33 @@ void poprt__convb_run_avx2(const float *x, const float *w, const float *bias, in
                            int64_t c1, int acc_in, float *out, int64_t ldo, const float *z,
                            int relu, const void *pf, int64_t pf_bytes)
 {
-    (void)pf, (void)pf_bytes;
+    /* tiles of 4 to 6 positions, as even as they come: a tile of fewer
+     * than 4 waits on its FMAs' latency (1 position takes as long as 4;
+     * a 7 x 7 plane was 8 tiles of 6 and one of 1) */
+    const int64_t T = q1 - q0, nt = (T + TILE_R - 1) / TILE_R;
+    /* the lines of pf, a few before each tile */
+    const char *p = pf;
+    int64_t pfn = pf ? pf_bytes / 64 : 0;
+    const int64_t per = nt ? (pfn + nb * nt - 1) / (nb * nt) : 0;
     /* block by block over all the positions: a block's weights stay in L1
      * across the tiles */
-    for (int n = 0; n < nb; n++) {
-        int64_t q = q0;
-        for (; q + TILE_R <= q1; q += TILE_R)
-            tile(x, w, bias, TILE_R, n, g, q, c0, c1, acc_in, out + (q - q0) * 16, ldo,
-                 z ? z + (q - q0) * 16 : NULL, relu);
-        float *o = out + (q - q0) * 16;
-        const float *zo = z ? z + (q - q0) * 16 : NULL;
-        switch (q1 - q) {
-        case 5: tile(x, w, bias, 5, n, g, q, c0, c1, acc_in, o, ldo, zo, relu); break;
-        case 4: tile(x, w, bias, 4, n, g, q, c0, c1, acc_in, o, ldo, zo, relu); break;
-        case 3: tile(x, w, bias, 3, n, g, q, c0, c1, acc_in, o, ldo, zo, relu); break;
-        case 2: tile(x, w, bias, 2, n, g, q, c0, c1, acc_in, o, ldo, zo, relu); break;
-        case 1: tile(x, w, bias, 1, n, g, q, c0, c1, acc_in, o, ldo, zo, relu); break;
-        default: break;
+    for (int n = 0; n < nb; n++)
+        for (int64_t i = 0, q = q0; i < nt; i++) {
+            for (int64_t j = 0; j < per && pfn > 0; j++, p += 64, pfn--)
+                _mm_prefetch(p, _MM_HINT_T1);
+            const int64_t qe = q0 + (i + 1) * T / nt;
+            float *o = out + (q - q0) * 16;
+            const float *zo = z ? z + (q - q0) * 16 : NULL;
+            switch (qe - q) {
+            case 6: tile(x, w, bias, 6, n, g, q, c0, c1, acc_in, o, ldo, zo, relu); break;
+            case 5: tile(x, w, bias, 5, n, g, q, c0, c1, acc_in, o, ldo, zo, relu); break;
+            case 4: tile(x, w, bias, 4, n, g, q, c0, c1, acc_in, o, ldo, zo, relu); break;
+            case 3: tile(x, w, bias, 3, n, g, q, c0, c1, acc_in, o, ldo, zo, relu); break;
+            case 2: tile(x, w, bias, 2, n, g, q, c0, c1, acc_in, o, ldo, zo, relu); break;
+            default: tile(x, w, bias, 1, n, g, q, c0, c1, acc_in, o, ldo, zo, relu); break;
+            }
+            q = qe;
         }
-    }
 }
 
 /* In-register 8x8 transpose: r[c] becomes column c of the rows. */
