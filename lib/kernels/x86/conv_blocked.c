@@ -136,6 +136,27 @@ static void convb_geom_of(const poprt__convb_variant *v, const poprt__geom3 *g, 
     cg->plane = *Hp * cg->Wp * cg->cb;
 }
 
+/* Input blocks per step for variant v (taps weights per input channel, cb
+ * channels per block): their weights for the outputs a tile takes
+ * (bfloat16: 8 words per channel block and output) in ~24 KiB, so they
+ * stay in L1 while a chunk's tiles run over them. The AVX-512 tile takes a
+ * group's 64 outputs; a variant whose tiles take one block of 16 at a time
+ * (POPRT__CONVB_BY_BLOCK) needs only that block's in L1, and with one tap
+ * (1x1 convs, Winograd's products) a chunk's input is small beside them:
+ * four times the input blocks per step, a quarter of the accumulators'
+ * loads and stores (AVX2, light_resnet50's 1x1 convs at 14 x 14 and 7 x 7
+ * alone: 3-9% faster, Zen 3). With 9 taps the chunk's input rows for two
+ * blocks and their weights overflow L1: its 3x3 convs at stride 2 were
+ * 5-20% slower at 2 blocks per step. */
+static int64_t convb_step_blocks(const poprt__convb_variant *v, int bf16, int64_t taps,
+                                 int64_t cb)
+{
+    const int one_block = !bf16 && v->wlayout == POPRT__CONVB_BY_BLOCK && taps == 1;
+    const int64_t wblk =
+        taps * (bf16 ? 8 : cb) * (one_block ? 16 : CONVB_GROUP) * (int64_t)sizeof(float);
+    return wblk >= (24 << 10) ? 1 : (24 << 10) / wblk;
+}
+
 /* Rows [r0, r1) of the blocked input as pair words (bfloat16 weights). */
 static void convb_words_task_fn(void *ctx, int64_t r0, int64_t r1)
 {
@@ -402,18 +423,7 @@ poprt_status poprt__x86_conv_blocked(poprt__kctx *k, const poprt__conv_plan *p,
         const int64_t nch = poprt__ceil_div(g->out_sz, CONVB_CHUNK);
         t.chunk = poprt__ceil_div(poprt__ceil_div(g->out_sz, nch), 6) * 6;
         t.nchunks = poprt__ceil_div(g->out_sz, t.chunk);
-        /* input blocks per step: their weights (64 output channels) in ~24 KiB
-         * (bfloat16: 8 words per channel block and output); a variant whose
-         * tiles take one output block at a time (POPRT__CONVB_BY_BLOCK) needs
-         * only that block's in L1, a quarter: four times the blocks per step,
-         * a quarter of the accumulators' loads and stores (AVX2, 1x1 convs
-         * of light_resnet50 at 14 x 14 and 7 x 7 alone: 3-9% faster, Zen 3) */
-        const int one_block = !bf16 && v->wlayout == POPRT__CONVB_BY_BLOCK;
-        const int64_t wblk = t.g.KH * t.g.KW * (bf16 ? 8 : t.g.cb) *
-                             (one_block ? 16 : CONVB_GROUP) * (int64_t)sizeof(float);
-        t.cstep = (24 << 10) / wblk;
-        if (t.cstep < 1)
-            t.cstep = 1;
+        t.cstep = convb_step_blocks(v, bf16, t.g.KH * t.g.KW, t.g.cb);
         t.items = p->N * t.n_og * t.nchunks;
         /* on several threads, when the weights of all groups stay in L2,
          * each chunk's groups run one after the other: the chunk's input is
@@ -933,10 +943,13 @@ static void convw_product(const convw_job *t, const void *x, const poprt__convb_
     }
     const float *w = (const float *)t->u + (xi * t->b.n_og + og) * t->b.w_group;
     const int64_t wstep = 16 * nb * 16; /* floats per input block */
+    /* the next step's weights follow these in the interleaved layout; by
+     * block they are each block's own stream, which the hardware follows */
+    const int by_block = t->b.v->wlayout == POPRT__CONVB_BY_BLOCK;
     for (int64_t c0 = 0; c0 < ncb; c0 += t->cstep) {
         const int64_t c1 = c0 + t->cstep < ncb ? c0 + t->cstep : ncb;
-        t->b.v->run(x, w, NULL, nb, g1, 0, nq, c0, c1, c0 > 0, out, ldo, NULL, 0, w + c1 * wstep,
-                    4 * t->cstep * wstep);
+        t->b.v->run(x, w, NULL, nb, g1, 0, nq, c0, c1, c0 > 0, out, ldo, NULL, 0,
+                    by_block ? NULL : w + c1 * wstep, 4 * t->cstep * wstep);
     }
 }
 
@@ -1179,8 +1192,7 @@ poprt_status poprt__x86_conv_winograd(poprt__kctx *k, const poprt__conv_plan *p,
     t.b.n_og = poprt__ceil_div(p->M, CONVB_GROUP);
     const int64_t ncb = t.b.g.ncb;
     t.Mp = poprt__ceil_div(p->M, 16) * 16;
-    /* input blocks per step: their weights (64 outputs) in 24 KiB */
-    t.cstep = (24 << 10) / ((bf16 ? 8 : 16) * CONVB_GROUP * (int64_t)sizeof(float));
+    t.cstep = convb_step_blocks(t.b.v, bf16, 1, 16);
     /* the epilogue as the blocked path applies it */
     t.in_regs = p->yblk && !p->fp8 && !p->n_post &&
                 (p->act == CONV_ACT_NONE || p->act == CONV_ACT_RELU);
