@@ -21,14 +21,16 @@
 
 /* Positions q .. q+R-1 of output block n of a group, over input blocks
  * [c0, c1): as the AVX-512 tile, for one block. */
-INLINE void tile(const float *x, const float *w, const float *bias, const int R, int n,
-                 const poprt__convb_geom *g, int64_t q, int64_t c0, int64_t c1, int acc_in,
-                 float *out, int64_t ldo, const float *z, int relu)
+INLINE void tile(const float *x, const float *w, const float *bias, const int R, const int LIN,
+                 int n, const poprt__convb_geom *g, int64_t q, int64_t c0, int64_t c1,
+                 int acc_in, float *out, int64_t ldo, const float *z, int relu)
 {
     __m256 acc[TILE_R][2];
     const int64_t per = g->cb;
     int64_t off[TILE_R];
-    {
+    if (LIN) /* positions q .. q + R - 1 at q * 16 on: one run (off[0] alone is read) */
+        off[0] = q * 16;
+    else {
         int64_t oh = q / g->OW, ow = q - oh * g->OW;
 #pragma GCC unroll 6
         for (int r = 0; r < R; r++) {
@@ -88,11 +90,11 @@ INLINE void tile(const float *x, const float *w, const float *bias, const int R,
      * (best runs). */
     int run1 = per == 16, run2 = per == 16;
 #pragma GCC unroll 6
-    for (int r = 1; r < R; r++) {
+    for (int r = 1; !LIN && r < R; r++) {
         run1 &= off[r] == off[0] + r * 16;
         run2 &= off[r] == off[0] + 2 * r * 16;
     }
-    if (run1)
+    if (LIN || run1)
         TILE_SUMS(16, off[0], OFF_RUN1, "GCC unroll 16");
     else if (run2)
         TILE_SUMS(16, off[0], OFF_RUN2, "GCC unroll 16");
@@ -131,6 +133,11 @@ void poprt__convb_run_avx2(const float *x, const float *w, const float *bias, in
     const char *p = pf;
     int64_t pfn = pf ? pf_bytes / 64 : 0;
     const int64_t per = nt ? (pfn + nb * nt - 1) / (nb * nt) : 0;
+    /* a plane whose positions lie 16 floats apart in x (a 1x1 conv at
+     * stride 1 over unpadded 16-channel blocks): no offsets to work out per
+     * tile (a division and six steps, against 768 FMAs with 64 channels) */
+    const int lin = g->cb == 16 && g->KH == 1 && g->KW == 1 && g->sh == 1 && g->sw == 1 &&
+                    g->Wp == g->OW;
     /* block by block over all the positions: a block's weights stay in L1
      * across the tiles */
     for (int n = 0; n < nb; n++)
@@ -140,14 +147,18 @@ void poprt__convb_run_avx2(const float *x, const float *w, const float *bias, in
             const int64_t qe = q0 + (i + 1) * T / nt;
             float *o = out + (q - q0) * 16;
             const float *zo = z ? z + (q - q0) * 16 : NULL;
+#define RUN_TILE(R)                                                                        \
+    (lin ? tile(x, w, bias, R, 1, n, g, q, c0, c1, acc_in, o, ldo, zo, relu)               \
+         : tile(x, w, bias, R, 0, n, g, q, c0, c1, acc_in, o, ldo, zo, relu))
             switch (qe - q) {
-            case 6: tile(x, w, bias, 6, n, g, q, c0, c1, acc_in, o, ldo, zo, relu); break;
-            case 5: tile(x, w, bias, 5, n, g, q, c0, c1, acc_in, o, ldo, zo, relu); break;
-            case 4: tile(x, w, bias, 4, n, g, q, c0, c1, acc_in, o, ldo, zo, relu); break;
-            case 3: tile(x, w, bias, 3, n, g, q, c0, c1, acc_in, o, ldo, zo, relu); break;
-            case 2: tile(x, w, bias, 2, n, g, q, c0, c1, acc_in, o, ldo, zo, relu); break;
-            default: tile(x, w, bias, 1, n, g, q, c0, c1, acc_in, o, ldo, zo, relu); break;
+            case 6: RUN_TILE(6); break;
+            case 5: RUN_TILE(5); break;
+            case 4: RUN_TILE(4); break;
+            case 3: RUN_TILE(3); break;
+            case 2: RUN_TILE(2); break;
+            default: RUN_TILE(1); break;
             }
+#undef RUN_TILE
             q = qe;
         }
 }
