@@ -1138,10 +1138,12 @@ static void convw_fused_fn(void *ctx, int64_t l0, int64_t l1)
                             t->b.v->transpose_bias(tb + r * t->ew * len * 16, 16, cols, nch, NULL,
                                                    0, t->b.y + yoff + r * OW, OHW);
                     }
-                    if (t->epi_after && (t->b.yblk || p->z) && cols == OW)
-                        convw_epi_rows(t, n, ob, oh, oh + rows, nch); /* (ox is 0) */
-                    else if (t->epi_after && (t->b.yblk || p->z))
-                        convw_epilogue(t, yoff, rows, cols, nch);
+                    if (t->epi_after && (t->b.yblk || p->z)) {
+                        if (cols == OW) /* (ox is 0) */
+                            convw_epi_rows(t, n, ob, oh, oh + rows, nch);
+                        else
+                            convw_epilogue(t, yoff, rows, cols, nch);
+                    }
                 }
             }
         }
