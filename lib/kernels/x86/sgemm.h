@@ -208,6 +208,8 @@ POPRT__SGEMM_TAPS_DECL(6, 64)
 #undef POPRT__SGEMM_TAPS_DECL
 void poprt__sgemm_pack_avx512(int64_t kc, int n, const float *src, int64_t rs, int64_t ps,
                               int width, float *dst);
+void poprt__sgemm_pack_avx2(int64_t kc, int n, const float *src, int64_t rs, int64_t ps,
+                            int width, float *dst);
 /* bfloat16 packers: dst[p*width + r] (32 bits) = bf16(x(r, 2p)) | bf16(x(r, 2p+1)) << 16
  * for p < ceil(kc/2) (x(r, kc) = 0 when kc is odd), zero rows n..width-1. */
 void poprt__sgemm_pack_bf16(int64_t kc, int n, const float *src, int64_t rs, int64_t ps,

@@ -178,3 +178,118 @@ void poprt__sgemm_ukr_avx2_6x16(int64_t kc, int mr, int nr, const float *a, cons
     default: break;
     }
 }
+
+/* ---- packing ------------------------------------------------------------------ */
+
+/* x[i][j] -> x[j][i] for the 8 x 8 block in x. */
+INLINE void transpose8(__m256 x[8])
+{
+    __m256 t[8], u[8];
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm256_unpacklo_ps(x[i], x[i + 1]);
+        t[i + 1] = _mm256_unpackhi_ps(x[i], x[i + 1]);
+    }
+    for (int i = 0; i < 8; i += 4) {
+        u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+        u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xee);
+        u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+        u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xee);
+    }
+    for (int i = 0; i < 4; i++) {
+        x[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
+        x[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
+    }
+}
+
+/* lanes [0, n) of a mask, n in [0, 8] */
+INLINE __m256i lanes(int n)
+{
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+/* The cnt (<= 8) first floats of v to d: 8 and 6 (the A panel's rows) by
+ * plain stores, others masked. */
+INLINE void store_n(float *d, __m256 v, int cnt)
+{
+    if (cnt == 8) {
+        _mm256_storeu_ps(d, v);
+    } else if (cnt == 6) {
+        _mm_storeu_ps(d, _mm256_castps256_ps128(v));
+        _mm_storel_pi((__m64 *)(d + 4), _mm256_extractf128_ps(v, 1));
+    } else {
+        _mm256_maskstore_ps(d, lanes(cnt), v);
+    }
+}
+
+/* Rows [0, nrow) (nrow <= 8) x k [0, np) (np <= 8) of x(r, p) = s[r*rs + p]
+ * into d[p*width + i], i < cnt; rows past nrow zero. Inlined with constant
+ * nrow, cnt and np for whole blocks, so x stays in registers. */
+INLINE void tr_block(const float *s, int64_t rs, int nrow, int np, int cnt, int width, float *d)
+{
+    __m256 x[8];
+    const __m256i km = lanes(np);
+    for (int i = 0; i < 8; i++) {
+        if (i >= nrow) {
+            x[i] = _mm256_setzero_ps();
+            continue;
+        }
+        x[i] = np == 8 ? _mm256_loadu_ps(s + i * rs) : _mm256_maskload_ps(s + i * rs, km);
+    }
+    transpose8(x);
+    for (int q = 0; q < np; q++)
+        store_n(d + q * width, x[q], cnt);
+}
+
+/* one out-of-line copy for the edge blocks (partial k, rows or columns) */
+static void tr_part(const float *s, int64_t rs, int nrow, int np, int cnt, int width, float *d)
+{
+    tr_block(s, rs, nrow, np, cnt, width, d);
+}
+
+/* The AVX2 variant's packer (sgemm.h's contract): rows contiguous in k (A,
+ * or B transposed) go through 8 x 8 transposes; otherwise each k row is n
+ * contiguous floats, copied by vectors (the portable packer's one memcpy
+ * per 64-byte row and scalar transposes took a quarter of a 512^3 GEMM's
+ * time). */
+void poprt__sgemm_pack_avx2(int64_t kc, int n, const float *src, int64_t rs, int64_t ps,
+                            int width, float *dst)
+{
+    if (ps == 1 && rs != 1) {
+        for (int64_t p0 = 0; p0 < kc; p0 += 8) {
+            const int np = (int)(kc - p0 < 8 ? kc - p0 : 8);
+            for (int r0 = 0; r0 < width; r0 += 8) {
+                const int nrow = n - r0 < 8 ? (n - r0 > 0 ? n - r0 : 0) : 8;
+                const int cnt = width - r0 < 8 ? width - r0 : 8;
+                const float *s = src + r0 * rs + p0;
+                float *d = dst + p0 * width + r0;
+                if (np == 8 && nrow == 8 && cnt == 8)
+                    tr_block(s, rs, 8, 8, 8, width, d);
+                else if (np == 8 && nrow == 6 && cnt == 6)
+                    tr_block(s, rs, 6, 8, 6, width, d);
+                else
+                    tr_part(s, rs, nrow, np, cnt, width, d);
+            }
+        }
+        return;
+    }
+    if (n == 16 && width == 16) {
+        for (int64_t p = 0; p < kc; p++) {
+            const float *s = src + p * ps;
+            _mm256_storeu_ps(dst + p * 16, _mm256_loadu_ps(s));
+            _mm256_storeu_ps(dst + p * 16 + 8, _mm256_loadu_ps(s + 8));
+        }
+        return;
+    }
+    /* rows of n floats, zero-padded to width */
+    for (int64_t p = 0; p < kc; p++) {
+        const float *s = src + p * ps;
+        float *d = dst + p * width;
+        for (int r0 = 0; r0 < width; r0 += 8) {
+            const int cnt = width - r0 < 8 ? width - r0 : 8;
+            const int have = n - r0 < cnt ? (n - r0 > 0 ? n - r0 : 0) : cnt;
+            const __m256 v =
+                have == 8 ? _mm256_loadu_ps(s + r0) : _mm256_maskload_ps(s + r0, lanes(have));
+            store_n(d + r0, v, cnt);
+        }
+    }
+}
