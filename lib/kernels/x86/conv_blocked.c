@@ -82,6 +82,9 @@ typedef struct convb_job {
     int bf16;
     uint32_t *xw;
     poprt__convb_geom gw;
+    /* float32 weights packed block by block (POPRT__CONVB_BY_BLOCK): the
+     * variant's tiles take one block of 16 outputs at a time */
+    int by_block;
 } convb_job;
 
 /* Whether the blocked path can run a conv: 2-D (or 1-D), one group. */
@@ -148,10 +151,9 @@ static void convb_geom_of(const poprt__convb_variant *v, const poprt__geom3 *g, 
  * alone: 3-9% faster, Zen 3). With 9 taps the chunk's input rows for two
  * blocks and their weights overflow L1: its 3x3 convs at stride 2 were
  * 5-20% slower at 2 blocks per step. */
-static int64_t convb_step_blocks(const poprt__convb_variant *v, int bf16, int64_t taps,
-                                 int64_t cb)
+static int64_t convb_step_blocks(int by_block, int bf16, int64_t taps, int64_t cb)
 {
-    const int one_block = !bf16 && v->wlayout == POPRT__CONVB_BY_BLOCK && taps == 1;
+    const int one_block = by_block && taps == 1;
     const int64_t wblk =
         taps * (bf16 ? 8 : cb) * (one_block ? 16 : CONVB_GROUP) * (int64_t)sizeof(float);
     return wblk >= (24 << 10) ? 1 : (24 << 10) / wblk;
@@ -224,6 +226,36 @@ static void convb_block_task_fn(void *ctx, int64_t r0, int64_t r1)
     }
 }
 
+/* What the step over input blocks [c0, c1) of item (og, ch) prefetches
+ * into L2 while it runs: *bytes from the pointer returned (NULL: nothing).
+ * In the interleaved layout the next step's weights (or the next group's)
+ * follow these: a small image's tiles use each weight a few times only,
+ * and the weights come from memory. By block, each block's weights are a
+ * stream of their own, which the hardware follows; what it cannot know is
+ * the next group's, read from memory by that group's first chunk: a share
+ * of them per step, over the group's items (light_resnet50's 1x1 convs,
+ * weights out of cache: 512 -> 2048 at 7 x 7 4-16% faster alone, Zen 3). */
+static const char *convb_step_prefetch(const convb_job *t, const char *wg, int64_t og,
+                                       int64_t ch, int64_t c0, int64_t c1, int64_t wstep,
+                                       int64_t *bytes)
+{
+    if (!t->by_block) {
+        *bytes = 4 * t->cstep * wstep;
+        return wg + c1 * wstep * 4;
+    }
+    if (og + 1 >= t->n_og || (t->chunk_major && ch != 0)) {
+        *bytes = 0;
+        return NULL;
+    }
+    /* share u of us: the group's steps, over its chunks unless chunk-major */
+    const int64_t nsteps = poprt__ceil_div(t->g.ncb, t->cstep), s = c0 / t->cstep;
+    const int64_t u = t->chunk_major ? s : ch * nsteps + s;
+    const int64_t us = t->chunk_major ? nsteps : t->nchunks * nsteps;
+    const int64_t gb = t->w_group * 4, from = u * gb / us / 64 * 64; /* whole lines */
+    *bytes = (u + 1) * gb / us - from;
+    return wg + gb + from;
+}
+
 static void convb_lane_fn(void *ctx, int64_t l0, int64_t l1)
 {
     const convb_job *t = ctx;
@@ -237,7 +269,6 @@ static void convb_lane_fn(void *ctx, int64_t l0, int64_t l1)
     const int in_regs =
         t->yblk && !p->fp8 && !p->n_post && (p->act == CONV_ACT_NONE || p->act == CONV_ACT_RELU);
     const int regs_relu = in_regs && p->act == CONV_ACT_RELU;
-    const int by_block = !t->bf16 && t->v->wlayout == POPRT__CONVB_BY_BLOCK;
     for (int64_t l = l0; l < l1; l++) {
         float *tmp = t->tmp ? t->tmp + l * t->tmp_floats : NULL;
         /* a lane takes a contiguous run of items: neighbouring chunks share
@@ -270,37 +301,19 @@ static void convb_lane_fn(void *ctx, int64_t l0, int64_t l1)
             const float *z = in_regs && p->z ? p->z + (out - t->y) : NULL;
             /* a few input blocks at a time: their weights stay in L1 while
              * the chunk's tiles run over them */
-            const int64_t nsteps = poprt__ceil_div(cg->ncb, t->cstep);
             for (int64_t c0 = 0; c0 < cg->ncb; c0 += t->cstep) {
                 const int64_t c1 = c0 + t->cstep < cg->ncb ? c0 + t->cstep : cg->ncb;
                 const int last = c1 == cg->ncb;
-                /* the weights of the next step (or group) follow these: into
-                 * L2 while these run (a small image's tiles use each weight
-                 * a few times only, and the weights come from memory) */
-                const char *wnext = wg + c1 * wstep * 4;
-                int64_t pf_bytes = 4 * t->cstep * wstep;
-                if (by_block) {
-                    /* each block's weights are a stream of their own, which
-                     * the hardware follows; what it cannot know is the next
-                     * group's, read from memory by the group's first chunk:
-                     * a share of them per step, over the group's items
-                     * (light_resnet50's 1x1 convs, weights out of cache:
-                     * 512 -> 2048 at 7 x 7 4-16% faster alone, Zen 3) */
-                    const int64_t gb = t->w_group * 4, s = c0 / t->cstep;
-                    const int64_t u = t->chunk_major ? s : ch * nsteps + s;
-                    const int64_t us = t->chunk_major ? nsteps : t->nchunks * nsteps;
-                    const int ahead = og + 1 < t->n_og && (!t->chunk_major || ch == 0);
-                    wnext = ahead ? wg + gb + u * gb / us / 64 * 64 : NULL;
-                    pf_bytes = ahead ? (u + 1) * gb / us - u * gb / us / 64 * 64 : 0;
-                }
+                int64_t pf_bytes;
+                const char *pf = convb_step_prefetch(t, wg, og, ch, c0, c1, wstep, &pf_bytes);
                 if (t->bf16)
                     poprt__convb_run_bf16_avx512(xwn, (const uint32_t *)wg, t->b ? bias : NULL,
                                                  nb, &t->gw, q0, q1, c0, c1, c0 > 0, out, ldo,
-                                                 last ? z : NULL, last && regs_relu, wnext,
-                                                 4 * t->cstep * wstep);
+                                                 last ? z : NULL, last && regs_relu, pf,
+                                                 pf_bytes);
                 else
                     t->v->run(xn, (const float *)wg, t->b ? bias : NULL, nb, cg, q0, q1, c0, c1,
-                              c0 > 0, out, ldo, last ? z : NULL, last && regs_relu, wnext,
+                              c0 > 0, out, ldo, last ? z : NULL, last && regs_relu, pf,
                               pf_bytes);
             }
             if (t->yblk) {
@@ -317,8 +330,8 @@ static void convb_lane_fn(void *ctx, int64_t l0, int64_t l1)
                 poprt__x86_conv_epilogue(p, tmp, 0, nb * (q1 - q0) * 16);
             for (int bi = 0; bi < nb; bi++) {
                 const int rows = (int)(mc - bi * 16 < 16 ? mc - bi * 16 : 16);
-                t->v->transpose_bias(tmp + bi * (q1 - q0) * 16, 16, q1 - q0, rows, NULL,
-                                             relu, yq + bi * 16 * OHW, OHW);
+                t->v->transpose_bias(tmp + bi * (q1 - q0) * 16, 16, q1 - q0, rows, NULL, relu,
+                                     yq + bi * 16 * OHW, OHW);
             }
             if (poprt__x86_conv_has_epilogue(p) && !relu && !epi_tmp)
                 for (int64_t m = 0; m < mc; m++)
@@ -361,9 +374,7 @@ static void convb_rows_lane_fn(void *ctx, int64_t l0, int64_t l1)
             float *yr = t->yblk ? yg : yg + oh * cg->OW;
             /* row pitch of the packed weights: the group's width, or a
              * block's 16 when they are packed block by block */
-            const int64_t wpitch = t->v->wlayout == POPRT__CONVB_BY_BLOCK && !t->bf16
-                                       ? 16
-                                       : poprt__ceil_div(mc, 16) * 16;
+            const int64_t wpitch = t->by_block ? 16 : poprt__ceil_div(mc, 16) * 16;
             if (t->bf16) /* a stem on column-pair words */
                 poprt__convb_rows_bf16_avx512(t->xw + n * cg->ncb * t->gw.plane,
                                               (const uint32_t *)t->w + og * t->w_group, wpitch,
@@ -390,7 +401,8 @@ poprt_status poprt__x86_conv_blocked(poprt__kctx *k, const poprt__conv_plan *p,
 {
     const poprt__geom3 *g = &p->g;
     convb_job t = {.p = p, .x = x, .b = b, .w = w, .y = y, .w_group = w_group,
-                   .xblk = p->xblk, .yblk = p->yblk, .v = v, .bf16 = bf16};
+                   .xblk = p->xblk, .yblk = p->yblk, .v = v, .bf16 = bf16,
+                   .by_block = !bf16 && v->wlayout == POPRT__CONVB_BY_BLOCK};
     convb_geom_of(v, g, p->C, &t.g, &t.Hp);
     /* bfloat16 with one channel per block: a stem on column-pair words */
     const int stem_bf16 = bf16 && t.g.cb == 1;
@@ -423,7 +435,7 @@ poprt_status poprt__x86_conv_blocked(poprt__kctx *k, const poprt__conv_plan *p,
         const int64_t nch = poprt__ceil_div(g->out_sz, CONVB_CHUNK);
         t.chunk = poprt__ceil_div(poprt__ceil_div(g->out_sz, nch), 6) * 6;
         t.nchunks = poprt__ceil_div(g->out_sz, t.chunk);
-        t.cstep = convb_step_blocks(v, bf16, t.g.KH * t.g.KW, t.g.cb);
+        t.cstep = convb_step_blocks(t.by_block, bf16, t.g.KH * t.g.KW, t.g.cb);
         t.items = p->N * t.n_og * t.nchunks;
         /* on several threads, when the weights of all groups stay in L2,
          * each chunk's groups run one after the other: the chunk's input is
@@ -945,11 +957,10 @@ static void convw_product(const convw_job *t, const void *x, const poprt__convb_
     const int64_t wstep = 16 * nb * 16; /* floats per input block */
     /* the next step's weights follow these in the interleaved layout; by
      * block they are each block's own stream, which the hardware follows */
-    const int by_block = t->b.v->wlayout == POPRT__CONVB_BY_BLOCK;
     for (int64_t c0 = 0; c0 < ncb; c0 += t->cstep) {
         const int64_t c1 = c0 + t->cstep < ncb ? c0 + t->cstep : ncb;
         t->b.v->run(x, w, NULL, nb, g1, 0, nq, c0, c1, c0 > 0, out, ldo, NULL, 0,
-                    by_block ? NULL : w + c1 * wstep, 4 * t->cstep * wstep);
+                    t->b.by_block ? NULL : w + c1 * wstep, 4 * t->cstep * wstep);
     }
 }
 
@@ -1161,7 +1172,8 @@ poprt_status poprt__x86_conv_winograd(poprt__kctx *k, const poprt__conv_plan *p,
 {
     const poprt__geom3 *g = &p->g;
     convw_job t = {.b = {.p = p, .x = x, .b = b, .y = y, .w_group = w_group, .xblk = p->xblk,
-                         .yblk = p->yblk, .v = v},
+                         .yblk = p->yblk, .v = v,
+                         .by_block = !bf16 && v->wlayout == POPRT__CONVB_BY_BLOCK},
                    .u = u,
                    .bf16 = bf16};
     if (bf16 && (tile != 2 || g->k[1] != 3 || g->k[2] != 3 || !poprt__convb_bf16_usable()))
@@ -1194,7 +1206,7 @@ poprt_status poprt__x86_conv_winograd(poprt__kctx *k, const poprt__conv_plan *p,
     t.b.n_og = poprt__ceil_div(p->M, CONVB_GROUP);
     const int64_t ncb = t.b.g.ncb;
     t.Mp = poprt__ceil_div(p->M, 16) * 16;
-    t.cstep = convb_step_blocks(t.b.v, bf16, 1, 16);
+    t.cstep = convb_step_blocks(t.b.by_block, bf16, 1, 16);
     /* the epilogue as the blocked path applies it */
     t.in_regs = p->yblk && !p->fp8 && !p->n_post &&
                 (p->act == CONV_ACT_NONE || p->act == CONV_ACT_RELU);
