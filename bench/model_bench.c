@@ -122,7 +122,6 @@ typedef struct profile {
     int nodes[PROF_SHAPES];
 } profile;
 
-/* Adds a node of shape key taking ms per call to p's shape table. */
 /* Index of shape key in p's table, or -1. */
 static int prof_shape_find(const profile *p, const char *key) {
     for (int i = 0; i < p->ns; i++)
@@ -131,6 +130,8 @@ static int prof_shape_find(const profile *p, const char *key) {
     return -1;
 }
 
+/* Adds nodes of shape key taking ms per run to p's shape table (a full
+ * table drops new keys). */
 static void prof_shape_add(profile *p, const char *key, double ms, int nodes) {
     int i = prof_shape_find(p, key);
     if (i < 0) {
@@ -1464,49 +1465,48 @@ static void bench_model(const char *dir, int ort_ok, result *r) {
 static void print_profile_shapes(const result *r) {
     const profile *p = &r->prof_p, *o = &r->prof_o;
     enum { ROWS = 16 };
-    /* the union of both tables' keys: each row's index in either (-1: absent) */
-    int pi[2 * PROF_SHAPES], oi[2 * PROF_SHAPES], n = 0;
-    double big[2 * PROF_SHAPES];
+    /* the union of both tables' keys: each row's index in either (-1: absent)
+     * and the larger of its two times, which orders the rows */
+    struct shape_row {
+        int p, o;
+        double big;
+    } row[2 * PROF_SHAPES];
+    int n = 0;
     for (int i = 0; i < p->ns; i++, n++) {
-        pi[n] = i;
-        oi[n] = prof_shape_find(o, p->key[i]);
+        row[n].p = i;
+        row[n].o = prof_shape_find(o, p->key[i]);
     }
     for (int i = 0; i < o->ns; i++)
         if (prof_shape_find(p, o->key[i]) < 0) {
-            pi[n] = -1;
-            oi[n++] = i;
+            row[n].p = -1;
+            row[n++].o = i;
         }
     if (!n)
         return;
     for (int i = 0; i < n; i++) {
-        const double a = pi[i] >= 0 ? p->sms[pi[i]] : 0, b = oi[i] >= 0 ? o->sms[oi[i]] : 0;
-        big[i] = a > b ? a : b;
+        const double a = row[i].p >= 0 ? p->sms[row[i].p] : 0;
+        const double b = row[i].o >= 0 ? o->sms[row[i].o] : 0;
+        row[i].big = a > b ? a : b;
     }
     for (int i = 1; i < n; i++) /* insertion sort, largest first */
-        for (int j = i; j > 0 && big[j] > big[j - 1]; j--) {
-            double t = big[j];
-            big[j] = big[j - 1];
-            big[j - 1] = t;
-            int u = pi[j];
-            pi[j] = pi[j - 1];
-            pi[j - 1] = u;
-            u = oi[j];
-            oi[j] = oi[j - 1];
-            oi[j - 1] = u;
+        for (int j = i; j > 0 && row[j].big > row[j - 1].big; j--) {
+            const struct shape_row t = row[j];
+            row[j] = row[j - 1];
+            row[j - 1] = t;
         }
     printf("  profile %s: Conv / MatMul / Gemm ms per run by shape (output/weights; nodes)\n",
            r->name);
     printf("    %-44s %14s %14s %9s\n", "shape", "libpoprt", "ONNX Runtime", "ratio");
     for (int i = 0; i < n && i < ROWS; i++) {
+        const int pi = row[i].p, oi = row[i].o;
         char a[32] = "-", b[32] = "-", ratio[16] = "-";
-        if (pi[i] >= 0)
-            snprintf(a, sizeof a, "%.3f (%d)", p->sms[pi[i]], p->nodes[pi[i]]);
-        if (oi[i] >= 0)
-            snprintf(b, sizeof b, "%.3f (%d)", o->sms[oi[i]], o->nodes[oi[i]]);
-        if (pi[i] >= 0 && oi[i] >= 0 && p->sms[pi[i]] > 0 && o->sms[oi[i]] > 0)
-            snprintf(ratio, sizeof ratio, "%.2f", p->sms[pi[i]] / o->sms[oi[i]]);
-        printf("    %-44s %14s %14s %9s\n", pi[i] >= 0 ? p->key[pi[i]] : o->key[oi[i]], a, b,
-               ratio);
+        if (pi >= 0)
+            snprintf(a, sizeof a, "%.3f (%d)", p->sms[pi], p->nodes[pi]);
+        if (oi >= 0)
+            snprintf(b, sizeof b, "%.3f (%d)", o->sms[oi], o->nodes[oi]);
+        if (pi >= 0 && oi >= 0 && p->sms[pi] > 0 && o->sms[oi] > 0)
+            snprintf(ratio, sizeof ratio, "%.2f", p->sms[pi] / o->sms[oi]);
+        printf("    %-44s %14s %14s %9s\n", pi >= 0 ? p->key[pi] : o->key[oi], a, b, ratio);
     }
 }
 
