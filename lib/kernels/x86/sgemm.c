@@ -576,6 +576,23 @@ static int64_t a_l2_bytes(void)
     return half < 512 * 1024 ? half : 512 * 1024;
 }
 
+/* All of packed A stays in L2 (each B panel then runs over every K block,
+ * and its C columns are written once) when it fits beside one B panel over
+ * all of K and that panel's C columns, with 32 KiB to spare, up to 512 KiB;
+ * never less than a_l2_bytes. On a 512 KiB L2 (Zen 3) half was the limit:
+ * an A of 128 x 768 (405 KiB packed) went K block by K block, writing C
+ * once per block: BERT's FFN up (128 x 3072 x 768, B packed and out of
+ * cache) took 0.84 of the time this way, its fused QKV (128 x 2304 x 768)
+ * 0.88, 128 x 768 x 768 0.98 (one process, the two orders alternately). */
+static int64_t a_all_l2_bytes(const poprt__sgemm_variant *v, int64_t M, int64_t K)
+{
+    const int64_t panel = (int64_t)v->nr * (kw(v, K) + M) * (int64_t)sizeof(float);
+    int64_t fit = poprt__cpu_features()->l2_bytes - panel - (32 << 10);
+    if (fit > 512 * 1024)
+        fit = 512 * 1024;
+    return fit > a_l2_bytes() ? fit : a_l2_bytes();
+}
+
 /* B panels per L2 block: the variant's nc columns, fewer when a block of
  * kcb rows would take more than half of this core's L2 (the A panel and C
  * rows share it); at least one panel. */
@@ -599,7 +616,10 @@ static void plan_tasks(gemm_job *g, const poprt__par *par)
     g->ncp = l2_panels(g->v, g->kb.kcb);
     const int64_t a_block = g->a.npad * kw(g->v, g->kb.kcb) * (int64_t)sizeof(float);
     const int64_t a_l2 = a_l2_bytes();
-    g->a_in_l2 = a_block * g->kb.nkb <= a_l2 ? 2 : a_block <= a_l2 ? 1 : 0;
+    if (a_block * g->kb.nkb <= a_all_l2_bytes(g->v, g->M, g->K))
+        g->a_in_l2 = 2;
+    else
+        g->a_in_l2 = a_block <= a_l2 ? 1 : 0;
     /* with a short K the tiles are bound by their C stores, which go best
      * row panel by row panel (whole C rows) */
     if (g->K < 64)
