@@ -1212,6 +1212,11 @@ static const ccase convb_cases[] = {
      * (tiles 4, 4, 5) */
     {416, 80, 1, 7, 7, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0},
     {32, 16, 1, 1, 13, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0},
+    /* stems (rows): 7x7 at stride 2 of 3 channels into 64 and a 3x3 of one
+     * channel into 32, rows of 23 and 35 columns (tiles of 6 and a last
+     * partial one into NCHW16c) */
+    {3, 64, 1, 30, 46, 7, 7, 2, 2, 1, 1, 3, 3, 3, 3},
+    {1, 32, 1, 12, 35, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
 };
 
 /* The Conv node of case cc on d's data set up in c, and its x86 plan. */
@@ -1259,6 +1264,23 @@ static void convb_run(const poprt__convb_variant *v, const ccase *cc, cdata *d, 
     convb_run_into(v, cc, d, bf16, NULL);
 }
 
+/* Case cc (M a multiple of 16) run again into an NCHW16c output: bit for
+ * bit the values d->y holds from the plain run. */
+static void check_blocked_same(const poprt__convb_variant *v, const ccase *cc, cdata *d, int bf16,
+                               const char *what, size_t s)
+{
+    const int64_t OHW = d->OH * d->OW;
+    float *yb = fvec(d->ny, 0);
+    convb_run_into(v, cc, d, bf16, yb);
+    for (int64_t m = 0; m < cc->M; m++)
+        for (int64_t q = 0; q < OHW; q++)
+            ck_assert_msg(memcmp(&yb[((m / 16) * OHW + q) * 16 + m % 16], &d->y[m * OHW + q],
+                                 sizeof(float)) == 0,
+                          "%s %s case %zu: NCHW16c output %lld, %lld differs", what, v->name, s,
+                          (long long)m, (long long)q);
+    free(yb);
+}
+
 START_TEST(test_convb_variants_vs_ref)
 {
     const poprt__convb_variant *v = &poprt__convb_variants[_i];
@@ -1274,6 +1296,8 @@ START_TEST(test_convb_variants_vs_ref)
         convb_run(v, cc, &d, 0);
         cdata_check(&d, 2.0 * (double)(cc->C * cc->KH * cc->KW) * ldexp(1.0, -24), "convb",
                     v->name, s);
+        if (cc->M % 16 == 0) /* NCHW16c output: the same sums, so the same bits */
+            check_blocked_same(v, cc, &d, 0, "convb", s);
         checked += d.ny;
         cdata_free(&d);
     }
@@ -1643,18 +1667,8 @@ START_TEST(test_convb_bf16_vs_ref)
         /* exact products, float32 sums in another order */
         cdata_check(&d, 2.0 * (double)(cc->C * cc->KH * cc->KW) * ldexp(1.0, -24),
                     "convb bfloat16", v->name, s);
-        if (cc->M % 16 == 0) { /* NCHW16c output: the same values, blocked */
-            const int64_t OHW = d.OH * d.OW;
-            float *yb = fvec(d.ny, 0);
-            convb_run_into(v, cc, &d, 1, yb);
-            for (int64_t m = 0; m < cc->M; m++)
-                for (int64_t q = 0; q < OHW; q++)
-                    ck_assert_msg(memcmp(&yb[((m / 16) * OHW + q) * 16 + m % 16],
-                                         &d.y[m * OHW + q], sizeof(float)) == 0,
-                                  "convb bfloat16 case %zu: NCHW16c output %lld, %lld differs",
-                                  s, (long long)m, (long long)q);
-            free(yb);
-        }
+        if (cc->M % 16 == 0) /* NCHW16c output: the same values, blocked */
+            check_blocked_same(v, cc, &d, 1, "convb bfloat16", s);
         checked += d.ny;
         cdata_free(&d);
     }

@@ -222,35 +222,14 @@ void poprt__convb_block8_avx2(const float *src, int64_t spitch, int64_t n, float
 #define ROWS_CH 4 /* output channels per tile */
 #define ROWS_R 3  /* vectors of 8 columns per tile: 12 accumulators */
 
-/* The 4 channel vectors a[j] of 8 consecutive positions, stored as NCHW16c:
- * position i's 4 values go to y + i * 16, for the positions i < n. */
-INLINE void rows_store_blocked(const __m256 a[ROWS_CH], float *y, int64_t n)
-{
-    const __m256 t0 = _mm256_unpacklo_ps(a[0], a[1]), t1 = _mm256_unpackhi_ps(a[0], a[1]);
-    const __m256 t2 = _mm256_unpacklo_ps(a[2], a[3]), t3 = _mm256_unpackhi_ps(a[2], a[3]);
-    __m256 p[4]; /* p[k]: positions k (low half) and k + 4 (high half) */
-    p[0] = _mm256_shuffle_ps(t0, t2, 0x44);
-    p[1] = _mm256_shuffle_ps(t0, t2, 0xEE);
-    p[2] = _mm256_shuffle_ps(t1, t3, 0x44);
-    p[3] = _mm256_shuffle_ps(t1, t3, 0xEE);
-#pragma GCC unroll 4
-    for (int k = 0; k < 4; k++) {
-        if (k < n)
-            _mm_storeu_ps(y + k * 16, _mm256_castps256_ps128(p[k]));
-        if (4 + k < n)
-            _mm_storeu_ps(y + (4 + k) * 16, _mm256_extractf128_ps(p[k], 1));
-    }
-}
-
-/* R (<= ROWS_R) vectors of 8 consecutive output columns from ow x ROWS_CH
- * channels from cs of output row oh, as the AVX-512 variant's row tiles:
- * acc starts from the bias and gets every (channel, kh, kw) term in that
- * order. Lanes past the row read the columns after it (the buffer has
- * room) and are not stored. */
+/* Plain output rows: R (<= ROWS_R) vectors of 8 consecutive output columns
+ * from ow x ROWS_CH channels from cs of output row oh, as the AVX-512
+ * variant's row tiles: acc starts from the bias and gets every (channel,
+ * kh, kw) term in that order. Lanes past the row read the columns after it
+ * (the buffer has room) and are not stored. */
 INLINE void rows_tile(const float *x, const float *w, int64_t wpitch, const float *bias,
-                      const int R, const int S, const int BLK, const poprt__convb_geom *g,
-                      int64_t oh, int64_t ow, int64_t cs, int64_t mc, int relu, float *y,
-                      int64_t ldy)
+                      const int R, const int S, const poprt__convb_geom *g, int64_t oh,
+                      int64_t ow, int64_t cs, int64_t mc, int relu, float *y, int64_t ldy)
 {
     __m256 acc[ROWS_R][ROWS_CH];
 #pragma GCC unroll 4
@@ -291,14 +270,6 @@ INLINE void rows_tile(const float *x, const float *w, int64_t wpitch, const floa
 #pragma GCC unroll 3
             for (int r = 0; r < R; r++)
                 acc[r][j] = _mm256_max_ps(_mm256_setzero_ps(), acc[r][j]);
-    if (BLK) { /* mc is a multiple of 16 here: every channel is stored */
-#pragma GCC unroll 3
-        for (int r = 0; r < R; r++)
-            rows_store_blocked(acc[r],
-                               y + ((cs >> 4) * ldy + oh * g->OW + ow + 8 * r) * 16 + (cs & 15),
-                               g->OW - ow - 8 * r);
-        return;
-    }
     float *yo = y + cs * ldy + ow;
 #pragma GCC unroll 4
     for (int j = 0; j < ROWS_CH; j++)
@@ -316,45 +287,105 @@ INLINE void rows_tile(const float *x, const float *w, int64_t wpitch, const floa
             }
 }
 
-/* A block of 16 channels at a time, then a tile of columns, then the
- * block's four tiles of 4 channels: the tile's input (its rows, ~5 KiB for
- * a 7x7 stem) and the block's weights (~9 KiB) stay in L1 (channels
- * outermost swept the whole row's input, 19 KiB, once per 4 channels). */
-#define ROWS_S(S, BLK)                                                                       \
-    static void rows_s##S##_##BLK(const float *x, const float *w, int64_t wpitch,            \
-                                  const float *bias, const poprt__convb_geom *g, int64_t oh, \
-                                  int64_t mc, int relu, float *y, int64_t ldy)               \
+#define ROWS_P 6 /* positions per NCHW16c tile: 12 accumulators */
+
+/* NCHW16c output: ROWS_P consecutive positions from ow x the 16 channels
+ * of block c16 (acc[p][h]: channels 8h .. 8h + 7 of position ow + p, the
+ * output's own layout, stored as they are). A tap's 16 weights are two
+ * loads, each position's input a broadcast: 8 loads per 12 FMAs, as the
+ * GEMM's tile. (The 4-channel row tiles above, transposed into 16-byte
+ * pieces of the blocks, took 1.05-1.45x the time: the stems 7x7 and 3x3 at
+ * stride 2 of 3 channels, a 3x3 one of 1 channel.) The same terms in the
+ * same order as rows_tile. Positions past the row read the columns after
+ * it (fewer than rows_tile's lanes do) and are not stored. */
+INLINE void rows_tile16(const float *x, const float *w, int64_t wpitch, const float *bias,
+                        const int S, const poprt__convb_geom *g, int64_t oh, int64_t ow,
+                        int64_t c16, int relu, float *y, int64_t ldy)
+{
+    __m256 acc[ROWS_P][2];
+    const __m256 b0 = bias ? _mm256_loadu_ps(bias + c16) : _mm256_setzero_ps();
+    const __m256 b1 = bias ? _mm256_loadu_ps(bias + c16 + 8) : _mm256_setzero_ps();
+#pragma GCC unroll 6
+    for (int p = 0; p < ROWS_P; p++) {
+        acc[p][0] = b0;
+        acc[p][1] = b1;
+    }
+    const float *xr = x + oh * g->sh * g->Wp + ow;
+    const float *wt = w + (c16 >> 4) * g->ncb * g->KH * g->KW * wpitch;
+    for (int64_t c = 0; c < g->ncb; c++)
+        for (int64_t kh = 0; kh < g->KH; kh++) {
+            const float *xh = xr + c * g->plane + kh * g->dh * g->Wp;
+            for (int64_t kw = 0; kw < g->KW; kw++) {
+                const int64_t col = kw * g->dw;
+                const float *xp = S == 1 ? xh + col : xh + (col & 1 ? g->split : 0) + (col >> 1);
+                const __m256 w0 = _mm256_loadu_ps(wt), w1 = _mm256_loadu_ps(wt + 8);
+#pragma GCC unroll 6
+                for (int p = 0; p < ROWS_P; p++) {
+                    const __m256 xb = _mm256_broadcast_ss(xp + p);
+                    acc[p][0] = _mm256_fmadd_ps(xb, w0, acc[p][0]);
+                    acc[p][1] = _mm256_fmadd_ps(xb, w1, acc[p][1]);
+                }
+                wt += wpitch;
+            }
+        }
+    float *yo = y + ((c16 >> 4) * ldy + oh * g->OW + ow) * 16;
+    const int64_t n = g->OW - ow;
+#pragma GCC unroll 6
+    for (int p = 0; p < ROWS_P; p++) {
+        if (relu) {
+            acc[p][0] = _mm256_max_ps(_mm256_setzero_ps(), acc[p][0]);
+            acc[p][1] = _mm256_max_ps(_mm256_setzero_ps(), acc[p][1]);
+        }
+        if (p < n) {
+            _mm256_storeu_ps(yo + p * 16, acc[p][0]);
+            _mm256_storeu_ps(yo + p * 16 + 8, acc[p][1]);
+        }
+    }
+}
+
+/* Plain rows: a block of 16 channels at a time, then a tile of columns,
+ * then the block's four tiles of 4 channels: the tile's input (its rows,
+ * ~5 KiB for a 7x7 stem) and the block's weights (~9 KiB) stay in L1
+ * (channels outermost swept the whole row's input, 19 KiB, once per 4
+ * channels). NCHW16c: a block at a time, its tiles along the row. */
+#define ROWS_S(S)                                                                            \
+    static void rows_s##S(const float *x, const float *w, int64_t wpitch, const float *bias, \
+                          const poprt__convb_geom *g, int64_t oh, int64_t mc, int relu,      \
+                          float *y, int64_t ldy)                                             \
     {                                                                                        \
         for (int64_t c16 = 0; c16 < mc; c16 += 16) {                                         \
             const int64_t ce = c16 + 16 < mc ? c16 + 16 : mc;                                \
             int64_t ow = 0;                                                                  \
             for (; ow + 16 < g->OW; ow += 24)                                                \
                 for (int64_t cs = c16; cs < ce; cs += ROWS_CH)                               \
-                    rows_tile(x, w, wpitch, bias, 3, S, BLK, g, oh, ow, cs, mc, relu, y,     \
-                              ldy);                                                          \
+                    rows_tile(x, w, wpitch, bias, 3, S, g, oh, ow, cs, mc, relu, y, ldy);    \
             for (int64_t cs = c16; cs < ce; cs += ROWS_CH) {                                 \
                 if (ow + 8 < g->OW)                                                          \
-                    rows_tile(x, w, wpitch, bias, 2, S, BLK, g, oh, ow, cs, mc, relu, y,     \
-                              ldy);                                                          \
+                    rows_tile(x, w, wpitch, bias, 2, S, g, oh, ow, cs, mc, relu, y, ldy);    \
                 else if (ow < g->OW)                                                         \
-                    rows_tile(x, w, wpitch, bias, 1, S, BLK, g, oh, ow, cs, mc, relu, y,     \
-                              ldy);                                                          \
+                    rows_tile(x, w, wpitch, bias, 1, S, g, oh, ow, cs, mc, relu, y, ldy);    \
             }                                                                                \
         }                                                                                    \
+    }                                                                                        \
+    static void rows16_s##S(const float *x, const float *w, int64_t wpitch,                  \
+                            const float *bias, const poprt__convb_geom *g, int64_t oh,       \
+                            int64_t mc, int relu, float *y, int64_t ldy)                     \
+    {                                                                                        \
+        for (int64_t c16 = 0; c16 < mc; c16 += 16)                                           \
+            for (int64_t ow = 0; ow < g->OW; ow += ROWS_P)                                   \
+                rows_tile16(x, w, wpitch, bias, S, g, oh, ow, c16, relu, y, ldy);            \
     }
-ROWS_S(1, 0)
-ROWS_S(2, 0)
-ROWS_S(1, 1)
-ROWS_S(2, 1)
+ROWS_S(1)
+ROWS_S(2)
 
 void poprt__convb_rows_avx2(const float *x, const float *w, int64_t wpitch, const float *bias,
                             int64_t mc, const poprt__convb_geom *g, int64_t oh, int relu, int blk,
                             float *y, int64_t ldy)
 {
     if (blk)
-        (g->sw == 1 ? rows_s1_1 : rows_s2_1)(x, w, wpitch, bias, g, oh, mc, relu, y, ldy);
+        (g->sw == 1 ? rows16_s1 : rows16_s2)(x, w, wpitch, bias, g, oh, mc, relu, y, ldy);
     else
-        (g->sw == 1 ? rows_s1_0 : rows_s2_0)(x, w, wpitch, bias, g, oh, mc, relu, y, ldy);
+        (g->sw == 1 ? rows_s1 : rows_s2)(x, w, wpitch, bias, g, oh, mc, relu, y, ldy);
 }
 
 void poprt__convb_even_avx2(const float *src, int64_t n, float *dst)
