@@ -222,6 +222,14 @@ void poprt__convb_block8_avx2(const float *src, int64_t spitch, int64_t n, float
 #define ROWS_CH 4 /* output channels per tile */
 #define ROWS_R 3  /* vectors of 8 columns per tile: 12 accumulators */
 
+/* Tap kw's first input column in the padded row at xh: at column stride 2
+ * the row holds its even columns, then (from g->split) its odd ones. */
+INLINE const float *rows_tap(const float *xh, const poprt__convb_geom *g, int64_t kw, const int S)
+{
+    const int64_t col = kw * g->dw;
+    return S == 1 ? xh + col : xh + (col & 1 ? g->split : 0) + (col >> 1);
+}
+
 /* Plain output rows: R (<= ROWS_R) vectors of 8 consecutive output columns
  * from ow x ROWS_CH channels from cs of output row oh, as the AVX-512
  * variant's row tiles: acc starts from the bias and gets every (channel,
@@ -247,8 +255,7 @@ INLINE void rows_tile(const float *x, const float *w, int64_t wpitch, const floa
         for (int64_t kh = 0; kh < g->KH; kh++) {
             const float *xh = xr + c * g->plane + kh * g->dh * g->Wp;
             for (int64_t kw = 0; kw < g->KW; kw++) {
-                const int64_t col = kw * g->dw;
-                const float *xp = S == 1 ? xh + col : xh + (col & 1 ? g->split : 0) + (col >> 1);
+                const float *xp = rows_tap(xh, g, kw, S);
                 __m256 v[ROWS_R];
 #pragma GCC unroll 3
                 for (int r = 0; r < R; r++)
@@ -316,8 +323,7 @@ INLINE void rows_tile16(const float *x, const float *w, int64_t wpitch, const fl
         for (int64_t kh = 0; kh < g->KH; kh++) {
             const float *xh = xr + c * g->plane + kh * g->dh * g->Wp;
             for (int64_t kw = 0; kw < g->KW; kw++) {
-                const int64_t col = kw * g->dw;
-                const float *xp = S == 1 ? xh + col : xh + (col & 1 ? g->split : 0) + (col >> 1);
+                const float *xp = rows_tap(xh, g, kw, S);
                 const __m256 w0 = _mm256_loadu_ps(wt), w1 = _mm256_loadu_ps(wt + 8);
 #pragma GCC unroll 6
                 for (int p = 0; p < ROWS_P; p++) {
