@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "builder.h"
 #include "ir/op.h"
 
@@ -1005,16 +1006,19 @@ static void gru_ref(int T, int B, int I, int H, const float *X, const float *W, 
 }
 
 /* B batch rows: 1 (the recurrent products as matrix-vector products), 2
- * (as a few-column product), 9 (a GEMM per step; kernels/ref/rnn.c);
- * lens: sequence_lens (NULL: none), each row then checked against the
- * formulas run on its own first lens[b] steps (zeros after them) */
-static void gru_case(int lbr, int reverse, int B, const int32_t *lens)
+ * (as a few-column product), 9 (a GEMM per step; kernels/ref/rnn.c), with
+ * hidden size H: from 4 on, two rows and more take R as the node's prepare
+ * packed it (lib/kernels/x86/gemm_ops.c); lens: sequence_lens (NULL:
+ * none), each row then checked against the formulas run on its own first
+ * lens[b] steps (zeros after them) */
+static void gru_case(int lbr, int reverse, int B, int H, const int32_t *lens)
 {
-    enum { T = 3, I = 2, H = 3, BMAX = 9 };
+    enum { T = 3, I = 2, HMAX = 5, BMAX = 9 };
     ck_assert_int_le(B, BMAX);
+    ck_assert_int_le(H, HMAX);
     poprt__model *m = tb_model(14);
     int64_t xd[3] = {T, B, I}, wd[3] = {1, 3 * H, I}, rd[3] = {1, 3 * H, H}, bd[2] = {1, 6 * H};
-    float X[T * BMAX * I], W[3 * H * I], R[3 * H * H], Bi[6 * H];
+    float X[T * BMAX * I], W[3 * HMAX * I], R[3 * HMAX * HMAX], Bi[6 * HMAX];
     for (int i = 0; i < T * B * I; i++)
         X[i] = sinf((float)i);
     for (int i = 0; i < 3 * H * I; i++)
@@ -1040,11 +1044,11 @@ static void gru_case(int lbr, int reverse, int B, const int32_t *lens)
     poprt_model *model = load(m);
     poprt_session *s = session_of(model, NULL);
     poprt_model_free(model);
-    float Y[T * BMAX * H], Yh[BMAX * H];
+    float Y[T * BMAX * HMAX], Yh[BMAX * HMAX];
     if (lens) {
         memset(Y, 0, sizeof Y);
         for (int b = 0; b < B; b++) {
-            float xb[T * I], yb[T * H];
+            float xb[T * I], yb[T * HMAX];
             for (int t = 0; t < lens[b]; t++)
                 memcpy(xb + t * I, X + (t * B + b) * I, sizeof(float) * I);
             gru_ref(lens[b], 1, I, H, xb, W, R, Bi, lbr, reverse, yb, Yh + b * H);
@@ -1067,16 +1071,18 @@ static void gru_case(int lbr, int reverse, int B, const int32_t *lens)
 
 START_TEST(gru_matches_formulas)
 {
-    for (int b = 1; b <= 9; b += b == 1 ? 1 : 7) /* 1, 2, 9 */
-        for (int q = 0; q < 4; q++)
-            gru_case(q & 1, q >> 1, b, NULL);
+    for (int H = 3; H <= 5; H += 2)
+        for (int b = 1; b <= 9; b += b == 1 ? 1 : 7) /* 1, 2, 9 */
+            for (int q = 0; q < 4; q++)
+                gru_case(q & 1, q >> 1, b, H, NULL);
     /* rows of 3, 1 and 0 steps, and 2 of 9 rows at 0: their rows of the
      * products are still computed */
     const int32_t lens3[3] = {3, 1, 0}, lens9[9] = {3, 0, 2, 1, 3, 3, 0, 2, 1};
-    for (int q = 0; q < 4; q++) {
-        gru_case(q & 1, q >> 1, 3, lens3);
-        gru_case(q & 1, q >> 1, 9, lens9);
-    }
+    for (int q = 0; q < 4; q++)
+        for (int H = 3; H <= 5; H += 2) {
+            gru_case(q & 1, q >> 1, 3, H, lens3);
+            gru_case(q & 1, q >> 1, 9, H, lens9);
+        }
 }
 END_TEST
 
@@ -1382,6 +1388,35 @@ static poprt__model *gru_model(int opset, const char **outs, const char *directi
     return m;
 }
 
+/* A bidirectional node "rec": op (G gates: RNN 1, GRU 3, LSTM 4) over an
+ * input X [T, B, I], hidden size H, ramps for W, R and B, a GRU's
+ * linear_before_reset lbr; outputs Y, Yh. */
+static poprt_model *bidir_rec_model(const char *op, int G, int T, int B, int I, int H, int lbr)
+{
+    poprt__model *m = tb_model(14);
+    tb_input(m, "X", POPRT_DTYPE_FLOAT, 3, (const int64_t[]){T, B, I});
+    float *w = malloc(sizeof(float) * (size_t)(2 * G * H * (I + H + 2)));
+    ck_assert_ptr_nonnull(w);
+    float *r = w + 2 * G * H * I, *b = r + 2 * G * H * H;
+    ramp(w, 2 * G * H * I, 0.4, 0.3);
+    ramp(r, 2 * G * H * H, 0.2, 1.1);
+    ramp(b, 2 * 2 * G * H, 0.1, 2.0);
+    tb_const(m, "W", POPRT_DTYPE_FLOAT, 3, (const int64_t[]){2, G * H, I}, w);
+    tb_const(m, "R", POPRT_DTYPE_FLOAT, 3, (const int64_t[]){2, G * H, H}, r);
+    tb_const(m, "B", POPRT_DTYPE_FLOAT, 2, (const int64_t[]){2, 2 * G * H}, b);
+    free(w);
+    poprt__node *n = g_node(m->graph, op, 4, (const char *[]){"X", "W", "R", "B"}, 2,
+                            (const char *[]){"Y", "Yh"});
+    n->name = "rec";
+    attr_s(n, "direction", "bidirectional");
+    attr_i(n, "hidden_size", H);
+    if (G == 3)
+        attr_i(n, "linear_before_reset", lbr);
+    tb_output(m, "Y");
+    tb_output(m, "Yh");
+    return load(m);
+}
+
 /* Bidirectional LSTM and GRU (linear_before_reset 0: the r h product) of
  * batch 12, more rows than the few-column form takes (the products' GEMM
  * workspaces), at 1, 2 and 4 threads: the directions then run on threads
@@ -1389,25 +1424,8 @@ static poprt__model *gru_model(int opset, const char **outs, const char *directi
 START_TEST(bidirectional_batch_threads_agree)
 {
     enum { T = 4, B = 12, I = 5, H = 20 };
-    for (int gates = 3; gates <= 4; gates++) {
-        const int G = gates;
-        poprt__model *m = tb_model(14);
-        tb_input(m, "X", POPRT_DTYPE_FLOAT, 3, (const int64_t[]){T, B, I});
-        static float w[2 * 4 * H * I], r[2 * 4 * H * H], b[2 * 8 * H];
-        ramp(w, 2 * G * H * I, 0.4, 0.3);
-        ramp(r, 2 * G * H * H, 0.2, 1.1);
-        ramp(b, 2 * 2 * G * H, 0.1, 2.0);
-        tb_const(m, "W", POPRT_DTYPE_FLOAT, 3, (const int64_t[]){2, G * H, I}, w);
-        tb_const(m, "R", POPRT_DTYPE_FLOAT, 3, (const int64_t[]){2, G * H, H}, r);
-        tb_const(m, "B", POPRT_DTYPE_FLOAT, 2, (const int64_t[]){2, 2 * G * H}, b);
-        poprt__node *n = g_node(m->graph, G == 4 ? "LSTM" : "GRU", 4,
-                                (const char *[]){"X", "W", "R", "B"}, 2,
-                                (const char *[]){"Y", "Yh"});
-        attr_s(n, "direction", "bidirectional");
-        attr_i(n, "hidden_size", H);
-        tb_output(m, "Y");
-        tb_output(m, "Yh");
-        poprt_model *model = load(m);
+    for (int G = 3; G <= 4; G++) {
+        poprt_model *model = bidir_rec_model(G == 4 ? "LSTM" : "GRU", G, T, B, I, H, 0);
         static float X[T * B * I];
         ramp(X, T * B * I, 1.0, 0.5);
         float first[T * 2 * B * H];
@@ -1438,6 +1456,112 @@ START_TEST(bidirectional_batch_threads_agree)
         }
         poprt_model_free(model);
     }
+}
+END_TEST
+
+/* Runs s on X [T, B, I] into Y (T * 2 * B * H floats). */
+static void packed_rec_run(poprt_session *s, int T, int B, int I, const float *X, float *Y,
+                           size_t ybytes)
+{
+    poprt_stepio *io;
+    ck_assert_int_eq(poprt_stepio_create(&io), POPRT_OK);
+    poprt_stepio_set_input(io, "X", POPRT_DTYPE_FLOAT, (const int64_t[]){T, B, I}, 3, X,
+                           sizeof(float) * (size_t)(T * B * I));
+    poprt_stepio_set_output_alloc(io, "Y");
+    run_ok(s, io);
+    const void *data;
+    size_t nb;
+    ck_assert_int_eq(poprt_stepio_output(io, "Y", NULL, NULL, NULL, &data, &nb), POPRT_OK);
+    ck_assert_uint_eq(nb, ybytes);
+    memcpy(Y, data, nb);
+    poprt_stepio_free(io);
+}
+
+/* The bytes node "rec" has prepared, from s's profile after one run. */
+static long long rec_prepared_bytes(poprt_session *s)
+{
+    char *json;
+    size_t len;
+    ck_assert_int_eq(poprt_session_profile_trace(s, &json, &len), POPRT_OK);
+    const char *at = strstr(json, "\"name\":\"rec\"");
+    ck_assert_ptr_nonnull(at);
+    const char *pb = strstr(at, "\"prepared_bytes\":");
+    ck_assert_ptr_nonnull(pb);
+    long long n = strtoll(pb + strlen("\"prepared_bytes\":"), NULL, 10);
+    poprt_buffer_free(json);
+    return n;
+}
+
+/* Two or more batch rows take R as the node's prepare packed it for the
+ * fast GEMM (lib/kernels/x86/gemm_ops.c), a batch of one the GEMV on R as
+ * stored (kernels/ref/rnn.c): each row of a batch of 5 must give what it
+ * gives alone, within 1e-5 (the two sum in different orders; outputs are
+ * at most 1), for LSTM, GRU with and without linear_before_reset and RNN,
+ * both directions, at 1 and 2 threads (the same bits); the batch of 5 has
+ * prepared data and the batch of 1 none; and an executable file exported
+ * from the batch of 5 runs on that data with the same bits. */
+START_TEST(recurrent_packed_rows_match_single_rows)
+{
+    enum { T = 6, B = 5, I = 7, H = 24 };
+    static const struct {
+        const char *op;
+        int G, lbr;
+    } cases[] = {{"LSTM", 4, 0}, {"GRU", 3, 0}, {"GRU", 3, 1}, {"RNN", 1, 0}};
+    static float X[T * B * I], Y[T * 2 * B * H], Y2[T * 2 * B * H], X1[T * I], Y1[T * 2 * H];
+    ramp(X, T * B * I, 1.0, 0.5);
+    char dir[] = "/tmp/poprt_rnn_XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char path[64];
+    snprintf(path, sizeof path, "%s/rec.popef", dir);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        poprt_model *mb = bidir_rec_model(cases[c].op, cases[c].G, T, B, I, H, cases[c].lbr);
+        poprt_model *m1 = bidir_rec_model(cases[c].op, cases[c].G, T, 1, I, H, cases[c].lbr);
+        poprt_options *o;
+        ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
+        ck_assert_int_eq(poprt_options_set(o, "profile", "1"), POPRT_OK);
+        poprt_session *sb, *s1, *sb2;
+        ck_assert_int_eq(poprt_session_create(mb, o, &sb), POPRT_OK);
+        ck_assert_int_eq(poprt_session_create(m1, o, &s1), POPRT_OK);
+        packed_rec_run(sb, T, B, I, X, Y, sizeof Y);
+        ck_assert_msg(rec_prepared_bytes(sb) > 0, "%s batch %d: R not packed", cases[c].op, B);
+        for (int b = 0; b < B; b++) {
+            for (int t = 0; t < T; t++)
+                memcpy(X1 + t * I, X + (t * B + b) * I, sizeof(float) * I);
+            packed_rec_run(s1, T, 1, I, X1, Y1, sizeof Y1);
+            for (int t = 0; t < T; t++)
+                for (int d = 0; d < 2; d++)
+                    for (int n = 0; n < H; n++) {
+                        const float got = Y[((t * 2 + d) * B + b) * H + n];
+                        const float want = Y1[(t * 2 + d) * H + n];
+                        ck_assert_msg(fabsf(got - want) <= 1e-5f && fabsf(want) <= 1.0f,
+                                      "%s lbr %d: Y[%d, %d, %d, %d] = %g, alone %g",
+                                      cases[c].op, cases[c].lbr, t, d, b, n, (double)got,
+                                      (double)want);
+                    }
+        }
+        ck_assert_int_eq(rec_prepared_bytes(s1), 0);
+        /* two threads: the directions on a thread each */
+        poprt_session *st = session_of(mb, "2");
+        packed_rec_run(st, T, B, I, X, Y2, sizeof Y2);
+        ck_assert_msg(memcmp(Y, Y2, sizeof Y) == 0, "%s: 2 threads differ", cases[c].op);
+        poprt_session_free(st);
+        /* the executable file keeps the packed R */
+        ck_assert_int_eq(poprt_session_export(sb, path), POPRT_OK);
+        ck_assert_int_eq(poprt_session_load(path, o, &sb2), POPRT_OK);
+        memset(Y2, 0, sizeof Y2);
+        packed_rec_run(sb2, T, B, I, X, Y2, sizeof Y2);
+        ck_assert_msg(memcmp(Y, Y2, sizeof Y) == 0, "%s: executable file differs",
+                      cases[c].op);
+        ck_assert_int_eq(rec_prepared_bytes(sb2), rec_prepared_bytes(sb));
+        poprt_session_free(sb2);
+        poprt_session_free(s1);
+        poprt_session_free(sb);
+        poprt_options_free(o);
+        poprt_model_free(m1);
+        poprt_model_free(mb);
+    }
+    ck_assert_int_eq(unlink(path), 0);
+    ck_assert_int_eq(rmdir(dir), 0);
 }
 END_TEST
 
@@ -1518,6 +1642,7 @@ static Suite *suite(void)
     tcase_add_test(tr, rnn1_output_sequence);
     tcase_add_test(tr, gru1_and_gru3);
     tcase_add_test(tr, bidirectional_batch_threads_agree);
+    tcase_add_test(tr, recurrent_packed_rows_match_single_rows);
     tcase_add_test(tr, lstm1_reverse_peepholes);
     suite_add_tcase(s, tr);
     return s;

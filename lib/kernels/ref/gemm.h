@@ -41,6 +41,17 @@ typedef struct poprt__gemm_engine {
     int (*run_packed_b)(poprt__kctx *k, int ta, int tb, int64_t M, int64_t N, int64_t K,
                         float alpha, const float *A, int64_t lda, float beta, float *C,
                         int64_t ldc);
+    /* Several constants packed by the node's prepare (k->state), as RNN,
+     * GRU and LSTM pack their recurrent weights: part(k, i, K, N) is packed
+     * operand i, op(B) = K x N, or NULL (none of this shape, or packed for
+     * another CPU); part_ws_size its workspace for M rows (> 0); run_part
+     * C = A B + beta C with it, A M x K (lda apart), over k's threads (k
+     * NULL: the calling thread), the same bits for any thread count. NULL:
+     * the engine packs none. */
+    const void *(*part)(const poprt__kctx *k, int i, int64_t K, int64_t N);
+    size_t (*part_ws_size)(const void *b, int64_t M, int64_t N, int64_t K);
+    void (*run_part)(poprt__kctx *k, void *ws, int64_t M, int64_t N, int64_t K, const float *A,
+                     int64_t lda, const void *b, float beta, float *C, int64_t ldc);
 } poprt__gemm_engine;
 extern const poprt__gemm_engine poprt__ref_gemm_engine;
 /* *ws = e's workspace for this shape from k's scratch (NULL when it needs

@@ -5,7 +5,8 @@
  * Per direction: X·W^T (+ biases) for all steps at once, then per step
  * H·R^T for every batch row and the gate math. The products run on a GEMM
  * engine (kernels/ref/gemm.h: the reference loops here, the fast GEMM in
- * lib/kernels/x86), with W and R used as stored (op(B) = W^T); one batch
+ * lib/kernels/x86), with W and R used as stored (op(B) = W^T), or R as the
+ * node's prepare packed it for the engine (its parts, below); one batch
  * row's recurrent product is a matrix-vector product R·h. The activations
  * sigmoid, tanh and relu use the session's vectorised math.
  * With sequence_lens, batch entry b runs only its first len[b] steps (the
@@ -189,14 +190,18 @@ typedef struct {
 #define RNN_DIRS_APART_MACS (1 << 22)
 
 /* C[b][n] = beta C[b][n] + sum_k A[b][k] Wt[n][k] for b < M, n < N (A's
- * rows K apart, C's ldc apart), on j's engine: up to RNN_FEW_ROWS rows as
- * Wt A^T into ct (N x M floats of scratch), then added to C (one row:
- * straight into C); more with workspace ws (for the shape M x N x K,
- * op(B) = Wt^T). */
+ * rows K apart, C's ldc apart), on j's engine: with pk (Wt as the engine
+ * packed it, an engine part) through it with workspace ws; else up to
+ * RNN_FEW_ROWS rows as Wt A^T into ct (N x M floats of scratch), then
+ * added to C (one row: straight into C); more with workspace ws (for the
+ * shape M x N x K, op(B) = Wt^T). */
 static void rnn_mm(poprt__kctx *k, const rnn_job *j, void *ws, float *ct, int64_t M, int64_t N,
-                   int64_t K, const float *A, const float *Wt, float beta, float *C, int64_t ldc)
+                   int64_t K, const float *A, const float *Wt, const void *pk, float beta,
+                   float *C, int64_t ldc)
 {
-    if (M == 1) {
+    if (pk) {
+        j->e->run_part(k, ws, M, N, K, A, K, pk, beta, C, ldc);
+    } else if (M == 1) {
         j->e->run(k, NULL, 0, 1, N, 1, K, 1.f, Wt, K, A, K, beta, C, 1);
     } else if (M <= RNN_FEW_ROWS) {
         j->e->run(k, NULL, 0, 1, N, M, K, 1.f, Wt, K, A, K, 0.f, ct, M);
@@ -255,15 +260,34 @@ static int64_t s_off(const rnn_job *j, int d, int64_t b)
 }
 
 /* One direction's state between its preparation and its steps. Scratch:
- * xw [T*B, G*H], hr [B, G*H], h, c, r·h. */
+ * xw [T*B, G*H], hr [B, G*H], h, c, r·h. pk_h, pk_r: R's rows of the two
+ * products (all, or a GRU's z r and h rows apart) as the engine packed
+ * them, or NULL. */
 typedef struct rnn_dir {
     const rnn_job *j;
     int d, reverse;
     const rnn_act *act;
     const float *R;
+    const void *pk_h, *pk_r;
     float *xw, *hr, *h, *c, *rh, *rbh, *ct;
     void *ws_h, *ws_r;
 } rnn_dir;
+
+/* The recurrent product's operand packed by the node's prepare: part
+ * d * 2 + p (p 1: a GRU's h rows without linear_before_reset) of K x N,
+ * taken for two or more batch rows (one row reads R as stored: the
+ * engines' matrix-vector product streams it as fast, and a batch of 1
+ * packs nothing); *ws its workspace from k's scratch. NULL when there is
+ * none or no scratch. */
+static const void *rnn_part(poprt__kctx *k, const rnn_job *j, int d, int p, int64_t K,
+                            int64_t N, void **ws)
+{
+    *ws = NULL;
+    const void *b = j->B >= 2 && j->e->part ? j->e->part(k, d * 2 + p, K, N) : NULL;
+    if (b)
+        *ws = poprt__kctx_scratch(k, j->e->part_ws_size(b, j->B, N, K));
+    return *ws ? b : NULL;
+}
 
 /* Direction d's scratch, biases, input projection (over k's threads) and
  * initial states. */
@@ -306,17 +330,20 @@ static poprt_status dir_prepare(poprt__kctx *k, const rnn_job *j, int d, rnn_dir
     const int gru_rh = G == 3 && !j->lbr; /* r h before its product */
     void *ws_x;
     s->ws_r = NULL;
+    s->pk_h = rnn_part(k, j, d, 0, H, cols, &s->ws_h);
+    s->pk_r = gru_rh ? rnn_part(k, j, d, 1, H, H, &s->ws_r) : NULL;
     /* Wt A^T of up to RNN_FEW_ROWS rows (the projection's too) */
     s->ct = poprt__kctx_scratch(k, (size_t)(RNN_FEW_ROWS * GH) * fs);
-    if (!rnn_mm_ws(k, j, px, GH, I, &ws_x) || !rnn_mm_ws(k, j, B, cols, H, &s->ws_h) ||
-        (gru_rh && !rnn_mm_ws(k, j, B, H, H, &s->ws_r)) || !s->ct)
+    if (!rnn_mm_ws(k, j, px, GH, I, &ws_x) ||
+        (!s->pk_h && !rnn_mm_ws(k, j, B, cols, H, &s->ws_h)) ||
+        (gru_rh && !s->pk_r && !rnn_mm_ws(k, j, B, H, H, &s->ws_r)) || !s->ct)
         return POPRT__NODE_ERR(k->node, POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
     /* xw row t B + b: the biases + X[t, b] W^T */
     for (int64_t q = 0; q < T * B; q++)
         memcpy(xw + q * GH, bias, (size_t)GH * fs);
     for (int64_t b0 = 0; px > 0 && b0 < T * B / px; b0++)
-        rnn_mm(k, j, ws_x, s->ct, px, GH, I, j->X + x_row(j, 0, b0) * I, W, 1.f, xw + b0 * GH,
-               px == T * B ? GH : B * GH);
+        rnn_mm(k, j, ws_x, s->ct, px, GH, I, j->X + x_row(j, 0, b0) * I, W, NULL, 1.f,
+               xw + b0 * GH, px == T * B ? GH : B * GH);
     for (int64_t b = 0; b < B; b++) {
         if (j->h0)
             memcpy(h + b * H, j->h0 + s_off(j, d, b), (size_t)H * fs);
@@ -348,7 +375,7 @@ static void dir_steps(poprt__kctx *k, const rnn_dir *sd)
     for (int64_t s = 0; s < T; s++) {
         /* recurrent product for all batch rows (the GRU candidate gate
          * needs r first unless linear_before_reset) */
-        rnn_mm(k, j, ws_h, ct, B, cols, H, h, R, 0.f, hr, GH);
+        rnn_mm(k, j, ws_h, ct, B, cols, H, h, R, sd->pk_h, 0.f, hr, GH);
         if (gru_rh) {
             /* z, r, then h~'s input part and r h per row; r h Rh^T for all */
             for (int64_t b = 0; b < B; b++) {
@@ -368,7 +395,7 @@ static void dir_steps(poprt__kctx *k, const rnn_dir *sd)
                     g[2 * H + n] = x[2 * H + n];
                 }
             }
-            rnn_mm(k, j, ws_r, ct, B, H, H, rh, R + 2 * H * H, 1.f, hr + 2 * H, GH);
+            rnn_mm(k, j, ws_r, ct, B, H, H, rh, R + 2 * H * H, sd->pk_r, 1.f, hr + 2 * H, GH);
         }
         for (int64_t b = 0; b < B; b++) {
             int64_t len = j->lens ? j->lens[b] : T;

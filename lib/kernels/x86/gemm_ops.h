@@ -15,13 +15,17 @@ poprt_status poprt__x86_matmul(poprt__kctx *k);
 poprt_status poprt__x86_rnn(poprt__kctx *k);
 poprt_status poprt__x86_gru(poprt__kctx *k);
 poprt_status poprt__x86_lstm(poprt__kctx *k);
+/* Their constant float32 R packed once for the recurrent products of two
+ * or more batch rows (the engine's parts, kernels/ref/gemm.h); no state
+ * for a batch of one or a hidden size below 4. */
+poprt_status poprt__x86_rnn_prepare(poprt__prep_ctx *c, void **state, size_t *size);
 poprt_status poprt__x86_matmul_prepare(poprt__prep_ctx *c, void **state, size_t *size);
 /* MatMul's engine: the fast GEMM, and a B packed by poprt__x86_matmul_prepare
  * (also the prepare of ai.poprt.FusedAttention, whose Wqkv is input 1 too). */
 extern const poprt__gemm_engine poprt__x86_matmul_engine;
-/* 1 unless state is prepared data of Gemm, MatMul, FusedAttention, Conv or
- * FusedConv packed for a kernel variant this CPU (after POPRT_ISA) cannot
- * run: what an executable file made on another CPU may hold. The compiler
+/* 1 unless state is prepared data of Gemm, MatMul, FusedAttention, Conv,
+ * FusedConv, RNN, GRU or LSTM packed for a kernel variant this CPU (after
+ * POPRT_ISA) cannot run: what an executable file made on another CPU may hold. The compiler
  * prepares such nodes again instead of using the file's data. */
 int poprt__x86_state_usable(const void *state, size_t size);
 /* 1 when state is a MatMul's or Gemm's B packed for a bfloat16 variant
