@@ -1,5 +1,6 @@
 /* The x86 instances of the vectorised float32 math (lib/kernels/vmath.h):
- * AVX-512 (vmath_avx512.c, 16 lanes) and AVX2+FMA (vmath_avx2.c, 8 lanes),
+ * AVX-512 (vmath_avx512.c, 16 lanes) and AVX2+FMA (vmath_avx2.c, 8 lanes;
+ * its elementwise functions on pairs of vectors, vmath_avx2_pairs.c),
  * each vmath_body.inc on that ISA's primitives and compiled alone with its
  * own -m flags, listed best first with the portable instance last
  * (vmath_kernels.inc), and the choice among them for this CPU (after

@@ -1,4 +1,6 @@
-/* AVX2 + FMA instance of the vectorised math (vmath_body.inc), 8 lanes. This
+/* AVX2 + FMA instance of the vectorised math (vmath_body.inc), 8 lanes:
+ * softmax rows, the sum and the chains (VM_PART 2); its elementwise
+ * functions are built on pairs of vectors (vmath_avx2_pairs.c). This
  * file alone is compiled with -mavx2 -mfma; it is only entered after
  * poprt__cpu_features() reported AVX2 and FMA. The same IEEE operations as
  * the AVX-512 instance, hence the same bits per element. */
@@ -8,6 +10,7 @@
 
 #define INLINE static inline __attribute__((always_inline))
 #define VM_ISA avx2
+#define VM_PART 2
 #define VW 8
 typedef __m256 V;
 typedef __m256i VI;
