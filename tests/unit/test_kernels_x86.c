@@ -1200,6 +1200,7 @@ static const ccase convb_cases[] = {
     {24, 40, 1, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
     {40, 16, 1, 7, 30, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1},
     {24, 32, 1, 15, 17, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},
+    {24, 48, 1, 9, 9, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0}, /* 1x1: one run of the plane (AVX2) */
     /* tiles that are runs of one row (AVX2 reads them from one pointer),
      * at column stride 2, 1 with dilation 2, and rows of 7 (a run, then a
      * tile across rows) */
