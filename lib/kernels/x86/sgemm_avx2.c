@@ -246,14 +246,58 @@ static void tr_part(const float *s, int64_t rs, int nrow, int np, int cnt, int w
     tr_block(s, rs, nrow, np, cnt, width, d);
 }
 
+/* Six rows x 8 k (rows rs apart, k contiguous) to the A panel's 48
+ * contiguous floats d[p * 6 + r]. In pairs of rows: unpacking rows 2i and
+ * 2i + 1 gives 64-bit units (r 2i, r 2i+1) per k, and the panel is those
+ * units in the order (01, 23, 45) per k, so six output vectors are put
+ * together from them by 64-bit and 128-bit lane moves: 20 shuffles and six
+ * whole-vector stores, where the 8 x 8 transpose did 24 shuffles, eight
+ * extracts and 16 part stores. */
+INLINE void tr6x8(const float *s, int64_t rs, float *d)
+{
+    const __m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + rs);
+    const __m256 r2 = _mm256_loadu_ps(s + 2 * rs), r3 = _mm256_loadu_ps(s + 3 * rs);
+    const __m256 r4 = _mm256_loadu_ps(s + 4 * rs), r5 = _mm256_loadu_ps(s + 5 * rs);
+    /* tA: units (k0 k1 | k4 k5), tB: (k2 k3 | k6 k7), of rows 01, 23, 45 */
+    const __m256d t01a = _mm256_castps_pd(_mm256_unpacklo_ps(r0, r1));
+    const __m256d t01b = _mm256_castps_pd(_mm256_unpackhi_ps(r0, r1));
+    const __m256d t23a = _mm256_castps_pd(_mm256_unpacklo_ps(r2, r3));
+    const __m256d t23b = _mm256_castps_pd(_mm256_unpackhi_ps(r2, r3));
+    const __m256d t45a = _mm256_castps_pd(_mm256_unpacklo_ps(r4, r5));
+    const __m256d t45b = _mm256_castps_pd(_mm256_unpackhi_ps(r4, r5));
+    /* per 128-bit lane (k, k + 4): */
+    const __m256d u = _mm256_unpacklo_pd(t01a, t23a);  /* 01k0 23k0 */
+    const __m256d v = _mm256_unpackhi_pd(t01a, t23a);  /* 01k1 23k1 */
+    const __m256d w = _mm256_unpacklo_pd(t01b, t23b);  /* 01k2 23k2 */
+    const __m256d x = _mm256_unpackhi_pd(t01b, t23b);  /* 01k3 23k3 */
+    const __m256d s1 = _mm256_shuffle_pd(t45a, v, 0);  /* 45k0 01k1 */
+    const __m256d s2 = _mm256_shuffle_pd(v, t45a, 15); /* 23k1 45k1 */
+    const __m256d s3 = _mm256_shuffle_pd(t45b, x, 0);  /* 45k2 01k3 */
+    const __m256d s4 = _mm256_shuffle_pd(x, t45b, 15); /* 23k3 45k3 */
+    _mm256_storeu_pd((double *)d, _mm256_permute2f128_pd(u, s1, 0x20));
+    _mm256_storeu_pd((double *)(d + 8), _mm256_permute2f128_pd(s2, w, 0x20));
+    _mm256_storeu_pd((double *)(d + 16), _mm256_permute2f128_pd(s3, s4, 0x20));
+    _mm256_storeu_pd((double *)(d + 24), _mm256_permute2f128_pd(u, s1, 0x31));
+    _mm256_storeu_pd((double *)(d + 32), _mm256_permute2f128_pd(s2, w, 0x31));
+    _mm256_storeu_pd((double *)(d + 40), _mm256_permute2f128_pd(s3, s4, 0x31));
+}
+
 /* The AVX2 variant's packer (sgemm.h's contract): rows contiguous in k (A,
- * or B transposed) go through 8 x 8 transposes; otherwise each k row is n
- * contiguous floats, copied by vectors (the portable packer's one memcpy
- * per 64-byte row and scalar transposes took a quarter of a 512^3 GEMM's
- * time). */
+ * or B transposed) go through 8 x 8 transposes, a whole A panel of six rows
+ * through tr6x8; otherwise each k row is n contiguous floats, copied by
+ * vectors (the portable packer's one memcpy per 64-byte row and scalar
+ * transposes took a quarter of a 512^3 GEMM's time). */
 void poprt__sgemm_pack_avx2(int64_t kc, int n, const float *src, int64_t rs, int64_t ps,
                             int width, float *dst)
 {
+    if (ps == 1 && rs != 1 && n == 6 && width == 6) {
+        int64_t p0 = 0;
+        for (; p0 + 8 <= kc; p0 += 8)
+            tr6x8(src + p0, rs, dst + p0 * 6);
+        if (p0 < kc)
+            tr_part(src + p0, rs, 6, (int)(kc - p0), 6, 6, dst + p0 * 6);
+        return;
+    }
     if (ps == 1 && rs != 1) {
         for (int64_t p0 = 0; p0 < kc; p0 += 8) {
             const int np = (int)(kc - p0 < 8 ? kc - p0 : 8);
