@@ -434,7 +434,10 @@ START_TEST(test_blocking_orders)
         {100, 300, 700},  /* all of A in L2, edge tiles both ways */
         {600, 200, 300},  /* A panel by panel against L2 blocks of B */
         {30, 70, 1500},   /* few rows, several K blocks */
-        {1, 300, 700},    /* GEMV-like: B read in place, K block by K block */
+        {1, 300, 700},    /* GEMV-like: B read in place, K block by K block; packed:
+                           * four panels at once (ukr_row), then two, then the part */
+        {1, 48, 100},     /* one row, three whole panels (ukr_row with three) */
+        {1, 1000, 1030},  /* a classifier's row: 62 whole panels, a part, 5 K blocks */
         {2, 600, 1000},   /* few rows, B of 2.4 MB: split by B's bytes (1.2 MFLOP) */
         {300, 500, 40},   /* short K: row panels whatever the size of A */
     };

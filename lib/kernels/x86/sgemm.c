@@ -21,9 +21,15 @@
 #define SGEMM_A_scalar NULL, 1, NULL
 #define SGEMM_A_avx512bf16 NULL, 1, NULL
 #define SGEMM_A_amxbf16 poprt__sgemm_pack_a_bf16_amx, 16, poprt__sgemm_enter_amx
+/* one-row products over several B panels (AVX2 only so far) */
+#define SGEMM_ROW_avx512(mr, nr) NULL
+#define SGEMM_ROW_avx2(mr, nr) poprt__sgemm_row_avx2_##mr##x##nr
+#define SGEMM_ROW_scalar(mr, nr) NULL
+#define SGEMM_ROW_avx512bf16(mr, nr) NULL
+#define SGEMM_ROW_amxbf16(mr, nr) NULL
 #define POPRT__SGEMM_VARIANT(isa, level, mr, nr, kc, nc, pack, kpack, need)                 \
     {#isa "_" #mr "x" #nr, level, mr, nr, kc, nc, poprt__sgemm_ukr_##isa##_##mr##x##nr,       \
-     SGEMM_TAPS_##isa(mr, nr), pack, kpack, need, SGEMM_A_##isa},
+     SGEMM_TAPS_##isa(mr, nr), pack, kpack, need, SGEMM_A_##isa, SGEMM_ROW_##isa(mr, nr)},
 const poprt__sgemm_variant poprt__sgemm_variants[] = {
 #include "kernels/x86/sgemm_kernels.inc"
 };
@@ -492,11 +498,39 @@ static void panel_column(const gemm_job *g, int64_t b0, int64_t b1, int64_t i0, 
     }
 }
 
+/* Panels [j0, j1) of a one-row product on packed B (a classifier at batch
+ * 1): up to four whole panels at once over every K block (ukr_row), the
+ * partial last one alone; the same sums and C updates per element as
+ * panel_column. */
+static void row_block(const gemm_job *g, int64_t j0, int64_t j1)
+{
+    const poprt__sgemm_variant *v = g->v;
+    const int64_t NR = v->nr;
+    const int64_t jf = j1 * NR > g->N ? j1 - 1 : j1; /* whole panels end */
+    for (int64_t j = j0; j < jf; j += 4) {
+        const int np = (int)(jf - j < 4 ? jf - j : 4);
+        for (int64_t b = 0; b < g->kb.nkb; b++) {
+            const int64_t k0 = b * g->kb.kcb;
+            const int64_t kc = g->K - k0 < g->kb.kcb ? g->K - k0 : g->kb.kcb;
+            int64_t bs;
+            const float *bp = b_panel(g, b, j, kc, &bs);
+            v->ukr_row(kc, np, g->a.pk + kw(v, k0) * g->a.npad, bp, bs, NR * kw(v, kc),
+                       g->C + j * NR, g->alpha, b == 0 ? g->beta : 1.0f);
+        }
+    }
+    if (jf < j1)
+        panel_column(g, 0, g->kb.nkb, 0, 1, jf, j1);
+}
+
 /* Output block [i0, i1) x [j0, j1) of panels. Every C element gets the same
  * K blocks in the same order whatever the loop order, so the orders below
  * only change which operand is reused from cache. */
 static void gemm_block(const gemm_job *g, int64_t i0, int64_t i1, int64_t j0, int64_t j1)
 {
+    if (g->M == 1 && g->v->ukr_row && g->a.pk && !g->b.raw) {
+        row_block(g, j0, j1);
+        return;
+    }
     if (g->a_in_l2 == 2) {
         /* all of A stays in L2: one B panel at a time over every K block, so
          * each B panel is read from memory once and reused from L1/L2 by all

@@ -63,6 +63,15 @@ typedef void (*poprt__sgemm_ukr_taps)(int64_t kc, int64_t ntaps, const int64_t *
                                       float *c, int64_t ldc, float alpha, float beta);
 typedef void (*poprt__sgemm_pack_fn)(int64_t kc, int n, const float *src, int64_t rs,
                                      int64_t ps, int width, float *dst);
+/* One row of A against np (1..4) whole B panels, panel i at b + i * pstride
+ * (rows bs apart within it): per panel the same sums, in the same order,
+ * and the same C update as ukr with mr = 1 and nr = NR, C the np * NR
+ * floats at c. The panels' loads interleave in one k loop: a single row's
+ * product is bound by reading B, and one core reads a few streams from
+ * memory faster than one (Zen 3: 4 streams 1.7x the bytes per second). */
+typedef void (*poprt__sgemm_ukr_row)(int64_t kc, int np, const float *a, const float *b,
+                                     int64_t bs, int64_t pstride, float *c, float alpha,
+                                     float beta);
 
 typedef struct poprt__sgemm_variant {
     const char *name;       /* <isa>_<MR>x<NR> */
@@ -83,6 +92,7 @@ typedef struct poprt__sgemm_variant {
                  * blocks hold a multiple of 2 * kalign k values */
     void (*enter)(void); /* run by the driver on a thread before it calls ukr
                           * there (AMX: the tile configuration), or NULL */
+    poprt__sgemm_ukr_row ukr_row; /* for products of one row, or NULL */
 } poprt__sgemm_variant;
 
 /* The kernel list (sgemm_kernels.inc): among the usable variants of one
@@ -210,6 +220,8 @@ void poprt__sgemm_pack_avx512(int64_t kc, int n, const float *src, int64_t rs, i
                               int width, float *dst);
 void poprt__sgemm_pack_avx2(int64_t kc, int n, const float *src, int64_t rs, int64_t ps,
                             int width, float *dst);
+void poprt__sgemm_row_avx2_6x16(int64_t kc, int np, const float *a, const float *b, int64_t bs,
+                                int64_t pstride, float *c, float alpha, float beta);
 /* bfloat16 packers: dst[p*width + r] (32 bits) = bf16(x(r, 2p)) | bf16(x(r, 2p+1)) << 16
  * for p < ceil(kc/2) (x(r, kc) = 0 when kc is odd), zero rows n..width-1. */
 void poprt__sgemm_pack_bf16(int64_t kc, int n, const float *src, int64_t rs, int64_t ps,

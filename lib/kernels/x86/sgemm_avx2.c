@@ -179,6 +179,51 @@ void poprt__sgemm_ukr_avx2_6x16(int64_t kc, int mr, int nr, const float *a, cons
     }
 }
 
+/* NP panels of one A row (sgemm.h's ukr_row): two accumulators per panel,
+ * one FMA each per k in k order, and store_tile's C update, so every
+ * column gets tile(1, ...)'s bits. */
+INLINE void row_tile(const int NP, int64_t kc, const float *restrict a, const float *restrict b,
+                     int64_t bs, int64_t pstride, float *restrict c, float alpha, float beta)
+{
+    __m256 acc[4][2];
+#pragma GCC unroll 4
+    for (int i = 0; i < NP; i++)
+        acc[i][0] = acc[i][1] = _mm256_setzero_ps();
+    for (int64_t p = 0; p < kc; p++) {
+        const __m256 ar = _mm256_broadcast_ss(a);
+#pragma GCC unroll 4
+        for (int i = 0; i < NP; i++) {
+            acc[i][0] = _mm256_fmadd_ps(ar, _mm256_loadu_ps(b + i * pstride), acc[i][0]);
+            acc[i][1] = _mm256_fmadd_ps(ar, _mm256_loadu_ps(b + i * pstride + 8), acc[i][1]);
+        }
+        a += 6;
+        b += bs;
+    }
+    const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+#pragma GCC unroll 4
+    for (int i = 0; i < NP; i++)
+#pragma GCC unroll 2
+        for (int v = 0; v < 2; v++) {
+            float *cp = c + i * 16 + v * 8;
+            __m256 t = _mm256_mul_ps(va, acc[i][v]);
+            if (beta != 0.0f)
+                t = _mm256_fmadd_ps(vb, _mm256_loadu_ps(cp), t);
+            _mm256_storeu_ps(cp, t);
+        }
+}
+
+void poprt__sgemm_row_avx2_6x16(int64_t kc, int np, const float *a, const float *b, int64_t bs,
+                                int64_t pstride, float *c, float alpha, float beta)
+{
+    switch (np) {
+    case 4: row_tile(4, kc, a, b, bs, pstride, c, alpha, beta); break;
+    case 3: row_tile(3, kc, a, b, bs, pstride, c, alpha, beta); break;
+    case 2: row_tile(2, kc, a, b, bs, pstride, c, alpha, beta); break;
+    case 1: row_tile(1, kc, a, b, bs, pstride, c, alpha, beta); break;
+    default: break;
+    }
+}
+
 /* ---- packing ------------------------------------------------------------------ */
 
 /* x[i][j] -> x[j][i] for the 8 x 8 block in x. */
