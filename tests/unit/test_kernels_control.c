@@ -1388,20 +1388,31 @@ static poprt__model *gru_model(int opset, const char **outs, const char *directi
     return m;
 }
 
+/* The ramp bidir_rec_model's W holds (2 G H I floats). */
+static void rec_w(float *w, int G, int H, int I)
+{
+    ramp(w, 2 * G * H * I, 0.4, 0.3);
+}
+
 /* A bidirectional node "rec": op (G gates: RNN 1, GRU 3, LSTM 4) over an
- * input X [T, B, I], hidden size H, ramps for W, R and B, a GRU's
- * linear_before_reset lbr; outputs Y, Yh. */
-static poprt_model *bidir_rec_model(const char *op, int G, int T, int B, int I, int H, int lbr)
+ * input X [T, B, I], hidden size H, ramps for W (rec_w; w_input: W is an
+ * input of the graph instead), R and B, a GRU's linear_before_reset lbr;
+ * outputs Y, Yh. */
+static poprt_model *rec_model(const char *op, int G, int T, int B, int I, int H, int lbr,
+                              int w_input)
 {
     poprt__model *m = tb_model(14);
     tb_input(m, "X", POPRT_DTYPE_FLOAT, 3, (const int64_t[]){T, B, I});
     float *w = malloc(sizeof(float) * (size_t)(2 * G * H * (I + H + 2)));
     ck_assert_ptr_nonnull(w);
     float *r = w + 2 * G * H * I, *b = r + 2 * G * H * H;
-    ramp(w, 2 * G * H * I, 0.4, 0.3);
+    rec_w(w, G, H, I);
     ramp(r, 2 * G * H * H, 0.2, 1.1);
     ramp(b, 2 * 2 * G * H, 0.1, 2.0);
-    tb_const(m, "W", POPRT_DTYPE_FLOAT, 3, (const int64_t[]){2, G * H, I}, w);
+    if (w_input)
+        tb_input(m, "W", POPRT_DTYPE_FLOAT, 3, (const int64_t[]){2, G * H, I});
+    else
+        tb_const(m, "W", POPRT_DTYPE_FLOAT, 3, (const int64_t[]){2, G * H, I}, w);
     tb_const(m, "R", POPRT_DTYPE_FLOAT, 3, (const int64_t[]){2, G * H, H}, r);
     tb_const(m, "B", POPRT_DTYPE_FLOAT, 2, (const int64_t[]){2, 2 * G * H}, b);
     free(w);
@@ -1415,6 +1426,11 @@ static poprt_model *bidir_rec_model(const char *op, int G, int T, int B, int I, 
     tb_output(m, "Y");
     tb_output(m, "Yh");
     return load(m);
+}
+
+static poprt_model *bidir_rec_model(const char *op, int G, int T, int B, int I, int H, int lbr)
+{
+    return rec_model(op, G, T, B, I, H, lbr, 0);
 }
 
 /* Bidirectional LSTM and GRU (linear_before_reset 0: the r h product) of
@@ -1492,6 +1508,23 @@ static long long rec_prepared_bytes(poprt_session *s)
     return n;
 }
 
+/* s exported to path and loaded with o runs X [T, B, I] to the same Y
+ * (ybytes) with the same prepared bytes: the executable file keeps them. */
+static void rec_export_same(poprt_session *s, poprt_options *o, const char *path, int T, int B,
+                            int I, const float *X, const float *Y, size_t ybytes, const char *op)
+{
+    poprt_session *sl;
+    ck_assert_int_eq(poprt_session_export(s, path), POPRT_OK);
+    ck_assert_int_eq(poprt_session_load(path, o, &sl), POPRT_OK);
+    float *y = calloc(1, ybytes);
+    ck_assert_ptr_nonnull(y);
+    packed_rec_run(sl, T, B, I, X, y, ybytes);
+    ck_assert_msg(memcmp(Y, y, ybytes) == 0, "%s: executable file differs", op);
+    ck_assert_int_eq(rec_prepared_bytes(sl), rec_prepared_bytes(s));
+    free(y);
+    poprt_session_free(sl);
+}
+
 /* Two or more batch rows take R as the node's prepare packed it for the
  * fast GEMM (lib/kernels/x86/gemm_ops.c), a batch of one the GEMV on R as
  * stored (kernels/ref/rnn.c): each row of a batch of 5 must give what it
@@ -1519,7 +1552,7 @@ START_TEST(recurrent_packed_rows_match_single_rows)
         poprt_options *o;
         ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
         ck_assert_int_eq(poprt_options_set(o, "profile", "1"), POPRT_OK);
-        poprt_session *sb, *s1, *sb2;
+        poprt_session *sb, *s1;
         ck_assert_int_eq(poprt_session_create(mb, o, &sb), POPRT_OK);
         ck_assert_int_eq(poprt_session_create(m1, o, &s1), POPRT_OK);
         packed_rec_run(sb, T, B, I, X, Y, sizeof Y);
@@ -1545,20 +1578,77 @@ START_TEST(recurrent_packed_rows_match_single_rows)
         packed_rec_run(st, T, B, I, X, Y2, sizeof Y2);
         ck_assert_msg(memcmp(Y, Y2, sizeof Y) == 0, "%s: 2 threads differ", cases[c].op);
         poprt_session_free(st);
-        /* the executable file keeps the packed R */
-        ck_assert_int_eq(poprt_session_export(sb, path), POPRT_OK);
-        ck_assert_int_eq(poprt_session_load(path, o, &sb2), POPRT_OK);
-        memset(Y2, 0, sizeof Y2);
-        packed_rec_run(sb2, T, B, I, X, Y2, sizeof Y2);
-        ck_assert_msg(memcmp(Y, Y2, sizeof Y) == 0, "%s: executable file differs",
-                      cases[c].op);
-        ck_assert_int_eq(rec_prepared_bytes(sb2), rec_prepared_bytes(sb));
-        poprt_session_free(sb2);
+        rec_export_same(sb, o, path, T, B, I, X, Y, sizeof Y, cases[c].op);
         poprt_session_free(s1);
         poprt_session_free(sb);
         poprt_options_free(o);
         poprt_model_free(m1);
         poprt_model_free(mb);
+    }
+    ck_assert_int_eq(unlink(path), 0);
+    ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
+/* The input projection X W^T of more than POPRT__RNN_FEW_ROWS rows takes W as
+ * the node's prepare packed it (lib/kernels/x86/gemm_ops.c), also for a
+ * batch of one (whose R is not packed): 20 steps of one row, for LSTM,
+ * GRU (both forms) and RNN, give the bits of the same model with W an
+ * input of the graph (packed by the GEMM on every run), and the prepared
+ * bytes are W's; an executable file keeps them. */
+START_TEST(recurrent_w_packed_for_long_sequences)
+{
+    enum { T = 20, B = 1, I = 9, H = 12, GMAX = 4 };
+    static const struct {
+        const char *op;
+        int G, lbr;
+    } cases[] = {{"LSTM", 4, 0}, {"GRU", 3, 0}, {"GRU", 3, 1}, {"RNN", 1, 0}};
+    static float X[T * B * I], W[2 * GMAX * H * I], Y[T * 2 * B * H];
+    ramp(X, T * B * I, 1.0, 0.5);
+    char dir[] = "/tmp/poprt_rnnw_XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char path[64];
+    snprintf(path, sizeof path, "%s/rec.popef", dir);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const int G = cases[c].G;
+        poprt_model *mc = rec_model(cases[c].op, G, T, B, I, H, cases[c].lbr, 0);
+        poprt_model *mi = rec_model(cases[c].op, G, T, B, I, H, cases[c].lbr, 1);
+        poprt_options *o;
+        ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
+        ck_assert_int_eq(poprt_options_set(o, "profile", "1"), POPRT_OK);
+        poprt_session *sc, *si;
+        ck_assert_int_eq(poprt_session_create(mc, o, &sc), POPRT_OK);
+        ck_assert_int_eq(poprt_session_create(mi, o, &si), POPRT_OK);
+        packed_rec_run(sc, T, B, I, X, Y, sizeof Y);
+        /* W of both directions packed (the GEMM's panels round G H up): at
+         * least its floats, and nothing for R */
+        const long long bytes = rec_prepared_bytes(sc);
+        ck_assert_msg(bytes >= (long long)sizeof(float) * 2 * G * H * I &&
+                          bytes < (long long)sizeof(float) * 2 * G * H * (I + H),
+                      "%s: %lld prepared bytes", cases[c].op, bytes);
+        rec_w(W, G, H, I);
+        poprt_stepio *io;
+        ck_assert_int_eq(poprt_stepio_create(&io), POPRT_OK);
+        poprt_stepio_set_input(io, "X", POPRT_DTYPE_FLOAT, (const int64_t[]){T, B, I}, 3, X,
+                               sizeof X);
+        poprt_stepio_set_input(io, "W", POPRT_DTYPE_FLOAT, (const int64_t[]){2, G * H, I}, 3,
+                               W, sizeof(float) * (size_t)(2 * G * H * I));
+        poprt_stepio_set_output_alloc(io, "Y");
+        run_ok(si, io);
+        const void *data;
+        size_t nb;
+        ck_assert_int_eq(poprt_stepio_output(io, "Y", NULL, NULL, NULL, &data, &nb), POPRT_OK);
+        ck_assert_uint_eq(nb, sizeof Y);
+        ck_assert_msg(memcmp(Y, data, nb) == 0, "%s lbr %d: W packed once differs",
+                      cases[c].op, cases[c].lbr);
+        ck_assert_int_eq(rec_prepared_bytes(si), 0);
+        poprt_stepio_free(io);
+        rec_export_same(sc, o, path, T, B, I, X, Y, sizeof Y, cases[c].op);
+        poprt_session_free(si);
+        poprt_session_free(sc);
+        poprt_options_free(o);
+        poprt_model_free(mi);
+        poprt_model_free(mc);
     }
     ck_assert_int_eq(unlink(path), 0);
     ck_assert_int_eq(rmdir(dir), 0);
@@ -1643,6 +1733,7 @@ static Suite *suite(void)
     tcase_add_test(tr, gru1_and_gru3);
     tcase_add_test(tr, bidirectional_batch_threads_agree);
     tcase_add_test(tr, recurrent_packed_rows_match_single_rows);
+    tcase_add_test(tr, recurrent_w_packed_for_long_sequences);
     tcase_add_test(tr, lstm1_reverse_peepholes);
     suite_add_tcase(s, tr);
     return s;

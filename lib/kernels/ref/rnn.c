@@ -5,8 +5,8 @@
  * Per direction: X·W^T (+ biases) for all steps at once, then per step
  * H·R^T for every batch row and the gate math. The products run on a GEMM
  * engine (kernels/ref/gemm.h: the reference loops here, the fast GEMM in
- * lib/kernels/x86), with W and R used as stored (op(B) = W^T), or R as the
- * node's prepare packed it for the engine (its parts, below); one batch
+ * lib/kernels/x86), with W and R used as stored (op(B) = W^T), or as the
+ * node's prepare packed them for the engine (its parts, below); one batch
  * row's recurrent product is a matrix-vector product R·h. The activations
  * sigmoid, tanh and relu use the session's vectorised math.
  * With sequence_lens, batch entry b runs only its first len[b] steps (the
@@ -182,9 +182,7 @@ typedef struct {
     const poprt__vmath_variant *vm;
 } rnn_job;
 
-/* Rows of A per product up to which it runs as Wt A^T (N x M, M columns:
- * the engines' few-column form, reading Wt once) */
-#define RNN_FEW_ROWS 8
+#define RNN_FEW_ROWS POPRT__RNN_FEW_ROWS /* (rnn.h) */
 /* Products per step (batch x gates x hidden x hidden) up to which the two
  * directions run on a thread each beyond two threads */
 #define RNN_DIRS_APART_MACS (1 << 22)
@@ -328,13 +326,19 @@ static poprt_status dir_prepare(poprt__kctx *k, const rnn_job *j, int d, rnn_dir
     const int64_t px = !j->layout || B == 1 ? T * B : T;
     const int64_t cols = G == 3 && !j->lbr ? 2 * H : GH;
     const int gru_rh = G == 3 && !j->lbr; /* r h before its product */
-    void *ws_x;
+    void *ws_x = NULL;
     s->ws_r = NULL;
     s->pk_h = rnn_part(k, j, d, 0, H, cols, &s->ws_h);
     s->pk_r = gru_rh ? rnn_part(k, j, d, 1, H, H, &s->ws_r) : NULL;
+    /* W as the prepare packed it, for a projection on the GEMM */
+    const void *pk_w = px > RNN_FEW_ROWS && j->e->part
+                           ? j->e->part(k, POPRT__RNN_PART_W + d, I, GH)
+                           : NULL;
+    if (pk_w && !(ws_x = poprt__kctx_scratch(k, j->e->part_ws_size(pk_w, px, GH, I))))
+        pk_w = NULL;
     /* Wt A^T of up to RNN_FEW_ROWS rows (the projection's too) */
     s->ct = poprt__kctx_scratch(k, (size_t)(RNN_FEW_ROWS * GH) * fs);
-    if (!rnn_mm_ws(k, j, px, GH, I, &ws_x) ||
+    if ((!pk_w && !rnn_mm_ws(k, j, px, GH, I, &ws_x)) ||
         (!s->pk_h && !rnn_mm_ws(k, j, B, cols, H, &s->ws_h)) ||
         (gru_rh && !s->pk_r && !rnn_mm_ws(k, j, B, H, H, &s->ws_r)) || !s->ct)
         return POPRT__NODE_ERR(k->node, POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
@@ -342,7 +346,7 @@ static poprt_status dir_prepare(poprt__kctx *k, const rnn_job *j, int d, rnn_dir
     for (int64_t q = 0; q < T * B; q++)
         memcpy(xw + q * GH, bias, (size_t)GH * fs);
     for (int64_t b0 = 0; px > 0 && b0 < T * B / px; b0++)
-        rnn_mm(k, j, ws_x, s->ct, px, GH, I, j->X + x_row(j, 0, b0) * I, W, NULL, 1.f,
+        rnn_mm(k, j, ws_x, s->ct, px, GH, I, j->X + x_row(j, 0, b0) * I, W, pk_w, 1.f,
                xw + b0 * GH, px == T * B ? GH : B * GH);
     for (int64_t b = 0; b < B; b++) {
         if (j->h0)

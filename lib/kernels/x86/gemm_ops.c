@@ -366,20 +366,35 @@ poprt_status poprt__x86_matmul(poprt__kctx *k)
 
 /* ---- RNN, GRU and LSTM --------------------------------------------------------
  * The projections and recurrent products on the fast GEMM (one batch row:
- * the threaded GEMV), with R packed when the session is compiled: per step
- * the product H R^T of B rows reads all of R (a bidirectional GRU of hidden
- * size 256: 768 KiB per direction, more than a 512 KiB L2), and the few
- * columns of the GEMV's form (R's rows against B vectors) ran it at half
- * the speed of the micro-kernel on R packed once (B 4: 55 -> 27 us per
- * step, Zen 3). The state: a header of RNN_PACK_HEADER bytes {magic, H,
- * then per part i = d * 2 + p its offset and N (0: none)}, then the parts,
- * each op(B) = R's rows as the GEMM's packed B (K = H): part 2d all of
- * direction d's G H rows, or for a GRU without linear_before_reset its z r
- * rows (N = 2 H) and, part 2d + 1, its h rows (N = H), whose product waits
- * for r. */
+ * the threaded GEMV), with R and W packed when the session is compiled: per
+ * step the product H R^T of B rows reads all of R (a bidirectional GRU of
+ * hidden size 256: 768 KiB per direction, more than a 512 KiB L2), and the
+ * few columns of the GEMV's form (R's rows against B vectors) ran it at
+ * half the speed of the micro-kernel on R packed once (B 4: 55 -> 27 us per
+ * step, Zen 3); the input projection X W^T of all T B rows packed W on
+ * every call (lstm_t200_h512: 4 MiB, 5.7% of its time). The state: a header
+ * of RNN_PACK_HEADER bytes {magic, H, per R part i = d * 2 + p its offset
+ * and N (0: none), I, per W part i = POPRT__RNN_PART_W + d its offset and
+ * N}, then the parts, each an op(B) as the GEMM's packed B: part 2d all of
+ * direction d's G H rows of R (K = H), or for a GRU without
+ * linear_before_reset its z r rows (N = 2 H) and, part 2d + 1, its h rows
+ * (N = H), whose product waits for r; part POPRT__RNN_PART_W + d W's rows
+ * of direction d (K = I, N = G H). (States made before W was packed hold
+ * zeros where the W parts are described: no W part.) */
 #define RNN_PACK_MAGIC 0x314b504e52525050ull /* "PPRRNPK1" */
 #define RNN_PACK_HEADER 128u
-enum { RNN_PARTS = 4 };
+enum { RNN_PARTS = POPRT__RNN_PART_W + 2, RNN_HDR_WORDS = 15 };
+
+/* header word of part i's offset (its N follows), and part i's K */
+static int rnn_hdr_slot(int i)
+{
+    return i < POPRT__RNN_PART_W ? 2 + 2 * i : 11 + 2 * (i - POPRT__RNN_PART_W);
+}
+
+static uint64_t rnn_hdr_k(const uint64_t *h, int i)
+{
+    return i < POPRT__RNN_PART_W ? h[1] : h[10];
+}
 
 static int rnn_pack_ours(const void *state, size_t size)
 {
@@ -392,16 +407,25 @@ static int rnn_pack_ours(const void *state, size_t size)
 /* Part i of a state rnn_pack_ours took, or NULL. */
 static const void *rnn_pack_part(const void *state, size_t size, int i, int64_t K, int64_t N)
 {
-    uint64_t h[2 + 2 * RNN_PARTS];
+    uint64_t h[RNN_HDR_WORDS];
     if (!rnn_pack_ours(state, size) || size <= RNN_PACK_HEADER || i < 0 || i >= RNN_PARTS)
         return NULL;
     memcpy(h, state, sizeof h);
-    const uint64_t off = h[2 + 2 * i], n = h[3 + 2 * i];
-    if (h[1] != (uint64_t)K || n != (uint64_t)N || n == 0 || off < RNN_PACK_HEADER ||
+    const uint64_t off = h[rnn_hdr_slot(i)], n = h[rnn_hdr_slot(i) + 1];
+    if (rnn_hdr_k(h, i) != (uint64_t)K || n != (uint64_t)N || n == 0 || off < RNN_PACK_HEADER ||
         off >= size)
         return NULL;
     const unsigned char *p = (const unsigned char *)state + off;
     return poprt__sgemm_packed_fits(p, size - off) && poprt__sgemm_packed_current(p) ? p : NULL;
+}
+
+/* A constant float input of rank 3, or NULL. */
+static const float *rnn_const3(const poprt__prep_ctx *c, int i)
+{
+    if (c->n_in <= i || !c->in[i].type || !c->in[i].data ||
+        c->in[i].type->elem != POPRT_DTYPE_FLOAT || c->in[i].type->rank != 3)
+        return NULL;
+    return c->in[i].data;
 }
 
 poprt_status poprt__x86_rnn_prepare(poprt__prep_ctx *c, void **state, size_t *size)
@@ -410,45 +434,66 @@ poprt_status poprt__x86_rnn_prepare(poprt__prep_ctx *c, void **state, size_t *si
     *size = 0;
     const char *op = c->node->op_type;
     const int64_t G = !strcmp(op, "LSTM") ? 4 : !strcmp(op, "GRU") ? 3 : 1;
-    if (c->n_in < 3 || !c->in[2].type || !c->in[2].data ||
-        c->in[2].type->elem != POPRT_DTYPE_FLOAT || c->in[2].type->rank != 3 || !c->in[0].type ||
-        c->in[0].type->rank != 3)
+    const float *W = rnn_const3(c, 1), *R = rnn_const3(c, 2);
+    if ((!W && !R) || !c->in[0].type || c->in[0].type->rank != 3)
         return POPRT_OK;
-    const int64_t dirs = c->in[2].type->dims[0].value, GH = c->in[2].type->dims[1].value,
-                  H = c->in[2].type->dims[2].value;
-    /* a batch of one runs the GEMV on R as stored (rnn.c): nothing to pack */
-    const int layout = poprt__attr_i(c->node, "layout", 0) != 0;
-    const int64_t batch = c->in[0].type->dims[layout ? 0 : 1].value;
-    if (dirs < 1 || dirs > 2 || H < 4 || GH != G * H || batch == 1)
+    const poprt__type *wt = W ? c->in[1].type : NULL;
+    const int64_t dirs = (W ? wt : c->in[2].type)->dims[0].value,
+                  GH = (W ? wt : c->in[2].type)->dims[1].value, H = GH / G,
+                  I = W ? wt->dims[2].value : 0;
+    if (dirs < 1 || dirs > 2 || H < 1 || GH != G * H ||
+        (R && (c->in[2].type->dims[0].value != dirs || c->in[2].type->dims[1].value != GH ||
+               c->in[2].type->dims[2].value != H)))
         return POPRT_OK; /* (the kernel reports what is wrong) */
+    const int layout = poprt__attr_i(c->node, "layout", 0) != 0;
+    const int64_t batch = c->in[0].type->dims[layout ? 0 : 1].value,
+                  steps = c->in[0].type->dims[layout ? 1 : 0].value;
+    /* R for two or more batch rows (a batch of one runs the GEMV on R as
+     * stored, rnn.c); W when the projection has more than
+     * POPRT__RNN_FEW_ROWS rows, or rows not known yet */
+    const int64_t px = batch <= 0 || steps <= 0 ? -1 : !layout || batch == 1 ? steps * batch
+                                                                              : steps;
+    const int pack_r = R && batch != 1 && H >= 4;
+    const int pack_w = W && I >= 1 && (px < 0 || px > POPRT__RNN_FEW_ROWS);
+    if (!pack_r && !pack_w)
+        return POPRT_OK;
     const int split = G == 3 && !poprt__attr_i(c->node, "linear_before_reset", 0);
     const poprt__sgemm_variant *v = poprt__sgemm_best();
-    uint64_t h[2 + 2 * RNN_PARTS] = {RNN_PACK_MAGIC, (uint64_t)H};
+    uint64_t h[RNN_HDR_WORDS] = {RNN_PACK_MAGIC, (uint64_t)H};
+    h[10] = (uint64_t)I;
     size_t total = RNN_PACK_HEADER;
-    for (int64_t d = 0; d < dirs; d++)
-        for (int p = 0; p <= split; p++) {
-            const int64_t N = split ? (p ? H : 2 * H) : GH;
-            const size_t sz = (poprt__sgemm_pack_b_size(v, H, N) + 63) & ~(size_t)63;
-            if (sz == 0)
-                return POPRT_OK;
-            h[2 + 2 * (d * 2 + p)] = total;
-            h[3 + 2 * (d * 2 + p)] = (uint64_t)N;
-            total += sz;
-        }
+    for (int i = 0; i < RNN_PARTS; i++) {
+        const int64_t d = i < POPRT__RNN_PART_W ? i / 2 : i - POPRT__RNN_PART_W;
+        const int p = i < POPRT__RNN_PART_W ? i % 2 : 0;
+        const int w = i >= POPRT__RNN_PART_W;
+        if (d >= dirs || (w ? !pack_w : !pack_r || p > split))
+            continue;
+        const int64_t N = w ? GH : split ? (p ? H : 2 * H) : GH;
+        const size_t sz = (poprt__sgemm_pack_b_size(v, w ? I : H, N) + 63) & ~(size_t)63;
+        if (sz == 0)
+            return POPRT_OK;
+        h[rnn_hdr_slot(i)] = total;
+        h[rnn_hdr_slot(i) + 1] = (uint64_t)N;
+        total += sz;
+    }
     unsigned char *blob = poprt__aligned_alloc(total);
     if (!blob)
-        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory packing %s '%s' weights R",
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory packing %s '%s' weights",
                           op, c->node->name ? c->node->name : "");
     /* all of it (see packed_b_make) */
     memset(blob, 0, total);
     memcpy(blob, h, sizeof h);
-    const float *R = c->in[2].data;
-    for (int64_t d = 0; d < dirs; d++)
-        for (int p = 0; p <= split; p++) {
-            const int i = (int)(d * 2 + p);
-            poprt__sgemm_pack_b(v, NULL, 1, H, (int64_t)h[3 + 2 * i],
-                                R + (d * GH + (p ? 2 * H : 0)) * H, H, blob + h[2 + 2 * i]);
-        }
+    for (int i = 0; i < RNN_PARTS; i++) {
+        const uint64_t off = h[rnn_hdr_slot(i)], N = h[rnn_hdr_slot(i) + 1];
+        if (!N)
+            continue;
+        if (i >= POPRT__RNN_PART_W)
+            poprt__sgemm_pack_b(v, NULL, 1, I, GH, W + (i - POPRT__RNN_PART_W) * GH * I, I,
+                                blob + off);
+        else
+            poprt__sgemm_pack_b(v, NULL, 1, H, (int64_t)N, R + ((i / 2) * GH + (i % 2 ? 2 * H : 0)) * H,
+                                H, blob + off);
+    }
     *state = blob;
     *size = total;
     return POPRT_OK;
@@ -458,15 +503,17 @@ poprt_status poprt__x86_rnn_prepare(poprt__prep_ctx *c, void **state, size_t *si
  * short), else 1 */
 static int rnn_pack_usable(const void *state, size_t size)
 {
-    uint64_t h[2 + 2 * RNN_PARTS];
+    uint64_t h[RNN_HDR_WORDS];
     if (!rnn_pack_ours(state, size))
         return 1;
     if (size <= RNN_PACK_HEADER)
         return 0;
     memcpy(h, state, sizeof h);
-    for (int i = 0; i < RNN_PARTS; i++)
-        if (h[3 + 2 * i] && !rnn_pack_part(state, size, i, (int64_t)h[1], (int64_t)h[3 + 2 * i]))
+    for (int i = 0; i < RNN_PARTS; i++) {
+        const uint64_t n = h[rnn_hdr_slot(i) + 1];
+        if (n && !rnn_pack_part(state, size, i, (int64_t)rnn_hdr_k(h, i), (int64_t)n))
             return 0;
+    }
     return 1;
 }
 
