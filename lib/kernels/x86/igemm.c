@@ -12,13 +12,13 @@
  * micro-kernel calls: the AMX variant has only its micro-kernel, takes the
  * VNNI variant's helpers and loads the tile configuration (the bfloat16
  * GEMM's: 16 rows of 64 bytes in every tile). */
-#define IG_HELPERS_avx512_vnni avx512_vnni, NULL
-#define IG_HELPERS_avx2 avx2, NULL
-#define IG_HELPERS_scalar scalar, NULL
-#define IG_HELPERS_amx_int8 avx512_vnni, poprt__sgemm_enter_amx
-#define IG_ENTRY(name, level, flags, mr, nr, ukr, h, enter)                                       \
+#define IG_HELPERS_avx512_vnni avx512_vnni, NULL, 0
+#define IG_HELPERS_avx2 avx2, NULL, 1
+#define IG_HELPERS_scalar scalar, NULL, 0
+#define IG_HELPERS_amx_int8 avx512_vnni, poprt__sgemm_enter_amx, 0
+#define IG_ENTRY(name, level, flags, mr, nr, ukr, h, enter, a16)                                  \
     {name, level, flags, mr, nr, ukr, poprt__igemm_rq_##h, poprt__igemm_fix_##h,                   \
-     poprt__igemm_minmax_##h, poprt__igemm_quant_##h, enter},
+     poprt__igemm_minmax_##h, poprt__igemm_quant_##h, enter, a16},
 #define IG_ENTRY_(...) IG_ENTRY(__VA_ARGS__)
 #define POPRT__IGEMM_VARIANT(isa, level, flags, mr, nr)                                           \
     IG_ENTRY_(#isa, level, flags, mr, nr, poprt__igemm_ukr_##isa, IG_HELPERS_##isa)
@@ -134,10 +134,30 @@ static int64_t mb_of(const poprt__igemm_variant *v)
     return IG_MB / v->mr * v->mr;
 }
 
-/* bytes of one chunk's workspace: its C block, then the epilogue's scratch */
+/* bytes of one chunk's workspace: its C block, then the epilogue's
+ * scratch, then for an a16 variant its block of A widened (a16_of) */
+static size_t a16_bytes(const poprt__igemm_variant *v)
+{
+    return v->a16 ? (size_t)(mb_of(v) * IG_KQB * 4) * sizeof(int16_t) : 0;
+}
+
 static size_t chunk_bytes(const poprt__igemm_variant *v)
 {
-    return (size_t)(mb_of(v) * IG_NB) * sizeof(int32_t) + POPRT__IGEMM_EPI_BYTES;
+    return (size_t)(mb_of(v) * IG_NB) * sizeof(int32_t) + POPRT__IGEMM_EPI_BYTES + a16_bytes(v);
+}
+
+/* The widened rows of a chunk whose C block is at cb (see chunk_bytes):
+ * rows of IG_KQB * 4 int16 values. */
+static int16_t *a16_of(const poprt__igemm_variant *v, int32_t *cb)
+{
+    return (int16_t *)((unsigned char *)cb + chunk_bytes(v) - a16_bytes(v));
+}
+
+/* d[k] = s[k], k < n (a row of A for an a16 variant) */
+static void widen(const uint8_t *restrict s, int64_t n, int16_t *restrict d)
+{
+    for (int64_t k = 0; k < n; k++)
+        d[k] = s[k];
 }
 
 static void ig_task(const ig_job *j, int64_t t, int32_t *cb)
@@ -147,15 +167,25 @@ static void ig_task(const ig_job *j, int64_t t, int32_t *cb)
     const int64_t m0 = (t / j->nnb) * mbs, n0 = (t % j->nnb) * IG_NB;
     const int64_t m1 = m0 + mbs < j->M ? m0 + mbs : j->M;
     const int64_t n1 = n0 + IG_NB < j->N ? n0 + IG_NB : j->N;
+    int16_t *w = v->a16 ? a16_of(v, cb) : NULL;
     for (int64_t kb = 0; kb < j->kq; kb += IG_KQB) {
         const int64_t kqn = j->kq - kb < IG_KQB ? j->kq - kb : IG_KQB;
+        /* the micro-kernel's A: the block's rows, or their widened copy */
+        const uint8_t *a = j->A + m0 * j->lda + kb * 4;
+        int64_t lda = j->lda;
+        if (w) {
+            for (int64_t r = 0; r < m1 - m0; r++)
+                widen(a + r * j->lda, 4 * kqn, w + r * IG_KQB * 4);
+            a = (const uint8_t *)w;
+            lda = IG_KQB * 4 * (int64_t)sizeof(int16_t);
+        }
         for (int64_t c = n0; c < n1; c += v->nr) {
             const int nr = (int)(n1 - c < v->nr ? n1 - c : v->nr);
             const int8_t *b = j->pan + (c / POPRT__IGEMM_PANEL) * j->pstride + kb * 64 +
                               (c % POPRT__IGEMM_PANEL) * 4;
             for (int64_t r = m0; r < m1; r += v->mr) {
                 const int mr = (int)(m1 - r < v->mr ? m1 - r : v->mr);
-                v->ukr(kqn, mr, nr, j->A + r * j->lda + kb * 4, j->lda, b, j->pstride,
+                v->ukr(kqn, mr, nr, a + (r - m0) * lda, lda, b, j->pstride,
                        cb + (r - m0) * IG_NB + (c - n0), IG_NB, kb > 0);
             }
         }

@@ -38,9 +38,10 @@
 /* Micro-kernel: the mr x nr (mr <= MR, nr <= NR) tile
  *   c[i*ldc + j] (+)= sum_{q<kq} sum_{t<4} a[i*lda + 4q + t] * B[4q + t][j]
  * (accumulate 0: stores, 1: adds to c). a: rows of at least 4*kq readable
- * bytes. b: the tile's first column in its packed panel (a multiple of NR
- * columns from the start); columns past 16 are in the following panels,
- * pstride bytes apart. */
+ * bytes (a variant with a16 set: rows of 4*kq int16 values, the driver's
+ * widened copy of A, a and lda still in bytes). b: the tile's first column
+ * in its packed panel (a multiple of NR columns from the start); columns
+ * past 16 are in the following panels, pstride bytes apart. */
 typedef void (*poprt__igemm_ukr)(int64_t kq, int mr, int nr, const uint8_t *a, int64_t lda,
                                  const int8_t *b, int64_t pstride, int32_t *c, int64_t ldc,
                                  int accumulate);
@@ -85,6 +86,10 @@ typedef struct poprt__igemm_variant {
     poprt__igemm_quant_fn quant;
     void (*enter)(void); /* run on a thread before its micro-kernel calls (AMX:
                           * the tile configuration), or NULL */
+    int a16; /* 1: the micro-kernel reads A widened to int16, which the
+              * driver writes once per block of rows and K (AVX2: its
+              * multiply takes int16 pairs, and widening in the micro-kernel
+              * took a shuffle per row and step, once per 8 columns) */
 } poprt__igemm_variant;
 
 /* The kernel list (igemm_kernels.inc), best first; the last is portable. */

@@ -1,16 +1,42 @@
 /* The integer GEMM's AVX2 variant (igemm.h). vpmaddubsw would sum two
  * uint8 x int8 products into a saturating int16 (2 * 255 * 127 > 32767), so
- * both operands are widened to int16 first and multiplied with vpmaddwd,
- * whose int32 pair sums are exact: a 6 x 8 tile, each 32-bit lane holding
- * the sum of half of a column's four K values, the halves added at the
- * end. Requantization in double, 4 lanes; tails of rows go to the
- * portable code (same arithmetic). */
+ * both operands are int16 and multiplied with vpmaddwd, whose int32 pair
+ * sums are exact: A arrives widened by the driver (the variant's a16), B's
+ * packed bytes are widened here, once per step for all six rows. A 6 x 8
+ * tile, each 32-bit lane holding the sum of half of a column's four K
+ * values, the halves added at the end. The whole tile's k loop is
+ * assembly, the accumulators pinned in ymm0-11: GCC's code for it spilled
+ * half of them, and widening A per row took a shuffle per row and step
+ * (one process, 6 x 8 x 512 tiles, Zen 3: 29-34 GMAC/s before, 57-61 with
+ * this loop; uops.info and a loop of vpmaddwd alone give about one per
+ * cycle, 16 products). Requantization in double, 4 lanes; tails of rows go
+ * to the portable code (same arithmetic). */
 #include <immintrin.h>
 #include <string.h>
 #include "kernels/x86/igemm.h"
 
+/* [c0 c1 c4 c5 | c2 c3 c6 c7] pairs of half sums -> c0..c7, stored or
+ * added to the nr (<= 8) columns at ci */
+static inline __attribute__((always_inline)) void store_row(__m256i lo, __m256i hi, int nr,
+                                                            int32_t *ci, int accumulate)
+{
+    __m256i s = _mm256_permute4x64_epi64(_mm256_hadd_epi32(lo, hi), _MM_SHUFFLE(3, 1, 2, 0));
+    if (nr == 8) {
+        if (accumulate)
+            s = _mm256_add_epi32(s, _mm256_loadu_si256((const __m256i *)ci));
+        _mm256_storeu_si256((__m256i *)ci, s);
+    } else {
+        int32_t t[8];
+        _mm256_storeu_si256((__m256i *)t, s);
+        for (int j = 0; j < nr; j++)
+            ci[j] = accumulate ? (int32_t)((uint32_t)ci[j] + (uint32_t)t[j]) : t[j];
+    }
+}
+
+/* Tiles of fewer than 6 rows: the same sums in intrinsics. a: int16 rows
+ * lda bytes apart; each step broadcasts a row's four values (64 bits). */
 static inline __attribute__((always_inline)) void tile(const int MR, int64_t kq, int nr,
-                                                       const uint8_t *a, int64_t lda,
+                                                       const unsigned char *a, int64_t lda,
                                                        const int8_t *b, int32_t *c, int64_t ldc,
                                                        int accumulate)
 {
@@ -23,31 +49,83 @@ static inline __attribute__((always_inline)) void tile(const int MR, int64_t kq,
         const __m256i b1 =
             _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(b + q * 64 + 16)));
 #pragma GCC unroll 6
-    for (int i = 0; i < MR; i++) {
-            int32_t w;
-            memcpy(&w, a + i * lda + 4 * q, 4);
-            const __m256i av = _mm256_cvtepu8_epi16(_mm_set1_epi32(w));
+        for (int i = 0; i < MR; i++) {
+            long long w;
+            memcpy(&w, a + i * lda + 8 * q, 8);
+            const __m256i av = _mm256_set1_epi64x(w);
             acc[i][0] = _mm256_add_epi32(acc[i][0], _mm256_madd_epi16(b0, av));
             acc[i][1] = _mm256_add_epi32(acc[i][1], _mm256_madd_epi16(b1, av));
         }
     }
 #pragma GCC unroll 6
-    for (int i = 0; i < MR; i++) {
-        /* [c0 c1 c4 c5 | c2 c3 c6 c7] -> c0..c7 */
-        __m256i s = _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[i][0], acc[i][1]),
-                                             _MM_SHUFFLE(3, 1, 2, 0));
-        int32_t *ci = c + i * ldc;
-        if (nr == 8) {
-            if (accumulate)
-                s = _mm256_add_epi32(s, _mm256_loadu_si256((const __m256i *)ci));
-            _mm256_storeu_si256((__m256i *)ci, s);
-        } else {
-            int32_t t[8];
-            _mm256_storeu_si256((__m256i *)t, s);
-            for (int j = 0; j < nr; j++)
-                ci[j] = accumulate ? (int32_t)((uint32_t)ci[j] + (uint32_t)t[j]) : t[j];
-        }
-    }
+    for (int i = 0; i < MR; i++)
+        store_row(acc[i][0], acc[i][1], nr, c + i * ldc, accumulate);
+}
+
+/* One row's step: its four values broadcast (ADDR), times B's two vectors
+ * (ymm12: columns 0-3, ymm13: 4-7), added to accumulators X and Y. */
+#define ROW_STEP(ADDR, X, Y)                                                                  \
+    "vpbroadcastq " ADDR ", %%ymm14\n\t"                                                     \
+    "vpmaddwd %%ymm12, %%ymm14, %%ymm15\n\t"                                                 \
+    "vpaddd %%ymm15, %%ymm" #X ", %%ymm" #X "\n\t"                                            \
+    "vpmaddwd %%ymm13, %%ymm14, %%ymm15\n\t"                                                 \
+    "vpaddd %%ymm15, %%ymm" #Y ", %%ymm" #Y "\n\t"
+
+static void full_6x8(int64_t kq, int nr, const unsigned char *a, int64_t lda, const int8_t *b,
+                     int32_t *c, int64_t ldc, int accumulate)
+{
+    __m256i acc[12];
+    const unsigned char *a5 = a + 5 * lda;
+    const int64_t l3 = 3 * lda;
+    __asm__ volatile(
+        "vpxor %%xmm0, %%xmm0, %%xmm0\n\t"
+        "vpxor %%xmm1, %%xmm1, %%xmm1\n\t"
+        "vpxor %%xmm2, %%xmm2, %%xmm2\n\t"
+        "vpxor %%xmm3, %%xmm3, %%xmm3\n\t"
+        "vpxor %%xmm4, %%xmm4, %%xmm4\n\t"
+        "vpxor %%xmm5, %%xmm5, %%xmm5\n\t"
+        "vpxor %%xmm6, %%xmm6, %%xmm6\n\t"
+        "vpxor %%xmm7, %%xmm7, %%xmm7\n\t"
+        "vpxor %%xmm8, %%xmm8, %%xmm8\n\t"
+        "vpxor %%xmm9, %%xmm9, %%xmm9\n\t"
+        "vpxor %%xmm10, %%xmm10, %%xmm10\n\t"
+        "vpxor %%xmm11, %%xmm11, %%xmm11\n\t"
+        "test %[n], %[n]\n\t"
+        "jz 2f\n\t"
+        ".p2align 5\n\t"
+        "1:\n\t"
+        "vpmovsxbw (%[b]), %%ymm12\n\t"
+        "vpmovsxbw 16(%[b]), %%ymm13\n\t"
+        ROW_STEP("(%[a])", 0, 1)
+        ROW_STEP("(%[a],%[l],1)", 2, 3)
+        ROW_STEP("(%[a],%[l],2)", 4, 5)
+        ROW_STEP("(%[a],%[l3],1)", 6, 7)
+        ROW_STEP("(%[a],%[l],4)", 8, 9)
+        ROW_STEP("(%[a5])", 10, 11)
+        "add $64, %[b]\n\t"
+        "add $8, %[a]\n\t"
+        "add $8, %[a5]\n\t"
+        "dec %[n]\n\t"
+        "jnz 1b\n\t"
+        "2:\n\t"
+        "vmovdqu %%ymm0, 0(%[acc])\n\t"
+        "vmovdqu %%ymm1, 32(%[acc])\n\t"
+        "vmovdqu %%ymm2, 64(%[acc])\n\t"
+        "vmovdqu %%ymm3, 96(%[acc])\n\t"
+        "vmovdqu %%ymm4, 128(%[acc])\n\t"
+        "vmovdqu %%ymm5, 160(%[acc])\n\t"
+        "vmovdqu %%ymm6, 192(%[acc])\n\t"
+        "vmovdqu %%ymm7, 224(%[acc])\n\t"
+        "vmovdqu %%ymm8, 256(%[acc])\n\t"
+        "vmovdqu %%ymm9, 288(%[acc])\n\t"
+        "vmovdqu %%ymm10, 320(%[acc])\n\t"
+        "vmovdqu %%ymm11, 352(%[acc])\n\t"
+        : [a] "+r"(a), [a5] "+r"(a5), [b] "+r"(b), [n] "+r"(kq)
+        : [l] "r"(lda), [l3] "r"(l3), [acc] "r"(acc)
+        : "ymm0", "ymm1", "ymm2", "ymm3", "ymm4", "ymm5", "ymm6", "ymm7", "ymm8", "ymm9",
+          "ymm10", "ymm11", "ymm12", "ymm13", "ymm14", "ymm15", "cc", "memory");
+    for (int i = 0; i < 6; i++)
+        store_row(acc[2 * i], acc[2 * i + 1], nr, c + i * ldc, accumulate);
 }
 
 void poprt__igemm_ukr_avx2(int64_t kq, int mr, int nr, const uint8_t *a, int64_t lda,
@@ -56,7 +134,7 @@ void poprt__igemm_ukr_avx2(int64_t kq, int mr, int nr, const uint8_t *a, int64_t
 {
     (void)pstride; /* 8 columns never leave their panel */
     switch (mr) {
-    case 6: tile(6, kq, nr, a, lda, b, c, ldc, accumulate); break;
+    case 6: full_6x8(kq, nr, a, lda, b, c, ldc, accumulate); break;
     case 5: tile(5, kq, nr, a, lda, b, c, ldc, accumulate); break;
     case 4: tile(4, kq, nr, a, lda, b, c, ldc, accumulate); break;
     case 3: tile(3, kq, nr, a, lda, b, c, ldc, accumulate); break;
