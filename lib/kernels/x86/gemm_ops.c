@@ -491,8 +491,8 @@ poprt_status poprt__x86_rnn_prepare(poprt__prep_ctx *c, void **state, size_t *si
             poprt__sgemm_pack_b(v, NULL, 1, I, GH, W + (i - POPRT__RNN_PART_W) * GH * I, I,
                                 blob + off);
         else
-            poprt__sgemm_pack_b(v, NULL, 1, H, (int64_t)N, R + ((i / 2) * GH + (i % 2 ? 2 * H : 0)) * H,
-                                H, blob + off);
+            poprt__sgemm_pack_b(v, NULL, 1, H, (int64_t)N,
+                                R + ((i / 2) * GH + (i % 2 ? 2 * H : 0)) * H, H, blob + off);
     }
     *state = blob;
     *size = total;

@@ -9,7 +9,7 @@
 /* C = alpha * acc (beta 0: C not read) or alpha * acc + beta * C for rows
  * [0, mr) and the nr (<= 16) first columns; acc[r][v] holds columns
  * 8v .. 8v + 7 of row r. */
-INLINE void store_tile(const int mr, const __m256 acc[6][2], float *restrict c, int64_t ldc,
+INLINE void store_tile(const int mr, const __m256 acc[][2], float *restrict c, int64_t ldc,
                        float alpha, float beta, int nr)
 {
     const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
@@ -199,17 +199,9 @@ INLINE void row_tile(const int NP, int64_t kc, const float *restrict a, const fl
         a += 6;
         b += bs;
     }
-    const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
 #pragma GCC unroll 4
-    for (int i = 0; i < NP; i++)
-#pragma GCC unroll 2
-        for (int v = 0; v < 2; v++) {
-            float *cp = c + i * 16 + v * 8;
-            __m256 t = _mm256_mul_ps(va, acc[i][v]);
-            if (beta != 0.0f)
-                t = _mm256_fmadd_ps(vb, _mm256_loadu_ps(cp), t);
-            _mm256_storeu_ps(cp, t);
-        }
+    for (int i = 0; i < NP; i++) /* each panel a one-row tile of 16 columns */
+        store_tile(1, (const __m256(*)[2])acc[i], c + i * 16, 0, alpha, beta, 16);
 }
 
 void poprt__sgemm_row_avx2_6x16(int64_t kc, int np, const float *a, const float *b, int64_t bs,
