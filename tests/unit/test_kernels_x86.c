@@ -1221,6 +1221,12 @@ static const ccase convb_cases[] = {
      * partial one into NCHW16c) */
     {3, 64, 1, 30, 46, 7, 7, 2, 2, 1, 1, 3, 3, 3, 3},
     {1, 32, 1, 12, 35, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+    /* rows with column dilation (the taps' starts stepped in pairs): at
+     * stride 2, dilation 2 (every tap on the even columns) and 3 (odd taps
+     * on the odd ones, KW odd); at stride 1, dilation 2 with KW even */
+    {3, 16, 1, 9, 44, 3, 3, 2, 2, 1, 2, 2, 2, 2, 2},
+    {3, 32, 1, 9, 47, 3, 5, 2, 2, 1, 3, 1, 3, 1, 3},
+    {2, 16, 1, 7, 30, 3, 4, 1, 1, 2, 2, 2, 3, 2, 3},
 };
 
 /* The Conv node of case cc on d's data set up in c, and its x86 plan. */

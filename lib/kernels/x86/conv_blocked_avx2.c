@@ -230,13 +230,38 @@ void poprt__convb_block8_avx2(const float *src, int64_t spitch, int64_t n, float
 #define ROWS_CH 4 /* output channels per tile */
 #define ROWS_R 3  /* vectors of 8 columns per tile: 12 accumulators */
 
-/* Tap kw's first input column in the padded row at xh: at column stride 2
- * the row holds its even columns, then (from g->split) its odd ones. */
-INLINE const float *rows_tap(const float *xh, const poprt__convb_geom *g, int64_t kw, const int S)
+/* Where the taps of a padded input row start: tap 2j at xh + j * st, tap
+ * 2j + 1 at xh + o1 + j * st (at column stride 2 the row holds its even
+ * columns, then from g->split its odd ones; tap kw reads from column
+ * kw * dw). Stepping two pointers replaces each tap's column arithmetic
+ * (a multiply, a parity test and two shifts per 12 FMAs in a stem). */
+INLINE void rows_taps(const poprt__convb_geom *g, const int S, int64_t *o1, int64_t *st)
 {
-    const int64_t col = kw * g->dw;
-    return S == 1 ? xh + col : xh + (col & 1 ? g->split : 0) + (col >> 1);
+    if (S == 1) {
+        *o1 = g->dw;
+        *st = 2 * g->dw;
+    } else {
+        *o1 = g->dw & 1 ? g->split + (g->dw >> 1) : g->dw >> 1;
+        *st = g->dw;
+    }
 }
+
+/* STEP(xp) for every tap (channel, kh, kw) in that order, xp its input in
+ * the row from xr */
+#define ROWS_TAPS(xr, STEP)                                                                  \
+    do {                                                                                     \
+        int64_t o1, st;                                                                      \
+        rows_taps(g, S, &o1, &st);                                                           \
+        for (int64_t c = 0; c < g->ncb; c++)                                                 \
+            for (int64_t kh = 0; kh < g->KH; kh++) {                                         \
+                const float *xe = (xr) + c * g->plane + kh * g->dh * g->Wp, *xo = xe + o1;   \
+                for (int64_t kw = 0; kw < g->KW; kw += 2, xe += st, xo += st) {              \
+                    STEP(xe);                                                                \
+                    if (kw + 1 < g->KW)                                                      \
+                        STEP(xo);                                                            \
+                }                                                                            \
+            }                                                                                \
+    } while (0)
 
 /* Plain output rows: R (<= ROWS_R) vectors of 8 consecutive output columns
  * from ow x ROWS_CH channels from cs of output row oh, as the AVX-512
@@ -259,26 +284,22 @@ INLINE void rows_tile(const float *x, const float *w, int64_t wpitch, const floa
     /* the block of channel cs (a multiple of 4: all ROWS_CH in it), rows of
      * wpitch (16) floats per (channel, kh, kw) */
     const float *wt = w + (cs >> 4) * g->ncb * g->KH * g->KW * wpitch + (cs & 15);
-    for (int64_t c = 0; c < g->ncb; c++) {
-        for (int64_t kh = 0; kh < g->KH; kh++) {
-            const float *xh = xr + c * g->plane + kh * g->dh * g->Wp;
-            for (int64_t kw = 0; kw < g->KW; kw++) {
-                const float *xp = rows_tap(xh, g, kw, S);
-                __m256 v[ROWS_R];
-#pragma GCC unroll 3
-                for (int r = 0; r < R; r++)
-                    v[r] = _mm256_loadu_ps(xp + 8 * r);
-#pragma GCC unroll 4
-                for (int j = 0; j < ROWS_CH; j++) {
-                    const __m256 wv = _mm256_broadcast_ss(wt + j);
-#pragma GCC unroll 3
-                    for (int r = 0; r < R; r++)
-                        acc[r][j] = _mm256_fmadd_ps(v[r], wv, acc[r][j]);
-                }
-                wt += wpitch;
-            }
-        }
-    }
+    /* tap kw at xp: its weights at wt, then the next tap's */
+#define ROWS_STEP(xp)                                                                        \
+    do {                                                                                     \
+        __m256 v[ROWS_R];                                                                    \
+        _Pragma("GCC unroll 3") for (int r = 0; r < R; r++)                                  \
+            v[r] = _mm256_loadu_ps((xp) + 8 * r);                                            \
+        _Pragma("GCC unroll 4") for (int j = 0; j < ROWS_CH; j++)                            \
+        {                                                                                    \
+            const __m256 wv = _mm256_broadcast_ss(wt + j);                                   \
+            _Pragma("GCC unroll 3") for (int r = 0; r < R; r++) acc[r][j] =                  \
+                _mm256_fmadd_ps(v[r], wv, acc[r][j]);                                        \
+        }                                                                                    \
+        wt += wpitch;                                                                        \
+    } while (0)
+    ROWS_TAPS(xr, ROWS_STEP);
+#undef ROWS_STEP
     if (relu)
 #pragma GCC unroll 4
         for (int j = 0; j < ROWS_CH; j++)
@@ -327,21 +348,20 @@ INLINE void rows_tile16(const float *x, const float *w, int64_t wpitch, const fl
     }
     const float *xr = x + oh * g->sh * g->Wp + ow;
     const float *wt = w + (c16 >> 4) * g->ncb * g->KH * g->KW * wpitch;
-    for (int64_t c = 0; c < g->ncb; c++)
-        for (int64_t kh = 0; kh < g->KH; kh++) {
-            const float *xh = xr + c * g->plane + kh * g->dh * g->Wp;
-            for (int64_t kw = 0; kw < g->KW; kw++) {
-                const float *xp = rows_tap(xh, g, kw, S);
-                const __m256 w0 = _mm256_loadu_ps(wt), w1 = _mm256_loadu_ps(wt + 8);
-#pragma GCC unroll 6
-                for (int p = 0; p < ROWS_P; p++) {
-                    const __m256 xb = _mm256_broadcast_ss(xp + p);
-                    acc[p][0] = _mm256_fmadd_ps(xb, w0, acc[p][0]);
-                    acc[p][1] = _mm256_fmadd_ps(xb, w1, acc[p][1]);
-                }
-                wt += wpitch;
-            }
-        }
+    /* tap kw at xp: its weights at wt, then the next tap's */
+#define ROWS16_STEP(xp)                                                                      \
+    do {                                                                                     \
+        const __m256 w0 = _mm256_loadu_ps(wt), w1 = _mm256_loadu_ps(wt + 8);                \
+        _Pragma("GCC unroll 6") for (int p = 0; p < ROWS_P; p++)                             \
+        {                                                                                    \
+            const __m256 xb = _mm256_broadcast_ss((xp) + p);                                 \
+            acc[p][0] = _mm256_fmadd_ps(xb, w0, acc[p][0]);                                  \
+            acc[p][1] = _mm256_fmadd_ps(xb, w1, acc[p][1]);                                  \
+        }                                                                                    \
+        wt += wpitch;                                                                        \
+    } while (0)
+    ROWS_TAPS(xr, ROWS16_STEP);
+#undef ROWS16_STEP
     float *yo = y + ((c16 >> 4) * ldy + oh * g->OW + ow) * 16;
     const int64_t n = g->OW - ow;
 #pragma GCC unroll 6
