@@ -14,7 +14,8 @@
  * has exactly the bytes of NCHW, so the memory plan, Concat elision and
  * in-place Relu work unchanged), it is not a graph output, and it is
  * produced and read only by:
- *   - a single-group 2-D Conv or FusedConv with constant 4-D weights (as X,
+ *   - a 2-D Conv or FusedConv with constant 4-D weights, of one group or
+ *     of groups of whole blocks of 16 channels (as X,
  *     or as FusedConv's residual Z, which then has Y's layout; a stem with
  *     3 input channels writes NCHW16c from its row tiles too);
  *   - a depthwise or grouped 2-D Conv or FusedConv whose groups lie inside
@@ -72,8 +73,12 @@ static int conv_ok(const poprt__node *n)
     if (!(poprt__rw_is(n, "Conv") || is_fused_conv(n)) || n->n_outputs != 1)
         return 0;
     const poprt__tensor *x = poprt__node_in(n, 0), *w = poprt__node_in(n, 1);
-    return poprt__attr_i(n, "group", 1) == 1 && static4(x) && static4(poprt__node_out(n, 0)) &&
-           w && w->raw && static4(w);
+    if (!static4(x) || !static4(poprt__node_out(n, 0)) || !w || !w->raw || !static4(w))
+        return 0;
+    const int64_t G = poprt__attr_i(n, "group", 1);
+    return G == 1 || (poprt__x86_convb_grouped_fits(x->type.dims[1].value,
+                                                    w->type.dims[0].value, G) &&
+                      w->type.dims[1].value * G == x->type.dims[1].value);
 }
 
 /* A depthwise or grouped Conv / FusedConv whose groups lie inside blocks

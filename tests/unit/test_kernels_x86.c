@@ -1227,6 +1227,14 @@ static const ccase convb_cases[] = {
     {3, 16, 1, 9, 44, 3, 3, 2, 2, 1, 2, 2, 2, 2, 2},
     {3, 32, 1, 9, 47, 3, 5, 2, 2, 1, 3, 1, 3, 1, 3},
     {2, 16, 1, 7, 30, 3, 4, 1, 1, 2, 2, 2, 3, 2, 3},
+    /* groups of whole blocks of 16 channels (ResNeXt): 2 groups of 16, 3
+     * of 32 inputs into 48 outputs at stride 2, 2 of 80 into 80 (two
+     * groups of 64 outputs each, the second partial; input blocks over
+     * several steps), a 1x1 of 4 groups (one run of the plane) */
+    {32, 32, 2, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+    {96, 144, 3, 11, 13, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},
+    {160, 160, 2, 6, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+    {64, 64, 4, 6, 6, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0},
 };
 
 /* The Conv node of case cc on d's data set up in c, and its x86 plan. */
@@ -1252,9 +1260,15 @@ static void convb_run_into(const poprt__convb_variant *v, const ccase *cc, cdata
     plan.yblk = yb != NULL;
     void *state;
     size_t size;
-    ck_assert_int_eq(
-        poprt__x86_convb_pack(v, d->w, cc->M, cc->C, cc->KH, cc->KW, bf16, &state, &size),
-        POPRT_OK);
+    if (cc->G > 1)
+        ck_assert_int_eq(poprt__x86_convb_pack_grouped(v, d->w, cc->G, cc->M / cc->G,
+                                                       cc->C / cc->G, cc->KH, cc->KW, &state,
+                                                       &size),
+                         POPRT_OK);
+    else
+        ck_assert_int_eq(
+            poprt__x86_convb_pack(v, d->w, cc->M, cc->C, cc->KH, cc->KW, bf16, &state, &size),
+            POPRT_OK);
     c.k.state = state;
     c.k.state_size = size;
     int64_t w_group;

@@ -89,10 +89,11 @@ static poprt__node *conv(poprt__model *m, const char *x, const char *w, const ch
  *  [32,1,1] (a squeeze-excitation); Mul(ht, se) -> hm [32,6,6] (one value per
  *  channel: a FusedElementwise reading se per block); hm -> Conv 1x1 -> hc;
  *  Sub(se, hc) -> Add p -> hz [32,6,6] (one FusedElementwise chain, its
- *  operands per channel and full); hz -> Conv 1x1 -> y7 [16,6,6] (graph output)
+ *  operands per channel and full); hz -> Conv 3x3 (group 2: 16 channels per
+ *  group) -> hgr [32,6,6] -> Conv 1x1 -> y7 [16,6,6] (graph output)
  * Expected: a0 (the stem writes it with its row tiles), a, ad, p, e1, e3, cat,
  * sa, sb, cat2, z, zd (Dropout's view of z), q (read by GlobalAveragePool, which
- * becomes BlockedGlobalAveragePool), h, ht, hm, hc and hz in NCHW16c; s (a
+ * becomes BlockedGlobalAveragePool), h, ht, hm, hc, hz and hgr in NCHW16c; s (a
  * graph input), v and se (1 x 1: the same bytes either way) and the outputs
  * in NCHW. */
 static poprt__model *layout_model(void)
@@ -166,7 +167,13 @@ static poprt__model *layout_model(void)
     conv(m, "hm", "Wm", "hc", 1, 1);
     tb_node(m, "Sub", 2, (const char *[]){"se", "hc"}, 1, (const char *[]){"hs"});
     tb_node(m, "Add", 2, (const char *[]){"hs", "p"}, 1, (const char *[]){"hz"});
-    conv(m, "hz", "Wz", "y7", 1, 1);
+    /* a grouped conv of whole blocks: 2 groups of 16 channels */
+    weights(m, "Wgr", 32, 16, 3, 14u);
+    poprt__node *gr = conv(m, "hz", "Wgr", "hgr", 3, 1);
+    poprt__attr *grg = poprt__node_add_attr(gr, "group", POPRT__ATTR_INT);
+    ck_assert_ptr_nonnull(grg);
+    grg->i = 2;
+    conv(m, "hgr", "Wz", "y7", 1, 1);
     tb_output(m, "y5");
     tb_output(m, "g");
     tb_output(m, "u");
@@ -265,7 +272,9 @@ START_TEST(test_layout_graph)
     ck_assert_int_eq(written_blocked(g, "h") == 1 || written_blocked(g, "ht") == 1, 1);
     ck_assert_int_eq(written_blocked(g, "hc"), 1);
     ck_assert_int_eq(read_blocked(g, "hm"), 1);
-    ck_assert_int_eq(read_blocked(g, "hz"), 1);
+    ck_assert_int_eq(read_blocked(g, "hz"), 1); /* the grouped conv */
+    ck_assert_int_eq(written_blocked(g, "hgr"), 1);
+    ck_assert_int_eq(read_blocked(g, "hgr"), 1);
     ck_assert_int_eq(written_blocked(g, "y7"), 0);
     int ew_blocked = 0;
     for (size_t i = 0; i < g->nodes.len; i++) {

@@ -72,7 +72,10 @@ typedef struct convb_job {
     const float *x, *b;
     const void *w;          /* packed, group og at og * w_group elements */
     float *y, *xb, *tmp;    /* tmp: per lane, 4 * 16 floats per position of a chunk */
-    int64_t w_group, Hp, n_og, chunk, nchunks, cstep, items, lanes, tmp_floats;
+    /* n_og: groups of up to 64 output channels in all conv groups, n_og_g
+     * of them per conv group; ncb_all: input blocks of an image, g.ncb of
+     * them per conv group */
+    int64_t w_group, Hp, n_og, n_og_g, ncb_all, chunk, nchunks, cstep, items, lanes, tmp_floats;
     int chunk_major; /* items chunk, then group: all groups' weights stay in L2 */
     poprt__convb_geom g;
     const poprt__convb_variant *v;
@@ -191,7 +194,7 @@ static void convb_block_task_fn(void *ctx, int64_t r0, int64_t r1)
     if (c0 > c1)
         c0 = c1;
     for (int64_t r = r0; r < r1; r++) {
-        const int64_t hp = r % t->Hp, cbi = (r / t->Hp) % cg->ncb, n = r / t->Hp / cg->ncb;
+        const int64_t hp = r % t->Hp, cbi = (r / t->Hp) % t->ncb_all, n = r / t->Hp / t->ncb_all;
         float *dst = t->xb + r * Wp * cb;
         const int64_t ih = hp - pt;
         if (ih < 0 || ih >= H) {
@@ -283,15 +286,17 @@ static void convb_lane_fn(void *ctx, int64_t l0, int64_t l1)
             const int64_t og = t->chunk_major ? it % t->n_og : (it / t->nchunks) % t->n_og;
             const int64_t n = it / t->nchunks / t->n_og;
             const int64_t q0 = ch * t->chunk, q1 = q0 + t->chunk < OHW ? q0 + t->chunk : OHW;
-            const int64_t oc0 = og * CONVB_GROUP;
-            const int64_t mc = p->M - oc0 < CONVB_GROUP ? p->M - oc0 : CONVB_GROUP;
+            /* conv group gi, its output channels [oc0, oc0 + mc) */
+            const int64_t gi = og / t->n_og_g, og0 = og % t->n_og_g * CONVB_GROUP;
+            const int64_t oc0 = gi * p->Mg + og0;
+            const int64_t mc = p->Mg - og0 < CONVB_GROUP ? p->Mg - og0 : CONVB_GROUP;
             const int nb = (int)((mc + 15) / 16);
             if (t->b) {
                 memset(bias, 0, sizeof bias);
                 memcpy(bias, t->b + oc0, sizeof(float) * (size_t)mc);
             }
-            const float *xn = t->xb + n * cg->ncb * cg->plane;
-            const uint32_t *xwn = t->bf16 ? t->xw + n * cg->ncb * t->gw.plane : NULL;
+            const float *xn = t->xb + (n * t->ncb_all + gi * cg->ncb) * cg->plane;
+            const uint32_t *xwn = t->bf16 ? t->xw + n * t->ncb_all * t->gw.plane : NULL;
             /* elements (floats or pair words) per input block */
             const int64_t wstep = cg->KH * cg->KW * (t->bf16 ? 8 : cg->cb) * nb * 16;
             const char *wg = (const char *)t->w + og * t->w_group * 4;
@@ -403,7 +408,8 @@ poprt_status poprt__x86_conv_blocked(poprt__kctx *k, const poprt__conv_plan *p,
     convb_job t = {.p = p, .x = x, .b = b, .w = w, .y = y, .w_group = w_group,
                    .xblk = p->xblk, .yblk = p->yblk, .v = v, .bf16 = bf16,
                    .by_block = !bf16 && v->wlayout == POPRT__CONVB_BY_BLOCK};
-    convb_geom_of(v, g, p->C, &t.g, &t.Hp);
+    convb_geom_of(v, g, p->Cg, &t.g, &t.Hp); /* (C for one group) */
+    t.ncb_all = t.g.ncb * p->G;
     /* bfloat16 with one channel per block: a stem on column-pair words */
     const int stem_bf16 = bf16 && t.g.cb == 1;
     if (stem_bf16 && !poprt__x86_convb_stem_bf16_fits(g, p->C)) /* (the packer refuses it) */
@@ -427,7 +433,8 @@ poprt_status poprt__x86_conv_blocked(poprt__kctx *k, const poprt__conv_plan *p,
     const int by_rows = stem_bf16 || (!bf16 && convb_by_rows(&t.g));
     if (by_rows && t.g.sw == 2 && !stem_bf16)
         t.g.split = (t.g.Wp + 1) / 2;
-    t.n_og = poprt__ceil_div(p->M, CONVB_GROUP);
+    t.n_og_g = poprt__ceil_div(p->Mg, CONVB_GROUP);
+    t.n_og = p->G * t.n_og_g;
     if (by_rows)
         t.items = p->N * t.n_og * g->out[1];
     else {
@@ -454,7 +461,7 @@ poprt_status poprt__x86_conv_blocked(poprt__kctx *k, const poprt__conv_plan *p,
      * past the last plane */
     enum { SLACK = 32 };
     size_t xb_n, tmp_n = 0;
-    if (!poprt__mul_size((size_t)(p->N * t.g.ncb), (size_t)t.g.plane, &xb_n) ||
+    if (!poprt__mul_size((size_t)(p->N * t.ncb_all), (size_t)t.g.plane, &xb_n) ||
         xb_n > SIZE_MAX / sizeof(float) - SLACK ||
         !poprt__mul_size((size_t)t.lanes, (size_t)t.tmp_floats, &tmp_n) ||
         (tmp_n && !(t.tmp = poprt__kctx_scratch(k, tmp_n * sizeof(float)))))
@@ -465,7 +472,7 @@ poprt_status poprt__x86_conv_blocked(poprt__kctx *k, const poprt__conv_plan *p,
         if (!(t.xb = poprt__kctx_scratch(k, (xb_n + SLACK) * sizeof(float))))
             return poprt__ref_oom(k);
         memset(t.xb + xb_n, 0, SLACK * sizeof(float));
-        poprt__kctx_parallel_for(k, p->N * t.g.ncb * t.Hp,
+        poprt__kctx_parallel_for(k, p->N * t.ncb_all * t.Hp,
                                  poprt__ref_grain(t.g.Wp * t.g.cb, 1 << 14), convb_block_task_fn,
                                  &t);
     }
@@ -486,7 +493,7 @@ poprt_status poprt__x86_conv_blocked(poprt__kctx *k, const poprt__conv_plan *p,
         memset(t.xw + xb_n / 2, 0, SLACK * sizeof(uint32_t));
         t.gw = t.g;
         t.gw.plane = t.g.plane / 2;
-        poprt__kctx_parallel_for(k, p->N * t.g.ncb * t.Hp, poprt__ref_grain(t.g.Wp * 16, 1 << 14),
+        poprt__kctx_parallel_for(k, p->N * t.ncb_all * t.Hp, poprt__ref_grain(t.g.Wp * 16, 1 << 14),
                                  convb_words_task_fn, &t);
     }
     poprt__kctx_parallel_for(k, t.lanes, 1, by_rows ? convb_rows_lane_fn : convb_lane_fn, &t);
@@ -556,9 +563,11 @@ static poprt_status convb_pack_stem_bf16(const float *w, int64_t M, int64_t C, i
     return POPRT_OK;
 }
 
-poprt_status poprt__x86_convb_pack(const poprt__convb_variant *v, const float *w, int64_t M,
-                                   int64_t C, int64_t KH, int64_t KW, int bf16, void **state,
-                                   size_t *size)
+/* G groups of M outputs and C inputs each (weights [G M][C][KH][KW]):
+ * poprt__x86_convb_pack's layout per group, one after the other. */
+static poprt_status convb_pack_groups(const poprt__convb_variant *v, const float *w, int64_t G,
+                                      int64_t M, int64_t C, int64_t KH, int64_t KW, int bf16,
+                                      void **state, size_t *size)
 {
     const int64_t cb = convb_cb(v, C), ncb = C / cb;
     const int layout = convb_layout(v, bf16);
@@ -571,11 +580,14 @@ poprt_status poprt__x86_convb_pack(const poprt__convb_variant *v, const float *w
     if (bf16 && cb != 16)
         return poprt__err(POPRT_STATUS_INTERNAL,
                           "bfloat16 blocked convolution weights of %lld channels", (long long)C);
+    if (bf16 && G != 1)
+        return poprt__err(POPRT_STATUS_INTERNAL,
+                          "bfloat16 blocked convolution weights of %lld groups", (long long)G);
     const int64_t n_og = poprt__ceil_div(M, CONVB_GROUP);
     /* floats per group (the last may use fewer); bf16: words, half as many */
     const int64_t w_group = ncb * KH * KW * cb * CONVB_GROUP;
     const int64_t per = bf16 ? w_group / 2 : w_group;
-    const size_t total = CONV_PACK_HEADER + (size_t)(n_og * per) * sizeof(float);
+    const size_t total = CONV_PACK_HEADER + (size_t)(G * n_og * per) * sizeof(float);
     unsigned char *blob = poprt__aligned_alloc(total);
     float *stage = bf16 ? poprt__malloc((size_t)w_group * sizeof(float)) : NULL;
     if (!blob || (bf16 && !stage)) {
@@ -589,6 +601,7 @@ poprt_status poprt__x86_convb_pack(const poprt__convb_variant *v, const float *w
                      (uint64_t)cb};
     memcpy(blob, h, sizeof h);
     float *dst = (float *)(blob + CONV_PACK_HEADER);
+    for (int64_t gi = 0; gi < G; gi++, w += M * C * KH * KW, dst += n_og * per)
     for (int64_t og = 0; og < n_og; og++) {
         const int64_t oc0 = og * CONVB_GROUP;
         const int64_t mc = M - oc0 < CONVB_GROUP ? M - oc0 : CONVB_GROUP;
@@ -621,6 +634,29 @@ poprt_status poprt__x86_convb_pack(const poprt__convb_variant *v, const float *w
     return POPRT_OK;
 }
 
+poprt_status poprt__x86_convb_pack(const poprt__convb_variant *v, const float *w, int64_t M,
+                                   int64_t C, int64_t KH, int64_t KW, int bf16, void **state,
+                                   size_t *size)
+{
+    return convb_pack_groups(v, w, 1, M, C, KH, KW, bf16, state, size);
+}
+
+poprt_status poprt__x86_convb_pack_grouped(const poprt__convb_variant *v, const float *w,
+                                           int64_t G, int64_t Mg, int64_t Cg, int64_t KH,
+                                           int64_t KW, void **state, size_t *size)
+{
+    if (!poprt__x86_convb_grouped_fits(G * Cg, G * Mg, G))
+        return poprt__err(POPRT_STATUS_INTERNAL,
+                          "blocked convolution weights of %lld groups of %lld x %lld channels",
+                          (long long)G, (long long)Mg, (long long)Cg);
+    return convb_pack_groups(v, w, G, Mg, Cg, KH, KW, 0, state, size);
+}
+
+int poprt__x86_convb_grouped_fits(int64_t C, int64_t M, int64_t G)
+{
+    return G > 1 && C % G == 0 && M % G == 0 && C / G % 16 == 0 && M / G % 16 == 0;
+}
+
 /* The weights poprt__x86_convb_pack made for this conv, when the blocked path can run
  * them on this CPU (*w_group: floats per group of output channels); else
  * NULL (no such blob, or one made for another shape). */
@@ -636,7 +672,8 @@ const void *poprt__x86_convb_state(const poprt__kctx *k, const poprt__conv_plan 
                                    const poprt__convb_variant *v, int64_t *w_group, int *bf16)
 {
     const poprt__geom3 *g = &p->g;
-    if (!k->state || k->state_size < CONV_PACK_HEADER || !poprt__x86_convb_fits(g, p->G) ||
+    if (!k->state || k->state_size < CONV_PACK_HEADER || !poprt__x86_convb_fits(g, 1) ||
+        (p->G != 1 && !poprt__x86_convb_grouped_fits(p->C, p->M, p->G)) ||
         !poprt__convb_usable(v))
         return NULL;
     uint64_t h[8];
@@ -645,11 +682,11 @@ const void *poprt__x86_convb_state(const poprt__kctx *k, const poprt__conv_plan 
     *bf16 = h[0] == CONV_BLOCKED_BF16_MAGIC;
     if ((h[0] != CONV_BLOCKED_MAGIC && !*bf16) || (*bf16 && !poprt__convb_bf16_usable()) ||
         (*bf16 && p->C % 16 && !poprt__x86_convb_stem_bf16_fits(g, p->C)) ||
-        h[1] != (uint64_t)p->M || h[2] != (uint64_t)p->C ||
+        (*bf16 && p->G != 1) || h[1] != (uint64_t)p->Mg || h[2] != (uint64_t)p->Cg ||
         h[3] != (uint64_t)g->k[1] || h[4] != (uint64_t)g->k[2] || h[5] == 0 ||
         h[6] != (uint64_t)convb_layout(v, *bf16) ||
-        (!*bf16 && h[7] != (uint64_t)convb_cb(v, p->C)) ||
-        (uint64_t)poprt__ceil_div(p->M, CONVB_GROUP) > floats / h[5])
+        (!*bf16 && h[7] != (uint64_t)convb_cb(v, p->Cg)) ||
+        (uint64_t)(p->G * poprt__ceil_div(p->Mg, CONVB_GROUP)) > floats / h[5])
         return NULL;
     *w_group = (int64_t)h[5];
     return (const unsigned char *)k->state + CONV_PACK_HEADER;
@@ -1199,11 +1236,12 @@ poprt_status poprt__x86_conv_winograd(poprt__kctx *k, const poprt__conv_plan *p,
     convb_geom_of(v, g, p->C, &t.b.g, &t.b.Hp);
     t.b.g.cb = 16; /* blocks of 16 channels, the last zero past C */
     t.b.g.ncb = poprt__ceil_div(p->C, 16);
+    t.b.ncb_all = t.b.g.ncb;
     t.b.g.split = 0;
     t.b.Hp = t.eh * t.th + KH - 1;
     t.b.g.Wp = t.ew * t.tw + KW - 1;
     t.b.g.plane = t.b.Hp * t.b.g.Wp * 16;
-    t.b.n_og = poprt__ceil_div(p->M, CONVB_GROUP);
+    t.b.n_og = t.b.n_og_g = poprt__ceil_div(p->M, CONVB_GROUP);
     const int64_t ncb = t.b.g.ncb;
     t.Mp = poprt__ceil_div(p->M, 16) * 16;
     t.cstep = convb_step_blocks(t.b.by_block, bf16, 1, 16);

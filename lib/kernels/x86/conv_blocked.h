@@ -250,6 +250,12 @@ const poprt__convb_variant *poprt__convb_best(void);
  * C = M, a multiple of 16, whose groups (C / G channels: 1 for depthwise,
  * 2, 4 or 8) lie inside blocks of 16. */
 int poprt__x86_dwconv_blocked_fits(int64_t C, int64_t M, int64_t G);
+/* Whether the blocked direct convolution (conv_paths.h) takes a grouped
+ * conv of C input and M output channels in G > 1 groups: whole blocks of
+ * 16 channels per group on both sides (ResNeXt's 3x3 convs of 16 and 32
+ * channels per group); each group is then a convolution of its own over
+ * its input blocks, into its output blocks. */
+int poprt__x86_convb_grouped_fits(int64_t C, int64_t M, int64_t G);
 
 #if !defined(__x86_64__)
 static inline void poprt__transpose_bias_avx512(const float *src, int64_t spitch, int64_t n,

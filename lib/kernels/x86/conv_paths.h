@@ -239,6 +239,14 @@ int poprt__x86_convb_worth(const poprt__convb_variant *v, int64_t C, int64_t M, 
 poprt_status poprt__x86_convb_pack(const poprt__convb_variant *v, const float *w, int64_t M,
                                    int64_t C, int64_t KH, int64_t KW, int bf16, void **state,
                                    size_t *size);
+/* The weights [G Mg][Cg][KH][KW] of a grouped conv that
+ * poprt__x86_convb_grouped_fits (float32), each group as
+ * poprt__x86_convb_pack packs a conv of Mg outputs and Cg inputs, one after
+ * the other; poprt__x86_convb_state and poprt__x86_conv_blocked take them
+ * for that plan (G, Mg, Cg). */
+poprt_status poprt__x86_convb_pack_grouped(const poprt__convb_variant *v, const float *w,
+                                           int64_t G, int64_t Mg, int64_t Cg, int64_t KH,
+                                           int64_t KW, void **state, size_t *size);
 /* 1 when state is a blocked convolution's float32 weights, 2 bfloat16, else 0. */
 int poprt__x86_convb_state_magic(const void *state, size_t size);
 /* 1 when a blocked (or Winograd) state's weights are in the layout of this
