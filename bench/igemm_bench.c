@@ -88,7 +88,8 @@ int main(int argc, char **argv)
         {"conv 3x3 128->128 at 32x32", 1024, 128, 1152},
         {"conv 3x3 256->256 at 16x16", 256, 256, 2304},
     };
-    printf("igemm_bench: %d thread%s, medians of %d runs, GMAC/s (uint8 x int8 -> int32)\n",
+    printf("igemm_bench: %d thread%s, medians of %d runs, GMAC/s (uint8 x int8 -> int32; the "
+           "7-bit variants get the weights halved)\n",
            threads, threads > 1 ? "s" : "", reps);
     double *t = xalloc(sizeof(double) * (size_t)reps);
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
@@ -101,6 +102,12 @@ int main(int argc, char **argv)
             B[i] = (int8_t)(i * 40503u >> 5);
         void *bp = xalloc(poprt__igemm_pack_size(K, N));
         poprt__igemm_pack(K, N, B, NULL, N, 1, 0, bp);
+        /* the 7-bit variants (igemm.h) get the same weights halved */
+        int8_t *B7 = xalloc((size_t)(K * N));
+        for (int64_t i = 0; i < K * N; i++)
+            B7[i] = (int8_t)(B[i] >> 1);
+        void *bp7 = xalloc(poprt__igemm_pack_size(K, N));
+        poprt__igemm_pack(K, N, B7, NULL, N, 1, 0, bp7);
         printf("%-28s %5lld x %5lld x %5lld", shapes[s].what, (long long)M, (long long)N,
                (long long)K);
         for (int v = 0; v < poprt__igemm_n_variants; v++) {
@@ -111,10 +118,11 @@ int main(int argc, char **argv)
             const poprt__igemm_epi epi = {no_epi, NULL};
             /* the portable variant is ~200x slower: a few runs */
             const int n = var->isa == POPRT__ISA_SCALAR ? (reps < 3 ? reps : 3) : reps;
-            poprt__igemm(var, &par, threads, ws, M, N, K, A, K, bp, &epi); /* warm-up */
+            const void *b = var->b7 ? bp7 : bp;
+            poprt__igemm(var, &par, threads, ws, M, N, K, A, K, b, &epi); /* warm-up */
             for (int r = 0; r < n; r++) {
                 const double t0 = now();
-                poprt__igemm(var, &par, threads, ws, M, N, K, A, K, bp, &epi);
+                poprt__igemm(var, &par, threads, ws, M, N, K, A, K, b, &epi);
                 t[r] = now() - t0;
             }
             qsort(t, (size_t)n, sizeof *t, cmp_d);
@@ -125,6 +133,8 @@ int main(int argc, char **argv)
         free(A);
         free(B);
         free(bp);
+        free(B7);
+        free(bp7);
     }
     free(t);
     poprt__pool_free(pool);

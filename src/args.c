@@ -65,6 +65,7 @@ static const struct {
     {"disable_compilation_progress_bar", offsetof(cli, no_progress_bar)},
     {"calibrate", offsetof(cli, calibrate)},
     {"keep_fp32_patterns", offsetof(cli, keep_fp32_patterns)},
+    {"int8_reduce_range", offsetof(cli, int8_reduce_range)},
 };
 
 /* Options that take a value (export_popef's is optional). */
@@ -103,7 +104,7 @@ void cli_usage(FILE *f) {
             "             [--batch_size BATCH_SIZE] [--batch_axis BATCH_AXIS]\n"
             "             [--convert_version CONVERT_VERSION]\n"
             "             [--precision {fp32,fp16,fp8,fp8_weight,int8,int8_static,bf16}] [--fp16_skip_op_types TYPES]\n"
-            "             [--keep_fp32_patterns]\n"
+            "             [--keep_fp32_patterns] [--int8_reduce_range]\n"
             "             [--fp8_skip_op_names NAMES] [--fp8_params FP8_PARAMS]\n"
             "             [--calibration_loss_type {mse,mae,snr,kld,cos_dist,gptq}]\n"
             "             [--calibration_data DIR] [--data_preprocess DIR] [--calibrate]\n"
@@ -222,6 +223,11 @@ void cli_help(void) {
         "                        libpoprt's float_to_half always does (nodes whose\n"
         "                        values exceed max_abs on sample data). Warned without\n"
         "                        --precision fp16.\n"
+        "  --int8_reduce_range   With int8 or int8_static: weights quantized to 7 bits\n"
+        "                        ([-63, 63] per channel, ONNX Runtime's reduce_range):\n"
+        "                        a little coarser, and multiplied exactly at twice the\n"
+        "                        rate on CPUs without VNNI. Warned with another\n"
+        "                        precision.\n"
         "  --fp8_skip_op_names FP8_SKIP_OP_NAMES\n"
         "                        Comma-separated node names kept in higher precision\n"
         "                        with fp8, for example \"Conv_1,Conv_2\".\n"

@@ -88,6 +88,7 @@ typedef struct cli {
     const char *data_preprocess;  /* PopRT's calibration data: a calibration folder here */
     int calibrate;                /* fp8: calibrate on given data, never on random inputs */
     int keep_fp32_patterns;       /* fp16: keep overflow-prone nodes float32 (always done) */
+    int int8_reduce_range;        /* int8, int8_static: weights in 7 bits (reduce_range=1) */
     char **owned;                 /* strings the options above may point into (YAML) */
     size_t n_owned;
     /* the runs' inputs and outputs (inputs.c) */

@@ -12,7 +12,7 @@
  * files; here each names a plugin (a shared object exporting
  * poprt_plugin_init, docs/plugins.md) or a text file listing plugins.
  *
- * --data_preprocess, --calibrate, --keep_fp32_patterns: checked against the
+ * --data_preprocess, --calibrate, --keep_fp32_patterns, --int8_reduce_range: checked against the
  * precision options once every option is known. */
 #include <errno.h>
 #include <limits.h>
@@ -557,6 +557,10 @@ int cli_check_precision_options(cli *c) {
     if (c->bf16_target_cosine && !(c->precision && !strcmp(c->precision, "bf16")))
         fprintf(stderr, "%s: warning: --bf16_target_cosine has no effect without --precision "
                         "bf16: it keeps bfloat16's most sensitive nodes in float32\n",
+                CLI_PROG);
+    if (c->int8_reduce_range && !(c->precision && !strncmp(c->precision, "int8", 4)))
+        fprintf(stderr, "%s: warning: --int8_reduce_range has no effect without --precision "
+                        "int8 or int8_static: it quantizes their weights to 7 bits\n",
                 CLI_PROG);
     if (c->keep_fp32_patterns && !(c->precision && !strcmp(c->precision, "fp16")))
         fprintf(stderr, "%s: warning: --keep_fp32_patterns has no effect without --precision "

@@ -377,11 +377,14 @@ static int build_pipeline(const cli *c, pipeline *p) {
                                  c->calibration_data ? c->calibration_data : "");
         free(types);
     } else if (c->precision && !strcmp(c->precision, "int8")) {
-        rc |= add_step(p, "float_to_int8", "--precision int8", 0, "%s", "");
+        rc |= add_step(p, "float_to_int8", "--precision int8", 0, "%s",
+                       c->int8_reduce_range ? "reduce_range=1" : "");
     } else if (c->precision && !strcmp(c->precision, "int8_static")) {
-        rc |= add_step(p, "float_to_int8_static", "--precision int8_static", 0, "%s%s",
+        rc |= add_step(p, "float_to_int8_static", "--precision int8_static", 0, "%s%s%s",
                        c->calibration_data ? "data=" : "",
-                       c->calibration_data ? c->calibration_data : "");
+                       c->calibration_data ? c->calibration_data : "",
+                       !c->int8_reduce_range ? "" : c->calibration_data ? ",reduce_range=1"
+                                                                       : "reduce_range=1");
     } else if (c->precision && !strcmp(c->precision, "bf16") && c->bf16_target_cosine) {
         rc |= add_step(p, "bf16_fallback", "--bf16_target_cosine", 0, "target_cosine=%s%s%s",
                        c->bf16_target_cosine, c->calibration_data ? ",calibration=" : "",

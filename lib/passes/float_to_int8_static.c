@@ -20,7 +20,7 @@
  * there). A Conv bias becomes int32 at scale xs * Ws; Gemm's C stays float.
  * A Conv whose output only a Relu reads is quantized after the Relu. Outputs
  * that are graph outputs stay float. Taken: the nodes float_to_int8 takes
- * (min_size, skip_op_names), opset >= 10. */
+ * (min_size, skip_op_names, reduce_range), opset >= 10. */
 #include <math.h>
 #include <string.h>
 #include "passes/passes.h"
@@ -48,6 +48,7 @@ typedef struct ctx {
     int n_skip;
     int64_t min_size;
     int per_channel;
+    int qmax; /* 127, or 63 with reduce_range=1 */
 } ctx;
 
 static act *act_of(ctx *c, const poprt__tensor *t)
@@ -152,11 +153,11 @@ static poprt_status weight(poprt__graph *g, ctx *c, poprt__node *n, float **scal
         return poprt__rw_oom();
     }
     if (c->per_channel) {
-        poprt__quantize_columns(wv, K, N, rows ? 1 : N, rows ? K : 1, 1.0f, q, rows ? 1 : N,
-                                rows ? K : 1, s);
+        poprt__quantize_columns_to(wv, K, N, rows ? 1 : N, rows ? K : 1, 1.0f, c->qmax, q,
+                                   rows ? 1 : N, rows ? K : 1, s);
     } else {
         /* one scale: the whole tensor as one column */
-        poprt__quantize_columns(wv, numel, 1, 1, 0, 1.0f, q, 1, 0, s);
+        poprt__quantize_columns_to(wv, numel, 1, 1, 0, 1.0f, c->qmax, q, 1, 0, s);
         for (int64_t j = 1; j < N; j++)
             s[j] = s[0];
     }
@@ -296,7 +297,8 @@ static poprt_status quantize(poprt__graph *g, ctx *c)
 
 static poprt_status run(poprt__model *m, const char *args, int *changed)
 {
-    static const char *const known[] = {"skip_op_names", "min_size", "data", "samples", NULL};
+    static const char *const known[] = {"skip_op_names", "min_size", "data", "samples",
+                                        "reduce_range", NULL};
     poprt__pass_args a;
     poprt_status st = poprt__pass_args_parse(NAME, args, known, &a);
     if (st)
@@ -306,13 +308,18 @@ static poprt_status run(poprt__model *m, const char *args, int *changed)
     ctx c = {0};
     c.skip = skip;
     c.n_skip = poprt__arg_list(poprt__pass_arg(&a, "skip_op_names"), buf, sizeof buf, skip, 256);
-    int64_t samples;
+    int64_t samples, rr = 0;
     if ((st = poprt__pass_arg_int(NAME, &a, "min_size", 16, &c.min_size)) ||
-        (st = poprt__pass_arg_int(NAME, &a, "samples", 8, &samples)))
+        (st = poprt__pass_arg_int(NAME, &a, "samples", 8, &samples)) ||
+        (st = poprt__pass_arg_int(NAME, &a, "reduce_range", 0, &rr)))
         return st;
     if (c.min_size < 1 || samples < 1)
         return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "%s: min_size and samples must be >= 1",
                           NAME);
+    if (rr != 0 && rr != 1)
+        return poprt__err(POPRT_STATUS_INVALID_ARGUMENT, "%s: reduce_range %lld: expected 0 or 1",
+                          NAME, (long long)rr);
+    c.qmax = rr ? 63 : 127;
     *changed = 0;
     const int64_t opset = poprt__model_opset(m, "");
     if (opset < 10) {
@@ -368,5 +375,5 @@ const poprt__pass poprt__pass_float_to_int8_static = {
     "Conv, MatMul and Gemm with a constant float weight read QuantizeLinear -> DequantizeLinear "
     "activations (uint8, ranges calibrated on data=DIR or `samples` random inputs) and "
     "DequantizeLinear int8 weights (per channel from opset 13); args data, samples (default 8), "
-    "skip_op_names=[..], min_size (default 16)",
+    "skip_op_names=[..], min_size (default 16), reduce_range (1: weights in 7 bits)",
     run, 1};

@@ -590,6 +590,13 @@ int poprt__const_f32(const poprt__tensor *t, const float **data, int64_t *n)
 void poprt__quantize_columns(const float *w, int64_t K, int64_t N, int64_t rs, int64_t cs,
                              float alpha, int8_t *q, int64_t qrs, int64_t qcs, float *s)
 {
+    poprt__quantize_columns_to(w, K, N, rs, cs, alpha, 127, q, qrs, qcs, s);
+}
+
+void poprt__quantize_columns_to(const float *w, int64_t K, int64_t N, int64_t rs, int64_t cs,
+                                float alpha, int qmax, int8_t *q, int64_t qrs, int64_t qcs,
+                                float *s)
+{
     for (int64_t j = 0; j < N; j++) {
         double amax = 0;
         for (int64_t k = 0; k < K; k++) {
@@ -597,11 +604,11 @@ void poprt__quantize_columns(const float *w, int64_t K, int64_t N, int64_t rs, i
             if (v > amax)
                 amax = v;
         }
-        const double sc = amax > 0 && isfinite(amax) ? amax / 127.0 : 1.0;
+        const double sc = amax > 0 && isfinite(amax) ? amax / qmax : 1.0;
         s[j] = (float)sc;
         for (int64_t k = 0; k < K; k++) {
             double v = nearbyint((double)alpha * w[k * rs + j * cs] / sc);
-            v = v > 127 ? 127 : v < -127 ? -127 : isnan(v) ? 0 : v;
+            v = v > qmax ? qmax : v < -qmax ? -qmax : isnan(v) ? 0 : v;
             q[k * qrs + j * qcs] = (int8_t)v;
         }
     }

@@ -116,6 +116,12 @@ poprt_status poprt__choose_keep(const char *pass, const char *nodes_as, const ch
  * float_to_int8_static). */
 void poprt__quantize_columns(const float *w, int64_t K, int64_t N, int64_t rs, int64_t cs,
                              float alpha, int8_t *q, int64_t qrs, int64_t qcs, float *s);
+/* The same onto [-qmax, qmax], s[j] = max_k |alpha W[k][j]| / qmax: qmax 127,
+ * or 63 for weights in 7 bits (reduce_range=1 of the int8 passes: ONNX
+ * Runtime's reduce_range, exact in vpmaddubsw on CPUs without VNNI). */
+void poprt__quantize_columns_to(const float *w, int64_t K, int64_t N, int64_t rs, int64_t cs,
+                                float alpha, int qmax, int8_t *q, int64_t qrs, int64_t qcs,
+                                float *s);
 
 /* The nodes the int8 passes (float_to_int8, float_to_int8_static) take: a
  * MatMul/Gemm (transA 0) or Conv with a float input, a constant float

@@ -221,13 +221,20 @@ one_error "give one folder"
 # ---- flags with no CPU effect: accepted, one warning each, result unchanged
 run 0 -i "$DATA/mlp.onnx" --output_dir "$TMP/plain"
 run 0 -i "$DATA/mlp.onnx" --output_dir "$TMP/warned" --calibrate --keep_fp32_patterns \
-    --enable_compress_pattern --enable_merge_if
+    --enable_compress_pattern --enable_merge_if --int8_reduce_range
 same "$TMP/plain/mlp.optimized.onnx" "$TMP/warned/mlp.optimized.onnx"
-for f in calibrate keep_fp32_patterns enable_compress_pattern enable_merge_if; do
+for f in calibrate keep_fp32_patterns enable_compress_pattern enable_merge_if int8_reduce_range; do
     [ "$(grep -c -- "warning: --$f has no effect" "$TMP/err")" -eq 1 ] || bad "not one warning for --$f"
 done
 run 0 -i "$DATA/mlp.onnx" --output_dir "$TMP/fp16" --precision fp16 --keep_fp32_patterns
 hasnt err "keep_fp32_patterns"
+# --int8_reduce_range with int8: no warning, and a different (7-bit) file
+run 0 -i "$DATA/mlp.onnx" --output_dir "$TMP/i8" --precision int8
+run 0 -i "$DATA/mlp.onnx" --output_dir "$TMP/i7" --precision int8 --int8_reduce_range
+hasnt err "int8_reduce_range"
+if cmp -s "$TMP/i8/mlp.optimized.onnx" "$TMP/i7/mlp.optimized.onnx"; then
+    bad "--int8_reduce_range did not change the int8 file"
+fi
 
 # ---- every flag of the reference CLI is in --help and accepted
 if [ -z "$REF" ] || [ ! -f "$REF" ]; then

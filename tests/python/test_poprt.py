@@ -579,7 +579,7 @@ class TestCustomOp(unittest.TestCase):
 
 try:
     import onnx
-    from onnx import TensorProto, helper
+    from onnx import TensorProto, helper, numpy_helper
 except ImportError:
     onnx = None
 
@@ -595,6 +595,24 @@ class TestOnnxModels(unittest.TestCase):
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
         model.ir_version = 8
         return model
+
+    def test_int8_reduce_range(self):
+        # int8_reduce_range: every int8 weight within [-63, 63], a column's
+        # largest magnitude at 63 (8 bits: 127); the check passes
+        spans = []
+        for rr in (False, True):
+            conv = converter.Converter(convert_version=None, precision="int8",
+                                       int8_reduce_range=rr, check=True)
+            out = conv.convert(MLP).to_onnx()
+            ws = [numpy_helper.to_array(t) for t in out.graph.initializer
+                  if t.data_type == TensorProto.INT8 and np.prod(t.dims) > 1]
+            self.assertTrue(ws)
+            spans.append(max(int(np.abs(w.astype(np.int32)).max()) for w in ws))
+            self.assertEqual([r.state for r in conv.results
+                              if r.name == "check_with_fake_data"], ["unchanged"])
+        self.assertEqual(spans, [127, 63])
+        with self.assertRaises(ValueError):
+            converter.Converter(precision="fp16", int8_reduce_range=True)
 
     def test_sequence(self):
         seq_in = helper.make_tensor_sequence_value_info("s", TensorProto.FLOAT, [None])

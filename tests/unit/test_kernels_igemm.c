@@ -142,6 +142,21 @@ static void *bytes(int64_t n, int32_t dt)
     return p;
 }
 
+/* set while a b7 variant (igemm.h) is forced: weights then fit 7 bits as
+ * stored ([-64, 63] for int8, [64, 191] for uint8, which the pack keeps
+ * minus 128), extremes included, so that the variant itself runs */
+static int g_b7;
+
+static void *weights(int64_t n, int32_t dt)
+{
+    uint8_t *p = bytes(n, dt);
+    if (g_b7)
+        for (int64_t i = 0; i < n; i++)
+            p[i] = dt == POPRT_DTYPE_INT8 ? (uint8_t)(int8_t)((p[i] & 127) - 64)
+                                          : (uint8_t)((p[i] & 127) + 64);
+    return p;
+}
+
 static float *scales(int64_t n, float base)
 {
     float *p = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
@@ -187,12 +202,14 @@ static const poprt__igemm_variant *begin_variant(int i)
     ck_assert_int_eq(poprt__pool_create(2, &g_pool), POPRT_OK);
     poprt__igemm_force(v);
     ck_assert_ptr_eq(poprt__igemm_best(), v);
+    g_b7 = v->b7;
     return v;
 }
 
 static void end_variant(void)
 {
     poprt__igemm_force(NULL);
+    g_b7 = 0;
     poprt__pool_free(g_pool);
     g_pool = NULL;
 }
@@ -255,7 +272,7 @@ static void mm_case(const int64_t *s, int at, int bt, int zpf, int yt)
 {
     const int64_t B = s[0], M = s[1], K = s[2], N = s[3];
     const int32_t adt = byte_types[at], bdt = byte_types[bt], ydt = byte_types[yt];
-    uint8_t *a = bytes(B * M * K, adt), *b = bytes(K * N, bdt);
+    uint8_t *a = bytes(B * M * K, adt), *b = weights(K * N, bdt);
     uint8_t *azp = bytes(1, adt), *bzp = bytes(N, bdt), *yzp = bytes(1, ydt);
     float *as = scales(1, 0.02f), *bs = scales(N, 0.01f), *ys = scales(1, 0.5f);
     const int64_t ad[3] = {B, M, K}, bd[2] = {K, N}, yd[3] = {B, M, N}, one = 1;
@@ -336,7 +353,7 @@ static void conv_case_run(const conv_case *cc, int xt, int wt, int zpf, int yt)
     const int64_t Cg = cc->C / cc->G, M = cc->M;
     const int32_t xdt = byte_types[xt], wdt = byte_types[wt], ydt = byte_types[yt];
     uint8_t *x = bytes(cc->N * cc->C * cc->H * cc->W, xdt);
-    uint8_t *w = bytes(M * Cg * cc->KH * cc->KW, wdt);
+    uint8_t *w = weights(M * Cg * cc->KH * cc->KW, wdt);
     uint8_t *xzp = bytes(1, xdt), *wzp = bytes(M, wdt), *yzp = bytes(1, ydt);
     float *xs = scales(1, 0.02f), *ws = scales(M, 0.01f), *ys = scales(1, 0.8f);
     int32_t *bias = bias_of(M);
@@ -533,6 +550,102 @@ START_TEST(test_packed_checked)
 }
 END_TEST
 
+/* The pack's 7-bit mark: set exactly when every stored value (uint8 minus
+ * 128) lies in [-64, 63]. */
+START_TEST(test_packed_b7_mark)
+{
+    const int64_t K = 9, N = 21;
+    const size_t sz = poprt__igemm_pack_size(K, N);
+    unsigned char *p = aligned_alloc(64, (sz + 63) / 64 * 64);
+    ck_assert_ptr_nonnull(p);
+    for (int u8 = 0; u8 < 2; u8++) {
+        const int32_t dt = u8 ? POPRT_DTYPE_UINT8 : POPRT_DTYPE_INT8;
+        g_b7 = 1;
+        uint8_t *b = weights(K * N, dt);
+        g_b7 = 0;
+        b[3] = u8 ? 64 : (uint8_t)-64; /* the ends of the range */
+        b[5] = u8 ? 191 : 63;
+        poprt__igemm_pack(K, N, b, NULL, N, 1, u8, p);
+        ck_assert_int_eq(poprt__igemm_packed_b7(p), 1);
+        ck_assert_int_eq(poprt__igemm_packed_fits(p, sz, K, N), 1);
+        static const int outside[2][2] = {{-65, 64}, {63, 192}};
+        for (int o = 0; o < 2; o++) {
+            const uint8_t keep = b[K * N - 2];
+            b[K * N - 2] = (uint8_t)outside[u8][o];
+            poprt__igemm_pack(K, N, b, NULL, N, 1, u8, p);
+            ck_assert_msg(!poprt__igemm_packed_b7(p), "%s value %d marked 7-bit",
+                          u8 ? "uint8" : "int8", outside[u8][o]);
+            b[K * N - 2] = keep;
+        }
+        free(b);
+    }
+    free(p);
+}
+END_TEST
+
+typedef struct c_out {
+    int32_t *c;
+    int64_t N;
+} c_out;
+
+static void copy_block(void *ctx, int64_t m0, int64_t m1, int64_t n0, int64_t n1, int32_t *c,
+                       int64_t ldc, void *scratch)
+{
+    (void)scratch;
+    const c_out *o = ctx;
+    for (int64_t i = m0; i < m1; i++)
+        memcpy(o->c + i * o->N + n0, c + (i - m0) * ldc, sizeof(int32_t) * (size_t)(n1 - n0));
+}
+
+/* A b7 variant given weights outside 7 bits (and A at 255, where its
+ * pairs would saturate) hands the product to its stand-in: the sums stay
+ * exact. */
+START_TEST(test_b7_stand_in)
+{
+    const int64_t M = 13, K = 70, N = 40;
+    uint8_t *a = malloc((size_t)(M * K));
+    int8_t *b = malloc((size_t)(K * N));
+    int32_t *c = malloc(sizeof(int32_t) * (size_t)(M * N));
+    ck_assert(a && b && c);
+    for (int64_t i = 0; i < M * K; i++)
+        a[i] = 255;
+    for (int64_t i = 0; i < K * N; i++)
+        b[i] = (int8_t)(i % 3 ? -128 : 127);
+    const size_t sz = poprt__igemm_pack_size(K, N);
+    unsigned char *p = aligned_alloc(64, (sz + 63) / 64 * 64);
+    ck_assert_ptr_nonnull(p);
+    poprt__igemm_pack(K, N, b, NULL, N, 1, 0, p);
+    int n = 0;
+    for (int v = 0; v < poprt__igemm_n_variants; v++) {
+        const poprt__igemm_variant *var = &poprt__igemm_variants[v];
+        if (!var->b7 || !poprt__igemm_usable(var))
+            continue;
+        void *ws = aligned_alloc(64, (poprt__igemm_ws_size(var, M, N, 1) + 63) / 64 * 64);
+        ck_assert_ptr_nonnull(ws);
+        c_out o = {c, N};
+        const poprt__igemm_epi epi = {copy_block, &o};
+        memset(c, 0, sizeof(int32_t) * (size_t)(M * N));
+        poprt__igemm(var, NULL, 1, ws, M, N, K, a, K, p, &epi);
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) {
+                int32_t want = 0;
+                for (int64_t k = 0; k < K; k++)
+                    want += 255 * b[k * N + j];
+                ck_assert_msg(c[i * N + j] == want, "%s with 8-bit weights: c[%lld][%lld] = %d, "
+                              "exact %d", var->name, (long long)i, (long long)j,
+                              c[i * N + j], want);
+            }
+        free(ws);
+        n++;
+    }
+    printf("kernels_igemm: %d 7-bit variant(s) handed 8-bit weights on\n", n);
+    free(p);
+    free(a);
+    free(b);
+    free(c);
+}
+END_TEST
+
 /* The byte transpose of the convolutions against the naive loop: shapes
  * around its 16 x 16 blocks, with and without the int8 -> uint8 flip. */
 START_TEST(test_transpose_u8)
@@ -563,6 +676,8 @@ int main(void)
     tcase_add_loop_test(tc, test_quantize_variants_vs_ref, 0, poprt__igemm_n_variants);
     tcase_add_test(tc, test_packed_checked);
     tcase_add_test(tc, test_transpose_u8);
+    tcase_add_test(tc, test_packed_b7_mark);
+    tcase_add_test(tc, test_b7_stand_in);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -1187,20 +1187,46 @@ END_TEST
 /* Largest error dynamic int8 quantization may add to (x W)[j] (x one row of
  * K, W K x N): x is rounded to a multiple of xs (DynamicQuantizeLinear of
  * the whole tensor: xs = (max(x, 0) - min(x, 0)) / 255), column j of W to
- * a multiple of ws[j] = max |W[:, j]| / 127; each product is off by at most
- * |x| ws/2 + (|w| + ws/2) xs/2. Plus float32 rounding of the sums. */
-static double int8_bound(const float *x, const float *w, int64_t K, int64_t N, int64_t j,
-                         double xs, double alpha)
+ * a multiple of ws[j] = max |W[:, j]| / qmax (127; 63 with reduce_range=1);
+ * each product is off by at most |x| ws/2 + (|w| + ws/2) xs/2. Plus float32
+ * rounding of the sums. */
+static double int8_bound_q(const float *x, const float *w, int64_t K, int64_t N, int64_t j,
+                           double xs, double alpha, double qmax)
 {
     double ws = 0, b = 0, mag = 0;
     for (int64_t k = 0; k < K; k++)
-        ws = fmax(ws, fabs(alpha * w[k * N + j]) / 127.0);
+        ws = fmax(ws, fabs(alpha * w[k * N + j]) / qmax);
     for (int64_t k = 0; k < K; k++) {
         const double wv = fabs(alpha * w[k * N + j]);
         b += fabs(x[k]) * ws / 2 + (wv + ws / 2) * xs / 2;
         mag += fabs(x[k]) * wv;
     }
     return b + 1e-5 * mag + 1e-6;
+}
+
+static double int8_bound(const float *x, const float *w, int64_t K, int64_t N, int64_t j,
+                         double xs, double alpha)
+{
+    return int8_bound_q(x, w, K, N, j, xs, alpha, 127.0);
+}
+
+/* The smallest and largest value of the model's int8 constants of more than
+ * one value (the weights; their zero points are single zeros). */
+static void int8_weight_range(const poprt_model *m, int *lo, int *hi)
+{
+    *lo = 127;
+    *hi = -128;
+    const poprt__graph *g = m->m->graph;
+    for (size_t i = 0; i < g->tensors.len; i++) {
+        const poprt__tensor *t = g->tensors.items[i];
+        if (!t->raw || t->type.elem != POPRT_DTYPE_INT8 || t->nbytes < 2)
+            continue;
+        for (size_t k = 0; k < t->nbytes; k++) {
+            const int v = ((const int8_t *)t->raw)[k];
+            *lo = v < *lo ? v : *lo;
+            *hi = v > *hi ? v : *hi;
+        }
+    }
 }
 
 static double dq_scale(const float *x, int64_t n)
@@ -1271,6 +1297,36 @@ START_TEST(float_to_int8_quantizes_within_bound)
             worst = fmax(worst, e / b);
         }
     ck_assert_double_gt(cosine(h, h8, nh), 0.999);
+    /* reduce_range=1: the weights in [-63, 63] (reaching both ends: each
+     * column's largest magnitude maps to 63), within the 7-bit bound */
+    int lo, hi;
+    int8_weight_range(a8, &lo, &hi);
+    ck_assert_msg(lo == -127 || hi == 127, "8-bit weights span [%d, %d]", lo, hi);
+    poprt_model *a7;
+    ck_assert_int_eq(poprt_model_clone(a, &a7), POPRT_OK);
+    ck_assert_msg(run_pass(a7, "float_to_int8", "reduce_range=1") == POPRT_OK, "%s",
+                  poprt_last_error());
+    ck_assert_int_eq(count_op(a7, "MatMulInteger"), 1);
+    int8_weight_range(a7, &lo, &hi);
+    ck_assert_msg(lo >= -63 && hi <= 63 && (lo == -63 || hi == 63),
+                  "reduce_range=1 weights span [%d, %d]", lo, hi);
+    int64_t nh7;
+    float *h7 = run1(a7, "x", xd, 3, x, "h", &nh7);
+    ck_assert_int_eq(nh7, nh);
+    for (int r = 0; r < ROWS; r++)
+        for (int j = 0; j < N; j++) {
+            const double e = fabs((double)h7[r * N + j] - h[r * N + j]);
+            const double b = int8_bound_q(x + r * K, w1, K, N, j, xs, 1.0, 63.0);
+            ck_assert_msg(e <= b, "reduce_range h[%d][%d]: int8 %g, float %g, bound %g", r, j,
+                          (double)h7[r * N + j], (double)h[r * N + j], b);
+            worst = fmax(worst, e / b);
+        }
+    ck_assert_int_eq(run_pass(a7, "float_to_int8", "reduce_range=2"), POPRT_STATUS_PASS_FAILED);
+    ck_assert_str_eq(poprt_last_error() + strlen(poprt_last_error()) -
+                         strlen("reduce_range 2: expected 0 or 1"),
+                     "reduce_range 2: expected 0 or 1");
+    poprt_model_free(a7);
+    free(h7);
     free(h);
     free(h8);
     /* skip_op_names keeps mm1 float: nothing left to quantize */

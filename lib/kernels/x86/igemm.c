@@ -8,17 +8,19 @@
 #endif
 
 /* The row-wise helpers (requantization, fix-up, range, quantization) a
- * variant shares with another, and the set-up a thread runs before its
- * micro-kernel calls: the AMX variant has only its micro-kernel, takes the
- * VNNI variant's helpers and loads the tile configuration (the bfloat16
- * GEMM's: 16 rows of 64 bytes in every tile). */
-#define IG_HELPERS_avx512_vnni avx512_vnni, NULL, 0
-#define IG_HELPERS_avx2 avx2, NULL, 1
-#define IG_HELPERS_scalar scalar, NULL, 0
-#define IG_HELPERS_amx_int8 avx512_vnni, poprt__sgemm_enter_amx, 0
-#define IG_ENTRY(name, level, flags, mr, nr, ukr, h, enter, a16)                                  \
+ * variant shares with another, the set-up a thread runs before its
+ * micro-kernel calls, and its a16 and b7 marks: the AMX variant has only its
+ * micro-kernel, takes the VNNI variant's helpers and loads the tile
+ * configuration (the bfloat16 GEMM's: 16 rows of 64 bytes in every tile);
+ * the 7-bit AVX2 one has only its micro-kernel too. */
+#define IG_HELPERS_avx512_vnni avx512_vnni, NULL, 0, 0
+#define IG_HELPERS_avx2_b7 avx2, NULL, 0, 1
+#define IG_HELPERS_avx2 avx2, NULL, 1, 0
+#define IG_HELPERS_scalar scalar, NULL, 0, 0
+#define IG_HELPERS_amx_int8 avx512_vnni, poprt__sgemm_enter_amx, 0, 0
+#define IG_ENTRY(name, level, flags, mr, nr, ukr, h, enter, a16, b7)                              \
     {name, level, flags, mr, nr, ukr, poprt__igemm_rq_##h, poprt__igemm_fix_##h,                   \
-     poprt__igemm_minmax_##h, poprt__igemm_quant_##h, enter, a16},
+     poprt__igemm_minmax_##h, poprt__igemm_quant_##h, enter, a16, b7},
 #define IG_ENTRY_(...) IG_ENTRY(__VA_ARGS__)
 #define POPRT__IGEMM_VARIANT(isa, level, flags, mr, nr)                                           \
     IG_ENTRY_(#isa, level, flags, mr, nr, poprt__igemm_ukr_##isa, IG_HELPERS_##isa)
@@ -74,14 +76,20 @@ size_t poprt__igemm_pack_size(int64_t K, int64_t N)
            (size_t)(np * kq_of(K) * 4 * POPRT__IGEMM_PANEL);
 }
 
+/* The header's words: magic, K, N, kq, npan, then the 7-bit mark (1 when
+ * every value lies in [-64, 63]; 0 in packs written before it existed,
+ * which only costs them the 7-bit variants). */
+#define PACK_WORDS 6
+#define PACK_B7 5
+
 void poprt__igemm_pack(int64_t K, int64_t N, const void *src, const int64_t *koff, int64_t rs,
                        int64_t cs, int b_u8, void *dst)
 {
     const int64_t kq = kq_of(K), np = npan_of(N);
     unsigned char *d = dst;
     memset(d, 0, poprt__igemm_pack_size(K, N));
-    const uint64_t h[5] = {PACK_MAGIC, (uint64_t)K, (uint64_t)N, (uint64_t)kq, (uint64_t)np};
-    memcpy(d, h, sizeof h);
+    uint64_t h[PACK_WORDS] = {PACK_MAGIC, (uint64_t)K, (uint64_t)N, (uint64_t)kq, (uint64_t)np,
+                              1};
     int32_t *colsum = (int32_t *)(d + PACK_HEADER);
     int8_t *pan = (int8_t *)(colsum + np * POPRT__IGEMM_PANEL);
     for (int64_t n = 0; n < N; n++) {
@@ -92,9 +100,19 @@ void poprt__igemm_pack(int64_t K, int64_t N, const void *src, const int64_t *kof
             const int v = b_u8 ? (int)((const uint8_t *)src)[o] - 128 : ((const int8_t *)src)[o];
             col[(k / 4) * 64 + k % 4] = (int8_t)v;
             sum += v;
+            if (v < -64 || v > 63)
+                h[PACK_B7] = 0;
         }
         colsum[n] = sum;
     }
+    memcpy(d, h, sizeof h);
+}
+
+int poprt__igemm_packed_b7(const void *packed)
+{
+    uint64_t b7;
+    memcpy(&b7, (const unsigned char *)packed + PACK_B7 * sizeof b7, sizeof b7);
+    return b7 == 1;
 }
 
 int poprt__igemm_packed_fits(const void *p, size_t size, int64_t K, int64_t N)
@@ -205,13 +223,28 @@ static void ig_chunks(void *ctx, int64_t b, int64_t e)
     }
 }
 
+/* What runs for a b7 variant when B is not within 7 bits: the first usable
+ * variant after it without the mark (the list ends with the portable one). */
+static const poprt__igemm_variant *stand_in(const poprt__igemm_variant *v)
+{
+    const poprt__igemm_variant *end = poprt__igemm_variants + poprt__igemm_n_variants;
+    const poprt__igemm_variant *w = v >= poprt__igemm_variants && v < end ? v + 1 : end - 1;
+    for (; w < end; w++)
+        if (!w->b7 && poprt__igemm_usable(w))
+            return w;
+    return end - 1;
+}
+
 size_t poprt__igemm_ws_size(const poprt__igemm_variant *v, int64_t M, int64_t N, int nthreads)
 {
     (void)M;
     (void)N;
     if (!v)
         v = poprt__igemm_best();
-    return (size_t)(nthreads < 1 ? 1 : nthreads) * chunk_bytes(v);
+    size_t c = chunk_bytes(v);
+    if (v->b7 && chunk_bytes(stand_in(v)) > c)
+        c = chunk_bytes(stand_in(v));
+    return (size_t)(nthreads < 1 ? 1 : nthreads) * c;
 }
 
 void poprt__igemm(const poprt__igemm_variant *v, const poprt__par *par, int nthreads, void *ws,
@@ -222,6 +255,8 @@ void poprt__igemm(const poprt__igemm_variant *v, const poprt__par *par, int nthr
         return;
     if (!v)
         v = poprt__igemm_best();
+    if (v->b7 && !poprt__igemm_packed_b7(Bpacked))
+        v = stand_in(v);
     ig_job j;
     memset(&j, 0, sizeof j);
     j.v = v;

@@ -17,9 +17,14 @@
  * Variants (igemm_kernels.inc, best first): AMX-INT8 (tdpbusd on 32 x 32
  * tiles, the rest of a block on the VNNI micro-kernel, igemm_amx.c),
  * AVX-512 VNNI (vpdpbusd,
- * igemm_avx512.c), AVX2 (operands widened to int16 and multiplied with
- * vpmaddwd: pair sums of at most 2 * 255 * 128 never saturate,
- * igemm_avx2.c) and portable C (igemm.c). Each also requantizes rows of
+ * igemm_avx512.c), AVX2 for 7-bit weights (vpmaddubsw's pair sums of
+ * uint8 x int8 saturate at 32767, but not when every packed B value lies in
+ * [-64, 63]: 2 * 255 * 64 = 32640; igemm_avx2.c), AVX2 (operands widened to
+ * int16 and multiplied with vpmaddwd: pair sums of at most 2 * 255 * 128
+ * never saturate, igemm_avx2.c) and portable C (igemm.c). A variant marked
+ * b7 serves only a packed B whose values all fit 7 bits (the pack records
+ * it, poprt__igemm_packed_b7): given another B, poprt__igemm runs the first
+ * usable variant after it that is not so marked. Each also requantizes rows of
  * accumulators (poprt__igemm_rq_fn) the way the reference kernels do, in
  * double with round-half-to-even. Integer results are exact, so every
  * variant gives the same bits for any thread count. Nothing here allocates:
@@ -90,6 +95,8 @@ typedef struct poprt__igemm_variant {
               * driver writes once per block of rows and K (AVX2: its
               * multiply takes int16 pairs, and widening in the micro-kernel
               * took a shuffle per row and step, once per 8 columns) */
+    int b7;  /* 1: exact only for a packed B whose values all lie in
+              * [-64, 63] (see above) */
 } poprt__igemm_variant;
 
 /* The kernel list (igemm_kernels.inc), best first; the last is portable. */
@@ -115,6 +122,10 @@ void poprt__igemm_pack(int64_t K, int64_t N, const void *src, const int64_t *kof
 /* 1 when the size bytes at p are a packed B of K x N as written above. */
 int poprt__igemm_packed_fits(const void *p, size_t size, int64_t K, int64_t N);
 const int32_t *poprt__igemm_colsum(const void *packed);
+/* 1 when every value of the packed B lies in [-64, 63] (recorded by
+ * poprt__igemm_pack; weights quantized to 7 bits, as ONNX Runtime's
+ * reduce_range and float_to_int8's reduce_range=1 write them). */
+int poprt__igemm_packed_b7(const void *packed);
 
 /* Epilogue: fn(ctx, m0, m1, n0, n1, c, ldc, scratch) once per finished
  * block of C (at most POPRT__IGEMM_MB x POPRT__IGEMM_NB), c pointing at its
@@ -129,10 +140,12 @@ typedef struct poprt__igemm_epi {
     void *ctx;
 } poprt__igemm_epi;
 
-/* Workspace bytes of poprt__igemm for nthreads (>= 1) threads. */
+/* Workspace bytes of poprt__igemm for nthreads (>= 1) threads (for a b7
+ * variant, enough for the variant that stands in for it too). */
 size_t poprt__igemm_ws_size(const poprt__igemm_variant *v, int64_t M, int64_t N, int nthreads);
-/* The product with variant v (NULL: the best) over par's threads (par NULL
- * or nthreads 1: inline). A: rows lda bytes apart, each with 4 * ceil(K/4)
+/* The product with variant v (NULL: the best; a b7 variant and a B not
+ * within 7 bits: the first usable variant after it without b7) over par's
+ * threads (par NULL or nthreads 1: inline). A: rows lda bytes apart, each with 4 * ceil(K/4)
  * readable bytes (the pad multiplies zeros). Blocks of C go to epi, never
  * to memory the caller sees. */
 void poprt__igemm(const poprt__igemm_variant *v, const poprt__par *par, int nthreads, void *ws,

@@ -77,7 +77,8 @@ class Converter:
     precision pass (``precision`` "fp32" (none), "fp16" with
     ``fp16_skip_op_types``, "fp8"/"fp8_weight" with ``fp8_skip_op_names``,
     ``fp8_params``, ``calibration_data``; "int8" (dynamic, float_to_int8),
-    "int8_static" (QDQ calibrated on ``calibration_data``); "bf16": the
+    "int8_static" (QDQ calibrated on ``calibration_data``), both with
+    ``int8_reduce_range`` (weights in 7 bits, the passes' reduce_range=1); "bf16": the
     model stays float32 and runs in bfloat16 where sessions set
     ``matmul_precision="bfloat16"``, with ``bf16_target_cosine`` pass
     bf16_fallback marks the nodes kept float32); ``check`` (pass
@@ -98,10 +99,13 @@ class Converter:
                  fp8_skip_op_names: Sequence[str] = (),
                  fp8_params: Sequence[Union[str, float]] = ("F143", "F143", -1, -1),
                  calibration_data: Optional[str] = None, check: bool = False,
-                 bf16_target_cosine: Optional[float] = None) -> None:
+                 bf16_target_cosine: Optional[float] = None,
+                 int8_reduce_range: bool = False) -> None:
         if precision not in PRECISIONS:
             raise ValueError("precision must be one of %s, not %r"
                              % (", ".join(PRECISIONS), precision))
+        if int8_reduce_range and not precision.startswith("int8"):
+            raise ValueError("int8_reduce_range needs precision='int8' or 'int8_static'")
         if bf16_target_cosine is not None and precision != "bf16":
             raise ValueError("bf16_target_cosine needs precision='bf16'")
         self.input_shape = dict(input_shape or {})
@@ -119,7 +123,11 @@ class Converter:
         self.calibration_data = calibration_data
         self.check = check
         self.bf16_target_cosine = bf16_target_cosine
+        self.int8_reduce_range = int8_reduce_range
         self.results: List[PassResult] = []
+
+    def _rr(self) -> Optional[int]:
+        return 1 if self.int8_reduce_range else None
 
     # ---------------------------------------------------------- the steps
 
@@ -150,10 +158,10 @@ class Converter:
                 skip_op_names=self.fp8_skip_op_names, calibration=self.calibration_data),
                 False))
         elif self.precision == "int8":
-            steps.append(_Step("float_to_int8", None, False))
+            steps.append(_Step("float_to_int8", format_args(reduce_range=self._rr()), False))
         elif self.precision == "int8_static":
-            steps.append(_Step("float_to_int8_static", format_args(data=self.calibration_data),
-                               False))
+            steps.append(_Step("float_to_int8_static", format_args(
+                data=self.calibration_data, reduce_range=self._rr()), False))
         elif self.precision == "bf16" and self.bf16_target_cosine is not None:
             steps.append(_Step("bf16_fallback", format_args(
                 target_cosine=self.bf16_target_cosine, calibration=self.calibration_data), False))
