@@ -454,22 +454,22 @@ static poprt_status conv_prepare(poprt__prep_ctx *c, void **state, size_t *size)
     poprt__geom3 g3;
     const int known = prep_geom(c, xt, wt, Cg, Kc, &g3);
     const int blocked_io = layout_blocked(c->node, "x_layout") || layout_blocked(c->node, "y_layout");
-    /* the blocked direct convolution, on this CPU, for this shape (1x1
-     * convs stay on the GEMM paths: with no taps to share the input's
-     * blocking and the output's transposition, those cost more than they
-     * save (resnet50's 1x1 convs 0.85x slower blocked), unless an operand is
+    /* the blocked direct convolution's geometry, on this CPU (1x1 convs
+     * stay on the GEMM paths: with no taps to share the input's blocking
+     * and the output's transposition, those cost more than they save
+     * (resnet50's 1x1 convs 0.85x slower blocked), unless an operand is
      * NCHW16c (lib/compiler/layout.c: then there is neither)) */
-    const int blocked = known && wt->rank == 4 && G == 1 && poprt__convb_best() &&
-                        g3.in[1] > 0 && g3.in[2] > 0 && poprt__x86_convb_fits(&g3, G) &&
-                        (g3.k_sz > 1 || blocked_io) &&
+    const int blocked_geom = known && wt->rank == 4 && poprt__convb_best() && g3.in[1] > 0 &&
+                             g3.in[2] > 0 && poprt__x86_convb_fits(&g3, 1) &&
+                             (g3.k_sz > 1 || blocked_io);
+    /* one group: when it pays for this shape */
+    const int blocked = blocked_geom && G == 1 &&
                         poprt__x86_convb_worth(poprt__convb_best(), Cg, M, blocked_io);
     /* grouped convs of whole blocks of 16 channels per group (ResNeXt):
-     * the blocked direct convolution group by group, in float32 (the
-     * per-group GEMMs ran ResNeXt-50's 3x3 convs of 16 and 32 channels per
-     * group at 2.1-2.2x ONNX Runtime's time, Zen 3) */
-    if (known && wt->rank == 4 && G > 1 && poprt__convb_best() && g3.in[1] > 0 &&
-        g3.in[2] > 0 && poprt__x86_convb_fits(&g3, 1) && (g3.k_sz > 1 || blocked_io) &&
-        poprt__x86_convb_grouped_fits(Cg * G, M, G))
+     * group by group, in float32 (the per-group GEMMs ran ResNeXt-50's 3x3
+     * convs of 16 and 32 channels per group at 2.1-2.2x ONNX Runtime's
+     * time, Zen 3) */
+    if (blocked_geom && G > 1 && poprt__x86_convb_grouped_fits(Cg * G, M, G))
         return poprt__x86_convb_pack_grouped(NULL, c->in[1].data, G, Mg, Cg, wt->dims[2].value,
                                              wt->dims[3].value, state, size);
     const int want_bf16 = (c->flags & POPRT__PREP_MATMUL_BF16) != 0;
