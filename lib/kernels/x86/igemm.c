@@ -178,13 +178,27 @@ static void widen(const uint8_t *restrict s, int64_t n, int16_t *restrict d)
         d[k] = s[k];
 }
 
+/* The first row of row block i (M for i = nmb): i * M / nmb rounded to the
+ * nearest multiple of MR, so that blocks differ by at most MR rows and a
+ * thread's contiguous share of them is even too (128 rows in 4 blocks of
+ * 36, 36, 36 and 20 gave 2 threads 72 and 56 rows; now 30, 36, 30, 32).
+ * Heights stay within mbs (see poprt__igemm); a block may be empty. */
+static int64_t row_at(const ig_job *j, int64_t i)
+{
+    if (i >= j->nmb)
+        return j->M;
+    const int64_t mr = j->v->mr, r = (i * j->M / j->nmb + mr / 2) / mr * mr;
+    return r < j->M ? r : j->M;
+}
+
 static void ig_task(const ig_job *j, int64_t t, int32_t *cb)
 {
     const poprt__igemm_variant *v = j->v;
-    const int64_t mbs = j->mbs;
-    const int64_t m0 = (t / j->nnb) * mbs, n0 = (t % j->nnb) * IG_NB;
-    const int64_t m1 = m0 + mbs < j->M ? m0 + mbs : j->M;
+    const int64_t m0 = row_at(j, t / j->nnb), n0 = (t % j->nnb) * IG_NB;
+    const int64_t m1 = row_at(j, t / j->nnb + 1);
     const int64_t n1 = n0 + IG_NB < j->N ? n0 + IG_NB : j->N;
+    if (m1 <= m0)
+        return;
     int16_t *w = v->a16 ? a16_of(v, cb) : NULL;
     for (int64_t kb = 0; kb < j->kq; kb += IG_KQB) {
         const int64_t kqn = j->kq - kb < IG_KQB ? j->kq - kb : IG_KQB;
@@ -271,12 +285,12 @@ void poprt__igemm(const poprt__igemm_variant *v, const poprt__par *par, int nthr
     j.mbs = mb_of(v);
     while (j.mbs > v->mr && ((M + j.mbs - 1) / j.mbs) * j.nnb < 4 * j.nchunk)
         j.mbs -= v->mr;
-    /* as many row blocks, of even heights: 128 rows in 96 + 32 gave the
-     * threads' contiguous shares of the tasks 3:1 of the work (a
-     * transformer's 128 tokens on 2 threads) */
-    j.nmb = (M + j.mbs - 1) / j.mbs;
-    j.mbs = ((M + j.nmb - 1) / j.nmb + v->mr - 1) / v->mr * v->mr;
-    j.nmb = (M + j.mbs - 1) / j.mbs;
+    /* row blocks of even heights (row_at), at most mbs rows: their mean
+     * within mbs - MR, since rounding a boundary moves it by up to MR / 2
+     * (with mbs = MR: at most 2 MR, within the workspace's mb_of rows,
+     * which is at least 2 MR for every variant) */
+    const int64_t avg = j.mbs > v->mr ? j.mbs - v->mr : v->mr;
+    j.nmb = (M + avg - 1) / avg;
     j.ntask = j.nmb * j.nnb;
     if (j.nchunk > j.ntask)
         j.nchunk = j.ntask;
@@ -286,12 +300,15 @@ void poprt__igemm(const poprt__igemm_variant *v, const poprt__par *par, int nthr
     j.ws = ws;
     j.epi = epi;
     if (K <= 0) { /* nothing to sum: blocks of zeros */
-        const int64_t mbs = j.mbs;
+        const int64_t mb = mb_of(v);
         for (int64_t t = 0; t < j.ntask; t++) {
-            const int64_t m0 = (t / j.nnb) * mbs, n0 = (t % j.nnb) * IG_NB;
-            memset(j.ws, 0, (size_t)(mbs * IG_NB) * sizeof(int32_t));
-            epi->fn(epi->ctx, m0, m0 + mbs < M ? m0 + mbs : M, n0,
-                    n0 + IG_NB < N ? n0 + IG_NB : N, j.ws, IG_NB, j.ws + mbs * IG_NB);
+            const int64_t m0 = row_at(&j, t / j.nnb), m1 = row_at(&j, t / j.nnb + 1);
+            const int64_t n0 = (t % j.nnb) * IG_NB;
+            if (m1 <= m0)
+                continue;
+            memset(j.ws, 0, (size_t)(mb * IG_NB) * sizeof(int32_t));
+            epi->fn(epi->ctx, m0, m1, n0, n0 + IG_NB < N ? n0 + IG_NB : N, j.ws, IG_NB,
+                    j.ws + mb * IG_NB);
         }
         return;
     }
