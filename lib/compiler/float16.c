@@ -102,15 +102,24 @@ static poprt__tensor *f32_of(poprt__graph *g, poprt__map *twins, poprt__tensor *
     if (t->raw && !t->is_input && poprt__rw_static_dims(t, dims, &rank)) {
         size_t n = t->nbytes / sizeof(uint16_t);
         float *v = poprt__malloc((n ? n : 1) * sizeof *v);
-        const uint16_t *h = poprt__tensor_data(t);
-        if (!v || !h) {
-            poprt__free(v);
+        if (!v)
             return NULL;
+        /* read in place (a float16 field of a file may sit at an odd
+         * address: poprt__tensor_data would keep an aligned copy of it for
+         * the model's life, beside the twin) */
+        const unsigned char *h = t->raw;
+        for (size_t i = 0; i < n; i++) {
+            uint16_t x;
+            memcpy(&x, h + i * sizeof x, sizeof x);
+            v[i] = poprt__half_to_float(x);
         }
-        for (size_t i = 0; i < n; i++)
-            v[i] = poprt__half_to_float(h[i]);
         f = poprt__graph_add_const(g, base, POPRT_DTYPE_FLOAT, rank, dims, v, n * sizeof *v);
         poprt__free(v);
+        /* the float16 bytes, when they are pages of the model file, back to
+         * the kernel (read from the file again if anything still reads
+         * them): converted readers read the twin, so they would stay
+         * resident beside it for nothing */
+        poprt__model_drop_pages(g->model, t->raw, t->nbytes);
     } else {
         f = poprt__graph_new_tensor(g, base);
         if (f && !poprt__rw_cast(g, t, f, POPRT_DTYPE_FLOAT))
