@@ -602,12 +602,13 @@ static void copy_block(void *ctx, int64_t m0, int64_t m1, int64_t n0, int64_t n1
  * exact. */
 START_TEST(test_b7_stand_in)
 {
-    const int64_t M = 13, K = 70, N = 40;
-    uint8_t *a = malloc((size_t)(M * K));
+    /* rows of A hold 4 * ceil(K / 4) readable bytes (poprt__igemm) */
+    const int64_t M = 13, K = 70, N = 40, lda = (K + 3) / 4 * 4;
+    uint8_t *a = malloc((size_t)(M * lda));
     int8_t *b = malloc((size_t)(K * N));
     int32_t *c = malloc(sizeof(int32_t) * (size_t)(M * N));
     ck_assert(a && b && c);
-    for (int64_t i = 0; i < M * K; i++)
+    for (int64_t i = 0; i < M * lda; i++)
         a[i] = 255;
     for (int64_t i = 0; i < K * N; i++)
         b[i] = (int8_t)(i % 3 ? -128 : 127);
@@ -625,7 +626,7 @@ START_TEST(test_b7_stand_in)
         c_out o = {c, N};
         const poprt__igemm_epi epi = {copy_block, &o};
         memset(c, 0, sizeof(int32_t) * (size_t)(M * N));
-        poprt__igemm(var, NULL, 1, ws, M, N, K, a, K, p, &epi);
+        poprt__igemm(var, NULL, 1, ws, M, N, K, a, lda, p, &epi);
         for (int64_t i = 0; i < M; i++)
             for (int64_t j = 0; j < N; j++) {
                 int32_t want = 0;
