@@ -484,7 +484,27 @@ static void panel_column(const gemm_job *g, int64_t b0, int64_t b1, int64_t i0, 
         const int64_t k0 = b * g->kb.kcb;
         const int64_t kc = g->K - k0 < g->kb.kcb ? g->K - k0 : g->kb.kcb;
         const float beta = b == 0 ? g->beta : 1.0f;
+        /* One B panel at a time (the orders that keep A in L2): the next
+         * packed B block it reads (this panel's next K block, else the next
+         * panel's first) on its way to L2 while the A panels run, a share
+         * per A panel. Packed blocks are K block major, so the hardware's
+         * stream prefetch does not find the next one, and a weight's B comes
+         * from memory: BERT's GEMMs (128 x 768..3072 x 768..3072, B packed
+         * and cold) ran 1.06-1.12x faster at 1 thread with it (Zen 3). */
+        const char *pf = NULL;
+        int64_t pf_lines = 0;
+        if (j1 == j0 + 1 && !g->b.raw && g->b.pk && (b + 1 < b1 || j1 < g->npan)) {
+            const int64_t nb = b + 1 < b1 ? b + 1 : b0, nj = b + 1 < b1 ? j0 : j1;
+            const int64_t nk = g->K - nb * g->kb.kcb < g->kb.kcb ? g->K - nb * g->kb.kcb
+                                                                 : g->kb.kcb;
+            int64_t nbs;
+            pf = (const char *)b_panel(g, nb, nj, nk, &nbs);
+            pf_lines = ((int64_t)NR * kw(v, nk) * (int64_t)sizeof(float) + 63) / 64;
+        }
+        const int64_t pf_step = i1 > i0 ? (pf_lines + (i1 - i0) - 1) / (i1 - i0) : 0;
         for (int64_t i = i0; i < i1; i++) {
+            for (int64_t q = 0; pf && q < pf_step && pf_lines > 0; q++, pf_lines--, pf += 64)
+                __builtin_prefetch(pf, 0, 2);
             const float *ap = g->a.pk + kw(v, k0) * g->a.npad + i * MR * kw(v, kc);
             const int mr = (int)(g->M - i * MR < MR ? g->M - i * MR : MR);
             float *crow = g->C + i * MR * g->ldc;
