@@ -474,6 +474,8 @@ static const float *b_panel(const gemm_job *g, int64_t b, int64_t j, int64_t kc,
     return g->b.pk + kw(g->v, k0) * g->b.npad + j * nr * kw(g->v, kc);
 }
 
+#define PF_MIN_PANELS 4
+
 /* B panels [j0, j1) over A panels [i0, i1) and K blocks [b0, b1). */
 static void panel_column(const gemm_job *g, int64_t b0, int64_t b1, int64_t i0, int64_t i1,
                          int64_t j0, int64_t j1)
@@ -490,10 +492,15 @@ static void panel_column(const gemm_job *g, int64_t b0, int64_t b1, int64_t i0, 
          * per A panel. Packed blocks are K block major, so the hardware's
          * stream prefetch does not find the next one, and a weight's B comes
          * from memory: BERT's GEMMs (128 x 768..3072 x 768..3072, B packed
-         * and cold) ran 1.06-1.12x faster at 1 thread with it (Zen 3). */
+         * and cold) ran 1.06-1.12x faster at 1 thread with it (Zen 3).
+         * Not for fewer than PF_MIN_PANELS A panels: a block's 256 lines
+         * in one or two bursts stalled the ukr calls after them (a GRU's
+         * 4 x 768 x 256 steps spent 18% in this loop) and a B panel read
+         * by one A panel gains little from being early. */
         const char *pf = NULL;
         int64_t pf_lines = 0;
-        if (j1 == j0 + 1 && !g->b.raw && g->b.pk && (b + 1 < b1 || j1 < g->npan)) {
+        if (j1 == j0 + 1 && i1 - i0 >= PF_MIN_PANELS && !g->b.raw && g->b.pk &&
+            (b + 1 < b1 || j1 < g->npan)) {
             const int64_t nb = b + 1 < b1 ? b + 1 : b0, nj = b + 1 < b1 ? j0 : j1;
             const int64_t nk = g->K - nb * g->kb.kcb < g->kb.kcb ? g->K - nb * g->kb.kcb
                                                                  : g->kb.kcb;
