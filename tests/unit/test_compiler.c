@@ -2187,6 +2187,10 @@ static const pair_case winograd_cases[] = {
     /* 3x1 and 1x3: F(4, 3) along one axis; 24 input channels */
     {2, 1, 72, 40, 1, {30, 8}, {3, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, 1},
     {2, 2, 24, 48, 1, {37, 32}, {1, 3}, {1, 1}, {1, 1}, {0, 1}, {0, 1}, 2},
+    /* oww_embedding's: 72 -> 72 (AVX2: blocks of 8, the last output block
+     * of 8 computed as 16) and 24 -> 24 (AVX2: the GEMM paths) */
+    {2, 1, 72, 72, 1, {30, 8}, {1, 3}, {1, 1}, {1, 1}, {0, 1}, {0, 1}, 1},
+    {2, 1, 24, 24, 1, {74, 32}, {1, 3}, {1, 1}, {1, 1}, {0, 1}, {0, 1}, 1},
 };
 
 START_TEST(conv_winograd)

@@ -98,11 +98,18 @@ int poprt__x86_convb_fits(const poprt__geom3 *g, int64_t G)
 
 int poprt__x86_convb_worth(const poprt__convb_variant *v, int64_t C, int64_t M, int blocked_io)
 {
-    /* blocks of 8 input channels only for whole blocks of 16 outputs: a
-     * last block of 8 (M = 24, 72) computed 16 and lost to the GEMM paths
-     * (oww_embedding's 24 -> 24 convs 0.20 -> 0.24 ms, Zen 3) */
+    /* blocks of 8 input channels: for whole blocks of 16 outputs, or from
+     * 40 input channels on. A last output block of 8 (M = 24, 72) is
+     * computed as 16; with few input channels that lost to the GEMM paths
+     * (oww_embedding's 24 -> 24 convs 0.20 -> 0.24 ms), with more the
+     * blocked sums win anyway. Single convs, 1 thread, Zen 3, this over
+     * the GEMM paths (whole-process time of 4000 runs, median of 9 pairs):
+     * 24 -> 24 at 74 x 32, 3x1: 1.11; 40 -> 40 at 36 x 16, 1x3: 0.94;
+     * 56 -> 56 at 32 x 16, 3x1: 0.93; 72 -> 72 at 30 x 8, 1x3: 0.67-0.70,
+     * 3x1: 0.82. (Tiles computing only a half block's 8 channels, one
+     * accumulator per position, ran no faster: one broadcast per FMA.) */
     return v && (v->wlayout == POPRT__CONVB_INTERLEAVED || C % 16 == 0 ||
-                 (v->cb8 == 8 && C % 8 == 0 && M % 16 == 0) || blocked_io);
+                 (v->cb8 == 8 && C % 8 == 0 && (M % 16 == 0 || C >= 40)) || blocked_io);
 }
 
 /* Channels per input block for variant v (NULL: the best here): 16 when
