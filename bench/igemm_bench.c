@@ -1,7 +1,7 @@
 /* int8 GEMM benchmark: GMAC/s (multiply-accumulates per second, medians of
  * repeated runs) of poprt__igemm (lib/kernels/x86/igemm.h) for every
  * variant of its kernel list that this CPU runs, on shapes of int8 models:
- * 512^3, the MatMuls of a BERT-base-sized MLP (rows 128) and the im2col
+ * 512^3, the MatMuls of a BERT-base-sized MLP and of MiniLM-L6 (rows 128), the im2col
  * products of a CNN's 3x3 convolutions (pixels x output channels x
  * 9 * input channels), with B packed once as the operators do and an
  * epilogue that reads nothing (the GEMM alone). One thread: the thread's CPU
@@ -84,6 +84,9 @@ int main(int argc, char **argv)
     } shapes[] = {
         {"square", 512, 512, 512},     {"MLP up 128x768->3072", 128, 3072, 768},
         {"MLP down 128x3072->768", 128, 768, 3072},
+        {"MiniLM QKV/out 128x384->384", 128, 384, 384},
+        {"MiniLM MLP up 128x384->1536", 128, 1536, 384},
+        {"MiniLM MLP down 128x1536->384", 128, 384, 1536},
         {"conv 3x3 64->64 at 64x64", 4096, 64, 576},
         {"conv 3x3 128->128 at 32x32", 1024, 128, 1152},
         {"conv 3x3 256->256 at 16x16", 256, 256, 2304},
