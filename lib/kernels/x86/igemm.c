@@ -215,8 +215,27 @@ static void ig_task(const ig_job *j, int64_t t, int32_t *cb)
             const int nr = (int)(n1 - c < v->nr ? n1 - c : v->nr);
             const int8_t *b = j->pan + (c / POPRT__IGEMM_PANEL) * j->pstride + kb * 64 +
                               (c % POPRT__IGEMM_PANEL) * 4;
+            /* the next panel's B (in this K block, else the first one's in
+             * the next K block) on its way to L2 while this one runs,
+             * a share per row panel: weights come from memory or L3, and
+             * the next panel is pstride bytes on, where the hardware's
+             * stream prefetch does not look */
+            const char *pf = NULL;
+            int64_t pf_lines = 0, pf_step = 0;
+            const int64_t next = (c / POPRT__IGEMM_PANEL + 1) * POPRT__IGEMM_PANEL;
+            if (c % POPRT__IGEMM_PANEL == 0 && (next < n1 || kb + IG_KQB < j->kq)) {
+                const int64_t nc = next < n1 ? next : n0;
+                const int64_t nk = next < n1 ? kb : kb + IG_KQB;
+                const int64_t nq = j->kq - nk < IG_KQB ? j->kq - nk : IG_KQB;
+                pf = (const char *)(j->pan + (nc / POPRT__IGEMM_PANEL) * j->pstride + nk * 64);
+                pf_lines = nq; /* 64 bytes (one line) per K group */
+                const int64_t np = (m1 - m0 + v->mr - 1) / v->mr;
+                pf_step = (pf_lines + np - 1) / np;
+            }
             for (int64_t r = m0; r < m1; r += v->mr) {
                 const int mr = (int)(m1 - r < v->mr ? m1 - r : v->mr);
+                for (int64_t q = 0; pf && q < pf_step && pf_lines > 0; q++, pf_lines--, pf += 64)
+                    __builtin_prefetch(pf, 0, 2);
                 v->ukr(kqn, mr, nr, a + (r - m0) * lda, lda, b, j->pstride,
                        cb + (r - m0) * IG_NB + (c - n0), IG_NB, kb > 0);
             }
