@@ -521,6 +521,55 @@ START_TEST(test_quantize_variants_vs_ref)
 }
 END_TEST
 
+/* FusedMatMulInteger's float output (deq) of every variant against the
+ * reference's: the int32 accumulators corrected as fix does (the portable
+ * variant's) and poprt__q_float_cols of ref/quant.h, bit for bit. Row
+ * lengths around the 8-lane steps, an offset j0, scales and bias per column
+ * or one for all, no bias, with and without B zero points; accumulators
+ * near the int32 limits (wrapping) and beyond float's 24-bit mantissa. */
+START_TEST(test_deq_variants_vs_ref)
+{
+    const poprt__igemm_variant *v = &poprt__igemm_variants[_i];
+    if (!poprt__igemm_usable(v)) {
+        printf("kernels_igemm: %s skipped: CPU lacks it\n", v->name);
+        return;
+    }
+    enum { N = 80 };
+    int32_t c[N], colterm[N + 5], bz[N + 5], fixed[N];
+    float s[N + 5], b[N + 5], got[N], want[N];
+    for (int j = 0; j < N + 5; j++) {
+        colterm[j] = (int32_t)((uint32_t)j * 2654435761u) >> 3;
+        bz[j] = j % 7 - 3;
+        s[j] = 1e-3f * (float)(j + 1) / 3.0f;
+        b[j] = (float)j * 0.37f - 11.0f;
+    }
+    for (int j = 0; j < N; j++)
+        c[j] = j == 3 ? INT32_MAX : j == 4 ? INT32_MIN : (int32_t)((uint32_t)j * 40503u) * 997;
+    static const int64_t lens[] = {1, 7, 8, 9, 23, 64, 75};
+    int n = 0;
+    for (size_t l = 0; l < sizeof lens / sizeof lens[0]; l++)
+        for (int64_t j0 = 0; j0 <= 5; j0 += 5)
+            for (int form = 0; form < 12; form++, n++) {
+                const int64_t len = lens[l];
+                poprt__igemm_cols q = {colterm, form & 1 ? bz : NULL};
+                poprt__igemm_deq d = {s, (form >> 2) == 0 ? NULL : b, (form >> 1) & 1,
+                                      (form >> 2) == 2};
+                const int32_t rs = 123457;
+                poprt__igemm_fix_scalar(&q, j0, len, c, rs, fixed);
+                poprt__q_float_cols(fixed, len, j0, d.s, d.s_all, d.b, d.b_all, want);
+                memset(got, 0xff, sizeof got);
+                v->deq(&q, &d, j0, len, c, rs, got);
+                ck_assert_msg(!memcmp(got, want, (size_t)len * sizeof(float)),
+                              "%s deq, %lld columns from %lld, form %d: differs from "
+                              "the reference",
+                              v->name, (long long)len, (long long)j0, form);
+                ck_assert_msg(got[len] != got[len], "%s deq wrote past %lld columns", v->name,
+                              (long long)len); /* still the NaN pattern */
+            }
+    printf("kernels_igemm: %s: %d float outputs bit-exact\n", v->name, n);
+}
+END_TEST
+
 /* A packed B read from a file is checked before use: a wrong size, shape or
  * magic is refused, and the operators then pack the weights again. */
 START_TEST(test_packed_checked)
@@ -675,6 +724,7 @@ int main(void)
     tcase_add_loop_test(tc, test_matmul_variants_vs_ref, 0, poprt__igemm_n_variants);
     tcase_add_loop_test(tc, test_conv_variants_vs_ref, 0, poprt__igemm_n_variants);
     tcase_add_loop_test(tc, test_quantize_variants_vs_ref, 0, poprt__igemm_n_variants);
+    tcase_add_loop_test(tc, test_deq_variants_vs_ref, 0, poprt__igemm_n_variants);
     tcase_add_test(tc, test_packed_checked);
     tcase_add_test(tc, test_transpose_u8);
     tcase_add_test(tc, test_packed_b7_mark);

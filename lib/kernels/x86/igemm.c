@@ -8,19 +8,21 @@
 #endif
 
 /* The row-wise helpers (requantization, fix-up, range, quantization) a
- * variant shares with another, the set-up a thread runs before its
- * micro-kernel calls, and its a16 and b7 marks: the AMX variant has only its
- * micro-kernel, takes the VNNI variant's helpers and loads the tile
- * configuration (the bfloat16 GEMM's: 16 rows of 64 bytes in every tile);
- * the 7-bit AVX2 one has only its micro-kernel too. */
-#define IG_HELPERS_avx512_vnni avx512_vnni, NULL, 0, 0
-#define IG_HELPERS_avx2_b7 avx2, NULL, 0, 1
-#define IG_HELPERS_avx2 avx2, NULL, 1, 0
-#define IG_HELPERS_scalar scalar, NULL, 0, 0
-#define IG_HELPERS_amx_int8 avx512_vnni, poprt__sgemm_enter_amx, 0, 0
-#define IG_ENTRY(name, level, flags, mr, nr, ukr, h, enter, a16, b7)                              \
+ * variant shares with another, its float output's (deq), the set-up a
+ * thread runs before its micro-kernel calls, and its a16 and b7 marks: the
+ * AMX variant has only its micro-kernel, takes the VNNI variant's helpers
+ * and loads the tile configuration (the bfloat16 GEMM's: 16 rows of 64
+ * bytes in every tile); the 7-bit AVX2 one has only its micro-kernel too.
+ * The AVX-512 variants write floats with the AVX2 deq (8 columns a step:
+ * memory-bound, and every AVX-512 CPU has AVX2). */
+#define IG_HELPERS_avx512_vnni avx512_vnni, avx2, NULL, 0, 0
+#define IG_HELPERS_avx2_b7 avx2, avx2, NULL, 0, 1
+#define IG_HELPERS_avx2 avx2, avx2, NULL, 1, 0
+#define IG_HELPERS_scalar scalar, scalar, NULL, 0, 0
+#define IG_HELPERS_amx_int8 avx512_vnni, avx2, poprt__sgemm_enter_amx, 0, 0
+#define IG_ENTRY(name, level, flags, mr, nr, ukr, h, hd, enter, a16, b7)                          \
     {name, level, flags, mr, nr, ukr, poprt__igemm_rq_##h, poprt__igemm_fix_##h,                   \
-     poprt__igemm_minmax_##h, poprt__igemm_quant_##h, enter, a16, b7},
+     poprt__igemm_deq_##hd, poprt__igemm_minmax_##h, poprt__igemm_quant_##h, enter, a16, b7},
 #define IG_ENTRY_(...) IG_ENTRY(__VA_ARGS__)
 #define POPRT__IGEMM_VARIANT(isa, level, flags, mr, nr)                                           \
     IG_ENTRY_(#isa, level, flags, mr, nr, poprt__igemm_ukr_##isa, IG_HELPERS_##isa)
@@ -426,6 +428,18 @@ void poprt__igemm_fix_scalar(const poprt__igemm_cols *q, int64_t j0, int64_t n, 
 {
     for (int64_t j = 0; j < n; j++)
         out[j] = fixed(q, j0 + j, c[j], rs);
+}
+
+void poprt__igemm_deq_scalar(const poprt__igemm_cols *q, const poprt__igemm_deq *d, int64_t j0,
+                             int64_t n, const int32_t *c, int32_t rs, float *out)
+{
+    for (int64_t j = 0; j < n; j++) {
+        const int64_t jj = j0 + j;
+        float y = (float)fixed(q, jj, c[j], rs) * d->s[d->s_all ? jj : 0];
+        if (d->b)
+            y = y + d->b[d->b_all ? jj : 0];
+        out[j] = y;
+    }
 }
 
 void poprt__igemm_rq_scalar(const poprt__igemm_cols *q, int64_t j0, int64_t n, const int32_t *c,

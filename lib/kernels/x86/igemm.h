@@ -67,6 +67,17 @@ typedef void (*poprt__igemm_rq_fn)(const poprt__igemm_cols *q, int64_t j0, int64
                                    const int32_t *c, int32_t rs, void *out);
 typedef void (*poprt__igemm_fix_fn)(const poprt__igemm_cols *q, int64_t j0, int64_t n,
                                     const int32_t *c, int32_t rs, int32_t *out);
+/* FusedMatMulInteger's float output (deq): v as for fix, then
+ *   out[j] = (float)v * s[j] (+ b[j] when b is not NULL)
+ * one float multiply and one float add, as poprt__q_float_cols (ref/quant.h)
+ * does them; s_all / b_all 0: one value for every column. */
+typedef struct poprt__igemm_deq {
+    const float *s, *b;
+    int s_all, b_all;
+} poprt__igemm_deq;
+typedef void (*poprt__igemm_deq_fn)(const poprt__igemm_cols *q, const poprt__igemm_deq *d,
+                                    int64_t j0, int64_t n, const int32_t *c, int32_t rs,
+                                    float *out);
 
 /* Quantization of float32 activations (QuantizeLinear, DynamicQuantizeLinear
  * per tensor), the reference's arithmetic: minmax lowers *mn / raises *mx
@@ -87,6 +98,7 @@ typedef struct poprt__igemm_variant {
      * c and out by j */
     poprt__igemm_rq_fn rq;
     poprt__igemm_fix_fn fix;
+    poprt__igemm_deq_fn deq;
     poprt__igemm_minmax_fn minmax;
     poprt__igemm_quant_fn quant;
     void (*enter)(void); /* run on a thread before its micro-kernel calls (AMX:
@@ -169,6 +181,8 @@ int32_t poprt__igemm_rowsum(const uint8_t *a, int64_t K);
                                const int32_t *c, int32_t rs, void *out);                          \
     void poprt__igemm_fix_##isa(const poprt__igemm_cols *q, int64_t j0, int64_t n,                \
                                 const int32_t *c, int32_t rs, int32_t *out);                      \
+    void poprt__igemm_deq_##isa(const poprt__igemm_cols *q, const poprt__igemm_deq *d,            \
+                                int64_t j0, int64_t n, const int32_t *c, int32_t rs, float *out); \
     void poprt__igemm_minmax_##isa(const float *x, int64_t n, float *mn, float *mx);              \
     void poprt__igemm_quant_##isa(const float *x, int64_t n, float scale, float zp, int lo,       \
                                   int hi, int s8, void *y);

@@ -295,6 +295,25 @@ void poprt__igemm_fix_avx2(const poprt__igemm_cols *q, int64_t j0, int64_t n, co
     poprt__igemm_fix_scalar(q, j0 + j, n - j, c + j, rs, out + j);
 }
 
+void poprt__igemm_deq_avx2(const poprt__igemm_cols *q, const poprt__igemm_deq *d, int64_t j0,
+                           int64_t n, const int32_t *c, int32_t rs, float *out)
+{
+    const __m256i r = _mm256_set1_epi32(rs);
+    const __m256 s0 = _mm256_set1_ps(d->s[0]);
+    const __m256 b0 = d->b ? _mm256_set1_ps(d->b[0]) : _mm256_setzero_ps();
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        const int64_t jj = j0 + j;
+        /* separate multiply and add (ISO C: no contraction into an FMA) */
+        __m256 y = _mm256_mul_ps(_mm256_cvtepi32_ps(fixed8(q, jj, c + j, r)),
+                                 d->s_all ? _mm256_loadu_ps(d->s + jj) : s0);
+        if (d->b)
+            y = _mm256_add_ps(y, d->b_all ? _mm256_loadu_ps(d->b + jj) : b0);
+        _mm256_storeu_ps(out + j, y);
+    }
+    poprt__igemm_deq_scalar(q, d, j0 + j, n - j, c + j, rs, out + j);
+}
+
 static inline __m128i rq4(__m128i v, const poprt__igemm_cols *q, int64_t jj, __m256d yz,
                           __m256d lo, __m256d hi)
 {

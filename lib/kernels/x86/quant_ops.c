@@ -34,10 +34,9 @@ typedef struct q_out {
     const poprt__igemm_variant *v;
     poprt__igemm_cols cols; /* arrays already offset to the group */
     int requant;            /* 1: bytes through v->rq, 0: int32 through v->fix */
-    /* FusedMatMulInteger: int32 through v->fix, then floats
-     * (poprt__q_float_cols) with these scales and bias; fs NULL: none */
-    const float *fs, *fc;
-    int fs_all, fc_all;
+    /* FusedMatMulInteger: floats through v->deq with these scales and
+     * bias (deq.s NULL: not fused) */
+    poprt__igemm_deq deq;
     int rowsum;             /* some bz != 0 */
     const uint8_t *A;
     int64_t lda, K;
@@ -58,12 +57,11 @@ static void q_epi(void *ctx, int64_t m0, int64_t m1, int64_t n0, int64_t n1, int
     const size_t esz = o->requant ? 1 : sizeof(int32_t);
     const int64_t n = n1 - n0, rows = m1 - m0;
     unsigned char *t = scratch;
-    if (o->fs) { /* rows of y (trans 0): the int32 row in scratch, then floats */
+    if (o->deq.s) { /* rows of y (trans 0) */
         for (int64_t m = m0; m < m1; m++) {
             const int32_t rs = o->rowsum ? poprt__igemm_rowsum(o->A + m * o->lda, o->K) : 0;
-            o->v->fix(&o->cols, n0, n, c + (m - m0) * ldc, rs, (int32_t *)scratch);
-            poprt__q_float_cols((const int32_t *)scratch, n, n0, o->fs, o->fs_all, o->fc,
-                                o->fc_all, (float *)o->y + m * o->ldy + n0);
+            o->v->deq(&o->cols, &o->deq, n0, n, c + (m - m0) * ldc, rs,
+                      (float *)o->y + m * o->ldy + n0);
         }
         return;
     }
@@ -213,10 +211,10 @@ static int q_matmul(poprt__kctx *k, const q_mm_io *io)
     o.v = poprt__igemm_best();
     o.requant = io->requant;
     if (io->fs) {
-        o.fs = io->fs->data;
-        o.fs_all = io->fs->numel != 1;
-        o.fc = io->fc ? io->fc->data : NULL;
-        o.fc_all = io->fc && io->fc->numel != 1;
+        o.deq.s = io->fs->data;
+        o.deq.s_all = io->fs->numel != 1;
+        o.deq.b = io->fc ? io->fc->data : NULL;
+        o.deq.b_all = io->fc && io->fc->numel != 1;
     }
     float *mult = NULL;
     if (io->requant) {
