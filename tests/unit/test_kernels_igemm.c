@@ -8,7 +8,8 @@
  * uint8 and int8 activations and weights (u8s8, s8s8, u8u8, s8u8); zero
  * points absent, per tensor and per column / output channel; scales per
  * tensor and per channel; bias; padding, strides, dilations, groups,
- * depthwise convolutions (their direct path), 1-D convolutions and the 1x1
+ * depthwise convolutions (their direct path: float sums on the depthwise
+ * plane function up to 258 taps, int32 sums beyond), 1-D convolutions and the 1x1
  * direct path; weights packed per call and
  * packed by prepare() (the session's path); 1 and 2 threads. Variants the
  * CPU lacks are reported as skipped on stdout. */
@@ -342,6 +343,12 @@ static const conv_case conv_cases[] = {
     {1, 8, 8, 7, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8, 0},    /* depthwise */
     {2, 6, 6, 9, 8, 3, 3, 2, 2, 1, 0, 1, 2, 2, 1, 6, 0},    /* depthwise, strided, dilated */
     {1, 4, 8, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4, 0},    /* 2 outputs per group */
+    /* depthwise 5x5 over rows of more than 16 columns (the float form's
+     * blocks of 16 and its remainder), stride 2, uneven padding */
+    {1, 3, 3, 21, 37, 5, 5, 2, 2, 2, 1, 2, 3, 1, 1, 3, 0},
+    /* depthwise 17x17: 289 taps, over the float form's exact bound (the
+     * int32 sums) */
+    {1, 2, 2, 18, 19, 17, 17, 1, 1, 8, 8, 8, 8, 1, 1, 2, 0},
     {1, 40, 270, 5, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0}, /* N > 256, K > 256 */
     {1, 7, 9, 1, 30, 1, 5, 1, 2, 0, 2, 0, 1, 1, 1, 1, 1},   /* 1-D */
 };

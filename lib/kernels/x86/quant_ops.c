@@ -17,6 +17,7 @@
 #include <string.h>
 #include "ir/geom.h"
 #include "kernels/ref/quant.h"
+#include "kernels/x86/conv_dw.h"
 #include "kernels/x86/igemm.h"
 #include "kernels/x86/quant_ops.h"
 
@@ -446,7 +447,15 @@ typedef struct q_dw {
     unsigned char *y, *ws;
     size_t chunk;           /* scratch bytes per chunk */
     int64_t nplanes, nchunk;
+    /* the float form (DW_F_MAX_TAPS): the plane function, its padded
+     * plane's rows and pitch, that plane's floats in the chunk */
+    const poprt__dwconv_variant *fv;
+    int64_t Hp, Wp, pad_floats;
 } q_dw;
+
+/* Taps up to which the float sums of (x - xz)(w - wz) are exact: every
+ * product and partial sum is an integer below 258 * 255 * 255 < 2^24. */
+#define DW_F_MAX_TAPS 258
 
 static int32_t q_byte(const void *p, int32_t dt, int64_t i)
 {
@@ -459,32 +468,88 @@ static int64_t q_cdiv(int64_t a, int64_t b)
     return a >= 0 ? (a + b - 1) / b : -((-a) / b);
 }
 
-static size_t q_dw_chunk(const q_geom *g)
+static size_t q_dw_chunk(const q_geom *g, int64_t pad_floats)
 {
     const int64_t P = g->OH * g->OW;
-    return (size_t)(g->H * g->W + 3 * P) * 4 + (size_t)P * 8 + 128;
+    return (size_t)(g->H * g->W + 3 * P + pad_floats) * 4 + (size_t)P * 8 + 192;
 }
 
-/* One plane: acc[p] = sum over the taps inside of (x - xz)(w - wz), exact
- * (as the reference sums), then the same requantization rows as the GEMM
- * path with the channel's constants repeated over the plane. */
-static void q_dw_plane(const q_dw *d, int64_t plane, unsigned char *scr)
+/* rows / columns j0 .. j1 of a padded plane of n that hold input 0 .. n_in
+ * - 1 shifted by p */
+static void q_span(int64_t p, int64_t n_in, int64_t n, int64_t *j0, int64_t *j1)
+{
+    *j0 = p < 0 ? 0 : p > n ? n : p;
+    *j1 = p + n_in < *j0 ? *j0 : p + n_in > n ? n : p + n_in;
+}
+
+/* The plane's sums in float on the depthwise plane function (conv_dw.h):
+ * x - xz into the interior of the zero-padded plane xp (its border zeroed
+ * by the caller), the taps w - wz, then the float sums (exact integers,
+ * DW_F_MAX_TAPS) back to int32 in acc. */
+static void q_dw_float(const q_dw *d, int64_t plane, int32_t wz, float *xp, int32_t *acc)
+{
+    const q_geom *g = d->g;
+    const int64_t HW = g->H * g->W, taps = g->KH * g->KW, m = plane % g->M;
+    int64_t i0, i1, j0, j1;
+    q_span(g->PT, g->H, d->Hp, &i0, &i1);
+    q_span(g->PL, g->W, d->Wp, &j0, &j1);
+    const float xz = (float)d->xz;
+    for (int64_t i = i0; i < i1; i++) {
+        float *dst = xp + i * d->Wp;
+        const int64_t src = plane * HW + (i - g->PT) * g->W - g->PL;
+        if (d->x->dtype == POPRT_DTYPE_INT8) {
+            const int8_t *xs = (const int8_t *)d->x->data + src;
+            for (int64_t j = j0; j < j1; j++)
+                dst[j] = (float)xs[j] - xz;
+        } else {
+            const uint8_t *xs = (const uint8_t *)d->x->data + src;
+            for (int64_t j = j0; j < j1; j++)
+                dst[j] = (float)xs[j] - xz;
+        }
+    }
+    float wf[DW_F_MAX_TAPS];
+    for (int64_t t = 0; t < taps; t++)
+        wf[t] = (float)(q_byte(d->w->data, d->w->dtype, m * taps + t) - wz);
+    float *y = (float *)acc;
+    d->fv->plane(xp, d->Wp, wf, g->KH, g->KW, g->SH, g->SW, g->DH, g->DW, g->PT, g->H, 0.0f,
+                 g->OH, g->OW, y);
+    const int64_t P = g->OH * g->OW;
+    for (int64_t i = 0; i < P; i++)
+        acc[i] = (int32_t)y[i];
+}
+
+/* The scratch of a chunk: x - xz [H*W] (int32), acc, zero and mult [P],
+ * then 64-byte aligned bias [P] (double) and the float form's padded plane */
+typedef struct q_dw_scr {
+    int32_t *xs, *acc, *zero;
+    float *mult, *xp;
+    double *bias;
+} q_dw_scr;
+
+static q_dw_scr q_dw_layout(const q_dw *d, unsigned char *scr)
+{
+    const int64_t P = d->g->OH * d->g->OW;
+    q_dw_scr r;
+    r.xs = (int32_t *)scr;
+    r.acc = r.xs + d->g->H * d->g->W;
+    r.zero = r.acc + P;
+    r.mult = (float *)(r.zero + P);
+    r.bias = (double *)(((uintptr_t)(r.mult + P) + 63) & ~(uintptr_t)63);
+    r.xp = (float *)(((uintptr_t)(r.bias + P) + 63) & ~(uintptr_t)63);
+    return r;
+}
+
+/* The plane's sums in int32 over the taps inside (kept for kernels of more
+ * than DW_F_MAX_TAPS taps). */
+static void q_dw_int(const q_dw *d, int64_t plane, int32_t wz, int32_t *xs, int32_t *acc)
 {
     const q_geom *g = d->g;
     const int64_t P = g->OH * g->OW, HW = g->H * g->W, m = plane % g->M, taps = g->KH * g->KW;
-    int32_t *xs = (int32_t *)scr, *acc = xs + HW, *zero = acc + P;
-    float *mult = (float *)(zero + P);
-    double *bias = (double *)(((uintptr_t)(mult + P) + 63) & ~(uintptr_t)63);
-    const int32_t xdt = d->x->dtype, wdt = d->w->dtype;
     for (int64_t i = 0; i < HW; i++)
-        xs[i] = q_byte(d->x->data, xdt, plane * HW + i) - d->xz;
-    const int64_t wn = d->wzp ? d->wzp->numel : 0;
-    const int32_t wz = wn > 0 ? (int32_t)poprt__load_i64(d->wzp->data, d->wzp->dtype,
-                                                         wn == g->M ? m : 0)
-                              : 0;
+        xs[i] = q_byte(d->x->data, d->x->dtype, plane * HW + i) - d->xz;
     memset(acc, 0, (size_t)P * sizeof *acc);
     for (int64_t t = 0; t < taps; t++) {
-        const int32_t wv = q_byte(d->w->data, wdt, m * taps + t) - wz;
+        const int32_t wv = q_byte(d->w->data, d->w->dtype, m * taps + t) - wz;
         const int64_t kh = t / g->KW, kw = t % g->KW, off = kw * g->DW - g->PL;
         /* the output columns whose input column is inside */
         int64_t ow0 = q_cdiv(-off, g->SW), ow1 = q_cdiv(g->W - off, g->SW);
@@ -502,6 +567,27 @@ static void q_dw_plane(const q_dw *d, int64_t plane, unsigned char *scr)
                 ar[ow] += xs[base + ow * g->SW] * wv;
         }
     }
+}
+
+/* One plane: acc[p] = sum over the taps inside of (x - xz)(w - wz), exact
+ * (as the reference sums), then the same requantization rows as the GEMM
+ * path with the channel's constants repeated over the plane. */
+static void q_dw_plane(const q_dw *d, int64_t plane, unsigned char *scr)
+{
+    const q_geom *g = d->g;
+    const int64_t P = g->OH * g->OW, m = plane % g->M;
+    const q_dw_scr r = q_dw_layout(d, scr);
+    int32_t *acc = r.acc, *zero = r.zero;
+    float *mult = r.mult;
+    double *bias = r.bias;
+    const int64_t wn = d->wzp ? d->wzp->numel : 0;
+    const int32_t wz = wn > 0 ? (int32_t)poprt__load_i64(d->wzp->data, d->wzp->dtype,
+                                                         wn == g->M ? m : 0)
+                              : 0;
+    if (d->fv)
+        q_dw_float(d, plane, wz, r.xp, acc);
+    else
+        q_dw_int(d, plane, wz, r.xs, acc);
     poprt__igemm_cols q = d->cols;
     memset(zero, 0, (size_t)P * sizeof *zero);
     q.colterm = zero;
@@ -522,9 +608,13 @@ static void q_dw_plane(const q_dw *d, int64_t plane, unsigned char *scr)
 static void q_dw_chunks(void *ctx, int64_t b, int64_t e)
 {
     const q_dw *d = ctx;
-    for (int64_t c = b; c < e; c++)
+    for (int64_t c = b; c < e; c++) {
+        unsigned char *scr = d->ws + (size_t)c * d->chunk;
+        if (d->fv) /* the padded plane's border: zeroed once per chunk */
+            memset(q_dw_layout(d, scr).xp, 0, (size_t)d->pad_floats * sizeof(float));
         for (int64_t p = c * d->nplanes / d->nchunk; p < (c + 1) * d->nplanes / d->nchunk; p++)
-            q_dw_plane(d, p, d->ws + (size_t)c * d->chunk);
+            q_dw_plane(d, p, scr);
+    }
 }
 
 static int q_depthwise(poprt__kctx *k, const q_conv_io *io, const q_geom *g, const q_out *o,
@@ -545,7 +635,14 @@ static int q_depthwise(poprt__kctx *k, const q_conv_io *io, const q_geom *g, con
     d.nplanes = g->N * g->M;
     d.nchunk = poprt__kctx_threads(k);
     d.nchunk = d.nchunk < d.nplanes ? d.nchunk : d.nplanes;
-    d.chunk = (q_dw_chunk(g) + 63) / 64 * 64;
+    if (g->KH * g->KW <= DW_F_MAX_TAPS) {
+        d.fv = poprt__dwconv_best();
+        d.Hp = (g->OH - 1) * g->SH + g->DH * (g->KH - 1) + 1;
+        d.Wp = (g->OW - 1) * g->SW + g->DW * (g->KW - 1) + 1;
+        /* the plane function reads up to 16 sw + 16 floats past the plane */
+        d.pad_floats = (d.Hp * d.Wp + 16 * g->SW + 16 + 15) & ~(int64_t)15;
+    }
+    d.chunk = (q_dw_chunk(g, d.pad_floats) + 63) / 64 * 64;
     d.ws = poprt__kctx_scratch(k, d.chunk * (size_t)d.nchunk);
     if (!d.ws)
         return -1;
