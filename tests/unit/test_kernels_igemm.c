@@ -723,6 +723,30 @@ START_TEST(test_transpose_u8)
 }
 END_TEST
 
+/* The int32 transpose of ConvInteger's outputs against the naive loop:
+ * shapes around its 4 x 4 blocks; cells outside the shape stay untouched. */
+START_TEST(test_transpose_i32)
+{
+    static const int64_t sh[][2] = {{1, 1}, {4, 4}, {3, 7}, {9, 6}, {66, 16}, {5, 13}};
+    for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
+        const int64_t R = sh[i][0], C = sh[i][1], ss = C + 3, ds = R + 5;
+        int32_t *s = malloc(sizeof *s * (size_t)(R * ss)), *d = malloc(sizeof *d * (size_t)(C * ds));
+        ck_assert_ptr_nonnull(s);
+        ck_assert_ptr_nonnull(d);
+        for (int64_t k = 0; k < R * ss; k++)
+            s[k] = (int32_t)(k * 2654435761u);
+        for (int64_t k = 0; k < C * ds; k++)
+            d[k] = -7;
+        poprt__igemm_transpose_i32(s, ss, d, ds, R, C);
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t r = 0; r < ds; r++)
+                ck_assert_int_eq(d[c * ds + r], r < R ? s[r * ss + c] : -7);
+        free(s);
+        free(d);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("kernels_igemm");
@@ -734,6 +758,7 @@ int main(void)
     tcase_add_loop_test(tc, test_deq_variants_vs_ref, 0, poprt__igemm_n_variants);
     tcase_add_test(tc, test_packed_checked);
     tcase_add_test(tc, test_transpose_u8);
+    tcase_add_test(tc, test_transpose_i32);
     tcase_add_test(tc, test_packed_b7_mark);
     tcase_add_test(tc, test_b7_stand_in);
     suite_add_tcase(s, tc);

@@ -164,6 +164,11 @@ void poprt__igemm(const poprt__igemm_variant *v, const poprt__par *par, int nthr
                   int64_t M, int64_t N, int64_t K, const uint8_t *A, int64_t lda,
                   const void *Bpacked, const poprt__igemm_epi *epi);
 
+/* d[j*ds + i] = s[i*ss + j] for i < rows, j < cols: the int32 outputs of
+ * ConvInteger back to channel-major, 4 x 4 blocks in SSE2 registers. */
+void poprt__igemm_transpose_i32(const int32_t *s, int64_t ss, int32_t *d, int64_t ds,
+                                int64_t rows, int64_t cols);
+
 /* d[j*ds + i] = s[i*ss + j] ^ flip for i < rows, j < cols: the byte
  * transposes of the convolutions (channel-major to channels-last and back),
  * 16 x 16 blocks in SSE2 registers. */

@@ -82,12 +82,8 @@ static void q_epi(void *ctx, int64_t m0, int64_t m1, int64_t n0, int64_t n1, int
         poprt__igemm_transpose_u8(t, TS, o->y + n0 * o->ldy + m0, o->ldy, rows, n, 0);
         return;
     }
-    for (int64_t j = 0; j < n; j++) {
-        int32_t *d = (int32_t *)o->y + (n0 + j) * o->ldy + m0;
-        const int32_t *ti = (const int32_t *)scratch;
-        for (int64_t r = 0; r < rows; r++)
-            d[r] = ti[r * TS + j];
-    }
+    poprt__igemm_transpose_i32((const int32_t *)scratch, TS, (int32_t *)o->y + n0 * o->ldy + m0,
+                               o->ldy, rows, n);
 }
 #undef TS
 
