@@ -75,8 +75,9 @@ poprt_status poprt__compile_fuse_elementwise(poprt__model *m, int *changed);
 /* Conv [+ residual Add] [+ activation] -> one ai.poprt FusedConv
  * (fuse_conv.c), model checked afterwards; sets *any when the graph changed. */
 poprt_status poprt__compile_fuse_conv(poprt__model *m, int *any);
-/* MatMulInteger -> Cast(float) -> Mul(scale) [-> Add(bias)] -> one ai.poprt
- * FusedMatMulInteger (fuse_qgemm.c); sets *any when the graph changed. */
+/* MatMulInteger / ConvInteger -> Cast(float) -> Mul(scale) [-> Add(bias)]
+ * -> one ai.poprt FusedMatMulInteger / FusedConvInteger (fuse_qgemm.c);
+ * sets *any when the graph changed. */
 poprt_status poprt__compile_fuse_matmul_integer(poprt__model *m, int *any);
 /* DequantizeLinear -> Conv / MatMul [-> Relu] -> QuantizeLinear (the QDQ
  * form of static quantization) -> QLinearConv / QLinearMatMul on the

@@ -107,21 +107,22 @@ static const poprt__op op_blocked_global_averagepool = {
     .min_inputs = 1, .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
     .infer = infer_blocked_global_averagepool};
 
-/* FusedMatMulInteger (lib/compiler/fuse_qgemm.c): MatMulInteger's shapes,
- * a float output; the scale and the optional bias are float with one value
- * or one per output column, broadcast along the last axis only. */
-static poprt_status infer_fused_matmul_integer(poprt__infer_ctx *c)
+/* FusedMatMulInteger and FusedConvInteger (lib/compiler/fuse_qgemm.c):
+ * MatMulInteger's / ConvInteger's shapes, a float output; the scale and the
+ * optional bias are float with one value or one per output column (the
+ * last axis) / output channel (axis 1), broadcast along that axis only. */
+static poprt_status infer_fused_integer(poprt__infer_ctx *c, const char *op, int conv)
 {
-    const poprt__op *mi = poprt__op_find("", "MatMulInteger", 10);
+    const poprt__op *mi = poprt__op_find("", op, 10);
     if (!mi || !mi->infer)
-        return POPRT__NODE_ERR(c->node, POPRT_STATUS_INTERNAL, "no MatMulInteger schema");
+        return POPRT__NODE_ERR(c->node, POPRT_STATUS_INTERNAL, "no %s schema", op);
     if (c->n_in < 5 || !c->in[4].type)
         return POPRT__NODE_ERR(c->node, POPRT_STATUS_INVALID_MODEL, "input 4 (scale) is required");
     poprt_status st = mi->infer(c);
     if (st)
         return st;
-    const int rank = c->out[0].rank;
-    const int64_t n = rank > 0 && c->out[0].dims ? c->out[0].dims[rank - 1].value : -1;
+    const int rank = c->out[0].rank, axis = conv ? 1 : rank - 1;
+    const int64_t n = axis >= 0 && axis < rank && c->out[0].dims ? c->out[0].dims[axis].value : -1;
     for (int i = 4; i < c->n_in && i < 6; i++) {
         if (!c->in[i].type)
             continue;
@@ -133,22 +134,34 @@ static poprt_status infer_fused_matmul_integer(poprt__infer_ctx *c)
         int64_t d[POPRT__MAX_RANK];
         const int r = poprt__infer_dims(c, i, d);
         int ok = r <= rank || rank < 0;
-        for (int k = 0; ok && k + 1 < r; k++)
-            ok = d[k] == 1;
-        if (ok && r > 0 && n >= 0)
-            ok = d[r - 1] == 1 || d[r - 1] == n;
+        for (int k = 0; ok && rank >= 0 && k < r; k++) /* d[k]: output axis rank - r + k */
+            ok = d[k] == 1 || (rank - r + k == axis && (n < 0 || d[k] == n));
         if (!ok)
             return POPRT__NODE_ERR(c->node, POPRT_STATUS_SHAPE_MISMATCH,
-                                   "input %d (%s) must hold 1 or %lld values along the last axis",
-                                   i, i == 4 ? "scale" : "bias", (long long)n);
+                                   "input %d (%s) must hold 1 or %lld values along axis %d only",
+                                   i, i == 4 ? "scale" : "bias", (long long)n, axis);
     }
     c->out[0].elem = POPRT_DTYPE_FLOAT;
     return POPRT_OK;
 }
 
+static poprt_status infer_fused_matmul_integer(poprt__infer_ctx *c)
+{
+    return infer_fused_integer(c, "MatMulInteger", 0);
+}
+
+static poprt_status infer_fused_conv_integer(poprt__infer_ctx *c)
+{
+    return infer_fused_integer(c, "ConvInteger", 1);
+}
+
 static const poprt__op op_fused_matmul_integer = {
     .name = "FusedMatMulInteger", .domain = "ai.poprt", .since_version = 1, .min_inputs = 5,
     .max_inputs = 6, .min_outputs = 1, .max_outputs = 1, .infer = infer_fused_matmul_integer};
+
+static const poprt__op op_fused_conv_integer = {
+    .name = "FusedConvInteger", .domain = "ai.poprt", .since_version = 1, .min_inputs = 5,
+    .max_inputs = 6, .min_outputs = 1, .max_outputs = 1, .infer = infer_fused_conv_integer};
 
 /* QLinearAdd (lib/compiler/fuse_qdq.c): A and B of one shape and byte
  * type, scalar float scales, scalar zero points (C's gives Y's type). */
@@ -195,5 +208,6 @@ const poprt__op *const poprt__ops_poprt_compiled[] = {&op_fused_elementwise,
                                                       &op_blocked_averagepool,
                                                       &op_blocked_global_averagepool,
                                                       &op_fused_matmul_integer,
+                                                      &op_fused_conv_integer,
                                                       &op_qlinear_add,
                                                       NULL};

@@ -712,6 +712,32 @@ START_TEST(programs_share_packed_weights)
 }
 END_TEST
 
+/* The dequantization chain dynamic quantization writes after an integer
+ * product "acc": Cast(to float), Mul by "S", Add of "bias" unless no_add
+ * (operands reversed when rev), graph output "y". */
+static void dequant_chain(poprt__model *m, int rev, int no_add)
+{
+    poprt__node *cast = tb_node(m, "Cast", 1, (const char *[]){"acc"}, 1, (const char *[]){"f"});
+    ck_assert_int_eq(poprt__rw_attr_i(cast, "to", POPRT_DTYPE_FLOAT), POPRT_OK);
+    const char *yname = no_add ? "y" : "scaled";
+    tb_node(m, "Mul", 2, rev ? (const char *[]){"S", "f"} : (const char *[]){"f", "S"}, 1,
+            (const char *[]){yname});
+    if (!no_add)
+        tb_node(m, "Add", 2,
+                rev ? (const char *[]){"bias", "scaled"} : (const char *[]){"scaled", "bias"},
+                1, (const char *[]){"y"});
+    tb_output(m, "y");
+}
+
+/* n int8 weights from an LCG seeded with seed */
+static void int8_weights(int8_t *w, int n, uint32_t seed)
+{
+    for (int i = 0; i < n; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        w[i] = (int8_t)((int)(seed >> 24) - 128);
+    }
+}
+
 /* y = [Add(bias)] Mul(Cast(MatMulInteger(DynamicQuantizeLinear(x), W, xz, Wz)),
  * Mul(xs, Ws)) as dynamic quantization writes it, x [M, K] float, W int8
  * [K, N]; form: bit 0 Mul/Add operands reversed, bit 1 no Add, bit 2 one
@@ -727,11 +753,7 @@ static poprt_model *qgemm_model(int M, int K, int N, int form)
     int8_t *w = malloc((size_t)K * N), *wz = malloc((size_t)N);
     float *ws = malloc(sizeof(float) * N), *bias = malloc(sizeof(float) * N);
     ck_assert(w && wz && ws && bias);
-    uint32_t r = 12345u + (uint32_t)form;
-    for (int i = 0; i < K * N; i++) {
-        r = r * 1664525u + 1013904223u;
-        w[i] = (int8_t)((int)(r >> 24) - 128);
-    }
+    int8_weights(w, K * N, 12345u + (uint32_t)form);
     for (int j = 0; j < N; j++) {
         wz[j] = (form & 8) ? (int8_t)(j % 7 - 3) : 0;
         ws[j] = 0.001f * (float)(j % 13 + 1);
@@ -761,17 +783,7 @@ static poprt_model *qgemm_model(int M, int K, int N, int form)
     tb_node(m, "Mul", 2, (const char *[]){"xs", "Ws"}, 1, (const char *[]){"S"});
     tb_node(m, "MatMulInteger", 4, (const char *[]){"xq", "W", (form & 16) ? "az" : "xz", "Wz"}, 1,
             (const char *[]){"acc"});
-    poprt__node *cast = tb_node(m, "Cast", 1, (const char *[]){"acc"}, 1, (const char *[]){"f"});
-    ck_assert_int_eq(poprt__rw_attr_i(cast, "to", POPRT_DTYPE_FLOAT), POPRT_OK);
-    const int rev = form & 1;
-    const char *yname = (form & 2) ? "y" : "scaled";
-    tb_node(m, "Mul", 2, rev ? (const char *[]){"S", "f"} : (const char *[]){"f", "S"}, 1,
-            (const char *[]){yname});
-    if (!(form & 2))
-        tb_node(m, "Add", 2,
-                rev ? (const char *[]){"bias", "scaled"} : (const char *[]){"scaled", "bias"},
-                1, (const char *[]){"y"});
-    tb_output(m, "y");
+    dequant_chain(m, form & 1, form & 2);
     free(w);
     free(wz);
     free(ws);
@@ -804,6 +816,119 @@ START_TEST(matmul_integer_dequantize_fuses)
         poprt_options_free(o);
         poprt_model_free(pm);
     }
+}
+END_TEST
+
+/* The convolution form: y = [Add(bias)] Mul(Cast(ConvInteger(
+ * DynamicQuantizeLinear(x), W, xz, Wz)), Mul(xs, Ws)), x [2, C, H, W]
+ * float, W int8 [M, C / G, 3, 3], pads 1, stride st; form: bit 0 Mul/Add
+ * operands reversed, bit 1 no Add, bit 2 one scale for all channels, bit 3
+ * scale and bias shaped [1, M, 1, 1] (else [M, 1, 1]), bit 4 a per-channel
+ * weight zero point, bit 5 the scale shaped [M] (broadcast along the
+ * width, which is M here: not a per-channel scale, so nothing fuses). */
+static poprt_model *qconv_model(int C, int M, int H, int W, int G, int st, int form)
+{
+    poprt__model *m = tb_model(13);
+    const int64_t xd[4] = {2, C, H, W}, wd[4] = {M, C / G, 3, 3}, md[1] = {M};
+    const int64_t s3[3] = {M, 1, 1}, s4[4] = {1, M, 1, 1};
+    const int n = M * (C / G) * 9;
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 4, xd);
+    int8_t *w = malloc((size_t)n), *wz = malloc((size_t)M);
+    float *ws = malloc(sizeof(float) * M), *bias = malloc(sizeof(float) * M);
+    ck_assert(w && wz && ws && bias);
+    int8_weights(w, n, 777u + (uint32_t)form);
+    for (int j = 0; j < M; j++) {
+        wz[j] = (form & 16) ? (int8_t)(j % 7 - 3) : 0;
+        ws[j] = 0.001f * (float)(j % 13 + 1);
+        bias[j] = 0.25f * (float)(j % 5) - 0.5f;
+    }
+    tb_const(m, "W", POPRT_DTYPE_INT8, 4, wd, w);
+    if (form & 16)
+        tb_const(m, "Wz", POPRT_DTYPE_INT8, 1, md, wz);
+    else
+        tb_const(m, "Wz", POPRT_DTYPE_INT8, 0, NULL, wz);
+    const int sr = (form & 8) ? 4 : 3;
+    const int64_t *sd = (form & 8) ? s4 : s3;
+    if (form & 4)
+        tb_const(m, "Ws", POPRT_DTYPE_FLOAT, 0, NULL, ws);
+    else if (form & 32)
+        tb_const(m, "Ws", POPRT_DTYPE_FLOAT, 1, md, ws);
+    else
+        tb_const(m, "Ws", POPRT_DTYPE_FLOAT, sr, sd, ws);
+    tb_const(m, "bias", POPRT_DTYPE_FLOAT, sr, sd, bias);
+    tb_node(m, "DynamicQuantizeLinear", 1, (const char *[]){"x"}, 3,
+            (const char *[]){"xq", "xs", "xz"});
+    tb_node(m, "Mul", 2, (const char *[]){"xs", "Ws"}, 1, (const char *[]){"S"});
+    poprt__node *cv = tb_node(m, "ConvInteger", 4, (const char *[]){"xq", "W", "xz", "Wz"}, 1,
+                              (const char *[]){"acc"});
+    const int64_t pads[4] = {1, 1, 1, 1}, strides[2] = {st, st}, ks[2] = {3, 3};
+    ck_assert_int_eq(poprt__rw_attr_ints(cv, "pads", 4, pads), POPRT_OK);
+    ck_assert_int_eq(poprt__rw_attr_ints(cv, "strides", 2, strides), POPRT_OK);
+    ck_assert_int_eq(poprt__rw_attr_ints(cv, "kernel_shape", 2, ks), POPRT_OK);
+    ck_assert_int_eq(poprt__rw_attr_i(cv, "group", G), POPRT_OK);
+    dequant_chain(m, form & 1, form & 2);
+    free(w);
+    free(wz);
+    free(ws);
+    free(bias);
+    poprt_model *pm;
+    ck_assert_msg(tb_load(m, &pm) == POPRT_OK, "%s", poprt_last_error());
+    return pm;
+}
+
+/* ConvInteger's chain fused into FusedConvInteger, equal bit for bit to
+ * the unfused graph (1 and 2 threads): the GEMM path (one group, 3
+ * groups), the depthwise path (float sums), strides 1 and 2, every form;
+ * the scale along the width is left alone. */
+START_TEST(conv_integer_dequantize_fuses)
+{
+    static const int shapes[][6] = {
+        /* C, M, H, W, G, stride: W == M for bit 5 (a [M] scale broadcasts) */
+        {5, 20, 9, 20, 1, 1}, {6, 12, 8, 12, 3, 2}, {16, 16, 10, 16, 16, 1}, {8, 8, 7, 8, 8, 2}};
+    for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++)
+        for (int form = 0; form < 64; form++) {
+            const int *c = shapes[sh];
+            if ((form & 32) && (form & 4))
+                continue; /* one scale: the [M] shape is not used */
+            const int st = c[5], OH = (c[2] - 1) / st + 1, OW = (c[3] - 1) / st + 1;
+            if ((form & 32) && OW != c[1])
+                continue; /* an [M] scale must broadcast along the width */
+            const int64_t d[4] = {2, c[0], c[2], c[3]};
+            const size_t nx = (size_t)2 * c[0] * c[2] * c[3], ny = (size_t)2 * c[1] * OH * OW;
+            float *x = malloc(nx * sizeof *x);
+            ck_assert_ptr_nonnull(x);
+            fill(x, (int)nx, 91 + form);
+            poprt_model *pm = qconv_model(c[0], c[1], c[2], c[3], c[4], st, form);
+            const int fuses = !(form & 32);
+            /* fused (or not) on 1 and 2 threads against optimize 0 */
+            const char *const off[] = {"optimize", "0", NULL};
+            const char *const two[] = {"threads", "2", NULL};
+            float *y = malloc(3 * ny * sizeof *y);
+            ck_assert_ptr_nonnull(y);
+            run_model(pm, NULL, "x", d, 4, x, nx, "y", y, ny, NULL, NULL);
+            run_model(pm, off, "x", d, 4, x, nx, "y", y + ny, ny, NULL, NULL);
+            run_model(pm, two, "x", d, 4, x, nx, "y", y + 2 * ny, ny, NULL, NULL);
+            for (size_t i = 0; i < ny; i++)
+                ck_assert_msg(!memcmp(&y[i], &y[ny + i], sizeof *y) &&
+                                  !memcmp(&y[i], &y[2 * ny + i], sizeof *y),
+                              "shape %zu form %d element %zu: %.9g, unfused %.9g, 2 threads %.9g",
+                              sh, form, i, (double)y[i], (double)y[ny + i],
+                              (double)y[2 * ny + i]);
+            free(y);
+            poprt_options *o;
+            poprt_session *s;
+            ck_assert_int_eq(poprt_options_create(&o), POPRT_OK);
+            ck_assert_int_eq(poprt_session_create(pm, o, &s), POPRT_OK);
+            int found = 0;
+            for (size_t i = 0; i < s->m->graph->nodes.len; i++)
+                found += !strcmp(((const poprt__node *)s->m->graph->nodes.items[i])->op_type,
+                                 "FusedConvInteger");
+            ck_assert_msg(found == fuses, "shape %zu form %d: %d FusedConvInteger", sh, form, found);
+            poprt_session_free(s);
+            poprt_options_free(o);
+            poprt_model_free(pm);
+            free(x);
+        }
 }
 END_TEST
 
@@ -2386,6 +2511,7 @@ int main(void)
     tcase_add_test(tc, folded_intermediates_are_freed);
     tcase_add_test(tc, subgraph_nodes_are_prepared);
     tcase_add_test(tc, matmul_integer_dequantize_fuses);
+    tcase_add_test(tc, conv_integer_dequantize_fuses);
     tcase_add_test(tc, malformed_fused_matmul_integer_is_rejected);
     tcase_add_test(tc, malformed_qlinear_add_is_rejected);
     tcase_add_test(tc, float16_nodes_compute_in_float32);

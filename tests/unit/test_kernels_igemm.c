@@ -1,6 +1,7 @@
 /* Unit tests: the integer GEMM (lib/kernels/x86/igemm.h) and the operators
  * on it (x86/quant_ops.c). Every variant of igemm_kernels.inc runs
- * MatMulInteger, QLinearMatMul, ConvInteger and QLinearConv, and each
+ * MatMulInteger, QLinearMatMul, ConvInteger, QLinearConv and ai.poprt
+ * FusedConvInteger (float scale and bias per tensor or channel), and each
  * result is compared with the reference kernel of ref/quant.c BIT FOR BIT
  * (tolerance 0: integer sums are exact and the requantization repeats the
  * reference's double arithmetic and rounding). Cases: odd M, N, K around
@@ -390,22 +391,35 @@ static void conv_case_run(const conv_case *cc, int xt, int wt, int zpf, int yt)
              wt ? "s8" : "u8", zpf);
     int32_t *yi = malloc(sizeof(int32_t) * (size_t)ny);
     uint8_t *yq = malloc((size_t)ny);
-    for (int op = 0; op < 2; op++) {
+    float *yf = malloc(sizeof(float) * (size_t)ny), *fb = malloc(sizeof(float) * (size_t)M);
+    ck_assert(yi && yq && yf && fb);
+    for (int64_t m = 0; m < M; m++)
+        fb[m] = 0.125f * (float)(m % 9) - 0.5f;
+    for (int op = 0; op < 3; op++) {
         kcall c;
-        kc_init(&c, op ? "QLinearConv" : "ConvInteger");
+        kc_init(&c, op == 2 ? "FusedConvInteger" : op ? "QLinearConv" : "ConvInteger");
         kc_ints(&c, "kernel_shape", nd - 2, ks);
         kc_ints(&c, "strides", nd - 2, st);
         kc_ints(&c, "dilations", nd - 2, dl);
         kc_ints(&c, "pads", 2 * (nd - 2), pads);
         c.attrs[c.node.n_attrs++] = group;
-        if (!op) {
+        if (op != 1) {
             kc_tensor(&c, 0, xdt, nd, xd, x);
             kc_tensor(&c, 1, wdt, nd, wd, w);
             kc_tensor(&c, 2, xdt, 0, &one, zpf ? xzp : NULL);
             kc_tensor(&c, 3, wdt, nz == 1 ? 0 : 1, &nz, zpf ? wzp : NULL);
+        }
+        if (op == 0) {
             kc_tensor(&c, NSLOT - 1, POPRT_DTYPE_INT32, nd, yd, yi);
             compare(&c, poprt__x86_conv_integer, poprt__x86_conv_integer_prepare,
                     poprt__ref_conv_integer, what);
+        } else if (op == 2) { /* scales per channel with per-channel zero points; bias but
+                                 without zero points */
+            kc_tensor(&c, 4, POPRT_DTYPE_FLOAT, nz == 1 ? 0 : 1, &nz, ws);
+            kc_tensor(&c, 5, POPRT_DTYPE_FLOAT, 1, &M, zpf ? fb : NULL);
+            kc_tensor(&c, NSLOT - 1, POPRT_DTYPE_FLOAT, nd, yd, yf);
+            compare(&c, poprt__x86_fused_conv_integer, poprt__x86_conv_integer_prepare,
+                    poprt__ref_poprt_fused_conv_integer, what);
         } else {
             kc_tensor(&c, 0, xdt, nd, xd, x);
             kc_tensor(&c, 1, POPRT_DTYPE_FLOAT, 0, &one, xs);
@@ -421,7 +435,7 @@ static void conv_case_run(const conv_case *cc, int xt, int wt, int zpf, int yt)
                     poprt__ref_qlinear_conv, what);
         }
     }
-    void *mine[] = {x, w, xzp, wzp, yzp, xs, ws, ys, bias, yi, yq};
+    void *mine[] = {x, w, xzp, wzp, yzp, xs, ws, ys, bias, yi, yq, yf, fb};
     free_all(mine, sizeof mine / sizeof mine[0]);
 }
 
@@ -437,8 +451,9 @@ START_TEST(test_conv_variants_vs_ref)
                 for (int zpf = 0; zpf < 3; zpf++, n++)
                     conv_case_run(&conv_cases[s], xt, wt, zpf, (int)(s + (size_t)wt) & 1);
     end_variant();
-    printf("kernels_igemm: %s: %d ConvInteger and %d QLinearConv cases bit-exact\n", v->name, n,
-           n);
+    printf("kernels_igemm: %s: %d cases each of ConvInteger, QLinearConv and FusedConvInteger "
+           "bit-exact\n",
+           v->name, n);
 }
 END_TEST
 

@@ -382,6 +382,20 @@ poprt_status poprt__ref_matmul_integer(poprt__kctx *k)
     return st ? st : mm_integer(k, a, b, azp, bzp, y);
 }
 
+/* The float epilogue's operands of a fused integer product: scale s and
+ * bias c (NULL: none) float with 1 or n values, y float. */
+static poprt_status fused_float_args(poprt__kctx *k, const poprt__tval *s, const poprt__tval *c,
+                                     const poprt__tval *y, int64_t n)
+{
+    if (y->dtype != POPRT_DTYPE_FLOAT || s->dtype != POPRT_DTYPE_FLOAT ||
+        (c && c->dtype != POPRT_DTYPE_FLOAT) || (s->numel != 1 && s->numel != n) ||
+        (c && c->numel != 1 && c->numel != n))
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
+                               "scale and bias must be float with 1 or %lld values, and Y float",
+                               (long long)n);
+    return POPRT_OK;
+}
+
 poprt_status poprt__ref_poprt_fused_matmul_integer(poprt__kctx *k)
 {
     const poprt__tval *a = poprt__kin(k, 0), *b = poprt__kin(k, 1);
@@ -392,12 +406,8 @@ poprt_status poprt__ref_poprt_fused_matmul_integer(poprt__kctx *k)
     if (st)
         return st;
     const int64_t N = y->rank > 0 ? y->dims[y->rank - 1] : 1;
-    if (y->dtype != POPRT_DTYPE_FLOAT || s->dtype != POPRT_DTYPE_FLOAT ||
-        (c && c->dtype != POPRT_DTYPE_FLOAT) || (s->numel != 1 && s->numel != N) ||
-        (c && c->numel != 1 && c->numel != N))
-        return POPRT__NODE_ERR(k->node, POPRT_STATUS_SHAPE_MISMATCH,
-                               "scale and bias must be float with 1 or %lld values, and Y float",
-                               (long long)N);
+    if ((st = fused_float_args(k, s, c, y, N)))
+        return st;
     poprt__tval t = *y;
     t.dtype = POPRT_DTYPE_INT32;
     t.data = poprt__kctx_scratch(k, (size_t)(y->numel ? y->numel : 1) * sizeof(int32_t));
@@ -557,6 +567,35 @@ poprt_status poprt__ref_conv_integer(poprt__kctx *k)
     int32_t *yo = y->data;
     for (int64_t i = 0; i < y->numel; i++)
         yo[i] = (int32_t)(uint32_t)acc[i];
+    return POPRT_OK;
+}
+
+poprt_status poprt__ref_poprt_fused_conv_integer(poprt__kctx *k)
+{
+    const poprt__tval *x = poprt__kin(k, 0), *w = poprt__kin(k, 1);
+    const poprt__tval *xzp = poprt__kin(k, 2), *wzp = poprt__kin(k, 3);
+    const poprt__tval *s = poprt__kin(k, 4), *c = poprt__kin(k, 5);
+    poprt__tval *y = poprt__kout(k, 0);
+    poprt_status st = need(k, x && w && s && y ? x : NULL, "input, scale or output");
+    if (st)
+        return st;
+    const int64_t N = y->rank > 1 ? y->dims[0] : 0, M = y->rank > 1 ? y->dims[1] : 0;
+    int64_t *acc;
+    if ((st = fused_float_args(k, s, c, y, M)) || (st = int_conv(k, x, xzp, w, wzp, y, &acc)))
+        return st;
+    const int64_t plane = N && M ? y->numel / (N * M) : 0;
+    int32_t *v = poprt__kctx_scratch(k, (size_t)(plane ? plane : 1) * sizeof *v);
+    if (!v)
+        return POPRT__NODE_ERR(k->node, POPRT_STATUS_OUT_OF_MEMORY, "out of scratch memory");
+    const float *sv = s->data, *cv = c ? c->data : NULL;
+    for (int64_t q = 0; q < N * M; q++) {
+        const int64_t m = q % M;
+        for (int64_t i = 0; i < plane; i++)
+            v[i] = (int32_t)(uint32_t)acc[q * plane + i]; /* int32 wrap-around */
+        poprt__q_float_cols(v, plane, 0, sv + (s->numel == M ? m : 0), 0,
+                            cv ? cv + (c->numel == M ? m : 0) : NULL, 0,
+                            (float *)y->data + q * plane);
+    }
     return POPRT_OK;
 }
 

@@ -26,6 +26,11 @@ poprt_status poprt__ref_conv_integer(poprt__kctx *k);
  * y = (float)v * S[j] (+ C[j]), S and C holding one value or one per column,
  * each step rounded as Cast, Mul and Add round it. */
 poprt_status poprt__ref_poprt_fused_matmul_integer(poprt__kctx *k);
+/* ai.poprt FusedConvInteger(X, W, x_zp, w_zp, S, C) (fuse_qgemm.c):
+ * ConvInteger's int32 sums v (its attributes), then per output channel m
+ * y = (float)v * S[m] (+ C[m]), S and C holding one value or one per
+ * channel, each step rounded as Cast, Mul and Add round it. */
+poprt_status poprt__ref_poprt_fused_conv_integer(poprt__kctx *k);
 /* The columns [j0, j0 + n) of one row of that epilogue: y[j] from v[j],
  * s[j0 + j] (s_all) or s[0], and likewise c (NULL: no bias). Two
  * passes, so no compiler contracts them into one rounding. */

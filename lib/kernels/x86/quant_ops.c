@@ -58,7 +58,7 @@ static void q_epi(void *ctx, int64_t m0, int64_t m1, int64_t n0, int64_t n1, int
     const size_t esz = o->requant ? 1 : sizeof(int32_t);
     const int64_t n = n1 - n0, rows = m1 - m0;
     unsigned char *t = scratch;
-    if (o->deq.s) { /* rows of y (trans 0) */
+    if (o->deq.s && !o->trans) { /* rows of y */
         for (int64_t m = m0; m < m1; m++) {
             const int32_t rs = o->rowsum ? poprt__igemm_rowsum(o->A + m * o->lda, o->K) : 0;
             o->v->deq(&o->cols, &o->deq, n0, n, c + (m - m0) * ldc, rs,
@@ -71,7 +71,9 @@ static void q_epi(void *ctx, int64_t m0, int64_t m1, int64_t n0, int64_t n1, int
         const int32_t *cr = c + (m - m0) * ldc;
         void *dst = o->trans ? (void *)(t + (size_t)((m - m0) * TS) * esz)
                              : (void *)(o->y + (size_t)(m * o->ldy + n0) * esz);
-        if (o->requant)
+        if (o->deq.s) /* FusedConvInteger: floats, transposed below as 32-bit words */
+            o->v->deq(&o->cols, &o->deq, n0, n, cr, rs, dst);
+        else if (o->requant)
             o->v->rq(&o->cols, n0, n, cr, rs, dst);
         else
             o->v->fix(&o->cols, n0, n, cr, rs, dst);
@@ -346,6 +348,7 @@ typedef struct q_conv_io {
     const poprt__tval *x, *xzp, *w, *wzp, *xs, *ws, *ys, *yzp, *bias;
     poprt__tval *y;
     int requant;
+    const poprt__tval *fs, *fc; /* FusedConvInteger's scale and bias (float y) */
 } q_conv_io;
 
 /* 2-D geometry (1-D as a height of 1) */
@@ -439,6 +442,7 @@ typedef struct q_dw {
     int32_t xz;
     poprt__igemm_cols cols; /* mult, yz, lo, hi, s8 of QLinearConv (mult NULL: int32 out) */
     const float *mult;      /* per channel */
+    const poprt__tval *fs, *fc; /* FusedConvInteger's scale and bias per channel or one */
     const double *bias;
     unsigned char *y, *ws;
     size_t chunk;           /* scratch bytes per chunk */
@@ -588,6 +592,15 @@ static void q_dw_plane(const q_dw *d, int64_t plane, unsigned char *scr)
     memset(zero, 0, (size_t)P * sizeof *zero);
     q.colterm = zero;
     q.bz = NULL;
+    if (d->fs) {
+        const int64_t ns = d->fs->numel, nc = d->fc ? d->fc->numel : 0;
+        const poprt__igemm_deq dq = {(const float *)d->fs->data + (ns == g->M ? m : 0),
+                                     d->fc ? (const float *)d->fc->data + (nc == g->M ? m : 0)
+                                           : NULL,
+                                     0, 0};
+        d->v->deq(&q, &dq, 0, P, acc, 0, (float *)d->y + plane * P);
+        return;
+    }
     if (!d->mult) {
         d->v->fix(&q, 0, P, acc, 0, (int32_t *)d->y + plane * P);
         return;
@@ -626,6 +639,8 @@ static int q_depthwise(poprt__kctx *k, const q_conv_io *io, const q_geom *g, con
     d.xz = first_zp(io->xzp);
     d.cols = o->cols;
     d.mult = io->requant ? mult : NULL;
+    d.fs = io->fs;
+    d.fc = io->fc;
     d.bias = bias;
     d.y = io->y->data;
     d.nplanes = g->N * g->M;
@@ -662,6 +677,11 @@ static int q_conv(poprt__kctx *k, const q_conv_io *io)
          !is_byte(io->y->dtype) ||
          (io->bias && io->bias->numel && (io->bias->dtype != POPRT_DTYPE_INT32 ||
                                           (io->bias->numel != 1 && io->bias->numel != M)))))
+        return 0;
+    if (io->fs && (io->fs->dtype != POPRT_DTYPE_FLOAT || (io->fs->numel != 1 && io->fs->numel != M) ||
+                   (io->fc && (io->fc->dtype != POPRT_DTYPE_FLOAT ||
+                               (io->fc->numel != 1 && io->fc->numel != M))) ||
+                   io->y->dtype != POPRT_DTYPE_FLOAT))
         return 0;
     q_out o;
     memset(&o, 0, sizeof o);
@@ -738,6 +758,13 @@ static int q_conv(poprt__kctx *k, const q_conv_io *io)
             o.cols.bz = bz + m0;
             o.cols.mult = mult ? mult + m0 : NULL;
             o.cols.bias = bias ? bias + m0 : NULL;
+            if (io->fs) { /* the group's scales and biases */
+                o.deq.s = (const float *)io->fs->data + (io->fs->numel != 1 ? m0 : 0);
+                o.deq.s_all = io->fs->numel != 1;
+                o.deq.b = io->fc ? (const float *)io->fc->data + (io->fc->numel != 1 ? m0 : 0)
+                                 : NULL;
+                o.deq.b_all = io->fc && io->fc->numel != 1;
+            }
             o.y = (unsigned char *)io->y->data + (size_t)((b * M + m0) * P) * esz;
             const poprt__igemm_epi epi = {q_epi, &o};
             poprt__igemm(o.v, &par, nt, ws, P, g.Mg, K, cols, o.lda, bp + gi * one, &epi);
@@ -753,6 +780,16 @@ poprt_status poprt__x86_conv_integer(poprt__kctx *k)
     if (io.y && io.y->dtype != POPRT_DTYPE_INT32)
         return poprt__ref_conv_integer(k);
     return q_done(k, q_conv(k, &io), poprt__ref_conv_integer);
+}
+
+poprt_status poprt__x86_fused_conv_integer(poprt__kctx *k)
+{
+    const q_conv_io io = {poprt__kin(k, 0), poprt__kin(k, 2), poprt__kin(k, 1), poprt__kin(k, 3),
+                          NULL, NULL, NULL, NULL, NULL, poprt__kout(k, 0), 0, poprt__kin(k, 4),
+                          poprt__kin(k, 5)};
+    if (!io.fs)
+        return poprt__ref_poprt_fused_conv_integer(k);
+    return q_done(k, q_conv(k, &io), poprt__ref_poprt_fused_conv_integer);
 }
 
 poprt_status poprt__x86_qlinear_conv(poprt__kctx *k)

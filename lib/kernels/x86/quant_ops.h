@@ -17,6 +17,10 @@ poprt_status poprt__x86_qlinear_matmul(poprt__kctx *k);
 poprt_status poprt__x86_qlinear_matmul_prepare(poprt__prep_ctx *c, void **state, size_t *size);
 poprt_status poprt__x86_conv_integer(poprt__kctx *k);
 poprt_status poprt__x86_conv_integer_prepare(poprt__prep_ctx *c, void **state, size_t *size);
+/* ai.poprt FusedConvInteger: ConvInteger with the float epilogue applied
+ * to each block before it goes back channel-major; W packed by
+ * poprt__x86_conv_integer_prepare (input 1 as well). */
+poprt_status poprt__x86_fused_conv_integer(poprt__kctx *k);
 poprt_status poprt__x86_qlinear_conv(poprt__kctx *k);
 poprt_status poprt__x86_qlinear_conv_prepare(poprt__prep_ctx *c, void **state, size_t *size);
 /* QuantizeLinear (float32, one scale, to uint8/int8) and
