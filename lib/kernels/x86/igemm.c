@@ -400,11 +400,16 @@ void poprt__igemm_transpose_u8(const uint8_t *s, int64_t ss, uint8_t *d, int64_t
 void poprt__igemm_transpose_i32(const int32_t *s, int64_t ss, int32_t *d, int64_t ds,
                                 int64_t rows, int64_t cols)
 {
-    int64_t r0 = 0, c0 = 0;
+    /* Strips of 4 destination rows (source columns), each walked down all
+     * the source rows, so that every destination line is finished while it
+     * is in L1: destination rows are often planes a multiple of 4 KiB apart
+     * (the same L1 set), and a row-major walk over all of them evicted each
+     * line between its four partial writes. */
+    int64_t c0 = 0, r0 = 0;
 #if defined(__SSE2__)
-    /* 4 x 4 blocks: two rounds of interleaving (32, then 64 bits) */
-    for (; r0 + 4 <= rows; r0 += 4)
-        for (c0 = 0; c0 + 4 <= cols; c0 += 4) {
+    for (; c0 + 4 <= cols; c0 += 4) {
+        int32_t *o = d + c0 * ds;
+        for (r0 = 0; r0 + 4 <= rows; r0 += 4) {
             const int32_t *b = s + r0 * ss + c0;
             const __m128i x0 = _mm_loadu_si128((const __m128i *)b);
             const __m128i x1 = _mm_loadu_si128((const __m128i *)(b + ss));
@@ -412,20 +417,19 @@ void poprt__igemm_transpose_i32(const int32_t *s, int64_t ss, int32_t *d, int64_
             const __m128i x3 = _mm_loadu_si128((const __m128i *)(b + 3 * ss));
             const __m128i y0 = _mm_unpacklo_epi32(x0, x1), y1 = _mm_unpackhi_epi32(x0, x1);
             const __m128i y2 = _mm_unpacklo_epi32(x2, x3), y3 = _mm_unpackhi_epi32(x2, x3);
-            int32_t *o = d + c0 * ds + r0;
-            _mm_storeu_si128((__m128i *)o, _mm_unpacklo_epi64(y0, y2));
-            _mm_storeu_si128((__m128i *)(o + ds), _mm_unpackhi_epi64(y0, y2));
-            _mm_storeu_si128((__m128i *)(o + 2 * ds), _mm_unpacklo_epi64(y1, y3));
-            _mm_storeu_si128((__m128i *)(o + 3 * ds), _mm_unpackhi_epi64(y1, y3));
+            _mm_storeu_si128((__m128i *)(o + r0), _mm_unpacklo_epi64(y0, y2));
+            _mm_storeu_si128((__m128i *)(o + ds + r0), _mm_unpackhi_epi64(y0, y2));
+            _mm_storeu_si128((__m128i *)(o + 2 * ds + r0), _mm_unpacklo_epi64(y1, y3));
+            _mm_storeu_si128((__m128i *)(o + 3 * ds + r0), _mm_unpackhi_epi64(y1, y3));
         }
+        for (int64_t j = c0; j < c0 + 4; j++) /* the strip's rows below the blocks */
+            for (int64_t i = r0; i < rows; i++)
+                d[j * ds + i] = s[i * ss + j];
+    }
 #endif
-    /* the edges: the columns right of the blocks, then the rows below, in
-     * row order (one source row at a time) */
-    for (int64_t i = 0; i < r0; i++)
-        for (int64_t j = c0; j < cols; j++)
-            d[j * ds + i] = s[i * ss + j];
-    for (int64_t i = r0; i < rows; i++)
-        for (int64_t j = 0; j < cols; j++)
+    /* the columns right of the strips */
+    for (int64_t j = c0; j < cols; j++)
+        for (int64_t i = 0; i < rows; i++)
             d[j * ds + i] = s[i * ss + j];
 }
 
