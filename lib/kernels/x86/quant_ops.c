@@ -416,11 +416,19 @@ static void q_im2col_rows(void *ctx, int64_t b, int64_t e)
     const q_im2col *t = ctx;
     const q_geom *g = t->g;
     const int64_t Cg = g->Cg, K = Cg * g->KH * g->KW;
+    const int whole = Cg == g->C && g->DW == 1;
     for (int64_t p = b; p < e; p++) {
         const int64_t oh = p / g->OW, ow = p % g->OW;
         uint8_t *d = t->dst + p * t->lda;
         for (int64_t kh = 0; kh < g->KH; kh++) {
-            const int64_t ih = oh * g->SH - g->PT + kh * g->DH;
+            const int64_t ih = oh * g->SH - g->PT + kh * g->DH, iw0 = ow * g->SW - g->PL;
+            if (whole && ih >= 0 && ih < g->H && iw0 >= 0 && iw0 + g->KW <= g->W) {
+                /* one group, no dilation, the row's taps inside: they are
+                 * KW * C contiguous bytes of the channels-last image */
+                memcpy(d, t->src + (ih * g->W + iw0) * g->C, (size_t)(g->KW * Cg));
+                d += g->KW * Cg;
+                continue;
+            }
             for (int64_t kw = 0; kw < g->KW; kw++, d += Cg) {
                 const int64_t iw = ow * g->SW - g->PL + kw * g->DW;
                 if (ih < 0 || ih >= g->H || iw < 0 || iw >= g->W)
