@@ -220,6 +220,33 @@ static inline __attribute__((always_inline)) void tile_b7(const int MR, int64_t 
         store16(acc[i][0], acc[i][1], nr, c + i * ldc, accumulate);
 }
 
+/* Tiles of at most 8 columns (the last panel of 24 or 40 output channels):
+ * the panel's first vector only, half the products of a 16-column tile. */
+static inline __attribute__((always_inline)) void tile8_b7(const int MR, int64_t kq, int nr,
+                                                           const unsigned char *a, int64_t lda,
+                                                           const int8_t *b, int32_t *c,
+                                                           int64_t ldc, int accumulate)
+{
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256i acc[6];
+#pragma GCC unroll 6
+    for (int i = 0; i < MR; i++)
+        acc[i] = _mm256_setzero_si256();
+    for (int64_t q = 0; q < kq; q++) {
+        const __m256i b0 = _mm256_loadu_si256((const __m256i *)(b + q * 64));
+#pragma GCC unroll 6
+        for (int i = 0; i < MR; i++) {
+            int w;
+            memcpy(&w, a + i * lda + 4 * q, 4);
+            acc[i] = _mm256_add_epi32(
+                acc[i], _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi32(w), b0), ones));
+        }
+    }
+#pragma GCC unroll 6
+    for (int i = 0; i < MR; i++)
+        store8(acc[i], nr, c + i * ldc, accumulate);
+}
+
 /* One row's step: its four bytes broadcast (ADDR), times B's two vectors
  * (ymm12: columns 0-7, ymm13: 8-15), pairs summed by ones (memory) and
  * added to accumulators X and Y. */
@@ -264,6 +291,18 @@ void poprt__igemm_ukr_avx2_b7(int64_t kq, int mr, int nr, const uint8_t *a, int6
                               int accumulate)
 {
     (void)pstride; /* 16 columns: one whole panel */
+    if (nr <= 8) {
+        switch (mr) {
+        case 6: tile8_b7(6, kq, nr, a, lda, b, c, ldc, accumulate); break;
+        case 5: tile8_b7(5, kq, nr, a, lda, b, c, ldc, accumulate); break;
+        case 4: tile8_b7(4, kq, nr, a, lda, b, c, ldc, accumulate); break;
+        case 3: tile8_b7(3, kq, nr, a, lda, b, c, ldc, accumulate); break;
+        case 2: tile8_b7(2, kq, nr, a, lda, b, c, ldc, accumulate); break;
+        case 1: tile8_b7(1, kq, nr, a, lda, b, c, ldc, accumulate); break;
+        default: break;
+        }
+        return;
+    }
     switch (mr) {
     case 6: full_6x16_b7(kq, nr, a, lda, b, c, ldc, accumulate); break;
     case 5: tile_b7(5, kq, nr, a, lda, b, c, ldc, accumulate); break;
