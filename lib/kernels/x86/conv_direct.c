@@ -104,21 +104,13 @@ static void conv_phase_task_fn(void *ctx, int64_t q0, int64_t q1)
     }
 }
 
-/* The part [*j0, *j1) of a padded row of n that n_in input values land on,
- * p zeros before them (clamped to the row). */
-static void pad_span(int64_t p, int64_t n_in, int64_t n, int64_t *j0, int64_t *j1)
-{
-    *j0 = p < 0 ? 0 : p > n ? n : p;
-    *j1 = p + n_in < *j0 ? *j0 : p + n_in > n ? n : p + n_in;
-}
-
 static void conv_pad_task_fn(void *ctx, int64_t q0, int64_t q1)
 {
     const conv_direct_job *t = ctx;
     const poprt__geom3 *g = &t->p->g;
     const int64_t H = g->in[1], W = g->in[2], pt = g->pb[1], pl = g->pb[2];
     int64_t j0, j1;
-    pad_span(pl, W, t->Wp, &j0, &j1);
+    poprt__pad_span(pl, W, t->Wp, &j0, &j1);
     for (int64_t q = q0; q < q1; q++) {
         const float *xp = t->x + q * g->in_sz;
         float *dst = t->xpad + q * t->plane;
@@ -309,8 +301,8 @@ static void dw_lane_fn(void *ctx, int64_t l0, int64_t l1)
     /* input columns j0 - pl .. j1 - pl land on buffer columns j0 .. j1,
      * input rows on buffer rows i0 .. i1 */
     int64_t j0, j1, i0, i1;
-    pad_span(pl, W, t->Wp, &j0, &j1);
-    pad_span(pt, H, t->Hp, &i0, &i1);
+    poprt__pad_span(pl, W, t->Wp, &j0, &j1);
+    poprt__pad_span(pt, H, t->Hp, &i0, &i1);
     for (int64_t l = l0; l < l1; l++) {
         float *xp = t->buf + l * t->buf_floats;
         memset(xp, 0, sizeof(float) * (size_t)t->buf_floats);

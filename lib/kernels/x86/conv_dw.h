@@ -22,6 +22,15 @@
 #include <stdint.h>
 #include "kernels/x86/cpu.h"
 
+/* The rows (columns) *j0 .. *j1 - 1 of a padded plane of n that hold the
+ * input's n_in rows (columns) shifted by p zero rows (columns) before them,
+ * clipped to the plane. */
+static inline void poprt__pad_span(int64_t p, int64_t n_in, int64_t n, int64_t *j0, int64_t *j1)
+{
+    *j0 = p < 0 ? 0 : p > n ? n : p;
+    *j1 = p + n_in < *j0 ? *j0 : p + n_in > n ? n : p + n_in;
+}
+
 typedef void (*poprt__dwconv_plane_fn)(const float *xpad, int64_t Wp, const float *w, int64_t KH,
                                        int64_t KW, int64_t sh, int64_t sw, int64_t dh, int64_t dw,
                                        int64_t top, int64_t H, float bias, int64_t OH, int64_t OW,

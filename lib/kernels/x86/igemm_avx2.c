@@ -190,10 +190,12 @@ static inline __attribute__((always_inline)) void store16(__m256i lo, __m256i hi
     store8(hi, nr - 8, ci + 8, accumulate);
 }
 
-/* Tiles of fewer than 6 rows, in intrinsics: the same sums. */
-static inline __attribute__((always_inline)) void tile_b7(const int MR, int64_t kq, int nr,
-                                                          const unsigned char *a, int64_t lda,
-                                                          const int8_t *b, int32_t *c,
+/* Tiles of fewer than 6 rows, in intrinsics: the same sums; NV 1 for
+ * panels of at most 8 columns (the last of 24 or 40 output channels): the
+ * panel's first vector only, half the products. */
+static inline __attribute__((always_inline)) void tile_b7(const int MR, const int NV, int64_t kq,
+                                                          int nr, const unsigned char *a,
+                                                          int64_t lda, const int8_t *b, int32_t *c,
                                                           int64_t ldc, int accumulate)
 {
     const __m256i ones = _mm256_set1_epi16(1);
@@ -203,7 +205,8 @@ static inline __attribute__((always_inline)) void tile_b7(const int MR, int64_t 
         acc[i][0] = acc[i][1] = _mm256_setzero_si256();
     for (int64_t q = 0; q < kq; q++) {
         const __m256i b0 = _mm256_loadu_si256((const __m256i *)(b + q * 64));
-        const __m256i b1 = _mm256_loadu_si256((const __m256i *)(b + q * 64 + 32));
+        const __m256i b1 =
+            NV == 2 ? _mm256_loadu_si256((const __m256i *)(b + q * 64 + 32)) : b0;
 #pragma GCC unroll 6
         for (int i = 0; i < MR; i++) {
             int w;
@@ -211,40 +214,18 @@ static inline __attribute__((always_inline)) void tile_b7(const int MR, int64_t 
             const __m256i av = _mm256_set1_epi32(w);
             acc[i][0] = _mm256_add_epi32(
                 acc[i][0], _mm256_madd_epi16(_mm256_maddubs_epi16(av, b0), ones));
-            acc[i][1] = _mm256_add_epi32(
-                acc[i][1], _mm256_madd_epi16(_mm256_maddubs_epi16(av, b1), ones));
+            if (NV == 2)
+                acc[i][1] = _mm256_add_epi32(
+                    acc[i][1], _mm256_madd_epi16(_mm256_maddubs_epi16(av, b1), ones));
         }
     }
 #pragma GCC unroll 6
-    for (int i = 0; i < MR; i++)
-        store16(acc[i][0], acc[i][1], nr, c + i * ldc, accumulate);
-}
-
-/* Tiles of at most 8 columns (the last panel of 24 or 40 output channels):
- * the panel's first vector only, half the products of a 16-column tile. */
-static inline __attribute__((always_inline)) void tile8_b7(const int MR, int64_t kq, int nr,
-                                                           const unsigned char *a, int64_t lda,
-                                                           const int8_t *b, int32_t *c,
-                                                           int64_t ldc, int accumulate)
-{
-    const __m256i ones = _mm256_set1_epi16(1);
-    __m256i acc[6];
-#pragma GCC unroll 6
-    for (int i = 0; i < MR; i++)
-        acc[i] = _mm256_setzero_si256();
-    for (int64_t q = 0; q < kq; q++) {
-        const __m256i b0 = _mm256_loadu_si256((const __m256i *)(b + q * 64));
-#pragma GCC unroll 6
-        for (int i = 0; i < MR; i++) {
-            int w;
-            memcpy(&w, a + i * lda + 4 * q, 4);
-            acc[i] = _mm256_add_epi32(
-                acc[i], _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi32(w), b0), ones));
-        }
+    for (int i = 0; i < MR; i++) {
+        if (NV == 2)
+            store16(acc[i][0], acc[i][1], nr, c + i * ldc, accumulate);
+        else
+            store8(acc[i][0], nr, c + i * ldc, accumulate);
     }
-#pragma GCC unroll 6
-    for (int i = 0; i < MR; i++)
-        store8(acc[i], nr, c + i * ldc, accumulate);
 }
 
 /* One row's step: its four bytes broadcast (ADDR), times B's two vectors
@@ -286,33 +267,32 @@ static void full_6x16_b7(int64_t kq, int nr, const unsigned char *a, int64_t lda
         store16(acc[2 * i], acc[2 * i + 1], nr, c + i * ldc, accumulate);
 }
 
+/* one or both vectors of the panel, MR a constant for the tile's unrolling */
+#define TILE_B7(MR)                                                                               \
+    (nr <= 8 ? tile_b7(MR, 1, kq, nr, a, lda, b, c, ldc, accumulate)                             \
+             : tile_b7(MR, 2, kq, nr, a, lda, b, c, ldc, accumulate))
+
 void poprt__igemm_ukr_avx2_b7(int64_t kq, int mr, int nr, const uint8_t *a, int64_t lda,
                               const int8_t *b, int64_t pstride, int32_t *c, int64_t ldc,
                               int accumulate)
 {
     (void)pstride; /* 16 columns: one whole panel */
-    if (nr <= 8) {
-        switch (mr) {
-        case 6: tile8_b7(6, kq, nr, a, lda, b, c, ldc, accumulate); break;
-        case 5: tile8_b7(5, kq, nr, a, lda, b, c, ldc, accumulate); break;
-        case 4: tile8_b7(4, kq, nr, a, lda, b, c, ldc, accumulate); break;
-        case 3: tile8_b7(3, kq, nr, a, lda, b, c, ldc, accumulate); break;
-        case 2: tile8_b7(2, kq, nr, a, lda, b, c, ldc, accumulate); break;
-        case 1: tile8_b7(1, kq, nr, a, lda, b, c, ldc, accumulate); break;
-        default: break;
-        }
-        return;
-    }
     switch (mr) {
-    case 6: full_6x16_b7(kq, nr, a, lda, b, c, ldc, accumulate); break;
-    case 5: tile_b7(5, kq, nr, a, lda, b, c, ldc, accumulate); break;
-    case 4: tile_b7(4, kq, nr, a, lda, b, c, ldc, accumulate); break;
-    case 3: tile_b7(3, kq, nr, a, lda, b, c, ldc, accumulate); break;
-    case 2: tile_b7(2, kq, nr, a, lda, b, c, ldc, accumulate); break;
-    case 1: tile_b7(1, kq, nr, a, lda, b, c, ldc, accumulate); break;
+    case 6:
+        if (nr <= 8)
+            tile_b7(6, 1, kq, nr, a, lda, b, c, ldc, accumulate);
+        else
+            full_6x16_b7(kq, nr, a, lda, b, c, ldc, accumulate);
+        break;
+    case 5: TILE_B7(5); break;
+    case 4: TILE_B7(4); break;
+    case 3: TILE_B7(3); break;
+    case 2: TILE_B7(2); break;
+    case 1: TILE_B7(1); break;
     default: break;
     }
 }
+#undef TILE_B7
 
 static inline __m256i fixed8(const poprt__igemm_cols *q, int64_t jj, const int32_t *c, __m256i rs)
 {

@@ -482,14 +482,6 @@ static size_t q_dw_chunk(const q_geom *g, int64_t pad_floats)
     return (size_t)(g->H * g->W + 3 * P + pad_floats) * 4 + (size_t)P * 8 + 192;
 }
 
-/* rows / columns j0 .. j1 of a padded plane of n that hold input 0 .. n_in
- * - 1 shifted by p */
-static void q_span(int64_t p, int64_t n_in, int64_t n, int64_t *j0, int64_t *j1)
-{
-    *j0 = p < 0 ? 0 : p > n ? n : p;
-    *j1 = p + n_in < *j0 ? *j0 : p + n_in > n ? n : p + n_in;
-}
-
 /* The plane's sums in float on the depthwise plane function (conv_dw.h):
  * x - xz into the interior of the zero-padded plane xp (its border zeroed
  * by the caller), the taps w - wz, then the float sums (exact integers,
@@ -499,8 +491,8 @@ static void q_dw_float(const q_dw *d, int64_t plane, int32_t wz, float *xp, int3
     const q_geom *g = d->g;
     const int64_t HW = g->H * g->W, taps = g->KH * g->KW, m = plane % g->M;
     int64_t i0, i1, j0, j1;
-    q_span(g->PT, g->H, d->Hp, &i0, &i1);
-    q_span(g->PL, g->W, d->Wp, &j0, &j1);
+    poprt__pad_span(g->PT, g->H, d->Hp, &i0, &i1);
+    poprt__pad_span(g->PL, g->W, d->Wp, &j0, &j1);
     const float xz = (float)d->xz;
     for (int64_t i = i0; i < i1; i++) {
         float *dst = xp + i * d->Wp;
