@@ -2329,7 +2329,7 @@ START_TEST(conv_winograd)
      * weights are laid out by block, and channel counts that are not whole
      * blocks stay on the GEMM paths) and Winograd fits it */
     const int fits = poprt__x86_convw_fits(&g, c->G, c->C, c->M, 0) != 0 &&
-                     poprt__x86_convb_worth(poprt__convb_best(), c->C, c->M, 0);
+                     poprt__x86_convb_worth(poprt__convb_best(), &g, c->C, c->M, 0);
     conv_prec_case(c, 300 + _i, "float32", WINOGRAD_MAGIC, fits);
 }
 END_TEST

@@ -294,6 +294,7 @@ static const conv_case cases[] = {
     {1, 16, 16, 1, 1, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},      /* blocked, one output position */
     {2, 5, 75, 1, 19, 50, 3, 3, 2, 2, 1, 2, 1, 2, 0, 3, 0},     /* rows: N=2, dilated s2, M = 64 + 11 */
     {1, 3, 64, 1, 35, 38, 3, 3, 2, 2, 1, 1, 0, 0, 0, 0, 1},     /* rows: stem 3x3 s2, odd width */
+    {1, 1, 24, 1, 76, 32, 3, 3, 1, 1, 1, 1, 0, 1, 0, 1, 1},     /* rows: 1 channel, bands of rows */
 };
 
 static double act_ref(const char *act, double v, double a, double b)
@@ -318,11 +319,13 @@ static double act_ref(const char *act, double v, double a, double b)
  * (every activation changes a difference by at most 1.5x). */
 static const conv_case fused_cases[] = {
     {1, 16, 24, 1, 20, 22, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},  /* direct */
-    {1, 3, 16, 1, 33, 31, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1},   /* tiled im2col */
+    {1, 3, 16, 1, 33, 31, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1},   /* rows (a stem; else tiled im2col) */
+    {1, 3, 16, 1, 21, 19, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1},   /* tiled im2col (10 columns) */
     {2, 16, 16, 16, 19, 21, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0}, /* depthwise */
     {1, 32, 20, 1, 9, 11, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1},   /* 1x1: plain GEMM */
     {1, 40, 128, 1, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},   /* transposed GEMM */
     {1, 5, 21, 1, 18, 45, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},   /* rows, M not a multiple of 8 */
+    {2, 1, 24, 1, 37, 20, 3, 3, 1, 1, 1, 1, 0, 1, 0, 1, 1},   /* rows: bands, the last partial */
 };
 
 START_TEST(test_fused_conv_kernel)

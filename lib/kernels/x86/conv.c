@@ -464,7 +464,7 @@ static poprt_status conv_prepare(poprt__prep_ctx *c, void **state, size_t *size)
                              (g3.k_sz > 1 || blocked_io);
     /* one group: when it pays for this shape */
     const int blocked = blocked_geom && G == 1 &&
-                        poprt__x86_convb_worth(poprt__convb_best(), Cg, M, blocked_io);
+                        poprt__x86_convb_worth(poprt__convb_best(), &g3, Cg, M, blocked_io);
     /* grouped convs of whole blocks of 16 channels per group (ResNeXt):
      * group by group, in float32 (the per-group GEMMs ran ResNeXt-50's 3x3
      * convs of 16 and 32 channels per group at 2.1-2.2x ONNX Runtime's

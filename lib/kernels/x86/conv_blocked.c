@@ -66,6 +66,7 @@ const poprt__convb_variant *poprt__convb_best(void)
 #define CONV_BLOCKED_BF16_MAGIC 0x31484b4243525050ull /* "PPRCBKH1": pair words */
 #define CONVB_GROUP 64                          /* output channels per group */
 #define CONVB_CHUNK 48                          /* output positions per work item */
+#define CONVB_BAND 256 /* row tiles: output positions of a channel per work item */
 
 typedef struct convb_job {
     const poprt__conv_plan *p;
@@ -88,6 +89,8 @@ typedef struct convb_job {
     /* float32 weights packed block by block (POPRT__CONVB_BY_BLOCK): the
      * variant's tiles take one block of 16 outputs at a time */
     int by_block;
+    /* row tiles (convb_rows_lane_fn): output rows per work item */
+    int64_t band;
 } convb_job;
 
 /* Whether the blocked path can run a conv: 2-D (or 1-D), one group. */
@@ -96,7 +99,19 @@ int poprt__x86_convb_fits(const poprt__geom3 *g, int64_t G)
     return G == 1 && g->in[0] == 1 && g->k[0] == 1 && g->out[0] == 1 && g->out_sz >= 1;
 }
 
-int poprt__x86_convb_worth(const poprt__convb_variant *v, int64_t C, int64_t M, int blocked_io)
+/* One channel per block with column stride 1 or 2 and rows of at least 16
+ * columns: whole output rows straight into place
+ * (the variant's rows). Items: image-major, then group, then row.
+ * (Splitting the channels first, as the next MaxPool splits its planes,
+ * measured no faster on light_squeezenet: the conv then reads its whole
+ * input once per channel share.) */
+static int convb_by_rows(const poprt__convb_geom *cg)
+{
+    return cg->cb == 1 && (cg->sw == 1 || cg->sw == 2) && cg->OW >= 16;
+}
+
+int poprt__x86_convb_worth(const poprt__convb_variant *v, const poprt__geom3 *g, int64_t C,
+                           int64_t M, int blocked_io)
 {
     /* blocks of 8 input channels: for whole blocks of 16 outputs, or from
      * 40 input channels on. A last output block of 8 (M = 24, 72) is
@@ -108,8 +123,19 @@ int poprt__x86_convb_worth(const poprt__convb_variant *v, int64_t C, int64_t M, 
      * 56 -> 56 at 32 x 16, 3x1: 0.93; 72 -> 72 at 30 x 8, 1x3: 0.67-0.70,
      * 3x1: 0.82. (Tiles computing only a half block's 8 channels, one
      * accumulator per position, ran no faster: one broadcast per FMA.) */
-    return v && (v->wlayout == POPRT__CONVB_INTERLEAVED || C % 16 == 0 ||
-                 (v->cb8 == 8 && C % 8 == 0 && (M % 16 == 0 || C >= 40)) || blocked_io);
+    if (!v)
+        return 0;
+    /* stems of fewer than 8 channels, one per block, that the row tiles
+     * take (column stride 1 or 2, 16 output columns or more): each step
+     * reads 3 input vectors for 12 FMAs, and the few channels' weights
+     * stay in L1. ppocr_mobile_v2_cls's 3 -> 8 3x3 stride-2 stem at
+     * 24 x 96 with its HardSwish: 115 -> 56 us (Zen 3, 1 thread, three
+     * alternated runs each) against im2col and the GEMM */
+    const poprt__convb_geom cg = {.cb = 1, .sw = g->s[2], .OW = g->out[2]}; /* (C < 8) */
+    if (C < 8 && convb_by_rows(&cg))
+        return 1;
+    return v->wlayout == POPRT__CONVB_INTERLEAVED || C % 16 == 0 ||
+           (v->cb8 == 8 && C % 8 == 0 && (M % 16 == 0 || C >= 40)) || blocked_io;
 }
 
 /* Channels per input block for variant v (NULL: the best here): 16 when
@@ -352,16 +378,6 @@ static void convb_lane_fn(void *ctx, int64_t l0, int64_t l1)
     }
 }
 
-/* One channel per block with column stride 1 or 2 and rows of at least 16
- * columns: whole output rows straight into place
- * (the variant's rows). Items: image-major, then group, then row.
- * (Splitting the channels first, as the next MaxPool splits its planes,
- * measured no faster on light_squeezenet: the conv then reads its whole
- * input once per channel share.) */
-static int convb_by_rows(const poprt__convb_geom *cg)
-{
-    return cg->cb == 1 && (cg->sw == 1 || cg->sw == 2) && cg->OW >= 16;
-}
 
 static void convb_rows_lane_fn(void *ctx, int64_t l0, int64_t l1)
 {
@@ -373,8 +389,10 @@ static void convb_rows_lane_fn(void *ctx, int64_t l0, int64_t l1)
     const int relu = poprt__x86_conv_lone_relu(p); /* applied in the tiles' registers */
     for (int64_t l = l0; l < l1; l++) {
         const int64_t i0 = l * t->items / t->lanes, i1 = (l + 1) * t->items / t->lanes;
+        const int64_t nb = poprt__ceil_div(OH, t->band);
         for (int64_t it = i0; it < i1; it++) {
-            const int64_t oh = it % OH, og = (it / OH) % t->n_og, n = it / OH / t->n_og;
+            const int64_t oh0 = it % nb * t->band, og = (it / nb) % t->n_og, n = it / nb / t->n_og;
+            const int64_t oh1 = oh0 + t->band < OH ? oh0 + t->band : OH;
             const int64_t oc0 = og * CONVB_GROUP;
             const int64_t mc = p->M - oc0 < CONVB_GROUP ? p->M - oc0 : CONVB_GROUP;
             if (t->b) {
@@ -383,25 +401,31 @@ static void convb_rows_lane_fn(void *ctx, int64_t l0, int64_t l1)
             }
             /* NCHW16c: the group's first block; else its first row oh */
             float *yg = t->y + (n * p->M + oc0) * OHW;
-            float *yr = t->yblk ? yg : yg + oh * cg->OW;
             /* row pitch of the packed weights: the group's width, or a
              * block's 16 when they are packed block by block */
             const int64_t wpitch = t->by_block ? 16 : poprt__ceil_div(mc, 16) * 16;
-            if (t->bf16) /* a stem on column-pair words */
-                poprt__convb_rows_bf16_avx512(t->xw + n * cg->ncb * t->gw.plane,
-                                              (const uint32_t *)t->w + og * t->w_group, wpitch,
-                                              t->b ? bias : NULL, mc, &t->gw, oh, relu, t->yblk,
-                                              yr, OHW);
-            else
-                t->v->rows(t->xb + n * cg->ncb * cg->plane, (const float *)t->w + og * t->w_group,
-                           wpitch, t->b ? bias : NULL, mc, cg, oh, relu, t->yblk, yr, OHW);
+            for (int64_t oh = oh0; oh < oh1; oh++) {
+                float *yr = t->yblk ? yg : yg + oh * cg->OW;
+                if (t->bf16) /* a stem on column-pair words */
+                    poprt__convb_rows_bf16_avx512(t->xw + n * cg->ncb * t->gw.plane,
+                                                  (const uint32_t *)t->w + og * t->w_group,
+                                                  wpitch, t->b ? bias : NULL, mc, &t->gw, oh,
+                                                  relu, t->yblk, yr, OHW);
+                else
+                    t->v->rows(t->xb + n * cg->ncb * cg->plane,
+                               (const float *)t->w + og * t->w_group, wpitch,
+                               t->b ? bias : NULL, mc, cg, oh, relu, t->yblk, yr, OHW);
+            }
+            /* the epilogue on the band's rows, contiguous in each plane
+             * (or block) */
+            const int64_t span = (oh1 - oh0) * cg->OW;
             if (poprt__x86_conv_has_epilogue(p) && !relu && t->yblk)
-                for (int64_t bi = 0; bi < mc / 16; bi++) /* row oh of each block */
-                    poprt__x86_conv_epilogue(p, t->y, yg + (bi * OHW + oh * cg->OW) * 16 - t->y,
-                                             cg->OW * 16);
+                for (int64_t bi = 0; bi < mc / 16; bi++)
+                    poprt__x86_conv_epilogue(p, t->y, yg + (bi * OHW + oh0 * cg->OW) * 16 - t->y,
+                                             span * 16);
             else if (poprt__x86_conv_has_epilogue(p) && !relu)
                 for (int64_t m = 0; m < mc; m++)
-                    poprt__x86_conv_epilogue(p, t->y, yr + m * OHW - t->y, cg->OW);
+                    poprt__x86_conv_epilogue(p, t->y, yg + m * OHW + oh0 * cg->OW - t->y, span);
         }
     }
 }
@@ -442,8 +466,19 @@ poprt_status poprt__x86_conv_blocked(poprt__kctx *k, const poprt__conv_plan *p,
         t.g.split = (t.g.Wp + 1) / 2;
     t.n_og_g = poprt__ceil_div(p->Mg, CONVB_GROUP);
     t.n_og = p->G * t.n_og_g;
-    if (by_rows)
-        t.items = p->N * t.n_og * g->out[1];
+    if (by_rows) {
+        /* bands of rows: at least CONVB_BAND outputs per channel, so that the
+         * epilogue's calls (one per channel and item) are not a few
+         * vectors each (oww_embedding's 1 -> 24 stem has rows of 32);
+         * more than one band per lane */
+        t.band = poprt__ceil_div(CONVB_BAND, g->out[2]);
+        const int64_t min_items = 2 * (int64_t)poprt__kctx_threads(k);
+        while (t.band > 1 && p->N * poprt__ceil_div(g->out[1], t.band) < min_items)
+            t.band /= 2;
+        if (t.band > g->out[1])
+            t.band = g->out[1];
+        t.items = p->N * t.n_og * poprt__ceil_div(g->out[1], t.band);
+    }
     else {
         /* chunks of about CONVB_CHUNK positions, in whole tiles */
         const int64_t nch = poprt__ceil_div(g->out_sz, CONVB_CHUNK);

@@ -231,11 +231,13 @@ int poprt__x86_convb_stem_bf16_fits(const poprt__geom3 *g, int64_t C);
 /* Whether variant v pays for a conv of C input and M output channels that
  * fits: always on the interleaved (AVX-512) tiles; on the by-block (AVX2)
  * ones for whole 16-channel blocks, an NCHW16c operand (blocked_io), or C a
- * multiple of 8 (blocks of 8, v->cb8) with M a multiple of 16: with one
- * channel per block each block pass reads the input again for 12 FMAs a
- * step (oww_embedding's 24- and 72-channel convs took 2x the GEMM paths'
- * time). */
-int poprt__x86_convb_worth(const poprt__convb_variant *v, int64_t C, int64_t M, int blocked_io);
+ * multiple of 8 (blocks of 8, v->cb8) with M a multiple of 16, or stems
+ * of fewer than 8 channels that the row tiles take: with one channel per
+ * block and more channels each block pass reads the input again for 12
+ * FMAs a step (oww_embedding's 24- and 72-channel convs took 2x the GEMM
+ * paths' time). */
+int poprt__x86_convb_worth(const poprt__convb_variant *v, const poprt__geom3 *g, int64_t C,
+                           int64_t M, int blocked_io);
 poprt_status poprt__x86_convb_pack(const poprt__convb_variant *v, const float *w, int64_t M,
                                    int64_t C, int64_t KH, int64_t KW, int bf16, void **state,
                                    size_t *size);
