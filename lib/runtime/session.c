@@ -49,13 +49,18 @@ static poprt_status new_exec(poprt_session *s, struct poprt__exec **out)
     return POPRT_OK;
 }
 
-/* The profile, by operator type, through the log callback at INFO. */
+/* The profile, by operator type, through the log callback at INFO; nothing
+ * when no node ran (a session freed after a failed or no run). */
 static void log_profile(const poprt_session *s)
 {
     const poprt__graph *g = s->m->graph;
     const char *types[256];
-    uint64_t ns[256] = {0}, calls[256] = {0}, total = 0;
+    uint64_t ns[256] = {0}, calls[256] = {0}, total = 0, ran = 0;
     int nt = 0;
+    for (size_t i = 0; i < g->nodes.len; i++)
+        ran += s->prof_calls[i];
+    if (!ran)
+        return;
     for (size_t i = 0; i < g->nodes.len; i++) {
         const poprt__node *n = g->nodes.items[i];
         int k = 0;

@@ -347,6 +347,10 @@ fi
 run 0 -i "$DATA/mlp.onnx" --run --iters 2 --profile
 has err "profile: Gemm"
 has err "ms in kernels over all runs"
+# no run (an input dim left unknown): the error, no profile of zeros after it
+run 1 -i "$DATA/mlp_dynamic.onnx" --run --iters 2 --profile
+has err "unknown dim 0"
+hasnt err "in kernels over all runs"
 # all layers kept (target 1): no float8 left; the logged choice says so
 run 0 -i "$DATA/conv.onnx" --output_dir "$TMP/p6c" --precision fp8 --fp8_target_cosine 1 --logging_level INFO
 has err "kept unquantized for an output cosine >= 1"
