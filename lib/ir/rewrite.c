@@ -66,10 +66,11 @@ poprt_status poprt__graph_consumers(const poprt__graph *g, const poprt__tensor *
     poprt_status st = POPRT_OK;
     for (const poprt__use *u = t->uses; u && !st; u = u->next) {
         poprt__node *n = node_in(g, u->node);
-        if (n && !n->seen) {
+        /* marked once pushed: a node marked and not pushed (the push
+         * failed) would keep its mark, and later queries on this graph
+         * would leave it out */
+        if (n && !n->seen && !(st = poprt__vec_push(out, n)))
             n->seen = 1;
-            st = poprt__vec_push(out, n);
-        }
     }
     for (size_t i = 0; i < out->len; i++)
         ((poprt__node *)out->items[i])->seen = 0;

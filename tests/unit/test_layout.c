@@ -4,7 +4,8 @@
  *    3x3 and 1x1, stride 2, depthwise, a residual, MaxPool, AveragePool,
  *    GlobalAveragePool, channel Concat, Relu, inference Dropout) and
  *    tensors that keep NCHW (a graph input and output, a 1 x 1 tensor):
- *    exactly the documented tensors change layout.
+ *    exactly the documented tensors change layout; a set of 16-channel
+ *    tensors that only 1x1 and depthwise convolutions touch keeps NCHW.
  *  - Sessions: the optimised graph (with the layouts) against the same model
  *    with optimize=0, within 1e-5 relative + 1e-6 absolute (the blocked
  *    convolution sums in another order than the plain paths; the sums
@@ -310,6 +311,46 @@ START_TEST(test_layout_graph)
     ck_assert_int_eq(written_blocked(m->graph, "a"), 0);
     ck_assert_int_eq(written_blocked(m->graph, "a0"), 1);
     poprt__model_free(m);
+}
+END_TEST
+
+/*  x[1,24,10,10] -> Conv 1x1 -> a [16] -> Relu -> ar -> depthwise Conv 3x3 ->
+ *  d [16] -> Conv k x k -> y [24] (graph output). With k = 1 no dense
+ *  convolution with taps reads or writes a 16-channel tensor: a, ar and d
+ *  stay NCHW (lib/compiler/layout.c, drop_unpaid: both 1x1 convolutions
+ *  then run as GEMMs without conversions). With k = 3 the set is
+ *  NCHW16c. */
+static int unpaid_blocked(int k)
+{
+    poprt__model *m = tb_model(17);
+    int64_t xd[] = {1, 24, 10, 10};
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 4, xd);
+    weights(m, "Wa", 16, 24, 1, 21u);
+    weights(m, "Wd", 16, 1, 3, 22u);
+    weights(m, "Wy", 24, 16, k, 23u);
+    conv(m, "x", "Wa", "a", 1, 1);
+    tb_node(m, "Relu", 1, (const char *[]){"a"}, 1, (const char *[]){"ar"});
+    poprt__node *dw = conv(m, "ar", "Wd", "d", 3, 1);
+    poprt__attr *grp = poprt__node_add_attr(dw, "group", POPRT__ATTR_INT);
+    ck_assert_ptr_nonnull(grp);
+    grp->i = 16;
+    conv(m, "d", "Wy", "y", k, 1);
+    tb_output(m, "y");
+    infer(m);
+    int any = 0;
+    ck_assert_int_eq(poprt__compile_optimize(m, 0, &any), POPRT_OK);
+    const int blk = read_blocked(m->graph, "d");
+    /* the set changes layout as one */
+    ck_assert_int_eq(read_blocked(m->graph, "ar") == 1 || read_blocked(m->graph, "a") == 1, blk);
+    ck_assert_int_eq(written_blocked(m->graph, "y"), 0);
+    poprt__model_free(m);
+    return blk;
+}
+
+START_TEST(test_layout_unpaid)
+{
+    ck_assert_int_eq(unpaid_blocked(1), 0);
+    ck_assert_int_eq(unpaid_blocked(3), have_blocked());
 }
 END_TEST
 
@@ -649,6 +690,7 @@ static Suite *suite(void)
     TCase *tc = tcase_create("nchw16c");
     tcase_add_test(tc, test_layout_graph);
     tcase_add_test(tc, test_layout_session);
+    tcase_add_test(tc, test_layout_unpaid);
     tcase_add_test(tc, test_layout_batchnorm);
     tcase_add_loop_test(tc, test_blocked_maxpool, 0,
                         (int)(sizeof pool_cases / sizeof pool_cases[0]));
