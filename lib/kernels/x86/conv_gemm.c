@@ -211,8 +211,12 @@ static void conv_trans_epi(void *ctx, int64_t q0, int64_t q1, int64_t m0, int64_
                     t->y[(mb + i) * Q + q] = src[i] + bias[i];
             }
         }
-        for (int64_t i = 0; poprt__x86_conv_has_epilogue(p) && !relu && i < nm; i++)
-            poprt__x86_conv_epilogue(p, t->yall, t->y + (mb + i) * Q + q0 - t->yall, q1 - q0);
+        /* whole rows: the nm rows are one span (one call instead of one
+         * per channel of a few dozen positions) */
+        const int whole = q0 == 0 && q1 == Q;
+        for (int64_t i = 0; poprt__x86_conv_has_epilogue(p) && !relu && i < (whole ? 1 : nm); i++)
+            poprt__x86_conv_epilogue(p, t->yall, t->y + (mb + i) * Q + q0 - t->yall,
+                                     whole ? nm * Q : q1 - q0);
     }
 }
 
