@@ -810,6 +810,14 @@ int poprt__x86_convw_fits(const poprt__geom3 *g, int64_t G, int64_t C, int64_t M
     const int one_d = g->k[1] == 1 || g->k[2] == 1; /* F(4, 3) along one axis */
     if (force == 2 || force == 4)
         return one_d ? 4 : force;
+    /* AVX2 (weights by block): a single input block of 16 channels lost
+     * to the direct tiles, which then read whole blocks too:
+     * light_squeezenet's 16 -> 64 3x3 convs at 55 x 55 took 0.76-0.79 ms
+     * each direct against 0.91-1.06 in F(4x4, 3x3) (Zen 3, 1 thread, two
+     * runs each; its 32-channel ones at 27 x 27 1.46 against 1.07) */
+    const poprt__convb_variant *bv = poprt__convb_best();
+    if (!one_d && C == 16 && bv && bv->wlayout == POPRT__CONVB_BY_BLOCK)
+        return 0;
     /* input channels padded to a block of 16: at most a third more products
      * (24 -> 32, 72 -> 80; not a 3-channel stem) */
     if (3 * poprt__ceil_div(C, 16) * 16 > 4 * C)
