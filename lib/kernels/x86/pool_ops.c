@@ -307,9 +307,25 @@ poprt_status poprt__x86_blocked_global_averagepool(poprt__kctx *k)
  * in a fixed order, over the threads by rows (the reference's four partial
  * sums wait on the adds' latency: ReduceMean over the last two axes of
  * [8,256,64,64] took 1.77 ms against ONNX Runtime's 1.04). */
-typedef double red_v8 __attribute__((vector_size(64)));
-typedef float red_f8 __attribute__((vector_size(32)));
-typedef long long red_i8 __attribute__((vector_size(64)));
+/* (32-byte vectors: GCC kept 64-byte ones of double on the stack in the
+ * AVX2 clone, each add a round trip through memory) */
+typedef double red_v4 __attribute__((vector_size(32)));
+typedef float red_f4 __attribute__((vector_size(16)));
+typedef long long red_i4 __attribute__((vector_size(32)));
+
+/* *acc += the terms of p[0..4) in double: v * v (what 1), |v| (2: no
+ * sign bit), or v. (Vectors by address, as bap_add.) */
+static inline void red_add(red_v4 *acc, const float *p, int what)
+{
+    red_f4 f;
+    memcpy(&f, p, sizeof f);
+    red_v4 d = __builtin_convertvector(f, red_v4);
+    if (what == 1)
+        d *= d;
+    else if (what == 2)
+        d = (red_v4)((red_i4)d & ((red_i4){0} + 0x7fffffffffffffffLL));
+    *acc += d;
+}
 
 typedef struct reduce_rows_task {
     const float *x;
@@ -323,27 +339,20 @@ static void reduce_rows(const float *x, int64_t rows, int64_t n, int what, doubl
 {
     for (int64_t r = 0; r < rows; r++) {
         const float *p = x + r * n;
-        red_v8 s0 = {0}, s1 = {0};
+        /* sixteen partial sums: values j + 0..7 in s0 (lanes 0..3 in s0a,
+         * 4..7 in s0b), j + 8..15 in s1 */
+        red_v4 s0a = {0}, s0b = {0}, s1a = {0}, s1b = {0};
         int64_t j = 0;
         for (; j + 16 <= n; j += 16) {
-            red_f8 f0, f1;
-            memcpy(&f0, p + j, sizeof f0);
-            memcpy(&f1, p + j + 8, sizeof f1);
-            red_v8 d0 = __builtin_convertvector(f0, red_v8);
-            red_v8 d1 = __builtin_convertvector(f1, red_v8);
-            if (what == 1) {
-                d0 *= d0;
-                d1 *= d1;
-            } else if (what == 2) {
-                const red_i8 mag = (red_i8){0} + 0x7fffffffffffffffLL; /* |d|: no sign bit */
-                d0 = (red_v8)((red_i8)d0 & mag);
-                d1 = (red_v8)((red_i8)d1 & mag);
-            }
-            s0 += d0;
-            s1 += d1;
+            red_add(&s0a, p + j, what);
+            red_add(&s0b, p + j + 4, what);
+            red_add(&s1a, p + j + 8, what);
+            red_add(&s1b, p + j + 12, what);
         }
-        s0 += s1;
-        double s = ((s0[0] + s0[4]) + (s0[1] + s0[5])) + ((s0[2] + s0[6]) + (s0[3] + s0[7]));
+        /* s0 += s1, then ((s0[0] + s0[4]) + (s0[1] + s0[5])) +
+         * ((s0[2] + s0[6]) + (s0[3] + s0[7])) */
+        const red_v4 t = (s0a + s1a) + (s0b + s1b);
+        double s = (t[0] + t[1]) + (t[2] + t[3]);
         for (; j < n; j++) {
             const double v = p[j];
             s += what == 1 ? v * v : what == 2 ? fabs(v) : v;
