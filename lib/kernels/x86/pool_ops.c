@@ -119,8 +119,14 @@ poprt_status poprt__x86_blocked_maxpool(poprt__kctx *k)
  * AveragePool's order and divided by what it divides by (the taps inside
  * the input, or with count_include_pad those inside the padded extent),
  * so results equal the generic loop's (poprt__pool_planes) bit for bit. */
-typedef double ap_v8d __attribute__((vector_size(64)));
+typedef double ap_v4d __attribute__((vector_size(32)));
+typedef float ap_v4f __attribute__((vector_size(16)));
 typedef float ap_v8f __attribute__((vector_size(32)));
+/* 16 channels' sums in double, 4 per vector (32-byte vectors: GCC kept
+ * 64-byte ones of double on the stack in the AVX2 clones) */
+typedef struct ap_acc {
+    ap_v4d q[4];
+} ap_acc;
 
 typedef struct bap_task {
     const poprt__geom3 *g;
@@ -139,28 +145,30 @@ static int64_t bap_count(int64_t start, int64_t d, int64_t K, int64_t lo, int64_
     return c;
 }
 
-/* 16 floats at p added to the two double halves lo, hi. */
-static inline void bap_add(ap_v8d *lo, ap_v8d *hi, const float *p)
+/* 4 n floats at p added to the sums a->q[0 .. n) (n = 4: 16 channels). */
+static inline __attribute__((always_inline)) void bap_add(ap_acc *a, const float *p, const int n)
 {
-    ap_v8f a, b;
-    memcpy(&a, p, sizeof a);
-    memcpy(&b, p + 8, sizeof b);
-    *lo += __builtin_convertvector(a, ap_v8d);
-    *hi += __builtin_convertvector(b, ap_v8d);
+#pragma GCC unroll 4
+    for (int k = 0; k < n; k++) {
+        ap_v4f f;
+        memcpy(&f, p + 4 * k, sizeof f);
+        a->q[k] += __builtin_convertvector(f, ap_v4d);
+    }
 }
 
-/* (float)(sum / div) of both halves into y[0..16). (Vectors by address:
- * by value they would cross an ABI boundary in the portable clones.) */
-static inline void bap_store(const ap_v8d *lo, const ap_v8d *hi, int64_t div, float *y)
+/* (float)(sum / div) of a->q[0 .. n) into y[0 .. 4 n). (Vectors by
+ * address: by value they would cross an ABI boundary in the portable
+ * clones.) */
+static inline __attribute__((always_inline)) void bap_store(const ap_acc *a, int64_t div,
+                                                          float *y, const int n)
 {
-    ap_v8f a = {0}, b = {0};
-    if (div > 0) {
-        const ap_v8d d = (ap_v8d){0} + (double)div;
-        a = __builtin_convertvector(*lo / d, ap_v8f);
-        b = __builtin_convertvector(*hi / d, ap_v8f);
+#pragma GCC unroll 4
+    for (int k = 0; k < n; k++) {
+        ap_v4f f = {0};
+        if (div > 0)
+            f = __builtin_convertvector(a->q[k] / ((ap_v4d){0} + (double)div), ap_v4f);
+        memcpy(y + 4 * k, &f, sizeof f);
     }
-    memcpy(y, &a, sizeof a);
-    memcpy(y + 8, &b, sizeof b);
 }
 
 POPRT__CLONES
@@ -176,7 +184,7 @@ static void bap_rows(const bap_task *t, int64_t r0, int64_t r1)
         const int64_t rows_pad = bap_count(h0, g->d[1], g->k[1], -g->pb[1], IH + g->pe[1]);
         for (int64_t ow = 0; ow < OW; ow++) {
             const int64_t w0 = ow * g->s[2] - g->pb[2];
-            ap_v8d lo = {0}, hi = {0};
+            ap_acc acc = {{{0}}};
             int64_t cnt = 0;
             for (int64_t kh = 0; kh < g->k[1]; kh++) {
                 const int64_t ih = h0 + kh * g->d[1];
@@ -186,7 +194,7 @@ static void bap_rows(const bap_task *t, int64_t r0, int64_t r1)
                     const int64_t iw = w0 + kw * g->d[2];
                     if (iw < 0 || iw >= IW)
                         continue;
-                    bap_add(&lo, &hi, xb + (ih * IW + iw) * 16);
+                    bap_add(&acc, xb + (ih * IW + iw) * 16, 4);
                     cnt++;
                 }
             }
@@ -194,7 +202,7 @@ static void bap_rows(const bap_task *t, int64_t r0, int64_t r1)
                 t->include_pad
                     ? rows_pad * bap_count(w0, g->d[2], g->k[2], -g->pb[2], IW + g->pe[2])
                     : cnt;
-            bap_store(&lo, &hi, div, yr + ow * 16);
+            bap_store(&acc, div, yr + ow * 16, 4);
         }
     }
 }
@@ -247,8 +255,7 @@ poprt_status poprt__x86_blocked_averagepool(poprt__kctx *k)
  * sums as the generic kernel does (lib/kernels/ref/pool.c): 8 float
  * partial sums over the positions taken 8 at a time, those added in
  * double, then the remaining positions, divided in double: equal bit for
- * bit, 16 channels at once. */
-typedef float ap_v16f __attribute__((vector_size(64)));
+ * bit, 8 channels (half a block) at once. */
 
 typedef struct bgap_task {
     int64_t sp; /* positions per channel */
@@ -260,25 +267,26 @@ POPRT__CLONES
 static void bgap_blocks(const bgap_task *t, int64_t b0, int64_t b1)
 {
     const int64_t sp = t->sp;
-    for (int64_t b = b0; b < b1; b++) {
-        const float *xb = t->x + b * sp * 16;
-        ap_v16f part[8];
-        memset(part, 0, sizeof part);
-        int64_t i = 0;
-        for (; i + 8 <= sp; i += 8)
+    for (int64_t b = b0; b < b1; b++)
+        for (int h = 0; h < 2; h++) { /* channels 8 h .. 8 h + 7 of the block */
+            const float *xb = t->x + b * sp * 16 + 8 * h;
+            ap_v8f part[8] = {{0}};
+            int64_t i = 0;
+            for (; i + 8 <= sp; i += 8)
 #pragma GCC unroll 8
-            for (int j = 0; j < 8; j++) {
-                ap_v16f v;
-                memcpy(&v, xb + (i + j) * 16, sizeof v);
-                part[j] += v;
-            }
-        ap_v8d lo = {0}, hi = {0};
-        for (int j = 0; j < 8; j++)
-            bap_add(&lo, &hi, (const float *)&part[j]);
-        for (; i < sp; i++)
-            bap_add(&lo, &hi, xb + i * 16);
-        bap_store(&lo, &hi, sp, t->y + b * 16);
-    }
+                for (int j = 0; j < 8; j++) {
+                    ap_v8f v;
+                    memcpy(&v, xb + (i + j) * 16, sizeof v);
+                    part[j] += v;
+                }
+            ap_acc acc = {{{0}}};
+#pragma GCC unroll 8
+            for (int j = 0; j < 8; j++)
+                bap_add(&acc, (const float *)&part[j], 2);
+            for (; i < sp; i++)
+                bap_add(&acc, xb + i * 16, 2);
+            bap_store(&acc, sp, t->y + b * 16 + 8 * h, 2);
+        }
 }
 
 static void bgap_task_fn(void *ctx, int64_t b0, int64_t b1) { bgap_blocks(ctx, b0, b1); }
