@@ -378,7 +378,6 @@ static void convb_lane_fn(void *ctx, int64_t l0, int64_t l1)
     }
 }
 
-
 static void convb_rows_lane_fn(void *ctx, int64_t l0, int64_t l1)
 {
     const convb_job *t = ctx;
