@@ -476,10 +476,10 @@ static int64_t q_cdiv(int64_t a, int64_t b)
     return a >= 0 ? (a + b - 1) / b : -((-a) / b);
 }
 
-static size_t q_dw_chunk(const q_geom *g, int64_t pad_floats)
+static size_t q_dw_chunk(const q_geom *g, int64_t pad_floats, int int_sums)
 {
-    const int64_t P = g->OH * g->OW;
-    return (size_t)(g->H * g->W + 3 * P + pad_floats) * 4 + (size_t)P * 8 + 192;
+    const int64_t P = g->OH * g->OW, xs = int_sums ? g->H * g->W : 0;
+    return (size_t)(xs + 3 * P + pad_floats) * 4 + (size_t)P * 8 + 192;
 }
 
 /* The plane's sums in float on the depthwise plane function (conv_dw.h):
@@ -518,8 +518,9 @@ static void q_dw_float(const q_dw *d, int64_t plane, int32_t wz, float *xp, int3
         acc[i] = (int32_t)y[i];
 }
 
-/* The scratch of a chunk: x - xz [H*W] (int32), acc, zero and mult [P],
- * then 64-byte aligned bias [P] (double) and the float form's padded plane */
+/* The scratch of a chunk: x - xz [H*W] (int32; only for the int32 sums,
+ * q_dw_int), acc, zero and mult [P], then 64-byte aligned bias [P]
+ * (double) and the float form's padded plane */
 typedef struct q_dw_scr {
     int32_t *xs, *acc, *zero;
     float *mult, *xp;
@@ -531,7 +532,7 @@ static q_dw_scr q_dw_layout(const q_dw *d, unsigned char *scr)
     const int64_t P = d->g->OH * d->g->OW;
     q_dw_scr r;
     r.xs = (int32_t *)scr;
-    r.acc = r.xs + d->g->H * d->g->W;
+    r.acc = r.xs + (d->fv ? 0 : d->g->H * d->g->W);
     r.zero = r.acc + P;
     r.mult = (float *)(r.zero + P);
     r.bias = (double *)(((uintptr_t)(r.mult + P) + 63) & ~(uintptr_t)63);
@@ -653,7 +654,7 @@ static int q_depthwise(poprt__kctx *k, const q_conv_io *io, const q_geom *g, con
         /* the plane function reads up to 16 sw + 16 floats past the plane */
         d.pad_floats = (d.Hp * d.Wp + 16 * g->SW + 16 + 15) & ~(int64_t)15;
     }
-    d.chunk = (q_dw_chunk(g, d.pad_floats) + 63) / 64 * 64;
+    d.chunk = (q_dw_chunk(g, d.pad_floats, !d.fv) + 63) / 64 * 64;
     d.ws = poprt__kctx_scratch(k, d.chunk * (size_t)d.nchunk);
     if (!d.ws)
         return -1;
