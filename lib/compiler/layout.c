@@ -84,7 +84,8 @@ static int conv_ok(const poprt__node *n)
 /* A depthwise or grouped Conv / FusedConv whose groups lie inside blocks
  * of 16 channels (group G, C = M channels, C / G = 1, 2, 4 or 8 per
  * group, constant weights [M, C / G, KH, KW]): poprt__x86_dwconv_blocked
- * runs it with X, Y and Z all in NCHW16c, so they share a layout (settle). */
+ * runs it with X, Y and Z all in NCHW16c, so they share a layout
+ * (share_anchor). */
 static int dwconv_ok(const poprt__node *n)
 {
     if (!(poprt__rw_is(n, "Conv") || is_fused_conv(n)) || n->n_outputs != 1)
@@ -297,56 +298,80 @@ static poprt_status candidates(poprt__graph *g, unsigned char *blk)
     return st;
 }
 
-/* Tensors ts[0..n) and `also` (NULL entries skipped) must share a layout:
- * clears all of them unless all are set; returns 1 when it cleared one. */
-static int agree(unsigned char *blk, poprt__tensor *const *ts, int n, const poprt__tensor *also)
+/* The tensors node n keeps in one layout, because its kernel reads and
+ * writes them alike: the pools, Relu, the views and Concat keep the layout
+ * through (a 1 x 1 output fits either); a residual has its convolution's
+ * output layout; a depthwise convolution's X, Y and Z share one; an
+ * elementwise node's inputs of Y's shape have Y's. Returns the set's anchor
+ * (NULL: none) and in *count how many slots share_member then takes. */
+static poprt__tensor *share_anchor(const poprt__node *n, int *count)
 {
-    int all = !also || blk[also->id], any = also && blk[also->id];
-    for (int i = 0; i < n; i++)
-        if (ts[i]) {
-            all &= blk[ts[i]->id];
-            any |= blk[ts[i]->id];
+    *count = 0;
+    if (pool_ok(n) || avgpool_ok(n) || same_bytes(n) || concat_ok(n)) {
+        *count = concat_ok(n) ? n->n_inputs : 1;
+        return neutral(n->outputs[0]) ? NULL : n->outputs[0];
+    }
+    if (split_ok(n)) {
+        *count = n->n_outputs;
+        return neutral(n->inputs[0]) ? NULL : n->inputs[0];
+    }
+    if (conv_ok(n) || dwconv_ok(n) || ew_ok(n)) {
+        *count = ew_ok(n) ? n->n_inputs : 2;
+        return n->outputs[0];
+    }
+    return NULL;
+}
+
+/* Slot k < *count of share_anchor(n): a tensor sharing the anchor's layout,
+ * or NULL when that slot does not. */
+static poprt__tensor *share_member(const poprt__node *n, int k)
+{
+    if (pool_ok(n) || avgpool_ok(n) || same_bytes(n) || concat_ok(n))
+        return n->inputs[k];
+    if (split_ok(n))
+        return n->outputs[k];
+    if (conv_ok(n) || dwconv_ok(n)) /* dwconv: X (k = 0) and Z; conv: Z */
+        return k == 1 && is_fused_conv(n) ? poprt__node_in(n, 3)
+               : k == 0 && dwconv_ok(n)   ? n->inputs[0]
+                                          : NULL;
+    poprt__tensor *t = poprt__node_in(n, k);
+    return t && ew_operand(t, n->outputs[0]) == EW_FULL ? t : NULL;
+}
+
+/* Node n's set (share_anchor) must share a layout: clears all of its
+ * tensors unless all are set; returns 1 when it cleared one. */
+static int agree(unsigned char *blk, const poprt__node *n)
+{
+    int m;
+    const poprt__tensor *a = share_anchor(n, &m);
+    if (!a)
+        return 0;
+    int all = blk[a->id], any = all;
+    for (int k = 0; k < m; k++) {
+        const poprt__tensor *t = share_member(n, k);
+        if (t) {
+            all &= blk[t->id];
+            any |= blk[t->id];
         }
+    }
     if (all || !any)
         return 0;
-    for (int i = 0; i < n; i++)
-        if (ts[i])
-            blk[ts[i]->id] = 0;
-    if (also)
-        blk[also->id] = 0;
+    for (int k = 0; k < m; k++) {
+        const poprt__tensor *t = share_member(n, k);
+        if (t)
+            blk[t->id] = 0;
+    }
+    blk[a->id] = 0;
     return 1;
 }
 
-/* The pools, Relu, the views and Concat keep the layout through (a 1 x 1
- * output fits either); a residual has its convolution's output layout; a
- * depthwise convolution's X, Y and Z share one.
- * Repeated until nothing changes. */
+/* Every node's set to one layout, repeated until nothing changes. */
 static void settle(const poprt__graph *g, unsigned char *blk)
 {
     for (int changed = 1; changed;) {
         changed = 0;
-        for (size_t i = 0; i < g->nodes.len; i++) {
-            poprt__node *n = g->nodes.items[i];
-            if ((pool_ok(n) || avgpool_ok(n) || same_bytes(n) || concat_ok(n)) &&
-                !neutral(n->outputs[0]))
-                changed |= agree(blk, n->inputs, concat_ok(n) ? n->n_inputs : 1, n->outputs[0]);
-            else if (split_ok(n) && !neutral(n->inputs[0]))
-                changed |= agree(blk, n->outputs, n->n_outputs, n->inputs[0]);
-            else if (conv_ok(n) && is_fused_conv(n) && poprt__node_in(n, 3))
-                changed |= agree(blk, n->inputs + 3, 1, n->outputs[0]);
-            else if (dwconv_ok(n)) {
-                changed |= agree(blk, n->inputs, 1, n->outputs[0]);
-                if (is_fused_conv(n) && poprt__node_in(n, 3))
-                    changed |= agree(blk, n->inputs + 3, 1, n->outputs[0]);
-            } else if (ew_ok(n)) { /* the inputs of Y's shape and Y */
-                poprt__tensor *full[POPRT__EW_MAX_STEPS + 1];
-                int nf = 0;
-                for (int s = 0; s < n->n_inputs && nf < POPRT__EW_MAX_STEPS + 1; s++)
-                    if (ew_operand(poprt__node_in(n, s), n->outputs[0]) == EW_FULL)
-                        full[nf++] = n->inputs[s];
-                changed |= agree(blk, full, nf, n->outputs[0]);
-            }
-        }
+        for (size_t i = 0; i < g->nodes.len; i++)
+            changed |= agree(blk, g->nodes.items[i]);
     }
 }
 
@@ -374,7 +399,7 @@ static int has_taps(const poprt__node *n)
 }
 
 /* The NCHW16c tensors fall into sets that change layout together: those a
- * node keeps in one layout (settle's pairs) and the X and Y of a
+ * node keeps in one layout (share_anchor's) and the X and Y of a
  * convolution that reads and writes NCHW16c. A set pays only when a dense
  * convolution with taps reads or writes one of its tensors: that
  * convolution runs blocked anyway, and reads its input in place or stores
@@ -399,21 +424,12 @@ static poprt_status drop_unpaid(const poprt__graph *g, unsigned char *blk)
         par[i] = i;
     for (size_t i = 0; i < g->nodes.len; i++) {
         const poprt__node *n = g->nodes.items[i];
-        if (conv_ok(n) || dwconv_ok(n)) {
+        int m;
+        const poprt__tensor *a = share_anchor(n, &m);
+        for (int k = 0; a && k < m; k++)
+            uf_join(par, blk, share_member(n, k), a);
+        if (conv_ok(n)) /* a dense conv's X and Y: one set, though they may differ */
             uf_join(par, blk, n->inputs[0], n->outputs[0]);
-            if (is_fused_conv(n))
-                uf_join(par, blk, poprt__node_in(n, 3), n->outputs[0]);
-        } else if (pool_ok(n) || avgpool_ok(n) || same_bytes(n) || concat_ok(n)) {
-            for (int s = 0; s < (concat_ok(n) ? n->n_inputs : 1); s++)
-                uf_join(par, blk, n->inputs[s], n->outputs[0]);
-        } else if (split_ok(n)) {
-            for (int o = 0; o < n->n_outputs; o++)
-                uf_join(par, blk, n->inputs[0], n->outputs[o]);
-        } else if (ew_ok(n)) {
-            for (int s = 0; s < n->n_inputs; s++)
-                if (ew_operand(poprt__node_in(n, s), n->outputs[0]) == EW_FULL)
-                    uf_join(par, blk, n->inputs[s], n->outputs[0]);
-        }
     }
     for (size_t i = 0; i < g->nodes.len; i++) {
         const poprt__node *n = g->nodes.items[i];
