@@ -105,9 +105,14 @@ int poprt__x86_convb_fits(const poprt__geom3 *g, int64_t G)
  * (Splitting the channels first, as the next MaxPool splits its planes,
  * measured no faster on light_squeezenet: the conv then reads its whole
  * input once per channel share.) */
+static int rows_fit(int64_t sw, int64_t OW)
+{
+    return (sw == 1 || sw == 2) && OW >= 16;
+}
+
 static int convb_by_rows(const poprt__convb_geom *cg)
 {
-    return cg->cb == 1 && (cg->sw == 1 || cg->sw == 2) && cg->OW >= 16;
+    return cg->cb == 1 && rows_fit(cg->sw, cg->OW);
 }
 
 int poprt__x86_convb_worth(const poprt__convb_variant *v, const poprt__geom3 *g, int64_t C,
@@ -131,8 +136,7 @@ int poprt__x86_convb_worth(const poprt__convb_variant *v, const poprt__geom3 *g,
      * stay in L1. ppocr_mobile_v2_cls's 3 -> 8 3x3 stride-2 stem at
      * 24 x 96 with its HardSwish: 115 -> 56 us (Zen 3, 1 thread, three
      * alternated runs each) against im2col and the GEMM */
-    const poprt__convb_geom cg = {.cb = 1, .sw = g->s[2], .OW = g->out[2]}; /* (C < 8) */
-    if (C < 8 && convb_by_rows(&cg))
+    if (C < 8 && rows_fit(g->s[2], g->out[2])) /* (C < 8: one channel per block) */
         return 1;
     return v->wlayout == POPRT__CONVB_INTERLEAVED || C % 16 == 0 ||
            (v->cb8 == 8 && C % 8 == 0 && (M % 16 == 0 || C >= 40)) || blocked_io;
@@ -469,10 +473,10 @@ poprt_status poprt__x86_conv_blocked(poprt__kctx *k, const poprt__conv_plan *p,
         /* bands of rows: at least CONVB_BAND outputs per channel, so that the
          * epilogue's calls (one per channel and item) are not a few
          * vectors each (oww_embedding's 1 -> 24 stem has rows of 32);
-         * more than one band per lane */
+         * at least two items (image, group, band) per thread */
         t.band = poprt__ceil_div(CONVB_BAND, g->out[2]);
         const int64_t min_items = 2 * (int64_t)poprt__kctx_threads(k);
-        while (t.band > 1 && p->N * poprt__ceil_div(g->out[1], t.band) < min_items)
+        while (t.band > 1 && p->N * t.n_og * poprt__ceil_div(g->out[1], t.band) < min_items)
             t.band /= 2;
         if (t.band > g->out[1])
             t.band = g->out[1];
