@@ -494,9 +494,15 @@ poprt_status poprt__x86_conv_blocked(poprt__kctx *k, const poprt__conv_plan *p,
          * read from memory once, not once per group (a 1x1 conv at 56 x 56
          * reads 3 MB per pass; light_resnet50 at 2 threads 23.2 -> 22.2 ms;
          * on one thread, where memory keeps up, the groups' weights then
-         * take turns in L1 and it was 1% slower). Same sums either way. */
+         * take turns in L1 and it was 1% slower). Same sums either way.
+         * "Stay in L2": half of this core's L2 (the 1 MiB this was measured
+         * with on a 2 MiB L2; on Zen 3's 512 KiB, light_resnet50's 1 MiB
+         * 1x1 convs at 14 x 14 re-read all groups' weights from L3 per
+         * chunk: group by group they take 0.89-1.00x the time at 2
+         * threads, per-shape profile, medians of 5 and 7 alternated runs) */
+        const int64_t l2 = poprt__cpu_features()->l2_bytes;
         t.chunk_major = poprt__kctx_threads(k) > 1 && t.n_og > 1 &&
-                        t.n_og * w_group * (int64_t)sizeof(float) <= (1 << 20);
+                        t.n_og * w_group * (int64_t)sizeof(float) <= l2 / 2;
         t.tmp_floats = 4 * 16 * t.chunk;
     }
     t.lanes = t.items < CONV_LANES ? t.items : CONV_LANES;
