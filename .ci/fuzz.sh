@@ -61,19 +61,37 @@ export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 findings="build-fuzz/findings"
 mkdir -p "$findings"
-status=0
-for t in "${targets[@]}"; do
-    step "fuzz_$t for ${secs}s"
-    work="build-fuzz/fuzz-corpus/$t"
-    log="build-fuzz/fuzz-$t.log"
+# the targets run side by side, one per core (each its own ${secs} s)
+jobs=$(nproc 2>/dev/null || echo 1)
+run_one() { # target: fuzzes it; its exit status goes to build-fuzz/fuzz-<target>.rc
+    local t=$1 rc=0
+    local work="build-fuzz/fuzz-corpus/$t"
     mkdir -p "$work"
-    rc=0
     "build-fuzz/tests/fuzz/fuzz_$t" -max_total_time="$secs" -timeout=5 -rss_limit_mb=2048 \
         -malloc_limit_mb=2048 -max_len="$(max_len "$t")" -dict="tests/fuzz/$t.dict" \
         -artifact_prefix="$findings/$t-" -print_final_stats=1 \
-        "$work" "tests/fuzz/corpus/$t" >"$log" 2>&1 || rc=$?
+        "$work" "tests/fuzz/corpus/$t" >"build-fuzz/fuzz-$t.log" 2>&1 || rc=$?
+    echo "$rc" >"build-fuzz/fuzz-$t.rc"
+}
+step "${#targets[@]} targets for ${secs}s each, $jobs at a time"
+running=0
+for t in "${targets[@]}"; do
+    rm -f "build-fuzz/fuzz-$t.rc"
+    run_one "$t" &
+    running=$((running + 1))
+    if [ "$running" -ge "$jobs" ]; then
+        wait -n
+        running=$((running - 1))
+    fi
+done
+wait
+status=0
+for t in "${targets[@]}"; do
+    step "fuzz_$t"
+    log="build-fuzz/fuzz-$t.log"
+    rc=$(cat "build-fuzz/fuzz-$t.rc" 2>/dev/null || echo "no exit status")
     grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -n 1 || true
-    if [ "$rc" -ne 0 ]; then
+    if [ "$rc" != 0 ]; then
         echo "FAIL fuzz_$t (exit $rc): the finding and how to reproduce it:" >&2
         grep -E -A30 '^==[0-9]+==ERROR|runtime error|^fuzz: |ALARM|out-of-memory|leak' "$log" | head -n 60 >&2 || tail -n 40 "$log" >&2
         ls "$findings"/"$t"-* >&2 2>/dev/null || true
