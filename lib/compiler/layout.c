@@ -85,7 +85,7 @@ static int conv_ok(const poprt__node *n)
  * of 16 channels (group G, C = M channels, C / G = 1, 2, 4 or 8 per
  * group, constant weights [M, C / G, KH, KW]): poprt__x86_dwconv_blocked
  * runs it with X, Y and Z all in NCHW16c, so they share a layout
- * (share_anchor). */
+ * (share_of). */
 static int dwconv_ok(const poprt__node *n)
 {
     if (!(poprt__rw_is(n, "Conv") || is_fused_conv(n)) || n->n_outputs != 1)
@@ -302,53 +302,59 @@ static poprt_status candidates(poprt__graph *g, unsigned char *blk)
  * writes them alike: the pools, Relu, the views and Concat keep the layout
  * through (a 1 x 1 output fits either); a residual has its convolution's
  * output layout; a depthwise convolution's X, Y and Z share one; an
- * elementwise node's inputs of Y's shape have Y's. Returns the set's anchor
- * (NULL: none) and in *count how many slots share_member then takes. */
-static poprt__tensor *share_anchor(const poprt__node *n, int *count)
-{
-    *count = 0;
-    if (pool_ok(n) || avgpool_ok(n) || same_bytes(n) || concat_ok(n)) {
-        *count = concat_ok(n) ? n->n_inputs : 1;
-        return neutral(n->outputs[0]) ? NULL : n->outputs[0];
-    }
-    if (split_ok(n)) {
-        *count = n->n_outputs;
-        return neutral(n->inputs[0]) ? NULL : n->inputs[0];
-    }
-    if (conv_ok(n) || dwconv_ok(n) || ew_ok(n)) {
-        *count = ew_ok(n) ? n->n_inputs : 2;
-        return n->outputs[0];
-    }
-    return NULL;
-}
+ * elementwise node's inputs of Y's shape have Y's. The set is its anchor
+ * (NULL: none) and the members share_member gives for slots [0, count). */
+typedef struct share_set {
+    enum { SHARE_INPUTS, SHARE_OUTPUTS, SHARE_CONV, SHARE_DWCONV, SHARE_EW } kind;
+    poprt__tensor *anchor;
+    int count;
+} share_set;
 
-/* Slot k < *count of share_anchor(n): a tensor sharing the anchor's layout,
- * or NULL when that slot does not. */
-static poprt__tensor *share_member(const poprt__node *n, int k)
+static share_set share_of(const poprt__node *n)
 {
+    share_set s = {SHARE_INPUTS, NULL, 0};
     if (pool_ok(n) || avgpool_ok(n) || same_bytes(n) || concat_ok(n))
-        return n->inputs[k];
-    if (split_ok(n))
-        return n->outputs[k];
-    if (conv_ok(n) || dwconv_ok(n)) /* dwconv: X (k = 0) and Z; conv: Z */
-        return k == 1 && is_fused_conv(n) ? poprt__node_in(n, 3)
-               : k == 0 && dwconv_ok(n)   ? n->inputs[0]
-                                          : NULL;
-    poprt__tensor *t = poprt__node_in(n, k);
-    return t && ew_operand(t, n->outputs[0]) == EW_FULL ? t : NULL;
+        s = (share_set){SHARE_INPUTS, n->outputs[0], concat_ok(n) ? n->n_inputs : 1};
+    else if (split_ok(n))
+        s = (share_set){SHARE_OUTPUTS, n->inputs[0], n->n_outputs};
+    else if (conv_ok(n) || dwconv_ok(n))
+        s = (share_set){conv_ok(n) ? SHARE_CONV : SHARE_DWCONV, n->outputs[0], 2};
+    else if (ew_ok(n))
+        s = (share_set){SHARE_EW, n->outputs[0], n->n_inputs};
+    if ((s.kind == SHARE_INPUTS || s.kind == SHARE_OUTPUTS) && s.anchor && neutral(s.anchor))
+        s.anchor = NULL; /* (a 1 x 1 output of a pool, view or Concat, Split's input) */
+    return s;
 }
 
-/* Node n's set (share_anchor) must share a layout: clears all of its
- * tensors unless all are set; returns 1 when it cleared one. */
+/* Slot k < s->count of node n's set: a tensor sharing the anchor's layout,
+ * or NULL when that slot does not. */
+static poprt__tensor *share_member(const poprt__node *n, const share_set *s, int k)
+{
+    switch (s->kind) {
+    case SHARE_INPUTS: return n->inputs[k];
+    case SHARE_OUTPUTS: return n->outputs[k];
+    case SHARE_CONV: /* Z */
+    case SHARE_DWCONV: /* X and Z */
+        return k == 1 && is_fused_conv(n)            ? poprt__node_in(n, 3)
+               : k == 0 && s->kind == SHARE_DWCONV ? n->inputs[0]
+                                                   : NULL;
+    default: {
+        poprt__tensor *t = poprt__node_in(n, k);
+        return t && ew_operand(t, n->outputs[0]) == EW_FULL ? t : NULL;
+    }
+    }
+}
+
+/* Node n's set (share_of) must share a layout: clears all of its tensors
+ * unless all are set; returns 1 when it cleared one. */
 static int agree(unsigned char *blk, const poprt__node *n)
 {
-    int m;
-    const poprt__tensor *a = share_anchor(n, &m);
-    if (!a)
+    const share_set s = share_of(n);
+    if (!s.anchor)
         return 0;
-    int all = blk[a->id], any = all;
-    for (int k = 0; k < m; k++) {
-        const poprt__tensor *t = share_member(n, k);
+    int all = blk[s.anchor->id], any = all;
+    for (int k = 0; k < s.count; k++) {
+        const poprt__tensor *t = share_member(n, &s, k);
         if (t) {
             all &= blk[t->id];
             any |= blk[t->id];
@@ -356,12 +362,12 @@ static int agree(unsigned char *blk, const poprt__node *n)
     }
     if (all || !any)
         return 0;
-    for (int k = 0; k < m; k++) {
-        const poprt__tensor *t = share_member(n, k);
+    for (int k = 0; k < s.count; k++) {
+        const poprt__tensor *t = share_member(n, &s, k);
         if (t)
             blk[t->id] = 0;
     }
-    blk[a->id] = 0;
+    blk[s.anchor->id] = 0;
     return 1;
 }
 
@@ -399,7 +405,7 @@ static int has_taps(const poprt__node *n)
 }
 
 /* The NCHW16c tensors fall into sets that change layout together: those a
- * node keeps in one layout (share_anchor's) and the X and Y of a
+ * node keeps in one layout (share_of) and the X and Y of a
  * convolution that reads and writes NCHW16c. A set pays only when a dense
  * convolution with taps reads or writes one of its tensors: that
  * convolution runs blocked anyway, and reads its input in place or stores
@@ -424,10 +430,9 @@ static poprt_status drop_unpaid(const poprt__graph *g, unsigned char *blk)
         par[i] = i;
     for (size_t i = 0; i < g->nodes.len; i++) {
         const poprt__node *n = g->nodes.items[i];
-        int m;
-        const poprt__tensor *a = share_anchor(n, &m);
-        for (int k = 0; a && k < m; k++)
-            uf_join(par, blk, share_member(n, k), a);
+        const share_set s = share_of(n);
+        for (int k = 0; s.anchor && k < s.count; k++)
+            uf_join(par, blk, share_member(n, &s, k), s.anchor);
         if (conv_ok(n)) /* a dense conv's X and Y: one set, though they may differ */
             uf_join(par, blk, n->inputs[0], n->outputs[0]);
     }
