@@ -313,12 +313,16 @@ typedef struct share_set {
 static share_set share_of(const poprt__node *n)
 {
     share_set s = {SHARE_INPUTS, NULL, 0};
-    if (pool_ok(n) || avgpool_ok(n) || same_bytes(n) || concat_ok(n))
-        s = (share_set){SHARE_INPUTS, n->outputs[0], concat_ok(n) ? n->n_inputs : 1};
+    if (concat_ok(n))
+        s = (share_set){SHARE_INPUTS, n->outputs[0], n->n_inputs};
+    else if (pool_ok(n) || avgpool_ok(n) || same_bytes(n))
+        s = (share_set){SHARE_INPUTS, n->outputs[0], 1};
     else if (split_ok(n))
         s = (share_set){SHARE_OUTPUTS, n->inputs[0], n->n_outputs};
-    else if (conv_ok(n) || dwconv_ok(n))
-        s = (share_set){conv_ok(n) ? SHARE_CONV : SHARE_DWCONV, n->outputs[0], 2};
+    else if (conv_ok(n))
+        s = (share_set){SHARE_CONV, n->outputs[0], 2};
+    else if (dwconv_ok(n))
+        s = (share_set){SHARE_DWCONV, n->outputs[0], 2};
     else if (ew_ok(n))
         s = (share_set){SHARE_EW, n->outputs[0], n->n_inputs};
     if ((s.kind == SHARE_INPUTS || s.kind == SHARE_OUTPUTS) && s.anchor && neutral(s.anchor))
@@ -333,11 +337,11 @@ static poprt__tensor *share_member(const poprt__node *n, const share_set *s, int
     switch (s->kind) {
     case SHARE_INPUTS: return n->inputs[k];
     case SHARE_OUTPUTS: return n->outputs[k];
-    case SHARE_CONV: /* Z */
-    case SHARE_DWCONV: /* X and Z */
-        return k == 1 && is_fused_conv(n)            ? poprt__node_in(n, 3)
-               : k == 0 && s->kind == SHARE_DWCONV ? n->inputs[0]
-                                                   : NULL;
+    case SHARE_CONV:   /* slot 1: Z */
+    case SHARE_DWCONV: /* slot 0: X (depthwise only), slot 1: Z */
+        if (k == 1)
+            return is_fused_conv(n) ? poprt__node_in(n, 3) : NULL;
+        return s->kind == SHARE_DWCONV ? n->inputs[0] : NULL;
     default: {
         poprt__tensor *t = poprt__node_in(n, k);
         return t && ew_operand(t, n->outputs[0]) == EW_FULL ? t : NULL;
@@ -433,7 +437,7 @@ static poprt_status drop_unpaid(const poprt__graph *g, unsigned char *blk)
         const share_set s = share_of(n);
         for (int k = 0; s.anchor && k < s.count; k++)
             uf_join(par, blk, share_member(n, &s, k), s.anchor);
-        if (conv_ok(n)) /* a dense conv's X and Y: one set, though they may differ */
+        if (s.kind == SHARE_CONV) /* a dense conv's X and Y: one set, though they may differ */
             uf_join(par, blk, n->inputs[0], n->outputs[0]);
     }
     for (size_t i = 0; i < g->nodes.len; i++) {

@@ -99,17 +99,18 @@ int poprt__x86_convb_fits(const poprt__geom3 *g, int64_t G)
     return G == 1 && g->in[0] == 1 && g->k[0] == 1 && g->out[0] == 1 && g->out_sz >= 1;
 }
 
+/* Rows the row tiles take: column stride 1 or 2, at least 16 columns. */
+static int rows_fit(int64_t sw, int64_t OW)
+{
+    return (sw == 1 || sw == 2) && OW >= 16;
+}
+
 /* One channel per block with column stride 1 or 2 and rows of at least 16
  * columns: whole output rows straight into place
  * (the variant's rows). Items: image-major, then group, then row.
  * (Splitting the channels first, as the next MaxPool splits its planes,
  * measured no faster on light_squeezenet: the conv then reads its whole
  * input once per channel share.) */
-static int rows_fit(int64_t sw, int64_t OW)
-{
-    return (sw == 1 || sw == 2) && OW >= 16;
-}
-
 static int convb_by_rows(const poprt__convb_geom *cg)
 {
     return cg->cb == 1 && rows_fit(cg->sw, cg->OW);
