@@ -501,9 +501,8 @@ poprt_status poprt__x86_conv_blocked(poprt__kctx *k, const poprt__conv_plan *p,
          * 1x1 convs at 14 x 14 re-read all groups' weights from L3 per
          * chunk: group by group they take 0.89-1.00x the time at 2
          * threads, per-shape profile, medians of 5 and 7 alternated runs) */
-        const int64_t l2 = poprt__cpu_features()->l2_bytes;
         t.chunk_major = poprt__kctx_threads(k) > 1 && t.n_og > 1 &&
-                        t.n_og * w_group * (int64_t)sizeof(float) <= l2 / 2;
+                        t.n_og * w_group * (int64_t)sizeof(float) <= poprt__cpu_l2_reuse_bytes();
         t.tmp_floats = 4 * 16 * t.chunk;
     }
     t.lanes = t.items < CONV_LANES ? t.items : CONV_LANES;

@@ -55,6 +55,13 @@ typedef struct poprt__cpu {
 
 /* The cached features (thread-safe; detection runs once). Never NULL. */
 const poprt__cpu *poprt__cpu_features(void);
+/* Bytes of this core's L2 that a blocked kernel lets one reused operand
+ * take (a GEMM's A or B block, a convolution's weights of all output
+ * groups): half of it, the rest for the streamed operand and the outputs. */
+static inline int64_t poprt__cpu_l2_reuse_bytes(void)
+{
+    return poprt__cpu_features()->l2_bytes / 2;
+}
 /* 1 when every feature bit in mask is usable. */
 int poprt__cpu_has(uint32_t mask);
 /* The kernel families of lib/kernels/x86 declare their variants in lists,

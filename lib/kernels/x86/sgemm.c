@@ -633,7 +633,7 @@ static void gemm_task_fn(void *ctx, int64_t t0, int64_t t1)
  * rest, and 512 KiB is what the 1-2 MiB L2s were tuned with). */
 static int64_t a_l2_bytes(void)
 {
-    const int64_t half = poprt__cpu_features()->l2_bytes / 2;
+    const int64_t half = poprt__cpu_l2_reuse_bytes();
     return half < 512 * 1024 ? half : 512 * 1024;
 }
 
@@ -661,7 +661,7 @@ static int64_t l2_panels(const poprt__sgemm_variant *v, int64_t kcb)
 {
     int64_t ncp = v->nc / v->nr > 0 ? v->nc / v->nr : 1;
     const int64_t panel = (int64_t)v->nr * kw(v, kcb) * (int64_t)sizeof(float);
-    const int64_t fit = panel > 0 ? poprt__cpu_features()->l2_bytes / 2 / panel : ncp;
+    const int64_t fit = panel > 0 ? poprt__cpu_l2_reuse_bytes() / panel : ncp;
     if (fit < ncp)
         ncp = fit > 0 ? fit : 1;
     return ncp;
