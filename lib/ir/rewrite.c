@@ -193,9 +193,15 @@ poprt_status poprt__tensor_set_const(poprt__tensor *t, int32_t dtype, int rank, 
                                      const void *data, size_t nbytes)
 {
     poprt__model *m = t->graph->model;
-    void *copy = poprt__arena_memdup(&m->arena, data, nbytes ? nbytes : 1);
+    /* a large value in a blob of its own, as folding makes them: clones of
+     * the model share it (a session compiles a clone; BERT's fused QKV
+     * weights, 85 MB, were copied by every clone) and it is freed once no
+     * tensor reads it (poprt__model_sweep_folded) */
+    void *copy = poprt__model_fold_alloc(m, nbytes ? nbytes : 1);
     if (!copy)
         return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory for constant '%s'", t->name);
+    if (nbytes)
+        memcpy(copy, data, nbytes);
     if (poprt__type_set_tensor(&m->arena, &t->type, dtype, rank, dims))
         return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory for constant '%s'", t->name);
     poprt__tensor_set_data(t, copy);
