@@ -342,10 +342,15 @@ poprt_status poprt__tensor_rename(poprt__tensor *t, const char *name);
 int poprt__graph_remove_dead(poprt__graph *g);
 /* Only the nodes part of poprt__graph_remove_dead (initializers stay). */
 int poprt__graph_remove_dead_nodes(poprt__graph *g);
-/* Makes t a constant initializer of its graph holding data (copied into the
- * model arena) with the given dtype and shape; t keeps its name. */
+/* Makes t a constant initializer of its graph holding data (copied into
+ * poprt__model_fold_alloc's memory: a blob of its own when large, which the
+ * model's clones share) with the given dtype and shape; t keeps its name. */
 poprt_status poprt__tensor_set_const(poprt__tensor *t, int32_t dtype, int rank,
                                      const int64_t *dims, const void *data, size_t nbytes);
+/* As poprt__tensor_set_const for data that poprt__model_fold_alloc of t's
+ * model returned and the caller filled: used in place, not copied. */
+poprt_status poprt__tensor_adopt_const(poprt__tensor *t, int32_t dtype, int rank,
+                                       const int64_t *dims, const void *data, size_t nbytes);
 /* t's constant value for typed reads: raw when it is aligned for the element
  * type, else an aligned copy of it made on the first call and kept with the
  * model (the mapped file pages it came from then go back to the kernel).

@@ -189,22 +189,13 @@ int poprt__graph_remove_dead(poprt__graph *g)
     return removed;
 }
 
-poprt_status poprt__tensor_set_const(poprt__tensor *t, int32_t dtype, int rank, const int64_t *dims,
-                                     const void *data, size_t nbytes)
+poprt_status poprt__tensor_adopt_const(poprt__tensor *t, int32_t dtype, int rank,
+                                       const int64_t *dims, const void *data, size_t nbytes)
 {
     poprt__model *m = t->graph->model;
-    /* a large value in a blob of its own, as folding makes them: clones of
-     * the model share it (a session compiles a clone; BERT's fused QKV
-     * weights, 85 MB, were copied by every clone) and it is freed once no
-     * tensor reads it (poprt__model_sweep_folded) */
-    void *copy = poprt__model_fold_alloc(m, nbytes ? nbytes : 1);
-    if (!copy)
-        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory for constant '%s'", t->name);
-    if (nbytes)
-        memcpy(copy, data, nbytes);
     if (poprt__type_set_tensor(&m->arena, &t->type, dtype, rank, dims))
         return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory for constant '%s'", t->name);
-    poprt__tensor_set_data(t, copy);
+    poprt__tensor_set_data(t, data);
     t->nbytes = nbytes;
     t->producer = NULL;
     if (!t->is_initializer) {
@@ -213,6 +204,21 @@ poprt_status poprt__tensor_set_const(poprt__tensor *t, int32_t dtype, int rank, 
             return POPRT_STATUS_OUT_OF_MEMORY;
     }
     return POPRT_OK;
+}
+
+poprt_status poprt__tensor_set_const(poprt__tensor *t, int32_t dtype, int rank, const int64_t *dims,
+                                     const void *data, size_t nbytes)
+{
+    /* a large value in a blob of its own, as folding makes them: clones of
+     * the model share it (a session compiles a clone; BERT's fused QKV
+     * weights, 85 MB, were copied by every clone) and it is freed once no
+     * tensor reads it (poprt__model_sweep_folded) */
+    void *copy = poprt__model_fold_alloc(t->graph->model, nbytes ? nbytes : 1);
+    if (!copy)
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory for constant '%s'", t->name);
+    if (nbytes)
+        memcpy(copy, data, nbytes);
+    return poprt__tensor_adopt_const(t, dtype, rank, dims, copy, nbytes);
 }
 
 poprt__tensor *poprt__graph_add_const(poprt__graph *g, const char *base, int32_t dtype, int rank,

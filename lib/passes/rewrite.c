@@ -378,22 +378,30 @@ poprt__tensor *poprt__rw_new_f32_concat(poprt__graph *g, const char *base, int64
     int64_t width = 0;
     for (int i = 0; i < n; i++)
         width += cols[i];
-    float *v = poprt__calloc((size_t)(rows * width + 1), sizeof *v);
+    const int64_t len = rows * width, dims[2] = {rows, width};
+    const size_t nbytes = (size_t)len * sizeof(float);
+    poprt__tensor *t = poprt__graph_new_tensor(g, base);
+    /* written in place: the model's own memory for constants */
+    float *v = t ? poprt__model_fold_alloc(g->model, nbytes ? nbytes : 1) : NULL;
     if (!v)
         return NULL;
     int64_t c0 = 0;
     for (int i = 0; i < n; c0 += cols[i], i++)
-        for (int64_t r = 0; src[i] && r < rows; r++)
-            memcpy(v + r * width + c0, (const char *)src[i] + (size_t)(r * cols[i]) * sizeof *v,
-                   (size_t)cols[i] * sizeof *v);
+        for (int64_t r = 0; r < rows; r++) {
+            float *d = v + r * width + c0;
+            if (src[i])
+                memcpy(d, (const char *)src[i] + (size_t)(r * cols[i]) * sizeof *v,
+                       (size_t)cols[i] * sizeof *v);
+            else
+                memset(d, 0, (size_t)cols[i] * sizeof *v);
+        }
     for (int i = 0; i < n; i++) /* sources in the model file: read once */
         if (src[i])
             poprt__model_drop_pages(g->model, src[i], (size_t)(rows * cols[i]) * sizeof *v);
-    int64_t dims[2] = {rows, width}, len = rows * width;
-    poprt__tensor *t = poprt__graph_add_const(g, base, POPRT_DTYPE_FLOAT, flat ? 1 : 2,
-                                              flat ? &len : dims, v, (size_t)len * sizeof *v);
-    poprt__free(v);
-    return t;
+    return poprt__tensor_adopt_const(t, POPRT_DTYPE_FLOAT, flat ? 1 : 2, flat ? &len : dims, v,
+                                     nbytes)
+               ? NULL
+               : t;
 }
 
 static poprt__attr *new_attr(poprt__node *n, const char *name, poprt__attr_type type)
