@@ -91,9 +91,12 @@ static poprt_status fuse(poprt__graph *g, void *ctx, int *changed)
             continue;
         }
         size_t es = poprt__dtype_size((poprt_dtype)e);
-        void *wd = poprt__malloc((size_t)numel * es + 1), *bd = poprt__malloc((size_t)c * es + 1);
+        /* the new values straight into the model's memory for constants */
         const void *wv = poprt__tensor_data(w), *bv = b ? poprt__tensor_data(b) : NULL;
-        poprt__tensor *nw = NULL, *nb = NULL;
+        poprt__tensor *nw = poprt__graph_new_tensor(g, w->name);
+        poprt__tensor *nb = poprt__graph_new_tensor(g, b ? b->name : "conv_bias");
+        void *wd = nw ? poprt__model_fold_alloc(g->model, (size_t)numel * es + 1) : NULL;
+        void *bd = nb ? poprt__model_fold_alloc(g->model, (size_t)c * es + 1) : NULL;
         if (wd && bd && wv && (!b || bv)) {
             /* the output channel of weight k: W[m] (Conv); ConvTranspose:
              * W[ci][j] with j < M/group, channel (ci / (C/group)) M/group + j */
@@ -102,23 +105,35 @@ static poprt_status fuse(poprt__graph *g, void *ctx, int *changed)
             const int64_t ksz = tconv && w->type.dims[0].value && mg
                                     ? numel / (w->type.dims[0].value * mg)
                                     : 0;
-            for (int64_t k = 0; k < numel; k++) {
-                int64_t ch = per ? k / per : 0;
-                if (tconv) {
-                    const int64_t row = k / ksz; /* ci * mg + j */
-                    ch = (row / mg) / cg * mg + row % mg;
+            if (e == POPRT_DTYPE_FLOAT && !tconv) {
+                /* float32 Conv, channel by channel: the generic loop's
+                 * products and roundings (load as double, store as float)
+                 * without its per-element type dispatch */
+                const float *x = wv;
+                float *y = wd;
+                for (int64_t ch = 0; ch < c; ch++)
+                    for (int64_t j = ch * per; j < (ch + 1) * per; j++)
+                        y[j] = (float)((double)x[j] * s[ch]);
+            } else {
+                for (int64_t k = 0; k < numel; k++) {
+                    int64_t ch = per ? k / per : 0;
+                    if (tconv) {
+                        const int64_t row = k / ksz; /* ci * mg + j */
+                        ch = (row / mg) / cg * mg + row % mg;
+                    }
+                    poprt__store_f64(wd, e, k, poprt__load_f64(wv, e, k) * s[ch]);
                 }
-                poprt__store_f64(wd, e, k, poprt__load_f64(wv, e, k) * s[ch]);
             }
             for (int64_t k = 0; k < c; k++)
                 poprt__store_f64(bd, e, k, (b ? poprt__load_f64(bv, e, k) : 0.0) * s[k] + t[k]);
             int64_t wdims[POPRT__MAX_RANK];
-            nw = poprt__graph_add_const(g, w->name, e, poprt__rw_dims(w, wdims), wdims, wd,
-                                        (size_t)numel * es);
-            nb = poprt__graph_add_const(g, b ? b->name : "conv_bias", e, 1, &c, bd, (size_t)c * es);
+            if (poprt__tensor_adopt_const(nw, e, poprt__rw_dims(w, wdims), wdims, wd,
+                                          (size_t)numel * es) ||
+                poprt__tensor_adopt_const(nb, e, 1, &c, bd, (size_t)c * es))
+                nw = NULL;
+        } else {
+            nw = NULL;
         }
-        poprt__free(wd);
-        poprt__free(bd);
         poprt__rw_bn_free(&a);
         if (!nw || !nb)
             return poprt__rw_oom();
