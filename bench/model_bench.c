@@ -157,6 +157,24 @@ static char g_popef[4200];
 /* start-up child: 0 loads g_popef, 1 compiles the folder's model.onnx */
 static int g_startup_compile;
 
+/* VmHWM before the --startup export (-1: none): see the export */
+static long g_hwm_pre_export_kb = -1;
+
+static long vm_hwm_kb(void) {
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = -1;
+    if (!f)
+        return -1;
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmHWM:", 6)) {
+            kb = strtol(line + 6, NULL, 10);
+            break;
+        }
+    fclose(f);
+    return kb;
+}
+
 /* ------------------------------------------------------------ utilities */
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -677,9 +695,20 @@ static int pchild_setup(pchild *c, const char *dir, const char *tmpdir, double *
         (!write_ort_inputs(c, tmpdir, why, why_size) ||
          !write_fixed_model(c, tmpdir, why, why_size)))
         goto done;
-    if (g_popef[0] && (st = poprt_session_export(c->sess, g_popef)) != POPRT_OK) {
-        api_fail(why, why_size, st, "exporting the .popef");
-        goto done;
+    if (g_popef[0]) {
+        /* the export's own buffers are not the model's footprint: keep the
+         * peak so far, and count the rest of the child's life from the
+         * resident size after the export (clear_refs 5 resets VmHWM) */
+        g_hwm_pre_export_kb = vm_hwm_kb();
+        if ((st = poprt_session_export(c->sess, g_popef)) != POPRT_OK) {
+            api_fail(why, why_size, st, "exporting the .popef");
+            goto done;
+        }
+        FILE *cr = fopen("/proc/self/clear_refs", "w");
+        if (cr) {
+            fputs("5", cr);
+            fclose(cr);
+        }
     }
     ok = 1;
 done:
@@ -689,20 +718,6 @@ done:
     return ok;
 }
 
-static long vm_hwm_kb(void) {
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    long kb = -1;
-    if (!f)
-        return -1;
-    while (fgets(line, sizeof line, f))
-        if (!strncmp(line, "VmHWM:", 6)) {
-            kb = strtol(line + 6, NULL, 10);
-            break;
-        }
-    fclose(f);
-    return kb;
-}
 
 /* --profile in the libpoprt child: the session logs its kernel time per
  * operator type at INFO when it is freed ("profile: <op> <ms> ms <pct>%
@@ -806,7 +821,8 @@ static void pchild_main(const char *dir, const char *tmpdir, int cmd_fd, int rep
         say(rep_fd, "PROFS %s %.6f %d", g_prof.key[i], g_prof.sms[i], g_prof.nodes[i]);
     poprt_model_free(c.model);
     poprt__arena_free(&c.arena);
-    say(rep_fd, "BYE %ld", vm_hwm_kb());
+    const long hwm = vm_hwm_kb();
+    say(rep_fd, "BYE %ld", hwm > g_hwm_pre_export_kb ? hwm : g_hwm_pre_export_kb);
     _exit(0);
 }
 
