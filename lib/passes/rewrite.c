@@ -828,6 +828,9 @@ poprt_status poprt__rw_dedup_initializers(poprt__graph *g, int *changed)
          * bert_base (440 MB of weights) */
         keys[m].t = t;
         keys[m].hash = poprt__checksum64(t->raw, t->nbytes, (uint64_t)t->type.elem);
+        /* read for the hash only: the model file's pages go back (a weight
+         * read later is read from the file again) */
+        poprt__model_drop_pages(g->model, t->raw, t->nbytes);
         m++;
     }
     qsort(keys, m, sizeof *keys, key_cmp);
