@@ -7,6 +7,7 @@
 #include "compiler/compiler.h"
 #include "compiler/program.h"
 #include "kernels/kernel.h"
+#include "kernels/ref/tensor.h"
 #include "kernels/x86/gemm_ops.h"
 #include "passes/gradient.h"
 #include "passes/rewrite.h"
@@ -310,6 +311,35 @@ static void mark_prepared_only(const poprt__program *p)
     }
 }
 
+/* Whether every reader of t is a main-graph Gather on the reference kernel
+ * reading t as its data (it copies whole rows with memcpy, so their
+ * alignment does not matter); t no graph output. */
+static int readers_copy_bytes(const poprt__program *p, const poprt__tensor *t)
+{
+    const poprt__graph *g = p->m->graph;
+    if (t->n_out_uses || !t->uses)
+        return 0;
+    for (const poprt__use *u = t->uses; u; u = u->next) {
+        const poprt__node *r = u->node;
+        if (r->graph != g || u->slot != 0 || !poprt__rw_is(r, "Gather") || !r->kernel ||
+            r->kernel->run != poprt__ref_gather)
+            return 0;
+    }
+    return 1;
+}
+
+/* Constants only byte-copying readers read (lib/runtime/exec.c binds them
+ * in place): bert_base's word embeddings (93 MB, unaligned in the file)
+ * were copied aligned at every session's start. */
+static void mark_bytes_only(const poprt__program *p)
+{
+    const poprt__graph *g = p->m->graph;
+    for (size_t i = 0; i < g->tensors.len; i++) {
+        poprt__tensor *t = g->tensors.items[i];
+        t->bytes_only = t->raw && !t->producer && readers_copy_bytes(p, t);
+    }
+}
+
 static poprt_status prepare_nodes(poprt__program *p, const poprt__stored_states *stored)
 {
     poprt__graph *g = p->m->graph;
@@ -354,6 +384,7 @@ static poprt_status prepare_nodes(poprt__program *p, const poprt__stored_states 
     if (total && done < total) /* nodes with more operands than prepare takes */
         poprt__progress("prepare", NULL, total, total);
     mark_prepared_only(p);
+    mark_bytes_only(p);
     return prepare_subgraphs(p);
 }
 

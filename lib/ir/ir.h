@@ -93,6 +93,11 @@ typedef struct poprt__tensor {
      * data (packed weights): runs bind it without reading it when
      * poprt__tensor_data has not copied it (lib/compiler/program.c) */
     unsigned prepared_only : 1;
+    /* a session's main-graph constant whose every reader copies rows of it
+     * as bytes (Gather's data: an embedding table): runs bind it where it
+     * is, unaligned or not, instead of an aligned copy, so the rows never
+     * read stay out of memory (lib/compiler/program.c) */
+    unsigned bytes_only : 1;
     const char *doc;
     int id; /* position in graph->tensors */
     /* reads: node input slots (any graph: subgraph nodes read outer values)

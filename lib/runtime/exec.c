@@ -115,6 +115,10 @@ static poprt_status bind_const(poprt__value *v, const poprt__tensor *t)
     v->t.nbytes = t->nbytes;
     if (t->prepared_only && poprt__tensor_data_lazy(t))
         return POPRT_OK;
+    if (t->bytes_only && poprt__tensor_data_lazy(t)) {
+        v->t.data = (void *)t->raw; /* rows copied as bytes: alignment does not matter */
+        return POPRT_OK;
+    }
     v->t.data = (void *)poprt__tensor_data(t);
     if (t->raw && !v->t.data)
         return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory reading constant '%s' (%zu bytes)",

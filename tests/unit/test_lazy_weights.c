@@ -218,6 +218,7 @@ START_TEST(test_session_packs_in_place)
     check_close(y, want, R * N);
     ck_assert(poprt__tensor_data_lazy(st)); /* the runs did not copy it either */
     ck_assert(!find(s->m, "b")->prepared_only); /* Add reads the bias as it is */
+    ck_assert(!find(s->m, "b")->bytes_only);    /* and typed */
     /* weights: read, write, reset */
     static float w2[K * N], got[K * N];
     OK(poprt_session_read_weight(s, wn, got, sizeof got));
@@ -529,6 +530,69 @@ START_TEST(test_fused_attention_reads_unpacked)
 }
 END_TEST
 
+/* A table only Gather reads (an embedding) stays where the file put it,
+ * unaligned, and the runs copy its rows from there: the session's value is
+ * the raw bytes, no aligned copy is made, and the rows come out exact. */
+START_TEST(test_gather_reads_in_place)
+{
+    enum { V = 64, D = 96, NI = 5 };
+    static float E[V * D];
+    for (int i = 0; i < V * D; i++)
+        E[i] = (float)((i * 13) % 31) / 7.0f - 2.0f;
+    static const char *names[] = {"E", "Ea", "Eab", "Eabc"};
+    poprt_model *pm = NULL;
+    const char *en = NULL;
+    for (int k = 0; k < 4 && !pm; k++) {
+        poprt__model *m = tb_model(17);
+        tb_input(m, "i", POPRT_DTYPE_INT64, 1, (const int64_t[]){NI});
+        tb_const(m, names[k], POPRT_DTYPE_FLOAT, 2, (const int64_t[]){V, D}, E);
+        tb_node(m, "Gather", 2, (const char *[]){names[k], "i"}, 1, (const char *[]){"y"});
+        tb_output(m, "y");
+        OK(tb_load(m, &pm));
+        if ((uintptr_t)find(pm->m, names[k])->raw % 4) {
+            en = names[k];
+        } else {
+            poprt_model_free(pm);
+            pm = NULL;
+        }
+    }
+    ck_assert_msg(pm, "no name put E's raw_data unaligned");
+    poprt_session *s;
+    OK(poprt_session_create(pm, NULL, &s));
+    const poprt__tensor *st = find(s->m, en);
+    ck_assert(st->bytes_only);
+    const int64_t idx[NI] = {3, 0, 63, -1, 17};
+    static float E2[V * D];
+    for (int i = 0; i < V * D; i++)
+        E2[i] = -0.5f * E[i];
+    /* the file's table, a written one (an aligned copy), the file's again */
+    for (int pass = 0; pass < 3; pass++) {
+        if (pass == 1)
+            OK(poprt_session_write_weight(s, en, E2, sizeof E2));
+        if (pass == 2)
+            OK(poprt_session_reset_weights(s, en));
+        const float *want = pass == 1 ? E2 : E;
+        float y[NI * D];
+        poprt_stepio *io;
+        OK(poprt_stepio_create(&io));
+        OK(poprt_stepio_set_input(io, "i", POPRT_DTYPE_INT64, (const int64_t[]){NI}, 1, idx,
+                                  sizeof idx));
+        OK(poprt_stepio_set_output(io, "y", y, sizeof y));
+        OK(poprt_session_run(s, io));
+        poprt_stepio_free(io);
+        for (int j = 0; j < NI; j++) {
+            const int64_t row = idx[j] < 0 ? idx[j] + V : idx[j];
+            ck_assert_msg(memcmp(y + j * D, want + row * D, D * sizeof(float)) == 0,
+                          "pass %d: row %d", pass, j);
+        }
+        if (pass != 1) /* no aligned copy was made of the file's table */
+            ck_assert(poprt__tensor_data_lazy(st));
+    }
+    poprt_session_free(s);
+    poprt_model_free(pm);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("lazy_weights");
@@ -541,6 +605,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_conv_kernel_reads_unpacked);
     tcase_add_test(tc, test_kernels_read_unpacked);
     tcase_add_test(tc, test_fused_attention_reads_unpacked);
+    tcase_add_test(tc, test_gather_reads_in_place);
     suite_add_tcase(s, tc);
     return s;
 }
