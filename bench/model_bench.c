@@ -718,7 +718,6 @@ done:
     return ok;
 }
 
-
 /* --profile in the libpoprt child: the session logs its kernel time per
  * operator type at INFO when it is freed ("profile: <op> <ms> ms <pct>%
  * <calls> calls", totals over all runs); this keeps them. */

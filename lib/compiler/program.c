@@ -298,19 +298,6 @@ static void drop_prepared_inputs(const poprt__program *p, const poprt__node *n)
     }
 }
 
-/* Constants of the main graph whose every reader consumes them through its
- * prepared data (poprt__prep_ctx.consumed): the runs bind them without
- * copying them aligned (lib/runtime/exec.c), so a packed weight stored
- * unaligned in the model file is resident once, packed. */
-static void mark_prepared_only(const poprt__program *p)
-{
-    const poprt__graph *g = p->m->graph;
-    for (size_t i = 0; i < g->tensors.len; i++) {
-        poprt__tensor *t = g->tensors.items[i];
-        t->prepared_only = t->raw && !t->producer && t->uses && readers_prepared(p, t, 1);
-    }
-}
-
 /* Whether every reader of t is a main-graph Gather on the reference kernel
  * reading t as its data (it copies whole rows with memcpy, so their
  * alignment does not matter); t no graph output. */
@@ -328,15 +315,21 @@ static int readers_copy_bytes(const poprt__program *p, const poprt__tensor *t)
     return 1;
 }
 
-/* Constants only byte-copying readers read (lib/runtime/exec.c binds them
- * in place): bert_base's word embeddings (93 MB, unaligned in the file)
- * were copied aligned at every session's start. */
-static void mark_bytes_only(const poprt__program *p)
+/* Constants of the main graph the runs bind without an aligned copy
+ * (lib/runtime/exec.c): prepared_only, those whose every reader consumes
+ * them through its prepared data (poprt__prep_ctx.consumed), so a packed
+ * weight stored unaligned in the model file is resident once, packed;
+ * bytes_only, those only byte-copying readers read, bound in place
+ * (bert_base's word embeddings, 93 MB unaligned in the file, were copied
+ * aligned at every session's start). */
+static void mark_bound_in_place(const poprt__program *p)
 {
     const poprt__graph *g = p->m->graph;
     for (size_t i = 0; i < g->tensors.len; i++) {
         poprt__tensor *t = g->tensors.items[i];
-        t->bytes_only = t->raw && !t->producer && readers_copy_bytes(p, t);
+        const int fixed = t->raw && !t->producer;
+        t->prepared_only = fixed && t->uses && readers_prepared(p, t, 1);
+        t->bytes_only = fixed && readers_copy_bytes(p, t);
     }
 }
 
@@ -383,8 +376,7 @@ static poprt_status prepare_nodes(poprt__program *p, const poprt__stored_states 
     }
     if (total && done < total) /* nodes with more operands than prepare takes */
         poprt__progress("prepare", NULL, total, total);
-    mark_prepared_only(p);
-    mark_bytes_only(p);
+    mark_bound_in_place(p);
     return prepare_subgraphs(p);
 }
 

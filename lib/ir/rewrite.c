@@ -213,7 +213,7 @@ poprt_status poprt__tensor_set_const(poprt__tensor *t, int32_t dtype, int rank, 
      * the model share it (a session compiles a clone; BERT's fused QKV
      * weights, 85 MB, were copied by every clone) and it is freed once no
      * tensor reads it (poprt__model_sweep_folded) */
-    void *copy = poprt__model_fold_alloc(t->graph->model, nbytes ? nbytes : 1);
+    void *copy = poprt__model_fold_alloc(t->graph->model, nbytes);
     if (!copy)
         return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory for constant '%s'", t->name);
     if (nbytes)

@@ -95,8 +95,8 @@ static poprt_status fuse(poprt__graph *g, void *ctx, int *changed)
         const void *wv = poprt__tensor_data(w), *bv = b ? poprt__tensor_data(b) : NULL;
         poprt__tensor *nw = poprt__graph_new_tensor(g, w->name);
         poprt__tensor *nb = poprt__graph_new_tensor(g, b ? b->name : "conv_bias");
-        void *wd = nw ? poprt__model_fold_alloc(g->model, (size_t)numel * es + 1) : NULL;
-        void *bd = nb ? poprt__model_fold_alloc(g->model, (size_t)c * es + 1) : NULL;
+        void *wd = nw ? poprt__model_fold_alloc(g->model, (size_t)numel * es) : NULL;
+        void *bd = nb ? poprt__model_fold_alloc(g->model, (size_t)c * es) : NULL;
         if (wd && bd && wv && (!b || bv)) {
             /* the output channel of weight k: W[m] (Conv); ConvTranspose:
              * W[ci][j] with j < M/group, channel (ci / (C/group)) M/group + j */

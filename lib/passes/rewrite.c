@@ -382,7 +382,7 @@ poprt__tensor *poprt__rw_new_f32_concat(poprt__graph *g, const char *base, int64
     const size_t nbytes = (size_t)len * sizeof(float);
     poprt__tensor *t = poprt__graph_new_tensor(g, base);
     /* written in place: the model's own memory for constants */
-    float *v = t ? poprt__model_fold_alloc(g->model, nbytes ? nbytes : 1) : NULL;
+    float *v = t ? poprt__model_fold_alloc(g->model, nbytes) : NULL;
     if (!v)
         return NULL;
     int64_t c0 = 0;
