@@ -283,18 +283,18 @@ static void tr_part(const float *s, int64_t rs, int nrow, int np, int cnt, int w
     tr_block(s, rs, nrow, np, cnt, width, d);
 }
 
-/* Six rows x 8 k (rows rs apart, k contiguous) to the A panel's 48
- * contiguous floats d[p * 6 + r]. In pairs of rows: unpacking rows 2i and
- * 2i + 1 gives 64-bit units (r 2i, r 2i+1) per k, and the panel is those
- * units in the order (01, 23, 45) per k, so six output vectors are put
- * together from them by 64-bit and 128-bit lane moves: 20 shuffles and six
- * whole-vector stores, where the 8 x 8 transpose did 24 shuffles, eight
- * extracts and 16 part stores. */
-INLINE void tr6x8(const float *s, int64_t rs, float *d)
+/* Six rows x 8 k (rows rs apart, k contiguous; rows from nrow on zeros)
+ * to the A panel's 48 contiguous floats d[p * 6 + r]. In pairs of rows:
+ * unpacking rows 2i and 2i + 1 gives 64-bit units (r 2i, r 2i+1) per k,
+ * and the panel is those units in the order (01, 23, 45) per k, so six
+ * output vectors are put together from them by 64-bit and 128-bit lane
+ * moves: 20 shuffles and six whole-vector stores, where the 8 x 8 transpose
+ * did 24 shuffles, eight extracts and 16 part stores. */
+INLINE void tr6x8(const float *s, int64_t rs, const int nrow, float *d)
 {
-    const __m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + rs);
-    const __m256 r2 = _mm256_loadu_ps(s + 2 * rs), r3 = _mm256_loadu_ps(s + 3 * rs);
-    const __m256 r4 = _mm256_loadu_ps(s + 4 * rs), r5 = _mm256_loadu_ps(s + 5 * rs);
+#define ROW(i) (i < nrow ? _mm256_loadu_ps(s + i * rs) : _mm256_setzero_ps())
+    const __m256 r0 = ROW(0), r1 = ROW(1), r2 = ROW(2), r3 = ROW(3), r4 = ROW(4), r5 = ROW(5);
+#undef ROW
     /* tA: units (k0 k1 | k4 k5), tB: (k2 k3 | k6 k7), of rows 01, 23, 45 */
     const __m256d t01a = _mm256_castps_pd(_mm256_unpacklo_ps(r0, r1));
     const __m256d t01b = _mm256_castps_pd(_mm256_unpackhi_ps(r0, r1));
@@ -320,19 +320,33 @@ INLINE void tr6x8(const float *s, int64_t rs, float *d)
 }
 
 /* The AVX2 variant's packer (sgemm.h's contract): rows contiguous in k (A,
- * or B transposed) go through 8 x 8 transposes, a whole A panel of six rows
- * through tr6x8; otherwise each k row is n contiguous floats, copied by
+ * or B transposed) go through 8 x 8 transposes, an A panel (six rows or
+ * fewer) through tr6x8; otherwise each k row is n contiguous floats, copied by
  * vectors (the portable packer's one memcpy per 64-byte row and scalar
  * transposes took a quarter of a 512^3 GEMM's time). */
 void poprt__sgemm_pack_avx2(int64_t kc, int n, const float *src, int64_t rs, int64_t ps,
                             int width, float *dst)
 {
-    if (ps == 1 && rs != 1 && n == 6 && width == 6) {
+    if (ps == 1 && rs != 1 && n >= 1 && n <= 6 && width == 6) {
         int64_t p0 = 0;
-        for (; p0 + 8 <= kc; p0 += 8)
-            tr6x8(src + p0, rs, dst + p0 * 6);
+        /* one loop per row count, so tr6x8's loads are known (an RNN's
+         * batch of 4 rows went through tr_part's masked transposes: 7% of
+         * a GRU's steps) */
+#define TR6_LOOP(R)                               \
+    for (; p0 + 8 <= kc; p0 += 8)                 \
+        tr6x8(src + p0, rs, R, dst + p0 * 6);     \
+    break
+        switch (n) {
+        case 6: TR6_LOOP(6);
+        case 5: TR6_LOOP(5);
+        case 4: TR6_LOOP(4);
+        case 3: TR6_LOOP(3);
+        case 2: TR6_LOOP(2);
+        default: TR6_LOOP(1);
+        }
+#undef TR6_LOOP
         if (p0 < kc)
-            tr_part(src + p0, rs, 6, (int)(kc - p0), 6, 6, dst + p0 * 6);
+            tr_part(src + p0, rs, n, (int)(kc - p0), 6, 6, dst + p0 * 6);
         return;
     }
     if (ps == 1 && rs != 1) {
