@@ -53,6 +53,7 @@ INLINE void tile(const int mr, int64_t kc, const float *restrict a, const float 
         acc[r][0] = _mm256_setzero_ps();
         acc[r][1] = _mm256_setzero_ps();
     }
+#pragma GCC unroll 4
     for (int64_t p = 0; p < kc; p++) {
         const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
 #pragma GCC unroll 6
