@@ -7,7 +7,6 @@
 #include "compiler/compiler.h"
 #include "compiler/program.h"
 #include "kernels/kernel.h"
-#include "kernels/ref/tensor.h"
 #include "kernels/x86/gemm_ops.h"
 #include "passes/gradient.h"
 #include "passes/rewrite.h"
@@ -298,9 +297,9 @@ static void drop_prepared_inputs(const poprt__program *p, const poprt__node *n)
     }
 }
 
-/* Whether every reader of t is a main-graph Gather on the reference kernel
- * reading t as its data (it copies whole rows with memcpy, so their
- * alignment does not matter); t no graph output. */
+/* Whether every reader of t is a main-graph node whose kernel reads t
+ * only by copying its bytes (poprt__kernel.bytes_in: Gather's rows), so its
+ * alignment does not matter; t no graph output. */
 static int readers_copy_bytes(const poprt__program *p, const poprt__tensor *t)
 {
     const poprt__graph *g = p->m->graph;
@@ -308,8 +307,8 @@ static int readers_copy_bytes(const poprt__program *p, const poprt__tensor *t)
         return 0;
     for (const poprt__use *u = t->uses; u; u = u->next) {
         const poprt__node *r = u->node;
-        if (r->graph != g || u->slot != 0 || !poprt__rw_is(r, "Gather") || !r->kernel ||
-            r->kernel->run != poprt__ref_gather)
+        if (r->graph != g || !r->kernel || u->slot < 0 || u->slot >= 32 ||
+            !(r->kernel->bytes_in & (1u << u->slot)))
             return 0;
     }
     return 1;

@@ -95,6 +95,10 @@ typedef struct poprt__kernel {
     poprt__kernel_fn run;
     poprt__prepare_fn prepare; /* or NULL */
     const char *impl; /* the run function's name (profiles show it); "user" for user operators */
+    /* bit k: run reads input k only by copying its bytes (memcpy), never as
+     * typed values, so a constant there may be bound where the model file
+     * holds it, at any alignment (lib/compiler/program.c) */
+    unsigned bytes_in;
 } poprt__kernel;
 
 /* The kernel of (domain, op_type) for a node at opset: the entry with the

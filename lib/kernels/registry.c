@@ -39,9 +39,13 @@
 #include "kernels/x86/vmath.h"
 
 static const poprt__kernel builtin[] = {
-#define POPRT__KERNEL(domain, name, since, run, prepare) {domain, name, since, run, prepare, #run},
+#define POPRT__KERNEL_BYTES(domain, name, since, run, prepare, bytes_in) \
+    {domain, name, since, run, prepare, #run, bytes_in},
+#define POPRT__KERNEL(domain, name, since, run, prepare) \
+    POPRT__KERNEL_BYTES(domain, name, since, run, prepare, 0u)
 #include "kernels/registry.def"
 #undef POPRT__KERNEL
+#undef POPRT__KERNEL_BYTES
 };
 #define N_BUILTIN (sizeof builtin / sizeof builtin[0])
 
@@ -124,7 +128,7 @@ poprt_status poprt__kernel_register_user(const char *domain, const char *name, i
     user_kernel *u = poprt__calloc(1, sizeof *u);
     if (!u)
         return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory registering a kernel");
-    u->k = (poprt__kernel){domain, name, since_version, run, NULL, "user"};
+    u->k = (poprt__kernel){domain, name, since_version, run, NULL, "user", 0u};
     pthread_mutex_lock(&users_mu);
     for (const user_kernel *o = users; o; o = o->next)
         if (strcmp(o->k.domain, domain) == 0 && strcmp(o->k.name, name) == 0 &&

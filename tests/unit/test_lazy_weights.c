@@ -530,33 +530,51 @@ START_TEST(test_fused_attention_reads_unpacked)
 }
 END_TEST
 
+/* Builds a model with build(m, name, ctx) under table names of 1..4
+ * letters until the loaded model's table `name` lies unaligned in the
+ * file's bytes (its offset depends on the names before it), and returns
+ * that model with the name in *name_out. */
+typedef void (*table_model_fn)(poprt__model *m, const char *name, const void *ctx);
+static poprt_model *load_unaligned_table(table_model_fn build, const void *ctx,
+                                         const char **name_out)
+{
+    static const char *names[] = {"E", "Ea", "Eab", "Eabc"};
+    for (int k = 0; k < 4; k++) {
+        poprt__model *m = tb_model(17);
+        build(m, names[k], ctx);
+        poprt_model *pm;
+        OK(tb_load(m, &pm));
+        if ((uintptr_t)find(pm->m, names[k])->raw % 4) {
+            *name_out = names[k];
+            return pm;
+        }
+        poprt_model_free(pm);
+    }
+    ck_abort_msg("no name put the table's raw_data unaligned");
+    return NULL;
+}
+
+enum { TV = 64, TD = 96 }; /* the tables' rows and columns */
+
+static void gather_model(poprt__model *m, const char *name, const void *ctx)
+{
+    tb_input(m, "i", POPRT_DTYPE_INT64, 1, (const int64_t[]){5});
+    tb_const(m, name, POPRT_DTYPE_FLOAT, 2, (const int64_t[]){TV, TD}, ctx);
+    tb_node(m, "Gather", 2, (const char *[]){name, "i"}, 1, (const char *[]){"y"});
+    tb_output(m, "y");
+}
+
 /* A table only Gather reads (an embedding) stays where the file put it,
  * unaligned, and the runs copy its rows from there: the session's value is
  * the raw bytes, no aligned copy is made, and the rows come out exact. */
 START_TEST(test_gather_reads_in_place)
 {
-    enum { V = 64, D = 96, NI = 5 };
+    enum { V = TV, D = TD, NI = 5 };
     static float E[V * D];
     for (int i = 0; i < V * D; i++)
         E[i] = (float)((i * 13) % 31) / 7.0f - 2.0f;
-    static const char *names[] = {"E", "Ea", "Eab", "Eabc"};
-    poprt_model *pm = NULL;
-    const char *en = NULL;
-    for (int k = 0; k < 4 && !pm; k++) {
-        poprt__model *m = tb_model(17);
-        tb_input(m, "i", POPRT_DTYPE_INT64, 1, (const int64_t[]){NI});
-        tb_const(m, names[k], POPRT_DTYPE_FLOAT, 2, (const int64_t[]){V, D}, E);
-        tb_node(m, "Gather", 2, (const char *[]){names[k], "i"}, 1, (const char *[]){"y"});
-        tb_output(m, "y");
-        OK(tb_load(m, &pm));
-        if ((uintptr_t)find(pm->m, names[k])->raw % 4) {
-            en = names[k];
-        } else {
-            poprt_model_free(pm);
-            pm = NULL;
-        }
-    }
-    ck_assert_msg(pm, "no name put E's raw_data unaligned");
+    const char *en;
+    poprt_model *pm = load_unaligned_table(gather_model, E, &en);
     poprt_session *s;
     OK(poprt_session_create(pm, NULL, &s));
     const poprt__tensor *st = find(s->m, en);
@@ -593,6 +611,82 @@ START_TEST(test_gather_reads_in_place)
 }
 END_TEST
 
+enum { BR_ROWS = 4 };
+typedef struct byte_readers {
+    const float *table;
+    int typed; /* an Add reads the table too */
+} byte_readers;
+
+static void byte_readers_model(poprt__model *m, const char *name, const void *ctx)
+{
+    const byte_readers *br = ctx;
+    tb_const(m, name, POPRT_DTYPE_FLOAT, 2, (const int64_t[]){TV, TD}, br->table);
+    tb_input(m, "ie", POPRT_DTYPE_INT64, 2, (const int64_t[]){BR_ROWS, TD});
+    tb_input(m, "in", POPRT_DTYPE_INT64, 2, (const int64_t[]){BR_ROWS, 1});
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 2, (const int64_t[]){TV, TD});
+    tb_node(m, "GatherElements", 2, (const char *[]){name, "ie"}, 1, (const char *[]){"ye"});
+    tb_node(m, "GatherND", 2, (const char *[]){name, "in"}, 1, (const char *[]){"yn"});
+    tb_output(m, "ye");
+    tb_output(m, "yn");
+    if (br->typed) {
+        tb_node(m, "Add", 2, (const char *[]){name, "x"}, 1, (const char *[]){"ys"});
+        tb_output(m, "ys");
+    }
+}
+
+/* Every reader the kernel table marks as copying bytes (Gather,
+ * GatherElements, GatherND: poprt__kernel.bytes_in) lets a table stay
+ * unaligned where the file put it, and their outputs are exact; one typed
+ * reader more (Add) and the table is copied aligned as before. */
+START_TEST(test_byte_readers_in_place)
+{
+    enum { V = TV, D = TD, NI = BR_ROWS };
+    static float E[V * D];
+    for (int i = 0; i < V * D; i++)
+        E[i] = (float)((i * 29) % 37) / 5.0f - 3.0f;
+    const int64_t rows[NI] = {5, 63, 0, 31};
+    static int64_t ie[NI * D];
+    for (int i = 0; i < NI * D; i++)
+        ie[i] = (i * 7 + i / D) % V;
+    for (int typed = 0; typed < 2; typed++) {
+        const byte_readers br = {E, typed};
+        const char *en;
+        poprt_model *pm = load_unaligned_table(byte_readers_model, &br, &en);
+        poprt_session *s;
+        OK(poprt_session_create(pm, NULL, &s));
+        const poprt__tensor *st = find(s->m, en);
+        ck_assert_int_eq(st->bytes_only, !typed);
+        static float ye[NI * D], yn[NI * D], x[V * D], ys[V * D];
+        poprt_stepio *io;
+        OK(poprt_stepio_create(&io));
+        OK(poprt_stepio_set_input(io, "x", POPRT_DTYPE_FLOAT, (const int64_t[]){V, D}, 2, x,
+                                  sizeof x));
+        OK(poprt_stepio_set_input(io, "ie", POPRT_DTYPE_INT64, (const int64_t[]){NI, D}, 2, ie,
+                                  sizeof ie));
+        OK(poprt_stepio_set_input(io, "in", POPRT_DTYPE_INT64, (const int64_t[]){NI, 1}, 2, rows,
+                                  sizeof rows));
+        OK(poprt_stepio_set_output(io, "ye", ye, sizeof ye));
+        OK(poprt_stepio_set_output(io, "yn", yn, sizeof yn));
+        if (typed)
+            OK(poprt_stepio_set_output(io, "ys", ys, sizeof ys));
+        OK(poprt_session_run(s, io));
+        poprt_stepio_free(io);
+        for (int i = 0; i < NI * D; i++)
+            ck_assert_msg(!memcmp(&ye[i], &E[ie[i] * D + i % D], sizeof(float)),
+                          "GatherElements %d", i);
+        for (int j = 0; j < NI; j++)
+            ck_assert_msg(!memcmp(yn + j * D, E + rows[j] * D, D * sizeof(float)), "GatherND %d",
+                          j);
+        if (typed)
+            ck_assert(!memcmp(ys, E, sizeof ys)); /* (x is zeros) */
+        /* in place: no aligned copy was made; a typed reader: one was */
+        ck_assert_int_eq(poprt__tensor_data_lazy(st), !typed);
+        poprt_session_free(s);
+        poprt_model_free(pm);
+    }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("lazy_weights");
@@ -606,6 +700,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_kernels_read_unpacked);
     tcase_add_test(tc, test_fused_attention_reads_unpacked);
     tcase_add_test(tc, test_gather_reads_in_place);
+    tcase_add_test(tc, test_byte_readers_in_place);
     suite_add_tcase(s, tc);
     return s;
 }
