@@ -352,10 +352,6 @@ int poprt__graph_remove_dead_nodes(poprt__graph *g);
  * model's clones share) with the given dtype and shape; t keeps its name. */
 poprt_status poprt__tensor_set_const(poprt__tensor *t, int32_t dtype, int rank,
                                      const int64_t *dims, const void *data, size_t nbytes);
-/* As poprt__tensor_set_const for data that poprt__model_fold_alloc of t's
- * model returned and the caller filled: used in place, not copied. */
-poprt_status poprt__tensor_adopt_const(poprt__tensor *t, int32_t dtype, int rank,
-                                       const int64_t *dims, const void *data, size_t nbytes);
 /* t's constant value for typed reads: raw when it is aligned for the element
  * type, else an aligned copy of it made on the first call and kept with the
  * model (the mapped file pages it came from then go back to the kernel).
@@ -389,6 +385,14 @@ static inline void poprt__tensor_set_data(poprt__tensor *t, const void *data)
 /* A new initializer named from base. */
 poprt__tensor *poprt__graph_add_const(poprt__graph *g, const char *base, int32_t dtype, int rank,
                                       const int64_t *dims, const void *data, size_t nbytes);
+/* The same with nbytes of memory for its value (poprt__model_fold_alloc's,
+ * as poprt__tensor_set_const copies into) that the caller writes through
+ * *data before anything reads the tensor: a pass computes a large constant
+ * in place instead of in a buffer of its own then copied. NULL when out of
+ * memory. */
+poprt__tensor *poprt__graph_add_const_buffer(poprt__graph *g, const char *base, int32_t dtype,
+                                             int rank, const int64_t *dims, size_t nbytes,
+                                             void **data);
 /* Single consumer of t in g, or NULL when t has zero or several readers or is
  * a graph output. */
 poprt__node *poprt__graph_sole_consumer(const poprt__graph *g, const poprt__tensor *t);

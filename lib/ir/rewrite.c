@@ -189,8 +189,10 @@ int poprt__graph_remove_dead(poprt__graph *g)
     return removed;
 }
 
-poprt_status poprt__tensor_adopt_const(poprt__tensor *t, int32_t dtype, int rank,
-                                       const int64_t *dims, const void *data, size_t nbytes)
+/* As poprt__tensor_set_const for data that poprt__model_fold_alloc of t's
+ * model returned: used in place, not copied. */
+static poprt_status adopt_const(poprt__tensor *t, int32_t dtype, int rank, const int64_t *dims,
+                                const void *data, size_t nbytes)
 {
     poprt__model *m = t->graph->model;
     if (poprt__type_set_tensor(&m->arena, &t->type, dtype, rank, dims))
@@ -218,7 +220,7 @@ poprt_status poprt__tensor_set_const(poprt__tensor *t, int32_t dtype, int rank, 
         return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory for constant '%s'", t->name);
     if (nbytes)
         memcpy(copy, data, nbytes);
-    return poprt__tensor_adopt_const(t, dtype, rank, dims, copy, nbytes);
+    return adopt_const(t, dtype, rank, dims, copy, nbytes);
 }
 
 poprt__tensor *poprt__graph_add_const(poprt__graph *g, const char *base, int32_t dtype, int rank,
@@ -227,6 +229,19 @@ poprt__tensor *poprt__graph_add_const(poprt__graph *g, const char *base, int32_t
     poprt__tensor *t = poprt__graph_new_tensor(g, base);
     if (!t || poprt__tensor_set_const(t, dtype, rank, dims, data, nbytes))
         return NULL;
+    return t;
+}
+
+poprt__tensor *poprt__graph_add_const_buffer(poprt__graph *g, const char *base, int32_t dtype,
+                                             int rank, const int64_t *dims, size_t nbytes,
+                                             void **data)
+{
+    poprt__tensor *t = poprt__graph_new_tensor(g, base);
+    *data = t ? poprt__model_fold_alloc(g->model, nbytes) : NULL;
+    if (!*data || adopt_const(t, dtype, rank, dims, *data, nbytes)) {
+        *data = NULL;
+        return NULL;
+    }
     return t;
 }
 

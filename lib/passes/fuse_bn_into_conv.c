@@ -93,11 +93,14 @@ static poprt_status fuse(poprt__graph *g, void *ctx, int *changed)
         size_t es = poprt__dtype_size((poprt_dtype)e);
         /* the new values straight into the model's memory for constants */
         const void *wv = poprt__tensor_data(w), *bv = b ? poprt__tensor_data(b) : NULL;
-        poprt__tensor *nw = poprt__graph_new_tensor(g, w->name);
-        poprt__tensor *nb = poprt__graph_new_tensor(g, b ? b->name : "conv_bias");
-        void *wd = nw ? poprt__model_fold_alloc(g->model, (size_t)numel * es) : NULL;
-        void *bd = nb ? poprt__model_fold_alloc(g->model, (size_t)c * es) : NULL;
-        if (wd && bd && wv && (!b || bv)) {
+        int64_t wdims[POPRT__MAX_RANK];
+        const int wrank = poprt__rw_dims(w, wdims);
+        void *wd, *bd;
+        poprt__tensor *nw = poprt__graph_add_const_buffer(g, w->name, e, wrank, wdims,
+                                                          (size_t)numel * es, &wd);
+        poprt__tensor *nb = poprt__graph_add_const_buffer(g, b ? b->name : "conv_bias", e, 1, &c,
+                                                          (size_t)c * es, &bd);
+        if (nw && nb && wv && (!b || bv)) {
             /* the output channel of weight k: W[m] (Conv); ConvTranspose:
              * W[ci][j] with j < M/group, channel (ci / (C/group)) M/group + j */
             const int64_t per = c ? numel / c : 0, mg = c / group;
@@ -126,11 +129,6 @@ static poprt_status fuse(poprt__graph *g, void *ctx, int *changed)
             }
             for (int64_t k = 0; k < c; k++)
                 poprt__store_f64(bd, e, k, (b ? poprt__load_f64(bv, e, k) : 0.0) * s[k] + t[k]);
-            int64_t wdims[POPRT__MAX_RANK];
-            if (poprt__tensor_adopt_const(nw, e, poprt__rw_dims(w, wdims), wdims, wd,
-                                          (size_t)numel * es) ||
-                poprt__tensor_adopt_const(nb, e, 1, &c, bd, (size_t)c * es))
-                nw = NULL;
         } else {
             nw = NULL;
         }

@@ -380,11 +380,13 @@ poprt__tensor *poprt__rw_new_f32_concat(poprt__graph *g, const char *base, int64
         width += cols[i];
     const int64_t len = rows * width, dims[2] = {rows, width};
     const size_t nbytes = (size_t)len * sizeof(float);
-    poprt__tensor *t = poprt__graph_new_tensor(g, base);
     /* written in place: the model's own memory for constants */
-    float *v = t ? poprt__model_fold_alloc(g->model, nbytes) : NULL;
-    if (!v)
+    void *mem;
+    poprt__tensor *t = poprt__graph_add_const_buffer(g, base, POPRT_DTYPE_FLOAT, flat ? 1 : 2,
+                                                     flat ? &len : dims, nbytes, &mem);
+    if (!t)
         return NULL;
+    float *v = mem;
     int64_t c0 = 0;
     for (int i = 0; i < n; c0 += cols[i], i++)
         for (int64_t r = 0; r < rows; r++) {
@@ -398,10 +400,7 @@ poprt__tensor *poprt__rw_new_f32_concat(poprt__graph *g, const char *base, int64
     for (int i = 0; i < n; i++) /* sources in the model file: read once */
         if (src[i])
             poprt__model_drop_pages(g->model, src[i], (size_t)(rows * cols[i]) * sizeof *v);
-    return poprt__tensor_adopt_const(t, POPRT_DTYPE_FLOAT, flat ? 1 : 2, flat ? &len : dims, v,
-                                     nbytes)
-               ? NULL
-               : t;
+    return t;
 }
 
 static poprt__attr *new_attr(poprt__node *n, const char *name, poprt__attr_type type)
