@@ -286,6 +286,41 @@ static char *meta_json(const poprt__program *s)
 
 static uint64_t name_hash(const char *name) { return poprt__hash64(name, strlen(name), 7); }
 
+/* first[i] = the first node whose prepared data is node i's very copy
+ * (poprt__program_share_equal_states), i
+ * itself when none comes before it; nodes without data -1. 0 when out of
+ * memory. */
+typedef struct state_ref {
+    const void *p;
+    size_t i;
+} state_ref;
+
+static int state_ref_cmp(const void *a, const void *b)
+{
+    const state_ref *x = a, *y = b;
+    if (x->p != y->p)
+        return (uintptr_t)x->p < (uintptr_t)y->p ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+static int first_readers(const poprt__program *s, size_t n, long *first)
+{
+    state_ref *r = poprt__calloc(n ? n : 1, sizeof *r);
+    if (!r)
+        return 0;
+    size_t nr = 0;
+    for (size_t i = 0; i < n; i++) {
+        first[i] = -1;
+        if (s->states && s->states[i])
+            r[nr++] = (state_ref){s->states[i], i};
+    }
+    qsort(r, nr, sizeof *r, state_ref_cmp);
+    for (size_t k = 0; k < nr; k++)
+        first[r[k].i] = (long)(k && r[k - 1].p == r[k].p ? (size_t)first[r[k - 1].i] : r[k].i);
+    poprt__free(r);
+    return 1;
+}
+
 typedef struct wbuf {
     unsigned char *p;
     size_t len, cap;
@@ -390,23 +425,32 @@ static poprt_status build_file(const poprt__program *s, uint64_t model_hash, wbu
         for (size_t i = 0; i < g->nodes.len; i++)
             count += s->states && s->states[i] != NULL;
         uint64_t data_off = ALIGN_UP(8 + count * 32, 64);
-        if (!put(&b, &count, 8))
+        /* per node, its data's offset; nodes that share one copy (the
+         * program's poprt__program_share_equal_states) name the same bytes once */
+        uint64_t *offs = poprt__calloc(g->nodes.len ? g->nodes.len : 1, sizeof *offs);
+        long *first = poprt__calloc(g->nodes.len ? g->nodes.len : 1, sizeof *first);
+        if (!offs || !first || !first_readers(s, g->nodes.len, first) || !put(&b, &count, 8))
             st = POPRT_STATUS_OUT_OF_MEMORY;
         for (size_t i = 0; !st && i < g->nodes.len; i++) {
             if (!s->states || !s->states[i])
                 continue;
-            uint64_t e[4] = {i, name_hash(((poprt__node *)g->nodes.items[i])->name), data_off,
+            const long o = first[i] != (long)i ? first[i] : -1;
+            offs[i] = o >= 0 ? offs[o] : data_off;
+            uint64_t e[4] = {i, name_hash(((poprt__node *)g->nodes.items[i])->name), offs[i],
                              s->state_sizes[i]};
             if (!put(&b, e, sizeof e))
                 st = POPRT_STATUS_OUT_OF_MEMORY;
-            data_off = ALIGN_UP(data_off + s->state_sizes[i], 64);
+            if (o < 0)
+                data_off = ALIGN_UP(data_off + s->state_sizes[i], 64);
         }
         for (size_t i = 0; !st && i < g->nodes.len; i++) {
-            if (!s->states || !s->states[i])
+            if (!s->states || !s->states[i] || first[i] != (long)i)
                 continue;
             if (!pad_to(&b, 64) || !put(&b, s->states[i], s->state_sizes[i]))
                 st = POPRT_STATUS_OUT_OF_MEMORY;
         }
+        poprt__free(offs);
+        poprt__free(first);
         if (!st)
             SECTION(POPRT__POPEF_STATES, start);
     } else if (!st)

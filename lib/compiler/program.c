@@ -160,6 +160,21 @@ done:
     return st;
 }
 
+/* Node i lets go of its prepared data: freed when it owns it and no other
+ * node shares it, else owned by the next node that reads it. */
+static void release_state(poprt__program *p, size_t i)
+{
+    if (!p->state_owned[i])
+        return;
+    p->state_owned[i] = 0;
+    for (size_t j = 0; j < p->m->graph->nodes.len; j++)
+        if (j != i && p->states[j] == p->states[i]) {
+            p->state_owned[j] = 1;
+            return;
+        }
+    poprt__aligned_free(p->states[i]);
+}
+
 poprt_status poprt__program_prepare_node(poprt__program *p, size_t i)
 {
     void *state;
@@ -169,8 +184,7 @@ poprt_status poprt__program_prepare_node(poprt__program *p, size_t i)
     if (st)
         return st;
     /* the old data goes only once the new is made */
-    if (p->state_owned[i])
-        poprt__aligned_free(p->states[i]);
+    release_state(p, i);
     p->states[i] = state;
     p->state_sizes[i] = size;
     p->state_owned[i] = 1;
@@ -332,6 +346,74 @@ static void mark_bound_in_place(const poprt__program *p)
     }
 }
 
+/* poprt__program_share_equal_states: candidates are grouped by size and a
+ * checksum of three 4 KiB windows (start, middle, end), then compared
+ * whole. */
+typedef struct state_key {
+    size_t i, size;
+    uint64_t sum;
+} state_key;
+
+static int state_key_cmp(const void *a, const void *b)
+{
+    const state_key *x = a, *y = b;
+    if (x->size != y->size)
+        return x->size < y->size ? -1 : 1;
+    if (x->sum != y->sum)
+        return x->sum < y->sum ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+#define SHARE_MIN_BYTES ((size_t)1 << 10)
+size_t poprt__program_share_equal_states(poprt__program *p)
+{
+    const size_t n = p->m->graph->nodes.len;
+    state_key *keys = poprt__calloc(n ? n : 1, sizeof *keys);
+    if (!keys) /* (only memory is lost) */
+        return 0;
+    size_t nk = 0, freed = 0;
+    const size_t win = (size_t)4 << 10;
+    for (size_t i = 0; i < n; i++) {
+        const unsigned char *d = p->states[i];
+        const size_t sz = p->state_sizes[i];
+        if (!d || !p->state_owned[i] || sz < SHARE_MIN_BYTES)
+            continue;
+        uint64_t sum;
+        if (sz <= 3 * win) {
+            sum = poprt__checksum64(d, sz, 0);
+        } else {
+            sum = poprt__checksum64(d, win, 0);
+            sum = poprt__checksum64(d + (sz / 2 - win / 2), win, sum);
+            sum = poprt__checksum64(d + (sz - win), win, sum);
+        }
+        keys[nk++] = (state_key){i, sz, sum};
+    }
+    qsort(keys, nk, sizeof *keys, state_key_cmp);
+    for (size_t a = 0; a < nk;) {
+        size_t b = a + 1;
+        while (b < nk && keys[b].size == keys[a].size && keys[b].sum == keys[a].sum)
+            b++;
+        /* [a, b): same size and windows, in node order; each one equal to
+         * an earlier owner of the run becomes its reader */
+        for (size_t x = a + 1; x < b; x++) {
+            const size_t i = keys[x].i;
+            for (size_t y = a; y < x; y++) {
+                const size_t o = keys[y].i;
+                if (!p->state_owned[o] || memcmp(p->states[o], p->states[i], keys[x].size))
+                    continue;
+                poprt__aligned_free(p->states[i]);
+                p->states[i] = p->states[o];
+                p->state_owned[i] = 0;
+                freed += keys[x].size;
+                break;
+            }
+        }
+        a = b;
+    }
+    poprt__free(keys);
+    return freed;
+}
+
 static poprt_status prepare_nodes(poprt__program *p, const poprt__stored_states *stored)
 {
     poprt__graph *g = p->m->graph;
@@ -375,6 +457,7 @@ static poprt_status prepare_nodes(poprt__program *p, const poprt__stored_states 
     }
     if (total && done < total) /* nodes with more operands than prepare takes */
         poprt__progress("prepare", NULL, total, total);
+    poprt__program_share_equal_states(p);
     mark_bound_in_place(p);
     return prepare_subgraphs(p);
 }
@@ -442,9 +525,14 @@ size_t poprt__program_share_states(poprt__program *p, poprt__program *from)
         if (j < 0 || from->state_sizes[j] != p->state_sizes[i] ||
             memcmp(from->states[j], p->states[i], p->state_sizes[i]))
             continue;
-        poprt__aligned_free(p->states[i]);
-        p->states[i] = from->states[j];
-        p->state_owned[i] = 0;
+        /* the nodes of p that read node i's copy too (poprt__program_share_equal_states) */
+        void *old = p->states[i];
+        for (size_t k = 0; k < g->nodes.len; k++)
+            if (p->states[k] == old) {
+                p->states[k] = from->states[j];
+                p->state_owned[k] = 0;
+            }
+        poprt__aligned_free(old);
         freed += p->state_sizes[i];
     }
     if (freed && !p->shares) {

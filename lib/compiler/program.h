@@ -104,8 +104,8 @@ typedef struct poprt__program {
     poprt__plan plan;           /* the main graph's memory plan */
     void **states;              /* per main-graph node (by node->id): prepared data */
     size_t *state_sizes;
-    unsigned char *state_owned; /* 0: the data lives in the executable file's bytes, or
-                                   in `shares`' */
+    unsigned char *state_owned; /* 0: the data lives in the executable file's bytes, in
+                                   `shares`', or is another node's (equal bytes) */
     unsigned *consumed;         /* per main-graph node: poprt__prep_ctx.consumed of its
                                    prepare (0 for data from an executable file) */
     poprt__sub_state *sub_states; /* subgraph nodes with prepared data, by node address */
@@ -146,6 +146,16 @@ poprt_status poprt__weight_write(poprt__program *p, size_t i, const void *data, 
 poprt_status poprt__weight_reset(poprt__program *p, size_t i);
 /* Prepares node i of the main graph again (its inputs' values changed). */
 poprt_status poprt__program_prepare_node(poprt__program *p, size_t i);
+/* Main-graph nodes whose prepared data are the very same bytes (nodes
+ * reading one shared weight with the same attributes and shapes:
+ * light_resnet50's blocks share their convolutions' weights, each packed
+ * again, 9 MB apiece) keep one copy: the first node owns it, the others
+ * read it (state_owned 0; a node prepared again lets go of it, passing it
+ * on to a reader: poprt__program_prepare_node). Kernels only read their
+ * prepared data (poprt__kctx.state is const), so a shared copy runs every
+ * node as its own did. Run after compiling and after a weight's readers
+ * are prepared again; returns the bytes freed. */
+size_t poprt__program_share_equal_states(poprt__program *p);
 /* The prepared data of subgraph node n, or NULL (none: the kernel runs
  * without). */
 const poprt__sub_state *poprt__program_sub_state(const poprt__program *p, const poprt__node *n);

@@ -118,6 +118,7 @@ static poprt_status prepare_readers(poprt__program *p, const poprt__tensor *t)
                 break;
             }
     }
+    poprt__program_share_equal_states(p); /* readers of it that share again */
     return POPRT_OK;
 }
 

@@ -104,6 +104,21 @@ static void run(poprt_session *s, float *y)
     poprt_stepio_free(io);
 }
 
+/* s exported as an executable file and loaded again (the file unlinked:
+ * the loaded session keeps its mapping). */
+static poprt_session *export_and_load(const poprt_session *s)
+{
+    char path[] = "/tmp/poprt_lazy_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    OK(poprt_session_export(s, path));
+    poprt_session *ls;
+    OK(poprt_session_load(path, NULL, &ls));
+    unlink(path);
+    return ls;
+}
+
 START_TEST(test_load_reads_in_place)
 {
     const char *wn;
@@ -234,17 +249,10 @@ START_TEST(test_session_packs_in_place)
     run(s, y);
     check_close(y, want, R * N);
     /* an executable file of it */
-    char path[] = "/tmp/poprt_lazy_XXXXXX";
-    int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    close(fd);
-    OK(poprt_session_export(s, path));
-    poprt_session *ls;
-    OK(poprt_session_load(path, NULL, &ls));
+    poprt_session *ls = export_and_load(s);
     run(ls, y);
     check_close(y, want, R * N);
     poprt_session_free(ls);
-    unlink(path);
     poprt_model_free(pm); /* the session keeps the file's bytes it reads */
     run(s, y);
     check_close(y, want, R * N);
@@ -687,6 +695,90 @@ START_TEST(test_byte_readers_in_place)
 }
 END_TEST
 
+/* Two MatMuls read one weight (x W and relu(x) W): the session packs it
+ * for both, and the two nodes keep one copy (share_equal_states); a write
+ * and a reset of the weight prepare both again, an executable file holds
+ * the copy once and its loaded session shares it too; outputs against
+ * direct loops (1e-4 relative). */
+static int shared_states(const poprt_session *s, size_t *n_owned)
+{
+    const poprt__program *p = s->prog;
+    const void *first = NULL;
+    int n = 0, same = 1;
+    *n_owned = 0;
+    for (size_t i = 0; i < p->m->graph->nodes.len; i++) {
+        if (!p->states[i] || p->state_sizes[i] < 1024)
+            continue;
+        same &= !first || p->states[i] == first;
+        first = p->states[i];
+        *n_owned += p->state_owned[i];
+        n++;
+    }
+    ck_assert_int_eq(n, 2);
+    return same;
+}
+
+static void check_two(poprt_session *s, const float *w)
+{
+    static float y1[R * N], y2[R * N], w1[R * N], w2[R * N];
+    poprt_stepio *io;
+    OK(poprt_stepio_create(&io));
+    OK(poprt_stepio_set_input(io, "x", POPRT_DTYPE_FLOAT, (const int64_t[]){R, K}, 2, X, sizeof X));
+    OK(poprt_stepio_set_output(io, "y1", y1, sizeof y1));
+    OK(poprt_stepio_set_output(io, "y2", y2, sizeof y2));
+    OK(poprt_session_run(s, io));
+    poprt_stepio_free(io);
+    for (int r = 0; r < R; r++)
+        for (int j = 0; j < N; j++) {
+            double a = 0, b = 0;
+            for (int i = 0; i < K; i++) {
+                const float x = X[r * K + i];
+                a += (double)x * w[i * N + j];
+                b += (double)(x > 0 ? x : 0) * w[i * N + j];
+            }
+            w1[r * N + j] = (float)a;
+            w2[r * N + j] = (float)b;
+        }
+    check_close(y1, w1, R * N);
+    check_close(y2, w2, R * N);
+}
+
+START_TEST(test_equal_states_shared)
+{
+    fill();
+    poprt__model *m = tb_model(17);
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 2, (const int64_t[]){R, K});
+    tb_const(m, "W", POPRT_DTYPE_FLOAT, 2, (const int64_t[]){K, N}, W);
+    tb_node(m, "MatMul", 2, (const char *[]){"x", "W"}, 1, (const char *[]){"y1"});
+    tb_node(m, "Relu", 1, (const char *[]){"x"}, 1, (const char *[]){"xr"});
+    tb_node(m, "MatMul", 2, (const char *[]){"xr", "W"}, 1, (const char *[]){"y2"});
+    tb_output(m, "y1");
+    tb_output(m, "y2");
+    poprt_model *pm;
+    OK(tb_load(m, &pm));
+    poprt_session *s;
+    OK(poprt_session_create(pm, NULL, &s));
+    size_t owned;
+    ck_assert(shared_states(s, &owned));
+    ck_assert_int_eq(owned, 1);
+    check_two(s, W);
+    static float w2[K * N];
+    for (int i = 0; i < K * N; i++)
+        w2[i] = 0.25f - W[i];
+    OK(poprt_session_write_weight(s, "W", w2, sizeof w2));
+    check_two(s, w2);
+    OK(poprt_session_reset_weights(s, "W"));
+    check_two(s, W);
+    poprt_session *ls = export_and_load(s);
+    ck_assert(shared_states(ls, &owned)); /* one copy in the file, read by both */
+    ck_assert_int_eq(owned, 0);
+    check_two(ls, W);
+    poprt_session_free(ls);
+    poprt_session_free(s);
+    poprt_model_free(pm);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("lazy_weights");
@@ -701,6 +793,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_fused_attention_reads_unpacked);
     tcase_add_test(tc, test_gather_reads_in_place);
     tcase_add_test(tc, test_byte_readers_in_place);
+    tcase_add_test(tc, test_equal_states_shared);
     suite_add_tcase(s, tc);
     return s;
 }
