@@ -37,6 +37,13 @@ const char *poprt__opt(const poprt_options *o, const char *key)
     return NULL;
 }
 
+int poprt__opt_threads(const poprt_options *o, int max)
+{
+    const char *v = poprt__opt(o, "threads");
+    long n = v ? strtol(v, NULL, 10) : 1;
+    return n < 1 ? 1 : n > max ? max : (int)n;
+}
+
 static int parse_int(const char *s, long long lo, long long hi, long long *out)
 {
     char *end;

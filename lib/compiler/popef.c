@@ -20,7 +20,8 @@
 /* Sections are checksummed in chunks of this size, so that a load can
  * verify them on several threads; the value does not depend on how many. */
 #define CHUNK ((uint64_t)4 << 20)
-#define MAX_VERIFY_THREADS 16
+#define MAX_VERIFY_THREADS 16 /* files are checksummed on as many threads as the
+                               * session will run on (option "threads"), up to this */
 #define ALIGN_UP(x, a) (((x) + (a)-1) & ~((uint64_t)(a)-1))
 
 /* ---- section checksums ----------------------------------------------------
@@ -69,15 +70,6 @@ int poprt__popef_section_hash(const void *data, uint64_t size, uint32_t kind, in
     if (j.sums != &one)
         poprt__free(j.sums);
     return 0;
-}
-
-/* The "threads" option (1 when absent): files are checksummed on as many
- * threads as the session will run on. */
-static int option_threads(const poprt_options *o)
-{
-    const char *v = o ? poprt__opt(o, "threads") : NULL;
-    long n = v ? strtol(v, NULL, 10) : 1;
-    return n < 1 ? 1 : n > MAX_VERIFY_THREADS ? MAX_VERIFY_THREADS : (int)n;
 }
 
 /* ---- writing ------------------------------------------------------------- */
@@ -354,7 +346,7 @@ static int pad_to(wbuf *b, uint64_t align)
 /* Serialises a program into one buffer laid out as popef.h says. */
 static poprt_status build_file(const poprt__program *s, uint64_t model_hash, wbuf *out)
 {
-    const int threads = option_threads(s->options);
+    const int threads = poprt__opt_threads(s->options, MAX_VERIFY_THREADS);
     layout l = {0};
     poprt__arena_init(&l.a);
     void *program = NULL;
@@ -616,7 +608,7 @@ poprt_status poprt__program_load(const char *path, poprt__blob *f, const poprt_o
                                  const poprt__folder *folder, poprt__program **out)
 {
     const poprt__popef_section *sec[POPRT__POPEF_STATES + 1] = {0};
-    poprt_status st = check_file(path, f, option_threads(options), sec);
+    poprt_status st = check_file(path, f, poprt__opt_threads(options, MAX_VERIFY_THREADS), sec);
     if (st)
         return st;
     const char *base = f->data;

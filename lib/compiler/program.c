@@ -2,6 +2,8 @@
  * owns gets its input shapes, functions inlined, constants folded by the
  * evaluator the caller hands in, the graph optimisations, a kernel bound to
  * every node, each node's prepared data and the memory plan. */
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "compiler/compiler.h"
@@ -294,7 +296,7 @@ static int readers_prepared(const poprt__program *p, const poprt__tensor *t, int
     for (const poprt__use *u = t->uses; u; u = u->next) {
         const poprt__node *r = u->node;
         if (r->graph != g || r->id < 0 || (size_t)r->id >= g->nodes.len ||
-            g->nodes.items[r->id] != r || !p->states[r->id])
+            g->nodes.items[r->id] != r || !__atomic_load_n(&p->states[r->id], __ATOMIC_ACQUIRE))
             return 0;
         if (consumed && (u->slot < 0 || u->slot >= 32 || !(p->consumed[r->id] >> u->slot & 1u)))
             return 0;
@@ -415,6 +417,89 @@ size_t poprt__program_share_equal_states(poprt__program *p)
     return freed;
 }
 
+/* Preparing on the session's threads (option "threads"): the nodes to
+ * prepare are claimed one at a time, in order, by the compiling thread and
+ * threads - 1 helpers; each node's results go to its own slots, the state
+ * pointer last (released), so a helper dropping an input's file pages
+ * (drop_prepared_inputs) counts a reader as prepared only once it is; a
+ * drop two helpers both miss is made by the sweep after them. Packing
+ * BERT's weights (fresh pages the kernel clears, then the pack) is most of
+ * its compile. */
+#define PREPARE_MAX_THREADS 16
+typedef struct prep_work {
+    poprt__program *p;
+    const size_t *todo; /* node indices, in order */
+    size_t n_todo;
+    size_t next, done;  /* atomic: the next entry to claim; entries finished */
+    int failed;         /* atomic */
+    pthread_mutex_t mu;
+    poprt_status st;    /* the first failure and its message (under mu) */
+    char msg[1024];
+    uint64_t total;     /* progress reports (the compiling thread's only) */
+} prep_work;
+
+static void prep_claim(prep_work *w, int reports)
+{
+    poprt__program *p = w->p;
+    while (!__atomic_load_n(&w->failed, __ATOMIC_ACQUIRE)) {
+        const size_t q = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED);
+        if (q >= w->n_todo)
+            return;
+        const size_t i = w->todo[q];
+        const poprt__node *node = p->m->graph->nodes.items[i];
+        void *state;
+        size_t size;
+        unsigned consumed;
+        poprt_status st = prepare_one(p, node, &state, &size, &consumed);
+        if (st) {
+            pthread_mutex_lock(&w->mu);
+            if (!w->st) {
+                w->st = st;
+                snprintf(w->msg, sizeof w->msg, "%s", poprt__last_error());
+            }
+            pthread_mutex_unlock(&w->mu);
+            __atomic_store_n(&w->failed, 1, __ATOMIC_RELEASE);
+            return;
+        }
+        p->state_sizes[i] = size;
+        p->state_owned[i] = 1;
+        p->consumed[i] = consumed;
+        __atomic_store_n(&p->states[i], state, __ATOMIC_RELEASE);
+        drop_prepared_inputs(p, node);
+        const size_t done = __atomic_add_fetch(&w->done, 1, __ATOMIC_RELAXED);
+        if (reports && w->total && state)
+            poprt__progress("prepare", node->name, done, w->total);
+    }
+}
+
+static void *prep_helper(void *arg)
+{
+    prep_claim(arg, 0);
+    return NULL;
+}
+
+/* Prepares nodes todo[0 .. n) on `threads` threads (this one included). */
+static poprt_status prepare_parallel(poprt__program *p, const size_t *todo, size_t n, int threads,
+                                     uint64_t total)
+{
+    prep_work w = {.p = p, .todo = todo, .n_todo = n, .total = total};
+    pthread_mutex_init(&w.mu, NULL);
+    pthread_t tid[PREPARE_MAX_THREADS];
+    int started = 0;
+    for (int t = 1; t < threads && t < PREPARE_MAX_THREADS; t++) /* (fewer if refused) */
+        if (pthread_create(&tid[started], NULL, prep_helper, &w) == 0)
+            started++;
+    prep_claim(&w, 1);
+    for (int t = 0; t < started; t++)
+        pthread_join(tid[t], NULL);
+    pthread_mutex_destroy(&w.mu);
+    if (w.st)
+        return poprt__err(w.st, "%s", w.msg);
+    for (size_t q = 0; q < n; q++) /* the drops both helpers missed */
+        drop_prepared_inputs(p, p->m->graph->nodes.items[todo[q]]);
+    return POPRT_OK;
+}
+
 static poprt_status prepare_nodes(poprt__program *p, const poprt__stored_states *stored)
 {
     poprt__graph *g = p->m->graph;
@@ -436,6 +521,9 @@ static poprt_status prepare_nodes(poprt__program *p, const poprt__stored_states 
     }
     if (total)
         poprt__progress("prepare", NULL, 0, total);
+    const int threads = poprt__opt_threads(p->options, PREPARE_MAX_THREADS);
+    size_t *todo = threads > 1 ? poprt__calloc(n ? n : 1, sizeof *todo) : NULL;
+    size_t n_todo = 0;
     for (size_t i = 0; i < n; i++) {
         const poprt__node *node = g->nodes.items[i];
         if (!node->op || !node->kernel || !node->kernel->prepare)
@@ -448,6 +536,10 @@ static poprt_status prepare_nodes(poprt__program *p, const poprt__stored_states 
              * AMX runs on AVX512-BF16 elsewhere, not in float32) */
             p->states[i] = (void *)stored->data[i];
             p->state_sizes[i] = stored->size[i];
+            continue;
+        }
+        if (todo) { /* on the threads, below */
+            todo[n_todo++] = i;
             continue;
         }
         poprt_status st = poprt__program_prepare_node(p, i);
@@ -464,6 +556,13 @@ static poprt_status prepare_nodes(poprt__program *p, const poprt__stored_states 
             poprt__program_share_equal_states(p);
             fresh = 0;
         }
+    }
+    if (todo) {
+        poprt_status st = prepare_parallel(p, todo, n_todo, threads, total);
+        poprt__free(todo);
+        if (st)
+            return st;
+        done = total;
     }
     if (total && done < total) /* nodes with more operands than prepare takes */
         poprt__progress("prepare", NULL, total, total);

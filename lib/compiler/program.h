@@ -31,6 +31,8 @@ typedef struct poprt__anchor_cfg {
 } poprt__anchor_cfg;
 /* The value of key, or NULL. */
 const char *poprt__opt(const poprt_options *o, const char *key);
+/* The "threads" option: 1 when absent or below 1, at most max. */
+int poprt__opt_threads(const poprt_options *o, int max);
 /* INVALID_OPTION naming the first unknown key or malformed value. */
 poprt_status poprt__options_validate(const poprt_options *o);
 poprt_status poprt__options_new(poprt_options **out);

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -779,6 +780,68 @@ START_TEST(test_equal_states_shared)
 }
 END_TEST
 
+/* Option "threads" prepares the nodes on that many threads: the same
+ * prepared bytes node by node as on one thread, the same outputs (a chain
+ * of eight MatMuls, each weight 16 KiB, one of them read twice). */
+START_TEST(test_prepare_on_threads)
+{
+    enum { D = 64, L = 8 };
+    static float w[L][D * D];
+    poprt__model *m = tb_model(17);
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 2, (const int64_t[]){R, D});
+    char wn[16], in[16], out[16];
+    for (int l = 0; l < L; l++) {
+        for (int i = 0; i < D * D; i++)
+            w[l][i] = (float)((i * (l + 3)) % 17) / 64.0f - 0.125f;
+        snprintf(wn, sizeof wn, "w%d", l);
+        snprintf(in, sizeof in, l ? "h%d" : "x", l);
+        snprintf(out, sizeof out, "h%d", l + 1);
+        tb_const(m, wn, POPRT_DTYPE_FLOAT, 2, (const int64_t[]){D, D}, w[l]);
+        tb_node(m, "MatMul", 2, (const char *[]){in, l == L - 1 ? "w0" : wn}, 1,
+                (const char *[]){out});
+    }
+    snprintf(out, sizeof out, "h%d", L);
+    tb_output(m, out);
+    poprt_model *pm;
+    OK(tb_load(m, &pm));
+    static float x[R * D], y[2][R * D];
+    for (int i = 0; i < R * D; i++)
+        x[i] = (float)((i * 7) % 13) / 6.0f - 1.0f;
+    poprt_session *s[2];
+    for (int k = 0; k < 2; k++) {
+        poprt_options *o;
+        OK(poprt_options_create(&o));
+        OK(poprt_options_set(o, "threads", k ? "3" : "1"));
+        OK(poprt_session_create(pm, o, &s[k]));
+        poprt_options_free(o);
+        poprt_stepio *io;
+        OK(poprt_stepio_create(&io));
+        OK(poprt_stepio_set_input(io, "x", POPRT_DTYPE_FLOAT, (const int64_t[]){R, D}, 2, x,
+                                  sizeof x));
+        OK(poprt_stepio_set_output(io, out, y[k], sizeof y[k]));
+        OK(poprt_session_run(s[k], io));
+        poprt_stepio_free(io);
+    }
+    ck_assert_int_eq(memcmp(y[0], y[1], sizeof y[0]), 0);
+    const poprt__program *p0 = s[0]->prog, *p1 = s[1]->prog;
+    ck_assert_int_eq(p0->m->graph->nodes.len, p1->m->graph->nodes.len);
+    int prepared = 0;
+    for (size_t i = 0; i < p0->m->graph->nodes.len; i++) {
+        ck_assert_int_eq(p0->state_sizes[i], p1->state_sizes[i]);
+        ck_assert_int_eq(!p0->states[i], !p1->states[i]);
+        ck_assert_int_eq(p0->consumed[i], p1->consumed[i]);
+        if (p0->states[i]) {
+            ck_assert(!memcmp(p0->states[i], p1->states[i], p0->state_sizes[i]));
+            prepared++;
+        }
+    }
+    ck_assert_int_eq(prepared, L);
+    poprt_session_free(s[0]);
+    poprt_session_free(s[1]);
+    poprt_model_free(pm);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("lazy_weights");
@@ -794,6 +857,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_gather_reads_in_place);
     tcase_add_test(tc, test_byte_readers_in_place);
     tcase_add_test(tc, test_equal_states_shared);
+    tcase_add_test(tc, test_prepare_on_threads);
     suite_add_tcase(s, tc);
     return s;
 }
