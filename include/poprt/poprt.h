@@ -650,7 +650,8 @@ POPRT_API poprt_status poprt_tensor_encode(const char *name, poprt_dtype dtype,
 /* Options are string key/value pairs; unknown keys are rejected by the call
  * that consumes the options (and by poprt_options_set for known consumers),
  * never ignored. Session keys:
- *   "threads"            worker threads for one run (default: 1)
+ *   "threads"            worker threads for one run (default: 1); the
+ *                        session's compile prepares its nodes on as many
  *   "batches_per_step"   batches run per poprt_session_run (default: 1)
  *   "anchor.<output>"    return type of one output: "All", "Final",
  *                        "EveryN:<n>" or "Sum" (default "All")
