@@ -279,9 +279,8 @@ static char *meta_json(const poprt__program *s)
 static uint64_t name_hash(const char *name) { return poprt__hash64(name, strlen(name), 7); }
 
 /* first[i] = the first node whose prepared data is node i's very copy
- * (poprt__program_share_equal_states), i
- * itself when none comes before it; nodes without data -1. 0 when out of
- * memory. */
+ * (poprt__program_share_equal_states), i itself when none comes before it;
+ * nodes without data -1. 0 when out of memory. */
 typedef struct state_ref {
     const void *p;
     size_t i;
@@ -417,8 +416,8 @@ static poprt_status build_file(const poprt__program *s, uint64_t model_hash, wbu
         for (size_t i = 0; i < g->nodes.len; i++)
             count += s->states && s->states[i] != NULL;
         uint64_t data_off = ALIGN_UP(8 + count * 32, 64);
-        /* per node, its data's offset; nodes that share one copy (the
-         * program's poprt__program_share_equal_states) name the same bytes once */
+        /* per node, its data's offset; nodes that share one copy
+         * (poprt__program_share_equal_states) name the same bytes, once */
         uint64_t *offs = poprt__calloc(g->nodes.len ? g->nodes.len : 1, sizeof *offs);
         long *first = poprt__calloc(g->nodes.len ? g->nodes.len : 1, sizeof *first);
         if (!offs || !first || !first_readers(s, g->nodes.len, first) || !put(&b, &count, 8))

@@ -433,8 +433,9 @@ typedef struct prep_work {
     size_t next, done;  /* atomic: the next entry to claim; entries finished */
     int failed;         /* atomic */
     pthread_mutex_t mu;
-    poprt_status st;    /* the first failure and its message (under mu) */
-    char msg[1024];
+    poprt_status st;    /* the failure of the first node in order, its message and */
+    char msg[1024];     /* entry (under mu): the error one thread would report */
+    size_t failed_at;
     uint64_t total;     /* progress reports (the compiling thread's only) */
 } prep_work;
 
@@ -453,8 +454,9 @@ static void prep_claim(prep_work *w, int reports)
         poprt_status st = prepare_one(p, node, &state, &size, &consumed);
         if (st) {
             pthread_mutex_lock(&w->mu);
-            if (!w->st) {
+            if (!w->st || q < w->failed_at) {
                 w->st = st;
+                w->failed_at = q;
                 snprintf(w->msg, sizeof w->msg, "%s", poprt__last_error());
             }
             pthread_mutex_unlock(&w->mu);
@@ -467,7 +469,7 @@ static void prep_claim(prep_work *w, int reports)
         __atomic_store_n(&p->states[i], state, __ATOMIC_RELEASE);
         drop_prepared_inputs(p, node);
         const size_t done = __atomic_add_fetch(&w->done, 1, __ATOMIC_RELAXED);
-        if (reports && w->total && state)
+        if (reports && w->total)
             poprt__progress("prepare", node->name, done, w->total);
     }
 }
@@ -562,8 +564,7 @@ static poprt_status prepare_nodes(poprt__program *p, const poprt__stored_states 
         poprt__free(todo);
         if (st)
             return st;
-        done = total;
-    }
+    } /* (then total of total: the helpers may finish last) */
     if (total && done < total) /* nodes with more operands than prepare takes */
         poprt__progress("prepare", NULL, total, total);
     poprt__program_share_equal_states(p);
