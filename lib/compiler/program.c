@@ -350,10 +350,15 @@ static void mark_bound_in_place(const poprt__program *p)
 
 /* poprt__program_share_equal_states: candidates are grouped by size and a
  * checksum of three 4 KiB windows (start, middle, end), then compared
- * whole. */
+ * whole. It may run while prepare helpers are at work (prepare_parallel):
+ * a node counts once its state pointer is published (acquired here), the
+ * helpers never touch a published node's slots again, and a node made a
+ * reader gets the owner's pointer by a release store (the helpers read the
+ * pointers to decide their file-page drops). */
 typedef struct state_key {
     size_t i, size;
     uint64_t sum;
+    void *d;
 } state_key;
 
 static int state_key_cmp(const void *a, const void *b)
@@ -377,10 +382,10 @@ size_t poprt__program_share_equal_states(poprt__program *p)
     size_t nk = 0, freed = 0;
     const size_t win = (size_t)4 << 10;
     for (size_t i = 0; i < n; i++) {
-        const unsigned char *d = p->states[i];
-        const size_t sz = p->state_sizes[i];
-        if (!d || !p->state_owned[i] || sz < SHARE_MIN_BYTES)
+        unsigned char *d = __atomic_load_n(&p->states[i], __ATOMIC_ACQUIRE);
+        if (!d || !p->state_owned[i] || p->state_sizes[i] < SHARE_MIN_BYTES)
             continue;
+        const size_t sz = p->state_sizes[i];
         uint64_t sum;
         if (sz <= 3 * win) {
             sum = poprt__checksum64(d, sz, 0);
@@ -389,7 +394,7 @@ size_t poprt__program_share_equal_states(poprt__program *p)
             sum = poprt__checksum64(d + (sz / 2 - win / 2), win, sum);
             sum = poprt__checksum64(d + (sz - win), win, sum);
         }
-        keys[nk++] = (state_key){i, sz, sum};
+        keys[nk++] = (state_key){i, sz, sum, d};
     }
     qsort(keys, nk, sizeof *keys, state_key_cmp);
     for (size_t a = 0; a < nk;) {
@@ -402,10 +407,10 @@ size_t poprt__program_share_equal_states(poprt__program *p)
             const size_t i = keys[x].i;
             for (size_t y = a; y < x; y++) {
                 const size_t o = keys[y].i;
-                if (!p->state_owned[o] || memcmp(p->states[o], p->states[i], keys[x].size))
+                if (!p->state_owned[o] || memcmp(keys[y].d, keys[x].d, keys[x].size))
                     continue;
-                poprt__aligned_free(p->states[i]);
-                p->states[i] = p->states[o];
+                __atomic_store_n(&p->states[i], keys[y].d, __ATOMIC_RELEASE);
+                poprt__aligned_free(keys[x].d);
                 p->state_owned[i] = 0;
                 freed += keys[x].size;
                 break;
@@ -422,7 +427,8 @@ size_t poprt__program_share_equal_states(poprt__program *p)
  * threads - 1 helpers; each node's results go to its own slots, the state
  * pointer last (released), so a helper dropping an input's file pages
  * (drop_prepared_inputs) counts a reader as prepared only once it is; a
- * drop two helpers both miss is made by the sweep after them. Packing
+ * drop two helpers both miss is made by the sweep after them; the compiling
+ * thread shares equal copies as it goes, as on one thread. Packing
  * BERT's weights (fresh pages the kernel clears, then the pack) is most of
  * its compile. */
 #define PREPARE_MAX_THREADS 16
@@ -437,6 +443,7 @@ typedef struct prep_work {
     char msg[1024];     /* entry (under mu): the error one thread would report */
     size_t failed_at;
     uint64_t total;     /* progress reports (the compiling thread's only) */
+    size_t fresh;       /* atomic: bytes prepared since they were last shared */
 } prep_work;
 
 static void prep_claim(prep_work *w, int reports)
@@ -469,8 +476,15 @@ static void prep_claim(prep_work *w, int reports)
         __atomic_store_n(&p->states[i], state, __ATOMIC_RELEASE);
         drop_prepared_inputs(p, node);
         const size_t done = __atomic_add_fetch(&w->done, 1, __ATOMIC_RELAXED);
-        if (reports && w->total)
+        const size_t fresh = __atomic_add_fetch(&w->fresh, size, __ATOMIC_RELAXED);
+        if (!reports) /* the compiling thread's part: progress, sharing */
+            continue;
+        if (w->total)
             poprt__progress("prepare", node->name, done, w->total);
+        if (fresh >= SHARE_EVERY_BYTES) { /* (as on one thread: the compile's peak) */
+            __atomic_store_n(&w->fresh, 0, __ATOMIC_RELAXED);
+            poprt__program_share_equal_states(p);
+        }
     }
 }
 

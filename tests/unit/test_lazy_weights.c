@@ -780,6 +780,27 @@ START_TEST(test_equal_states_shared)
 }
 END_TEST
 
+/* A session of chain model pm on `threads` threads, run once: x [R, d] in,
+ * output `out` ([R, d]) into y. */
+static poprt_session *chain_session(poprt_model *pm, const char *threads, const float *x,
+                                    int64_t d, const char *out, float *y)
+{
+    poprt_options *o;
+    poprt_session *s;
+    OK(poprt_options_create(&o));
+    OK(poprt_options_set(o, "threads", threads));
+    OK(poprt_session_create(pm, o, &s));
+    poprt_options_free(o);
+    poprt_stepio *io;
+    OK(poprt_stepio_create(&io));
+    const size_t bytes = (size_t)(R * d) * sizeof(float);
+    OK(poprt_stepio_set_input(io, "x", POPRT_DTYPE_FLOAT, (const int64_t[]){R, d}, 2, x, bytes));
+    OK(poprt_stepio_set_output(io, out, y, bytes));
+    OK(poprt_session_run(s, io));
+    poprt_stepio_free(io);
+    return s;
+}
+
 /* Option "threads" prepares the nodes on that many threads: the same
  * prepared bytes node by node as on one thread, the same outputs (a chain
  * of eight MatMuls, each weight 16 KiB, one of them read twice). */
@@ -808,20 +829,8 @@ START_TEST(test_prepare_on_threads)
     for (int i = 0; i < R * D; i++)
         x[i] = (float)((i * 7) % 13) / 6.0f - 1.0f;
     poprt_session *s[2];
-    for (int k = 0; k < 2; k++) {
-        poprt_options *o;
-        OK(poprt_options_create(&o));
-        OK(poprt_options_set(o, "threads", k ? "3" : "1"));
-        OK(poprt_session_create(pm, o, &s[k]));
-        poprt_options_free(o);
-        poprt_stepio *io;
-        OK(poprt_stepio_create(&io));
-        OK(poprt_stepio_set_input(io, "x", POPRT_DTYPE_FLOAT, (const int64_t[]){R, D}, 2, x,
-                                  sizeof x));
-        OK(poprt_stepio_set_output(io, out, y[k], sizeof y[k]));
-        OK(poprt_session_run(s[k], io));
-        poprt_stepio_free(io);
-    }
+    for (int k = 0; k < 2; k++)
+        s[k] = chain_session(pm, k ? "3" : "1", x, D, out, y[k]);
     ck_assert_int_eq(memcmp(y[0], y[1], sizeof y[0]), 0);
     const poprt__program *p0 = s[0]->prog, *p1 = s[1]->prog;
     ck_assert_int_eq(p0->m->graph->nodes.len, p1->m->graph->nodes.len);
@@ -836,6 +845,62 @@ START_TEST(test_prepare_on_threads)
         }
     }
     ck_assert_int_eq(prepared, L);
+    poprt_session_free(s[0]);
+    poprt_session_free(s[1]);
+    poprt_model_free(pm);
+}
+END_TEST
+
+/* The same with more than 32 MB prepared (ten MatMuls on two 1024 x 1024
+ * weights, 4 MB packed each): the compiling thread shares equal copies
+ * while the helpers still prepare (poprt__program_share_equal_states as
+ * they go); in the end each weight's pack is held once, read by its five
+ * nodes, and the outputs are one thread's. */
+START_TEST(test_prepare_on_threads_shares)
+{
+    enum { D = 1024, L = 10 };
+    static float w[2][D * D];
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < D * D; i++)
+            w[k][i] = (float)((i * (k + 7)) % 13 - 6) / (13.0f * 16.0f);
+    poprt__model *m = tb_model(17);
+    tb_input(m, "x", POPRT_DTYPE_FLOAT, 2, (const int64_t[]){R, D});
+    tb_const(m, "wa", POPRT_DTYPE_FLOAT, 2, (const int64_t[]){D, D}, w[0]);
+    tb_const(m, "wb", POPRT_DTYPE_FLOAT, 2, (const int64_t[]){D, D}, w[1]);
+    char in[16], out[16];
+    for (int l = 0; l < L; l++) {
+        snprintf(in, sizeof in, l ? "h%d" : "x", l);
+        snprintf(out, sizeof out, "h%d", l + 1);
+        tb_node(m, "MatMul", 2, (const char *[]){in, l % 2 ? "wb" : "wa"}, 1,
+                (const char *[]){out});
+    }
+    tb_output(m, out);
+    poprt_model *pm;
+    OK(tb_load(m, &pm));
+    static float x[R * D], y[2][R * D];
+    for (int i = 0; i < R * D; i++)
+        x[i] = (float)((i * 5) % 11) / 5.0f - 1.0f;
+    poprt_session *s[2];
+    for (int k = 0; k < 2; k++)
+        s[k] = chain_session(pm, k ? "3" : "1", x, D, out, y[k]);
+    ck_assert_int_eq(memcmp(y[0], y[1], sizeof y[0]), 0);
+    for (int k = 0; k < 2; k++) {
+        const poprt__program *p = s[k]->prog;
+        const void *copies[2] = {NULL, NULL};
+        int readers[2] = {0, 0}, owned = 0;
+        for (size_t i = 0; i < p->m->graph->nodes.len; i++) {
+            if (!p->states[i])
+                continue;
+            const int c = copies[0] && p->states[i] != copies[0];
+            ck_assert(!c || !copies[1] || p->states[i] == copies[1]); /* two copies in all */
+            copies[c] = p->states[i];
+            readers[c]++;
+            owned += p->state_owned[i];
+        }
+        ck_assert_int_eq(readers[0], L / 2);
+        ck_assert_int_eq(readers[1], L / 2);
+        ck_assert_int_eq(owned, 2);
+    }
     poprt_session_free(s[0]);
     poprt_session_free(s[1]);
     poprt_model_free(pm);
@@ -858,6 +923,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_byte_readers_in_place);
     tcase_add_test(tc, test_equal_states_shared);
     tcase_add_test(tc, test_prepare_on_threads);
+    tcase_add_test(tc, test_prepare_on_threads_shares);
     suite_add_tcase(s, tc);
     return s;
 }
