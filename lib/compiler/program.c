@@ -422,15 +422,15 @@ size_t poprt__program_share_equal_states(poprt__program *p)
     return freed;
 }
 
-/* Preparing on the session's threads (option "threads"): the nodes to
- * prepare are claimed one at a time, in order, by the compiling thread and
- * threads - 1 helpers; each node's results go to its own slots, the state
- * pointer last (released), so a helper dropping an input's file pages
- * (drop_prepared_inputs) counts a reader as prepared only once it is; a
- * drop two helpers both miss is made by the sweep after them; the compiling
- * thread shares equal copies as it goes, as on one thread. Packing
- * BERT's weights (fresh pages the kernel clears, then the pack) is most of
- * its compile. */
+/* Preparing, on the session's threads (option "threads"; one thread runs
+ * the same loop without helpers): the nodes to prepare are claimed one at
+ * a time, in order, by the compiling thread and threads - 1 helpers; each
+ * node's results go to its own slots, the state pointer last (released),
+ * so a helper dropping an input's file pages (drop_prepared_inputs) counts
+ * a reader as prepared only once it is; a drop two threads both miss is
+ * made by the sweep after them; the compiling thread reports progress and
+ * shares equal copies as it goes. Packing BERT's weights (fresh pages the
+ * kernel clears, then the pack) is most of its compile. */
 #define PREPARE_MAX_THREADS 16
 typedef struct prep_work {
     poprt__program *p;
@@ -443,6 +443,7 @@ typedef struct prep_work {
     char msg[1024];     /* entry (under mu): the error one thread would report */
     size_t failed_at;
     uint64_t total;     /* progress reports (the compiling thread's only) */
+    uint64_t reported;  /* the last count it reported */
     size_t fresh;       /* atomic: bytes prepared since they were last shared */
 } prep_work;
 
@@ -480,8 +481,11 @@ static void prep_claim(prep_work *w, int reports)
         if (!reports) /* the compiling thread's part: progress, sharing */
             continue;
         if (w->total)
-            poprt__progress("prepare", node->name, done, w->total);
-        if (fresh >= SHARE_EVERY_BYTES) { /* (as on one thread: the compile's peak) */
+            poprt__progress("prepare", node->name, w->reported = done, w->total);
+        /* equal copies shared every SHARE_EVERY_BYTES made, not only at
+         * the end: the compile's peak memory holds them once (a chain of
+         * 128 MatMuls on two 1 MB weights peaked at 135 MB) */
+        if (fresh >= SHARE_EVERY_BYTES) {
             __atomic_store_n(&w->fresh, 0, __ATOMIC_RELAXED);
             poprt__program_share_equal_states(p);
         }
@@ -494,7 +498,9 @@ static void *prep_helper(void *arg)
     return NULL;
 }
 
-/* Prepares nodes todo[0 .. n) on `threads` threads (this one included). */
+/* Prepares nodes todo[0 .. n) on `threads` threads (this one included;
+ * 1: this one alone, no helper started), reporting progress of `total`
+ * (0: none), the last report total of total. */
 static poprt_status prepare_parallel(poprt__program *p, const size_t *todo, size_t n, int threads,
                                      uint64_t total)
 {
@@ -511,8 +517,11 @@ static poprt_status prepare_parallel(poprt__program *p, const size_t *todo, size
     pthread_mutex_destroy(&w.mu);
     if (w.st)
         return poprt__err(w.st, "%s", w.msg);
-    for (size_t q = 0; q < n; q++) /* the drops both helpers missed */
+    for (size_t q = 0; started && q < n; q++) /* the drops two threads both missed */
         drop_prepared_inputs(p, p->m->graph->nodes.items[todo[q]]);
+    /* (helpers may report the last nodes) */
+    if (total && w.reported < total)
+        poprt__progress("prepare", NULL, total, total);
     return POPRT_OK;
 }
 
@@ -527,8 +536,7 @@ static poprt_status prepare_nodes(poprt__program *p, const poprt__stored_states 
     if (!p->states || !p->state_sizes || !p->state_owned || !p->consumed)
         return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
     int stored_ok = stored && stored->usable;
-    uint64_t total = 0, done = 0; /* nodes to prepare, for the progress reports */
-    size_t fresh = 0;              /* bytes prepared since they were last shared */
+    uint64_t total = 0; /* nodes to prepare, for the progress reports */
     for (size_t i = 0; i < n && poprt__progress_enabled(); i++) {
         const poprt__node *node = g->nodes.items[i];
         total += node->op && node->kernel && node->kernel->prepare &&
@@ -537,9 +545,9 @@ static poprt_status prepare_nodes(poprt__program *p, const poprt__stored_states 
     }
     if (total)
         poprt__progress("prepare", NULL, 0, total);
-    const int threads = poprt__opt_threads(p->options, PREPARE_MAX_THREADS);
-    size_t *todo = threads > 1 ? poprt__calloc(n ? n : 1, sizeof *todo) : NULL;
-    size_t n_todo = 0;
+    size_t *todo = poprt__calloc(n ? n : 1, sizeof *todo), n_todo = 0;
+    if (!todo)
+        return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "out of memory");
     for (size_t i = 0; i < n; i++) {
         const poprt__node *node = g->nodes.items[i];
         if (!node->op || !node->kernel || !node->kernel->prepare)
@@ -554,33 +562,13 @@ static poprt_status prepare_nodes(poprt__program *p, const poprt__stored_states 
             p->state_sizes[i] = stored->size[i];
             continue;
         }
-        if (todo) { /* on the threads, below */
-            todo[n_todo++] = i;
-            continue;
-        }
-        poprt_status st = poprt__program_prepare_node(p, i);
-        if (st)
-            return st;
-        drop_prepared_inputs(p, node);
-        if (total && p->state_owned[i])
-            poprt__progress("prepare", node->name, ++done, total);
-        /* equal copies shared every SHARE_EVERY_BYTES made, not only at
-         * the end: the compile's peak memory holds them once (a chain of
-         * 128 MatMuls on two 1 MB weights peaked at 135 MB) */
-        fresh += p->state_owned[i] ? p->state_sizes[i] : 0;
-        if (fresh >= SHARE_EVERY_BYTES) {
-            poprt__program_share_equal_states(p);
-            fresh = 0;
-        }
+        todo[n_todo++] = i;
     }
-    if (todo) {
-        poprt_status st = prepare_parallel(p, todo, n_todo, threads, total);
-        poprt__free(todo);
-        if (st)
-            return st;
-    } /* (then total of total: the helpers may finish last) */
-    if (total && done < total) /* nodes with more operands than prepare takes */
-        poprt__progress("prepare", NULL, total, total);
+    poprt_status st = prepare_parallel(p, todo, n_todo,
+                                       poprt__opt_threads(p->options, PREPARE_MAX_THREADS), total);
+    poprt__free(todo);
+    if (st)
+        return st;
     poprt__program_share_equal_states(p);
     mark_bound_in_place(p);
     return prepare_subgraphs(p);
