@@ -614,6 +614,8 @@ static void program_free(poprt__program *p)
     poprt__blob_unref(p->file);
     poprt__weights_free(p);
     pthread_rwlock_destroy(&p->wlock);
+    if (p->shares)
+        __atomic_sub_fetch(&p->shares->shared_by, 1, __ATOMIC_RELEASE);
     poprt__program_unref(p->shares);
     poprt__model_free(p->m);
     poprt__free(p);
@@ -671,6 +673,7 @@ size_t poprt__program_share_states(poprt__program *p, poprt__program *from)
     }
     if (freed && !p->shares) {
         poprt__program_ref(from);
+        __atomic_add_fetch(&from->shared_by, 1, __ATOMIC_RELEASE);
         p->shares = from;
     }
     return freed;

@@ -130,6 +130,7 @@ typedef struct poprt__program {
     poprt__span spans[POPRT__PROGRAM_SPANS];
     int n_spans;
     struct poprt__program *shares; /* a program whose prepared data it reads (a reference) */
+    int shared_by; /* atomic: programs that read this one's prepared data (their `shares`) */
 } poprt__program;
 
 /* ---- weights (weights.c) ---------------------------------------------------- */

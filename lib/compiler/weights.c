@@ -151,6 +151,20 @@ static poprt_status set_value(poprt__program *p, size_t i, const void *data, voi
     return POPRT_OK;
 }
 
+/* A program whose prepared data other programs read (a runner's programs
+ * for several batch sizes: poprt__program_share_states), or that reads
+ * theirs: preparing a node again would free data another program runs on,
+ * or leave the programs computing with different values of one weight. */
+static poprt_status check_not_shared(const poprt__program *p, const poprt__tensor *t)
+{
+    if (!p->shares && !__atomic_load_n(&p->shared_by, __ATOMIC_ACQUIRE))
+        return POPRT_OK;
+    return poprt__err(POPRT_STATUS_UNSUPPORTED,
+                      "weight '%s': the program shares its prepared data with another program "
+                      "(a runner's batch sizes); its weights are fixed",
+                      t->name);
+}
+
 poprt_status poprt__weight_write(poprt__program *p, size_t i, const void *data, size_t nbytes)
 {
     const poprt__tensor *t = p->weights[i].t;
@@ -160,6 +174,9 @@ poprt_status poprt__weight_write(poprt__program *p, size_t i, const void *data, 
                           "(the file does not record which constants were folded from them); "
                           "compile the model to replace them",
                           t->name);
+    poprt_status st = check_not_shared(p, t);
+    if (st)
+        return st;
     if (nbytes != t->nbytes)
         return poprt__err(POPRT_STATUS_INVALID_ARGUMENT,
                           "weight '%s' (%s) has %zu bytes, %zu given", t->name,
@@ -171,7 +188,7 @@ poprt_status poprt__weight_write(poprt__program *p, size_t i, const void *data, 
         return poprt__err(POPRT_STATUS_OUT_OF_MEMORY, "weight '%s': out of memory", t->name);
     memcpy(copy, data, nbytes);
     pthread_rwlock_wrlock(&p->wlock);
-    poprt_status st = set_value(p, i, copy, copy);
+    st = set_value(p, i, copy, copy);
     pthread_rwlock_unlock(&p->wlock);
     return st;
 }
@@ -181,8 +198,11 @@ poprt_status poprt__weight_reset(poprt__program *p, size_t i)
     poprt__weight *w = &p->weights[i];
     if (!w->copy)
         return POPRT_OK;
+    poprt_status st = check_not_shared(p, w->t);
+    if (st)
+        return st;
     pthread_rwlock_wrlock(&p->wlock);
-    poprt_status st = set_value(p, i, w->orig, NULL);
+    st = set_value(p, i, w->orig, NULL);
     pthread_rwlock_unlock(&p->wlock);
     return st;
 }

@@ -684,7 +684,19 @@ START_TEST(programs_share_packed_weights)
     ck_assert_uint_ge(freed, sizeof w); /* the packed weight, padded */
     ck_assert_ptr_eq(five->shares, one);
     ck_assert_uint_eq(poprt__program_share_states(five, one), 0); /* nothing left to share */
-    poprt__program_unref(one);                                    /* five keeps it */
+    /* neither program's weight can be written now: one's packed copy is
+     * five's too */
+    ck_assert_int_eq(one->shared_by, 1);
+    poprt__program *both[2] = {one, five};
+    for (int p = 0; p < 2; p++) {
+        const long wi = poprt__weight_find(both[p], "W");
+        ck_assert_int_ge(wi, 0);
+        ck_assert_int_eq(poprt__weight_write(both[p], (size_t)wi, w, sizeof w),
+                         POPRT_STATUS_UNSUPPORTED);
+        ck_assert_ptr_nonnull(strstr(poprt_last_error(), "weight 'W'"));
+        ck_assert_int_eq(poprt__weight_reset(both[p], (size_t)wi), POPRT_OK); /* (unchanged) */
+    }
+    poprt__program_unref(one); /* five keeps it */
     poprt_session *s;
     ck_assert_int_eq(poprt__session_new(five, o, &s), POPRT_OK);
     poprt__program_unref(five);
