@@ -410,16 +410,27 @@ static int has_taps(const poprt__node *n)
 
 /* The NCHW16c tensors fall into sets that change layout together: those a
  * node keeps in one layout (share_of) and the X and Y of a
- * convolution that reads and writes NCHW16c. A set pays only when a dense
+ * convolution that reads and writes NCHW16c. A set pays when a dense
  * convolution with taps reads or writes one of its tensors: that
  * convolution runs blocked anyway, and reads its input in place or stores
  * without a transposition. A set whose convolutions are all 1x1 with the
- * other operand NCHW, or depthwise, only moves the conversions into
- * them: each 1x1 convolution then runs blocked with a copy into blocks or
- * a transposition out, where both operands NCHW make it one GEMM.
- * (ppocr_mobile_v2_cls, whose 16-, 32- and 48-channel tensors lie between
- * 1x1 convolutions of 8, 24, 40, 88, 104 or 200 channels: 0.92x the time
- * with no NCHW16c at all, Zen 3.) Such sets go back to NCHW. */
+ * other operand NCHW, or depthwise on wide planes, only moves the
+ * conversions into them: each 1x1 convolution then runs blocked with a copy
+ * into blocks or a transposition out, where both operands NCHW make it one
+ * GEMM. (ppocr_mobile_v2_cls, whose 16-, 32- and 48-channel tensors lie
+ * between 1x1 convolutions of 8, 24, 40, 88, 104 or 200 channels: 0.92x
+ * the time with no NCHW16c at all, Zen 3.) Such sets go back to NCHW.
+ * A depthwise (or grouped) convolution with taps whose output rows are
+ * narrower than DW_NARROW_COLS pays too: on NCHW planes it pads and walks
+ * each small plane on its own, where the blocked form takes 16 channels a
+ * vector. On Zen 3 (AVX2), one process alternating the two sessions,
+ * medians of 15-21 rounds: MobileNetV2 (bench/make_zoo_models.py) 0.87x
+ * the time at 1 thread and 0.82x at 2, MobileNetV3-Small 0.91x / 0.79x,
+ * EfficientNet-B0 0.96x / 0.91x, ResNeXt-50 (grouped 3x3 at 7 x 7) 0.96x
+ * at 1; ppocr_mobile_v2_cls (its 12-column stage) 1.00x / 0.99x. Taking
+ * every depthwise set (wide planes too) gained no more on MobileNetV2
+ * (0.87x). */
+#define DW_NARROW_COLS 16
 static poprt_status drop_unpaid(const poprt__graph *g, unsigned char *blk)
 {
     const size_t nt = g->tensors.len + 1;
@@ -442,7 +453,9 @@ static poprt_status drop_unpaid(const poprt__graph *g, unsigned char *blk)
     }
     for (size_t i = 0; i < g->nodes.len; i++) {
         const poprt__node *n = g->nodes.items[i];
-        if (!conv_ok(n) || !has_taps(n))
+        const int narrow_dw = dwconv_ok(n) && has_taps(n) &&
+                              n->outputs[0]->type.dims[3].value < DW_NARROW_COLS;
+        if (!narrow_dw && (!conv_ok(n) || !has_taps(n)))
             continue;
         for (int k = 0; k < 2; k++) {
             const poprt__tensor *t = k ? n->outputs[0] : n->inputs[0];

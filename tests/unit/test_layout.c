@@ -314,16 +314,17 @@ START_TEST(test_layout_graph)
 }
 END_TEST
 
-/*  x[1,24,10,10] -> Conv 1x1 -> a [16] -> Relu -> ar -> depthwise Conv 3x3 ->
- *  d [16] -> Conv k x k -> y [24] (graph output). With k = 1 no dense
- *  convolution with taps reads or writes a 16-channel tensor: a, ar and d
- *  stay NCHW (lib/compiler/layout.c, drop_unpaid: both 1x1 convolutions
- *  then run as GEMMs without conversions). With k = 3 the set is
- *  NCHW16c. */
-static int unpaid_blocked(int k)
+/*  x[1,24,10,w] -> Conv 1x1 -> a [16] -> Relu -> ar -> depthwise Conv 3x3 ->
+ *  d [16] -> Conv k x k -> y [24] (graph output). With k = 1 and rows of
+ *  w >= 16 no dense convolution with taps reads or writes a 16-channel
+ *  tensor, nor a depthwise one on narrow rows: a, ar and d stay NCHW
+ *  (lib/compiler/layout.c, drop_unpaid: both 1x1 convolutions then run as
+ *  GEMMs without conversions). With k = 3, or rows narrower than 16 (the
+ *  depthwise convolution's small planes), the set is NCHW16c. */
+static int unpaid_blocked(int k, int64_t w)
 {
     poprt__model *m = tb_model(17);
-    int64_t xd[] = {1, 24, 10, 10};
+    int64_t xd[] = {1, 24, 10, w};
     tb_input(m, "x", POPRT_DTYPE_FLOAT, 4, xd);
     weights(m, "Wa", 16, 24, 1, 21u);
     weights(m, "Wd", 16, 1, 3, 22u);
@@ -349,8 +350,10 @@ static int unpaid_blocked(int k)
 
 START_TEST(test_layout_unpaid)
 {
-    ck_assert_int_eq(unpaid_blocked(1), 0);
-    ck_assert_int_eq(unpaid_blocked(3), have_blocked());
+    ck_assert_int_eq(unpaid_blocked(1, 16), 0);
+    ck_assert_int_eq(unpaid_blocked(1, 15), have_blocked());
+    ck_assert_int_eq(unpaid_blocked(3, 16), have_blocked());
+    ck_assert_int_eq(unpaid_blocked(3, 10), have_blocked());
 }
 END_TEST
 
