@@ -282,8 +282,12 @@ static void ew_range(void *ctx, int64_t b, int64_t e)
                     const float *v = o->data + ((b / (16 * o->inner)) % (o->mid / 16)) * 16;
                     for (int64_t q = 0; q < 16; q++)
                         pat[q] = v[(b + q) % 16];
-                    for (int64_t q = 16; q < len; q += 16)
-                        memcpy(pat + q, pat, sizeof(float) * (size_t)(len - q < 16 ? len - q : 16));
+                    /* doubling the filled part: a copy of 16 floats at a
+                     * time was a `rep movsq` each, 16% of densenet_lite
+                     * (its BatchNormalization + Relu in NCHW16c): 0.885x
+                     * the model's time (Zen 3, 1 thread, in one process) */
+                    for (int64_t q = 16; q < len; q *= 2)
+                        memcpy(pat + q, pat, sizeof(float) * (size_t)(len - q < q ? len - q : q));
                     p = pat;
                     ps = 1;
                 } else if (o->inner == 1) {
