@@ -499,23 +499,27 @@ START_TEST(test_conv_layouts)
     blocked_from(z, c->N, c->M, OHW, zb);
     const float *bp = c->bias ? b : NULL;
     naive_conv(c, x, w, bp, OH, OW, ref, mag);
-    /* the activations applied in the tiles' registers (Relu, none) and in
-     * the epilogue pass (HardSwish) */
-    static const char *const acts[] = {"Relu", "", "HardSwish"};
-    for (int k = 0; k < 3 * 3; k++) {
+    /* the activations applied in the tiles' registers (Relu, Clip, none)
+     * and in the epilogue pass (HardSwish) */
+    static const struct {
+        const char *name;
+        float a, b;
+    } acts[] = {{"Relu", 0, 0}, {"", 0, 0}, {"HardSwish", 0, 0}, {"Clip", -0.5f, 0.75f}};
+    for (int k = 0; k < 4 * 3; k++) {
         const int lay = k % 3 + 1, xl = lay & 1, yl = lay >> 1; /* x, y, both */
-        const char *act = acts[k / 3];
+        const char *act = acts[k / 3].name;
+        const float aa = acts[k / 3].a, ab = acts[k / 3].b;
         if (xl && c->C % 16)
             continue;
         /* the expected output (act(conv + z)) in the output's layout */
         for (int64_t i = 0; i < ny; i++) {
             const int64_t n = i / (c->M * OHW), m = i / OHW % c->M, q = i % OHW;
             const int64_t o = yl ? (n * c->M + m / 16 * 16) * OHW + q * 16 + m % 16 : i;
-            want[o] = act_ref(act, ref[i] + z[i], 0, 0);
+            want[o] = act_ref(act, ref[i] + z[i], aa, ab);
             wmag[o] = mag[i];
         }
         for (int pack = 0; pack <= 1; pack++) {
-            epi e = {act, 0, 0, yl ? zb : z, xl, yl};
+            epi e = {act, aa, ab, yl ? zb : z, xl, yl};
             run_conv_epi(c, &e, pack, 0, xl ? xb : x, w, bp, y1, OH, OW);
             for (int64_t i = 0; i < ny; i++)
                 if (fabs(y1[i] - want[i]) > 1.5e-4 * (wmag[i] + 1) + 1e-6)

@@ -34,6 +34,7 @@ typedef struct poprt__convb_geom {
     int64_t OW;
     int64_t split; /* rows path, column stride 2: each padded row holds its
                     * even columns, then from `split` on its odd ones */
+    float lo, hi;  /* the bounds a tile's relu 2 clips to (below) */
 } poprt__convb_geom;
 
 /* (the ISA functions are declared on x86-64 only; other CPUs get the
@@ -49,8 +50,9 @@ typedef struct poprt__convb_geom {
  * values (acc_in 1: the partial sums of the blocks before c0), so a caller
  * can sum the blocks a few at a time while their weights stay in L1. On
  * the last of those calls the epilogue can be applied in the registers: z
- * (laid out as out, or NULL) is added, then relu stores max(0, v), as the
- * Add and Relu kernels compute them. */
+ * (laid out as out, or NULL) is added, then relu 1 stores max(0, v), as the
+ * Add and Relu kernels compute them, relu 2 min(g->hi, max(g->lo, v)):
+ * the Clip kernel's bits (v < lo ? lo : v, then > hi ? hi : v; NaN stays). */
 void poprt__convb_run_avx512(const float *x, const float *w, const float *bias, int nb,
                              const poprt__convb_geom *g, int64_t q0, int64_t q1, int64_t c0,
                              int64_t c1, int acc_in, float *out, int64_t ldo, const float *z,

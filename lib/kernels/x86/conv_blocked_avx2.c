@@ -111,9 +111,11 @@ INLINE void tile(const float *x, const float *w, const float *bias, const int R,
 #undef OFF_RUN1
 #undef OFF_RUN2
 #undef TILE_SUMS
-    /* the epilogue as the Add and Relu kernels compute it: v + z, then
-     * max(0, v) */
+    /* the epilogue as the Add, Relu and Clip kernels compute it: v + z,
+     * then max(0, v) or the clip (max_ps returns its second operand, v,
+     * where v is NaN, as the Clip kernel's compare and select do) */
     const float *zo = z ? z + n * ldo * 16 : NULL;
+    const __m256 lo = _mm256_set1_ps(relu == 2 ? g->lo : 0.0f), hi = _mm256_set1_ps(g->hi);
 #pragma GCC unroll 6
     for (int r = 0; r < R; r++)
 #pragma GCC unroll 2
@@ -122,7 +124,9 @@ INLINE void tile(const float *x, const float *w, const float *bias, const int R,
             if (zo)
                 v = _mm256_add_ps(v, _mm256_loadu_ps(zo + r * 16 + h * 8));
             if (relu)
-                v = _mm256_max_ps(_mm256_setzero_ps(), v);
+                v = _mm256_max_ps(lo, v);
+            if (relu == 2)
+                v = _mm256_min_ps(hi, v);
             _mm256_storeu_ps(o + r * 16 + h * 8, v);
         }
 }
