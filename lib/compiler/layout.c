@@ -427,7 +427,7 @@ static int has_taps(const poprt__node *n)
  * medians of 15-21 rounds: MobileNetV2 (bench/make_zoo_models.py) 0.87x
  * the time at 1 thread and 0.82x at 2, MobileNetV3-Small 0.91x / 0.79x,
  * EfficientNet-B0 0.96x / 0.91x, ResNeXt-50 (grouped 3x3 at 7 x 7) 0.96x
- * at 1; ppocr_mobile_v2_cls (its 12-column stage) 1.00x / 0.99x. Taking
+ * at 1; ppocr_mobile_v2_cls 1.00x / 0.99x. Taking
  * every depthwise set (wide planes too) gained no more on MobileNetV2
  * (0.87x). */
 #define DW_NARROW_COLS 16

@@ -115,7 +115,8 @@ INLINE void tile(const float *x, const float *w, const float *bias, const int R,
      * then max(0, v) or the clip (max_ps returns its second operand, v,
      * where v is NaN, as the Clip kernel's compare and select do) */
     const float *zo = z ? z + n * ldo * 16 : NULL;
-    const __m256 lo = _mm256_set1_ps(relu == 2 ? g->lo : 0.0f), hi = _mm256_set1_ps(g->hi);
+    const __m256 lo = _mm256_set1_ps(relu == 2 ? g->lo : 0.0f);
+    const __m256 hi = _mm256_set1_ps(relu == 2 ? g->hi : 0.0f);
 #pragma GCC unroll 6
     for (int r = 0; r < R; r++)
 #pragma GCC unroll 2
