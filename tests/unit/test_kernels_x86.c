@@ -1057,10 +1057,12 @@ static const ccase dwb_cases[] = {
     {16, 16, 16, 5, 29, 5, 3, 1, 1, 2, 1, 4, 1, 4, 1},  /* 5 x 3, dilated rows only */
 };
 
-/* The blocked (g = 1) or grouped function of variant v on case cc, g =
- * C / G channels per group: x and w to blocks (taps [C / 16][KH * KW][g][16]),
- * the rows of each block in two calls (oh0 / oh1), y back to NCHW. */
-static void dwb_run(const poprt__dwconv_variant *v, const ccase *cc, const cdata *d, float *y)
+/* The blocked (g = 1, clip as conv_dw.h's) or grouped function of
+ * variant v on case cc, g = C / G channels per group: x and w to blocks
+ * (taps [C / 16][KH * KW][g][16]), the rows of each block in two calls
+ * (oh0 / oh1), y back to NCHW. */
+static void dwb_run(const poprt__dwconv_variant *v, const ccase *cc, const cdata *d,
+                    const float *clip, float *y)
 {
     const int64_t HW = cc->H * cc->W, OHW = d->OH * d->OW, taps = cc->KH * cc->KW;
     const int64_t g = cc->C / cc->G;
@@ -1079,7 +1081,8 @@ static void dwb_run(const poprt__dwconv_variant *v, const ccase *cc, const cdata
             const int64_t oh0 = part ? half : 0, oh1 = part ? d->OH : half;
             if (g == 1)
                 v->blocked(xc, cc->H, cc->W, wc, d->b + cb * 16, cc->KH, cc->KW, cc->sh, cc->sw,
-                           cc->dh, cc->dw, cc->pt, cc->pl, oh0, oh1, d->OW, yb + cb * OHW * 16);
+                           cc->dh, cc->dw, cc->pt, cc->pl, oh0, oh1, d->OW, clip,
+                           yb + cb * OHW * 16);
             else
                 v->grouped(xc, cc->H, cc->W, wc, d->b + cb * 16, (int)g, cc->KH, cc->KW, cc->sh,
                            cc->sw, cc->dh, cc->dw, cc->pt, cc->pl, oh0, oh1, d->OW,
@@ -1123,12 +1126,32 @@ static void dwb_check(const poprt__dwconv_variant *v, const ccase *cases, size_t
         const ccase *cc = &cases[s];
         cdata d;
         cdata_init(&d, cc, (uint32_t)s + 7);
-        dwb_run(v, cc, &d, d.y);
+        dwb_run(v, cc, &d, NULL, d.y);
         cdata_check(&d, 1e-6, what, v->name, s);
         float *yp = fvec(d.ny, 0);
-        dwb_run(port, cc, &d, yp);
+        dwb_run(port, cc, &d, NULL, yp);
         ck_assert_msg(memcmp(yp, d.y, sizeof(float) * (size_t)d.ny) == 0,
                       "%s %s case %zu: not the portable function's bits", what, v->name, s);
+        /* depthwise with a clip (a Relu's {0, +inf} and a Clip's bounds):
+         * the unclipped outputs put through the Clip kernel's selects, bit
+         * for bit, on this variant and the portable one */
+        static const float clips[2][2] = {{0.0f, INFINITY}, {-0.05f, 0.04f}};
+        for (int k = 0; k < 2 && cc->G == cc->C; k++) {
+            float *yc = fvec(d.ny, 0), *want = fvec(d.ny, 0);
+            for (int64_t i = 0; i < d.ny; i++) {
+                const float lo = d.y[i] < clips[k][0] ? clips[k][0] : d.y[i];
+                want[i] = lo > clips[k][1] ? clips[k][1] : lo;
+            }
+            dwb_run(v, cc, &d, clips[k], yc);
+            ck_assert_msg(memcmp(yc, want, sizeof(float) * (size_t)d.ny) == 0,
+                          "%s %s case %zu: clip %d not the Clip kernel's bits", what, v->name, s,
+                          k);
+            dwb_run(port, cc, &d, clips[k], yc);
+            ck_assert_msg(memcmp(yc, want, sizeof(float) * (size_t)d.ny) == 0,
+                          "%s portable case %zu: clip %d not the Clip kernel's bits", what, s, k);
+            free(yc);
+            free(want);
+        }
         free(yp);
         checked += d.ny;
         cdata_free(&d);

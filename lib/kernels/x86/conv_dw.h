@@ -42,12 +42,15 @@ typedef void (*poprt__dwconv_plane_fn)(const float *xpad, int64_t Wp, const floa
  * y [OH][OW][16], pt / pl zero rows / columns before the input. Each
  * output is 0 + bias, then w * x added for each tap inside the input in
  * (kh, kw) order, so every instance gives the same bits (the padded-plane
- * function adds the border taps' zero products too). Reads only inside x. */
+ * function adds the border taps' zero products too). Reads only inside x.
+ * clip (NULL: none) {lo, hi}: each output is stored as the Clip kernel
+ * computes it, v < lo ? lo : v, then > hi ? hi : v (NaN kept); {0, +inf}
+ * is Relu's max(0, v) bit for bit. */
 typedef void (*poprt__dwconv_blocked_fn)(const float *x, int64_t H, int64_t W, const float *w,
                                          const float *b, int64_t KH, int64_t KW, int64_t sh,
                                          int64_t sw, int64_t dh, int64_t dw, int64_t pt,
                                          int64_t pl, int64_t oh0, int64_t oh1, int64_t OW,
-                                         float *y);
+                                         const float *clip, float *y);
 
 /* The same for a grouped convolution of g channels per group (g = Cg =
  * Mg > 1, 16 % g == 0: a block holds whole groups), taps w [KH * KW][g][16]
@@ -84,7 +87,8 @@ const poprt__dwconv_variant *poprt__dwconv_best(void);
     void poprt__dwconv_blocked_##isa(const float *x, int64_t H, int64_t W, const float *w,         \
                                      const float *b, int64_t KH, int64_t KW, int64_t sh,           \
                                      int64_t sw, int64_t dh, int64_t dw, int64_t pt, int64_t pl,   \
-                                     int64_t oh0, int64_t oh1, int64_t OW, float *y);     \
+                                     int64_t oh0, int64_t oh1, int64_t OW, const float *clip,      \
+                                     float *y);                                                    \
     void poprt__gconv_blocked_##isa(const float *x, int64_t H, int64_t W, const float *w,          \
                                     const float *b, int g, int64_t KH, int64_t KW, int64_t sh,     \
                                     int64_t sw, int64_t dh, int64_t dw, int64_t pt, int64_t pl,    \
