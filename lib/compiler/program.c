@@ -187,8 +187,8 @@ poprt_status poprt__program_prepare_node(poprt__program *p, size_t i)
         return st;
     /* the old data goes only once the new is made */
     release_state(p, i);
-    if (p->share_summed)
-        p->share_summed[i] = NULL;
+    if (p->share_keys)
+        p->share_keys[i].of = NULL;
     p->states[i] = state;
     p->state_sizes[i] = size;
     p->state_owned[i] = 1;
@@ -381,17 +381,9 @@ size_t poprt__program_share_equal_states(poprt__program *p)
     state_key *keys = poprt__calloc(n ? n : 1, sizeof *keys);
     if (!keys) /* (only memory is lost) */
         return 0;
-    if (!p->share_sums) {
-        p->share_sums = poprt__calloc(n ? n : 1, sizeof *p->share_sums);
-        p->share_summed = poprt__calloc(n ? n : 1, sizeof *p->share_summed);
-        if (!p->share_sums || !p->share_summed) {
-            poprt__free(p->share_sums);
-            poprt__free(p->share_summed);
-            p->share_sums = NULL;
-            p->share_summed = NULL;
-            poprt__free(keys);
-            return 0;
-        }
+    if (!p->share_keys && !(p->share_keys = poprt__calloc(n ? n : 1, sizeof *p->share_keys))) {
+        poprt__free(keys);
+        return 0;
     }
     size_t nk = 0, freed = 0;
     const size_t win = (size_t)4 << 10;
@@ -402,7 +394,8 @@ size_t poprt__program_share_equal_states(poprt__program *p)
         const size_t sz = p->state_sizes[i];
         /* (a key kept for data since freed and its address reused only
          * groups candidates wrongly: the whole bytes decide) */
-        if (p->share_summed[i] != d) {
+        struct poprt__share_key *k = &p->share_keys[i];
+        if (k->of != d) {
             uint64_t sum;
             if (sz <= 3 * win) {
                 sum = poprt__checksum64(d, sz, 0);
@@ -411,10 +404,10 @@ size_t poprt__program_share_equal_states(poprt__program *p)
                 sum = poprt__checksum64(d + (sz / 2 - win / 2), win, sum);
                 sum = poprt__checksum64(d + (sz - win), win, sum);
             }
-            p->share_sums[i] = sum;
-            p->share_summed[i] = d;
+            k->sum = sum;
+            k->of = d;
         }
-        keys[nk++] = (state_key){i, sz, p->share_sums[i], d};
+        keys[nk++] = (state_key){i, sz, k->sum, d};
     }
     qsort(keys, nk, sizeof *keys, state_key_cmp);
     for (size_t a = 0; a < nk;) {
@@ -605,8 +598,7 @@ static void program_free(poprt__program *p)
     poprt__free(p->state_owned);
     poprt__free(p->state_sizes);
     poprt__free(p->consumed);
-    poprt__free(p->share_sums);
-    poprt__free(p->share_summed);
+    poprt__free(p->share_keys);
     for (size_t i = 0; i < p->n_sub_states; i++)
         poprt__aligned_free(p->sub_states[i].state);
     poprt__free(p->sub_states);

@@ -113,8 +113,10 @@ typedef struct poprt__program {
     /* per main-graph node, poprt__program_share_equal_states' key of its
      * data (window checksum) and the data it was taken of: each copy is
      * hashed once over the sharing passes (NULL until the first) */
-    uint64_t *share_sums;
-    const void **share_summed;
+    struct poprt__share_key {
+        const void *of;
+        uint64_t sum;
+    } *share_keys;
     poprt__sub_state *sub_states; /* subgraph nodes with prepared data, by node address */
     size_t n_sub_states;
     poprt__vec inputs;          /* poprt__tensor *: the inputs a caller binds */
