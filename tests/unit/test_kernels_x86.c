@@ -1107,6 +1107,8 @@ static const ccase gwb_cases[] = {
     {16, 16, 4, 6, 33, 3, 3, 2, 2, 1, 1, 0, 0, 1, 1},  /* g 4, stride 2, pads after only */
     {64, 64, 8, 9, 40, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},  /* g 8, stride 2, four blocks */
     {32, 32, 2, 8, 37, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},  /* g 16, stride 2 */
+    {16, 16, 2, 5, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},   /* g 8, 7 interior columns: no tile */
+    {32, 32, 4, 6, 28, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},  /* g 8, 26 interior: a tile overlaps */
 };
 
 /* Variant v's blocked or grouped function on n cases against
